@@ -1,0 +1,74 @@
+"""Run ``perfgate compare`` as a subprocess (thin shell) and say how it ended.
+
+The command line is built by a pure function from the plan; the subprocess inherits standard
+error (progress shows in the job log) and the same interpreter (``sys.executable``, the
+runner's environment with torch). Exit status per DESIGN.md: 0 done, 1 a regression tripped
+``--fail-on-regression``, 2 bad input (one line on standard error), 3 internal failure.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from .environment import Plan
+
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = None) -> list[str]:
+    """The ``perfgate compare`` command for ``plan`` at the two resolved SHAs (pure)."""
+    argv = [python or sys.executable, "-m", "runner.cli", "compare", "--repo", str(plan.workspace),
+            "--base", base_sha, "--head", head_sha, "--out", str(plan.out_dir), "--quiet"]
+    if plan.config is not None:
+        argv += ["--config", str(plan.config)]
+    for flag, value in (("--benchmarks", plan.benchmarks), ("--filter", plan.filter), ("--device", plan.device)):
+        if value is not None:
+            argv += [flag, value]
+    if plan.threshold is not None:
+        argv += ["--threshold", repr(plan.threshold)]
+    if plan.max_time is not None:
+        argv += ["--max-time", repr(plan.max_time)]
+    if plan.profile is not None:
+        argv.append("--profile" if plan.profile else "--no-profile")
+    if plan.fail_on_regression:
+        argv.append("--fail-on-regression")
+    if plan.title:
+        argv += ["--title", plan.title]
+    if plan.body:
+        argv += ["--body", plan.body]
+    if plan.labels:
+        argv += ["--labels", ",".join(plan.labels)]
+    return argv
+
+
+@dataclass(frozen=True)
+class CompareOutcome:
+    """How compare ended: ``status`` (exit code), the last lines of its standard error,
+    and the results file (present for status 0 and 1)."""
+
+    status: int
+    stderr_tail: tuple[str, ...]
+    results_path: Path
+
+    @property
+    def last_error_line(self) -> str:
+        for line in reversed(self.stderr_tail):
+            if line.strip():
+                return line.strip()
+        return f"perfgate compare exited with status {self.status}"
+
+
+def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None) -> CompareOutcome:
+    """Run ``argv``; its standard error is echoed to ours line by line and its tail kept."""
+    tail: deque[str] = deque(maxlen=20)
+    with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            sys.stderr.write(line)
+            tail.append(line.rstrip("\n"))
+        status = proc.wait(timeout=timeout)
+    return CompareOutcome(status, tuple(tail), out_dir / "results.json")

@@ -1,0 +1,66 @@
+"""Make sure both commits are in the checkout (thin shell over ``git``).
+
+``actions/checkout`` clones one commit deep by default, so base and head are usually absent.
+GitHub serves any reachable commit by SHA (``git fetch origin <sha>``), and a fork PR's head
+through ``refs/pull/<n>/head``. Shallow commits are enough: compare checks each side out in a
+worktree and does not need history between them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from .environment import ActionInputError
+
+FULL_SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+
+
+def _git(repo: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _local_commit(repo: Path, ref: str) -> str | None:
+    proc = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def fetch_candidates(ref: str, pr_number: int | None) -> list[list[str]]:
+    """The ``git fetch`` argument lists to try, in order, to bring ``ref`` into the clone (pure).
+
+    A full SHA is fetched by itself (depth 1, no tags), then, for a PR, through its head ref;
+    a name (branch or tag) is fetched from origin as is.
+    """
+    base = ["fetch", "--no-tags", "--quiet", "--depth=1", "origin"]
+    if FULL_SHA.fullmatch(ref):
+        tries = [base + [ref]]
+        if pr_number:
+            tries.append(base + [f"+refs/pull/{pr_number}/head"])
+        return tries
+    return [base + [ref]]
+
+
+def ensure_commit(repo: Path, ref: str, pr_number: int | None = None) -> str:
+    """The full SHA of ``ref`` in ``repo``, fetching it from ``origin`` first when absent.
+
+    Raises:
+        ActionInputError: ``repo`` is not a git checkout, or ``ref`` is neither there nor on origin.
+    """
+    if _git(repo, "rev-parse", "--git-dir").returncode != 0:
+        raise ActionInputError(f"{repo} is not a git checkout: run actions/checkout before the perfgate action")
+    sha = _local_commit(repo, ref)
+    if sha:
+        return sha
+    errors = []
+    for args in fetch_candidates(ref, pr_number):
+        proc = _git(repo, *args)
+        if proc.returncode == 0:
+            sha = _local_commit(repo, ref) or (_local_commit(repo, "FETCH_HEAD") if not FULL_SHA.fullmatch(ref) else None)
+            if sha:
+                return sha
+        else:
+            errors.append(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"git {' '.join(args)} failed")
+    detail = f" ({errors[0]})" if errors else ""
+    raise ActionInputError(f"commit {ref} is not in the checkout and could not be fetched from origin{detail}; "
+                           "check the base/head SHAs or use actions/checkout with fetch-depth: 0")

@@ -1,0 +1,166 @@
+"""What the App decides to do, as plain data (``bot.decide`` returns lists of these;
+``bot.executor`` carries them out, in order, against the database and GitHub).
+
+Storage actions change the App's own tables; GitHub actions go through ``bot.gateway``.
+:class:`StartRun` is deliberately one action: its steps depend on each other's answers
+(the check run's id, the dispatched workflow run's id) and it is idempotent by ``spec.key``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A benchmark run to dispatch.
+
+    ``key``: deterministic public id (``bot.decide.run_key``); ``kind``: ``pr`` (compare a
+    PR's base and head) or ``history`` (a push to the default branch); ``trigger``: label,
+    synchronize, reopened, command, rerun, push; ``rounds``: round pairs before the first look
+    (None: the target's config); ``threshold``: fraction (None: config).
+    """
+
+    key: str
+    repository: str
+    installation_id: int | None
+    kind: str
+    trigger: str
+    head_sha: str
+    base_sha: str | None
+    pr_number: int | None = None
+    head_ref: str | None = None
+    base_ref: str | None = None
+    requested_by: str | None = None
+    filter: str | None = None
+    rounds: int | None = None
+    threshold: float | None = None
+    profile: bool = False
+    react_comment_id: int | None = None  # 🚀 on this comment once dispatched
+    workflow_ref: str | None = None  # branch whose workflow file is dispatched (the default branch)
+
+
+# -- storage ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SavePull:
+    """Create or update the App's row of a PR; only the keys in ``changes`` are written."""
+
+    repository: str
+    number: int
+    changes: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class SaveInstallation:
+    installation_id: int
+    account: str | None
+    active: bool
+
+
+@dataclass(frozen=True)
+class RecordMerge:
+    """A merged PR, for the history's change-point attribution (``history_store.record_pull_request``)."""
+
+    repository: str
+    number: int
+    merge_sha: str | None
+    merged_at: str | None
+    url: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class RememberCommand:
+    repository: str
+    comment_id: int
+    text: str
+    login: str | None
+
+
+@dataclass(frozen=True)
+class RememberRefusal:
+    repository: str
+    pr_number: int
+    login: str
+
+
+@dataclass(frozen=True)
+class AcceptRegression:
+    """``/perf accept``: store it (``history_store.record_accept``) and re-conclude the PR's
+    latest completed run (a failure caused only by regressions becomes success)."""
+
+    repository: str
+    pr_number: int
+    sha: str | None
+    user: str
+    reason: str | None
+
+
+# -- GitHub -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StartRun:
+    """Store the run (skip everything if ``spec.key`` exists), open the check run, dispatch the
+    workflow pinned to the SHAs, post/update the sticky comment (PR runs), react 🚀."""
+
+    spec: RunSpec
+
+
+@dataclass(frozen=True)
+class CancelRun:
+    """Cancel the workflow run (if dispatched), conclude the check run ``cancelled`` with
+    ``reason``, mark the run cancelled."""
+
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class UpsertComment:
+    """Create or edit the single sticky comment (``<!-- perfgate -->``) of a PR."""
+
+    repository: str
+    pr_number: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A new, separate comment on a PR (answers to commands)."""
+
+    repository: str
+    pr_number: int
+    body: str
+
+
+@dataclass(frozen=True)
+class ReplyHistory:
+    """Reply to ``/perf history [BENCH]`` with the stored history (needs the database)."""
+
+    repository: str
+    pr_number: int
+    benchmark: str | None
+
+
+@dataclass(frozen=True)
+class React:
+    """``content``: +1, -1, laugh, confused, heart, hooray, rocket, eyes (on a PR's comment)."""
+
+    repository: str
+    pr_number: int
+    comment_id: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Ingest:
+    """A dispatched workflow finished: download its results artifact, store, report, conclude."""
+
+    key: str
+    workflow_run_id: int
+    workflow_conclusion: str | None
+    workflow_url: str | None
+
+
+Action = (SavePull | SaveInstallation | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
+          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | Ingest)

@@ -1,0 +1,131 @@
+"""The App's own tables (issue 6), on the declarative ``Base`` of :mod:`bot.models`.
+
+- ``app_installations``: the GitHub App's installations (``installation*`` events).
+- ``app_deliveries``: every accepted webhook delivery, de-duplicated by ``X-GitHub-Delivery``;
+  the payload is kept so the background job (and a later replay) reads it from here.
+- ``app_pulls``: what the App tracks per PR: SHAs, fork or not, whether the trigger label is
+  on, the head SHA a maintainer approved (fork safety), the sticky comment's id.
+- ``app_runs``: one benchmark run the App dispatched; ``key`` (deterministic, see
+  ``bot.decide.run_key``) is the public run id: check run ``external_id``, the workflow's
+  ``run-id`` input, the artifact name suffix, and the run page URL.
+- ``app_commands``: the last command acted on per comment (edited comments re-run only if it
+  changed); ``app_refusals``: who was told once that they may not command perfgate.
+
+GitHub ids (comments, check runs, workflow runs) exceed 2**31: BigInteger.
+Schema changes go through ``bot/migrations`` (revision ``0002_app`` created these).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Optional
+
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .models import Base, utc_now
+
+#: Run states. ``queued``: created, dispatched or about to be; ``completed``: results ingested
+#: (or the workflow failed); ``cancelled``: superseded, unlabeled, closed or /perf cancel;
+#: ``timed_out``: never reported back within the configured time.
+RUN_STATES = ("queued", "in_progress", "completed", "cancelled", "timed_out")
+ACTIVE_STATES = ("queued", "in_progress")
+
+
+class Installation(Base):
+    __tablename__ = "app_installations"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    account: Mapped[Optional[str]] = mapped_column(String(200))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    updated_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
+
+
+class Delivery(Base):
+    """``status``: queued | done | ignored | failed (``error`` says why)."""
+
+    __tablename__ = "app_deliveries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    delivery_id: Mapped[str] = mapped_column(String(100), unique=True)
+    event: Mapped[str] = mapped_column(String(64))
+    action: Mapped[Optional[str]] = mapped_column(String(64))
+    installation_id: Mapped[Optional[int]] = mapped_column(BigInteger)
+    repository: Mapped[Optional[str]] = mapped_column(String(200))
+    payload: Mapped[dict[str, Any]] = mapped_column()
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    error: Mapped[Optional[str]] = mapped_column(Text)
+    received_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+    finished_at: Mapped[Optional[_dt.datetime]] = mapped_column()
+
+
+class AppPull(Base):
+    __tablename__ = "app_pulls"
+    __table_args__ = (UniqueConstraint("repository", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repository: Mapped[str] = mapped_column(String(200))
+    number: Mapped[int] = mapped_column(Integer)
+    head_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    base_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    is_fork: Mapped[bool] = mapped_column(Boolean, default=False)
+    labeled: Mapped[bool] = mapped_column(Boolean, default=False)
+    approved_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    comment_id: Mapped[Optional[int]] = mapped_column(BigInteger)
+    updated_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
+
+
+class Run(Base):
+    """One dispatched benchmark run (``kind``: ``pr`` compare of a PR, ``history`` push run)."""
+
+    __tablename__ = "app_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(40), unique=True)
+    repository: Mapped[str] = mapped_column(String(200), index=True)
+    installation_id: Mapped[Optional[int]] = mapped_column(BigInteger)
+    pr_number: Mapped[Optional[int]] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    trigger: Mapped[str] = mapped_column(String(32))
+    requested_by: Mapped[Optional[str]] = mapped_column(String(100))
+    base_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    head_sha: Mapped[str] = mapped_column(String(64))
+    base_ref: Mapped[Optional[str]] = mapped_column(String(300))
+    head_ref: Mapped[Optional[str]] = mapped_column(String(300))
+    filter: Mapped[Optional[str]] = mapped_column(String(500))
+    rounds: Mapped[Optional[int]] = mapped_column(Integer)
+    threshold: Mapped[Optional[float]] = mapped_column()
+    profile: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    conclusion: Mapped[Optional[str]] = mapped_column(String(32))
+    headline: Mapped[Optional[str]] = mapped_column(Text)
+    check_run_id: Mapped[Optional[int]] = mapped_column(BigInteger)
+    workflow_run_id: Mapped[Optional[int]] = mapped_column(BigInteger, index=True)
+    workflow_run_url: Mapped[Optional[str]] = mapped_column(String(500))
+    result_id: Mapped[Optional[int]] = mapped_column(ForeignKey("results.id", ondelete="SET NULL"))
+    created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+    updated_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
+    completed_at: Mapped[Optional[_dt.datetime]] = mapped_column()
+
+
+class CommandSeen(Base):
+    __tablename__ = "app_commands"
+    __table_args__ = (UniqueConstraint("repository", "comment_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repository: Mapped[str] = mapped_column(String(200))
+    comment_id: Mapped[int] = mapped_column(BigInteger)
+    text: Mapped[str] = mapped_column(Text)
+    login: Mapped[Optional[str]] = mapped_column(String(100))
+    created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
+
+
+class Refusal(Base):
+    __tablename__ = "app_refusals"
+    __table_args__ = (UniqueConstraint("repository", "pr_number", "login"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repository: Mapped[str] = mapped_column(String(200))
+    pr_number: Mapped[int] = mapped_column(Integer)
+    login: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)

@@ -1,0 +1,182 @@
+"""The App's storage shell: rows of ``bot.app_models`` in, plain data (``bot.decide``'s
+``RunInfo``) out. Every function takes an open ``Session``; the caller commits
+(``with db.session() as s, s.begin(): ...``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from .actions import RunSpec
+from .app_models import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Refusal, Run
+from .decide import RunInfo
+from .models import utc_now
+from .webhooks import Event
+
+
+# -- deliveries ---------------------------------------------------------------------------------
+def record_delivery(session: Session, event: Event) -> Delivery | None:
+    """Store a verified delivery; None when its ``X-GitHub-Delivery`` was seen before.
+
+    Runs in a SAVEPOINT so a duplicate (unique constraint) leaves the caller's transaction usable.
+    """
+    if session.scalar(select(Delivery.id).where(Delivery.delivery_id == event.delivery_id)) is not None:
+        return None
+    row = Delivery(delivery_id=event.delivery_id, event=event.name, action=event.action,
+                   installation_id=event.installation_id, repository=event.repository, payload=event.data)
+    try:
+        with session.begin_nested():
+            session.add(row)
+            session.flush()
+    except IntegrityError:  # a concurrent worker stored it first
+        return None
+    return row
+
+
+def get_delivery(session: Session, delivery_id: str) -> Delivery | None:
+    return session.scalar(select(Delivery).where(Delivery.delivery_id == delivery_id))
+
+
+def finish_delivery(session: Session, delivery_id: str, status: str, error: str | None = None) -> None:
+    row = get_delivery(session, delivery_id)
+    if row is not None:
+        row.status, row.error, row.finished_at = status, (error or None) and error[:2000], utc_now()
+
+
+# -- installations ------------------------------------------------------------------------------
+def save_installation(session: Session, installation_id: int, account: str | None, active: bool) -> None:
+    row = session.get(Installation, installation_id)
+    if row is None:
+        row = Installation(id=installation_id)
+        session.add(row)
+    row.account, row.active = account or row.account, active
+    session.flush()
+
+
+def installations(session: Session) -> list[Installation]:
+    return list(session.scalars(select(Installation).order_by(Installation.account)))
+
+
+# -- pulls --------------------------------------------------------------------------------------
+def get_pull(session: Session, repository: str, number: int) -> AppPull | None:
+    return session.scalar(select(AppPull).where(AppPull.repository == repository, AppPull.number == number))
+
+
+def save_pull(session: Session, repository: str, number: int, changes: dict[str, Any]) -> AppPull:
+    row = get_pull(session, repository, number)
+    if row is None:
+        row = AppPull(repository=repository, number=number)
+        session.add(row)
+    for name, value in changes.items():
+        if not hasattr(AppPull, name):
+            raise AttributeError(f"app_pulls has no column {name!r}")
+        setattr(row, name, value)
+    session.flush()
+    return row
+
+
+# -- runs ---------------------------------------------------------------------------------------
+def run_info(row: Run) -> RunInfo:
+    return RunInfo(key=row.key, status=row.status, head_sha=row.head_sha, base_sha=row.base_sha,
+                   pr_number=row.pr_number, kind=row.kind, filter=row.filter, rounds=row.rounds,
+                   threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref)
+
+
+def get_run(session: Session, key: str) -> Run | None:
+    return session.scalar(select(Run).where(Run.key == key))
+
+
+def run_for_workflow(session: Session, repository: str, workflow_run_id: int) -> Run | None:
+    return session.scalar(select(Run).where(Run.repository == repository, Run.workflow_run_id == workflow_run_id))
+
+
+def runs_of_pull(session: Session, repository: str, number: int) -> list[Run]:
+    return list(session.scalars(select(Run).where(Run.repository == repository, Run.pr_number == number)
+                                .order_by(Run.created_at, Run.id)))
+
+
+def insert_run(session: Session, spec: RunSpec) -> Run | None:
+    """Store a new queued run; None when ``spec.key`` exists (the trigger was handled before)."""
+    if get_run(session, spec.key) is not None:
+        return None
+    row = Run(key=spec.key, repository=spec.repository, installation_id=spec.installation_id,
+              pr_number=spec.pr_number, kind=spec.kind, trigger=spec.trigger, requested_by=spec.requested_by,
+              base_sha=spec.base_sha, head_sha=spec.head_sha, base_ref=spec.base_ref, head_ref=spec.head_ref,
+              filter=spec.filter, rounds=spec.rounds, threshold=spec.threshold, profile=spec.profile,
+              status="queued")
+    try:
+        with session.begin_nested():
+            session.add(row)
+            session.flush()
+    except IntegrityError:
+        return None
+    return row
+
+
+def update_run(session: Session, key: str, **changes: Any) -> Run | None:
+    row = get_run(session, key)
+    if row is None:
+        return None
+    for name, value in changes.items():
+        setattr(row, name, value)
+    if changes.get("status") in ("completed", "cancelled", "timed_out") and row.completed_at is None:
+        row.completed_at = utc_now()
+    session.flush()
+    return row
+
+
+def active_runs(session: Session) -> list[Run]:
+    return list(session.scalars(select(Run).where(Run.status.in_(ACTIVE_STATES)).order_by(Run.created_at)))
+
+
+def recent_runs(session: Session, limit: int = 50, repository: str | None = None) -> list[Run]:
+    query = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+    if repository:
+        query = query.where(Run.repository == repository)
+    return list(session.scalars(query))
+
+
+def latest_concluded_run(session: Session, repository: str, number: int) -> Run | None:
+    """The PR's newest run with stored results."""
+    return session.scalar(select(Run).where(Run.repository == repository, Run.pr_number == number,
+                                            Run.result_id.is_not(None))
+                          .order_by(Run.completed_at.desc(), Run.id.desc()).limit(1))
+
+
+# -- commands -----------------------------------------------------------------------------------
+def last_command(session: Session, repository: str, comment_id: int) -> str | None:
+    row = session.scalar(select(CommandSeen).where(CommandSeen.repository == repository,
+                                                   CommandSeen.comment_id == comment_id))
+    return row.text if row else None
+
+
+def remember_command(session: Session, repository: str, comment_id: int, text: str, login: str | None) -> None:
+    row = session.scalar(select(CommandSeen).where(CommandSeen.repository == repository,
+                                                   CommandSeen.comment_id == comment_id))
+    if row is None:
+        session.add(CommandSeen(repository=repository, comment_id=comment_id, text=text, login=login))
+    else:
+        row.text, row.login = text, login
+    session.flush()
+
+
+def refused_before(session: Session, repository: str, number: int, login: str) -> bool:
+    return session.scalar(select(Refusal.id).where(Refusal.repository == repository, Refusal.pr_number == number,
+                                                   Refusal.login == login)) is not None
+
+
+def remember_refusal(session: Session, repository: str, number: int, login: str) -> None:
+    if not refused_before(session, repository, number, login):
+        session.add(Refusal(repository=repository, pr_number=number, login=login))
+        session.flush()
+
+
+def expired(runs: list[Run], now: _dt.datetime, timeout_s: float) -> list[Run]:
+    """Active runs created more than ``timeout_s`` seconds before ``now``."""
+    limit = now - _dt.timedelta(seconds=timeout_s)
+    return [r for r in runs if r.status in ACTIVE_STATES and r.created_at <= limit]

@@ -1,0 +1,151 @@
+"""Geometry of the benchmark history chart (server-side SVG; no JavaScript, no network).
+
+:func:`bench_chart` turns a benchmark's series, PR points and fingerprint changes into plain
+shapes in SVG user units; ``templates/_chart.svg.html`` draws them. The x axis is the order
+of events in time (every main and PR point gets one equal slot; runs are irregular in time
+and evenly spaced slots keep dense weeks readable); the y axis is time per call, linear,
+in the unit that suits the data (s, ms, µs, ns).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from .history import Point, Series, format_ratio, format_seconds, iso
+
+WIDTH, HEIGHT = 960, 360
+MARGIN = {"left": 78, "right": 24, "top": 24, "bottom": 46}
+#: Series colours (Okabe-Ito, colour-blind safe), cycled per fingerprint.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
+_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+
+
+def unit_for(max_value: float) -> tuple[str, float]:
+    """The largest unit in which ``max_value`` seconds is at least 1, e.g. ``("ms", 1e-3)``."""
+    for unit, scale in _UNITS:
+        if max_value >= scale:
+            return unit, scale
+    return _UNITS[-1]
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering ``[low, high]`` (steps of 1, 2, 2.5 or 5 × 10^k)."""
+    if not (high > low):
+        return [low]
+    raw = (high - low) / max(count - 1, 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = min((m * magnitude for m in (1, 2, 2.5, 5, 10)),
+               key=lambda st: abs((high - low) / st - (count - 1)))
+    start = math.ceil(low / step - 1e-9) * step
+    ticks = []
+    value = start
+    while value <= high + step * 1e-9:
+        ticks.append(round(value, 12))
+        value += step
+    return ticks
+
+
+def _title(p: Point) -> str:
+    ci = ""
+    if p.ci_low is not None and p.ci_high is not None:
+        ci = f" (95 % CI {format_seconds(p.ci_low)} – {format_seconds(p.ci_high)})"
+    what = f"PR #{p.pr_number}" if p.pr_number else ("commit" if p.kind == "main" else "compare head")
+    extra = f" · {format_ratio(p.ratio)} vs base ({p.verdict})" if p.ratio is not None else ""
+    return f"{what} {(p.sha or '?')[:12]} · {iso(p.time)} · {format_seconds(p.value)}{ci}{extra}"
+
+
+def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
+                fingerprint_changes: Sequence[dict]) -> dict:
+    """Shapes of one benchmark's chart.
+
+    Returns ``{width, height, plot: {x, y, w, h}, unit, y_ticks: [{y, label}],
+    x_labels: [{x, label}], series: [{label, color, median: "x,y x,y", band: "x,y ...",
+    points: [{x, y, title}]}], change_points: [{x, y1, y2, cls, title, label}],
+    pr_points: [{x, y, title, url, cls}], fingerprint_changes: [{x, title}], empty}``;
+    ``empty`` is True when there is nothing to draw.
+    """
+    plot = {"x": MARGIN["left"], "y": MARGIN["top"], "w": WIDTH - MARGIN["left"] - MARGIN["right"],
+            "h": HEIGHT - MARGIN["top"] - MARGIN["bottom"]}
+    events: list[tuple] = []
+    for si, s in enumerate(series):
+        for pi, p in enumerate(s.points):
+            events.append((p.time, 0, si, pi))
+    for pi, p in enumerate(side_points):
+        events.append((p.time, 1, -1, pi))
+    events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
+    chart = {"width": WIDTH, "height": HEIGHT, "plot": plot, "series": [], "change_points": [],
+             "pr_points": [], "fingerprint_changes": [], "y_ticks": [], "x_labels": [], "unit": "s",
+             "empty": not events}
+    if not events:
+        return chart
+
+    slot = plot["w"] / len(events)
+    x_of: dict[tuple[int, int], float] = {}
+    for i, e in enumerate(events):
+        x_of[(e[2], e[3])] = plot["x"] + (i + 0.5) * slot
+
+    values = [v for s in series for p in s.points for v in (p.value, p.ci_low, p.ci_high) if v is not None]
+    values += [p.value for p in side_points]
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1e-9
+    lo, hi = max(lo - pad, 0.0), hi + pad
+    unit, scale = unit_for(hi)
+    chart["unit"] = unit
+
+    def y_of(v: float) -> float:
+        return plot["y"] + plot["h"] * (1 - (v - lo) / (hi - lo))
+
+    for t in nice_ticks(lo / scale, hi / scale):
+        if lo <= t * scale <= hi:
+            chart["y_ticks"].append({"y": round(y_of(t * scale), 2), "label": f"{t:g}"})
+
+    every = max(1, len(events) // 8)
+    span = events[-1][0] - events[0][0]
+    stamp = "%b %d %H:%M" if span.total_seconds() < 3 * 86400 else "%Y-%m-%d"
+    for i, e in enumerate(events):
+        if i % every == 0:
+            chart["x_labels"].append({"x": round(plot["x"] + (i + 0.5) * slot, 2), "label": e[0].strftime(stamp)})
+
+    for si, s in enumerate(series):
+        xs = [x_of[(si, pi)] for pi in range(len(s.points))]
+        median = " ".join(f"{x:.2f},{y_of(p.value):.2f}" for x, p in zip(xs, s.points))
+        upper = [f"{x:.2f},{y_of(p.ci_high if p.ci_high is not None else p.value):.2f}" for x, p in zip(xs, s.points)]
+        lower = [f"{x:.2f},{y_of(p.ci_low if p.ci_low is not None else p.value):.2f}" for x, p in zip(xs, s.points)]
+        chart["series"].append({
+            "label": f"{s.fingerprint.get('label', '')}",
+            "key": s.fingerprint.get("key"),
+            "color": PALETTE[si % len(PALETTE)],
+            "median": median,
+            "band": " ".join(upper + lower[::-1]),
+            "points": [{"x": round(x, 2), "y": round(y_of(p.value), 2), "title": _title(p)}
+                       for x, p in zip(xs, s.points)],
+        })
+        for c in s.change_points:
+            x = (x_of[(si, c.index - 1)] + x_of[(si, c.index)]) / 2
+            prs = ", ".join(f"#{p['number']}" for p in c.prs)
+            title = (f"change point {c.commit_range}: {format_seconds(c.before)} → {format_seconds(c.after)} "
+                     f"({format_ratio(c.ratio)}, p = {c.p_value:.3g})" + (f" · PRs {prs}" if prs else ""))
+            chart["change_points"].append({"x": round(x, 2), "y1": plot["y"], "y2": plot["y"] + plot["h"],
+                                           "cls": "regression" if c.ratio > 1 else "improvement",
+                                           "title": title, "label": format_ratio(c.ratio)})
+
+    for pi, p in enumerate(side_points):
+        chart["pr_points"].append({"x": round(x_of[(-1, pi)], 2), "y": round(y_of(p.value), 2), "title": _title(p),
+                                   "url": p.pr_url, "cls": p.verdict or "unknown"})
+
+    first_index = {}
+    for i, e in enumerate(events):
+        if e[1] == 0:
+            key = series[e[2]].fingerprint.get("key")
+            first_index.setdefault(key, i)
+    labels = {s.fingerprint.get("key"): s.fingerprint.get("label") for s in series}
+    for change in fingerprint_changes:
+        i = first_index.get(change["fingerprint"])
+        if i is None:
+            continue
+        chart["fingerprint_changes"].append({
+            "x": round(plot["x"] + i * slot, 2),
+            "title": f"environment changed at {(change.get('sha') or '?')[:12]}: now {labels.get(change['fingerprint'])}"
+                     f" (was {labels.get(change.get('previous'), 'another environment')}); a new series starts here"})
+    return chart

@@ -1,0 +1,161 @@
+"""Slash commands in PR comments, parsed without I/O.
+
+Only the first line of a comment counts (GITHUB.md, "How slash-command bots behave"); it is
+split with :mod:`shlex`, so quoted filters work. Grammar::
+
+    /perf run [FILTER] [--rounds N] [--threshold F]     (also rounds=N, threshold=F)
+    /perf profile FILTER
+    /perf accept [REASON ...]
+    /perf cancel
+    /perf history [BENCH]
+    /perf help                                           (a bare /perf is help too)
+
+``--rounds`` is the number of base/head round pairs before the first look (the compare's
+``min_rounds``, 2..10000); ``--threshold`` the practical significance as a fraction of the
+base time (0 < F < 1, e.g. 0.02 for 2 %).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+PREFIX = "/perf"
+NAMES = ("run", "profile", "accept", "cancel", "history", "help")
+MAX_ROUNDS = 10_000
+
+USAGE = """\
+**perfgate commands** (first line of a PR comment; write, maintain or admin permission):
+
+| command | what it does |
+|---|---|
+| `/perf run [FILTER] [--rounds N] [--threshold F]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02) |
+| `/perf profile FILTER` | run the matching benchmarks with the profiling pass |
+| `/perf accept [REASON]` | acknowledge this PR's regression; the check passes |
+| `/perf cancel` | cancel the running benchmark |
+| `/perf history [BENCH]` | the history of one benchmark (or all) on the default branch |
+| `/perf help` | this table |
+"""
+
+
+class CommandError(ValueError):
+    """A ``/perf`` comment that does not parse; the message says what is wrong (for the reply)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed command. ``text``: the normalised first line (an edited comment re-runs only
+    when it changes). Options not given are None."""
+
+    name: str
+    text: str
+    filter: str | None = None
+    rounds: int | None = None
+    threshold: float | None = None
+    reason: str | None = None
+    benchmark: str | None = None
+
+
+def first_line(body: str | None) -> str:
+    """The first non-empty line of a comment body, stripped ('' for an empty body)."""
+    for line in (body or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def is_command(body: str | None) -> bool:
+    """Does the comment's first line address perfgate (``/perf`` followed by a space or the end)?"""
+    line = first_line(body)
+    return line == PREFIX or line.startswith(PREFIX + " ") or line.startswith(PREFIX + "\t")
+
+
+def _int(name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise CommandError(f"`--{name}` needs a whole number, got `{text}`") from None
+    if not 2 <= value <= MAX_ROUNDS:
+        raise CommandError(f"`--{name}` must be between 2 and {MAX_ROUNDS}, got {value}")
+    return value
+
+
+def _fraction(name: str, text: str) -> float:
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        raise CommandError(f"`--{name}` needs a number, got `{text}`") from None
+    if not 0 < value < 1:
+        raise CommandError(f"`--{name}` is a fraction of the base time between 0 and 1 (e.g. 0.02 or 2%), got `{text}`")
+    return value
+
+
+def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
+    """Split ``words`` into positionals and ``--key value`` / ``--key=value`` / ``key=value``."""
+    positional: list[str] = []
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        key = value = None
+        if word.startswith("--"):
+            key, eq, value = word[2:].partition("=")
+            if not eq:
+                if i + 1 >= len(words):
+                    raise CommandError(f"`--{key}` needs a value")
+                value = words[i + 1]
+                i += 1
+        elif "=" in word and word.split("=", 1)[0] in allowed:
+            key, value = word.split("=", 1)
+        if key is None:
+            positional.append(word)
+        elif key not in allowed:
+            raise CommandError(f"unknown option `--{key}`" + (f" (options: {', '.join('--' + a for a in allowed)})"
+                                                             if allowed else ""))
+        elif key in options:
+            raise CommandError(f"`--{key}` given twice")
+        else:
+            options[key] = value or ""
+        i += 1
+    return positional, options
+
+
+def parse(body: str | None) -> Command | None:
+    """The command in a comment body, or None when the comment is not for perfgate.
+
+    Raises:
+        CommandError: it starts with ``/perf`` but is not a valid command.
+    """
+    if not is_command(body):
+        return None
+    try:
+        words = shlex.split(first_line(body))
+    except ValueError as exc:
+        raise CommandError(f"cannot split the command line ({exc})") from None
+    text = " ".join(words)
+    if len(words) == 1:
+        return Command("help", text)
+    name, rest = words[1].lower(), words[2:]
+    if name not in NAMES:
+        raise CommandError(f"unknown command `{words[1]}` (commands: {', '.join(NAMES)})")
+    if name == "run":
+        positional, opts = _options(rest, ("rounds", "threshold"))
+        if len(positional) > 1:
+            raise CommandError("`/perf run` takes at most one FILTER (quote it if it has spaces)")
+        return Command("run", text, filter=positional[0] if positional else None,
+                       rounds=_int("rounds", opts["rounds"]) if "rounds" in opts else None,
+                       threshold=_fraction("threshold", opts["threshold"]) if "threshold" in opts else None)
+    if name == "profile":
+        positional, _ = _options(rest, ())
+        if len(positional) != 1:
+            raise CommandError("`/perf profile` needs exactly one FILTER")
+        return Command("profile", text, filter=positional[0])
+    if name == "accept":
+        return Command("accept", text, reason=" ".join(rest) or None)
+    if name == "history":
+        if len(rest) > 1:
+            raise CommandError("`/perf history` takes at most one benchmark name")
+        return Command("history", text, benchmark=rest[0] if rest else None)
+    if rest:
+        raise CommandError(f"`/perf {name}` takes no arguments")
+    return Command(name, text)

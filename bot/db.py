@@ -1,0 +1,153 @@
+"""Database connection: engine, sessions and the schema upgrade (SQLAlchemy 2 + Alembic).
+
+The URL comes from ``DATABASE_URL``; without it, a SQLite file
+``$PERFGATE_HOME/perfgate.db`` with ``PERFGATE_HOME`` defaulting to
+``~/.local/share/perfgate``. PostgreSQL URLs (``postgres://``, ``postgresql://``) are run
+through the psycopg 3 driver. :func:`open_database` upgrades the schema to the newest
+Alembic revision before anything else touches it; the App and the CLI both call it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from runner.errors import UserError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+#: Held while migrating on PostgreSQL, so several gunicorn workers starting together
+#: upgrade one after the other (an arbitrary constant, "perfgate" in ASCII digits).
+_PG_MIGRATION_LOCK = 7_065_102_767
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    """``PERFGATE_HOME`` or ``~/.local/share/perfgate``."""
+    home = env.get("PERFGATE_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".local" / "share" / "perfgate"
+
+
+def database_url(env: Mapping[str, str]) -> str:
+    """``DATABASE_URL`` from ``env`` (normalised), else the default SQLite file's URL."""
+    url = (env.get("DATABASE_URL") or "").strip()
+    if not url:
+        return f"sqlite:///{default_home(env) / 'perfgate.db'}"
+    return normalize_url(url)
+
+
+def normalize_url(url: str) -> str:
+    """Map Heroku-style ``postgres://`` and driverless ``postgresql://`` to psycopg 3.
+
+    Raises:
+        UserError: the URL cannot be parsed.
+    """
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://"):]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    try:
+        make_url(url)
+    except Exception as exc:  # noqa: BLE001 - sqlalchemy raises ArgumentError and friends
+        raise UserError(f"DATABASE_URL is not a database URL ({exc})") from None
+    return url
+
+
+def display_url(url: str) -> str:
+    """``url`` with its password masked, for messages."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; for SQLite the parent folder is created and foreign keys enforced.
+
+    Raises:
+        UserError: the database driver is not installed.
+    """
+    parsed = make_url(url)
+    kwargs: dict = {}
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        kwargs["connect_args"] = {"timeout": 30}
+    else:
+        kwargs["pool_pre_ping"] = True
+    try:
+        engine = create_engine(url, **kwargs)
+    except ModuleNotFoundError as exc:
+        raise UserError(f"DATABASE_URL needs the Python package {exc.name!r} (for PostgreSQL: pip install 'psycopg[binary]')") from None
+    if parsed.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def alembic_config(engine: Engine):
+    """An Alembic ``Config`` for ``bot/migrations`` bound to ``engine`` (no alembic.ini)."""
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
+    return cfg
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply the Alembic migrations up to ``revision`` (idempotent)."""
+    from alembic import command
+
+    cfg = alembic_config(engine)
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, revision)
+
+
+@dataclass
+class Database:
+    """An engine and its session factory. ``with db.session() as s: ...``."""
+
+    url: str
+    engine: Engine
+    session: sessionmaker[Session]
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def open_database(url: str, *, migrate: bool = True) -> Database:
+    """Connect to ``url`` and (by default) upgrade its schema to the newest migration.
+
+    Raises:
+        UserError: the database cannot be reached or the driver is missing.
+    """
+    engine = make_engine(url)
+    if migrate:
+        try:
+            upgrade(engine)
+        except UserError:
+            raise
+        except Exception as exc:
+            from sqlalchemy.exc import OperationalError
+
+            if isinstance(exc, OperationalError):
+                raise UserError(f"cannot open the database {display_url(url)}: {exc.orig}") from None
+            raise
+    return Database(url=url, engine=engine, session=sessionmaker(engine, expire_on_commit=False))
+
+
+def open_from_environment(env: Mapping[str, str] | None = None) -> Database:
+    """:func:`open_database` on ``DATABASE_URL`` (or the default SQLite file) of ``env``."""
+    return open_database(database_url(os.environ if env is None else env))

@@ -1,0 +1,398 @@
+"""What each webhook means for perfgate: verified event + facts → list of actions (pure).
+
+The shell (``bot.executor``) gathers the :class:`Facts` an event needs (the target's
+configuration, the sender's permission, the PR as GitHub sees it now, what the App stored)
+and carries out the returned ``bot.actions``. Nothing here does I/O, so every rule below is a
+unit test with literal payloads:
+
+- ``pull_request`` ``labeled`` with the trigger label (``[tool.perfgate] label``, default
+  ``performance``) by someone with write permission → a run pinned to the PR's head SHA.
+- ``synchronize`` / ``reopened`` on a labeled PR → the older runs are superseded (cancelled)
+  and a new run starts at the new head; on a fork PR no code runs until a maintainer approves
+  the new head (``/perf run``): fork code is only ever dispatched at a SHA a maintainer saw.
+- ``unlabeled`` (the trigger label) / ``closed`` → cancel; a merge is recorded for history.
+- ``issue_comment`` ``created``/``edited`` on a PR → slash commands (``bot.commands``),
+  authorised by the collaborator permission API (write, maintain, admin), never by
+  ``author_association``; an edited comment re-runs only if its command changed; a refused
+  user is told once per PR.
+- ``workflow_run`` ``completed`` of a dispatched run → ingest its artifact.
+- ``check_run`` ``rerequested`` / ``requested_action`` (``rerun``) → the same run again.
+- ``installation*`` → installation rows; ``ping`` → nothing; ``push`` to the default
+  branch → a history run of the pushed commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from . import messages
+from .actions import (AcceptRegression, Action, CancelRun, Ingest, React, RecordMerge, RememberCommand,
+                      RememberRefusal, Reply, ReplyHistory, RunSpec, SaveInstallation, SavePull, StartRun,
+                      UpsertComment)
+from .commands import Command, CommandError, first_line, parse
+from .webhooks import Event, Router
+
+#: Permissions (``get_collaborator_permission``) allowed to command perfgate. GitHub folds
+#: maintain into write and triage into read; both spellings are accepted here.
+WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+ZERO_SHA = "0" * 40
+RERUN_ACTION = "rerun"
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    """A PR as GitHub describes it (payload or ``pulls/get``)."""
+
+    number: int
+    head_sha: str
+    base_sha: str
+    head_ref: str | None = None
+    base_ref: str | None = None
+    is_fork: bool = False
+    labels: tuple[str, ...] = ()
+    state: str = "open"
+    url: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run (``bot.app_models.Run``) as plain data."""
+
+    key: str
+    status: str
+    head_sha: str
+    base_sha: str | None = None
+    pr_number: int | None = None
+    kind: str = "pr"
+    filter: str | None = None
+    rounds: int | None = None
+    threshold: float | None = None
+    profile: bool = False
+    base_ref: str | None = None
+    head_ref: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("queued", "in_progress")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a decision may look at besides the payload.
+
+    ``label``: the target's trigger label; ``permission``: the sender's collaborator
+    permission (None when not looked up); ``pull``: the PR now; ``labeled``/``approved_sha``:
+    stored PR state; ``runs``: the stored runs of this PR (of the pushed commit for
+    ``push``); ``run``: the run a workflow_run/check_run event is about; ``last_command``: the command last acted on for
+    this comment; ``refused_before``: this sender was already told once on this PR.
+    """
+
+    label: str = "performance"
+    permission: str | None = None
+    pull: PullInfo | None = None
+    labeled: bool = False
+    approved_sha: str | None = None
+    runs: tuple[RunInfo, ...] = ()
+    last_command: str | None = None
+    refused_before: bool = False
+    default_branch: str | None = None
+    run: RunInfo | None = None
+
+
+def run_key(*parts: object) -> str:
+    """A deterministic 20-hex run id from its identifying parts (repository, PR, head SHA,
+    trigger, ...): the same trigger handled twice (a job retry) yields the same key."""
+    text = "\x1f".join("" if p is None else str(p) for p in parts)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def may_command(permission: str | None) -> bool:
+    return (permission or "none") in WRITE_PERMISSIONS
+
+
+def pull_from_payload(pr: dict) -> PullInfo:
+    """:class:`PullInfo` from a webhook's or the REST API's pull request object."""
+    head, base = pr.get("head") or {}, pr.get("base") or {}
+    head_repo = (head.get("repo") or {}).get("full_name")
+    base_repo = (base.get("repo") or {}).get("full_name")
+    return PullInfo(number=int(pr["number"]), head_sha=head.get("sha", ""), base_sha=base.get("sha", ""),
+                    head_ref=head.get("ref"), base_ref=base.get("ref"),
+                    is_fork=bool(head_repo) and head_repo != base_repo or head.get("repo") is None,
+                    labels=tuple(lb.get("name", "") for lb in pr.get("labels") or []),
+                    state=pr.get("state", "open"), url=pr.get("html_url"), title=pr.get("title"))
+
+
+router = Router()
+
+
+def decide(event: Event, facts: Facts) -> list[Action]:
+    """The actions for ``event`` (empty: nothing to do)."""
+    result = router.dispatch(event, facts)
+    return list(result or [])
+
+
+def handled(event_name: str, action: str | None) -> bool:
+    """Does perfgate act on this event/action at all? (The intake answers 204 otherwise.)"""
+    return router.handles(event_name, action)
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _installation(event: Event) -> int | None:
+    return event.installation_id
+
+
+def _default_branch(event: Event, facts: Facts) -> str | None:
+    return (event.data.get("repository") or {}).get("default_branch") or facts.default_branch
+
+
+def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
+    """The ``workflow_dispatch`` inputs of a run (examples/workflows/perfgate.yml): the exact
+    SHAs, the PR number and the run id always; ``filter``, ``rounds``, ``threshold`` and
+    ``profile`` only when the command set them (GitHub rejects inputs a workflow does not
+    declare, so a plain run works with the minimal workflow)."""
+    inputs = {"base-sha": spec.base_sha or spec.head_sha, "head-sha": spec.head_sha, "run-id": spec.key}
+    if spec.pr_number is not None:
+        inputs["pr-number"] = str(spec.pr_number)
+    if spec.filter:
+        inputs["filter"] = spec.filter
+    if spec.rounds:
+        inputs["rounds"] = str(spec.rounds)
+    if spec.threshold:
+        inputs["threshold"] = f"{spec.threshold:g}"
+    if spec.profile:
+        inputs["profile"] = "true"
+    return inputs
+
+
+def _pr_spec(event: Event, facts: Facts, pull: PullInfo, trigger: str, key: str, *,
+             command: Command | None = None, react_comment_id: int | None = None) -> RunSpec:
+    return RunSpec(key=key, repository=event.repository or "", installation_id=_installation(event), kind="pr",
+                   trigger=trigger, head_sha=pull.head_sha, base_sha=pull.base_sha, pr_number=pull.number,
+                   head_ref=pull.head_ref, base_ref=pull.base_ref, requested_by=event.sender,
+                   filter=command.filter if command else None, rounds=command.rounds if command else None,
+                   threshold=command.threshold if command else None,
+                   profile=bool(command and command.name == "profile"), react_comment_id=react_comment_id,
+                   workflow_ref=_default_branch(event, facts))
+
+
+def _supersede(facts: Facts, reason: str, keep: str | None = None) -> list[Action]:
+    return [CancelRun(r.key, reason) for r in facts.runs if r.active and r.key != keep]
+
+
+def _auto_run(event: Event, facts: Facts, pull: PullInfo, trigger: str) -> list[Action]:
+    """A run for the PR's current head from a label/synchronize/reopen, unless this head was
+    measured (or is being measured) already."""
+    if any(r.head_sha == pull.head_sha and r.status in ("queued", "in_progress", "completed") for r in facts.runs):
+        return []
+    attempt = sum(1 for r in facts.runs if r.head_sha == pull.head_sha)
+    key = run_key(event.repository, pull.number, pull.head_sha, "auto", attempt)
+    actions: list[Action] = _supersede(facts, f"Superseded by a new run at `{messages.short(pull.head_sha)}`.")
+    actions.append(StartRun(_pr_spec(event, facts, pull, trigger, key)))
+    return actions
+
+
+# -- pull_request -------------------------------------------------------------------------------
+@router.register("pull_request", action="labeled")
+def on_labeled(event: Event, facts: Facts) -> list[Action]:
+    label = (event.data.get("label") or {}).get("name")
+    if label != facts.label:
+        return []
+    pull = pull_from_payload(event.data["pull_request"])
+    if pull.state != "open":
+        return []
+    if not may_command(facts.permission):
+        # Triage users can label; the label alone must not run (fork) code on the GPU runners.
+        return [Reply(event.repository, pull.number, messages.label_refusal(event.sender or "someone", label))]
+    save = SavePull(event.repository, pull.number, {"labeled": True, "head_sha": pull.head_sha,
+                                                     "base_sha": pull.base_sha, "is_fork": pull.is_fork,
+                                                     "approved_sha": pull.head_sha})
+    return [save, *_auto_run(event, facts, pull, "label")]
+
+
+@router.register("pull_request", action="synchronize")
+def on_synchronize(event: Event, facts: Facts) -> list[Action]:
+    pull = pull_from_payload(event.data["pull_request"])
+    labeled = facts.label in pull.labels
+    actions: list[Action] = [SavePull(event.repository, pull.number, {"head_sha": pull.head_sha,
+                                                                      "base_sha": pull.base_sha,
+                                                                      "is_fork": pull.is_fork, "labeled": labeled})]
+    if not labeled:
+        return actions
+    if pull.is_fork and facts.approved_sha != pull.head_sha:
+        actions += _supersede(facts, f"New commits were pushed to the fork (head `{messages.short(pull.head_sha)}`).")
+        actions.append(UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha)))
+        return actions
+    return actions + _auto_run(event, facts, pull, "synchronize")
+
+
+@router.register("pull_request", action="reopened")
+def on_reopened(event: Event, facts: Facts) -> list[Action]:
+    pull = pull_from_payload(event.data["pull_request"])
+    if facts.label not in pull.labels:
+        return []
+    if pull.is_fork and facts.approved_sha != pull.head_sha:
+        return [UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha))]
+    return _auto_run(event, facts, pull, "reopened")
+
+
+@router.register("pull_request", action="unlabeled")
+def on_unlabeled(event: Event, facts: Facts) -> list[Action]:
+    if (event.data.get("label") or {}).get("name") != facts.label:
+        return []
+    number = int(event.data["pull_request"]["number"])
+    actions: list[Action] = [SavePull(event.repository, number, {"labeled": False})]
+    cancels = _supersede(facts, f"The `{facts.label}` label was removed by @{event.sender}.")
+    if cancels:
+        actions += cancels
+        actions.append(UpsertComment(event.repository, number,
+                                     messages.cancelled(f"The `{facts.label}` label was removed by @{event.sender}.")))
+    return actions
+
+
+@router.register("pull_request", action="closed")
+def on_closed(event: Event, facts: Facts) -> list[Action]:
+    pr = event.data["pull_request"]
+    number = int(pr["number"])
+    actions: list[Action] = []
+    if pr.get("merged"):
+        actions.append(RecordMerge(event.repository, number, pr.get("merge_commit_sha"), pr.get("merged_at"),
+                                   pr.get("html_url"), pr.get("title")))
+    cancels = _supersede(facts, "The pull request was closed.")
+    if cancels:
+        actions += cancels
+        actions.append(UpsertComment(event.repository, number, messages.cancelled("The pull request was closed.")))
+    return actions
+
+
+# -- issue_comment ------------------------------------------------------------------------------
+def _comment_actions(event: Event, facts: Facts) -> list[Action]:
+    issue = event.data.get("issue") or {}
+    comment = event.data.get("comment") or {}
+    if not issue.get("pull_request"):
+        return []  # a plain issue, not a PR
+    if (comment.get("user") or {}).get("type") == "Bot" or (event.data.get("sender") or {}).get("type") == "Bot":
+        return []  # never answer bots (ourselves included)
+    body = comment.get("body") or ""
+    repo, number, comment_id = event.repository, int(issue["number"]), int(comment["id"])
+    login = (comment.get("user") or {}).get("login") or event.sender or "someone"
+    if event.action == "edited" and not _command_line_changed(event):
+        return []  # the edit did not touch the command line
+    try:
+        command = parse(body)
+    except CommandError as exc:
+        return [React(repo, number, comment_id, "confused"), Reply(repo, number, messages.command_error(str(exc)))]
+    if command is None:
+        return []
+    if event.action == "edited" and facts.last_command == command.text:
+        return []
+    if not may_command(facts.permission):
+        if facts.refused_before:
+            return []
+        return [RememberRefusal(repo, number, login), Reply(repo, number, messages.refusal(login, facts.permission))]
+    actions: list[Action] = [React(repo, number, comment_id, "eyes"), RememberCommand(repo, comment_id, command.text, login)]
+    pull = facts.pull
+    if command.name in ("run", "profile"):
+        if pull is None or pull.state != "open":
+            return actions + [Reply(repo, number, "This pull request is closed; there is nothing to benchmark.")]
+        key = run_key(repo, number, pull.head_sha, "comment", comment_id, command.text)
+        if any(r.key == key for r in facts.runs):
+            return actions  # this exact command at this head was handled already
+        actions.append(SavePull(repo, number, {"head_sha": pull.head_sha, "base_sha": pull.base_sha,
+                                               "is_fork": pull.is_fork, "approved_sha": pull.head_sha}))
+        actions += _supersede(facts, f"Superseded by `{command.text}` from @{login}.")
+        actions.append(StartRun(_pr_spec(event, facts, pull, "command", key, command=command,
+                                         react_comment_id=comment_id)))
+    elif command.name == "cancel":
+        cancels = _supersede(facts, f"Cancelled by @{login} (`/perf cancel`).")
+        if not cancels:
+            return actions + [Reply(repo, number, messages.nothing_to_cancel())]
+        actions += cancels
+        actions.append(UpsertComment(repo, number, messages.cancelled(f"Cancelled by @{login} (`/perf cancel`).")))
+        actions.append(React(repo, number, comment_id, "+1"))
+    elif command.name == "accept":
+        sha = pull.head_sha if pull else None
+        actions += [AcceptRegression(repo, number, sha, login, command.reason), React(repo, number, comment_id, "+1")]
+    elif command.name == "history":
+        actions.append(ReplyHistory(repo, number, command.benchmark))
+    else:  # help
+        actions.append(Reply(repo, number, messages.help_text()))
+    return actions
+
+
+def _command_line_changed(event: Event) -> bool:
+    """For ``edited``: did the first line change? (True when GitHub sent no previous body.)"""
+    body_change = (event.data.get("changes") or {}).get("body")
+    if not isinstance(body_change, dict) or "from" not in body_change:
+        return True
+    return first_line(body_change.get("from")) != first_line((event.data.get("comment") or {}).get("body"))
+
+
+router.register("issue_comment", action="created")(_comment_actions)
+router.register("issue_comment", action="edited")(_comment_actions)
+
+
+# -- workflow_run / check_run -------------------------------------------------------------------
+@router.register("workflow_run", action="completed")
+def on_workflow_completed(event: Event, facts: Facts) -> list[Action]:
+    run = facts.run
+    if run is None or not run.active:
+        return []  # not ours, or already cancelled/ingested
+    wr = event.data.get("workflow_run") or {}
+    return [Ingest(run.key, int(wr["id"]), wr.get("conclusion"), wr.get("html_url"))]
+
+
+def _rerun(event: Event, facts: Facts) -> list[Action]:
+    if event.action == "requested_action" and (event.data.get("requested_action") or {}).get("identifier") != RERUN_ACTION:
+        return []
+    run = facts.run
+    if run is None:
+        return []
+    key = run_key(event.repository, run.key, "rerun", event.delivery_id)
+    spec = RunSpec(key=key, repository=event.repository or "", installation_id=_installation(event), kind=run.kind,
+                   trigger="rerun", head_sha=run.head_sha, base_sha=run.base_sha, pr_number=run.pr_number,
+                   head_ref=run.head_ref, base_ref=run.base_ref, requested_by=event.sender, filter=run.filter,
+                   rounds=run.rounds, threshold=run.threshold, profile=run.profile,
+                   workflow_ref=_default_branch(event, facts))
+    return [*_supersede(facts, "Superseded by a re-run."), StartRun(spec)]
+
+
+router.register("check_run", action="rerequested")(_rerun)
+router.register("check_run", action="requested_action")(_rerun)
+
+
+# -- installation, ping, push -------------------------------------------------------------------
+def _installation_actions(event: Event, facts: Facts) -> list[Action]:
+    inst = event.data.get("installation") or {}
+    if not isinstance(inst.get("id"), int):
+        return []
+    account = (inst.get("account") or {}).get("login")
+    active = event.action not in ("deleted", "suspend")
+    return [SaveInstallation(int(inst["id"]), account, active)]
+
+
+router.register("installation")(_installation_actions)
+router.register("installation_repositories")(_installation_actions)
+
+
+@router.register("ping")
+def on_ping(event: Event, facts: Facts) -> list[Action]:
+    return []
+
+
+@router.register("push")
+def on_push(event: Event, facts: Facts) -> list[Action]:
+    data = event.data
+    default = (data.get("repository") or {}).get("default_branch") or facts.default_branch
+    after, before = data.get("after") or ZERO_SHA, data.get("before") or ZERO_SHA
+    if data.get("ref") != f"refs/heads/{default}" or data.get("deleted") or after == ZERO_SHA:
+        return []
+    key = run_key(event.repository, "push", after)
+    if any(r.key == key for r in facts.runs):
+        return []
+    spec = RunSpec(key=key, repository=event.repository or "", installation_id=_installation(event),
+                   kind="history", trigger="push", head_sha=after,
+                   base_sha=None if before == ZERO_SHA else before, head_ref=default, base_ref=default,
+                   requested_by=event.sender, workflow_ref=default)
+    return [StartRun(spec)]

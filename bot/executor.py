@@ -1,0 +1,370 @@
+"""The background job (imperative shell): a stored delivery → facts → ``bot.decide`` →
+actions carried out against the database and GitHub; plus result ingestion and the
+time-out sweep.
+
+Runs in the Huey consumer (``perfgate worker``), never in the webhook request. Every step is
+idempotent so a Huey retry of the same delivery does not double anything: runs are keyed
+(``StartRun`` skips a known key), the sticky comment is edited in place, reactions are
+idempotent on GitHub's side.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from runner.config import Config
+from runner.errors import UserError
+
+from . import app_store, decide, history_store, ingest, messages
+from .actions import (AcceptRegression, Action, CancelRun, Ingest, React, RecordMerge, RememberCommand,
+                      RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
+from .app_models import Run
+from .app_settings import AppSettings
+from .commands import is_command
+from .db import Database
+from .gateway import GitHubError, InstallationClient
+from .models import Result, utc_now
+from .webhooks import Event
+
+log = logging.getLogger("perfgate.bot")
+
+RERUN_BUTTON = {"label": "Re-run", "identifier": decide.RERUN_ACTION,
+                "description": "Benchmark the same commits again"}
+
+
+@dataclass
+class Runtime:
+    """What a job needs: the database, the App's settings and a way to act as an installation."""
+
+    db: Database
+    settings: AppSettings
+    client_for: Callable[[int], InstallationClient]
+
+    def details_url(self, key: str) -> str | None:
+        """The run page (check run ``details_url``); None without ``PERFGATE_PUBLIC_URL``."""
+        return f"{self.settings.public_url}/runs/{key}" if self.settings.public_url else None
+
+
+# -- entry points -------------------------------------------------------------------------------
+def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
+    """Process one stored delivery. Returns the actions carried out (for logs and tests).
+
+    A failure is recorded on the delivery (``failed`` + the error) and re-raised, so Huey
+    may retry the job; decisions already carried out are skipped on the retry.
+    """
+    with rt.db.session() as session:
+        row = app_store.get_delivery(session, delivery_id)
+        if row is None:
+            log.warning("delivery %s is not stored", delivery_id)
+            return []
+        event = Event(row.event, row.delivery_id, dict(row.payload), row.action)
+    if not decide.handled(event.name, event.action):
+        _finish(rt, delivery_id, "ignored")
+        return []
+    try:
+        client = rt.client_for(event.installation_id) if event.installation_id else None
+        facts = gather_facts(rt, client, event)
+        actions = decide.decide(event, facts)
+        if actions and client is None and any(not isinstance(a, SaveInstallation) for a in actions):
+            raise UserError(f"{event.name} delivery without an installation id")
+        for action in actions:
+            execute(rt, client, action)
+    except Exception as exc:
+        _finish(rt, delivery_id, "failed", f"{type(exc).__name__}: {exc}")
+        raise
+    _finish(rt, delivery_id, "done")
+    return actions
+
+
+def _finish(rt: Runtime, delivery_id: str, status: str, error: str | None = None) -> None:
+    with rt.db.session() as session, session.begin():
+        app_store.finish_delivery(session, delivery_id, status, error)
+
+
+def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -> decide.Facts:
+    """The :class:`bot.decide.Facts` this event's decision needs (GitHub calls only where needed)."""
+    repo, data = event.repository, event.data
+    if event.name == "pull_request" and client is not None and repo:
+        number = int(data["pull_request"]["number"])
+        config = _config(client, repo, data)
+        permission = client.permission(repo, event.sender) if event.action == "labeled" and event.sender else None
+        with rt.db.session() as session:
+            pull = app_store.get_pull(session, repo, number)
+            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
+        return decide.Facts(label=config.label, permission=permission, labeled=bool(pull and pull.labeled),
+                            approved_sha=pull.approved_sha if pull else None, runs=runs)
+    if event.name == "issue_comment" and client is not None and repo:
+        issue, comment = data.get("issue") or {}, data.get("comment") or {}
+        if not issue.get("pull_request") or not is_command(comment.get("body")):
+            return decide.Facts()
+        number, login = int(issue["number"]), (comment.get("user") or {}).get("login") or event.sender
+        with rt.db.session() as session:
+            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
+            last = app_store.last_command(session, repo, int(comment["id"]))
+            refused = app_store.refused_before(session, repo, number, login)
+        permission = client.permission(repo, login)
+        pull = client.pull(repo, number) if decide.may_command(permission) else None
+        return decide.Facts(permission=permission, pull=pull, runs=runs, last_command=last, refused_before=refused)
+    if event.name == "workflow_run" and repo:
+        with rt.db.session() as session:
+            row = app_store.run_for_workflow(session, repo, int(data["workflow_run"]["id"]))
+            return decide.Facts(run=app_store.run_info(row) if row else None)
+    if event.name == "check_run" and repo:
+        key = (data.get("check_run") or {}).get("external_id") or ""
+        with rt.db.session() as session:
+            row = app_store.get_run(session, key)
+            if row is None or row.repository != repo:
+                return decide.Facts()
+            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, row.pr_number)) \
+                if row.pr_number is not None else ()
+            return decide.Facts(run=app_store.run_info(row), runs=runs)
+    if event.name == "push" and repo:
+        with rt.db.session() as session:
+            key = decide.run_key(repo, "push", data.get("after"))
+            row = app_store.get_run(session, key)
+            return decide.Facts(runs=(app_store.run_info(row),) if row else ())
+    return decide.Facts()
+
+
+def _config(client: InstallationClient, repo: str, data: dict) -> Config:
+    """The target's config from its default branch (a PR cannot change its own trigger)."""
+    branch = (data.get("repository") or {}).get("default_branch")
+    try:
+        return client.target_config(repo, branch)
+    except GitHubError as exc:
+        log.warning("%s: cannot read the perfgate config (%s); using the defaults", repo, exc)
+        return Config()
+
+
+# -- actions ------------------------------------------------------------------------------------
+def execute(rt: Runtime, client: InstallationClient | None, action: Action) -> None:
+    """Carry out one action (``client`` may be None only for storage actions)."""
+    handler = _HANDLERS[type(action)]
+    handler(rt, client, action)
+
+
+def _save_pull(rt: Runtime, client, a: SavePull) -> None:
+    with rt.db.session() as session, session.begin():
+        app_store.save_pull(session, a.repository, a.number, a.changes)
+
+
+def _save_installation(rt: Runtime, client, a: SaveInstallation) -> None:
+    with rt.db.session() as session, session.begin():
+        app_store.save_installation(session, a.installation_id, a.account, a.active)
+
+
+def _record_merge(rt: Runtime, client, a: RecordMerge) -> None:
+    from .history import parse_time
+
+    with rt.db.session() as session, session.begin():
+        repo = history_store.get_or_create_repository(session, a.repository)
+        history_store.record_pull_request(session, repo, a.number, url=a.url, title=a.title,
+                                          merge_sha=a.merge_sha, merged_at=parse_time(a.merged_at))
+
+
+def _remember_command(rt: Runtime, client, a: RememberCommand) -> None:
+    with rt.db.session() as session, session.begin():
+        app_store.remember_command(session, a.repository, a.comment_id, a.text, a.login)
+
+
+def _remember_refusal(rt: Runtime, client, a: RememberRefusal) -> None:
+    with rt.db.session() as session, session.begin():
+        app_store.remember_refusal(session, a.repository, a.pr_number, a.login)
+
+
+def _upsert_comment(rt: Runtime, client: InstallationClient, a: UpsertComment) -> None:
+    with rt.db.session() as session:
+        pull = app_store.get_pull(session, a.repository, a.pr_number)
+        known = pull.comment_id if pull else None
+    comment_id = client.upsert_sticky(a.repository, a.pr_number, a.body, known)
+    if comment_id != known:
+        with rt.db.session() as session, session.begin():
+            app_store.save_pull(session, a.repository, a.pr_number, {"comment_id": comment_id})
+
+
+def _reply(rt: Runtime, client: InstallationClient, a: Reply) -> None:
+    client.reply(a.repository, a.pr_number, a.body)
+
+
+def _react(rt: Runtime, client: InstallationClient, a: React) -> None:
+    try:
+        client.react(a.repository, a.pr_number, a.comment_id, a.content)
+    except GitHubError as exc:  # a reaction is a courtesy: never fail the job for it
+        log.warning("%s#%s: reaction %s failed: %s", a.repository, a.pr_number, a.content, exc)
+
+
+def _reply_history(rt: Runtime, client: InstallationClient, a: ReplyHistory) -> None:
+    with rt.db.session() as session:
+        body = history_store.history_reply_markdown(session, a.repository, a.benchmark, rt.settings.public_url)
+    client.reply(a.repository, a.pr_number, body)
+
+
+def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
+    spec = a.spec
+    with rt.db.session() as session, session.begin():
+        if app_store.insert_run(session, spec) is None:
+            log.info("run %s exists; not starting it again", spec.key)
+            return
+    details = rt.details_url(spec.key)
+    what = f"`{messages.short(spec.base_sha)}` → `{messages.short(spec.head_sha)}`"
+    check_id = client.create_check_run(spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha,
+                                       external_id=spec.key, details_url=details, status="queued",
+                                       title="Queued on the GPU runners",
+                                       summary=f"Benchmarking {what}; requested by @{spec.requested_by} ({spec.trigger}).")
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, spec.key, check_run_id=check_id)
+    try:
+        ref = spec.workflow_ref or client.default_branch(spec.repository)
+        dispatched = client.dispatch(spec.repository, rt.settings.workflow, ref, decide.dispatch_inputs(spec))
+    except GitHubError as exc:
+        client.update_check_run(spec.repository, check_id, status="completed", conclusion="failure",
+                                title="Could not start the benchmark",
+                                summary=messages.dispatch_failed(rt.settings.workflow, str(exc)))
+        with rt.db.session() as session, session.begin():
+            app_store.update_run(session, spec.key, status="completed", conclusion="failure",
+                                 headline=f"dispatch failed: {exc}"[:500])
+        if spec.pr_number is not None:
+            _upsert_comment(rt, client, UpsertComment(spec.repository, spec.pr_number,
+                                                      messages.dispatch_failed(rt.settings.workflow, str(exc))))
+        if spec.react_comment_id and spec.pr_number is not None:
+            _react(rt, client, React(spec.repository, spec.pr_number, spec.react_comment_id, "confused"))
+        return
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id, workflow_run_url=dispatched.html_url)
+    if spec.pr_number is not None:
+        body = messages.queued(base_sha=spec.base_sha, head_sha=spec.head_sha, requested_by=spec.requested_by,
+                               trigger=spec.trigger, details_url=details, workflow_url=dispatched.html_url,
+                               filter_=spec.filter, rounds=spec.rounds, threshold=spec.threshold, profile=spec.profile)
+        _upsert_comment(rt, client, UpsertComment(spec.repository, spec.pr_number, body))
+    if spec.react_comment_id and spec.pr_number is not None:
+        _react(rt, client, React(spec.repository, spec.pr_number, spec.react_comment_id, "rocket"))
+
+
+def _cancel_run(rt: Runtime, client: InstallationClient, a: CancelRun) -> None:
+    with rt.db.session() as session:
+        run = app_store.get_run(session, a.key)
+    if run is None or run.status not in ("queued", "in_progress"):
+        return
+    if run.workflow_run_id:
+        client.cancel_workflow_run(run.repository, run.workflow_run_id)
+    if run.check_run_id:
+        client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion="cancelled",
+                                title="Cancelled", summary=a.reason)
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, a.key, status="cancelled", conclusion="cancelled", headline=a.reason[:500])
+
+
+def _accept(rt: Runtime, client: InstallationClient, a: AcceptRegression) -> None:
+    with rt.db.session() as session, session.begin():
+        history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,
+                                    reason=a.reason)
+        run = app_store.latest_concluded_run(session, a.repository, a.pr_number)
+    if run is not None and run.result_id is not None:
+        _conclude(rt, client, run, workflow_url=run.workflow_run_url)
+
+
+def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
+    with rt.db.session() as session:
+        run = app_store.get_run(session, a.key)
+    if run is None or run.status not in ("queued", "in_progress"):
+        return
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, a.key, workflow_run_url=a.workflow_url or run.workflow_run_url)
+    try:
+        artifact = ingest.pick_artifact(client.artifacts(run.repository, a.workflow_run_id), run.key)
+        if artifact is None:
+            raise ingest.IngestError(f"produced no `{ingest.artifact_name(run.key)}` artifact")
+        if artifact.size_in_bytes > rt.settings.artifact_limit:
+            raise ingest.IngestError(f"its artifact is {artifact.size_in_bytes} bytes, over the limit of "
+                                     f"{rt.settings.artifact_limit} (PERFGATE_ARTIFACT_LIMIT)")
+        doc = ingest.results_from_zip(client.download(artifact.archive_download_url, rt.settings.artifact_limit))
+        if (doc.get("head") or {}).get("sha") != run.head_sha:
+            raise ingest.IngestError(f"its results are for head `{messages.short((doc.get('head') or {}).get('sha'))}`, "
+                                     f"not the requested `{messages.short(run.head_sha)}`")
+    except (UserError, GitHubError) as exc:
+        _fail_run(rt, client, run, a.workflow_conclusion, a.workflow_url, str(exc))
+        return
+    if run.pr_number is not None:
+        doc = dict(doc, pull_request={"number": run.pr_number,
+                                      "url": f"https://github.com/{run.repository}/pull/{run.pr_number}"})
+    if a.workflow_url:
+        doc["run_url"] = a.workflow_url
+    with rt.db.session() as session, session.begin():
+        outcome = history_store.add_result(session, doc, repository=run.repository)
+        app_store.update_run(session, run.key, result_id=outcome.result_id)
+        run = app_store.get_run(session, run.key)
+    _conclude(rt, client, run, workflow_url=a.workflow_url)
+
+
+def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url: str | None) -> None:
+    """(Re)write the comment and the check run of a run with stored results."""
+    with rt.db.session() as session:
+        doc = session.get(Result, run.result_id).document
+        accepts = [a for a in history_store.accepts_of(session, run.repository) if a["pr_number"] == run.pr_number] \
+            if run.pr_number is not None else []
+        notes = history_store.regression_history_notes(session, run.repository, doc, rt.settings.public_url)
+    config = _config(client, run.repository, {})
+    verdict = ingest.conclusion(doc, config.fail_threshold, bool(accepts))
+    details = rt.details_url(run.key) or workflow_url
+    title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
+    if run.check_run_id:
+        client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion=verdict, title=title,
+                                summary=ingest.check_summary(doc, details), details_url=rt.details_url(run.key),
+                                actions=[RERUN_BUTTON])
+    if run.pr_number is not None:
+        body = ingest.comment_body(doc, details, accepts, notes)
+        _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, body))
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, run.key, status="completed", conclusion=verdict, headline=title)
+
+
+def _fail_run(rt: Runtime, client: InstallationClient, run: Run, workflow_conclusion: str | None,
+              workflow_url: str | None, problem: str) -> None:
+    cancelled = workflow_conclusion == "cancelled"
+    conclusion = "cancelled" if cancelled else "failure"
+    text = messages.workflow_failed(workflow_conclusion, workflow_url, problem)
+    if run.check_run_id:
+        client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion=conclusion,
+                                title="No results" if not cancelled else "Cancelled", summary=text)
+    if run.pr_number is not None:
+        _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, text))
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, run.key, status="cancelled" if cancelled else "completed",
+                             conclusion=conclusion, headline=problem[:500])
+
+
+_HANDLERS: dict[type, Callable[[Runtime, Any, Any], None]] = {
+    SavePull: _save_pull, SaveInstallation: _save_installation, RecordMerge: _record_merge,
+    RememberCommand: _remember_command, RememberRefusal: _remember_refusal, UpsertComment: _upsert_comment,
+    Reply: _reply, React: _react, ReplyHistory: _reply_history, StartRun: _start_run, CancelRun: _cancel_run,
+    AcceptRegression: _accept, Ingest: _ingest,
+}
+
+
+# -- periodic -----------------------------------------------------------------------------------
+def expire_runs(rt: Runtime, now=None) -> list[str]:
+    """Mark runs that never reported back within ``PERFGATE_RUN_TIMEOUT`` as timed out (check
+    run ``timed_out``, comment updated). Returns their keys."""
+    now = now or utc_now()
+    with rt.db.session() as session:
+        stale = app_store.expired(app_store.active_runs(session), now, rt.settings.run_timeout)
+    done = []
+    for run in stale:
+        try:
+            client = rt.client_for(run.installation_id) if run.installation_id else None
+            text = messages.timed_out(rt.settings.run_timeout / 3600, run.workflow_run_url)
+            if client is not None:
+                if run.check_run_id:
+                    client.update_check_run(run.repository, run.check_run_id, status="completed",
+                                            conclusion="timed_out", title="Timed out", summary=text)
+                if run.pr_number is not None:
+                    _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, text))
+        except GitHubError as exc:
+            log.warning("run %s: could not report the time-out: %s", run.key, exc)
+        with rt.db.session() as session, session.begin():
+            app_store.update_run(session, run.key, status="timed_out", conclusion="timed_out",
+                                 headline="timed out")
+        done.append(run.key)
+    return done

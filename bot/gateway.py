@@ -1,0 +1,314 @@
+"""The App's only contact with GitHub: PyGithub authenticated as the App (thin shell).
+
+``GithubIntegration(auth=Auth.AppAuth(app_id, private_key), base_url=GITHUB_API_URL)``
+signs the App's JWT; :meth:`Gateway.installation` gives a client acting with that
+installation's token (PyGithub refreshes it; GITHUB.md). Every call here is one or two REST
+requests; decisions live in ``bot.decide``. GitHub errors become :class:`GitHubError` with
+the HTTP status, so the caller can tell "not allowed" (401/403), "not found" (404) and the
+rest apart.
+
+PyGithub's retries and pacing sleeps (``GithubRetry`` may sleep 60 s on a secondary rate
+limit; ``seconds_between_writes`` 1 s) are fine in the worker, never in the webhook request
+(the view makes no GitHub call); tests pass ``client_options`` turning them off.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from runner.config import Config, parse_table
+from runner.errors import ConfigError
+from runner.report import MARKER
+
+from .decide import PullInfo, pull_from_payload
+
+
+class GitHubError(Exception):
+    """A GitHub API call failed. ``status``: HTTP status (0: no answer)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class ArtifactTooLarge(GitHubError):
+    """An artifact bigger than the configured limit (not downloaded past it)."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    id: int
+    name: str
+    size_in_bytes: int
+    archive_download_url: str
+    expired: bool
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    """The workflow run GitHub created for a dispatch (``return_run_details``)."""
+
+    run_id: int | None
+    html_url: str | None
+
+
+def _message(exc: Any) -> str:
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])
+    return str(exc)
+
+
+def _wrap(doing: str, func: Callable[[], Any]) -> Any:
+    from github import GithubException
+
+    try:
+        return func()
+    except GithubException as exc:
+        raise GitHubError(exc.status, f"GitHub could not {doing} (HTTP {exc.status}: {_message(exc)})") from None
+    except (OSError, ValueError) as exc:  # connection refused, timeouts (requests' errors are OSErrors)
+        raise GitHubError(0, f"could not reach GitHub to {doing}: {exc}") from None
+
+
+class Gateway:
+    """The App's identity: makes installation clients.
+
+    Args:
+        app_id, private_key: the App's id and PEM key.
+        api_url: REST base URL (``GITHUB_API_URL``).
+        client_options: extra keyword arguments of ``GithubIntegration`` (tests:
+            ``{"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0}``).
+    """
+
+    def __init__(self, app_id: str, private_key: str, api_url: str, client_options: dict | None = None):
+        from github import Auth, GithubIntegration
+
+        options = {"timeout": 20, **(client_options or {})}
+        self.api_url = api_url.rstrip("/")
+        self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key), base_url=self.api_url,
+                                              **options)
+        self._bot_login: str | None = None
+
+    @property
+    def bot_login(self) -> str | None:
+        """``<app slug>[bot]``, the login of the App's comments (one ``GET /app``; None if it fails)."""
+        if self._bot_login is None:
+            try:
+                slug = _wrap("read the App", lambda: self._integration.get_app().slug)
+                self._bot_login = f"{slug}[bot]"
+            except GitHubError:
+                return None
+        return self._bot_login
+
+    def installation(self, installation_id: int) -> "InstallationClient":
+        gh = self._integration.get_github_for_installation(int(installation_id))
+        return InstallationClient(gh, self, int(installation_id))
+
+    def installation_token(self, installation_id: int) -> str:
+        """A fresh installation token (for the artifact download, which PyGithub has no call for)."""
+        return _wrap("create an installation token",
+                     lambda: self._integration.get_access_token(int(installation_id)).token)
+
+
+class InstallationClient:
+    """REST calls as one installation. Repositories are ``owner/name``."""
+
+    def __init__(self, gh: Any, gateway: Gateway, installation_id: int):
+        self._gh = gh
+        self._gateway = gateway
+        self.installation_id = installation_id
+
+    def _repo(self, full_name: str) -> Any:
+        return self._gh.get_repo(full_name, lazy=True)
+
+    # -- reading --------------------------------------------------------------------------------
+    def default_branch(self, repo: str) -> str:
+        return _wrap(f"read {repo}", lambda: self._gh.get_repo(repo).default_branch)
+
+    def permission(self, repo: str, login: str) -> str:
+        """``admin | write | read | none`` (GitHub folds maintain into write, triage into read);
+        403/404 (not a collaborator, or the App may not ask) read as ``none``."""
+        try:
+            return _wrap(f"read {login}'s permission", lambda: self._repo(repo).get_collaborator_permission(login))
+        except GitHubError as exc:
+            if exc.status in (403, 404):
+                return "none"
+            raise
+
+    def pull(self, repo: str, number: int) -> PullInfo:
+        pr = _wrap(f"read pull request #{number}", lambda: self._repo(repo).get_pull(number))
+        return pull_from_payload(pr.raw_data)
+
+    def target_config(self, repo: str, ref: str | None = None) -> Config:
+        """The target's ``perfgate.toml`` or ``[tool.perfgate]`` at ``ref`` (default branch when
+        None); defaults when neither exists. A broken file also yields the defaults (the error
+        is the compare's to report, on the runner)."""
+        import sys
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+        for path in ("perfgate.toml", "pyproject.toml"):
+            text = self._file(repo, path, ref)
+            if text is None:
+                continue
+            try:
+                data = tomllib.loads(text)
+                table = data if path == "perfgate.toml" else (data.get("tool") or {}).get("perfgate")
+                if table is None:
+                    continue
+                return parse_table(table, path)
+            except (tomllib.TOMLDecodeError, ConfigError, AttributeError):
+                return Config()
+        return Config()
+
+    def _file(self, repo: str, path: str, ref: str | None) -> str | None:
+        kwargs = {"ref": ref} if ref else {}
+        try:
+            content = _wrap(f"read {path}", lambda: self._repo(repo).get_contents(path, **kwargs))
+        except GitHubError as exc:
+            if exc.status in (403, 404):
+                return None
+            raise
+        if isinstance(content, list) or getattr(content, "type", "file") != "file":
+            return None
+        raw = getattr(content, "content", None)
+        if not raw:
+            return None
+        return base64.b64decode(raw).decode("utf-8", "replace")
+
+    # -- check runs ---------------------------------------------------------------------------
+    def create_check_run(self, repo: str, *, name: str, head_sha: str, external_id: str, details_url: str | None,
+                         status: str, title: str, summary: str, actions: list[dict] | None = None) -> int:
+        kwargs: dict[str, Any] = {"external_id": external_id, "status": status,
+                                  "output": {"title": title, "summary": summary}}
+        if details_url:
+            kwargs["details_url"] = details_url
+        if actions:
+            kwargs["actions"] = actions
+        run = _wrap("create the check run", lambda: self._repo(repo).create_check_run(name, head_sha, **kwargs))
+        return int(run.id)
+
+    def update_check_run(self, repo: str, check_run_id: int, *, status: str | None = None,
+                         conclusion: str | None = None, title: str | None = None, summary: str | None = None,
+                         text: str | None = None, details_url: str | None = None,
+                         actions: list[dict] | None = None) -> None:
+        def edit() -> None:
+            run = self._repo(repo).get_check_run(int(check_run_id))
+            kwargs: dict[str, Any] = {}
+            if status:
+                kwargs["status"] = status
+            if conclusion:
+                kwargs["conclusion"] = conclusion
+            if details_url:
+                kwargs["details_url"] = details_url
+            if actions:
+                kwargs["actions"] = actions
+            if title is not None and summary is not None:
+                output = {"title": title, "summary": summary}
+                if text:
+                    output["text"] = text
+                kwargs["output"] = output
+            run.edit(**kwargs)
+        _wrap("update the check run", edit)
+
+    # -- comments and reactions ---------------------------------------------------------------
+    def upsert_sticky(self, repo: str, number: int, body: str, comment_id: int | None = None) -> int:
+        """Edit comment ``comment_id`` (or the oldest comment of this App starting with the
+        ``<!-- perfgate -->`` marker); create it when there is none. Returns its id."""
+        def run() -> int:
+            issue = self._repo(repo).get_issue(number)
+            if comment_id:
+                try:
+                    comment = issue.get_comment(int(comment_id))
+                    comment.edit(body)
+                    return int(comment.id)
+                except Exception as exc:  # noqa: BLE001 - deleted by someone: fall back to searching
+                    if getattr(exc, "status", None) != 404:
+                        raise
+            for comment in self._ours(issue):
+                comment.edit(body)
+                return int(comment.id)
+            return int(issue.create_comment(body).id)
+        return _wrap(f"write the perfgate comment on #{number}", run)
+
+    def _ours(self, issue: Any) -> Iterator[Any]:
+        login = self._gateway.bot_login
+        for comment in issue.get_comments():
+            user = comment.user
+            if (comment.body or "").startswith(MARKER) and user is not None and (
+                    user.login == login or (login is None and user.type == "Bot")):
+                yield comment
+
+    def reply(self, repo: str, number: int, body: str) -> int:
+        return _wrap(f"comment on #{number}", lambda: int(self._repo(repo).get_issue(number).create_comment(body).id))
+
+    def react(self, repo: str, number: int, comment_id: int, content: str) -> None:
+        _wrap("add a reaction",
+              lambda: self._repo(repo).get_issue(number).get_comment(int(comment_id)).create_reaction(content))
+
+    # -- workflows ----------------------------------------------------------------------------
+    def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> Dispatched:
+        """``workflow_dispatch`` of ``workflow`` on branch ``ref`` with ``inputs`` (≤ 25)."""
+        def run() -> Dispatched:
+            wf = self._repo(repo).get_workflow(workflow)
+            result = wf.create_dispatch(ref, inputs, throw=True, return_run_details=True)
+            if result is True or result is None:  # GitHub Enterprise without run details
+                return Dispatched(None, None)
+            return Dispatched(int(result.id), result.html_url)
+        return _wrap(f"dispatch {workflow}", run)
+
+    def cancel_workflow_run(self, repo: str, run_id: int) -> None:
+        """Cancel a workflow run; 409 (already finished) is not an error."""
+        try:
+            _wrap("cancel the workflow run", lambda: self._repo(repo).get_workflow_run(int(run_id)).cancel())
+        except GitHubError as exc:
+            if exc.status not in (404, 409):
+                raise
+
+    def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
+        def run() -> list[Artifact]:
+            wr = self._repo(repo).get_workflow_run(int(run_id))
+            return [Artifact(int(a.id), a.name, int(a.size_in_bytes or 0), a.archive_download_url, bool(a.expired))
+                    for a in wr.get_artifacts()]
+        return _wrap("list the run's artifacts", run)
+
+    def download(self, url: str, limit: int) -> bytes:
+        """GET an artifact's ``archive_download_url`` with the installation token; GitHub
+        answers 302 to a short-lived storage URL, fetched without the token. At most ``limit``
+        bytes are read.
+
+        Raises:
+            ArtifactTooLarge: the archive exceeds ``limit`` bytes.
+            GitHubError: any other failure.
+        """
+        import requests
+
+        token = self._gateway.installation_token(self.installation_id)
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
+                   "X-GitHub-Api-Version": "2022-11-28"}
+        try:
+            first = requests.get(url, headers=headers, allow_redirects=False, timeout=30, stream=True)
+            if first.status_code in (301, 302, 303, 307, 308) and first.headers.get("Location"):
+                first.close()
+                response = requests.get(first.headers["Location"], timeout=60, stream=True)
+            else:
+                response = first
+            with response:
+                if response.status_code != 200:
+                    raise GitHubError(response.status_code, f"downloading the artifact answered HTTP {response.status_code}")
+                declared = int(response.headers.get("Content-Length") or 0)
+                if declared > limit:
+                    raise ArtifactTooLarge(413, f"the artifact is {declared} bytes, over the limit of {limit}")
+                buffer = io.BytesIO()
+                for chunk in response.iter_content(65536):
+                    buffer.write(chunk)
+                    if buffer.tell() > limit:
+                        raise ArtifactTooLarge(413, f"the artifact is over the limit of {limit} bytes")
+                return buffer.getvalue()
+        except requests.RequestException as exc:
+            raise GitHubError(0, f"could not download the artifact: {exc}") from None

@@ -1,0 +1,127 @@
+"""``perfgate history add`` and ``perfgate history show`` (on the App's storage).
+
+The database is ``DATABASE_URL``, else the SQLite file ``$PERFGATE_HOME/perfgate.db``
+(``PERFGATE_HOME`` defaults to ``~/.local/share/perfgate``); it is upgraded to the newest
+schema first. Handlers take the ``argparse.Namespace`` of ``runner.cli`` and return the exit
+status; bad input raises ``UserError`` (one line, exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Mapping, TextIO
+
+from runner import results as results_schema
+from runner.errors import UserError
+
+from . import db as dbmod
+from . import history, history_store
+
+
+def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
+    """``perfgate history add RESULTS.json [--repository OWNER/NAME]``.
+
+    Prints one line: what was stored and the change points of the updated series.
+    """
+    out = out or sys.stdout
+    doc = results_schema.load(args.results)
+    name = history_store.resolve_repository_name(doc, getattr(args, "repository", None))
+    database = dbmod.open_from_environment(os.environ if env is None else env)
+    try:
+        with database.session() as session, session.begin():
+            outcome = history_store.add_result(session, doc, name)
+            if not outcome.created:
+                print(f"already stored: {args.results} is result #{outcome.result_id} of {name}", file=out)
+                return 0
+            series = [s for s in history_store.load_series(session, name)
+                      if (s.benchmark, s.fingerprint.get("key")) in set(outcome.series)]
+    finally:
+        database.dispose()
+    kind = "run" if outcome.kind == "run" else "compare"
+    print(f"stored {args.results} ({kind}) as result #{outcome.result_id} of {name}: "
+          f"{outcome.points} benchmark point{'s' if outcome.points != 1 else ''}, "
+          f"{len(outcome.series)} series updated", file=out)
+    for s in series:
+        if s.change_points:
+            last = s.change_points[-1]
+            print(f"  {s.benchmark}: latest change point {history.format_ratio(last.ratio)} "
+                  f"at {last.commit_range}", file=out)
+    return 0
+
+
+def _pick_repository(session, requested: str | None, url: str) -> str:
+    if requested:
+        if not history.is_repository_name(requested):
+            raise UserError(f"--repository {requested!r} is not of the form OWNER/NAME")
+        return requested
+    names = history_store.list_repositories(session)
+    if not names:
+        raise UserError(f"no results stored yet in {dbmod.display_url(url)}; add one with: perfgate history add RESULTS.json")
+    if len(names) > 1:
+        raise UserError(f"several repositories are stored ({', '.join(names)}); pick one with --repository OWNER/NAME")
+    return names[0]
+
+
+def _select(series: list, bench: str | None) -> list:
+    """Exact benchmark name, else every benchmark whose name contains ``bench``."""
+    if not bench:
+        return series
+    exact = [s for s in series if s.benchmark == bench]
+    return exact or [s for s in series if bench in s.benchmark]
+
+
+def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
+    """``perfgate history show [--repository OWNER/NAME] [BENCH] [--json]``.
+
+    ``--json`` prints ``{series: [{benchmark, fingerprint, points: [{sha, time, value,
+    ci_low, ci_high}], change_points: [{index, sha, before, after, ratio}]}]}`` (values in
+    seconds, time ISO-8601 UTC, ratio after/before); otherwise a table per series.
+
+    Raises:
+        UserError: no repository to show, or ``BENCH`` matches nothing.
+    """
+    out = out or sys.stdout
+    database = dbmod.open_from_environment(os.environ if env is None else env)
+    try:
+        with database.session() as session:
+            name = _pick_repository(session, getattr(args, "repository", None), database.url)
+            series = _select(history_store.load_series(session, name), getattr(args, "bench", None))
+    finally:
+        database.dispose()
+    if args.bench and not series:
+        raise UserError(f"no history for a benchmark {args.bench!r} in {name}")
+    if getattr(args, "json", False):
+        print(json.dumps({"series": [history.series_json(s) for s in series]}, indent=1), file=out)
+        return 0
+    if not series:
+        print(f"{name}: no default-branch history yet (store `perfgate run` results with `perfgate history add`)",
+              file=out)
+        return 0
+    for s in series:
+        print(render_series_text(s), file=out)
+    return 0
+
+
+def render_series_text(series: history.Series, last: int = 10) -> str:
+    """A series as plain text: header, the ``last`` points, the change points."""
+    lines = [f"{series.benchmark}  [{series.fingerprint.get('label')}]  {len(series.points)} points"]
+    cut = {c.index for c in series.change_points}
+    start = max(0, len(series.points) - last)
+    if start:
+        lines.append(f"  ... {start} earlier points")
+    for i, p in enumerate(series.points[start:], start):
+        mark = "  <- change point" if i in cut else ""
+        ci = (f"  [{history.format_seconds(p.ci_low)}, {history.format_seconds(p.ci_high)}]"
+              if p.ci_low is not None and p.ci_high is not None else "")
+        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {history.format_seconds(p.value):>10}{ci}{mark}")
+    if series.change_points:
+        lines.append("  change points:")
+        for c in series.change_points:
+            prs = " ".join(f"#{p['number']}" for p in c.prs)
+            lines.append(f"    {c.commit_range}  {history.format_seconds(c.before)} -> {history.format_seconds(c.after)}"
+                         f"  {history.format_ratio(c.ratio)}  (p = {c.p_value:.3g}){'  PRs ' + prs if prs else ''}")
+    else:
+        lines.append("  no change points")
+    return "\n".join(lines)

@@ -1,0 +1,383 @@
+"""Regression history, the storage shell: results in, series and change points out.
+
+Every function takes an open SQLAlchemy ``Session`` and leaves committing to the caller
+(``with db.session() as s, s.begin(): ...``). Decisions are made by the pure modules
+``bot.history`` and ``bot.changepoints``; this module only reads and writes rows.
+
+Incremental change points: storing a result touches only the series of its ``main``
+points. For each such series, when the new point is the latest one, the cached change
+points are updated with ``changepoints.update`` (only the tail after the second-to-last
+change point is segmented again); a point that lands before the end of its series (an
+out-of-order upload) triggers a full ``changepoints.detect`` of that series.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from runner import results as results_schema
+from runner.errors import UserError
+
+from . import changepoints, history
+from .models import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
+                     Result, utc_now)
+
+
+# --------------------------------------------------------------------------- writing
+
+def get_repository(session: Session, full_name: str) -> Repository | None:
+    return session.scalar(select(Repository).where(Repository.full_name == full_name))
+
+
+def get_or_create_repository(session: Session, full_name: str) -> Repository:
+    """The ``repositories`` row of ``owner/name``, created when missing.
+
+    Raises:
+        UserError: ``full_name`` is not ``owner/name``.
+    """
+    if not history.is_repository_name(full_name):
+        raise UserError(f"{full_name!r} is not a repository name of the form OWNER/NAME")
+    repo = get_repository(session, full_name)
+    if repo is None:
+        repo = Repository(full_name=full_name)
+        session.add(repo)
+        session.flush()
+    return repo
+
+
+def record_pull_request(session: Session, repository: Repository, number: int, *, url: str | None = None,
+                        title: str | None = None, head_sha: str | None = None, merge_sha: str | None = None,
+                        merged_at: _dt.datetime | None = None) -> PullRequest:
+    """Create or update what is known of PR ``number``; given (non-None) fields overwrite.
+
+    The App calls this on ``pull_request`` events (``closed`` with ``merged``: pass
+    ``merge_sha=merge_commit_sha`` and ``merged_at``) so change points can name their PRs.
+    """
+    pr = session.scalar(select(PullRequest).where(PullRequest.repository_id == repository.id,
+                                                  PullRequest.number == number))
+    if pr is None:
+        pr = PullRequest(repository_id=repository.id, number=number)
+        session.add(pr)
+    for name, value in (("url", url), ("title", title), ("head_sha", head_sha), ("merge_sha", merge_sha),
+                        ("merged_at", merged_at)):
+        if value is not None:
+            setattr(pr, name, value)
+    session.flush()
+    return pr
+
+
+def _environment(session: Session, fp: history.Fingerprint) -> Environment:
+    env = session.scalar(select(Environment).where(Environment.key == fp.key))
+    if env is None:
+        env = Environment(key=fp.key, gpu=fp.gpu, driver=fp.driver, cuda=fp.cuda, torch=fp.torch,
+                          runner_label=fp.runner_label)
+        session.add(env)
+        session.flush()
+    return env
+
+
+def content_sha256(doc: dict) -> str:
+    """SHA-256 of the canonical JSON of a document (the same result stored twice is one row)."""
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def resolve_repository_name(doc: dict, repository: str | None) -> str:
+    """The ``owner/name`` a result belongs to: ``repository`` if given, else the document's.
+
+    Raises:
+        UserError: neither is of the form OWNER/NAME (a local compare stores a path).
+    """
+    name = repository or doc.get("repository") or ""
+    if not history.is_repository_name(name):
+        if repository:
+            raise UserError(f"--repository {repository!r} is not of the form OWNER/NAME")
+        raise UserError(f"the result's repository {name!r} is not OWNER/NAME; pass --repository OWNER/NAME")
+    return name
+
+
+@dataclass
+class AddOutcome:
+    """What :func:`add_result` did. ``series``: ``(benchmark, fingerprint key)`` updated."""
+
+    result_id: int
+    repository: str
+    created: bool
+    kind: str
+    points: int = 0
+    series: list[tuple[str, str]] = field(default_factory=list)
+    change_points: int = 0
+
+
+def add_result(session: Session, doc: dict, repository: str | None = None) -> AddOutcome:
+    """Store a results.json document (validated first) with its points; update change points.
+
+    Args:
+        doc: a schema_version 1 document; optional top-level ``pull_request`` ``{number,
+            url, title?, merge_commit_sha?, merged_at?}`` and ``run_url``.
+        repository: ``owner/name``; default the document's ``repository``.
+    Returns:
+        :class:`AddOutcome` (``created`` False when this exact document was stored before).
+    Raises:
+        UserError (ResultsError): the document is not valid, or has no usable repository.
+    """
+    results_schema.validate(doc)
+    name = resolve_repository_name(doc, repository)
+    repo = get_or_create_repository(session, name)
+    digest = content_sha256(doc)
+    existing = session.scalar(select(Result).where(Result.repository_id == repo.id,
+                                                   Result.content_sha256 == digest))
+    kind = history.result_kind(doc)
+    if existing is not None:
+        return AddOutcome(result_id=existing.id, repository=name, created=False, kind=kind)
+
+    fp = history.fingerprint_of(doc.get("environment") or {})
+    env = _environment(session, fp)
+    head, base = doc.get("head") or {}, doc.get("base") or {}
+    pr_doc = history.pull_request_of(doc)
+    pr = None
+    if pr_doc:
+        pr = record_pull_request(session, repo, pr_doc["number"], url=pr_doc.get("url"),
+                                 title=pr_doc.get("title"), head_sha=head.get("sha"),
+                                 merge_sha=pr_doc.get("merge_commit_sha"),
+                                 merged_at=history.parse_time(pr_doc.get("merged_at")))
+    measured_at = history.parse_time(doc.get("created_at")) or utc_now()
+    result = Result(repository_id=repo.id, pull_request_id=pr.id if pr else None, environment_id=env.id,
+                    kind=kind, head_sha=head.get("sha"), head_ref=head.get("ref"), base_sha=base.get("sha"),
+                    base_ref=base.get("ref"), run_url=doc.get("run_url"), measured_at=measured_at,
+                    content_sha256=digest, document=doc)
+    session.add(result)
+    session.flush()
+
+    outcome = AddOutcome(result_id=result.id, repository=name, created=True, kind=kind)
+    seen: set[str] = set()
+    for rec in history.points_of(doc):
+        if rec.benchmark in seen:  # one point per benchmark and result
+            continue
+        seen.add(rec.benchmark)
+        session.add(BenchmarkPoint(result_id=result.id, repository_id=repo.id, environment_id=env.id,
+                                   benchmark=rec.benchmark, kind=rec.kind, sha=rec.sha,
+                                   pr_number=pr.number if pr else None, measured_at=measured_at,
+                                   value=rec.value, ci_low=rec.ci_low, ci_high=rec.ci_high, ratio=rec.ratio,
+                                   verdict=rec.verdict))
+        outcome.points += 1
+        if rec.kind == "main":
+            outcome.series.append((rec.benchmark, fp.key))
+    session.flush()
+    for bench, _key in outcome.series:
+        outcome.change_points += refresh_change_points(session, repo.id, bench, env.id, new_result_id=result.id)
+    return outcome
+
+
+def _series_rows(session: Session, repository_id: int, benchmark: str, environment_id: int) -> list[BenchmarkPoint]:
+    return list(session.scalars(
+        select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repository_id,
+                                     BenchmarkPoint.benchmark == benchmark,
+                                     BenchmarkPoint.environment_id == environment_id,
+                                     BenchmarkPoint.kind == "main")
+        .order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)))
+
+
+def refresh_change_points(session: Session, repository_id: int, benchmark: str, environment_id: int, *,
+                          new_result_id: int | None = None) -> int:
+    """Recompute the cached change points of one series; returns how many it has now.
+
+    Incremental (``changepoints.update``) when the point of ``new_result_id`` is the last
+    of the series, else a full ``changepoints.detect``.
+    """
+    rows = _series_rows(session, repository_id, benchmark, environment_id)
+    cached = list(session.scalars(
+        select(ChangePointRow).where(ChangePointRow.repository_id == repository_id,
+                                     ChangePointRow.benchmark == benchmark,
+                                     ChangePointRow.environment_id == environment_id)
+        .order_by(ChangePointRow.position)))
+    values = [r.value for r in rows]
+    appended = new_result_id is not None and rows and rows[-1].result_id == new_result_id
+    if appended and cached:
+        previous = [changepoints.Split(index=c.position, before=c.before, after=c.after, ratio=c.ratio,
+                                       p_value=c.p_value) for c in cached]
+        splits = changepoints.update(values, previous)
+    else:
+        splits = changepoints.detect(values)
+    session.execute(delete(ChangePointRow).where(ChangePointRow.repository_id == repository_id,
+                                                 ChangePointRow.benchmark == benchmark,
+                                                 ChangePointRow.environment_id == environment_id))
+    for s in splits:
+        here, prev = rows[s.index], rows[s.index - 1]
+        session.add(ChangePointRow(repository_id=repository_id, environment_id=environment_id, benchmark=benchmark,
+                                   position=s.index, sha=here.sha, prev_sha=prev.sha,
+                                   measured_at=here.measured_at, prev_measured_at=prev.measured_at,
+                                   before=s.before, after=s.after, ratio=s.ratio, p_value=s.p_value))
+    session.flush()
+    return len(splits)
+
+
+def record_accept(session: Session, repository: str, *, user: str, pr_number: int | None = None,
+                  sha: str | None = None, benchmark: str | None = None, reason: str | None = None) -> Accept:
+    """Record ``/perf accept``: ``user`` acknowledged the regression of a PR (or a commit).
+
+    ``benchmark`` None accepts every regressed benchmark of that PR. Returns the row.
+
+    Raises:
+        UserError: neither ``pr_number`` nor ``sha`` given, or a bad repository name.
+    """
+    if pr_number is None and not sha:
+        raise UserError("an accept needs a PR number or a commit SHA")
+    repo = get_or_create_repository(session, repository)
+    row = Accept(repository_id=repo.id, pr_number=pr_number, sha=sha, benchmark=benchmark, user=user,
+                 reason=reason)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def accepted(session: Session, repository: str, pr_number: int, benchmark: str | None = None) -> bool:
+    """Has a regression of PR ``pr_number`` (for ``benchmark``, or all) been accepted?"""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return False
+    rows = session.scalars(select(Accept).where(Accept.repository_id == repo.id, Accept.pr_number == pr_number))
+    return any(r.benchmark in (None, benchmark) for r in rows)
+
+
+# --------------------------------------------------------------------------- reading
+
+def list_repositories(session: Session) -> list[str]:
+    return list(session.scalars(select(Repository.full_name).order_by(Repository.full_name)))
+
+
+def _pr_dicts(session: Session, repository_id: int) -> list[dict]:
+    return [{"number": p.number, "url": p.url, "title": p.title, "head_sha": p.head_sha,
+             "merge_sha": p.merge_sha, "merged_at": p.merged_at}
+            for p in session.scalars(select(PullRequest).where(PullRequest.repository_id == repository_id))]
+
+
+def _point(row: BenchmarkPoint, pr_urls: dict[int, str | None]) -> history.Point:
+    return history.Point(sha=row.sha, time=row.measured_at, value=row.value, ci_low=row.ci_low,
+                         ci_high=row.ci_high, kind=row.kind, pr_number=row.pr_number,
+                         pr_url=pr_urls.get(row.pr_number) if row.pr_number else None,
+                         fingerprint=row.environment.key, ratio=row.ratio, verdict=row.verdict,
+                         run_url=row.result.run_url, benchmark=row.benchmark)
+
+
+def _fingerprint_dict(env: Environment) -> dict:
+    fp = history.Fingerprint(gpu=env.gpu, driver=env.driver, cuda=env.cuda, torch=env.torch,
+                             runner_label=env.runner_label)
+    return {**fp.as_dict(), "key": env.key}
+
+
+def load_series(session: Session, repository: str, benchmark: str | None = None) -> list[history.Series]:
+    """Every series of ``repository`` (or of one ``benchmark``), with change points and their PRs.
+
+    Sorted by benchmark name, then by the first measurement of the fingerprint.
+    """
+    repo = get_repository(session, repository)
+    if repo is None:
+        return []
+    query = select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repo.id, BenchmarkPoint.kind == "main")
+    if benchmark is not None:
+        query = query.where(BenchmarkPoint.benchmark == benchmark)
+    rows = session.scalars(query.order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)).all()
+    prs = _pr_dicts(session, repo.id)
+    pr_urls = {p["number"]: p["url"] for p in prs}
+    grouped: dict[tuple[str, int], list[BenchmarkPoint]] = {}
+    for row in rows:
+        grouped.setdefault((row.benchmark, row.environment_id), []).append(row)
+    cp_query = select(ChangePointRow).where(ChangePointRow.repository_id == repo.id)
+    if benchmark is not None:
+        cp_query = cp_query.where(ChangePointRow.benchmark == benchmark)
+    cps: dict[tuple[str, int], list[ChangePointRow]] = {}
+    for c in session.scalars(cp_query.order_by(ChangePointRow.position)):
+        cps.setdefault((c.benchmark, c.environment_id), []).append(c)
+
+    out = []
+    for (bench, env_id), series_rows in grouped.items():
+        points = [_point(r, pr_urls) for r in series_rows]
+        change_points = [history.ChangePoint(
+            index=c.position, sha=c.sha, prev_sha=c.prev_sha, before=c.before, after=c.after, ratio=c.ratio,
+            p_value=c.p_value, time=c.measured_at, prev_time=c.prev_measured_at,
+            prs=tuple(history.prs_merged_between(prs, c.prev_sha, c.sha, c.prev_measured_at, c.measured_at)))
+            for c in cps.get((bench, env_id), [])]
+        out.append(history.Series(benchmark=bench, fingerprint=_fingerprint_dict(series_rows[0].environment),
+                                  points=points, change_points=change_points))
+    out.sort(key=lambda s: (s.benchmark, s.points[0].time))
+    return out
+
+
+def load_side_points(session: Session, repository: str, benchmark: str | None = None,
+                     limit: int | None = None) -> list[history.Point]:
+    """PR and compare points (not part of any series), oldest first; the newest ``limit``."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return []
+    query = select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repo.id, BenchmarkPoint.kind != "main")
+    if benchmark is not None:
+        query = query.where(BenchmarkPoint.benchmark == benchmark)
+    query = query.order_by(BenchmarkPoint.measured_at.desc(), BenchmarkPoint.id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}
+    return [_point(r, pr_urls) for r in reversed(session.scalars(query).all())]
+
+
+def benchmark_names(session: Session, repository: str) -> list[str]:
+    repo = get_repository(session, repository)
+    if repo is None:
+        return []
+    return list(session.scalars(select(BenchmarkPoint.benchmark).where(BenchmarkPoint.repository_id == repo.id)
+                                .group_by(BenchmarkPoint.benchmark).order_by(BenchmarkPoint.benchmark)))
+
+
+def accepts_of(session: Session, repository: str) -> list[dict]:
+    """``[{pr_number, sha, benchmark, user, reason, created_at}]`` oldest first."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return []
+    return [{"pr_number": a.pr_number, "sha": a.sha, "benchmark": a.benchmark, "user": a.user,
+             "reason": a.reason, "created_at": a.created_at}
+            for a in session.scalars(select(Accept).where(Accept.repository_id == repo.id).order_by(Accept.id))]
+
+
+def result_count(session: Session, repository: str) -> int:
+    repo = get_repository(session, repository)
+    if repo is None:
+        return 0
+    return int(session.scalar(select(func.count(Result.id)).where(Result.repository_id == repo.id)) or 0)
+
+
+def regression_history_notes(session: Session, repository: str, doc: dict,
+                             public_url: str | None) -> list[dict]:
+    """For the PR comment: per regressed benchmark of a compare ``doc``, its history link and
+    whether the change is within the historical noise of the same environment's series.
+
+    Returns ``[{benchmark, url, ratio, within_noise, noise, pairs}]`` (``within_noise`` None
+    when the history is too short or absent).
+    """
+    key = history.fingerprint_of(doc.get("environment") or {}).key
+    notes = []
+    for bench in doc.get("benchmarks") or []:
+        change = bench.get("change") or {}
+        if change.get("verdict") != "regression":
+            continue
+        series = next((s for s in load_series(session, repository, bench["name"])
+                       if s.fingerprint.get("key") == key), None)
+        notes.append({"benchmark": bench["name"], "url": history.bench_url(public_url, repository, bench["name"]),
+                      "ratio": change.get("ratio"), **history.within_noise(change.get("ratio"), series)})
+    return notes
+
+
+def history_reply_markdown(session: Session, repository: str, benchmark: str | None,
+                           public_url: str | None) -> str:
+    """The App's reply to ``/perf history [BENCH]``: ``bot.history.history_table_markdown``
+    over the series of ``BENCH`` (exact name, else names containing it; all when None)."""
+    series = load_series(session, repository)
+    if benchmark:
+        exact = [s for s in series if s.benchmark == benchmark]
+        series = exact or [s for s in series if benchmark in s.benchmark]
+    return history.history_table_markdown(series, repository=repository, public_url=public_url,
+                                          benchmark=benchmark)

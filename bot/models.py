@@ -1,0 +1,236 @@
+"""The App's storage model (SQLAlchemy 2, typed declarative).
+
+Tables of the regression history (issue 7):
+
+- ``repositories``: one row per ``owner/name``.
+- ``pull_requests``: what is known of a PR (number, URL, title, head/merge SHA, merge time);
+  the App (issue 6) adds its own columns (state, labels, sticky comment id, ...) through a
+  new migration.
+- ``environments``: one row per environment fingerprint (GPU model, driver, CUDA, torch,
+  runner label; ``bot.history.Fingerprint``), so series can be labelled.
+- ``results``: every stored results.json document, verbatim, linked to its PR when there is
+  one. The bot re-renders only from ``document``.
+- ``benchmark_points``: one measured value (median seconds per call with its confidence
+  interval) per (result, benchmark); a series is the ``main`` points of one (repository,
+  benchmark, fingerprint), ordered by ``measured_at`` then ``id``.
+- ``change_points``: the cached detection result per series (recomputed when a point arrives).
+- ``accepts``: who accepted which regression (``/perf accept``).
+
+Everything is dialect-neutral (SQLite and PostgreSQL): generic types, timezone-aware
+timestamps through :class:`UTCDateTime`, named constraints for Alembic.
+Schema changes go through ``bot/migrations`` (a test checks migrations == these models).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+from typing import Any, Optional
+
+from sqlalchemy import (JSON, Double, ForeignKey, Index, Integer, MetaData, String, Text,
+                        UniqueConstraint)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import DateTime, TypeDecorator
+
+#: Constraint names that are the same on every dialect (Alembic needs names to alter them).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+#: Every module that declares tables on :class:`Base` (Alembic's env.py and the schema test
+#: load them all through :func:`all_metadata`; add a module here when it declares tables).
+MODEL_MODULES = ("bot.models", "bot.app_models")
+
+
+def all_metadata() -> MetaData:
+    """``Base.metadata`` with the tables of every module in ``MODEL_MODULES`` registered."""
+    for name in MODEL_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # a module not written yet; its own imports must work
+            if exc.name != name:
+                raise
+    return Base.metadata
+
+
+class UTCDateTime(TypeDecorator):
+    """A timezone-aware UTC timestamp on every dialect.
+
+    SQLite has no time zones and returns naive values; this type stores UTC and always hands
+    back an aware ``datetime`` in UTC. Naive values given to it are taken as UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Optional[_dt.datetime], dialect) -> Optional[_dt.datetime]:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        value = value.astimezone(_dt.timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Optional[_dt.datetime], dialect) -> Optional[_dt.datetime]:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=_dt.timezone.utc)
+        return value.astimezone(_dt.timezone.utc)
+
+
+def utc_now() -> _dt.datetime:
+    """Now, timezone-aware UTC."""
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {_dt.datetime: UTCDateTime(), dict[str, Any]: JSON(), float: Double()}
+
+
+class Repository(Base):
+    __tablename__ = "repositories"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    full_name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+
+    results: Mapped[list["Result"]] = relationship(back_populates="repository")
+
+
+class PullRequest(Base):
+    __tablename__ = "pull_requests"
+    __table_args__ = (UniqueConstraint("repository_id", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    url: Mapped[Optional[str]] = mapped_column(String(500))
+    title: Mapped[Optional[str]] = mapped_column(Text)
+    head_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    merge_sha: Mapped[Optional[str]] = mapped_column(String(64), index=True)
+    merged_at: Mapped[Optional[_dt.datetime]] = mapped_column()
+
+    repository: Mapped[Repository] = relationship()
+
+
+class Environment(Base):
+    """One environment fingerprint; ``key`` is ``bot.history.Fingerprint.key``."""
+
+    __tablename__ = "environments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), unique=True)
+    gpu: Mapped[Optional[str]] = mapped_column(String(200))
+    driver: Mapped[Optional[str]] = mapped_column(String(100))
+    cuda: Mapped[Optional[str]] = mapped_column(String(100))
+    torch: Mapped[Optional[str]] = mapped_column(String(100))
+    runner_label: Mapped[Optional[str]] = mapped_column(String(200))
+
+
+class Result(Base):
+    """A stored results.json (``kind``: ``run`` single revision, or ``compare``)."""
+
+    __tablename__ = "results"
+    __table_args__ = (UniqueConstraint("repository_id", "content_sha256"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"), index=True)
+    pull_request_id: Mapped[Optional[int]] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="SET NULL"), index=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id"))
+    kind: Mapped[str] = mapped_column(String(16))
+    head_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    head_ref: Mapped[Optional[str]] = mapped_column(String(300))
+    base_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    base_ref: Mapped[Optional[str]] = mapped_column(String(300))
+    run_url: Mapped[Optional[str]] = mapped_column(String(500))
+    measured_at: Mapped[_dt.datetime] = mapped_column()
+    stored_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    document: Mapped[dict[str, Any]] = mapped_column()
+
+    repository: Mapped[Repository] = relationship(back_populates="results")
+    pull_request: Mapped[Optional[PullRequest]] = relationship()
+    environment: Mapped[Environment] = relationship()
+
+
+class BenchmarkPoint(Base):
+    """One benchmark's measured value in one result.
+
+    ``kind``: ``main`` (a single-revision run: the history series), ``pr`` (a PR head) or
+    ``compare`` (a compare head without a PR). Values are seconds per call.
+    """
+
+    __tablename__ = "benchmark_points"
+    __table_args__ = (
+        UniqueConstraint("result_id", "benchmark"),
+        Index("ix_benchmark_points_series", "repository_id", "benchmark", "environment_id", "kind",
+              "measured_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"), index=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id"))
+    benchmark: Mapped[str] = mapped_column(String(500))
+    kind: Mapped[str] = mapped_column(String(16))
+    sha: Mapped[Optional[str]] = mapped_column(String(64))
+    pr_number: Mapped[Optional[int]] = mapped_column(Integer)
+    measured_at: Mapped[_dt.datetime] = mapped_column()
+    value: Mapped[float] = mapped_column()
+    ci_low: Mapped[Optional[float]] = mapped_column()
+    ci_high: Mapped[Optional[float]] = mapped_column()
+    ratio: Mapped[Optional[float]] = mapped_column()
+    verdict: Mapped[Optional[str]] = mapped_column(String(16))
+
+    result: Mapped[Result] = relationship()
+    environment: Mapped[Environment] = relationship()
+
+
+class ChangePointRow(Base):
+    """A detected change point of one series (cache; rebuilt by ``bot.history_store``)."""
+
+    __tablename__ = "change_points"
+    __table_args__ = (Index("ix_change_points_series", "repository_id", "benchmark", "environment_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id"))
+    benchmark: Mapped[str] = mapped_column(String(500))
+    position: Mapped[int] = mapped_column(Integer)
+    sha: Mapped[Optional[str]] = mapped_column(String(64))
+    prev_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    measured_at: Mapped[_dt.datetime] = mapped_column()
+    prev_measured_at: Mapped[_dt.datetime] = mapped_column()
+    before: Mapped[float] = mapped_column()
+    after: Mapped[float] = mapped_column()
+    ratio: Mapped[float] = mapped_column()
+    p_value: Mapped[float] = mapped_column()
+    detected_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+
+    environment: Mapped[Environment] = relationship()
+
+
+class Accept(Base):
+    """``/perf accept``: ``user`` acknowledged a regression of PR ``pr_number`` at ``sha``.
+
+    ``benchmark`` None means every regressed benchmark of that PR.
+    """
+
+    __tablename__ = "accepts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"), index=True)
+    pr_number: Mapped[Optional[int]] = mapped_column(Integer)
+    sha: Mapped[Optional[str]] = mapped_column(String(64))
+    benchmark: Mapped[Optional[str]] = mapped_column(String(500))
+    user: Mapped[str] = mapped_column(String(100))
+    reason: Mapped[Optional[str]] = mapped_column(Text)
+    created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)

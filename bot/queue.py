@@ -1,0 +1,86 @@
+"""The App's job queue (Huey): the webhook view enqueues, ``perfgate worker`` consumes.
+
+Backends (``HUEY_URL`` / ``REDIS_URL``):
+
+- unset: ``SqliteHuey`` on ``$PERFGATE_HOME/huey.db`` (one machine, nothing to install);
+- ``sqlite:///PATH``: ``SqliteHuey`` on PATH;
+- ``redis://...`` / ``rediss://...``: ``RedisHuey`` (several machines; needs the ``redis``
+  package);
+- ``memory://``: in-process and *immediate* (jobs run inside ``enqueue``): tests only.
+
+Tasks are registered per queue (no module-level Huey): ``process_delivery(delivery_id)``
+(retried twice, 30 s apart) and ``expire_runs`` every 5 minutes. The runtime they need
+(database, GitHub gateway) is built lazily, once per process, by ``runtime_factory``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from runner.errors import UserError
+
+log = logging.getLogger("perfgate.bot")
+
+#: Job retries and the pause between them (seconds): GitHub hiccups are usually short.
+RETRIES, RETRY_DELAY = 2, 30
+
+
+@dataclass
+class JobQueue:
+    huey: Any
+    process_delivery: Any
+    expire_runs: Any
+
+    def enqueue_delivery(self, delivery_id: str) -> None:
+        """Queue the job of one stored delivery (runs at once in immediate mode)."""
+        self.process_delivery(delivery_id)
+
+
+def make_huey(queue_url: str | None, home: Path, name: str = "perfgate"):
+    """A Huey instance for ``queue_url`` (see the module docstring).
+
+    Raises:
+        UserError: Redis is asked for but the ``redis`` package is missing.
+    """
+    from huey import MemoryHuey, SqliteHuey
+
+    if queue_url and queue_url.startswith("memory://"):
+        return MemoryHuey(name, immediate=True)
+    if queue_url and queue_url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from huey import RedisHuey
+
+            return RedisHuey(name, url=queue_url)
+        except ImportError:
+            raise UserError("HUEY_URL/REDIS_URL is a Redis URL but the Python package 'redis' is not installed "
+                            "(pip install redis)") from None
+    path = Path(queue_url[len("sqlite:///"):]) if queue_url else home / "huey.db"
+    path.expanduser().parent.mkdir(parents=True, exist_ok=True)
+    return SqliteHuey(name, filename=str(path.expanduser()))
+
+
+def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
+    """Register the App's tasks on ``huey``; ``runtime_factory()`` → ``bot.executor.Runtime``."""
+    from huey import crontab
+
+    from . import executor
+
+    cache: dict[str, Any] = {}
+
+    def runtime():
+        if "rt" not in cache:
+            cache["rt"] = runtime_factory()
+        return cache["rt"]
+
+    @huey.task(retries=RETRIES, retry_delay=RETRY_DELAY, name="perfgate.process_delivery")
+    def process_delivery(delivery_id: str) -> int:
+        return len(executor.handle_delivery(runtime(), delivery_id))
+
+    @huey.periodic_task(crontab(minute="*/5"), name="perfgate.expire_runs")
+    def expire_runs() -> int:
+        return len(executor.expire_runs(runtime()))
+
+    return JobQueue(huey, process_delivery, expire_runs)

@@ -1,0 +1,178 @@
+"""GitHub webhooks without I/O (after gidgethub's ``sansio``): signature, parsing, routing.
+
+Everything here works on plain bytes and mappings, so each rule of GitHub's protocol is a
+pure function tested with literal bodies:
+
+- :func:`signature` / :func:`verify_signature`: ``X-Hub-Signature-256`` is
+  ``sha256=<hex HMAC-SHA256(secret, raw body)>`` (GitHub docs, "Validating webhook
+  deliveries"; GitHub's test vector is in the tests). The comparison is constant-time.
+- :func:`parse_event`: headers + raw body → :class:`Event`, verifying the signature before
+  the body is parsed at all.
+- :class:`Router`: ``(event, action)`` → handler, like gidgethub's ``routing.Router``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+#: The signature header GitHub sends with every delivery (SHA-256; the SHA-1 one is legacy).
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+
+
+class WebhookError(Exception):
+    """A delivery the App cannot accept; ``status`` is the HTTP status to answer."""
+
+    status = 400
+
+
+class InvalidSignature(WebhookError):
+    """Missing or wrong ``X-Hub-Signature-256`` (answer 401, parse nothing)."""
+
+    status = 401
+
+
+class BadPayload(WebhookError):
+    """Headers or body are not a webhook delivery (answer 400)."""
+
+    status = 400
+
+
+def signature(secret: str | bytes, body: bytes) -> str:
+    """``hex(HMAC-SHA256(secret, body))``, the part of the header after ``sha256=``."""
+    key = secret.encode("utf-8") if isinstance(secret, str) else secret
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(body: bytes, header: str | None, secret: str | bytes) -> None:
+    """Check ``header`` (the ``X-Hub-Signature-256`` value) against ``body``.
+
+    Raises:
+        InvalidSignature: the header is missing, not ``sha256=<hex>``, or does not match.
+    """
+    if not secret:
+        raise InvalidSignature("no webhook secret is configured")
+    if not header:
+        raise InvalidSignature(f"missing {SIGNATURE_HEADER}")
+    algorithm, _, digest = header.partition("=")
+    if algorithm != "sha256" or not digest:
+        raise InvalidSignature(f"{SIGNATURE_HEADER} is not of the form sha256=<hex>")
+    expected = signature(secret, body)
+    if not hmac.compare_digest(expected.encode("ascii"), digest.strip().lower().encode("ascii", "replace")):
+        raise InvalidSignature(f"{SIGNATURE_HEADER} does not match the body")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One verified delivery.
+
+    ``name``: ``X-GitHub-Event`` (``pull_request``); ``action``: the payload's ``action`` or
+    None (``push``, ``ping``); ``delivery_id``: ``X-GitHub-Delivery`` (a GUID; a manual
+    redelivery repeats it); ``data``: the parsed payload.
+    """
+
+    name: str
+    delivery_id: str
+    data: dict = field(repr=False)
+    action: str | None = None
+
+    @property
+    def installation_id(self) -> int | None:
+        inst = self.data.get("installation")
+        return int(inst["id"]) if isinstance(inst, dict) and isinstance(inst.get("id"), int) else None
+
+    @property
+    def repository(self) -> str | None:
+        repo = self.data.get("repository")
+        return repo.get("full_name") if isinstance(repo, dict) else None
+
+    @property
+    def sender(self) -> str | None:
+        sender = self.data.get("sender")
+        return sender.get("login") if isinstance(sender, dict) else None
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    """Case-insensitive header lookup on any mapping (HTTP header names are case-insensitive)."""
+    if name in headers:
+        return headers[name]
+    lowered = name.lower()
+    for key, value in headers.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+def parse_event(headers: Mapping[str, str], body: bytes, secret: str | bytes) -> Event:
+    """Verify and parse one delivery.
+
+    Args:
+        headers: the request headers (any case).
+        body: the raw request body, exactly as received (the signature covers these bytes).
+        secret: the App's webhook secret.
+    Returns:
+        :class:`Event`.
+    Raises:
+        InvalidSignature: checked first, before the body is looked at.
+        BadPayload: no ``X-GitHub-Event``/``X-GitHub-Delivery``, a body that is not a JSON
+            object, or a content type other than JSON.
+    """
+    verify_signature(body, _header(headers, SIGNATURE_HEADER), secret)
+    name = (_header(headers, "X-GitHub-Event") or "").strip()
+    delivery = (_header(headers, "X-GitHub-Delivery") or "").strip()
+    if not name:
+        raise BadPayload("missing X-GitHub-Event")
+    if not delivery or len(delivery) > 100:
+        raise BadPayload("missing or oversized X-GitHub-Delivery")
+    content_type = (_header(headers, "Content-Type") or "application/json").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise BadPayload(f"content type {content_type!r}: configure the webhook to send application/json")
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BadPayload(f"body is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadPayload("body is not a JSON object")
+    action = data.get("action")
+    return Event(name=name, delivery_id=delivery, data=data, action=action if isinstance(action, str) else None)
+
+
+Handler = Callable[..., Any]
+
+
+class Router:
+    """Handlers by event name and, optionally, action.
+
+    >>> router = Router()
+    >>> @router.register("pull_request", action="labeled")
+    ... def on_labeled(event, *args): ...
+
+    :meth:`lookup` prefers an ``(event, action)`` handler over an event-wide one.
+    """
+
+    def __init__(self) -> None:
+        self._routes: dict[tuple[str, str | None], Handler] = {}
+
+    def register(self, event: str, action: str | None = None) -> Callable[[Handler], Handler]:
+        def add(func: Handler) -> Handler:
+            key = (event, action)
+            if key in self._routes:
+                raise ValueError(f"a handler for {event}/{action or '*'} is registered already")
+            self._routes[key] = func
+            return func
+        return add
+
+    def lookup(self, event: str, action: str | None = None) -> Handler | None:
+        """The handler for ``event``/``action``, else for ``event``, else None."""
+        return self._routes.get((event, action)) or self._routes.get((event, None))
+
+    def handles(self, event: str, action: str | None = None) -> bool:
+        return self.lookup(event, action) is not None
+
+    def dispatch(self, event: Event, *args: Any, **kwargs: Any) -> Any:
+        """Call the handler of ``event`` with ``(event, *args, **kwargs)``; None if there is none."""
+        handler = self.lookup(event.name, event.action)
+        return None if handler is None else handler(event, *args, **kwargs)

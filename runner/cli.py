@@ -1,0 +1,198 @@
+"""The ``perfgate`` command line (DESIGN.md, "Contracts / CLI").
+
+Each sub-command's arguments are defined here, in one place, and its handler is named as
+``"module:function"`` and imported only when that sub-command runs, so ``perfgate --help``
+and the light commands never import torch, scipy or Flask. A handler takes the parsed
+``argparse.Namespace`` and returns the exit status.
+
+Exit status: 0 done; 1 a regression tripped ``--fail-on-regression``; 2 bad input (one line
+``perfgate: error: ...``, never a traceback); 3 an internal failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+
+from . import __version__
+from .errors import UserError
+
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a fraction in [0, 1), e.g. 0.02 for 2 %")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with status 2 and one line, as every other bad input does."""
+
+    def error(self, message: str) -> None:  # pragma: no cover - exercised through main()
+        raise UserError(f"{self.prog}: {message}")
+
+
+def _add_measure_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repo", default=".", help="the target git repository (default: .)")
+    p.add_argument("--benchmarks", metavar="DIR", help="benchmark directory (default: from the config, else benchmarks/)")
+    p.add_argument("--filter", metavar="PATTERN", help="glob or substring of benchmark names")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where benchmarks run (default: config, else auto)")
+    p.add_argument("--max-time", type=_positive_float, metavar="SECONDS", help="time budget of the timing pass")
+    p.add_argument("--min-rounds", type=_positive_int, metavar="N", help="rounds before the first look")
+    p.add_argument("--min-sample-time", type=_positive_float, metavar="SECONDS",
+                   help="shortest duration of one sample; the inner loop count is calibrated to it")
+    p.add_argument("--cold-cache", action="store_true", default=None,
+                   help="flush the GPU L2 cache before every timed call (CUDA only)")
+    p.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                   help="a set-up or sample that takes longer is failed and its worker restarted")
+    p.add_argument("--config", metavar="FILE",
+                   help="a perfgate.toml to use instead of the one in the head revision")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: .perfgate/<timestamp>)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser; each sub-parser carries ``handler="module:function"``."""
+    parser = _Parser(prog="perfgate", description="Paired base-vs-head GPU/CPU benchmarks with root-cause hints.")
+    parser.add_argument("--version", action="version", version=f"perfgate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("compare", help="benchmark base against head, interleaved and paired")
+    p.add_argument("--base", required=True, metavar="REF")
+    p.add_argument("--head", required=True, metavar="REF")
+    _add_measure_options(p)
+    p.add_argument("--threshold", type=_fraction, metavar="FRACTION", help="practical significance (default 0.02)")
+    p.add_argument("--alpha", type=_fraction, metavar="FRACTION", help="family-wise significance level (default 0.05)")
+    p.add_argument("--profile", dest="profile", action="store_true", default=None, help="profile both sides (default)")
+    p.add_argument("--no-profile", dest="profile", action="store_false", help="skip the profiling pass")
+    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when a regression beyond fail_threshold is found")
+    p.add_argument("--title", help="PR title, for the intent section")
+    p.add_argument("--body", help="PR body, for the intent section")
+    p.add_argument("--labels", help="comma-separated PR labels, for the intent section")
+    p.set_defaults(handler="runner.compare_cli:main_compare")
+
+    p = sub.add_parser("run", help="benchmark one revision (history on the default branch)")
+    p.add_argument("--rev", default="HEAD", metavar="REF")
+    _add_measure_options(p)
+    p.set_defaults(handler="runner.compare_cli:main_run")
+
+    p = sub.add_parser("report", help="re-render a stored results.json")
+    p.add_argument("results", metavar="RESULTS.json")
+    p.add_argument("--format", choices=["md", "html", "term"], default="term")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    p.set_defaults(handler="runner.compare_cli:main_report")
+
+    p = sub.add_parser("demo", help="the real compare, end to end, on the bundled example")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: .perfgate/demo-<timestamp>)")
+    p.add_argument("--max-time", type=_positive_float, default=None, metavar="SECONDS")
+    p.add_argument("--no-profile", dest="profile", action="store_false", default=True)
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler="runner.demo:main_demo")
+
+    p = sub.add_parser("trace-summary", help="summarise a Kineto trace (.json/.json.gz)")
+    p.add_argument("trace", metavar="TRACE")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler="runner.trace:main_trace_summary")
+
+    p = sub.add_parser("trace-diff", help="profile diff + root-cause hints of two traces")
+    p.add_argument("base_trace", metavar="BASE_TRACE")
+    p.add_argument("head_trace", metavar="HEAD_TRACE")
+    p.add_argument("--json", action="store_true", help="print JSON {base, head, hints}")
+    p.set_defaults(handler="runner.hints:main_trace_diff")
+
+    p = sub.add_parser("intent", help="classify the optimisation strategy of a change")
+    p.add_argument("--title", default="")
+    p.add_argument("--body", default="")
+    p.add_argument("--labels", default="", help="comma-separated labels")
+    p.add_argument("--diff", metavar="FILE", help="a unified diff ('-' for standard input)")
+    p.add_argument("--repo", metavar="PATH")
+    p.add_argument("--base", metavar="REF")
+    p.add_argument("--head", metavar="REF")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler="runner.intent:main_intent")
+
+    p = sub.add_parser("history", help="store results and show series with change points")
+    hsub = p.add_subparsers(dest="history_command", metavar="ACTION", parser_class=_Parser)
+    hsub.required = True
+    h = hsub.add_parser("add", help="store a compare or run result")
+    h.add_argument("results", metavar="RESULTS.json")
+    h.add_argument("--repository", metavar="OWNER/NAME")
+    h.set_defaults(handler="bot.history_cli:main_add")
+    h = hsub.add_parser("show", help="series and change points")
+    h.add_argument("bench", nargs="?", metavar="BENCH")
+    h.add_argument("--repository", metavar="OWNER/NAME")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(handler="bot.history_cli:main_show")
+
+    p = sub.add_parser("serve", help="the GitHub App (development server)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(handler="bot.cli:main_serve")
+
+    p = sub.add_parser("worker", help="the App's background job consumer")
+    p.set_defaults(handler="bot.cli:main_worker")
+    return parser
+
+
+def _resolve(handler: str):
+    module_name, func_name = handler.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module_name
+        if missing.split(".")[0] in ("runner", "bot", "action"):
+            raise
+        extra = "bot" if module_name.startswith("bot") else "runner"
+        raise UserError(f"this command needs the Python package {missing!r}: pip install 'perfgate[{extra}]'") from None
+    return getattr(module, func_name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``perfgate`` console script; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        return int(_resolve(args.handler)(args) or 0)
+    except UserError as exc:
+        print(f"perfgate: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("perfgate: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:  # --help / --version
+        return int(exc.code or 0) if isinstance(exc.code, int) else 0
+    except Exception:  # noqa: BLE001 - the last line of defence: report, exit 3
+        traceback.print_exc()
+        print("perfgate: internal error (a bug in perfgate; please report it with the lines above)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Handlers of ``perfgate compare``, ``perfgate run`` and ``perfgate report`` (thin shell).
+
+Progress goes to standard error through rich; the verdict table to standard output.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from pathlib import Path
+
+from . import config as config_mod
+from . import results as results_mod
+from .errors import UserError
+from .report import print_table, render
+
+
+class RichProgress:
+    """A :class:`runner.compare.Progress` that draws a rich progress bar on standard error."""
+
+    def __init__(self, quiet: bool = False):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True)
+        self.quiet = quiet
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                            TimeElapsedColumn(), console=self.console, transient=True, disable=quiet)
+        self.task = None
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.bar.__exit__(*exc)
+
+    def phase(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(f"[dim]perfgate:[/] {text}", highlight=False)
+
+    def start(self, total: int) -> None:
+        self.task = self.bar.add_task("timing", total=total)
+
+    def benchmark(self, index: int, name: str) -> None:
+        self.bar.update(self.task, description=f"{name}: set-up")
+
+    def rounds(self, name: str, rounds: int, estimate) -> None:
+        text = f"{name}: {rounds} rounds"
+        if estimate is not None:
+            text += f", {100 * (estimate.ratio - 1):+.1f} % [{100 * (estimate.ci_low - 1):+.1f}, {100 * (estimate.ci_high - 1):+.1f}]"
+        self.bar.update(self.task, description=text)
+
+    def finished(self, name: str, verdict: str) -> None:
+        self.bar.advance(self.task)
+        if not self.quiet:
+            self.bar.console.print(f"  {name}: {verdict}", highlight=False)
+
+
+def default_out(kind: str = "") -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(".perfgate") / (f"{kind}-{stamp}" if kind else stamp)
+
+
+def overrides_from_args(args) -> dict:
+    """Command-line values that override the target's configuration (None = not given)."""
+    return {
+        "device": getattr(args, "device", None), "threshold": getattr(args, "threshold", None),
+        "alpha": getattr(args, "alpha", None), "max_time": getattr(args, "max_time", None),
+        "min_rounds": getattr(args, "min_rounds", None), "min_sample_time": getattr(args, "min_sample_time", None),
+        "cold_cache": getattr(args, "cold_cache", None), "timeout": getattr(args, "timeout", None),
+        "profile": getattr(args, "profile", None),
+    }
+
+
+def write_reports(doc: dict, out: Path) -> None:
+    """``report.md`` and ``report.html`` beside ``results.json``."""
+    (out / "report.md").write_text(render(doc, "md"), "utf-8")
+    (out / "report.html").write_text(render(doc, "html"), "utf-8")
+
+
+def main_compare(args) -> int:
+    from .compare import CompareRequest, PullRequestText, compare, fail_on_regression
+
+    overrides = overrides_from_args(args)
+    if overrides["min_rounds"] is not None and overrides["min_rounds"] < 2:
+        raise UserError("--min-rounds must be at least 2")
+    out = Path(args.out) if args.out else default_out()
+    labels = [s.strip() for s in (args.labels or "").split(",") if s.strip()]
+    req = CompareRequest(repo=args.repo, base=args.base, head=args.head, config=None, out=out,
+                         benchmarks=args.benchmarks, filter=args.filter,
+                         pr=PullRequestText(args.title or "", args.body or "", labels),
+                         config_overrides=overrides, config_file=args.config)
+    with RichProgress(quiet=args.quiet) as progress:
+        doc = compare(req, progress)
+    write_reports(doc, out)
+    from rich.console import Console
+
+    print_table(doc, Console())
+    print(f"results: {out / 'results.json'}  report: {out / 'report.md'}, {out / 'report.html'}", file=sys.stderr)
+    if args.fail_on_regression:
+        fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
+        tripped = fail_on_regression(doc, fail_threshold)
+        if tripped:
+            print(f"perfgate: regression beyond {fail_threshold:.0%} in: {', '.join(tripped)}", file=sys.stderr)
+            return 1
+    return 0
+
+
+def main_run(args) -> int:
+    from .single import run_single
+
+    out = Path(args.out) if args.out else default_out("run")
+    with RichProgress(quiet=args.quiet) as progress:
+        doc = run_single(args.repo, args.rev, out, benchmarks=args.benchmarks, filter=args.filter,
+                         overrides=overrides_from_args(args), progress=progress, config_file=args.config)
+    (out / "report.md").write_text(render(doc, "md"), "utf-8")
+    from rich.console import Console
+
+    print_table(doc, Console())
+    print(f"results: {out / 'results.json'}", file=sys.stderr)
+    return 0
+
+
+def main_report(args) -> int:
+    doc = results_mod.load(args.results)
+    text = render(doc, args.format)
+    if args.output:
+        Path(args.output).write_text(text, "utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,176 @@
+"""The target repository's configuration: ``[tool.perfgate]`` or ``perfgate.toml``.
+
+Keys and defaults are the contract in DESIGN.md ("Target repository configuration"), plus the
+sampling knobs of issue 2 (``min_rounds``, ``max_rounds``, ``min_sample_time``, ``cold_cache``,
+``timeout``, ``alpha``). Command-line flags override the file. Unknown keys and wrong types are
+:class:`~runner.errors.ConfigError` naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of one compare.
+
+    Attributes:
+        benchmarks: directory of ``bench_*.py`` files, relative to the repository root.
+        install: shell command run in each revision's fresh venv ("" = none: the worktree root,
+            and ``src/`` if present, go first on the worker's ``sys.path``).
+        device: ``auto`` | ``cpu`` | ``cuda``.
+        threshold: practical significance, fraction of the base time (0.02 = 2 %).
+        fail_threshold: a regression beyond this fraction fails the check / ``--fail-on-regression``.
+        max_time: seconds budget for the timing pass of one compare.
+        label: the PR label that triggers the App.
+        alpha: family-wise level of one benchmark's sequential test (see runner.stats).
+        min_rounds: rounds (base+head pairs) before the first look.
+        max_rounds: rounds after which an undecided benchmark stays ``inconclusive``.
+        min_sample_time: seconds one sample lasts at least; the inner loop count is calibrated
+            to it. 0.02 s default: see evaluation/RESULTS.md ("sample duration").
+        cold_cache: flush the GPU L2 cache before every timed call (CUDA only).
+        timeout: seconds a set-up or one sample may take before the worker is killed.
+        profile: run the profiling pass after timing.
+        process_noise: floor of the between-process standard deviation of the log-ratio
+            (0.01 ≈ 1 %): the spread of identical code across fresh worker processes, which one
+            process pair cannot estimate; see runner.stats.blocked_estimate and
+            evaluation/RESULTS.md.
+    """
+
+    benchmarks: str = "benchmarks"
+    install: str = ""
+    device: str = "auto"
+    threshold: float = 0.02
+    fail_threshold: float = 0.05
+    max_time: float = 900.0
+    label: str = "performance"
+    alpha: float = 0.05
+    min_rounds: int = 8
+    max_rounds: int = 128
+    min_sample_time: float = 0.02
+    cold_cache: bool = False
+    timeout: float = 300.0
+    profile: bool = True
+    process_noise: float = 0.01
+
+    def override(self, **values: Any) -> "Config":
+        """A copy with the given non-None values replaced (command-line flags), validated."""
+        given = {k: v for k, v in values.items() if v is not None}
+        cfg = replace(self, **given)
+        _check_values(cfg, "the command line")
+        return cfg
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "benchmarks": (str,), "install": (str,), "device": (str,), "label": (str,),
+    "threshold": (int, float), "fail_threshold": (int, float), "max_time": (int, float),
+    "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
+    "process_noise": (int, float),
+    "min_rounds": (int,), "max_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
+}
+
+
+def _check_values(cfg: Config, where: str) -> None:
+    if cfg.device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"{where}: device must be one of auto, cpu, cuda (got {cfg.device!r})")
+    for key in ("threshold", "fail_threshold"):
+        if not 0 <= getattr(cfg, key) < 1:
+            raise ConfigError(f"{where}: {key} must be a fraction in [0, 1), e.g. 0.02 for 2 % (got {getattr(cfg, key)!r})")
+    if not 0 < cfg.alpha < 1:
+        raise ConfigError(f"{where}: alpha must be in (0, 1) (got {cfg.alpha!r})")
+    if not 0 <= cfg.process_noise < 1:
+        raise ConfigError(f"{where}: process_noise must be a fraction in [0, 1) (got {cfg.process_noise!r})")
+    for key in ("max_time", "min_sample_time", "timeout"):
+        if getattr(cfg, key) <= 0:
+            raise ConfigError(f"{where}: {key} must be > 0 seconds (got {getattr(cfg, key)!r})")
+    if cfg.min_rounds < 2:
+        raise ConfigError(f"{where}: min_rounds must be at least 2 (got {cfg.min_rounds})")
+    if cfg.max_rounds < cfg.min_rounds:
+        raise ConfigError(f"{where}: max_rounds ({cfg.max_rounds}) must be >= min_rounds ({cfg.min_rounds})")
+
+
+def parse_table(table: dict, where: str) -> Config:
+    """Build a :class:`Config` from a TOML table (pure).
+
+    Raises:
+        ConfigError: unknown key, wrong type or out-of-range value; the message names the key
+            and ``where`` (the file).
+    """
+    known = {f.name for f in fields(Config)}
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(sorted(known))})")
+        expected = _TYPES[key]
+        # bool is an int in Python: reject true/false for numeric keys, and numbers for bool keys.
+        if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
+            names = " or ".join("number" if t in (int, float) else t.__name__ for t in expected)
+            names = "number" if expected == (int, float) else names
+            raise ConfigError(f"{where}: key {key!r} must be a {names}, got {type(value).__name__} {value!r}")
+        values[key] = float(value) if float in expected else value
+    cfg = Config(**values)
+    _check_values(cfg, where)
+    return cfg
+
+
+def load(repo: str | Path) -> tuple[Config, str | None]:
+    """Read the configuration of the repository (or worktree) at ``repo``.
+
+    ``perfgate.toml`` at the root wins over ``[tool.perfgate]`` in ``pyproject.toml``; with
+    neither, the defaults.
+
+    Returns:
+        ``(config, source)`` where ``source`` is the file read, or None.
+
+    Raises:
+        ConfigError: a file that is not TOML, or a bad key (named, with the file).
+    """
+    root = Path(repo)
+    own = root / "perfgate.toml"
+    if own.is_file():
+        return parse_table(_read_toml(own), str(own)), str(own)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("perfgate")
+        if table is not None:
+            if not isinstance(table, dict):
+                raise ConfigError(f"{pyproject}: [tool.perfgate] must be a table")
+            return parse_table(table, f"{pyproject} [tool.perfgate]"), str(pyproject)
+    return Config(), None
+
+
+def load_file(path: str | Path) -> Config:
+    """Read a ``perfgate.toml`` (top-level keys) or a ``pyproject.toml`` (``[tool.perfgate]``).
+
+    Raises:
+        ConfigError: missing file, not TOML, or a bad key (named, with the file).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"--config {path}: no such file")
+    table = _read_toml(path)
+    if path.name == "pyproject.toml":
+        table = table.get("tool", {}).get("perfgate", {})
+        return parse_table(table, f"{path} [tool.perfgate]")
+    return parse_table(table, str(path))
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None

@@ -1,0 +1,55 @@
+"""The environment a result was measured in, captured once and stored with the results.
+
+The host facts (Python, platform, CPU) are read here in the parent; the device facts (device,
+its name, torch, CUDA, driver) come from the worker, which is where torch is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux), with the number of logical cores."""
+    name = ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    name = name or platform.processor() or platform.machine()
+    return f"{name} ({os.cpu_count()} logical cores)"
+
+
+def capture(worker_env: dict | None, telemetry: dict | None) -> dict:
+    """``environment`` of results.json.
+
+    Args:
+        worker_env: the worker's ``env`` response: ``{device, device_name, torch, cuda,
+            driver, ...}`` (None when no worker could start).
+        telemetry: :meth:`runner.telemetry.TelemetrySampler.summary` or None.
+
+    Returns:
+        ``{device, device_name, torch, cuda, driver, python, platform, cpu, telemetry, ...}``.
+    """
+    worker_env = dict(worker_env or {})
+    worker_env.pop("ok", None)
+    env = {
+        "device": worker_env.pop("device", None),
+        "device_name": worker_env.pop("device_name", None),
+        "torch": worker_env.pop("torch", None),
+        "cuda": worker_env.pop("cuda", None),
+        "driver": worker_env.pop("driver", None),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "telemetry": telemetry or {"available": False, "reason": "not sampled"},
+    }
+    env.update({k: v for k, v in worker_env.items() if k not in env})
+    env["executable"] = sys.executable
+    return env

@@ -1,0 +1,185 @@
+"""Classify the optimisation strategy a change intends, from its text and its diff.
+
+Pure functions over strings (no I/O, no model): the rules in ``rules.py`` are matched and
+their evidence summed per strategy, in two separate channels:
+
+* **text** (title, body, labels, commit messages): each text rule counts once, at its
+  weight times the factor of the strongest source it matched in (title 1.5, the others
+  1.0), plus 0.25 x weight for each further source that repeats it; the channel is capped
+  at ``TEXT_CAP`` so a long description cannot outvote the code on volume alone.
+* **code** (the diff): each match on a changed line counts ``side factor`` (the rule's
+  ``added`` / ``removed``) x ``location factor`` (code 1.0, string literal 0.5, comment
+  0.25, prose files such as README.md are all comment); the sum ``f`` of one rule's
+  matches gives ``weight x 2 x (1 - 0.5**f)``: the first match counts its weight, repeats
+  add less and less (at most twice the weight). Capped at ``CODE_CAP``. Lines of test,
+  benchmark, example and documentation files (``AUXILIARY_PATH``) count ``AUXILIARY_FACTOR``
+  (0.5): a ``torch.cuda.synchronize()`` removed from a benchmark script says less about the
+  change's intent than one removed from the library.
+
+Ties (equal totals) go to the strategy with more code evidence, then to the one with more
+evidence in the title (the author's own one-line summary), then to the order of
+STRATEGIES.md.
+
+A strategy is named when its total reaches ``MIN_SCORE``; below that the answer is
+``unknown``. Confidence = ``strength x (0.4 + 0.6 x margin)`` with ``strength = 1 -
+exp(-score / 3)`` (3 points of evidence give 0.63) and ``margin = score / (score +
+best other score)``; it is a ranking aid, not a calibrated probability.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Iterable
+
+from . import diff as _diff
+from .rules import CODE_RULES, PATH_RULES, STRATEGIES, TEXT_RULES, UNKNOWN
+
+MIN_SCORE = 1.5
+TEXT_CAP = 8.0
+CODE_CAP = 10.0
+SOURCE_FACTOR = {"title": 1.5, "body": 1.0, "labels": 1.0, "commits": 1.0}
+LOCATION_FACTOR = {"code": 1.0, "string": 0.5, "comment": 0.25}
+#: Changed files whose code says less about intent: tests, benchmarks, examples, docs.
+AUXILIARY_PATH = re.compile(r"(?:^|/)(?:tests?|testing|benchmarks?|bench|examples?|docs?|tutorials?)/"
+                            r"|(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|conftest\.py|bench_[^/]*)$")
+AUXILIARY_FACTOR = 0.5
+MAX_SIGNALS = 8
+MAX_CANDIDATES = 5
+#: A diff longer than this many changed lines is read only up to it (a vendored library or a
+#: generated file would otherwise dominate both the time and the evidence).
+MAX_DIFF_LINES = 20000
+
+
+def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
+             commit_messages: Iterable[str] = (), diff: str = "") -> dict:
+    """The strategy a change most likely intends.
+
+    Args:
+        title, body: the PR's title and description (markdown is fine).
+        labels: PR labels, e.g. ``("performance", "module: cuda")``.
+        commit_messages: full messages of the commits between base and head.
+        diff: a unified diff of the change (``git diff base head``); may be empty.
+
+    Returns:
+        ``{"strategy", "confidence", "signals", "candidates"}``: ``strategy`` is an id from
+        STRATEGIES.md or ``"unknown"`` (then ``confidence`` is 0.0 and ``signals`` empty);
+        ``confidence`` in [0, 1]; ``signals`` short strings naming what matched and where,
+        e.g. ``'title: "fuse"'`` or ``'+code csrc/k.cu: "__launch_bounds__"'``;
+        ``candidates`` up to 5 strategies with any evidence, best first, each
+        ``{"strategy", "confidence", "signals"}`` (the named strategy is the first).
+    """
+    text = text_evidence(title=title, body=body, labels=labels, commit_messages=commit_messages)
+    in_title = text_evidence(title=title) if title else {}
+    code = code_evidence(diff)
+    scores: dict[str, float] = {}
+    signals: dict[str, list[str]] = {}
+    for strategy in STRATEGIES:
+        t_score, t_signals = text.get(strategy, (0.0, []))
+        c_score, c_signals = code.get(strategy, (0.0, []))
+        total = min(t_score, TEXT_CAP) + min(c_score, CODE_CAP)
+        if total > 0:
+            scores[strategy] = total
+            # Code first: "what the diff does" is the stronger statement.
+            signals[strategy] = (c_signals + t_signals)[:MAX_SIGNALS]
+    # Ties: more code evidence, then more title evidence, then the order of STRATEGIES.md.
+    order = list(STRATEGIES)
+    ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code.get(s, (0.0,))[0], 9),
+                                           -round(in_title.get(s, (0.0,))[0], 9), order.index(s)))
+    candidates = [
+        {"strategy": s, "confidence": round(_confidence(scores[s], _best_other(scores, s)), 3), "signals": signals[s]}
+        for s in ranked[:MAX_CANDIDATES]
+    ]
+    if not ranked or scores[ranked[0]] < MIN_SCORE:
+        return {"strategy": UNKNOWN, "confidence": 0.0, "signals": [], "candidates": candidates}
+    best = candidates[0]
+    return {"strategy": best["strategy"], "confidence": best["confidence"], "signals": list(best["signals"]),
+            "candidates": candidates}
+
+
+def _best_other(scores: dict[str, float], strategy: str) -> float:
+    return max((v for k, v in scores.items() if k != strategy), default=0.0)
+
+
+def _confidence(score: float, other: float) -> float:
+    strength = 1.0 - math.exp(-score / 3.0)
+    margin = score / (score + other) if score > 0 else 0.0
+    return max(0.0, min(1.0, strength * (0.4 + 0.6 * margin)))
+
+
+def text_evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
+                  commit_messages: Iterable[str] = ()) -> dict[str, tuple[float, list[str]]]:
+    """Text channel: strategy -> (score, signals) from title, body, labels and commit messages."""
+    sources = {
+        "title": (title or "").lower(),
+        "body": (body or "").lower(),
+        "labels": " ; ".join(str(label) for label in labels).lower(),
+        "commits": "\n\n".join(str(m) for m in commit_messages).lower(),
+    }
+    # A commit message that repeats the title is not a second witness.
+    if sources["title"] and sources["commits"].strip().startswith(sources["title"].strip()):
+        sources["commits"] = sources["commits"].strip()[len(sources["title"].strip()):]
+    out: dict[str, tuple[float, list[str]]] = {}
+    for rule in TEXT_RULES:
+        hits = []
+        for source, text in sources.items():
+            if not text:
+                continue
+            match = rule.pattern.search(text)
+            if match:
+                hits.append((SOURCE_FACTOR[source], source, match.group(0)))
+        if not hits:
+            continue
+        hits.sort(key=lambda h: -h[0])
+        score = rule.weight * (hits[0][0] + 0.25 * (len(hits) - 1))
+        prev_score, prev_signals = out.get(rule.strategy, (0.0, []))
+        signal = f'{hits[0][1]}: "{_clip(hits[0][2])}"'
+        out[rule.strategy] = (prev_score + score, prev_signals + [signal])
+    return out
+
+
+def code_evidence(diff: str) -> dict[str, tuple[float, list[str]]]:
+    """Code channel: strategy -> (score, signals) from a unified diff (see the module docstring)."""
+    if not diff:
+        return {}
+    lines, paths = _diff.parse(diff)
+    found: dict[int, list] = {}       # rule index -> [sum of factors, best (factor, signal)]
+    for line in lines[:MAX_DIFF_LINES]:
+        low = line.text.lower()
+        for index, rule in enumerate(CODE_RULES):
+            if rule.triggers is not None and not any(t in low for t in rule.triggers):
+                continue
+            side_factor = rule.added if line.side == "+" else rule.removed
+            for match in rule.pattern.finditer(line.text):
+                where = _diff.location(line.mask, match.start(), match.end())
+                factor = side_factor * LOCATION_FACTOR[where] * _path_factor(line.path)
+                entry = found.setdefault(index, [0.0, (0.0, "")])
+                entry[0] += factor
+                if factor > entry[1][0]:
+                    kind = "code" if where == "code" else where
+                    at = f" {line.path}" if line.path else ""
+                    entry[1] = (factor, f'{line.side}{kind}{at}: "{_clip(match.group(0))}"')
+                break     # one match per rule and line is enough
+    out: dict[str, tuple[float, list[str]]] = {}
+    for index, (total, (_, signal)) in sorted(found.items(), key=lambda kv: -kv[1][0]):
+        rule = CODE_RULES[index]
+        score = rule.weight * 2.0 * (1.0 - 0.5 ** total)
+        prev_score, prev_signals = out.get(rule.strategy, (0.0, []))
+        out[rule.strategy] = (prev_score + score, prev_signals + [signal])
+    for path in paths:
+        for pattern, strategy, weight in PATH_RULES:
+            if pattern.search(path):
+                prev_score, prev_signals = out.get(strategy, (0.0, []))
+                if not any(s.startswith("file ") for s in prev_signals):
+                    out[strategy] = (prev_score + weight, prev_signals + [f"file {path}"])
+    return out
+
+
+def _path_factor(path: str) -> float:
+    """``AUXILIARY_FACTOR`` for a test / benchmark / example / docs file, else 1.0."""
+    return AUXILIARY_FACTOR if path and AUXILIARY_PATH.search(path) else 1.0
+
+
+def _clip(text: str, width: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,79 @@
+"""``perfgate intent``: print the strategy of a change (from text, a diff file, or git refs)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+from .classifier import classify
+from .git import from_git
+from .rules import STRATEGIES
+
+
+def _read_diff(name: str | None) -> str:
+    if not name:
+        return ""
+    if name == "-":
+        return sys.stdin.read()
+    path = Path(name)
+    if not path.is_file():
+        raise UserError(f"--diff {name!r}: no such file")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def main_intent(args) -> int:
+    """Handler of ``perfgate intent``; returns 0.
+
+    Uses ``args.title``, ``args.body``, ``args.labels`` (comma-separated), ``args.diff``
+    (a file, ``-`` for standard input), ``args.repo`` / ``args.base`` / ``args.head`` (read
+    commit messages and diff from git; ``--head`` defaults to HEAD, ``--repo`` to ``.``) and
+    ``args.json``.
+
+    Raises:
+        UserError: nothing to classify, an unreadable diff file, ``--repo``/``--head``
+            without ``--base``. GitError (a UserError) for a bad repository or ref.
+    """
+    title = getattr(args, "title", "") or ""
+    body = getattr(args, "body", "") or ""
+    labels = [part.strip() for part in (getattr(args, "labels", "") or "").split(",") if part.strip()]
+    base, head, repo = getattr(args, "base", None), getattr(args, "head", None), getattr(args, "repo", None)
+    diff_name = getattr(args, "diff", None)
+    if (repo or head) and not base:
+        raise UserError("--repo/--head need --base REF (the commits base..head are classified)")
+    if base:
+        if diff_name:
+            raise UserError("give either --diff FILE or --base/--head, not both")
+        result = from_git(repo or ".", base, head or "HEAD", title=title, body=body, labels=labels)
+    else:
+        diff = _read_diff(diff_name)
+        if not (title.strip() or body.strip() or labels or diff.strip()):
+            raise UserError("nothing to classify: give --title/--body/--labels, --diff FILE, or --base REF [--head REF]")
+        result = classify(title=title, body=body, labels=labels, diff=diff)
+    if getattr(args, "json", False):
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(render_text(result))
+    return 0
+
+
+def render_text(result: dict) -> str:
+    """The human form of a ``classify`` result: strategy, confidence, signals, runners-up."""
+    strategy = result.get("strategy", "unknown")
+    lines = []
+    if strategy in STRATEGIES:
+        level, what = STRATEGIES[strategy]
+        lines.append(f"strategy:    {strategy} ({level} level: {what})")
+        lines.append(f"confidence:  {result.get('confidence', 0.0):.2f}")
+        lines.append("signals:")
+        lines.extend(f"  - {s}" for s in result.get("signals", []))
+    else:
+        lines.append("strategy:    unknown (no signal of any strategy is strong enough)")
+    others = [c for c in result.get("candidates", []) if c["strategy"] != strategy]
+    if others:
+        lines.append("runners-up:" if strategy in STRATEGIES else "weak candidates:")
+        for cand in others:
+            first = f"  ({cand['signals'][0]})" if cand.get("signals") else ""
+            lines.append(f"  {cand['strategy']:<28} {cand['confidence']:.2f}{first}")
+    return "\n".join(lines)

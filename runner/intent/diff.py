@@ -1,0 +1,220 @@
+"""Unified diffs as changed lines, each with a mask of code vs comment vs string literal.
+
+The classifier weighs a signal by where it stands: in code on an added line it counts fully,
+inside a comment or a string literal less (``classifier.py``). This module only says where
+things stand; it knows nothing of strategies.
+
+A mask is a string as long as the line: ``c`` code, ``m`` comment (and Python triple-quoted
+strings, which are docstrings or prose), ``s`` string literal.
+Comment and triple-quote / block-comment state carries from line to line within one hunk
+and one side (old: context + removed lines, new: context + added lines); a hunk header resets
+it, since what precedes a hunk is not in the diff.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+C_LIKE = {".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".metal",
+          ".java", ".js", ".ts", ".go", ".rs", ".mm", ".m", ".cl", ".hip", ".glsl", ".swift", ".kt"}
+HASH_LIKE = {".py", ".pyi", ".pyx", ".pxd", ".sh", ".bash", ".cmake", ".toml", ".yaml", ".yml", ".cfg",
+             ".ini", ".bzl", ".bazel", ".mk"}
+PROSE = {".md", ".rst", ".txt", ".adoc", ".html", ".ipynb"}
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One added (``+``) or removed (``-``) line of a diff, without its prefix."""
+
+    side: str      # "+" or "-"
+    path: str      # the file it belongs to ("" when the diff names none)
+    text: str
+    mask: str      # per character: "c" code, "m" comment, "s" string literal
+
+
+def language(path: str) -> str:
+    """``"c"``, ``"hash"`` (Python, shell, CMake, YAML...) or ``"prose"`` by file name."""
+    name = path.rsplit("/", 1)[-1]
+    if name in ("CMakeLists.txt", "Makefile", "Dockerfile", "BUILD", "WORKSPACE"):
+        return "hash"
+    suffix = name[name.rfind("."):].lower() if "." in name else ""
+    if suffix in C_LIKE:
+        return "c"
+    if suffix in PROSE:
+        return "prose"
+    return "hash"
+
+
+def mask_c(line: str, in_block: bool) -> tuple[str, bool]:
+    """Mask of one C/C++/CUDA line; ``in_block``: inside ``/* */`` at its start. Returns (mask, in_block at end)."""
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        if in_block:
+            end = line.find("*/", i)
+            stop = n if end < 0 else end + 2
+            out.append("m" * (stop - i))
+            i = stop
+            in_block = end < 0
+            continue
+        ch = line[i]
+        if line.startswith("//", i):
+            out.append("m" * (n - i))
+            break
+        if line.startswith("/*", i):
+            in_block = True
+            out.append("mm")
+            i += 2
+            continue
+        if ch in "\"'":
+            j = _string_end(line, i + 1, ch)
+            out.append("s" * (j - i))
+            i = j
+            continue
+        out.append("c")
+        i += 1
+    return "".join(out)[:n], in_block
+
+
+def mask_hash(line: str, open_quote: str | None) -> tuple[str, str | None]:
+    """Mask of one ``#``-comment line (Python, shell, CMake...); ``open_quote``: an unclosed ``'''``/``\"\"\"``."""
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        if open_quote:
+            end = line.find(open_quote, i)
+            stop = n if end < 0 else end + 3
+            out.append("m" * (stop - i))      # docstrings are prose: weighed as comments
+            i = stop
+            open_quote = open_quote if end < 0 else None
+            continue
+        ch = line[i]
+        if ch == "#":
+            out.append("m" * (n - i))
+            break
+        if line.startswith('"""', i) or line.startswith("'''", i):
+            open_quote = line[i:i + 3]
+            out.append("mmm")
+            i += 3
+            continue
+        if ch in "\"'":
+            j = _string_end(line, i + 1, ch)
+            out.append("s" * (j - i))
+            i = j
+            continue
+        out.append("c")
+        i += 1
+    return "".join(out)[:n], open_quote
+
+
+def _string_end(line: str, i: int, quote: str) -> int:
+    """Index just past the closing ``quote`` from ``i`` (or the end of the line)."""
+    n = len(line)
+    while i < n:
+        if line[i] == "\\":
+            i += 2
+            continue
+        if line[i] == quote:
+            return i + 1
+        i += 1
+    return n
+
+
+def parse(diff: str) -> tuple[list[DiffLine], list[str]]:
+    """Changed lines and changed file paths of a unified diff (``git diff`` or ``diff -u``).
+
+    Hunk bodies are delimited by the line counts in their ``@@ -a,b +c,d @@`` headers, so a
+    removed line whose text starts with ``--`` is not taken for a file header.
+
+    Args:
+        diff: the diff text; a text that is not a diff yields no lines.
+
+    Returns:
+        ``(lines, paths)``: added/removed lines in diff order; file paths (new name, or
+        old name for a deletion) in diff order without repeats.
+    """
+    lines: list[DiffLine] = []
+    paths: list[str] = []
+    path = ""
+    lang = "hash"
+    state: dict = {"+": None, "-": None}
+    old_left = new_left = 0
+    old_name = ""
+    if not any(_HUNK.match(raw) for raw in diff.splitlines()):
+        # No hunk header: a hand-written snippet of "+"/"-" lines; take them as they are.
+        return _bare_lines(diff), paths
+    for raw in diff.splitlines():
+        if old_left > 0 or new_left > 0:
+            tag = raw[:1] or " "
+            if tag == "\\":       # "\ No newline at end of file"
+                continue
+            if tag not in "+- ":
+                old_left = new_left = 0     # a truncated hunk: fall through to headers
+            else:
+                old_left -= tag in "- "
+                new_left -= tag in "+ "
+                text = raw[1:]
+                for side in ((tag,) if tag in "+-" else ("+", "-")):
+                    mask, state[side] = _mask(lang, text, state[side])
+                    if tag == side:
+                        lines.append(DiffLine(side, path, text, mask))
+                continue
+        hunk = _HUNK.match(raw)
+        if hunk:
+            old_left = int(hunk.group(1) or 1)
+            new_left = int(hunk.group(2) or 1)
+            state = {"+": None, "-": None}
+            continue
+        if raw.startswith("diff --git "):
+            match = re.match(r"diff --git a/(.*?) b/(.*)$", raw)
+            path = match.group(2) if match else ""
+            lang = language(path)
+            _remember(paths, path)
+            continue
+        if raw.startswith("--- ") or raw.startswith("+++ "):
+            name = raw[4:].split("\t")[0].strip()
+            name = name[2:] if name[:2] in ("a/", "b/") else name
+            if raw.startswith("--- "):
+                old_name = name
+            else:
+                path = old_name if name == "/dev/null" else name
+                lang = language(path)
+                _remember(paths, path)
+            continue
+    return lines, paths
+
+
+def _bare_lines(diff: str) -> list[DiffLine]:
+    lines = []
+    state: dict = {"+": None, "-": None}
+    for raw in diff.splitlines():
+        if raw[:1] in ("+", "-") and not raw.startswith(("+++ ", "--- ")):
+            mask, state[raw[0]] = _mask("hash", raw[1:], state[raw[0]])
+            lines.append(DiffLine(raw[0], "", raw[1:], mask))
+    return lines
+
+
+def _mask(lang: str, text: str, state):
+    if lang == "prose":
+        return "m" * len(text), None
+    if lang == "c":
+        return mask_c(text, bool(state))
+    return mask_hash(text, state)
+
+
+def _remember(paths: list[str], path: str) -> None:
+    if path and path not in paths:
+        paths.append(path)
+
+
+def location(mask: str, start: int, end: int) -> str:
+    """``"code"`` when any character of ``[start, end)`` is code, else ``"string"`` or ``"comment"``."""
+    part = mask[start:end]
+    if "c" in part:
+        return "code"
+    if "s" in part:
+        return "string"
+    return "comment"

@@ -1,0 +1,75 @@
+"""Read a change from git: the commit messages and the diff between two refs (the I/O shell)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import GitError
+from .classifier import classify
+
+#: Seconds one git command may take before it is abandoned.
+GIT_TIMEOUT = 60.0
+
+
+def _git(repo: Path, *args: str) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              errors="replace", timeout=GIT_TIMEOUT)
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} in {repo} took longer than {GIT_TIMEOUT:.0f} s") from None
+    if proc.returncode != 0:
+        raise GitError(f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.strip().splitlines()[-1:] or ['?']}")
+    return proc.stdout
+
+
+def _resolve(repo: Path, ref: str, side: str) -> str:
+    try:
+        return _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    except GitError:
+        raise GitError(f"--{side} {ref!r} is not a commit in {repo} (try a branch, tag or SHA that `git log` shows)") from None
+
+
+def read_change(repo: str | Path, base: str, head: str) -> tuple[list[str], str]:
+    """Commit messages of ``base..head`` (newest first) and ``git diff base head``.
+
+    Raises:
+        GitError: ``repo`` is not a git work tree, or ``base`` / ``head`` is not a commit.
+    """
+    path = Path(repo).expanduser()
+    if not path.is_dir():
+        raise GitError(f"--repo {str(repo)!r} is not a directory")
+    try:
+        _git(path, "rev-parse", "--git-dir")
+    except GitError:
+        raise GitError(f"--repo {str(repo)!r} is not a git repository") from None
+    base_sha = _resolve(path, base, "base")
+    head_sha = _resolve(path, head, "head")
+    log = _git(path, "log", "--no-color", "--format=%B%x00", f"{base_sha}..{head_sha}")
+    messages = [m.strip() for m in log.split("\x00") if m.strip()]
+    diff = _git(path, "diff", "--no-color", "--no-ext-diff", "-M", base_sha, head_sha)
+    return messages, diff
+
+
+def from_git(repo: str | Path, base: str, head: str, *, title: str = "", body: str = "",
+             labels: Iterable[str] = ()) -> dict:
+    """``classify`` the change between two refs of a repository.
+
+    Args:
+        repo: path of the git repository (any directory inside its work tree).
+        base, head: refs (branch, tag, SHA); the commits ``base..head`` and the diff
+            ``base head`` are read.
+        title, body, labels: the PR's, when one is known; they are classified together with
+            the commit messages.
+
+    Returns:
+        what ``classify`` returns.
+
+    Raises:
+        GitError: a bad repository or ref, with a message naming it.
+    """
+    messages, diff = read_change(repo, base, head)
+    return classify(title=title, body=body, labels=labels, commit_messages=messages, diff=diff)

@@ -1,0 +1,229 @@
+"""Intent vs impact: what a change meant to optimise next to what was measured.
+
+Pure functions over plain data: the intent dict (``classify``) and the ``benchmarks`` list
+of a results.json (schema_version 1). Nothing here reads files or imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from .rules import STRATEGIES, UNKNOWN
+
+#: strategy id -> hint kinds (DESIGN.md / STRATEGIES.md "Root causes") that are known ways for
+#: that strategy to go wrong. Sources: the three recurring root causes of the study behind
+#: perfgate (fusion -> register pressure, sync removal that moves syncs into small kernels ->
+#: sync overhead, concurrency -> memory contention) and the "other impacts" list.
+STRATEGY_RISKS: dict[str, list[str]] = {
+    "algorithm_replacement": ["new_kernels", "memory_growth"],
+    "redundancy_elimination": ["memory_growth"],
+    "copy_avoidance": ["memory_contention", "new_kernels"],
+    "precision_specialization": ["precision_change", "new_kernels"],
+    "layout_fast_path": ["new_kernels", "host_device_copy"],
+    "math_simplification": ["precision_change"],
+    "kernel_fusion": ["register_pressure", "recompilation", "memory_growth"],
+    "vectorization": ["register_pressure"],
+    "memory_coalescing": ["memory_contention"],
+    "tiling_shared_memory": ["register_pressure"],
+    "launch_config_tuning": ["register_pressure", "launch_overhead"],
+    "occupancy_control": ["register_pressure"],
+    "warp_level_reduction": ["sync_overhead", "launch_overhead"],
+    "atomic_contention_avoidance": ["memory_contention", "launch_overhead"],
+    "autotuning": ["recompilation", "gpu_idle"],
+    "vendor_library_dispatch": ["new_kernels", "memory_growth", "launch_overhead"],
+    "host_sync_elimination": ["sync_overhead", "host_device_copy", "gpu_idle"],
+    "stream_concurrency": ["memory_contention", "sync_overhead", "memory_growth"],
+    "launch_overhead_reduction": ["launch_overhead", "memory_growth", "recompilation"],
+    "allocator_reuse": ["memory_growth", "sync_overhead"],
+    "transfer_reduction": ["host_device_copy", "sync_overhead"],
+    "build_configuration": ["register_pressure", "new_kernels"],
+}
+
+#: Verdicts that say the benchmark measured a decided or undecided change (not a failure).
+_MEASURED = ("improvement", "regression", "unchanged", "inconclusive")
+_COUNT_ORDER = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
+OUTCOMES = ("helped", "neutral", "regressed", "mixed")
+
+
+def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapping[str, Any]]) -> dict:
+    """What the "Intent vs impact" report section shows.
+
+    Args:
+        intent: ``{"strategy", "confidence", "signals", ...}`` as ``classify`` returns it
+            (or the ``intent`` of a results.json); None or ``unknown`` gives not applicable.
+        benchmarks: results.json ``benchmarks``; each may carry ``change.verdict``,
+            ``hints`` ``[{kind, confidence, summary, evidence}]`` and ``profile``.
+
+    Returns:
+        ``{"applicable": False}`` when the strategy is unknown or not an id of
+        STRATEGIES.md; else ``{"applicable": True, "strategy", "level", "confidence",
+        "signals", "counts": {verdict: n} (non-zero only, report order), "outcome": one of
+        helped/neutral/regressed/mixed or None, "risks": [{"kind", "status", "benchmarks",
+        "summary"}], "other_hints": [{"kind", "benchmarks"}], "headline": str}``.
+        A risk's ``status`` is ``"confirmed"`` (a hint of that kind on ``benchmarks``, its
+        first ``summary`` quoted), ``"not_seen"`` (profiles were taken and no hint of that
+        kind appeared) or ``"unchecked"`` (no benchmark has a profile, so nothing shows
+        either way).
+    """
+    strategy = (intent or {}).get("strategy") or UNKNOWN
+    if strategy not in STRATEGIES:
+        return {"applicable": False}
+    benches = list(benchmarks)
+    counts = {v: 0 for v in _COUNT_ORDER}
+    for bench in benches:
+        verdict = (bench.get("change") or {}).get("verdict")
+        if verdict in counts:
+            counts[verdict] += 1
+    counts = {k: v for k, v in counts.items() if v}
+
+    by_kind: dict[str, list[tuple[str, dict]]] = {}
+    for bench in benches:
+        for hint in bench.get("hints") or []:
+            kind = hint.get("kind")
+            if kind:
+                by_kind.setdefault(kind, []).append((str(bench.get("name", "?")), hint))
+    profiled = any(bench.get("profile") for bench in benches) or bool(by_kind)
+
+    risks = []
+    for kind in STRATEGY_RISKS.get(strategy, []):
+        hits = by_kind.get(kind, [])
+        if hits:
+            hits = sorted(hits, key=lambda h: -float(h[1].get("confidence") or 0.0))
+            risks.append({"kind": kind, "status": "confirmed", "benchmarks": _unique(n for n, _ in hits),
+                          "summary": str(hits[0][1].get("summary") or "")})
+        else:
+            risks.append({"kind": kind, "status": "not_seen" if profiled else "unchecked",
+                          "benchmarks": [], "summary": ""})
+    risk_kinds = set(STRATEGY_RISKS.get(strategy, []))
+    other = [{"kind": kind, "benchmarks": _unique(n for n, _ in hits)}
+             for kind, hits in sorted(by_kind.items()) if kind not in risk_kinds]
+
+    view = {
+        "applicable": True,
+        "strategy": strategy,
+        "level": STRATEGIES[strategy][0],
+        "confidence": float((intent or {}).get("confidence") or 0.0),
+        "signals": list((intent or {}).get("signals") or []),
+        "counts": counts,
+        "outcome": outcome_of(counts),
+        "risks": risks,
+        "other_hints": other,
+    }
+    view["headline"] = _headline(view)
+    return view
+
+
+def _headline(view: dict) -> str:
+    measured = ", ".join(f"{n} {_plural(kind, n)}" for kind, n in view["counts"].items()) or "no benchmarks"
+    parts = [f"intended {view['strategy']} → measured {measured}"]
+    confirmed = [r for r in view["risks"] if r["status"] == "confirmed"]
+    for risk in confirmed:
+        parts.append(f"risk {risk['kind']} confirmed on {_names(risk['benchmarks'])}")
+    if not confirmed and view["risks"]:
+        kinds = ", ".join(r["kind"] for r in view["risks"])
+        if all(r["status"] == "unchecked" for r in view["risks"]):
+            parts.append(f"known risks ({kinds}) not checked: no profile")
+        else:
+            parts.append(f"no sign of its known risks ({kinds})")
+    return "; ".join(parts)
+
+
+def _plural(verdict: str, n: int) -> str:
+    if n == 1 or verdict in ("unchanged", "inconclusive", "failed", "new", "removed"):
+        return verdict
+    return verdict + "s"
+
+
+def _names(names: list[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def outcome_of(verdicts: Mapping[str, int] | Iterable[str] | str | None) -> str | None:
+    """The outcome of one result (one PR run) from its verdicts.
+
+    Args:
+        verdicts: a verdict summary ``{verdict: count}`` (results.json ``summary``), a list
+            of verdict strings (one per benchmark), or one verdict string.
+
+    Returns:
+        ``"helped"``: at least one ``improvement`` and no ``regression``;
+        ``"regressed"``: at least one ``regression`` and no ``improvement``;
+        ``"mixed"``: both; ``"neutral"``: neither, and at least one benchmark was measured
+        (``unchanged`` or ``inconclusive`` - no difference was shown);
+        None: nothing was measured (no verdicts, or only ``failed``/``new``/``removed``).
+    """
+    counts = _as_counts(verdicts)
+    improved, regressed = counts.get("improvement", 0) > 0, counts.get("regression", 0) > 0
+    if improved and regressed:
+        return "mixed"
+    if improved:
+        return "helped"
+    if regressed:
+        return "regressed"
+    if any(counts.get(v, 0) > 0 for v in _MEASURED):
+        return "neutral"
+    return None
+
+
+def _as_counts(verdicts) -> dict[str, int]:
+    if verdicts is None:
+        return {}
+    if isinstance(verdicts, str):
+        return {verdicts: 1}
+    if isinstance(verdicts, Mapping):
+        return {str(k): int(v or 0) for k, v in verdicts.items()}
+    counts: dict[str, int] = {}
+    for verdict in verdicts:
+        counts[str(verdict)] = counts.get(str(verdict), 0) + 1
+    return counts
+
+
+def outcome_counts(records: Iterable[Any]) -> dict[str, dict[str, int]]:
+    """Per-strategy outcome counts over many results, for history statistics.
+
+    Args:
+        records: each either a pair ``(strategy, verdicts)`` - ``verdicts`` as
+            ``outcome_of`` takes them (a ``{verdict: count}`` summary or a list of verdict
+            strings) - or a whole results.json document (its ``intent.strategy`` and
+            ``summary``, else the verdicts of its ``benchmarks``).
+
+    Returns:
+        ``{strategy: {"helped", "neutral", "regressed", "mixed", "total"}}`` with one entry
+        per strategy that occurs (``unknown`` included, for the caller to show or drop),
+        strategies in first-seen order. The outcome of one result is ``outcome_of`` its
+        verdicts; a result where nothing was measured (outcome None) is not counted, so
+        ``total`` is the number of results with an outcome.
+
+    Example: ``{"kernel_fusion": {"helped": 6, "neutral": 3, "regressed": 1, "mixed": 0,
+    "total": 10}}`` reads "fusion PRs here: 6 helped, 3 neutral, 1 regressed".
+    """
+    table: dict[str, dict[str, int]] = {}
+    for record in records:
+        strategy, verdicts = _record(record)
+        outcome = outcome_of(verdicts)
+        if outcome is None:
+            continue
+        row = table.setdefault(strategy, {**{o: 0 for o in OUTCOMES}, "total": 0})
+        row[outcome] += 1
+        row["total"] += 1
+    return table
+
+
+def _record(record: Any) -> tuple[str, Any]:
+    if isinstance(record, Mapping):
+        strategy = (record.get("intent") or {}).get("strategy") or UNKNOWN
+        if record.get("summary"):
+            return strategy, record["summary"]
+        return strategy, [(b.get("change") or {}).get("verdict") for b in record.get("benchmarks") or []
+                          if (b.get("change") or {}).get("verdict")]
+    strategy, verdicts = record
+    return str(strategy or UNKNOWN), verdicts

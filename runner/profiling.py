@@ -1,0 +1,68 @@
+"""The profiling pass, inside the worker process: a few calls under torch.profiler.
+
+Separate from timing because profiling perturbs time. torch is imported inside the function
+only, so importing this module stays light. The trace is written gzipped
+(``traces/<side>/<benchmark>.json.gz``); Perfetto and chrome://tracing open it as is, and
+:func:`runner.trace.summarize` reads it in the parent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+#: Name of the annotation around each profiled call (``runner.trace.CALL_ANNOTATION``).
+CALL_ANNOTATION = "perfgate::call"
+
+#: Untimed calls before the profiled ones (lazy init, allocator warm-up, autotuning).
+WARMUP_CALLS = 2
+
+
+def profile_callable(fn, *, device: str, trace_path: str, calls: int = 5) -> dict:
+    """Profile ``calls`` calls of ``fn`` and write a gzipped Chrome/Kineto trace.
+
+    Args:
+        fn: the benchmark's zero-argument callable.
+        device: ``"cuda"`` (CPU + CUDA activities, synchronised around every call) or ``"cpu"``.
+        trace_path: where to write the trace; ``.json.gz`` (gzip) is what perfgate writes, a
+            ``.json`` path is written uncompressed.
+        calls: profiled calls, each inside a ``perfgate::call`` annotation.
+
+    Returns:
+        ``{"trace_path": str, "calls": int, "warmup_calls": int, "device": str, "bytes": int}``.
+
+    Raises:
+        whatever ``fn`` raises (the worker records it for this benchmark and side).
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    cuda = device == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    for _ in range(WARMUP_CALLS):
+        fn()
+    sync()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities, record_shapes=True, with_flops=True, profile_memory=True) as prof:
+        for _ in range(calls):
+            with record_function(CALL_ANNOTATION):
+                fn()
+                sync()
+    out = Path(trace_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".json", dir=str(out.parent))
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(tmp)
+        if out.name.endswith(".gz"):
+            with open(tmp, "rb") as src, gzip.open(out, "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst)
+        else:
+            shutil.copyfile(tmp, out)
+    finally:
+        os.unlink(tmp)
+    return {"trace_path": str(out), "calls": calls, "warmup_calls": WARMUP_CALLS, "device": device,
+            "bytes": out.stat().st_size}

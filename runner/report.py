@@ -1,0 +1,297 @@
+"""Render a results.json document: markdown (PR comment, job summary), HTML, terminal.
+
+Everything here reads the results document alone, so a stored result re-renders after an
+upgrade (``perfgate report``) and the bot can use it without torch. Text comes from jinja2
+templates in ``runner/templates``; this module holds the formatting filters, the paired-sample
+plot (inline SVG, no network) and the size trimming for GitHub's limits.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+
+MARKER = "<!-- perfgate -->"
+
+#: GitHub rejects comment bodies over 65,536 characters (GITHUB.md).
+COMMENT_LIMIT = 65_536
+#: ``$GITHUB_STEP_SUMMARY`` holds at most 1 MiB per step.
+SUMMARY_LIMIT = 1_048_576
+
+VERDICT_ICON = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "inconclusive": "🟡",
+                "failed": "❌", "new": "🆕", "removed": "➖"}
+VERDICT_ORDER = {v: i for i, v in enumerate(["regression", "failed", "improvement", "inconclusive", "new",
+                                             "removed", "unchanged"])}
+
+
+# -- formatting (jinja2 filters) -------------------------------------------------------------
+def _number(x: Any) -> bool:
+    """True for an int/float (not bool); jinja2's Undefined and None are not numbers."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def fmt_time(seconds: float | None) -> str:
+    """Seconds as a short human time with 3 significant digits: ``1.23 ms``, ``456 ns``."""
+    if not _number(seconds) or math.isnan(seconds):
+        return "–"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(seconds) >= scale or unit == "ns":
+            value = seconds / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
+    return f"{seconds:.3g} s"  # pragma: no cover
+
+
+def fmt_change(ratio: float | None) -> str:
+    """A head/base ratio as a signed percentage of time: 1.302 → ``+30.2 %``."""
+    if not _number(ratio):
+        return "–"
+    pct = (ratio - 1.0) * 100.0
+    return f"{pct:+.1f} %" if abs(pct) >= 0.1 else f"{pct:+.2f} %"
+
+
+def fmt_interval(low: float | None, high: float | None) -> str:
+    """A ratio interval as percentages: ``[+28.0, +32.3] %``."""
+    if not (_number(low) and _number(high)):
+        return ""
+    return f"[{(low - 1) * 100:+.1f}, {(high - 1) * 100:+.1f}] %"
+
+
+def fmt_bytes(n: int | None) -> str:
+    """Bytes with binary prefixes: ``12.0 MiB``."""
+    if not _number(n):
+        return "–"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def fmt_pct(fraction: float | None) -> str:
+    """A fraction as a percentage: 0.02 → ``2 %``."""
+    if not _number(fraction):
+        return "–"
+    return f"{fraction * 100:g} %"
+
+
+def md_escape(text: Any) -> str:
+    """Escape the characters that break a markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def short_sha(sha: str | None) -> str:
+    return (sha or "")[:12]
+
+
+# -- the paired-sample plot ------------------------------------------------------------------
+def paired_plot_svg(base: list[float], head: list[float], threshold: float, width: int = 560,
+                    height: int = 220) -> str:
+    """Inline SVG of one benchmark's paired samples.
+
+    Left panel: every base sample and every head sample as a dot (seconds per call, log scale)
+    with each pair joined by a line, so drift and outliers show. Right panel: the per-round
+    change head/base in percent, with the ±threshold band shaded.
+
+    Args:
+        base, head: seconds per call, paired by index (unpaired tails are drawn unjoined).
+        threshold: practical threshold (fraction) drawn as the band.
+    """
+    if not base and not head:
+        return ""
+    pad, mid = 36, width // 2
+    values = [v for v in base + head if v > 0]
+    lo, hi = (min(values), max(values)) if values else (1.0, 1.0)
+    if hi <= lo:
+        lo, hi = lo * 0.95, hi * 1.05 + 1e-12
+
+    def y_time(v: float) -> float:
+        t = (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo)) if v > 0 else 0.0
+        return height - pad - t * (height - 2 * pad)
+
+    parts = [f'<svg class="paired" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img">']
+    xb, xh = pad + 30, mid - 40
+    parts.append(f'<text x="{xb}" y="{height - 8}" text-anchor="middle" class="lbl">base</text>')
+    parts.append(f'<text x="{xh}" y="{height - 8}" text-anchor="middle" class="lbl">head</text>')
+    parts.append(f'<text x="4" y="{pad - 12}" class="lbl">{html.escape(fmt_time(hi))}</text>')
+    parts.append(f'<text x="4" y="{height - pad + 14}" class="lbl">{html.escape(fmt_time(lo))}</text>')
+    n = min(len(base), len(head))
+    for i in range(n):
+        parts.append(f'<line class="pair" x1="{xb}" y1="{y_time(base[i]):.1f}" x2="{xh}" y2="{y_time(head[i]):.1f}"/>')
+    for cls, x, series in (("b", xb, base), ("h", xh, head)):
+        for i, v in enumerate(series):
+            jitter = ((i * 7919) % 17 - 8) * 0.8
+            parts.append(f'<circle class="{cls}" cx="{x + jitter:.1f}" cy="{y_time(v):.1f}" r="2.5">'
+                         f'<title>{cls == "b" and "base" or "head"} round {i + 1}: {html.escape(fmt_time(v))}</title></circle>')
+    if n:
+        ratios = [(head[i] / base[i] - 1.0) * 100 for i in range(n) if base[i] > 0]
+        span = max([abs(r) for r in ratios] + [threshold * 100 * 1.5, 1.0])
+        x0, x1 = mid + pad, width - 10
+
+        def y_pct(p: float) -> float:
+            return pad + (span - p) / (2 * span) * (height - 2 * pad)
+
+        band_top, band_bottom = y_pct(threshold * 100), y_pct(-threshold * 100)
+        parts.append(f'<rect class="band" x="{x0}" y="{band_top:.1f}" width="{x1 - x0}" height="{band_bottom - band_top:.1f}"/>')
+        parts.append(f'<line class="zero" x1="{x0}" y1="{y_pct(0):.1f}" x2="{x1}" y2="{y_pct(0):.1f}"/>')
+        parts.append(f'<text x="{x0}" y="{pad - 12}" class="lbl">change per round, % (band: ±{threshold * 100:g} %)</text>')
+        parts.append(f'<text x="{x1}" y="{y_pct(span) + 10:.1f}" text-anchor="end" class="lbl">{span:+.1f} %</text>')
+        parts.append(f'<text x="{x1}" y="{y_pct(-span) - 2:.1f}" text-anchor="end" class="lbl">{-span:+.1f} %</text>')
+        step = (x1 - x0) / max(n, 1)
+        for i, r in enumerate(ratios):
+            parts.append(f'<circle class="r" cx="{x0 + step * (i + 0.5):.1f}" cy="{y_pct(r):.1f}" r="2.5">'
+                         f'<title>round {i + 1}: {r:+.2f} %</title></circle>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# -- mermaid ---------------------------------------------------------------------------------
+def mermaid_chart(benchmarks: list[dict], limit: int = 30) -> str:
+    """A mermaid ``xychart-beta`` bar chart of the % change per benchmark ("" if nothing to draw).
+
+    GitHub renders mermaid code blocks in comments and job summaries. At most ``limit`` bars,
+    the largest changes first.
+    """
+    rows = [(b["name"], (b["change"]["ratio"] - 1.0) * 100.0) for b in benchmarks
+            if (b.get("change") or {}).get("ratio") is not None]
+    if not rows:
+        return ""
+    rows.sort(key=lambda r: -abs(r[1]))
+    rows = rows[:limit]
+    span = max(5.0, math.ceil(max(abs(r[1]) for r in rows) / 5.0) * 5.0)
+    labels = ", ".join('"' + name.replace('"', "'")[:40] + '"' for name, _ in rows)
+    values = ", ".join(f"{pct:.2f}" for _, pct in rows)
+    return ("```mermaid\nxychart-beta\n"
+            '    title "Change in time per call, head vs base (%; > 0 is slower)"\n'
+            f"    x-axis [{labels}]\n"
+            f'    y-axis "% change" {-span:g} --> {span:g}\n'
+            f"    bar [{values}]\n```")
+
+
+# -- rendering -------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The jinja2 environment over ``runner/templates`` with perfgate's filters."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("runner", "templates"), autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.ChainableUndefined)
+    env.filters.update(time=fmt_time, change=fmt_change, interval=fmt_interval, bytes=fmt_bytes,
+                       pct=fmt_pct, md=md_escape, sha=short_sha, icon=lambda v: VERDICT_ICON.get(v, ""),
+                       e=html.escape)
+    env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart)
+    return env
+
+
+def view(results: dict) -> dict:
+    """The template context: the document plus derived, ordered views of it (pure)."""
+    benches = sorted(results.get("benchmarks", []),
+                     key=lambda b: (VERDICT_ORDER.get((b.get("change") or {}).get("verdict"), 99), b["name"]))
+    changed = [b for b in benches if (b.get("change") or {}).get("verdict") in ("regression", "improvement")]
+    failed = [b for b in benches if (b.get("change") or {}).get("verdict") == "failed"]
+    summary = results.get("summary", {})
+    parts = []
+    for key in ("regression", "improvement", "inconclusive", "failed", "unchanged", "new", "removed"):
+        n = summary.get(key) or 0
+        if n:
+            plural = "s" if n != 1 and key in ("regression", "improvement") else ""
+            parts.append(f"{n} {key}{plural}")
+    intent_view = None
+    try:
+        from .intent import intent_vs_impact
+
+        intent_view = intent_vs_impact(results.get("intent") or {}, results.get("benchmarks", []))
+    except ImportError:  # pragma: no cover - intent is part of the distribution
+        intent_view = None
+    settings = results.get("settings", {})
+    return {"r": results, "benches": benches, "changed": changed, "failed": failed,
+            "headline": ", ".join(parts) or "no benchmarks", "settings": settings,
+            "env": results.get("environment", {}), "intent_view": intent_view,
+            "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %"}
+
+
+def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, details_url: str | None = None) -> str:
+    """Render ``results`` as ``md`` (starts with the ``<!-- perfgate -->`` marker), ``html``
+    (self-contained page) or ``term`` (plain text table).
+
+    Args:
+        max_chars: markdown only: trim to fit (details first, then table rows), linking
+            ``details_url`` for the rest; GitHub's limits are :data:`COMMENT_LIMIT` and
+            :data:`SUMMARY_LIMIT`.
+        details_url: where the full report lives (the run page or the workflow run).
+
+    Raises:
+        ValueError: an unknown format.
+    """
+    if fmt == "term":
+        return render_terminal(results)
+    if fmt not in ("md", "html"):
+        raise ValueError(f"unknown format {fmt!r} (md, html, term)")
+    ctx = view(results)
+    ctx["details_url"] = details_url
+    template = environment().get_template(f"report.{fmt}.j2")
+    if fmt == "html" or max_chars is None:
+        return template.render(**ctx, detail=True, row_limit=None)
+    text = template.render(**ctx, detail=True, row_limit=None)
+    if len(text) <= max_chars:
+        return text
+    text = template.render(**ctx, detail=False, row_limit=None)
+    rows = len(ctx["benches"])
+    while len(text) > max_chars and rows > 5:
+        rows = rows // 2
+        text = template.render(**ctx, detail=False, row_limit=rows)
+    if len(text) > max_chars:
+        tail = f"\n\n… trimmed to fit; full report: {details_url or 'see the run artifacts'}\n"
+        text = text[: max_chars - len(tail)] + tail
+    return text
+
+
+def render_terminal(results: dict, width: int = 120) -> str:
+    """The results as a rich table rendered to plain text (no colour codes)."""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, color_system=None, force_terminal=False)
+    print_table(results, console)
+    return buf.getvalue()
+
+
+def print_table(results: dict, console) -> None:
+    """Print the verdict table (benchmark, base, head, change with CI, verdict) on a rich console."""
+    from rich.table import Table
+
+    ctx = view(results)
+    base, head = results.get("base") or {}, results.get("head") or {}
+    title = f"perfgate: {ctx['headline']}"
+    table = Table(title=title, caption=(f"base {base.get('ref')} ({short_sha(base.get('sha'))}) → head "
+                                        f"{head.get('ref')} ({short_sha(head.get('sha'))}); change = head/base − 1, "
+                                        f"{ctx['ci_pct']} CI; threshold ±{fmt_pct(ctx['settings'].get('threshold'))}"))
+    table.add_column("benchmark", overflow="fold")
+    table.add_column("base", justify="right")
+    table.add_column("head", justify="right")
+    table.add_column("change", justify="right")
+    table.add_column("CI", justify="right")
+    table.add_column("verdict")
+    styles = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
+    for b in ctx["benches"]:
+        ch = b.get("change") or {}
+        v = ch.get("verdict", "")
+        table.add_row(b["name"], fmt_time((b.get("base") or {}).get("median")),
+                      fmt_time((b.get("head") or {}).get("median")), fmt_change(ch.get("ratio")),
+                      fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
+    console.print(table)
+    for b in ctx["failed"]:
+        for side in ("base", "head"):
+            err = (b.get(side) or {}).get("error")
+            if err:
+                console.print(f"[red]{b['name']} failed on {side}:[/]")
+                console.print("  " + "\n  ".join(err.splitlines()[-4:]), markup=False, highlight=False)
+    for b in ctx["changed"]:
+        for h in (b.get("hints") or [])[:3]:
+            console.print(f"  {b['name']}: [{h['kind']}] {h['summary']}", highlight=False)

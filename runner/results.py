@@ -1,0 +1,169 @@
+"""results.json, schema_version 1: the one data model every other part reads and writes.
+
+The layout is the contract in DESIGN.md ("results.json"); the JSON Schema that enforces it
+ships beside this module (``schema/results-v1.json``). Times are seconds per call, memory is
+bytes, ``ratio`` is head/base of time per call (> 1 is slower). The bot stores and re-renders
+only from this file, so additions must be optional and old files must keep validating.
+
+This module imports nothing heavy (no torch, no numpy): the bot uses it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import __version__
+from .errors import ResultsError
+
+SCHEMA_VERSION = 1
+
+#: Every verdict a benchmark can carry, in the order reports list them.
+VERDICTS = ("regression", "improvement", "inconclusive", "unchanged", "failed", "new", "removed")
+
+#: Keys of ``summary`` (DESIGN.md lists the first six; ``removed`` is counted as well).
+SUMMARY_KEYS = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
+
+
+def utc_now_iso() -> str:
+    """The current time as ISO-8601 UTC with a ``Z`` suffix, second resolution."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def side_result(samples: Iterable[float] | None = None, *, peak_memory_bytes: int | None = None,
+                error: str | None = None, **extra: Any) -> dict:
+    """One side (base or head) of one benchmark.
+
+    Args:
+        samples: seconds per call, one value per sample (round), in measurement order.
+        peak_memory_bytes: peak allocated device memory during the timing, or None (CPU).
+        error: the last lines of the error when the benchmark failed on this side.
+        extra: optional fields (``number`` calls per sample, ``warmup_calls``, ...).
+
+    Returns:
+        ``{samples, median, peak_memory_bytes, error, **extra}``; ``median`` in seconds or None.
+    """
+    values = [float(s) for s in (samples or [])]
+    return {
+        "samples": values,
+        "median": _median(values),
+        "peak_memory_bytes": int(peak_memory_bytes) if peak_memory_bytes is not None else None,
+        "error": error,
+        **extra,
+    }
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
+
+
+def summarize(benchmarks: Iterable[dict]) -> dict:
+    """Count verdicts: ``{regression, improvement, unchanged, inconclusive, failed, new, removed}``.
+
+    Benchmarks without a ``change`` (a single-revision ``perfgate run``) are not counted.
+    """
+    counts = {key: 0 for key in SUMMARY_KEYS}
+    for bench in benchmarks:
+        change = bench.get("change")
+        if change and change.get("verdict") in counts:
+            counts[change["verdict"]] += 1
+    return counts
+
+
+def new_results(*, repository: str, base: dict | None, head: dict | None, environment: dict,
+                settings: dict, benchmarks: list[dict], intent: dict | None = None,
+                **extra: Any) -> dict:
+    """Assemble a schema_version 1 document; ``summary`` is derived from ``benchmarks``.
+
+    Args:
+        repository: ``owner/name`` or a filesystem path.
+        base, head: ``{ref, sha}`` (``base`` is None for a single-revision run).
+        environment: see :func:`runner.environment.capture` for the keys.
+        settings: ``{threshold, alpha, min_rounds, max_time, ...}``.
+        benchmarks: entries ``{name, file, unit, base, head, change, hints, profile}``.
+        intent: ``{strategy, confidence, signals}``; ``unknown`` with confidence 0 if None.
+    """
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "perfgate", "version": __version__},
+        "created_at": utc_now_iso(),
+        "repository": repository,
+        "base": base,
+        "head": head,
+        "environment": environment,
+        "settings": settings,
+        "benchmarks": benchmarks,
+        "intent": intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
+        "summary": summarize(benchmarks),
+    }
+    doc.update(extra)
+    return doc
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    """The JSON Schema (draft 2020-12) of schema_version 1."""
+    text = resources.files(__package__).joinpath("schema/results-v1.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def validation_errors(doc: Any) -> list[str]:
+    """All the ways ``doc`` breaks schema_version 1, as ``"path: message"`` lines (empty if valid)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = []
+    for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        errors.append(f"{where}: {err.message}")
+    return errors
+
+
+def validate(doc: Any) -> dict:
+    """Return ``doc`` if it is a valid schema_version 1 document.
+
+    Raises:
+        ResultsError: naming the first problems (path and message).
+    """
+    if isinstance(doc, dict) and doc.get("schema_version") not in (None, SCHEMA_VERSION):
+        raise ResultsError(f"unsupported schema_version {doc.get('schema_version')!r} (this perfgate reads {SCHEMA_VERSION})")
+    errors = validation_errors(doc)
+    if errors:
+        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        raise ResultsError("invalid results.json: " + "; ".join(errors[:3]) + more)
+    return doc
+
+
+def load(path: str | Path) -> dict:
+    """Read and validate a results.json file.
+
+    Raises:
+        ResultsError: the file is missing, is not JSON, or is not schema_version 1.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path} is not JSON: {exc}") from None
+    return validate(doc)
+
+
+def dump(doc: dict, path: str | Path) -> Path:
+    """Write ``doc`` as indented JSON (validated first); returns the path."""
+    validate(doc)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", "utf-8")
+    return path

@@ -1,0 +1,144 @@
+"""Revisions: resolve refs once, check each side out as a ``git worktree``, build its environment.
+
+The thin shell around git and venv. Every ref is resolved to a full SHA exactly once (the SHA
+is what is measured and reported); each side gets its own detached worktree at that SHA in a
+temporary folder, removed again on exit, Ctrl-C included.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import GitError, UserError
+
+
+def git(repo: str | Path, *args: str, check: bool = True) -> str:
+    """Run ``git -C repo ARGS`` and return its standard output, stripped.
+
+    Raises:
+        GitError: git failed; the message carries git's own first error line.
+    """
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise GitError(f"git {' '.join(args[:2])} failed in {repo}: {first}")
+    return proc.stdout.strip()
+
+
+def repo_root(path: str | Path) -> Path:
+    """The top-level folder of the git repository containing ``path``.
+
+    Raises:
+        GitError: ``path`` does not exist or is not inside a git repository.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise GitError(f"--repo {path}: no such directory")
+    proc = subprocess.run(["git", "-C", str(p), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GitError(f"--repo {path}: not a git repository")
+    return Path(proc.stdout.strip())
+
+
+def resolve(repo: str | Path, ref: str) -> str:
+    """The full commit SHA that ``ref`` names in ``repo``.
+
+    Raises:
+        GitError: naming the ref when it does not resolve to a commit.
+    """
+    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise GitError(f"unknown ref {ref!r} in {repo} (fetch it, or check the branch/SHA name)")
+    return proc.stdout.strip()
+
+
+@dataclass
+class Revision:
+    """One side of a compare, checked out.
+
+    Attributes:
+        side: ``base`` or ``head``.
+        ref: the ref as the user gave it; ``sha``: the full SHA it resolved to.
+        path: the worktree folder; ``python``: interpreter the worker runs with.
+        sys_path: folders put first on the worker's ``sys.path``.
+    """
+
+    side: str
+    ref: str
+    sha: str
+    path: Path
+    python: str = sys.executable
+    sys_path: list[str] = field(default_factory=list)
+    venv: Path | None = None
+
+
+class Checkouts:
+    """Context manager owning the temporary worktrees (and venvs) of one run.
+
+    ``add(side, ref, sha)`` creates a detached worktree at ``sha``; everything is removed on
+    exit, also after KeyboardInterrupt. ``git worktree prune`` runs at the end so the target
+    repository keeps no stale entries.
+    """
+
+    def __init__(self, repo: Path, log_dir: Path):
+        self.repo = repo
+        self.log_dir = log_dir
+        self.tmp = Path(tempfile.mkdtemp(prefix="perfgate-"))
+        self.revisions: list[Revision] = []
+
+    def __enter__(self) -> "Checkouts":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def add(self, side: str, ref: str, sha: str) -> Revision:
+        path = self.tmp / side
+        git(self.repo, "worktree", "add", "--detach", "--force", str(path), sha)
+        rev = Revision(side=side, ref=ref, sha=sha, path=path)
+        rev.sys_path = [str(path / "src")] if (path / "src").is_dir() else []
+        rev.sys_path.append(str(path))
+        self.revisions.append(rev)
+        return rev
+
+    def install(self, rev: Revision, command: str) -> None:
+        """Make a venv for ``rev`` (``--system-site-packages``, so the runner's torch is shared)
+        and run ``command`` in the worktree with that venv first on PATH.
+
+        The output goes to ``<log_dir>/install-<side>.log``.
+
+        Raises:
+            UserError: the command failed; the message holds its last lines and the log path.
+        """
+        venv = self.tmp / f"venv-{rev.side}"
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
+                       capture_output=True)
+        bindir = venv / ("Scripts" if os.name == "nt" else "bin")
+        env = dict(os.environ, VIRTUAL_ENV=str(venv), PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+        env.pop("PYTHONHOME", None)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_dir / f"install-{rev.side}.log"
+        with open(log, "w") as fh:
+            proc = subprocess.run(command, shell=True, cwd=rev.path, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
+            raise UserError(f"install command {command!r} failed on {rev.side} ({rev.sha[:12]}), exit "
+                            f"{proc.returncode}; full output in {log}:\n{tail}")
+        rev.venv = venv
+        rev.python = str(bindir / "python")
+        rev.sys_path = []  # the install made the package importable; the worktree stays cwd
+
+    def close(self) -> None:
+        for rev in self.revisions:
+            subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force", str(rev.path)],
+                           capture_output=True)
+        self.revisions.clear()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        subprocess.run(["git", "-C", str(self.repo), "worktree", "prune"], capture_output=True)

@@ -1,0 +1,98 @@
+"""``perfgate run``: absolute times of one revision (the history runs on the default branch).
+
+Each benchmark is set up (warm-up, calibration) and sampled for ``max(min_rounds, 16)``
+samples or until its share of ``max_time`` is spent; the result is a schema_version 1
+document with ``base: null`` and, per benchmark, ``head`` carrying the median with a
+distribution-free confidence interval (:func:`runner.stats.median_interval`), ``change: null``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from . import config as config_mod
+from . import results as results_mod
+from . import stats
+from .discovery import matches
+from .environment import capture
+from .errors import UserError
+from .manager import WorkerFailure, WorkerProcess
+from .revisions import Checkouts, repo_root, resolve
+
+#: Coverage of the interval stored with each median.
+RUN_CI_LEVEL = 0.95
+
+
+def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None, filter: str | None = None,
+               overrides: dict | None = None, progress=None, config_file: str | None = None) -> dict:
+    """Benchmark one revision; writes and returns ``OUT/results.json``.
+
+    Raises:
+        UserError: bad repository, ref, configuration, or no benchmarks.
+    """
+    from .compare import NoProgress
+
+    progress = progress or NoProgress()
+    root = repo_root(repo)
+    sha = resolve(root, rev)
+    out.mkdir(parents=True, exist_ok=True)
+    with Checkouts(root, out) as co:
+        revision = co.add("head", rev, sha)
+        file_cfg = config_mod.load_file(config_file) if config_file else config_mod.load(revision.path)[0]
+        cfg = file_cfg.override(**(overrides or {}))
+        if cfg.install:
+            co.install(revision, cfg.install)
+        bench_dir = Path(benchmarks).resolve() if benchmarks else revision.path / cfg.benchmarks
+        if not bench_dir.is_dir():
+            raise UserError(f"no benchmark directory {bench_dir}")
+        worker = WorkerProcess(revision, cfg.device, out / "logs" / "worker.log", cfg.timeout)
+        try:
+            try:
+                env = worker.request("env")
+            except WorkerFailure as exc:
+                raise UserError(f"the worker could not start: {exc}") from None
+            listing = worker.request("list", dir=str(bench_dir))
+            cases = [c for c in listing.get("benchmarks", []) if matches(c["name"], filter)]
+            if not cases and not listing.get("errors"):
+                raise UserError(f"no benchmarks found in {bench_dir}" + (f" matching {filter!r}" if filter else ""))
+            entries = [_measure_one(worker, str(bench_dir), c, cfg, cfg.max_time / len(cases), progress)
+                       for c in cases]
+            entries += [{"name": e["file"], "file": e["file"], "unit": "s", "base": None,
+                         "head": results_mod.side_result(error=e["error"]), "change": None, "hints": [], "profile": None}
+                        for e in listing.get("errors", [])]
+        finally:
+            worker.stop()
+    doc = results_mod.new_results(
+        repository=str(root), base=None, head={"ref": rev, "sha": sha}, environment=capture(env, None),
+        settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
+                  "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time, "ci_level": RUN_CI_LEVEL},
+        benchmarks=entries, intent=None, kind="run")
+    results_mod.dump(doc, out / "results.json")
+    return doc
+
+
+def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget: float, progress) -> dict:
+    entry = {"name": case["name"], "file": case["file"], "unit": "s", "base": None, "head": None,
+             "change": None, "hints": [], "profile": None}
+    deadline = time.monotonic() + budget
+    target = max(cfg.min_rounds, 16)
+    try:
+        resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], params=case["params"],
+                              min_sample_time=cfg.min_sample_time, cold_cache=cfg.cold_cache)
+        samples, peak = [], None
+        while resp.get("ok") and len(samples) < target and (len(samples) < 2 or time.monotonic() < deadline):
+            resp = worker.request("sample", count=1)
+            if resp.get("ok"):
+                samples.extend(resp["samples"])
+                peak = resp.get("peak_memory_bytes") if peak is None else max(peak, resp.get("peak_memory_bytes") or 0)
+                progress.rounds(case["name"], len(samples), None)
+        error = None if resp.get("ok") else resp.get("error")
+    except WorkerFailure as exc:
+        samples, peak, error = [], None, str(exc)
+    side = results_mod.side_result(samples, peak_memory_bytes=peak, error=error)
+    if len(samples) >= 2:
+        _, low, high = stats.median_interval(samples, RUN_CI_LEVEL)
+        side.update(ci_low=low, ci_high=high)
+    entry["head"] = side
+    return entry

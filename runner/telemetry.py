@@ -1,0 +1,266 @@
+"""GPU telemetry during the timing pass (NVML through ``pynvml`` from ``nvidia-ml-py``).
+
+Runs in the PARENT process (no torch): :class:`TelemetrySampler` samples on a thread while the
+workers run; the parent calls :meth:`TelemetrySampler.set_side` as base and head alternate.
+:func:`summarize_samples` (pure) turns the samples into ``environment.telemetry``:
+
+``{"available": True, "device_name", "driver", "interval_s", "samples",
+"sides": {"base"|"head": {samples, sm_clock_mhz, memory_clock_mhz, temperature_c, power_w:
+{median, min, max}, power_limit_w, power_vs_limit_max (fraction), memory_utilization_pct,
+gpu_utilization_pct: {median, min, max}, throttle_reasons: {reason: fraction of samples},
+throttled_fraction}},
+"flags": {throttled, throttled_sides, clocks_differ, sm_clock_difference (fraction),
+memory_saturated_sides}, "notes": [sentences]}``, or ``{"available": False, "reason": "..."}``.
+
+Sources: the clock-event (formerly "throttle") reason bits are NVML's
+``nvmlClocksEventReason*`` constants (nvml.h); ``nvmlDeviceGetCurrentClocksEventReasons`` is
+the current name, ``nvmlDeviceGetCurrentClocksThrottleReasons`` the deprecated one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+#: NVML clock-event reason bits (nvml.h) and the names perfgate reports.
+REASON_BITS = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+#: Reasons that mean the clocks were held down by power or heat (not idle, not a setting).
+THROTTLE_REASONS = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                    "hw_power_brake_slowdown")
+
+#: A side counts as throttled when at least this fraction of its samples shows a throttle reason.
+THROTTLED_FRACTION = 0.05
+#: Median SM clocks of the two sides differing by more than this fraction are flagged.
+CLOCK_DIFFERENCE = 0.02
+#: Median memory utilisation (percent) at or above which memory counts as saturated.
+MEMORY_SATURATED_PCT = 80.0
+
+
+def decode_reasons(mask: int | None) -> list[str]:
+    """Names of the clock-event reason bits set in ``mask`` (unknown bits are ignored)."""
+    if not mask:
+        return []
+    return [name for bit, name in REASON_BITS.items() if mask & bit]
+
+
+def _stats(values: list[float]) -> dict | None:
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": round(statistics.median(values), 2), "min": round(min(values), 2), "max": round(max(values), 2)}
+
+
+def summarize_side(samples: list[dict]) -> dict:
+    """Summary of one side's samples (see the module docstring for the keys)."""
+    n = len(samples)
+    reasons: dict[str, int] = {}
+    throttled = 0
+    for s in samples:
+        names = decode_reasons(s.get("reasons"))
+        throttled += any(r in THROTTLE_REASONS for r in names)
+        for r in names:
+            reasons[r] = reasons.get(r, 0) + 1
+    limits = [s.get("power_limit_w") for s in samples if s.get("power_limit_w")]
+    ratios = [s["power_w"] / s["power_limit_w"] for s in samples if s.get("power_w") and s.get("power_limit_w")]
+    return {
+        "samples": n,
+        "sm_clock_mhz": _stats([s.get("sm_clock_mhz") for s in samples]),
+        "memory_clock_mhz": _stats([s.get("memory_clock_mhz") for s in samples]),
+        "temperature_c": _stats([s.get("temperature_c") for s in samples]),
+        "power_w": _stats([s.get("power_w") for s in samples]),
+        "power_limit_w": round(statistics.median(limits), 1) if limits else None,
+        "power_vs_limit_max": round(max(ratios), 3) if ratios else None,
+        "memory_utilization_pct": _stats([s.get("memory_utilization_pct") for s in samples]),
+        "gpu_utilization_pct": _stats([s.get("gpu_utilization_pct") for s in samples]),
+        "throttle_reasons": {k: round(v / n, 3) for k, v in sorted(reasons.items())} if n else {},
+        "throttled_fraction": round(throttled / n, 3) if n else 0.0,
+    }
+
+
+def summarize_samples(samples: list[dict], *, device_name: str | None = None, driver: str | None = None,
+                      interval_s: float | None = None) -> dict:
+    """``environment.telemetry`` from raw samples (pure).
+
+    Args:
+        samples: dicts ``{t (s), side ("base"|"head"|None), sm_clock_mhz, memory_clock_mhz,
+            temperature_c, power_w, power_limit_w, memory_utilization_pct, gpu_utilization_pct,
+            reasons (NVML clock-event bitmask)}``; missing fields are None. Samples with side
+            None (set-up, between sides) count in ``samples`` only.
+        device_name, driver, interval_s: recorded as given.
+
+    Returns:
+        the telemetry summary (module docstring); ``flags`` are all false without samples.
+    """
+    sides = {}
+    for side in ("base", "head"):
+        own = [s for s in samples if s.get("side") == side]
+        if own:
+            sides[side] = summarize_side(own)
+    throttled_sides = [side for side, v in sides.items() if v["throttled_fraction"] >= THROTTLED_FRACTION]
+    difference = None
+    clocks_differ = False
+    if "base" in sides and "head" in sides:
+        cb = (sides["base"]["sm_clock_mhz"] or {}).get("median")
+        ch = (sides["head"]["sm_clock_mhz"] or {}).get("median")
+        mb = (sides["base"]["memory_clock_mhz"] or {}).get("median")
+        mh = (sides["head"]["memory_clock_mhz"] or {}).get("median")
+        if cb and ch:
+            difference = round(ch / cb - 1, 4)
+            clocks_differ = abs(difference) > CLOCK_DIFFERENCE
+        if mb and mh and abs(mh / mb - 1) > CLOCK_DIFFERENCE:
+            clocks_differ = True
+    saturated = [side for side, v in sides.items()
+                 if (v["memory_utilization_pct"] or {}).get("median", 0) >= MEMORY_SATURATED_PCT]
+    notes = []
+    for side in throttled_sides:
+        top = max(((r, sides[side]["throttle_reasons"].get(r, 0)) for r in THROTTLE_REASONS), key=lambda kv: kv[1])
+        notes.append(f"{side}: clocks held down ({top[0]} in {top[1]:.0%} of samples)")
+    if clocks_differ and difference is not None:
+        notes.append(f"median SM clock differs between sides ({difference:+.1%} head vs base)")
+    for side in saturated:
+        notes.append(f"{side}: memory utilisation median {sides[side]['memory_utilization_pct']['median']:.0f} %")
+    return {
+        "available": True,
+        "device_name": device_name,
+        "driver": driver,
+        "interval_s": interval_s,
+        "samples": len(samples),
+        "sides": sides,
+        "flags": {"throttled": bool(throttled_sides), "throttled_sides": throttled_sides,
+                  "clocks_differ": clocks_differ, "sm_clock_difference": difference,
+                  "memory_saturated_sides": saturated},
+        "notes": notes,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# NVML reading (imperative shell, kept thin)
+
+
+def _call(fn, *args):
+    try:
+        return fn(*args)
+    except Exception:  # noqa: BLE001 - NVML raises NotSupported & co. per field; a missing field is None
+        return None
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def read_sample(nvml, handle) -> dict:
+    """One sample from NVML (fields a GPU does not support are None)."""
+    util = _call(nvml.nvmlDeviceGetUtilizationRates, handle)
+    reasons_fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+        getattr(nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
+    power = _call(nvml.nvmlDeviceGetPowerUsage, handle)
+    limit = _call(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+    return {
+        "sm_clock_mhz": _call(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_SM", 1)),
+        "memory_clock_mhz": _call(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_MEM", 2)),
+        "temperature_c": _call(nvml.nvmlDeviceGetTemperature, handle, getattr(nvml, "NVML_TEMPERATURE_GPU", 0)),
+        "power_w": power / 1000.0 if power is not None else None,
+        "power_limit_w": limit / 1000.0 if limit is not None else None,
+        "memory_utilization_pct": getattr(util, "memory", None),
+        "gpu_utilization_pct": getattr(util, "gpu", None),
+        "reasons": _call(reasons_fn, handle) if reasons_fn else None,
+    }
+
+
+class TelemetrySampler:
+    """Samples NVML on a background thread; never raises when NVML or a GPU is missing.
+
+    ``TelemetrySampler(device_index=0, interval_s=0.1)``; ``start()``, ``set_side("base"|"head"|None)``,
+    ``stop()``, ``summary()`` (``{"available": False, "reason"}`` when NVML could not start).
+    ``nvml`` may be given (a module-like object) for tests; by default ``pynvml`` is imported.
+    """
+
+    def __init__(self, device_index: int = 0, interval_s: float = 0.1, *, nvml=None, clock=time.monotonic):
+        self.device_index = device_index
+        self.interval_s = interval_s
+        self._nvml = nvml
+        self._clock = clock
+        self._samples: list[dict] = []
+        self._side: str | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._handle = None
+        self._reason: str | None = "not started"
+        self._device_name = None
+        self._driver = None
+
+    def start(self) -> "TelemetrySampler":
+        """Initialise NVML and start sampling; on any failure record why and do nothing."""
+        try:
+            nvml = self._nvml
+            if nvml is None:
+                import pynvml as nvml  # noqa: PLC0415 - optional dependency (nvidia-ml-py)
+            nvml.nvmlInit()
+            self._nvml = nvml
+            self._handle = nvml.nvmlDeviceGetHandleByIndex(self.device_index)
+            self._device_name = _text(_call(nvml.nvmlDeviceGetName, self._handle))
+            self._driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
+        except ImportError:
+            self._reason = "pynvml is not installed (pip install nvidia-ml-py)"
+            return self
+        except Exception as exc:  # noqa: BLE001 - no driver, no GPU, no permission: record, never fail
+            self._reason = f"NVML unavailable: {str(exc) or type(exc).__name__}"
+            self._handle = None
+            return self
+        self._reason = None
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="perfgate-telemetry", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample_once()
+            self._stop.wait(self.interval_s)
+
+    def sample_once(self) -> None:
+        """Take one sample now (the thread calls this every ``interval_s``)."""
+        if self._handle is None:
+            return
+        sample = read_sample(self._nvml, self._handle)
+        with self._lock:
+            sample["t"] = self._clock()
+            sample["side"] = self._side
+            self._samples.append(sample)
+
+    def set_side(self, side: str | None) -> None:
+        """Attribute the following samples to ``"base"``, ``"head"`` or nobody (None)."""
+        with self._lock:
+            self._side = side
+
+    def stop(self) -> None:
+        """Stop sampling and shut NVML down (idempotent)."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(timeout=5 * self.interval_s + 1)
+            self._thread = None
+            _call(self._nvml.nvmlShutdown)
+
+    @property
+    def samples(self) -> list[dict]:
+        with self._lock:
+            return list(self._samples)
+
+    def summary(self) -> dict:
+        """``environment.telemetry`` (see :func:`summarize_samples`)."""
+        if self._reason is not None:
+            return {"available": False, "reason": self._reason}
+        return summarize_samples(self.samples, device_name=self._device_name, driver=self._driver,
+                                 interval_s=self.interval_s)

@@ -1,0 +1,194 @@
+"""``action.__main__.main`` in-process against the fake GitHub and a generated git repository,
+with the compare subprocess replaced by a canned results.json (the real pipeline runs in
+test_action_subprocess.py). Covers the publishing paths: sticky comment created then updated,
+dispatched runs, fork PRs, refused tokens, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import action.compare as compare_mod
+from action.__main__ import main
+from runner import results as results_mod
+from runner.report import MARKER
+from tests.action.events import pull_request_labeled, workflow_dispatch
+from tests.action.harness import actions_env, read_outputs
+from tests.action.results_doc import bench, results_doc
+from tests.action.target_repo import make_target_repo
+
+REPO = "octo/demo"
+
+
+@pytest.fixture(autouse=True)
+def no_pacing(monkeypatch):
+    """PyGithub sleeps 0.25 s between requests and 1 s between writes; not against the fake."""
+    from action import github_gateway
+
+    monkeypatch.setitem(github_gateway.CLIENT_OPTIONS, "seconds_between_requests", 0)
+    monkeypatch.setitem(github_gateway.CLIENT_OPTIONS, "seconds_between_writes", 0)
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory):
+    return make_target_repo(tmp_path_factory.mktemp("target"))
+
+
+class CannedCompare:
+    """Stands in for ``perfgate compare``: writes results.json, remembers the command line."""
+
+    def __init__(self, status: int = 0, stderr: tuple[str, ...] = ()):
+        self.status, self.stderr, self.argvs = status, stderr, []
+
+    def __call__(self, argv, out_dir, timeout=None):
+        self.argvs.append(argv)
+        base, head = argv[argv.index("--base") + 1], argv[argv.index("--head") + 1]
+        if self.status in (0, 1):
+            doc = results_doc([bench("bench_sum", "regression", 4.0), bench("bench_ok", "unchanged", 1.0)],
+                              base_sha=base, head_sha=head)
+            results_mod.dump(doc, Path(out_dir) / "results.json")
+        return compare_mod.CompareOutcome(self.status, self.stderr, Path(out_dir) / "results.json")
+
+
+@pytest.fixture
+def canned(monkeypatch):
+    fake = CannedCompare()
+    monkeypatch.setattr(compare_mod, "run_compare", fake)
+    return fake
+
+
+def _pr_env(tmp, fake_github, target, *, number=12, head_repo=None, token="ghs_write", **inputs):
+    fake_github.state.add_pull(REPO, number, head_sha=target.head_sha, base_sha=target.base_sha,
+                               head_repo=head_repo, labels=["performance"])
+    event = pull_request_labeled(number=number, base_sha=target.base_sha, head_sha=target.head_sha,
+                                 head_repo=head_repo)
+    return actions_env(tmp, api_url=fake_github.url, workspace=target.checkout, event_name="pull_request",
+                       event=event, github_token=token, **inputs)
+
+
+def _errors(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("::error")]
+
+
+def test_pull_request_comment_is_created_once_then_updated(tmp_path, fake_github, target, canned, capsys):
+    fake_github.state.add_token("ghs_write")
+    env = _pr_env(tmp_path / "run1", fake_github, target)
+    assert main(env) == 0
+    comments = fake_github.state.issue_comments(REPO, 12)
+    assert len(comments) == 1 and comments[0].body.startswith(MARKER) and "bench_sum" in comments[0].body
+    assert comments[0].login == "github-actions[bot]"
+    first_id = comments[0].id
+
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert "bench_sum" in summary and "regression" in summary
+    outputs = read_outputs(Path(env["GITHUB_OUTPUT"]))
+    assert outputs["verdict"] == "regression" and outputs["regressions"] == "1" and outputs["improvements"] == "0"
+    doc = results_mod.load(outputs["results"])
+    assert doc["pull_request"] == {"number": 12, "url": f"https://github.com/{REPO}/pull/12"}
+    assert doc["run_url"] == f"https://github.com/{REPO}/actions/runs/4242"
+    assert doc["base"] == {"ref": "main", "sha": target.base_sha} and doc["head"]["ref"] == "feature"
+    assert Path(outputs["report"]).read_text().startswith(MARKER)
+
+    # the base commit was absent from the shallow checkout: the action fetched it
+    argv = canned.argvs[0]
+    assert argv[argv.index("--base") + 1] == target.base_sha and argv[argv.index("--head") + 1] == target.head_sha
+    assert argv[argv.index("--labels") + 1] == "performance" and "--title" in argv
+
+    assert main(_pr_env(tmp_path / "run2", fake_github, target)) == 0
+    comments = fake_github.state.issue_comments(REPO, 12)
+    assert [c.id for c in comments] == [first_id]
+    assert len(fake_github.calls("issues/create-comment")) == 1
+    assert len(fake_github.calls("issues/update-comment")) == 1
+    assert not _errors(capsys.readouterr().out)
+
+
+def test_a_humans_comment_with_the_marker_is_left_alone(tmp_path, fake_github, target, canned):
+    fake_github.state.add_pull(REPO, 12, head_sha=target.head_sha, base_sha=target.base_sha)
+    human = fake_github.state.create_comment(REPO, 12, f"{MARKER} copied from the bot", "octocat", "User")
+    assert main(_pr_env(tmp_path, fake_github, target)) == 0
+    comments = fake_github.state.issue_comments(REPO, 12)
+    assert len(comments) == 2 and comments[0].id == human.id and comments[0].body == f"{MARKER} copied from the bot"
+
+
+def test_workflow_dispatch_from_the_app(tmp_path, fake_github, target, canned):
+    fake_github.state.add_pull(REPO, 7, head_sha=target.head_sha, base_sha=target.base_sha,
+                               title="Fuse kernels", body="fewer launches", labels=["performance"])
+    event = workflow_dispatch(base_sha=target.base_sha, head_sha=target.head_sha, pr_number=7, run_id="pg-99")
+    env = actions_env(tmp_path, api_url=fake_github.url, workspace=target.checkout, event_name="workflow_dispatch",
+                      event=event, github_token="ghs_any", comment="false")
+    assert main(env) == 0
+    doc = json.loads(Path(read_outputs(Path(env["GITHUB_OUTPUT"]))["results"]).read_text())
+    assert doc["run_id"] == "pg-99" and doc["pull_request"]["number"] == 7
+    argv = canned.argvs[0]
+    assert argv[argv.index("--title") + 1] == "Fuse kernels" and argv[argv.index("--body") + 1] == "fewer launches"
+    assert fake_github.calls("issues/create-comment") == [] and fake_github.calls("issues/list-comments") == []
+
+
+def test_fork_pull_request_with_read_only_token_reports_in_the_summary(tmp_path, fake_github, target, canned, capsys):
+    fake_github.state.add_token("ghs_read", read_only=True)
+    env = _pr_env(tmp_path, fake_github, target, head_repo="stranger/demo", token="ghs_read")
+    assert main(env) == 0
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert "from a fork" in summary and "bench_sum" in summary
+    assert fake_github.state.issue_comments(REPO, 12) == []
+    assert not [r for r in fake_github.requests if r.method != "GET"]
+    assert not _errors(capsys.readouterr().out)
+
+
+def test_token_without_permission_is_a_clear_error(tmp_path, fake_github, target, canned, capsys):
+    fake_github.state.add_token("ghs_read", read_only=True)
+    env = _pr_env(tmp_path, fake_github, target, token="ghs_read")
+    assert main(env) == 2
+    captured = capsys.readouterr()
+    errors = _errors(captured.out)
+    assert len(errors) == 1 and "HTTP 403" in errors[0] and "pull-requests: write" in errors[0]
+    assert "Traceback" not in captured.out + captured.err
+    # the verdicts were published before the comment failed
+    assert read_outputs(Path(env["GITHUB_OUTPUT"]))["verdict"] == "regression"
+    assert fake_github.state.issue_comments(REPO, 12) == []
+
+
+def test_fail_on_regression_publishes_then_fails(tmp_path, fake_github, target, monkeypatch, capsys):
+    canned = CannedCompare(status=1, stderr=("perfgate: regression beyond 5% in: bench_sum",))
+    monkeypatch.setattr(compare_mod, "run_compare", canned)
+    env = _pr_env(tmp_path, fake_github, target, fail_on_regression="true")
+    assert main(env) == 1
+    assert "--fail-on-regression" in canned.argvs[0]
+    assert len(fake_github.state.issue_comments(REPO, 12)) == 1
+    errors = _errors(capsys.readouterr().out)
+    assert errors and "regression beyond 5% in: bench_sum".replace("%", "%25") in errors[0]
+
+
+def test_compare_bad_input_is_reported_in_one_line(tmp_path, fake_github, target, monkeypatch, capsys):
+    monkeypatch.setattr(compare_mod, "run_compare",
+                        CannedCompare(status=2, stderr=("perfgate: error: no benchmarks in benchmarks/",)))
+    assert main(_pr_env(tmp_path, fake_github, target)) == 2
+    assert _errors(capsys.readouterr().out) == ["::error::perfgate: no benchmarks in benchmarks/"]
+    assert fake_github.calls("issues/create-comment") == []
+
+
+@pytest.mark.parametrize("event_name, event, match", [
+    ("workflow_dispatch", workflow_dispatch(base_sha=None, head_sha=None), "missing SHAs"),
+    ("push", {"ref": "refs/heads/main"}, "the push event is not handled"),
+    ("workflow_dispatch", workflow_dispatch(base_sha="f" * 40, head_sha="e" * 40), "could not be fetched"),
+])
+def test_bad_input_ends_with_one_error_line(tmp_path, fake_github, target, canned, capsys, event_name, event, match):
+    env = actions_env(tmp_path, api_url=fake_github.url, workspace=target.checkout, event_name=event_name,
+                      event=event, github_token="ghs_any")
+    assert main(env) == 2
+    captured = capsys.readouterr()
+    errors = _errors(captured.out)
+    assert len(errors) == 1 and match in errors[0]
+    assert "Traceback" not in captured.out + captured.err
+    assert canned.argvs == [] and fake_github.requests == []
+
+
+def test_compare_internal_failure_is_reported_not_raised(tmp_path, fake_github, target, monkeypatch, capsys):
+    monkeypatch.setattr(compare_mod, "run_compare", CannedCompare(status=3, stderr=("perfgate: internal error",)))
+    env = _pr_env(tmp_path, fake_github, target)
+    assert main(env) == 3
+    assert _errors(capsys.readouterr().out) == ["::error::perfgate compare failed (exit status 3): perfgate: internal error"]
+    assert "exit status 3" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {}

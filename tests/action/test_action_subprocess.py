@@ -1,0 +1,76 @@
+"""``python -m action`` as a real subprocess in a simulated Actions step, with the real
+``perfgate compare`` on a generated repository whose head commit does four times the work,
+against the fake GitHub on loopback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner import results as results_mod
+from runner.report import MARKER
+from tests.action.events import pull_request_labeled, workflow_dispatch
+from tests.action.harness import actions_env, read_outputs, subprocess_env
+from tests.action.target_repo import make_target_repo
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO = "octo/demo"
+
+
+def run_action(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    # Installed in a real run; here the source tree is the installation. cwd is neutral, as in action.yml.
+    full = subprocess_env({**env, "PYTHONPATH": str(REPO_ROOT)})
+    return subprocess.run([sys.executable, "-m", "action"], cwd=cwd, env=full, capture_output=True, text=True,
+                          timeout=300)
+
+
+def errors(proc: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in proc.stdout.splitlines() if line.startswith("::error")]
+
+
+@pytest.mark.slow
+def test_pull_request_run_comments_once_and_updates(tmp_path, fake_github):
+    target = make_target_repo(tmp_path / "target")
+    fake_github.state.add_token("ghs_write")
+    fake_github.state.add_pull(REPO, 5, head_sha=target.head_sha, base_sha=target.base_sha, labels=["performance"])
+    event = pull_request_labeled(number=5, base_sha=target.base_sha, head_sha=target.head_sha)
+
+    outputs = []
+    for attempt in ("run1", "run2"):
+        env = actions_env(tmp_path / attempt, api_url=fake_github.url, workspace=target.checkout,
+                          event_name="pull_request", event=event, github_token="ghs_write", max_time="15")
+        proc = run_action(env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert not errors(proc) and "Traceback" not in proc.stderr
+        summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+        assert summary.startswith(MARKER) and "bench_sum" in summary and "regression" in summary
+        outputs.append(read_outputs(Path(env["GITHUB_OUTPUT"])))
+
+    for out in outputs:
+        assert out["verdict"] == "regression" and out["regressions"] == "1", out
+        doc = results_mod.load(out["results"])
+        assert doc["pull_request"]["number"] == 5 and doc["head"]["sha"] == target.head_sha
+        assert doc["run_url"].endswith("/actions/runs/4242")
+    comments = fake_github.state.issue_comments(REPO, 5)
+    assert len(comments) == 1, [c.body[:80] for c in comments]
+    assert comments[0].body.startswith(MARKER) and "bench_sum" in comments[0].body
+    assert len(fake_github.calls("issues/create-comment")) == 1
+    assert len(fake_github.calls("issues/update-comment")) == 1
+
+
+@pytest.mark.parametrize("event_name, event, message", [
+    ("workflow_dispatch", workflow_dispatch(base_sha=None, head_sha=None, pr_number=5), "missing SHAs"),
+    ("issue_comment", {"action": "created", "comment": {"body": "/perf run"}}, "issue_comment event is not handled"),
+])
+def test_bad_input_is_one_error_line_without_traceback(tmp_path, fake_github, event_name, event, message):
+    target = make_target_repo(tmp_path / "target")
+    env = actions_env(tmp_path / "run", api_url=fake_github.url, workspace=target.checkout, event_name=event_name,
+                      event=event, github_token="ghs_write")
+    proc = run_action(env, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert len(errors(proc)) == 1 and message in errors(proc)[0], proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert fake_github.requests == []

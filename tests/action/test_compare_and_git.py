@@ -1,0 +1,61 @@
+"""The compare command line (pure) and fetching the commits into a shallow checkout (real git)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from action.compare import CompareOutcome, compare_argv, run_compare
+from action.environment import ActionInputError, Plan
+from action.git_shas import ensure_commit, fetch_candidates
+from tests.action.target_repo import make_target_repo
+
+SHA_A, SHA_B = "a" * 40, "b" * 40
+
+
+def _plan(**kw) -> Plan:
+    return Plan(event_name="pull_request", repository="o/r", workspace=Path("/ws"), base_ref=SHA_A, head_ref=SHA_B,
+                out_dir=Path("/out"), **kw)
+
+
+def test_compare_argv_minimal_leaves_defaults_to_compare():
+    argv = compare_argv(_plan(), SHA_A, SHA_B, python="py")
+    assert argv == ["py", "-m", "runner.cli", "compare", "--repo", "/ws", "--base", SHA_A, "--head", SHA_B,
+                    "--out", "/out", "--quiet"]
+
+
+def test_compare_argv_carries_every_setting():
+    argv = compare_argv(_plan(config=Path("/ws/ci/perfgate.toml"), benchmarks="bench", filter="norm*", device="cuda",
+                              threshold=0.03, max_time=60.0, profile=False, fail_on_regression=True, title="T",
+                              body="B", labels=("performance", "fusion")), SHA_A, SHA_B, python="py")
+    text = " ".join(argv)
+    for part in ("--config /ws/ci/perfgate.toml", "--benchmarks bench", "--filter norm*", "--device cuda",
+                 "--threshold 0.03", "--max-time 60.0", "--no-profile", "--fail-on-regression", "--title T",
+                 "--body B", "--labels performance,fusion"):
+        assert part in text
+
+
+def test_run_compare_keeps_the_stderr_tail_and_status(tmp_path):
+    code = "import sys; print('progress', file=sys.stderr); print('perfgate: error: no benchmarks', file=sys.stderr); sys.exit(2)"
+    outcome = run_compare([sys.executable, "-c", code], tmp_path)
+    assert outcome == CompareOutcome(2, ("progress", "perfgate: error: no benchmarks"), tmp_path / "results.json")
+    assert outcome.last_error_line == "perfgate: error: no benchmarks"
+
+
+def test_fetch_candidates():
+    assert fetch_candidates(SHA_A, 4)[-1][-1] == "+refs/pull/4/head"
+    assert len(fetch_candidates(SHA_A, None)) == 1
+    assert fetch_candidates("main", 4)[0][-1] == "main"
+
+
+def test_ensure_commit_fetches_into_a_shallow_clone(tmp_path):
+    target = make_target_repo(tmp_path)
+    assert ensure_commit(target.checkout, target.head_sha) == target.head_sha  # already there
+    assert ensure_commit(target.checkout, target.base_sha, 3) == target.base_sha  # fetched by SHA
+    assert ensure_commit(target.checkout, "main") == target.base_sha  # a branch name, fetched from origin
+    with pytest.raises(ActionInputError, match=f"commit {'f' * 40} is not in the checkout"):
+        ensure_commit(target.checkout, "f" * 40)
+    with pytest.raises(ActionInputError, match="not a git checkout"):
+        ensure_commit(tmp_path, "HEAD")

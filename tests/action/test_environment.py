@@ -1,0 +1,115 @@
+"""The plan from the Actions environment (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from action.environment import ActionInputError, get_input, parse_fraction, plan_from_environment
+from tests.action.events import pull_request_labeled, workflow_dispatch
+
+BASE, HEAD = "a" * 40, "b" * 40
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {"GITHUB_REPOSITORY": "octo/demo", "GITHUB_WORKSPACE": "/ws", "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_API_URL": "https://api.github.com", "GITHUB_RUN_ID": "77", "GITHUB_RUN_ATTEMPT": "1",
+            "RUNNER_TEMP": "/tmp/runner"}
+    base.update(extra)
+    return base
+
+
+def test_pull_request_event_uses_the_pr_shas_not_the_merge_commit():
+    event = pull_request_labeled(number=12, base_sha=BASE, head_sha=HEAD)
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="pull_request", GITHUB_SHA="c" * 40), event)
+    assert (plan.base_ref, plan.head_ref) == (BASE, HEAD)
+    assert plan.pr_number == 12 and plan.pr_url == "https://github.com/octo/demo/pull/12"
+    assert (plan.base_label, plan.head_label) == ("main", "feature")
+    assert plan.labels == ("performance",) and plan.title == "Fuse the sum loop"
+    assert not plan.is_fork and not plan.read_only_token
+    assert plan.run_url == "https://github.com/octo/demo/actions/runs/77"
+    assert plan.out_dir == Path("/tmp/runner/perfgate")
+
+
+def test_fork_pull_request_has_a_read_only_token():
+    event = pull_request_labeled(number=3, base_sha=BASE, head_sha=HEAD, head_repo="stranger/demo")
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="pull_request"), event)
+    assert plan.is_fork and plan.read_only_token
+
+
+def test_fork_dispatched_through_pull_request_target_is_not_read_only():
+    event = pull_request_labeled(number=3, base_sha=BASE, head_sha=HEAD, head_repo="stranger/demo")
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="pull_request_target"), event)
+    assert plan.is_fork and not plan.read_only_token
+
+
+def test_workflow_dispatch_reads_the_apps_inputs():
+    event = workflow_dispatch(base_sha=BASE, head_sha=HEAD, pr_number=9, run_id="run-42")
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_RUN_ATTEMPT="2"), event)
+    assert (plan.base_ref, plan.head_ref, plan.pr_number, plan.run_id) == (BASE, HEAD, 9, "run-42")
+    assert plan.run_url == "https://github.com/octo/demo/actions/runs/77/attempts/2"
+    assert plan.title is None and not plan.is_fork
+
+
+def test_explicit_inputs_win_over_the_event():
+    event = pull_request_labeled(number=12, base_sha=BASE, head_sha=HEAD)
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="pull_request", INPUT_BASE_REF="v1.0",
+                                     **{"INPUT_HEAD-REF": "HEAD"}), event)
+    assert (plan.base_ref, plan.head_ref) == ("v1.0", "HEAD")
+
+
+@pytest.mark.parametrize("inputs, missing", [({"head_sha": HEAD}, "base-sha"), ({}, "base-sha and head-sha")])
+def test_workflow_dispatch_without_shas_names_them(inputs, missing):
+    event = workflow_dispatch(base_sha=None, head_sha=inputs.get("head_sha"))
+    with pytest.raises(ActionInputError, match=f"missing SHAs.*no {missing} input"):
+        plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch"), event)
+
+
+def test_unhandled_event_without_refs_is_an_error_naming_the_event():
+    with pytest.raises(ActionInputError, match="the push event is not handled.*base-ref and head-ref"):
+        plan_from_environment(env(GITHUB_EVENT_NAME="push"), {"ref": "refs/heads/main"})
+
+
+def test_unhandled_event_with_both_refs_is_fine():
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="push", INPUT_BASE_REF="main~1", INPUT_HEAD_REF="main"), {})
+    assert (plan.base_ref, plan.head_ref, plan.pr_number) == ("main~1", "main", None)
+
+
+def test_pull_request_payload_without_the_pull_request_object():
+    with pytest.raises(ActionInputError, match="no pull_request object"):
+        plan_from_environment(env(GITHUB_EVENT_NAME="pull_request"), {"action": "labeled"})
+
+
+def test_inputs_are_parsed_and_checked():
+    event = workflow_dispatch(base_sha=BASE, head_sha=HEAD)
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", INPUT_THRESHOLD="3%",
+                                     INPUT_MAX_TIME="120", INPUT_DEVICE="cuda", INPUT_PROFILE="false",
+                                     INPUT_COMMENT="False", INPUT_FAIL_ON_REGRESSION="true",
+                                     INPUT_CONFIG="ci/perfgate.toml", INPUT_PATH="src/target"), event)
+    assert plan.threshold == pytest.approx(0.03) and plan.max_time == 120.0 and plan.device == "cuda"
+    assert plan.profile is False and plan.comment is False and plan.fail_on_regression is True
+    assert plan.workspace == Path("/ws/src/target") and plan.config == Path("/ws/src/target/ci/perfgate.toml")
+    for bad, match in ((dict(INPUT_THRESHOLD="2"), "threshold"), (dict(INPUT_DEVICE="tpu"), "device"),
+                       (dict(INPUT_COMMENT="maybe"), "comment"), (dict(INPUT_MAX_TIME="-1"), "max-time")):
+        with pytest.raises(ActionInputError, match=match):
+            plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", **bad), event)
+
+
+def test_empty_inputs_are_unset_and_the_token_is_not_in_the_repr():
+    e = {"INPUT_FILTER": "  ", "INPUT_GITHUB-TOKEN": "ghs_secret"}
+    assert get_input(e, "filter") is None and get_input(e, "github-token") == "ghs_secret"
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", **e),
+                                 workflow_dispatch(base_sha=BASE, head_sha=HEAD))
+    assert plan.token == "ghs_secret" and "ghs_secret" not in repr(plan)
+
+
+def test_missing_repository_variable():
+    with pytest.raises(ActionInputError, match="GITHUB_REPOSITORY"):
+        plan_from_environment({"GITHUB_EVENT_NAME": "push"}, {})
+
+
+def test_parse_fraction_accepts_percent_and_fraction():
+    assert parse_fraction("0.05", "t") == pytest.approx(0.05)
+    assert parse_fraction("5%", "t") == pytest.approx(0.05)
+    assert parse_fraction(None, "t") is None

@@ -1,0 +1,94 @@
+"""Fixtures of the App's tests: the shared fake GitHub (with workflow-run artifacts and
+repository files), an App key pair, and an App (``bot.create_app`` + ``bot.webhook.register``)
+on a fresh SQLite database — or PostgreSQL when ``PERFGATE_TEST_POSTGRES_URL`` is set."""
+
+from __future__ import annotations
+
+import os
+
+# PyGithub attaches a logging handler to the stream of its first import (see tests/action).
+import github  # noqa: F401
+import pytest
+
+from tests.fake_github import FakeGitHub
+from tests.fake_github.fixtures import github_openapi  # noqa: F401
+
+from . import fakes
+from .payloads import SECRET
+
+POSTGRES_URL = os.environ.get("PERFGATE_TEST_POSTGRES_URL")
+
+#: PyGithub without retries or pacing sleeps (GITHUB.md: never sleep in tests).
+CLIENT_OPTIONS = {"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0, "timeout": 10}
+
+
+@pytest.fixture(scope="session")
+def app_private_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                             serialization.NoEncryption()).decode()
+
+
+@pytest.fixture
+def scene():
+    scene = fakes.AppScene()
+    server = fakes.BlobServer(scene)
+    yield scene
+    server.stop()
+
+
+@pytest.fixture
+def fake_github(github_openapi, scene):  # noqa: F811
+    with FakeGitHub(github_openapi, handlers=fakes.handlers(scene)) as gh:
+        gh.state.add_repo("octo/demo")
+        yield gh
+        gh.assert_no_violations()
+
+
+def _reset_postgres(url: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    from bot.db import normalize_url
+
+    engine = create_engine(normalize_url(url))
+    with engine.begin() as conn:
+        conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'perfgate.db'}"
+    if not POSTGRES_URL:
+        pytest.skip("PERFGATE_TEST_POSTGRES_URL is not set (a throwaway PostgreSQL database)")
+    _reset_postgres(POSTGRES_URL)
+    return POSTGRES_URL
+
+
+@pytest.fixture
+def app_env(database_url, tmp_path, fake_github, app_private_key) -> dict[str, str]:
+    return {"DATABASE_URL": database_url, "PERFGATE_HOME": str(tmp_path / "home"), "TESTING": "1",
+            "GITHUB_APP_ID": "12345", "GITHUB_PRIVATE_KEY": app_private_key, "GITHUB_WEBHOOK_SECRET": SECRET,
+            "GITHUB_API_URL": fake_github.url, "HUEY_URL": "memory://",
+            "PERFGATE_PUBLIC_URL": "https://perfgate.example.org"}
+
+
+@pytest.fixture
+def app(app_env):
+    from bot import create_app
+    from bot.webhook import register
+
+    flask_app = create_app(app_env)
+    register(flask_app, app_env, client_options=CLIENT_OPTIONS)
+    yield flask_app
+    flask_app.extensions["perfgate"]["db"].dispose()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()

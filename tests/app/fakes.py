@@ -1,0 +1,130 @@
+"""What the App's tests add to the shared fake GitHub: workflow runs with artifacts (and the
+storage server their downloads redirect to), repository files, the App's identity.
+
+``AppScene`` holds the extra state; ``handlers(scene)`` are ``FakeGitHub(handlers=...)``
+overrides, each answering like the REST operation it stands for (validated by the fake).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.fake_github.app import Ctx, error
+
+
+@dataclass
+class AppScene:
+    """Artifacts by workflow run id (``[(name, zip bytes)]``), files by (repo, path), blob URLs."""
+
+    artifacts: dict[int, list[tuple[str, bytes]]] = field(default_factory=dict)
+    files: dict[tuple[str, str], str] = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    blob_url: str = ""
+    slug: str = "perfgate"
+
+
+def results_zip(doc: dict, *, folder: str = "") -> bytes:
+    """An artifact archive as upload-artifact makes it: results.json (+ a report)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"{folder}results.json", json.dumps(doc))
+        archive.writestr(f"{folder}report.md", "# report\n")
+    return buffer.getvalue()
+
+
+class BlobServer:
+    """Loopback stand-in for the storage host an artifact download redirects to."""
+
+    def __init__(self, scene: AppScene):
+        blobs = scene.blobs
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's naming
+                data = blobs.get(self.path.lstrip("/"))
+                if data is None or self.headers.get("Authorization"):
+                    # storage URLs are pre-signed: a forwarded token would be a leak (and S3 rejects it)
+                    self.send_response(404 if data is None else 400)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/zip")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        scene.blob_url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _run_json(ctx: Ctx, run_id: int) -> dict:
+    data = ctx.example("actions/get-workflow-run")
+    base = f"{ctx.base_url}/repos/{ctx.repo}/actions/runs/{run_id}"
+    run = ctx.state.workflow_runs[run_id]
+    data.update(id=run_id, url=base, html_url=f"https://github.com/{ctx.repo}/actions/runs/{run_id}",
+                jobs_url=f"{base}/jobs", logs_url=f"{base}/logs", artifacts_url=f"{base}/artifacts",
+                cancel_url=f"{base}/cancel", rerun_url=f"{base}/rerun", status=run["status"],
+                conclusion=run["conclusion"])
+    return data
+
+
+def handlers(scene: AppScene) -> dict:
+    def get_run(ctx: Ctx):
+        run = ctx.state.workflow_runs.get(int(ctx.params["run_id"]))
+        if run is None or run["repo"] != ctx.repo:
+            return error(404, "Not Found")
+        return 200, _run_json(ctx, run["id"])
+
+    def list_artifacts(ctx: Ctx):
+        run_id = int(ctx.params["run_id"])
+        template = ctx.example()["artifacts"][0]
+        items = []
+        for i, (name, data) in enumerate(scene.artifacts.get(run_id, [])):
+            artifact_id = run_id * 100 + i
+            items.append(dict(template, id=artifact_id, name=name, size_in_bytes=len(data), expired=False,
+                              url=f"{ctx.base_url}/repos/{ctx.repo}/actions/artifacts/{artifact_id}",
+                              archive_download_url=f"{ctx.base_url}/repos/{ctx.repo}/actions/artifacts/{artifact_id}/zip"))
+            scene.blobs[f"blob/{artifact_id}"] = data
+        return 200, {"total_count": len(items), "artifacts": items}
+
+    def download(ctx: Ctx):
+        if ctx.token.login == "github-actions[bot]" and ctx.state.tokens:
+            return error(401, "Bad credentials")
+        key = f"blob/{ctx.params['artifact_id']}"
+        if key not in scene.blobs:
+            return error(410, "Gone")
+        return 302, None, {"Location": f"{scene.blob_url}/{key}"}
+
+    def get_content(ctx: Ctx):
+        text = scene.files.get((ctx.repo, ctx.params["path"]))
+        if text is None:
+            return error(404, "Not Found")
+        data = ctx.example()
+        if isinstance(data, list):
+            data = data[0]
+        data.update(type="file", encoding="base64", name=ctx.params["path"], path=ctx.params["path"],
+                    content=base64.b64encode(text.encode()).decode(), size=len(text))
+        return 200, data
+
+    def get_app(ctx: Ctx):
+        data = ctx.example()
+        data.update(slug=scene.slug, name=scene.slug)
+        return 200, data
+
+    return {"actions/get-workflow-run": get_run, "actions/list-workflow-run-artifacts": list_artifacts,
+            "actions/download-artifact": download, "repos/get-content": get_content,
+            "apps/get-authenticated": get_app}

@@ -1,0 +1,148 @@
+"""Webhook payloads for the App's tests: a published example (``@octokit/webhooks-examples``)
+patched to the scene of the test, completed to and validated against the published schema
+(``@octokit/openapi-webhooks``). Every builder returns ``(event_name, payload)``."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from bot.webhooks import signature
+
+from . import webhook_schemas as ws
+
+REPO = "octo/demo"
+INSTALLATION = 4711
+SECRET = "It's a Secret to Everybody"
+
+
+def _repo(full_name: str = REPO, default_branch: str = "main") -> dict:
+    repo = ws.example("pull_request", "labeled")["repository"]
+    owner, name = full_name.split("/")
+    repo.update(full_name=full_name, name=name, default_branch=default_branch,
+                url=f"https://api.github.com/repos/{full_name}", html_url=f"https://github.com/{full_name}")
+    repo["owner"]["login"] = owner
+    return repo
+
+
+def _user(login: str, kind: str = "User") -> dict:
+    user = ws.example("pull_request", "labeled")["sender"]
+    user.update(login=login, type=kind, id=abs(hash(login)) % 10_000_000)
+    return user
+
+
+def _finish(event: str, action: str | None, payload: dict, *, installation: int | None = INSTALLATION) -> tuple[str, dict]:
+    if installation is not None:
+        payload["installation"] = {"id": installation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
+    payload = ws.complete(event, action, payload)
+    ws.check(event, action, payload)
+    return event, payload
+
+
+def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, labels: tuple[str, ...] = (),
+                 label: str | None = None, fork: str | None = None, sender: str = "maintainer",
+                 merged: bool = False, merge_sha: str | None = None, repo: str = REPO) -> tuple[str, dict]:
+    """``pull_request`` of ``action``; ``fork``: the head repository's full name for a fork PR."""
+    base_example = "labeled" if action in ("labeled", "unlabeled") else "synchronize" if action == "synchronize" else action
+    try:
+        payload = ws.example("pull_request", base_example)
+    except KeyError:
+        payload = ws.example("pull_request", "labeled")
+    payload["action"] = action
+    payload["number"] = number
+    payload["repository"] = _repo(repo)
+    payload["sender"] = _user(sender)
+    pr = payload["pull_request"]
+    pr.update(number=number, state="closed" if action == "closed" else "open", merged=merged,
+              merge_commit_sha=merge_sha, merged_at="2026-01-02T00:00:00Z" if merged else None,
+              html_url=f"https://github.com/{repo}/pull/{number}", title="Fuse the layer norm kernels")
+    label_template = ws.example("pull_request", "labeled")["label"]
+    pr["labels"] = [dict(label_template, name=n) for n in labels]
+    pr["head"].update(sha=head_sha, ref="feature")
+    pr["base"].update(sha=base_sha, ref="main")
+    pr["base"]["repo"] = _repo(repo)
+    pr["head"]["repo"] = _repo(fork or repo)
+    if fork:
+        pr["head"]["repo"]["fork"] = True
+    if action in ("labeled", "unlabeled"):
+        payload["label"] = dict(label_template, name=label or "performance")
+    else:
+        payload.pop("label", None)
+    if action == "synchronize":
+        payload["before"], payload["after"] = "1" * 40, head_sha
+    return _finish("pull_request", action, payload)
+
+
+def issue_comment(action: str, body: str, *, number: int = 7, login: str = "maintainer", comment_id: int = 9001,
+                  previous: str | None = None, on_pull: bool = True, user_type: str = "User",
+                  repo: str = REPO) -> tuple[str, dict]:
+    payload = ws.example("issue_comment", action if action != "edited" else "edited")
+    payload["repository"] = _repo(repo)
+    payload["sender"] = _user(login, user_type)
+    payload["comment"].update(id=comment_id, body=body, user=_user(login, user_type),
+                              html_url=f"https://github.com/{repo}/pull/{number}#issuecomment-{comment_id}")
+    payload["issue"].update(number=number, html_url=f"https://github.com/{repo}/pull/{number}", state="open")
+    if on_pull:
+        payload["issue"]["pull_request"] = {"url": f"https://api.github.com/repos/{repo}/pulls/{number}",
+                                            "html_url": f"https://github.com/{repo}/pull/{number}",
+                                            "diff_url": f"https://github.com/{repo}/pull/{number}.diff",
+                                            "patch_url": f"https://github.com/{repo}/pull/{number}.patch"}
+    else:
+        payload["issue"].pop("pull_request", None)
+    if action == "edited":
+        payload["changes"] = {"body": {"from": previous if previous is not None else ""}}
+    return _finish("issue_comment", action, payload)
+
+
+def workflow_run_completed(run_id: int, *, conclusion: str = "success", head_sha: str = "f" * 40,
+                           repo: str = REPO) -> tuple[str, dict]:
+    payload = ws.example("workflow_run", "completed")
+    payload["repository"] = _repo(repo)
+    payload.pop("organization", None)
+    wr = payload["workflow_run"]
+    wr.update(id=run_id, conclusion=conclusion, status="completed", head_sha=head_sha, event="workflow_dispatch",
+              html_url=f"https://github.com/{repo}/actions/runs/{run_id}", path=".github/workflows/perfgate.yml")
+    return _finish("workflow_run", "completed", payload)
+
+
+def check_run(action: str, *, external_id: str, head_sha: str, check_run_id: int = 555,
+              identifier: str = "rerun", repo: str = REPO, sender: str = "maintainer") -> tuple[str, dict]:
+    payload = ws.example("check_run", action)
+    payload["repository"] = _repo(repo)
+    payload["sender"] = _user(sender)
+    payload.pop("organization", None)
+    payload["check_run"].update(id=check_run_id, external_id=external_id, head_sha=head_sha, name="perfgate")
+    if action == "requested_action":
+        payload["requested_action"] = {"identifier": identifier}
+    return _finish("check_run", action, payload)
+
+
+def installation(action: str = "created", *, account: str = "octo", installation_id: int = INSTALLATION) -> tuple[str, dict]:
+    payload = ws.example("installation", action if action in ("created", "deleted", "suspend", "unsuspend") else "created")
+    payload["action"] = action
+    payload["installation"]["id"] = installation_id
+    payload["installation"]["account"]["login"] = account
+    return _finish("installation", action, payload, installation=None)
+
+
+def ping() -> tuple[str, dict]:
+    return _finish("ping", None, ws.example("ping"), installation=None)
+
+
+def push(*, before: str, after: str, ref: str = "refs/heads/main", repo: str = REPO) -> tuple[str, dict]:
+    payload = ws.example("push")
+    payload.update(before=before, after=after, ref=ref, deleted=False, created=False)
+    payload["repository"] = _repo(repo)
+    return _finish("push", None, payload)
+
+
+def headers(event: str, body: bytes, *, secret: str = SECRET, delivery: str | None = None) -> dict[str, str]:
+    """The headers GitHub sends with a delivery of ``body``."""
+    return {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+            "X-Hub-Signature-256": "sha256=" + signature(secret, body), "Content-Type": "application/json",
+            "User-Agent": "GitHub-Hookshot/abc123", "X-GitHub-Hook-ID": "1",
+            "X-GitHub-Hook-Installation-Target-ID": "1", "X-GitHub-Hook-Installation-Target-Type": "integration"}
+
+
+def encode(payload: dict) -> bytes:
+    return json.dumps(payload).encode("utf-8")

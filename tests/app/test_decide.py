@@ -1,0 +1,230 @@
+"""bot.decide: webhook (published-schema-valid payloads) + facts → actions, without I/O."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot import messages
+from bot.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge, RememberCommand, RememberRefusal,
+                         Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
+from bot.commands import USAGE
+from bot.decide import Facts, PullInfo, RunInfo, decide, handled, run_key
+from bot.webhooks import Event
+
+from . import payloads as P
+
+HEAD, BASE, NEW = "a" * 40, "b" * 40, "c" * 40
+
+
+def ev(built, delivery="d-1") -> Event:
+    name, data = built
+    return Event(name, delivery, data, data.get("action"))
+
+
+def starts(actions):
+    return [a.spec for a in actions if isinstance(a, StartRun)]
+
+
+def kinds(actions):
+    return [type(a).__name__ for a in actions]
+
+
+PULL = PullInfo(7, HEAD, BASE, "feature", "main")
+WRITE = Facts(permission="write", pull=PULL)
+
+
+# -- pull_request -------------------------------------------------------------------------------
+def test_label_by_a_maintainer_starts_a_run_pinned_to_the_head_sha():
+    actions = decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, labels=("performance",))),
+                     Facts(permission="admin"))
+    (spec,) = starts(actions)
+    assert (spec.head_sha, spec.base_sha, spec.pr_number, spec.repository) == (HEAD, BASE, 7, P.REPO)
+    assert spec.kind == "pr" and spec.trigger == "label" and spec.installation_id == P.INSTALLATION
+    assert spec.key == run_key(P.REPO, 7, HEAD, "auto", 0)
+    assert SavePull(P.REPO, 7, {"labeled": True, "head_sha": HEAD, "base_sha": BASE, "is_fork": False,
+                                "approved_sha": HEAD}) in actions
+
+
+def test_the_label_comes_from_the_target_config():
+    event = ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, label="performance"))
+    assert decide(event, Facts(label="perf", permission="write")) == []
+    event = ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, label="perf"))
+    assert starts(decide(event, Facts(label="perf", permission="write")))
+
+
+def test_a_label_from_someone_without_write_permission_runs_nothing():
+    actions = decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, sender="triager")),
+                     Facts(permission="triage"))
+    assert kinds(actions) == ["Reply"] and "triager" in actions[0].body
+
+
+def test_a_label_on_an_already_measured_head_does_nothing_new():
+    facts = Facts(permission="write", runs=(RunInfo("k0", "completed", HEAD, BASE, 7),))
+    actions = decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts)
+    assert starts(actions) == []
+    # ... unless that run was cancelled (label removed, added again): a fresh key
+    facts = Facts(permission="write", runs=(RunInfo("k0", "cancelled", HEAD, BASE, 7),))
+    (spec,) = starts(decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts))
+    assert spec.key == run_key(P.REPO, 7, HEAD, "auto", 1)
+
+
+def test_synchronize_supersedes_the_older_run():
+    facts = Facts(runs=(RunInfo("old", "queued", HEAD, BASE, 7),))
+    actions = decide(ev(P.pull_request("synchronize", head_sha=NEW, base_sha=BASE, labels=("performance",))), facts)
+    assert kinds(actions) == ["SavePull", "CancelRun", "StartRun"]
+    assert actions[1].key == "old" and "c" * 7 in actions[1].reason
+    assert starts(actions)[0].head_sha == NEW and starts(actions)[0].trigger == "synchronize"
+
+
+def test_synchronize_without_the_label_only_tracks_the_pr():
+    actions = decide(ev(P.pull_request("synchronize", head_sha=NEW, base_sha=BASE)),
+                     Facts(runs=(RunInfo("old", "queued", HEAD, BASE, 7),)))
+    assert kinds(actions) == ["SavePull"] and actions[0].changes["labeled"] is False
+
+
+def test_a_push_to_a_fork_needs_a_new_approval():
+    facts = Facts(approved_sha=HEAD, runs=(RunInfo("old", "queued", HEAD, BASE, 7),))
+    actions = decide(ev(P.pull_request("synchronize", head_sha=NEW, base_sha=BASE, labels=("performance",),
+                                       fork="eve/demo")), facts)
+    assert starts(actions) == []
+    assert kinds(actions) == ["SavePull", "CancelRun", "UpsertComment"]
+    assert actions[0].changes["is_fork"] is True
+    assert "/perf run" in actions[2].body and actions[2].body.startswith(messages.MARKER)
+
+
+def test_reopened_labeled_pr_runs_again_but_a_fork_waits():
+    event = ev(P.pull_request("reopened", head_sha=HEAD, base_sha=BASE, labels=("performance",)))
+    assert starts(decide(event, Facts()))
+    fork = ev(P.pull_request("reopened", head_sha=HEAD, base_sha=BASE, labels=("performance",), fork="eve/demo"))
+    assert kinds(decide(fork, Facts(approved_sha="0" * 40))) == ["UpsertComment"]
+    assert starts(decide(fork, Facts(approved_sha=HEAD)))
+
+
+def test_unlabel_and_close_cancel():
+    active = Facts(runs=(RunInfo("r1", "in_progress", HEAD, BASE, 7), RunInfo("r0", "completed", BASE, BASE, 7)))
+    actions = decide(ev(P.pull_request("unlabeled", head_sha=HEAD, base_sha=BASE, label="performance")), active)
+    assert kinds(actions) == ["SavePull", "CancelRun", "UpsertComment"] and actions[1].key == "r1"
+    assert decide(ev(P.pull_request("unlabeled", head_sha=HEAD, base_sha=BASE, label="bug")), active) == []
+    actions = decide(ev(P.pull_request("closed", head_sha=HEAD, base_sha=BASE, merged=True, merge_sha=NEW)), active)
+    assert kinds(actions) == ["RecordMerge", "CancelRun", "UpsertComment"]
+    assert actions[0] == RecordMerge(P.REPO, 7, NEW, "2026-01-02T00:00:00Z", f"https://github.com/{P.REPO}/pull/7",
+                                     "Fuse the layer norm kernels")
+    assert decide(ev(P.pull_request("closed", head_sha=HEAD, base_sha=BASE)), Facts()) == []
+
+
+# -- issue_comment ------------------------------------------------------------------------------
+def test_perf_run_by_a_maintainer():
+    actions = decide(ev(P.issue_comment("created", "/perf run norm --rounds 12\nplease", comment_id=42)), WRITE)
+    assert actions[0] == React(P.REPO, 7, 42, "eyes")
+    assert RememberCommand(P.REPO, 42, "/perf run norm --rounds 12", "maintainer") in actions
+    (spec,) = starts(actions)
+    assert (spec.filter, spec.rounds, spec.threshold, spec.profile) == ("norm", 12, None, False)
+    assert (spec.head_sha, spec.base_sha, spec.react_comment_id, spec.trigger) == (HEAD, BASE, 42, "command")
+    assert spec.key == run_key(P.REPO, 7, HEAD, "comment", 42, "/perf run norm --rounds 12")
+
+
+def test_perf_profile_sets_profiling():
+    (spec,) = starts(decide(ev(P.issue_comment("created", "/perf profile bench_norm")), WRITE))
+    assert spec.profile and spec.filter == "bench_norm"
+
+
+def test_perf_run_supersedes_the_active_run():
+    facts = Facts(permission="maintain", pull=PULL, runs=(RunInfo("r1", "queued", HEAD, BASE, 7),))
+    actions = decide(ev(P.issue_comment("created", "/perf run")), facts)
+    assert [a.key for a in actions if isinstance(a, CancelRun)] == ["r1"] and starts(actions)
+
+
+@pytest.mark.parametrize("permission", ["read", "triage", "none", None])
+def test_users_without_write_permission_are_refused_once(permission):
+    # author_association in the payload says nothing: only the permission API counts.
+    event = ev(P.issue_comment("created", "/perf run", login="visitor"))
+    assert event.data["comment"]["author_association"] in ("OWNER", "COLLABORATOR", "MEMBER", "CONTRIBUTOR", "NONE")
+    actions = decide(event, Facts(permission=permission, pull=PULL))
+    assert kinds(actions) == ["RememberRefusal", "Reply"]
+    assert actions[0] == RememberRefusal(P.REPO, 7, "visitor") and "@visitor" in actions[1].body
+    assert decide(event, Facts(permission=permission, pull=PULL, refused_before=True)) == []
+
+
+def test_malformed_command_gets_confused_and_usage():
+    actions = decide(ev(P.issue_comment("created", "/perf run --rounds lots", comment_id=5)), WRITE)
+    assert actions[0] == React(P.REPO, 7, 5, "confused")
+    assert isinstance(actions[1], Reply) and "whole number" in actions[1].body and USAGE in actions[1].body
+
+
+@pytest.mark.parametrize("built", [
+    P.issue_comment("created", "/perf run", on_pull=False),
+    P.issue_comment("created", "/perf run", user_type="Bot", login="perfgate[bot]"),
+    P.issue_comment("created", "Looks good to me"),
+])
+def test_ignored_comments(built):
+    assert decide(ev(built), WRITE) == []
+
+
+def test_edited_comments_rerun_only_when_the_command_changed():
+    same_line = ev(P.issue_comment("edited", "/perf run x\nfixed a typo below", previous="/perf run x\ntypo"))
+    assert decide(same_line, WRITE) == []
+    respaced = ev(P.issue_comment("edited", "/perf  run  x", previous="/perf run x"))
+    assert decide(respaced, Facts(permission="write", pull=PULL, last_command="/perf run x")) == []
+    changed = ev(P.issue_comment("edited", "/perf run y", previous="/perf run x"))
+    (spec,) = starts(decide(changed, Facts(permission="write", pull=PULL, last_command="/perf run x")))
+    assert spec.filter == "y"
+    became = ev(P.issue_comment("edited", "/perf run", previous="nice work"))
+    assert starts(decide(became, WRITE))
+
+
+def test_cancel_accept_history_help():
+    actions = decide(ev(P.issue_comment("created", "/perf cancel")), WRITE)
+    assert isinstance(actions[-1], Reply) and actions[-1].body == messages.nothing_to_cancel()
+    facts = Facts(permission="write", pull=PULL, runs=(RunInfo("r1", "queued", HEAD, BASE, 7),))
+    actions = decide(ev(P.issue_comment("created", "/perf cancel", comment_id=3)), facts)
+    assert kinds(actions) == ["React", "RememberCommand", "CancelRun", "UpsertComment", "React"]
+    assert actions[-1] == React(P.REPO, 7, 3, "+1")
+    actions = decide(ev(P.issue_comment("created", "/perf accept expected: more accurate")), WRITE)
+    assert AcceptRegression(P.REPO, 7, HEAD, "maintainer", "expected: more accurate") in actions
+    assert ReplyHistory(P.REPO, 7, "bench_x") in decide(ev(P.issue_comment("created", "/perf history bench_x")), WRITE)
+    assert Reply(P.REPO, 7, USAGE) in decide(ev(P.issue_comment("created", "/perf help")), WRITE)
+
+
+def test_run_on_a_closed_pr_is_answered_not_dispatched():
+    closed = Facts(permission="write", pull=PullInfo(7, HEAD, BASE, state="closed"))
+    actions = decide(ev(P.issue_comment("created", "/perf run")), closed)
+    assert not starts(actions) and isinstance(actions[-1], Reply)
+
+
+# -- workflow_run, check_run, installation, ping, push ------------------------------------------
+def test_workflow_completed_ingests_only_active_known_runs():
+    event = ev(P.workflow_run_completed(777, conclusion="success"))
+    assert decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7))) == [
+        Ingest("r1", 777, "success", f"https://github.com/{P.REPO}/actions/runs/777")]
+    assert decide(event, Facts(run=RunInfo("r1", "cancelled", HEAD, BASE, 7))) == []
+    assert decide(event, Facts()) == []
+
+
+def test_check_run_rerun_repeats_the_run_at_the_same_shas():
+    old = RunInfo("r1", "completed", HEAD, BASE, 7, filter="norm")
+    (spec,) = starts(decide(ev(P.check_run("rerequested", external_id="r1", head_sha=HEAD), "d-9"), Facts(run=old)))
+    assert (spec.head_sha, spec.base_sha, spec.filter, spec.trigger) == (HEAD, BASE, "norm", "rerun")
+    assert spec.key == run_key(P.REPO, "r1", "rerun", "d-9")
+    assert starts(decide(ev(P.check_run("requested_action", external_id="r1", head_sha=HEAD)), Facts(run=old)))
+    assert decide(ev(P.check_run("requested_action", external_id="r1", head_sha=HEAD, identifier="other")),
+                  Facts(run=old)) == []
+    assert decide(ev(P.check_run("rerequested", external_id="zz", head_sha=HEAD)), Facts()) == []
+
+
+def test_installation_events():
+    assert decide(ev(P.installation("created", account="octo")), Facts()) == [SaveInstallation(P.INSTALLATION, "octo", True)]
+    assert decide(ev(P.installation("deleted")), Facts())[0].active is False
+    assert decide(ev(P.ping()), Facts()) == [] and handled("ping", None)
+
+
+def test_push_to_the_default_branch_starts_a_history_run():
+    (spec,) = starts(decide(ev(P.push(before=BASE, after=HEAD)), Facts()))
+    assert (spec.kind, spec.head_sha, spec.base_sha, spec.pr_number) == ("history", HEAD, BASE, None)
+    assert decide(ev(P.push(before=BASE, after=HEAD, ref="refs/heads/feature")), Facts()) == []
+    assert decide(ev(P.push(before=BASE, after="0" * 40)), Facts()) == []
+
+
+def test_unhandled_events():
+    assert not handled("issues", "opened") and not handled("pull_request", "assigned")
+    assert handled("pull_request", "labeled") and handled("issue_comment", "edited")
+    assert not handled("issue_comment", "deleted") and handled("installation", "suspend")

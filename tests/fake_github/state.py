@@ -1,0 +1,121 @@
+"""What the fake GitHub remembers: repositories, pull requests, comments, reactions, check runs,
+workflow dispatches and runs, collaborator permissions and tokens.
+
+Plain data, no HTTP: the Flask app (``app.py``) turns requests into calls on this object and
+its records into schema-shaped JSON. Tests set the scene through it (``add_repo``,
+``add_pull``, ``set_permission``, ``add_token``) and read the outcome back.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class Token:
+    """An access token the fake accepts. ``read_only`` answers 403 to every write (a fork PR's
+    ``GITHUB_TOKEN``); ``deny`` lists operation ids answered 403 even for reads."""
+
+    login: str = "github-actions[bot]"
+    user_type: str = "Bot"
+    read_only: bool = False
+    deny: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Comment:
+    id: int
+    repo: str
+    issue_number: int
+    body: str
+    login: str
+    user_type: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass
+class Pull:
+    repo: str
+    number: int
+    title: str
+    body: str
+    head_sha: str
+    base_sha: str
+    head_ref: str = "feature"
+    base_ref: str = "main"
+    head_repo: str | None = None  # full name of the fork, None: same repository
+    labels: list[str] = field(default_factory=list)
+    user: str = "octocat"
+    state: str = "open"
+
+
+class GitHubState:
+    """Thread-safe in-memory GitHub; ids are unique across object kinds (like GitHub's)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._ids = itertools.count(1001)
+        self.repos: dict[str, dict[str, Any]] = {}
+        self.pulls: dict[tuple[str, int], Pull] = {}
+        self.comments: dict[int, Comment] = {}
+        self.reactions: list[dict[str, Any]] = []
+        self.check_runs: dict[int, dict[str, Any]] = {}
+        self.dispatches: list[dict[str, Any]] = []
+        self.workflow_runs: dict[int, dict[str, Any]] = {}
+        self.permissions: dict[tuple[str, str], str] = {}
+        self.tokens: dict[str, Token] = {}
+        self.installation_id = 4711
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    # -- scene setting -----------------------------------------------------------------------
+    def add_repo(self, full_name: str, *, default_branch: str = "main", private: bool = False) -> dict:
+        with self.lock:
+            self.repos[full_name] = {"id": self.next_id(), "full_name": full_name,
+                                     "default_branch": default_branch, "private": private}
+            return self.repos[full_name]
+
+    def add_pull(self, repo: str, number: int, *, head_sha: str, base_sha: str, title: str = "Make it faster",
+                 body: str = "", labels: list[str] | None = None, head_repo: str | None = None,
+                 head_ref: str = "feature", base_ref: str = "main", user: str = "octocat") -> Pull:
+        with self.lock:
+            if repo not in self.repos:
+                self.add_repo(repo)
+            pull = Pull(repo, number, title, body, head_sha, base_sha, head_ref, base_ref, head_repo,
+                        list(labels or []), user)
+            self.pulls[(repo, number)] = pull
+            return pull
+
+    def set_permission(self, repo: str, login: str, permission: str) -> None:
+        """``permission``: admin | maintain | write | triage | read | none."""
+        with self.lock:
+            self.permissions[(repo, login)] = permission
+
+    def add_token(self, token: str, **kwargs: Any) -> Token:
+        """Register a token; once any is registered, unknown tokens get 401."""
+        with self.lock:
+            self.tokens[token] = Token(**kwargs)
+            return self.tokens[token]
+
+    # -- mutations used by the handlers ------------------------------------------------------
+    def create_comment(self, repo: str, issue_number: int, body: str, login: str, user_type: str) -> Comment:
+        with self.lock:
+            stamp = now_iso()
+            comment = Comment(self.next_id(), repo, issue_number, body, login, user_type, stamp, stamp)
+            self.comments[comment.id] = comment
+            return comment
+
+    def issue_comments(self, repo: str, issue_number: int) -> list[Comment]:
+        with self.lock:
+            return sorted((c for c in self.comments.values() if c.repo == repo and c.issue_number == issue_number),
+                          key=lambda c: c.id)

@@ -1,0 +1,129 @@
+"""The fake GitHub itself: it must refuse what GitHub's description refuses, and answer what
+PyGithub asks in GitHub's shapes."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+REPO = "octo/demo"
+
+
+@pytest.fixture
+def gh(fake_github):
+    from github import Auth, Github
+
+    fake_github.state.add_pull(REPO, 7, head_sha="a" * 40, base_sha="b" * 40, title="Fuse", labels=["performance"])
+    client = Github(auth=Auth.Token("t"), base_url=fake_github.url, seconds_between_requests=0,
+                    seconds_between_writes=0, retry=None)
+    yield client
+    client.close()
+
+
+def test_spec_prefers_literal_segments(github_openapi):
+    op, params = github_openapi.match("GET", "/repos/o/r/issues/comments/5")
+    assert op.operation_id == "issues/get-comment" and params == {"owner": "o", "repo": "r", "comment_id": "5"}
+    op, params = github_openapi.match("GET", "/repos/o/r/issues/5/comments")
+    assert op.operation_id == "issues/list-comments"
+    assert github_openapi.match("GET", "/repos/o/r/no-such-thing") is None
+
+
+def test_undocumented_operation_is_refused_and_recorded(fake_github):
+    response = requests.post(f"{fake_github.url}/repos/{REPO}/issues/7/remarks", json={"body": "x"}, timeout=5)
+    assert response.status_code == 404 and "not a documented operation" in response.json()["message"]
+    assert fake_github.violations == [f"POST /repos/{REPO}/issues/7/remarks: no documented operation"]
+    with pytest.raises(AssertionError, match="no documented operation"):
+        fake_github.assert_no_violations()
+    fake_github.violations.clear()
+
+
+@pytest.mark.parametrize("method, path, body, fragment", [
+    ("POST", f"/repos/{REPO}/issues/7/comments", {"text": "hi"}, "'body' is a required property"),
+    ("POST", f"/repos/{REPO}/issues/7/comments", {"body": 5}, "5 is not of type 'string'"),
+    ("POST", f"/repos/{REPO}/issues/comments/1/reactions", {"content": "party"}, "is not one of"),
+    ("POST", f"/repos/{REPO}/check-runs", {"name": "perfgate", "head_sha": "a" * 40, "status": "done"}, "status"),
+    ("GET", f"/repos/{REPO}/issues/seven", None, "issue_number='seven' is not an integer"),
+    ("GET", f"/repos/{REPO}/issues/7/comments?colour=red", None, "query parameter 'colour' is not documented"),
+])
+def test_requests_that_break_the_description_get_422(fake_github, method, path, body, fragment):
+    response = requests.request(method, fake_github.url + path, json=body, timeout=5)
+    assert response.status_code == 422, response.text
+    assert any(fragment in v for v in fake_github.violations), fake_github.violations
+    fake_github.violations.clear()
+
+
+def test_tokens_read_only_and_unknown(fake_github, gh):
+    from github import GithubException
+
+    fake_github.state.add_token("t", read_only=True)
+    issue = gh.get_repo(REPO).get_issue(7)
+    assert issue.title == "Fuse"  # reads are allowed
+    with pytest.raises(GithubException) as info:
+        issue.create_comment("hello")
+    assert info.value.status == 403 and "not accessible" in info.value.data["message"]
+    response = requests.get(f"{fake_github.url}/repos/{REPO}", headers={"Authorization": "token nope"}, timeout=5)
+    assert response.status_code == 401
+
+
+def test_comments_paginate_like_github(fake_github, gh):
+    for i in range(35):
+        fake_github.state.create_comment(REPO, 7, f"comment {i}", "octocat", "User")
+    bodies = [c.body for c in gh.get_repo(REPO).get_issue(7).get_comments()]
+    assert bodies == [f"comment {i}" for i in range(35)]
+    assert len(fake_github.calls("issues/list-comments")) == 2
+
+
+def test_app_side_operations_keep_state(fake_github, gh):
+    repo = gh.get_repo(REPO)
+    fake_github.state.set_permission(REPO, "maint", "maintain")
+    fake_github.state.set_permission(REPO, "tri", "triage")
+    assert repo.get_collaborator_permission("maint") == "write"
+    assert repo.get_collaborator_permission("tri") == "read"
+
+    check = repo.create_check_run("perfgate", "a" * 40, status="queued", external_id="run-1",
+                                  output={"title": "queued", "summary": "waiting for a GPU"})
+    check.edit(status="completed", conclusion="failure", output={"title": "1 regression", "summary": "slower"})
+    stored = fake_github.state.check_runs[check.id]
+    assert stored["conclusion"] == "failure" and stored["status"] == "completed"
+    assert repo.get_check_run(check.id).output.title == "1 regression"
+
+    run = repo.get_workflow("perfgate.yml").create_dispatch(
+        "main", {"base-sha": "b" * 40, "head-sha": "a" * 40, "run-id": "run-1"}, throw=True, return_run_details=True)
+    assert fake_github.state.dispatches[0]["inputs"]["head-sha"] == "a" * 40
+    assert run.id == fake_github.state.dispatches[0]["run_id"]
+
+    comment = repo.get_pull(7).create_issue_comment("/perf run")
+    comment.create_reaction("eyes")
+    assert fake_github.state.reactions[0]["content"] == "eyes" and fake_github.state.reactions[0]["comment_id"] == comment.id
+
+
+def test_operations_without_state_answer_the_documented_example(fake_github, gh):
+    limits = gh.get_rate_limit()
+    assert limits.resources.core.limit > 0
+    assert fake_github.calls("rate-limit/get")[0].status == 200
+
+
+def test_unknown_repository_is_404(fake_github, gh):
+    from github import GithubException
+
+    with pytest.raises(GithubException) as info:
+        gh.get_repo("nobody/nothing").get_issue(1).create_comment("x")
+    assert info.value.status == 404
+
+
+def test_app_installation_token_through_pyGithub(fake_github):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from github import Auth, GithubIntegration
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    fake_github.state.add_repo(REPO)
+    fake_github.state.add_token("unrelated")  # tokens registered: only minted ones are accepted
+    integration = GithubIntegration(auth=Auth.AppAuth(123, key), base_url=fake_github.url)
+    installation = integration.get_repo_installation("octo", "demo")
+    assert installation.id == fake_github.state.installation_id
+    gh = integration.get_github_for_installation(installation.id)
+    fake_github.state.add_pull(REPO, 1, head_sha="a" * 40, base_sha="b" * 40)
+    comment = gh.get_repo(REPO).get_issue(1).create_comment("queued")
+    assert comment.user.login == "perfgate[bot]"

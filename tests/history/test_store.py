@@ -1,0 +1,177 @@
+"""bot.history_store on a real database (SQLite; PostgreSQL too with PERFGATE_TEST_POSTGRES_URL)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from bot import history, history_store
+from bot.models import BenchmarkPoint, ChangePointRow, Result
+from runner.errors import UserError
+from tests.history.factory import compare_doc, environment, run_doc, sha, when
+
+
+def _add_runs(session, levels, *, start=0, env=None, bench="bench_mm[n=1024]", salt="a"):
+    for i, level in enumerate(levels, start):
+        history_store.add_result(session, run_doc(i, {bench: level}, env=env, salt=salt))
+
+
+def test_run_results_build_a_series_with_its_change_point(db):
+    levels = [1e-3] * 12 + [1.1e-3] * 12
+    with db.session() as s, s.begin():
+        _add_runs(s, levels)
+    with db.session() as s:
+        (series,) = history_store.load_series(s, "acme/kernels")
+        assert series.benchmark == "bench_mm[n=1024]"
+        assert len(series.points) == 24
+        assert [p.sha for p in series.points] == [sha(i) for i in range(24)]
+        (cp,) = series.change_points
+        assert abs(cp.index - 12) <= 1 and cp.ratio == pytest.approx(1.1, rel=0.02)
+        assert cp.sha == series.points[cp.index].sha and cp.prev_sha == series.points[cp.index - 1].sha
+        assert series.points[0].time.tzinfo is not None
+        assert series.fingerprint["label"].startswith("NVIDIA H200")
+
+
+def test_same_document_twice_is_stored_once(db):
+    doc = run_doc(0, {"a": 1e-3})
+    with db.session() as s, s.begin():
+        first = history_store.add_result(s, doc)
+        again = history_store.add_result(s, copy.deepcopy(doc))
+    assert first.created and not again.created and again.result_id == first.result_id
+    with db.session() as s:
+        assert s.scalar(select(func.count(Result.id))) == 1
+
+
+def test_document_roundtrips_verbatim(db):
+    doc = run_doc(0, {"a": 1e-3}, run_url="https://github.com/acme/kernels/actions/runs/1")
+    with db.session() as s, s.begin():
+        rid = history_store.add_result(s, doc).result_id
+    with db.session() as s:
+        row = s.get(Result, rid)
+        assert row.document == doc and row.kind == "run" and row.run_url.endswith("/runs/1")
+
+
+def test_pr_results_are_side_points_linked_to_their_pr(db):
+    pr = {"number": 42, "url": "https://github.com/acme/kernels/pull/42", "title": "Fuse the epilogue"}
+    with db.session() as s, s.begin():
+        _add_runs(s, [1e-3] * 8)
+        out = history_store.add_result(s, compare_doc(20, "bench_mm[n=1024]", 1e-3, 1.08e-3, pr=pr))
+        assert out.kind == "compare" and out.series == []
+    with db.session() as s:
+        (series,) = history_store.load_series(s, "acme/kernels")
+        assert len(series.points) == 8  # the PR head is not part of the series
+        (side,) = history_store.load_side_points(s, "acme/kernels", "bench_mm[n=1024]")
+        assert (side.kind, side.pr_number, side.pr_url, side.verdict) == ("pr", 42, pr["url"], "regression")
+        assert s.get(Result, out.result_id).pull_request.title == "Fuse the epilogue"
+
+
+def test_fingerprint_change_starts_a_new_series_and_is_never_a_change_point(db):
+    with db.session() as s, s.begin():
+        _add_runs(s, [1e-3] * 10)
+        _add_runs(s, [1.5e-3] * 10, start=10, env=environment(driver="560.1"))
+    with db.session() as s:
+        old, new = history_store.load_series(s, "acme/kernels")
+        assert (len(old.points), len(new.points)) == (10, 10)
+        assert old.change_points == [] and new.change_points == []
+        assert old.fingerprint["key"] != new.fingerprint["key"]
+        changes = history.fingerprint_changes(old.points + new.points)
+        assert [c["sha"] for c in changes] == [sha(10)]
+
+
+def test_out_of_order_point_triggers_full_recomputation(db):
+    rng = np.random.default_rng(0)
+    levels = [1e-3] * 10 + [1.2e-3] * 10
+    docs = [run_doc(i, {"a": v}, rng=rng) for i, v in enumerate(levels)]
+    with db.session() as s, s.begin():
+        for doc in docs[:9] + docs[10:]:
+            history_store.add_result(s, doc)
+        history_store.add_result(s, docs[9])  # arrives late, lands in the middle
+    with db.session() as s:
+        (series,) = history_store.load_series(s, "acme/kernels")
+        assert [p.sha for p in series.points] == [sha(i) for i in range(20)]
+        assert [c.index for c in series.change_points] == [10]
+        rows = s.scalars(select(ChangePointRow)).all()
+        assert [(r.position, r.sha) for r in rows] == [(10, sha(10))]
+
+
+def test_change_point_names_the_prs_merged_in_its_range(db):
+    with db.session() as s, s.begin():
+        _add_runs(s, [1e-3] * 10 + [1.15e-3] * 10)
+        repo = history_store.get_repository(s, "acme/kernels")
+        history_store.record_pull_request(s, repo, 7, url="https://github.com/acme/kernels/pull/7",
+                                          merge_sha=sha(10), title="Fuse bias and GELU")
+        history_store.record_pull_request(s, repo, 8, merged_at=history.parse_time(when(3)))
+    with db.session() as s:
+        (series,) = history_store.load_series(s, "acme/kernels")
+        (cp,) = series.change_points
+        assert cp.index == 10
+        assert [p["number"] for p in cp.prs] == [7]
+
+
+def test_accepts_and_alert_classification(db):
+    with db.session() as s, s.begin():
+        _add_runs(s, [1e-3] * 10 + [1.2e-3] * 10)
+        repo = history_store.get_repository(s, "acme/kernels")
+        history_store.record_pull_request(s, repo, 5, merge_sha=sha(10))
+        row = history_store.record_accept(s, "acme/kernels", user="octocat", pr_number=5, reason="needed for fp8")
+        assert row.id and row.created_at.tzinfo is not None
+    with db.session() as s:
+        assert history_store.accepted(s, "acme/kernels", 5, "anything")
+        assert not history_store.accepted(s, "acme/kernels", 6)
+        series = history_store.load_series(s, "acme/kernels")
+        alerts = history.classify_alerts(series, history_store.accepts_of(s, "acme/kernels"))
+        assert [(a["status"], a["by"]) for a in alerts] == [("accepted", "octocat")]
+    with db.session() as s, s.begin(), pytest.raises(UserError):
+        history_store.record_accept(s, "acme/kernels", user="x")
+
+
+def test_regression_history_notes_for_the_pr_comment(db):
+    with db.session() as s, s.begin():
+        _add_runs(s, [1e-3] * 12, bench="a")
+    doc_small = compare_doc(30, "a", 1e-3, 1.003e-3, verdict="regression")
+    doc_big = compare_doc(31, "a", 1e-3, 1.3e-3)
+    with db.session() as s:
+        (small,) = history_store.regression_history_notes(s, "acme/kernels", doc_small, "https://perf.example")
+        (big,) = history_store.regression_history_notes(s, "acme/kernels", doc_big, None)
+        other_env = compare_doc(32, "a", 1e-3, 1.3e-3, env=environment(gpu="NVIDIA L4"))
+        (unknown,) = history_store.regression_history_notes(s, "acme/kernels", other_env, None)
+    assert small["url"] == "https://perf.example/acme/kernels/bench/a"
+    assert small["within_noise"] is True and big["within_noise"] is False
+    assert big["url"] == "/acme/kernels/bench/a"
+    assert unknown["within_noise"] is None
+
+
+def test_bad_repository_names_are_user_errors(db):
+    doc = run_doc(0, {"a": 1e-3})
+    doc["repository"] = "/home/me/src/kernels"
+    with db.session() as s, s.begin():
+        with pytest.raises(UserError, match="--repository"):
+            history_store.add_result(s, doc)
+        out = history_store.add_result(s, doc, "me/kernels")
+        assert out.repository == "me/kernels"
+        with pytest.raises(UserError):
+            history_store.add_result(s, doc, "not a repo")
+
+
+def test_invalid_document_is_rejected_before_storing(db):
+    doc = run_doc(0, {"a": 1e-3})
+    del doc["summary"]
+    with db.session() as s, s.begin():
+        with pytest.raises(UserError, match="invalid results.json"):
+            history_store.add_result(s, doc)
+    with db.session() as s:
+        assert s.scalar(select(func.count(BenchmarkPoint.id))) == 0
+
+
+def test_history_reply_markdown_for_the_slash_command(db):
+    with db.session() as s, s.begin():
+        _add_runs(s, [1e-3] * 6, bench="bench_ln[rows=1024]")
+        _add_runs(s, [1e-3] * 6, bench="bench_mm")
+    with db.session() as s:
+        one = history_store.history_reply_markdown(s, "acme/kernels", "bench_ln", "https://perf.example")
+        none = history_store.history_reply_markdown(s, "acme/kernels", "zzz", None)
+    assert "bench_ln[rows=1024]" in one and "bench_mm" not in one and "| 6 | none |" in one
+    assert none == "No history stored for `zzz` yet."

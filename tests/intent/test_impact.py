@@ -1,0 +1,126 @@
+"""intent_vs_impact, outcome_of, outcome_counts and the report templates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from runner.intent import STRATEGY_RISKS, intent_vs_impact, outcome_counts, outcome_of
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "runner" / "templates"
+FUSION = {"strategy": "kernel_fusion", "confidence": 0.8, "signals": ['title: "fuse"']}
+
+
+def bench(name, verdict, hints=(), profiled=True):
+    return {"name": name, "change": {"verdict": verdict},
+            "hints": [{"kind": k, "confidence": c, "summary": f"{k} on {name}", "evidence": {}} for k, c in hints],
+            "profile": {"base": {}, "head": {}} if profiled else None}
+
+
+def test_known_risks_of_the_three_root_causes():
+    assert "register_pressure" in STRATEGY_RISKS["kernel_fusion"]
+    assert "sync_overhead" in STRATEGY_RISKS["host_sync_elimination"]
+    assert "memory_contention" in STRATEGY_RISKS["stream_concurrency"]
+    assert "precision_change" in STRATEGY_RISKS["precision_specialization"]
+
+
+@pytest.mark.parametrize("intent", [None, {}, {"strategy": "unknown", "confidence": 0.0, "signals": []},
+                                    {"strategy": "not_a_strategy"}])
+def test_unknown_intent_is_not_applicable(intent):
+    assert intent_vs_impact(intent, [bench("b", "regression")]) == {"applicable": False}
+
+
+def test_confirmed_risk_and_headline():
+    benches = [bench("bench_x", "regression", [("register_pressure", 0.9), ("launch_overhead", 0.4)]),
+               bench("bench_y", "unchanged"), bench("bench_z", "unchanged")]
+    view = intent_vs_impact(FUSION, benches)
+    assert view["applicable"] and view["level"] == "execution"
+    assert view["counts"] == {"regression": 1, "unchanged": 2}
+    assert view["outcome"] == "regressed"
+    risk = {r["kind"]: r for r in view["risks"]}
+    assert risk["register_pressure"]["status"] == "confirmed"
+    assert risk["register_pressure"]["benchmarks"] == ["bench_x"]
+    assert risk["register_pressure"]["summary"] == "register_pressure on bench_x"
+    assert risk["recompilation"]["status"] == "not_seen"
+    assert view["other_hints"] == [{"kind": "launch_overhead", "benchmarks": ["bench_x"]}]
+    assert view["headline"] == ("intended kernel_fusion → measured 1 regression, 2 unchanged; "
+                                "risk register_pressure confirmed on bench_x")
+
+
+def test_risk_not_seen_vs_unchecked():
+    seen = intent_vs_impact(FUSION, [bench("a", "improvement")])
+    assert {r["status"] for r in seen["risks"]} == {"not_seen"}
+    assert "no sign of its known risks" in seen["headline"]
+    unchecked = intent_vs_impact(FUSION, [bench("a", "improvement", profiled=False)])
+    assert {r["status"] for r in unchecked["risks"]} == {"unchecked"}
+    assert "not checked" in unchecked["headline"]
+
+
+def test_risk_on_several_benchmarks_sorted_by_confidence():
+    intent = {"strategy": "host_sync_elimination", "confidence": 0.7, "signals": []}
+    benches = [bench("a", "regression", [("sync_overhead", 0.3)]), bench("b", "regression", [("sync_overhead", 0.9)])]
+    view = intent_vs_impact(intent, benches)
+    risk = next(r for r in view["risks"] if r["kind"] == "sync_overhead")
+    assert risk["benchmarks"] == ["b", "a"] and risk["summary"] == "sync_overhead on b"
+    assert view["headline"].startswith("intended host_sync_elimination → measured 2 regressions")
+
+
+@pytest.mark.parametrize("verdicts,outcome", [
+    (["improvement", "unchanged"], "helped"),
+    (["regression", "unchanged"], "regressed"),
+    (["regression", "improvement"], "mixed"),
+    (["unchanged", "inconclusive"], "neutral"),
+    ({"improvement": 0, "regression": 0, "unchanged": 3}, "neutral"),
+    ({"improvement": 2, "regression": 0}, "helped"),
+    ("regression", "regressed"),
+    (["failed", "new"], None),
+    ([], None),
+    (None, None),
+])
+def test_outcome_of(verdicts, outcome):
+    assert outcome_of(verdicts) == outcome
+
+
+def test_outcome_counts_per_strategy():
+    records = [("kernel_fusion", ["improvement"])] * 6 + [("kernel_fusion", {"unchanged": 4})] * 3 + [
+        ("kernel_fusion", ["regression", "unchanged"]),
+        ("kernel_fusion", ["failed"]),                      # nothing measured: not counted
+        ("host_sync_elimination", ["improvement", "regression"]),
+        {"intent": {"strategy": "autotuning"}, "summary": {"improvement": 1, "regression": 0}},
+        {"intent": {"strategy": "autotuning"}, "benchmarks": [{"change": {"verdict": "unchanged"}}]},
+    ]
+    table = outcome_counts(records)
+    assert table["kernel_fusion"] == {"helped": 6, "neutral": 3, "regressed": 1, "mixed": 0, "total": 10}
+    assert table["host_sync_elimination"]["mixed"] == 1
+    assert table["autotuning"] == {"helped": 1, "neutral": 1, "regressed": 0, "mixed": 0, "total": 2}
+
+
+@pytest.fixture()
+def env():
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=jinja2.select_autoescape(["html.j2"]))
+
+
+def test_markdown_section(env):
+    view = intent_vs_impact(FUSION, [bench("bench_x", "regression", [("register_pressure", 0.9)])])
+    text = env.get_template("_intent.md.j2").render(intent_view=view)
+    assert "### Intent vs impact" in text
+    assert view["headline"] in text
+    assert "**confirmed** on bench_x" in text
+    assert "nothing in the profiles shows it" in text
+
+
+def test_sections_are_empty_when_not_applicable(env):
+    for name in ("_intent.md.j2", "_intent.html.j2"):
+        assert env.get_template(name).render(intent_view={"applicable": False}).strip() == ""
+        assert env.get_template(name).render().strip() == ""
+
+
+def test_html_section_escapes(env):
+    benches = [bench("<b>x</b>", "regression", [("register_pressure", 0.9)])]
+    html = env.get_template("_intent.html.j2").render(intent_view=intent_vs_impact(FUSION, benches))
+    assert "<section" in html and "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+    plain = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)))   # no autoescape
+    html = plain.get_template("_intent.html.j2").render(intent_view=intent_vs_impact(FUSION, benches))
+    assert "<b>x</b>" not in html and "http" not in html

@@ -1,0 +1,112 @@
+"""Build small git repositories for the pipeline tests (real git, two commits)."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def make_repo(root: Path, base: dict[str, str], head: dict[str, str], delete: tuple[str, ...] = ()) -> Path:
+    """A repo with branch ``base`` (files ``base``) and branch ``head`` (``base`` + ``head``, minus ``delete``)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "base")
+    write(root, base)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "head")
+    write(root, head)
+    for rel in delete:
+        (root / rel).unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "head: change the work")
+    return root
+
+
+#: A pure-Python library whose work is proportional to a count the head commit changes.
+LIB_BASE = {
+    "mylib/__init__.py": "",
+    "mylib/work.py": """
+        SLOW_N = 20000
+        FAST_N = 20000
+        SAME_N = 20000
+
+        def spin(n):
+            total = 0
+            for i in range(n):
+                total += i * i % 7
+            return total
+
+        def slow():
+            return spin(SLOW_N)
+
+        def fast():
+            return spin(FAST_N)
+
+        def same():
+            return spin(SAME_N)
+
+        def fragile():
+            return spin(1000)
+    """,
+    "benchmarks/bench_work.py": """
+        import mylib.work as w
+
+        def bench_slow(device):
+            return w.slow
+
+        def bench_fast(device):
+            return w.fast
+
+        def bench_same(device):
+            return w.same
+
+        def bench_fragile(device):
+            return w.fragile
+    """,
+    "pyproject.toml": """
+        [tool.perfgate]
+        benchmarks = "benchmarks"
+        max_time = 60
+        min_sample_time = 0.01
+    """,
+}
+
+#: Head: 30 % more work in slow, 30 % less in fast, same untouched, fragile raises.
+LIB_HEAD = {
+    "mylib/work.py": """
+        SLOW_N = 26000
+        FAST_N = 14000
+        SAME_N = 20000
+
+        def spin(n):
+            total = 0
+            for i in range(n):
+                total += i * i % 7
+            return total
+
+        def slow():
+            return spin(SLOW_N)
+
+        def fast():
+            return spin(FAST_N)
+
+        def same():
+            return spin(SAME_N)
+
+        def fragile():
+            raise RuntimeError("fragile broke on head: index out of range")
+    """,
+}

@@ -1,0 +1,51 @@
+"""Configuration: [tool.perfgate] / perfgate.toml, errors that name the key and the file."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner import config
+from runner.errors import ConfigError
+
+
+def test_defaults_without_any_file(tmp_path):
+    cfg, source = config.load(tmp_path)
+    assert source is None and cfg.threshold == 0.02 and cfg.benchmarks == "benchmarks"
+
+
+def test_pyproject_table(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.perfgate]\nthreshold = 0.05\nbenchmarks = "perf"\nmax_time = 60\n')
+    cfg, source = config.load(tmp_path)
+    assert (cfg.threshold, cfg.benchmarks, cfg.max_time) == (0.05, "perf", 60.0)
+    assert source.endswith("pyproject.toml")
+
+
+def test_perfgate_toml_wins(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.perfgate]\nthreshold = 0.05\n")
+    (tmp_path / "perfgate.toml").write_text("threshold = 0.01\n")
+    assert config.load(tmp_path)[0].threshold == 0.01
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("treshold = 0.05\n", "unknown key 'treshold'"),
+    ('threshold = "2%"\n', "key 'threshold' must be a number"),
+    ("cold_cache = 1\n", "key 'cold_cache' must be a bool"),
+    ("min_rounds = true\n", "key 'min_rounds'"),
+    ("threshold = 2\n", "threshold must be a fraction"),
+    ('device = "tpu"\n', "device must be one of"),
+    ("min_rounds = 1\n", "min_rounds must be at least 2"),
+    ("threshold = \n", "not valid TOML"),
+])
+def test_errors_name_key_and_file(tmp_path, text, needle):
+    (tmp_path / "perfgate.toml").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        config.load(tmp_path)
+    assert needle in str(err.value)
+    assert "perfgate.toml" in str(err.value)
+
+
+def test_command_line_overrides_and_is_checked():
+    cfg = config.Config().override(threshold=0.1, device=None)
+    assert cfg.threshold == 0.1 and cfg.device == "auto"
+    with pytest.raises(ConfigError, match="the command line"):
+        config.Config().override(min_rounds=20, max_rounds=10)

@@ -1,0 +1,135 @@
+"""Pure statistics: estimates, intervals, looks, verdicts, multiple testing."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from runner import stats
+
+
+def _pairs(n, ratio, noise, seed, outliers=0):
+    rng = random.Random(seed)
+    base, head = [], []
+    for i in range(n):
+        drift = 1.0 + 0.2 * math.sin(i / 5.0)  # slow drift common to both sides of a pair
+        b = 1e-3 * drift * math.exp(rng.gauss(0, noise))
+        h = 1e-3 * drift * ratio * math.exp(rng.gauss(0, noise))
+        if i < outliers:
+            h *= 3.0  # a neighbour's burst in one sample
+        base.append(b)
+        head.append(h)
+    return base, head
+
+
+def test_estimate_recovers_a_known_ratio_despite_drift():
+    base, head = _pairs(64, 1.10, 0.01, seed=1)
+    est = stats.paired_estimate(base, head, 0.99)
+    assert est.ci_low < 1.10 < est.ci_high
+    assert abs(est.ratio - 1.10) < 0.01
+    assert est.p_value < 1e-6 and est.rounds == 64
+
+
+def test_outliers_move_the_estimate_by_a_rank_not_by_their_size():
+    base, head = _pairs(32, 1.0, 0.005, seed=2, outliers=3)
+    est = stats.paired_estimate(base, head, 0.99)
+    assert abs(est.ratio - 1.0) < 0.01  # a mean of log-ratios would be ~ +10 %
+
+
+def test_identical_samples_give_a_point_interval():
+    xs = [1e-3] * 10
+    est = stats.paired_estimate(xs, xs, 0.99)
+    assert est.ratio == est.ci_low == est.ci_high == 1.0 and est.p_value == 1.0
+
+
+def test_paired_estimate_rejects_unpaired_or_tiny_input():
+    with pytest.raises(ValueError):
+        stats.paired_estimate([1.0, 2.0], [1.0], 0.95)
+    with pytest.raises(ValueError):
+        stats.paired_estimate([1.0], [1.0], 0.95)
+
+
+def test_interval_coverage_is_at_least_nominal():
+    misses = 0
+    trials = 300
+    for seed in range(trials):
+        base, head = _pairs(16, 1.05, 0.02, seed=seed + 100)
+        est = stats.paired_estimate(base, head, 0.9)
+        misses += not (est.ci_low <= 1.05 <= est.ci_high)
+    assert misses / trials <= 0.15  # nominal 10 %
+
+
+def test_look_schedule_doubles_up_to_max():
+    assert stats.look_schedule(8, 128) == [8, 16, 32, 64, 128]
+    assert stats.look_schedule(10, 100) == [10, 20, 40, 80, 100]
+    assert stats.look_schedule(5, 5) == [5]
+    with pytest.raises(ValueError):
+        stats.look_schedule(1, 10)
+    with pytest.raises(ValueError):
+        stats.look_schedule(10, 5)
+
+
+@pytest.mark.parametrize("ci,significant,expected", [
+    ((1.00, 0.99, 1.01), False, "unchanged"),
+    ((1.015, 1.005, 1.019), True, "unchanged"),      # significant but inside the band
+    ((1.30, 1.20, 1.40), True, "regression"),
+    ((0.70, 0.60, 0.80), True, "improvement"),
+    ((1.30, 1.20, 1.40), False, "inconclusive"),     # the adjusted test did not reject
+    ((1.02, 0.97, 1.08), True, "inconclusive"),      # interval contains 1
+    ((1.025, 1.01, 1.04), True, "regression"),       # crosses the threshold: not equivalent
+])
+def test_decide(ci, significant, expected):
+    est = stats.Estimate(ci[0], ci[1], ci[2], 0.001, 0.99, 32)
+    assert stats.decide(est, 0.02, significant) == expected
+
+
+def test_benjamini_hochberg_matches_the_textbook_example():
+    # p-values of Benjamini & Hochberg (1995), first five of their example
+    p = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201]
+    q = stats.benjamini_hochberg(p)
+    assert q == pytest.approx([0.0005, 0.001, 0.0031667, 0.011875, 0.0201], rel=1e-3)
+    assert stats.benjamini_hochberg([]) == []
+
+
+def test_sequential_p_is_bonferroni_over_planned_looks():
+    assert stats.sequential_p([0.2, 0.004], 5) == pytest.approx(0.02)
+    assert stats.sequential_p([0.5], 5) == 1.0
+    assert stats.sequential_p([], 5) == 1.0
+
+
+def test_final_verdicts_demote_what_does_not_survive_bh():
+    strong = stats.Estimate(1.3, 1.2, 1.4, 1e-6, 0.99, 32)
+    weak = stats.Estimate(1.3, 1.1, 1.5, 0.008, 0.99, 8)
+    verdicts, adjusted = stats.final_verdicts([strong, weak, weak], [5e-6, 0.04, 0.9], 0.05, 0.02)
+    assert verdicts == ["regression", "inconclusive", "inconclusive"]
+    assert adjusted[1] == pytest.approx(0.06)
+
+
+def test_sequential_a_a_false_positive_rate_is_controlled():
+    """Simulated A/A with the real stopping rule: regressions/improvements stay rare."""
+    looks = stats.look_schedule(8, 128)
+    alpha_look = stats.per_look_alpha(0.05, len(looks))
+    false_positives = 0
+    trials = 400
+    for seed in range(trials):
+        base, head = _pairs(128, 1.0, 0.03, seed=seed + 5000)
+        ps = []
+        verdict = "inconclusive"
+        for n in looks:
+            est = stats.paired_estimate(base[:n], head[:n], 1 - alpha_look)
+            ps.append(est.p_value)
+            verdict = stats.decide(est, 0.02, est.p_value < alpha_look)
+            if verdict != "inconclusive":
+                break
+        verdict = stats.decide(est, 0.02, stats.sequential_p(ps, len(looks)) < 0.05)
+        false_positives += verdict in ("regression", "improvement")
+    assert false_positives / trials <= 0.02
+
+
+def test_median_interval_covers_the_median():
+    xs = [float(i) for i in range(1, 42)]
+    med, lo, hi = stats.median_interval(xs, 0.95)
+    assert med == 21.0 and lo < med < hi and lo >= 1 and hi <= 41
+    assert stats.median_interval([3.0, 1.0, 2.0]) == (2.0, 1.0, 3.0)

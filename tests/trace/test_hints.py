@@ -1,0 +1,316 @@
+"""runner.hints: kernel matching, the diff, and one test per hint kind on generated traces."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runner import hints, trace
+from runner.cli import main
+from runner.telemetry import summarize_samples
+from tests.trace.synth import TraceBuilder, repeat, write
+
+REGRESSION = {"ratio": 1.25, "ci_low": 1.2, "ci_high": 1.3, "p_value": 0.001, "verdict": "regression"}
+IMPROVEMENT = {"ratio": 0.8, "ci_low": 0.75, "ci_high": 0.85, "p_value": 0.001, "verdict": "improvement"}
+
+ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
+
+
+def summary(build_call, calls=3, **kw):
+    return trace.summarize(repeat(build_call, calls=calls, **kw))
+
+
+def kinds(found):
+    return [h["kind"] for h in found]
+
+
+def check_shape(found):
+    for h in found:
+        assert set(h) == {"kind", "confidence", "summary", "evidence"}
+        assert 0 <= h["confidence"] <= 1 and h["summary"].endswith(".")
+        json.dumps(h)
+
+
+# ---- matching ------------------------------------------------------------------------------
+
+def test_kernel_keys_normalise_templates_lambdas_and_triton_indices():
+    a = "void at::native::(anonymous namespace)::foo<float, 4>(at::TensorIteratorBase&)::{lambda()#1}"
+    assert hints.kernel_key(a, "signature") == "at::native::anon::foo<float,4>"
+    assert hints.kernel_key("triton_poi_fused_add_cos_sin_0", "signature") == "triton_poi_fused_add_cos_sin"
+    assert hints.kernel_key("triton_poi_fused_add_cos_sin_0", "family") is None
+    assert hints.kernel_key("ampere_sgemm_128x64_nn", "family") == hints.kernel_key("ampere_sgemm_64x32_nn", "family")
+
+
+def test_match_kernels_levels_and_unmatched():
+    base = [{"name": "triton_poi_fused_add_0", "total_us": 5}, {"name": "ampere_sgemm_128x64_nn", "total_us": 9},
+            {"name": "only_in_base", "total_us": 1}]
+    head = [{"name": "triton_poi_fused_add_3", "total_us": 6}, {"name": "ampere_sgemm_64x64_nn", "total_us": 8},
+            {"name": "only_in_head", "total_us": 2}]
+    pairs, ub, uh = hints.match_kernels(base, head)
+    levels = {b["name"]: level for b, h, level in pairs}
+    assert levels == {"triton_poi_fused_add_0": "signature", "ampere_sgemm_128x64_nn": "family"}
+    assert [k["name"] for k in ub] == ["only_in_base"] and [k["name"] for k in uh] == ["only_in_head"]
+
+
+def test_diff_is_per_call_when_both_sides_count_calls():
+    b = summary(lambda t: t.kernel("k", dur=10), calls=2)
+    h = summary(lambda t: t.kernel("k", dur=10, count=2), calls=4)
+    d = hints.diff(b, h)
+    assert d["per_call"] is True
+    assert d["totals"]["kernel_count"] == {"base": 1.0, "head": 2.0, "delta": 1.0}
+    assert d["kernels"][0]["delta_us"] == 10.0
+
+
+# ---- no hints ------------------------------------------------------------------------------
+
+def test_a_a_gives_no_hints():
+    s = summary(lambda t: t.kernel("k", dur=50).memcpy("DtoH").op("aten::add"))
+    assert hints.hints_for(None, s, s) == []
+    assert hints.hints_for({**REGRESSION, "verdict": "unchanged"}, s, s) == []
+
+
+def test_unchanged_verdict_gives_no_hints_even_with_differences():
+    b = summary(lambda t: t.kernel("k", dur=50))
+    h = summary(lambda t: t.kernel("k", dur=50).sync(count=10))
+    assert hints.hints_for({**REGRESSION, "verdict": "unchanged"}, b, h) == []
+    assert hints.hints_for({**REGRESSION, "verdict": "failed"}, b, h) == []
+
+
+def test_regression_without_profile_difference_is_unexplained():
+    s = summary(lambda t: t.kernel("k", dur=50))
+    found = hints.hints_for(REGRESSION, s, s)
+    assert kinds(found) == ["unexplained"]
+    assert "No profile difference explains this" in found[0]["summary"]
+
+
+def test_missing_profile_gives_no_hints():
+    s = summary(lambda t: t.kernel("k", dur=50))
+    assert hints.hints_for(REGRESSION, None, s) == []
+
+
+# ---- one per kind --------------------------------------------------------------------------
+
+def test_register_pressure_from_matched_kernel():
+    b = summary(lambda t: t.kernel("void fused_kernel<float>(float*)", dur=100, regs=40, grid=(2048, 1, 1)))
+    h = summary(lambda t: t.kernel("void fused_kernel<float>(float*)", dur=160, regs=128, grid=(2048, 1, 1)))
+    found = hints.hints_for(REGRESSION, b, h)
+    check_shape(found)
+    assert found[0]["kind"] == "register_pressure"
+    ev = found[0]["evidence"]
+    assert ev["registers_per_thread"] == {"base": 40, "head": 128}
+    assert ev["occupancy"]["head"] < ev["occupancy"]["base"]
+    assert ev["waves"]["head"] > ev["waves"]["base"]
+    assert "128 registers per thread" in found[0]["summary"] and "waves" in found[0]["summary"]
+
+
+def test_register_pressure_from_fusion():
+    def base_call(t):
+        t.kernel("triton_poi_fused_mul_0", dur=30, regs=24, grid=(4096, 1, 1), block=(128, 1, 1))
+        t.kernel("triton_poi_fused_add_1", dur=30, regs=26, grid=(4096, 1, 1), block=(128, 1, 1))
+
+    def head_call(t):
+        t.kernel("triton_poi_fused_add_mul_0", dur=90, regs=255, grid=(512, 1, 1), block=(32, 1, 1))
+
+    found = hints.hints_for(REGRESSION, summary(base_call), summary(head_call))
+    assert found[0]["kind"] == "register_pressure"
+    assert found[0]["evidence"]["replaced"] == ["triton_poi_fused_mul_0", "triton_poi_fused_add_1"]
+    assert "new_kernels" in kinds(found)
+
+
+def test_register_pressure_relief_explains_improvement():
+    b = summary(lambda t: t.kernel("k<float>", dur=160, regs=128))
+    h = summary(lambda t: t.kernel("k<float>", dur=100, regs=40))
+    found = hints.hints_for(IMPROVEMENT, b, h)
+    assert found[0]["kind"] == "register_pressure" and "rose" in found[0]["summary"]
+    assert hints.hints_for(REGRESSION, b, h)[0]["kind"] == "unexplained"
+
+
+def test_sync_overhead_from_item_in_a_loop():
+    def base_call(t):
+        for _ in range(8):
+            t.kernel("void reduce_kernel<float>()", dur=3)
+        t.memcpy("DtoH", nbytes=4)
+
+    def head_call(t):
+        for _ in range(8):
+            t.kernel("void reduce_kernel<float>()", dur=3)
+            t.memcpy("DtoH", nbytes=4)
+
+    found = hints.hints_for(REGRESSION, summary(base_call), summary(head_call))
+    check_shape(found)
+    assert found[0]["kind"] == "sync_overhead"
+    ev = found[0]["evidence"]
+    assert ev["sync"]["cudaStreamSynchronize"]["base"]["count"] == 1
+    assert ev["sync"]["cudaStreamSynchronize"]["head"]["count"] == 8
+    assert ev["dtoh_pageable_copies"]["delta"] == 7
+    assert "7 more host synchronisations per call" in found[0]["summary"]
+
+
+def test_memory_contention_from_overlap_and_slower_same_kernels():
+    def base_call(t):
+        t.kernel(ELEMENTWISE, dur=100, stream=7, count=2)
+        t.kernel("ampere_sgemm_128x64_nn", dur=150, stream=9, start=t.gpu_t[7] + 50)
+
+    def head_call(t):
+        start = t.gpu_t.get(7, 0) + 500
+        t.kernel(ELEMENTWISE, dur=180, stream=7, count=2, start=start)
+        t.kernel("void copy_kernel<float>()", dur=300, stream=9, start=start)
+
+    found = hints.hints_for(REGRESSION, summary(base_call), summary(head_call))
+    check_shape(found)
+    assert found[0]["kind"] == "memory_contention"
+    ev = found[0]["evidence"]
+    assert ev["kernels"][0]["mean_us"] == {"base": 100.0, "head": 180.0}
+    assert ev["multi_stream_overlap_us"]["head"] > ev["multi_stream_overlap_us"]["base"]
+
+
+def test_memory_contention_from_telemetry_memory_saturation():
+    b = summary(lambda t: t.kernel(ELEMENTWISE, dur=100))
+    h = summary(lambda t: t.kernel(ELEMENTWISE, dur=150))
+    samples = [{"side": "base", "memory_utilization_pct": 50, "sm_clock_mhz": 1980}] * 5 + \
+              [{"side": "head", "memory_utilization_pct": 95, "sm_clock_mhz": 1980}] * 5
+    found = hints.hints_for(REGRESSION, b, h, summarize_samples(samples))
+    assert found[0]["kind"] == "memory_contention"
+    assert found[0]["evidence"]["memory_utilization_pct"] == 95
+
+
+def test_kernel_time_when_same_kernel_slower_without_cause():
+    b = summary(lambda t: t.kernel(ELEMENTWISE, dur=100))
+    h = summary(lambda t: t.kernel(ELEMENTWISE, dur=150))
+    found = hints.hints_for(REGRESSION, b, h)
+    assert found[0]["kind"] == "kernel_time"
+    assert "no new overlap or register change" in found[0]["summary"]
+
+
+def test_launch_overhead_more_launches_same_work():
+    b = summary(lambda t: t.kernel("void multi_tensor_apply_kernel<4>()", dur=40))
+    h = summary(lambda t: t.kernel("void elementwise_kernel<float>()", dur=4, count=10))
+    found = hints.hints_for(REGRESSION, b, h)
+    check_shape(found)
+    assert found[0]["kind"] == "launch_overhead"
+    assert found[0]["evidence"]["launches"] == {"base": 1.0, "head": 10.0, "delta": 9.0}
+
+
+def test_launch_overhead_cpu_operator_calls():
+    b = summary(lambda t: t.op("aten::add", dur=20), props=None, gpu=False)
+    h = summary(lambda t: t.op("aten::add", dur=3, count=12), props=None, gpu=False)
+    found = hints.hints_for(REGRESSION, b, h)
+    assert found[0]["kind"] == "launch_overhead"
+    assert "operator calls" in found[0]["summary"]
+
+
+def test_host_device_copy():
+    b = summary(lambda t: t.kernel("k", dur=50))
+    h = summary(lambda t: t.memcpy("HtoD", nbytes=64 << 20, dur=400, pageable=True, sync=False).kernel("k", dur=50))
+    found = hints.hints_for(REGRESSION, b, h)
+    assert found[0]["kind"] == "host_device_copy"
+    assert found[0]["evidence"]["memcpy"]["HtoD"]["head"]["bytes"] == 64 << 20
+
+
+def test_gpu_idle_host_bound():
+    b = summary(lambda t: t.kernel("k", dur=100))
+    h = summary(lambda t: t.op("aten::python_heavy", dur=400).kernel("k", dur=100))
+    found = hints.hints_for(REGRESSION, b, h)
+    assert "gpu_idle" in kinds(found)
+    ev = next(x for x in found if x["kind"] == "gpu_idle")["evidence"]
+    assert ev["idle_share"]["head"] > ev["idle_share"]["base"] + 0.1
+
+
+def test_memory_growth():
+    b = summary(lambda t: t.memory(100 << 20).kernel("k", dur=100))
+    h = summary(lambda t: t.memory(300 << 20).kernel("k", dur=110))
+    found = hints.hints_for(REGRESSION, b, h)
+    mg = next(x for x in found if x["kind"] == "memory_growth")
+    assert mg["evidence"]["peak_memory_bytes"] == {"base": 100 << 20, "head": 300 << 20, "delta": 200 << 20}
+    assert "100.0 MiB to 300.0 MiB" in mg["summary"]
+
+
+def test_new_kernels():
+    b = summary(lambda t: t.kernel("void relu_kernel<float>()", dur=50))
+    h = summary(lambda t: t.kernel("void relu_kernel<float>()", dur=50).kernel("void extra_pass_kernel()", dur=60))
+    found = hints.hints_for(REGRESSION, b, h)
+    assert found[0]["kind"] == "new_kernels"
+    assert found[0]["evidence"]["new"][0]["name"] == "void extra_pass_kernel()"
+
+
+def test_precision_change():
+    b = summary(lambda t: t.kernel("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8", dur=100))
+    h = summary(lambda t: t.kernel("sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x32", dur=130))
+    found = hints.hints_for(REGRESSION, b, h)
+    pc = next(x for x in found if x["kind"] == "precision_change")
+    assert pc["evidence"]["share"]["head"] == {"bf16": 1.0}
+    assert "bf16" in pc["summary"]
+
+
+def test_recompilation():
+    b = summary(lambda t: t.op("Torch-Compiled Region: 0/0", dur=50), props=None, gpu=False)
+    h = summary(lambda t: t.op("Torch-Compiled Region: 0/0", dur=50).op("torch._dynamo.convert_frame.compile_inner", dur=500),
+                props=None, gpu=False)
+    found = hints.hints_for(REGRESSION, b, h)
+    assert "recompilation" in kinds(found)
+
+
+def test_cpu_operator_time_and_new_operators():
+    b = summary(lambda t: t.op("aten::mm", dur=100).op("aten::relu", dur=10), props=None, gpu=False)
+    h = summary(lambda t: t.op("aten::mm", dur=200).op("aten::relu", dur=10), props=None, gpu=False)
+    found = hints.hints_for(REGRESSION, b, h)
+    assert found[0]["kind"] == "operator_time"
+    assert "aten::mm self time grew from 100.0 µs to 200.0 µs per call" in found[0]["summary"]
+    h2 = summary(lambda t: t.op("aten::mm", dur=100).op("aten::relu", dur=10).op("aten::contiguous", dur=80),
+                 props=None, gpu=False)
+    found = hints.hints_for(REGRESSION, b, h2)
+    assert found[0]["kind"] == "new_operators" and "aten::contiguous" in found[0]["summary"]
+
+
+def test_throttling_from_telemetry_flags():
+    s = summary(lambda t: t.kernel("k", dur=100))
+    samples = [{"side": "base", "sm_clock_mhz": 1980, "reasons": 0}] * 10 + \
+              [{"side": "head", "sm_clock_mhz": 1500, "reasons": 0x20}] * 10
+    found = hints.hints_for(REGRESSION, s, s, summarize_samples(samples))
+    assert kinds(found) == ["throttling"]
+    assert "1980 MHz" in found[0]["summary"] and "sw_thermal_slowdown" in found[0]["summary"]
+
+
+def test_inconclusive_gets_half_confidence():
+    b = summary(lambda t: t.kernel("k<float>", dur=100, regs=40))
+    h = summary(lambda t: t.kernel("k<float>", dur=160, regs=128))
+    full = hints.hints_for(REGRESSION, b, h)[0]["confidence"]
+    half = hints.hints_for({**REGRESSION, "verdict": "inconclusive"}, b, h)[0]["confidence"]
+    assert half == pytest.approx(full / 2, abs=0.01)
+
+
+def test_trace_diff_infers_direction_from_the_traces():
+    b = summary(lambda t: t.kernel("k<float>", dur=100, regs=40))
+    h = summary(lambda t: t.kernel("k<float>", dur=160, regs=128))
+    assert hints.hints_for(None, b, h)[0]["kind"] == "register_pressure"
+
+
+def test_side_by_side_rows_and_profile_for_results():
+    b = summary(lambda t: t.kernel("a", dur=10).kernel("b", dur=5))
+    h = summary(lambda t: t.kernel("a", dur=12).kernel("c", dur=7))
+    rows = hints.side_by_side(b, h)
+    by = {r["name"]: r for r in rows}
+    assert by["a"]["delta_us"] == 2.0 and by["b"]["match"] == "base only" and by["c"]["head_count"] == 1
+    prof = hints.profile_for_results(b, h)
+    assert set(prof) == {"base", "head", "kernels"} and json.dumps(prof)
+
+
+def test_cli_trace_diff_json(tmp_path, capsys):
+    b = write(repeat(lambda t: t.kernel("k<float>", dur=100, regs=40)), tmp_path / "b.json.gz")
+    h = write(repeat(lambda t: t.kernel("k<float>", dur=160, regs=128)), tmp_path / "h.json")
+    assert main(["trace-diff", str(b), str(h), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"base", "head", "hints"} <= set(out)
+    assert out["hints"][0]["kind"] == "register_pressure"
+    assert main(["trace-diff", str(b), str(h)]) == 0
+    assert "register_pressure" in capsys.readouterr().out
+
+
+def test_device_change():
+    from tests.trace.synth import A100
+
+    b = summary(lambda t: t.kernel("k", dur=100))
+    h = summary(lambda t: t.kernel("k", dur=130), props={**A100, "name": "Tesla V100-SXM2-16GB", "computeMajor": 7})
+    found = hints.hints_for(REGRESSION, b, h)
+    assert found[0]["kind"] == "device_change" and "Tesla V100" in found[0]["summary"]

@@ -1,0 +1,64 @@
+"""The report partials (_hints, _profile, _telemetry; md and html) render from results.json data."""
+
+from __future__ import annotations
+
+import jinja2
+import pytest
+
+from runner import hints, telemetry, trace
+from tests.trace.synth import repeat
+
+REGRESSION = {"ratio": 1.6, "ci_low": 1.5, "ci_high": 1.7, "p_value": 0.001, "verdict": "regression"}
+
+
+@pytest.fixture(scope="module")
+def env():
+    # the same settings as runner.report's environment
+    return jinja2.Environment(loader=jinja2.PackageLoader("runner", "templates"), autoescape=False,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                              undefined=jinja2.ChainableUndefined)
+
+
+@pytest.fixture(scope="module")
+def bench():
+    b = trace.summarize(repeat(lambda t: t.kernel("void k<float>(float*)", dur=100, regs=40)))
+    h = trace.summarize(repeat(lambda t: t.kernel("void k<float>(float*)", dur=160, regs=128)))
+    return {"name": "bench_x", "change": REGRESSION, "hints": hints.hints_for(REGRESSION, b, h),
+            "profile": hints.profile_for_results(b, h)}
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_hints_and_profile_partials(env, bench, fmt):
+    text = env.get_template(f"_hints.{fmt}.j2").render(bench=bench)
+    assert "register_pressure" in text and "128 registers per thread" in text
+    assert "k&lt;float" in text  # kernel names in sentences cannot turn into HTML tags
+    text = env.get_template(f"_profile.{fmt}.j2").render(bench=bench)
+    assert "<details" in text and "40 → 128" in text and "75 % → 25 %" in text
+    assert ("void k&lt;float&gt;(float*)" if fmt == "html" else "| `void k<float>(float*)` | exact | 1 |") in text
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_profile_partial_without_rows_lists_each_side(env, bench, fmt):
+    old = {**bench, "profile": {"base": bench["profile"]["base"], "head": bench["profile"]["head"]}}
+    text = env.get_template(f"_profile.{fmt}.j2").render(bench=old)
+    assert "<h4>head</h4>" in text if fmt == "html" else "**head** (NVIDIA A100-SXM4-80GB):" in text
+    assert ("void k&lt;float&gt;(float*)" if fmt == "html" else "| `void k<float>(float*)` | 3 | 480.0 µs |") in text
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_partials_render_nothing_without_data(env, fmt):
+    for name in ("_hints", "_profile", "_telemetry"):
+        assert env.get_template(f"{name}.{fmt}.j2").render(bench={"hints": [], "profile": None}).strip() == ""
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_telemetry_partial(env, fmt):
+    samples = [{"side": "base", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 50, "power_w": 400,
+                "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0}] * 5 + \
+              [{"side": "head", "sm_clock_mhz": 1500, "memory_clock_mhz": 3201, "temperature_c": 85, "power_w": 690,
+                "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0x40}] * 5
+    t = telemetry.summarize_samples(samples, device_name="NVIDIA H200", driver="570.00")
+    text = env.get_template(f"_telemetry.{fmt}.j2").render(env={"telemetry": t})
+    assert "did not run at the same speed" in text and "hw_thermal_slowdown 100 %" in text and "1500" in text
+    text = env.get_template(f"_telemetry.{fmt}.j2").render(telemetry={"available": False, "reason": "no NVML"})
+    assert "not recorded (no NVML)" in text

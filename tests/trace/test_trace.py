@@ -1,0 +1,153 @@
+"""runner.trace: loading, the summary's numbers, compact(), and ``perfgate trace-summary``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from runner import roofline, trace
+from runner.cli import main
+from runner.errors import UserError
+from tests.trace.synth import A100, TraceBuilder, repeat, write
+
+
+def _gpu_trace():
+    def call(b):
+        b.kernel("void gemm_kernel<float>(float*)", dur=100, regs=64, block=(256, 1, 1), grid=(432, 1, 1))
+        b.kernel("void small_kernel(int)", dur=4, regs=16, count=2)
+        b.memcpy("DtoH", nbytes=4, dur=2)
+        b.sync("cudaDeviceSynchronize")
+
+    return repeat(call, calls=4)
+
+
+def test_summary_counts_kernels_runtime_and_copies():
+    s = trace.summarize(_gpu_trace())
+    assert s["device_name"] == A100["name"]
+    assert s["iterations"] == 4
+    gemm = next(k for k in s["kernels"] if k["name"].startswith("void gemm"))
+    assert (gemm["count"], gemm["total_us"], gemm["mean_us"]) == (4, 400.0, 100.0)
+    assert gemm["registers_per_thread"] == 64 and gemm["block"] == [256, 1, 1] and gemm["grid"] == [432, 1, 1]
+    rt = s["runtime"]
+    assert rt["launches"]["count"] == 12
+    assert rt["sync"]["cudaStreamSynchronize"]["count"] == 4
+    assert rt["sync"]["cudaDeviceSynchronize"]["count"] == 4
+    assert rt["sync"]["cudaEventSynchronize"] == {"count": 0, "total_us": 0.0}
+    assert rt["memcpy"]["DtoH"] == {"count": 4, "bytes": 16, "total_us": 8.0, "pageable_count": 4}
+    assert s["kernel_totals"]["small_count"] == 8
+    assert s["gpu_busy_us"] == pytest.approx(4 * (100 + 4 + 4 + 2))
+    assert s["gpu_idle_us"] == pytest.approx(s["span_us"] - s["gpu_busy_us"])
+
+
+def test_occupancy_is_recomputed_and_trace_estimate_kept():
+    b = TraceBuilder()
+    b.kernel("k64", regs=64, block=(256, 1, 1), grid=(432 * 2, 1, 1), est_occ=47)
+    b.kernel("k255", regs=255, block=(256, 1, 1), grid=(432, 1, 1))
+    s = trace.summarize(b.build())
+    k64 = next(k for k in s["kernels"] if k["name"] == "k64")
+    # 64 regs x 32 threads = 2048 regs per warp -> 32 warps per SM -> 4 blocks of 8 warps -> 50 %
+    assert k64["occupancy"] == 0.5 and k64["active_blocks_per_sm"] == 4 and k64["occupancy_limiter"] == "registers"
+    assert k64["est_achieved_occupancy"] == 0.47
+    assert k64["waves"] == 2  # 864 blocks / (108 SMs x 4)
+    k255 = next(k for k in s["kernels"] if k["name"] == "k255")
+    # 255 regs -> 8160 -> 8192 per warp -> 8 warps per SM -> 1 block of 8 warps -> 12.5 %
+    assert k255["occupancy"] == 0.125 and k255["waves"] == 4
+
+
+def test_roofline_position_and_waves():
+    peaks = roofline.peaks_for("NVIDIA H200")
+    pos = roofline.position(flops=1e9, bytes_moved=1e9, duration_us=1000, peaks=peaks)
+    assert pos["bound"] == "memory" and pos["arithmetic_intensity"] == 1.0
+    assert pos["roofline_pct"] == pytest.approx(100 * 1e12 / (1.0 * 4.8e12), rel=1e-3)
+    assert roofline.waves(109, 108, 1) == 2 and roofline.waves(None, 108, 1) is None
+    assert roofline.peaks_for("some CPU") is None
+
+
+def test_overlap_between_streams_is_measured():
+    b = TraceBuilder()
+    b.kernel("a", dur=100, stream=7, start=5000)
+    b.kernel("b", dur=100, stream=9, start=5050)
+    s = trace.summarize(b.build())
+    assert s["multi_stream_overlap_us"] == 50.0
+    assert s["gpu_busy_us"] == 150.0
+    assert s["streams"] == 2
+
+
+def test_cpu_only_trace_has_operators_self_time_and_memory():
+    b = TraceBuilder(props=None, gpu=False)
+    b.events.append({"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 0, "dur": 100,
+                     "args": {"Input type": ["c10::BFloat16"]}})
+    b.events.append({"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 10, "dur": 70,
+                     "args": {"Input type": ["c10::BFloat16"]}})
+    b.memory(1000, device_type=0).memory(5000, device_type=0)
+    s = trace.summarize(b.build())
+    ops = {o["name"]: o for o in s["operators"]}
+    assert ops["aten::linear"]["self_us"] == 30.0 and ops["aten::linear"]["total_us"] == 100.0
+    assert ops["aten::addmm"]["self_us"] == 70.0 and ops["aten::addmm"]["dtype"] == "bf16"
+    assert s["kernels"] == [] and s["gpu_idle_us"] is None and s["device_name"] is None
+    assert s["peak_memory_bytes"] == 5000 and s["precision_us"] == {"bf16": 100.0}
+
+
+def test_kernel_dtype_from_names():
+    assert trace.kernel_dtype("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n") == "bf16"
+    assert trace.kernel_dtype("ampere_fp16_s16816gemm_fp16_128x128") == "fp16"
+    assert trace.kernel_dtype("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>") == "fp32"
+    assert trace.kernel_dtype("triton_poi_fused_add_0") is None
+
+
+def test_compact_keeps_top_kernels_and_counts_the_rest():
+    b = TraceBuilder()
+    for i in range(40):
+        b.kernel(f"kernel_{i:02d}" + "x" * 400, dur=float(i + 1))
+    s = trace.summarize(b.build())
+    c = trace.compact(s, top=5)
+    assert len(c["kernels"]) == 5
+    assert c["kernels"][0]["total_us"] == 40.0
+    assert c["kernels_omitted"] == {"count": 35, "total_us": float(sum(range(1, 36)))}
+    assert all(len(k["name"]) <= 300 for k in c["kernels"])
+    assert len(json.dumps(c)) < len(json.dumps(s))
+
+
+def test_load_trace_reads_gz_and_json_and_bare_lists(tmp_path):
+    doc = _gpu_trace()
+    assert trace.load_trace(write(doc, tmp_path / "t.json.gz"))["traceEvents"]
+    assert trace.load_trace(write(doc, tmp_path / "t.json"))["traceEvents"]
+    (tmp_path / "list.json").write_text(json.dumps(doc["traceEvents"]))
+    assert trace.summarize(tmp_path / "list.json")["iterations"] == 4
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read trace"),
+    (b"not json at all", "is not a JSON trace"),
+    (gzip.compress(b"{broken"), "is not a JSON trace"),
+    (b"\x1f\x8b\x08garbage", "is not a JSON trace"),
+    (b'{"a": 1}', "not a Kineto/Chrome trace"),
+])
+def test_load_trace_errors_are_user_errors(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(UserError, match=message):
+        trace.load_trace(path)
+
+
+def test_cli_trace_summary_json_and_table(tmp_path, capsys):
+    path = write(_gpu_trace(), tmp_path / "t.json.gz")
+    assert main(["trace-summary", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["runtime"]["sync"]["cudaStreamSynchronize"]["count"] == 4
+    assert main(["trace-summary", str(path)]) == 0
+    table = capsys.readouterr().out
+    assert "kernels (by total time)" in table and "cudaStreamSynchronize" in table
+
+
+def test_cli_bad_file_exits_2_with_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("nope")
+    assert main(["trace-summary", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("perfgate: error:") and "Traceback" not in err[0]
+    assert main(["trace-diff", str(bad), str(tmp_path / "missing.json")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
