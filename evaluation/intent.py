@@ -1,7 +1,7 @@
 """Evaluate ``runner.intent.classify`` on the labeled PR texts in ``intent_dataset.jsonl``.
 
 Usage:
-    python evaluation/intent.py [--split dev|dev2|test|test2|all] [--errors] [--no-write]
+    python evaluation/intent.py [--split dev|dev2|test|test2|test3|all] [--errors] [--no-write]
 
 Each line of the data set is ``{"id", "split", "label", "title", "body", ["labels"],
 ["diff"]}``: a PR title and short description written in the style of real performance PRs
@@ -38,6 +38,7 @@ SPLITS = {
     "dev2": "dev2 (first held-out set; tuned on after its one held-out run)",
     "test": "test (second held-out set; tuned on for rules v2 after its one held-out run)",
     "test2": "test2 (held out: written before rules v2, evaluated once after the last rule change)",
+    "test3": "test3 (blind held-out: written by an engineer who never read the classifier, evaluated once)",
 }
 #: test2 texts that restate an idea of an old ``test`` text closely (listed before rules v2 were
 #: written and before any test2 result was seen, see RESULTS_intent.md); since ``test`` was
