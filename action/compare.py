@@ -32,6 +32,8 @@ def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = 
         argv += ["--threshold", repr(plan.threshold)]
     if plan.max_time is not None:
         argv += ["--max-time", repr(plan.max_time)]
+    if plan.min_rounds is not None:
+        argv += ["--min-rounds", str(plan.min_rounds)]
     if plan.profile is not None:
         argv.append("--profile" if plan.profile else "--no-profile")
     if plan.fail_on_regression:

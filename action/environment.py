@@ -69,6 +69,7 @@ class Plan:
     filter: str | None = None
     threshold: float | None = None
     max_time: float | None = None
+    min_rounds: int | None = None
     device: str | None = None
     profile: bool | None = None
     summary_path: Path | None = None
@@ -124,6 +125,19 @@ def parse_seconds(value: str | None, name: str) -> float | None:
         raise ActionInputError(f"input {name} must be a number of seconds, got {value!r}") from None
     if number <= 0:
         raise ActionInputError(f"input {name} must be > 0 seconds, got {value!r}")
+    return number
+
+
+def parse_rounds(value: str | None, name: str) -> int | None:
+    """An integer input >= 2 (rounds before the first look), or None when not given."""
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise ActionInputError(f"input {name} must be a whole number of rounds, got {value!r}") from None
+    if number < 2:
+        raise ActionInputError(f"input {name} must be at least 2, got {value!r}")
     return number
 
 
@@ -241,6 +255,7 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         benchmarks=get_input(env, "benchmarks"), filter=get_input(env, "filter"),
         threshold=parse_fraction(get_input(env, "threshold"), "threshold"),
         max_time=parse_seconds(get_input(env, "max-time"), "max-time"),
+        min_rounds=parse_rounds(get_input(env, "min-rounds"), "min-rounds"),
         device=device,
         profile=None if profile_text is None else parse_bool(profile_text, "profile", True),
         summary_path=Path(summary) if summary else None,

@@ -15,8 +15,8 @@ def create_app(config: Mapping[str, str] | None = None):
 
     Args:
         config: settings by environment-variable name (``DATABASE_URL``,
-            ``PERFGATE_HOME``, ``PERFGATE_PUBLIC_URL``, ``TESTING``); None reads
-            ``os.environ``. Read once, here.
+            ``PERFGATE_HOME``, ``PERFGATE_PUBLIC_URL``, ``TESTING``, and the GitHub App's, see
+            ``bot.app_settings``); None reads ``os.environ``. Read once, here.
     Returns:
         a ``flask.Flask`` whose database has been upgraded to the newest migration.
         ``app.extensions["perfgate"]`` holds ``{"settings": Settings, "db": Database}``.
@@ -26,7 +26,7 @@ def create_app(config: Mapping[str, str] | None = None):
     from flask import Flask, jsonify
     from sqlalchemy import text
 
-    from . import dashboard
+    from . import dashboard, webhook
     from .config import load_settings
     from .db import open_database
 
@@ -37,6 +37,7 @@ def create_app(config: Mapping[str, str] | None = None):
     app.extensions["perfgate"] = {"settings": settings, "db": database}
     app.register_blueprint(dashboard.pages)
     app.register_blueprint(dashboard.api)
+    webhook.register(app, dict(os.environ) if config is None else dict(config))  # the GitHub App (issue 6)
 
     @app.get("/healthz")
     def healthz():

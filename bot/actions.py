@@ -153,6 +153,14 @@ class React:
 
 
 @dataclass(frozen=True)
+class MarkInProgress:
+    """The dispatched workflow started on a runner: check run and run become ``in_progress``."""
+
+    key: str
+    workflow_url: str | None
+
+
+@dataclass(frozen=True)
 class Ingest:
     """A dispatched workflow finished: download its results artifact, store, report, conclude."""
 
@@ -163,4 +171,4 @@ class Ingest:
 
 
 Action = (SavePull | SaveInstallation | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
-          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | Ingest)
+          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | MarkInProgress | Ingest)

@@ -130,6 +130,13 @@ def update_run(session: Session, key: str, **changes: Any) -> Run | None:
     return row
 
 
+def delete_run(session: Session, key: str) -> None:
+    row = get_run(session, key)
+    if row is not None:
+        session.delete(row)
+        session.flush()
+
+
 def active_runs(session: Session) -> list[Run]:
     return list(session.scalars(select(Run).where(Run.status.in_(ACTIVE_STATES)).order_by(Run.created_at)))
 

@@ -15,7 +15,8 @@ unit test with literal payloads:
   authorised by the collaborator permission API (write, maintain, admin), never by
   ``author_association``; an edited comment re-runs only if its command changed; a refused
   user is told once per PR.
-- ``workflow_run`` ``completed`` of a dispatched run → ingest its artifact.
+- ``workflow_run`` ``in_progress`` / ``completed`` of a dispatched run → check run in
+  progress / ingest its artifact.
 - ``check_run`` ``rerequested`` / ``requested_action`` (``rerun``) → the same run again.
 - ``installation*`` → installation rows; ``ping`` → nothing; ``push`` to the default
   branch → a history run of the pushed commit.
@@ -27,7 +28,7 @@ import hashlib
 from dataclasses import dataclass
 
 from . import messages
-from .actions import (AcceptRegression, Action, CancelRun, Ingest, React, RecordMerge, RememberCommand,
+from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, RunSpec, SaveInstallation, SavePull, StartRun,
                       UpsertComment)
 from .commands import Command, CommandError, first_line, parse
@@ -83,8 +84,8 @@ class Facts:
     """What a decision may look at besides the payload.
 
     ``label``: the target's trigger label; ``permission``: the sender's collaborator
-    permission (None when not looked up); ``pull``: the PR now; ``labeled``/``approved_sha``:
-    stored PR state; ``runs``: the stored runs of this PR (of the pushed commit for
+    permission (None when not looked up); ``pull``: the PR now; ``approved_sha``: the head
+    SHA a maintainer last approved (label or command; fork safety); ``runs``: the stored runs of this PR (of the pushed commit for
     ``push``); ``run``: the run a workflow_run/check_run event is about; ``last_command``: the command last acted on for
     this comment; ``refused_before``: this sender was already told once on this PR.
     """
@@ -92,7 +93,6 @@ class Facts:
     label: str = "performance"
     permission: str | None = None
     pull: PullInfo | None = None
-    labeled: bool = False
     approved_sha: str | None = None
     runs: tuple[RunInfo, ...] = ()
     last_command: str | None = None
@@ -119,7 +119,8 @@ def pull_from_payload(pr: dict) -> PullInfo:
     base_repo = (base.get("repo") or {}).get("full_name")
     return PullInfo(number=int(pr["number"]), head_sha=head.get("sha", ""), base_sha=base.get("sha", ""),
                     head_ref=head.get("ref"), base_ref=base.get("ref"),
-                    is_fork=bool(head_repo) and head_repo != base_repo or head.get("repo") is None,
+                    # a deleted fork has no head repo: treat it as a fork (the safe side)
+                    is_fork=head.get("repo") is None or (bool(head_repo) and head_repo != base_repo),
                     labels=tuple(lb.get("name", "") for lb in pr.get("labels") or []),
                     state=pr.get("state", "open"), url=pr.get("html_url"), title=pr.get("title"))
 
@@ -177,8 +178,9 @@ def _pr_spec(event: Event, facts: Facts, pull: PullInfo, trigger: str, key: str,
                    workflow_ref=_default_branch(event, facts))
 
 
-def _supersede(facts: Facts, reason: str, keep: str | None = None) -> list[Action]:
-    return [CancelRun(r.key, reason) for r in facts.runs if r.active and r.key != keep]
+def _supersede(facts: Facts, reason: str) -> list[Action]:
+    """Cancel every active run of the PR (one run per PR at a time; the newest request wins)."""
+    return [CancelRun(r.key, reason) for r in facts.runs if r.active]
 
 
 def _auto_run(event: Event, facts: Facts, pull: PullInfo, trigger: str) -> list[Action]:
@@ -341,6 +343,14 @@ def on_workflow_completed(event: Event, facts: Facts) -> list[Action]:
         return []  # not ours, or already cancelled/ingested
     wr = event.data.get("workflow_run") or {}
     return [Ingest(run.key, int(wr["id"]), wr.get("conclusion"), wr.get("html_url"))]
+
+
+@router.register("workflow_run", action="in_progress")
+def on_workflow_started(event: Event, facts: Facts) -> list[Action]:
+    run = facts.run
+    if run is None or run.status != "queued":
+        return []
+    return [MarkInProgress(run.key, (event.data.get("workflow_run") or {}).get("html_url"))]
 
 
 def _rerun(event: Event, facts: Facts) -> list[Action]:

@@ -18,7 +18,7 @@ from runner.config import Config
 from runner.errors import UserError
 
 from . import app_store, decide, history_store, ingest, messages
-from .actions import (AcceptRegression, Action, CancelRun, Ingest, React, RecordMerge, RememberCommand,
+from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
 from .app_models import Run
 from .app_settings import AppSettings
@@ -93,7 +93,7 @@ def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -
         with rt.db.session() as session:
             pull = app_store.get_pull(session, repo, number)
             runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
-        return decide.Facts(label=config.label, permission=permission, labeled=bool(pull and pull.labeled),
+        return decide.Facts(label=config.label, permission=permission,
                             approved_sha=pull.approved_sha if pull else None, runs=runs)
     if event.name == "issue_comment" and client is not None and repo:
         issue, comment = data.get("issue") or {}, data.get("comment") or {}
@@ -209,10 +209,16 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
             return
     details = rt.details_url(spec.key)
     what = f"`{messages.short(spec.base_sha)}` → `{messages.short(spec.head_sha)}`"
-    check_id = client.create_check_run(spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha,
-                                       external_id=spec.key, details_url=details, status="queued",
-                                       title="Queued on the GPU runners",
-                                       summary=f"Benchmarking {what}; requested by @{spec.requested_by} ({spec.trigger}).")
+    try:
+        check_id = client.create_check_run(spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha,
+                                           external_id=spec.key, details_url=details, status="queued",
+                                           title="Queued on the GPU runners",
+                                           summary=f"Benchmarking {what}; requested by @{spec.requested_by} ({spec.trigger}).")
+    except GitHubError:
+        # Nothing happened on GitHub yet: forget the run so a retry of this job starts it afresh.
+        with rt.db.session() as session, session.begin():
+            app_store.delete_run(session, spec.key)
+        raise
     with rt.db.session() as session, session.begin():
         app_store.update_run(session, spec.key, check_run_id=check_id)
     try:
@@ -265,6 +271,18 @@ def _accept(rt: Runtime, client: InstallationClient, a: AcceptRegression) -> Non
         _conclude(rt, client, run, workflow_url=run.workflow_run_url)
 
 
+def _mark_in_progress(rt: Runtime, client: InstallationClient, a: MarkInProgress) -> None:
+    with rt.db.session() as session, session.begin():
+        run = app_store.get_run(session, a.key)
+        if run is None or run.status != "queued":
+            return
+        app_store.update_run(session, a.key, status="in_progress", workflow_run_url=a.workflow_url or run.workflow_run_url)
+        check_id, repo = run.check_run_id, run.repository
+    if check_id:
+        client.update_check_run(repo, check_id, status="in_progress", title="Benchmarking on a GPU runner",
+                                summary=f"The workflow run started: {a.workflow_url or 'see the Actions tab'}.")
+
+
 def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
     with rt.db.session() as session:
         run = app_store.get_run(session, a.key)
@@ -286,6 +304,8 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
     except (UserError, GitHubError) as exc:
         _fail_run(rt, client, run, a.workflow_conclusion, a.workflow_url, str(exc))
         return
+    if run.kind == "history":
+        doc = ingest.as_history_run(doc)
     if run.pr_number is not None:
         doc = dict(doc, pull_request={"number": run.pr_number,
                                       "url": f"https://github.com/{run.repository}/pull/{run.pr_number}"})
@@ -339,7 +359,7 @@ _HANDLERS: dict[type, Callable[[Runtime, Any, Any], None]] = {
     SavePull: _save_pull, SaveInstallation: _save_installation, RecordMerge: _record_merge,
     RememberCommand: _remember_command, RememberRefusal: _remember_refusal, UpsertComment: _upsert_comment,
     Reply: _reply, React: _react, ReplyHistory: _reply_history, StartRun: _start_run, CancelRun: _cancel_run,
-    AcceptRegression: _accept, Ingest: _ingest,
+    AcceptRegression: _accept, MarkInProgress: _mark_in_progress, Ingest: _ingest,
 }
 
 

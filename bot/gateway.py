@@ -86,7 +86,8 @@ class Gateway:
     def __init__(self, app_id: str, private_key: str, api_url: str, client_options: dict | None = None):
         from github import Auth, GithubIntegration
 
-        options = {"timeout": 20, **(client_options or {})}
+        # lazy: objects are built from URLs without a GET until an attribute needs one.
+        options = {"timeout": 20, "lazy": True, **(client_options or {})}
         self.api_url = api_url.rstrip("/")
         self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key), base_url=self.api_url,
                                               **options)
@@ -122,7 +123,7 @@ class InstallationClient:
         self.installation_id = installation_id
 
     def _repo(self, full_name: str) -> Any:
-        return self._gh.get_repo(full_name, lazy=True)
+        return self._gh.get_repo(full_name)
 
     # -- reading --------------------------------------------------------------------------------
     def default_branch(self, repo: str) -> str:

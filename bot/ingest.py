@@ -73,6 +73,23 @@ def results_from_zip(data: bytes, limit: int = RESULTS_LIMIT) -> dict:
     return results_schema.validate(doc)
 
 
+def as_history_run(doc: dict) -> dict:
+    """A single-revision (``perfgate run``) document from a result, for the default-branch
+    history: a compare's head side (absolute seconds per call of the pushed commit) with
+    ``base`` and the verdicts dropped. A document that is already single-revision is returned
+    as it is. The result is validated.
+
+    (The example workflow always compares; a push is dispatched as ``before..after``.)
+    """
+    if doc.get("base") is None:
+        return doc
+    benchmarks = [{"name": b["name"], "file": b.get("file"), "unit": b.get("unit", "s"), "base": None,
+                   "head": b.get("head"), "change": None, "hints": [], "profile": None}
+                  for b in doc.get("benchmarks", [])]
+    run = dict(doc, base=None, benchmarks=benchmarks, summary=results_schema.summarize(benchmarks))
+    return results_schema.validate(run)
+
+
 def blocking_regressions(doc: dict, fail_threshold: float) -> list[dict]:
     """Benchmarks whose verdict is ``regression`` and whose slowdown (``ratio - 1``) exceeds
     ``fail_threshold`` (a fraction)."""

@@ -32,6 +32,9 @@ log = logging.getLogger("perfgate.bot")
 #: GitHub caps payloads at 25 MB (GITHUB.md); a little room for headers.
 MAX_BODY = 26 * 1024 * 1024
 
+#: ``GithubIntegration`` options under ``TESTING``: no retries, no pacing sleeps (GITHUB.md).
+TESTING_CLIENT_OPTIONS = {"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0, "timeout": 10}
+
 intake = Blueprint("app_webhook", __name__)
 pages = Blueprint("app_pages", __name__, template_folder="templates")
 
@@ -43,7 +46,8 @@ def register(app: Flask, source: Mapping[str, str] | None = None, *, client_opti
         app: from ``bot.create_app`` (its ``extensions["perfgate"]["db"]`` is used).
         source: settings by variable name (``bot.app_settings``); None reads ``os.environ``.
             Without any GitHub setting the pages work and ``/webhook`` answers 503.
-        client_options: extra ``GithubIntegration`` keyword arguments (tests turn off retries).
+        client_options: extra ``GithubIntegration`` keyword arguments; default: none, or
+            :data:`TESTING_CLIENT_OPTIONS` when ``TESTING`` is set in ``source``.
     Raises:
         runner.errors.UserError: some GitHub settings are given but one is missing or malformed.
     """
@@ -58,6 +62,8 @@ def register(app: Flask, source: Mapping[str, str] | None = None, *, client_opti
         from .queue import build_queue, make_huey
 
         settings = load_app_settings(source)
+        if client_options is None and str(source.get("TESTING", "")).lower() in ("1", "true", "yes"):
+            client_options = TESTING_CLIENT_OPTIONS
         gateway = Gateway(settings.app_id, settings.private_key, settings.api_url, client_options)
         runtime = Runtime(db=app.extensions["perfgate"]["db"], settings=settings, client_for=gateway.installation)
         state.update(settings=settings, runtime=runtime, gateway=gateway,
@@ -65,7 +71,8 @@ def register(app: Flask, source: Mapping[str, str] | None = None, *, client_opti
     else:
         log.warning("no GitHub App settings (GITHUB_APP_ID, ...): /webhook answers 503")
     app.extensions["perfgate_app"] = state
-    app.config.setdefault("MAX_CONTENT_LENGTH", MAX_BODY)
+    if app.config.get("MAX_CONTENT_LENGTH") is None:
+        app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.register_blueprint(intake)
     app.register_blueprint(pages)
 

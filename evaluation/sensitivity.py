@@ -104,6 +104,9 @@ def main() -> int:
                     help="benchmarks per injected-slowdown compare (default: as --benchmarks-per-compare)")
     ap.add_argument("--quick", action="store_true", help="2 A/A compares of 10, sizes 2 %% and 10 %% only")
     ap.add_argument("--aa-only", action="store_true")
+    ap.add_argument("--injected-only", action="store_true")
+    ap.add_argument("--include-aa", nargs="*", default=[], metavar="RESULTS.json",
+                    help="results.json of earlier A/A compares (same settings) to count as well")
     ap.add_argument("--write", default=str(ROOT / "evaluation" / "RESULTS.md"), help="results file ('' to skip)")
     ap.add_argument("extra", nargs="*", help="extra flags for perfgate compare (after --)")
     args = ap.parse_args()
@@ -117,7 +120,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="perfgate-eval-") as t:
         tmp = Path(t)
         aa = []
-        for i in range(n_aa):
+        for path in args.include_aa:
+            doc = json.loads(Path(path).read_text())
+            aa.append({"verdicts": [b["change"]["verdict"] for b in doc["benchmarks"]], "wall": None,
+                       "rounds": [b["change"]["rounds"] for b in doc["benchmarks"]],
+                       "ratios": [b["change"]["ratio"] for b in doc["benchmarks"]]})
+        for i in range(0 if args.injected_only else n_aa):
             r = run_compare(tmp, f"aa{i}", k, 0.0, 0.02, args.extra)
             verdicts = [b["change"]["verdict"] for b in r["doc"]["benchmarks"]]
             rounds = [b["change"]["rounds"] for b in r["doc"]["benchmarks"]]
@@ -130,8 +138,8 @@ def main() -> int:
         rows_aa = {"comparisons": len(all_v), "false_positives": fp, "rate": fp / len(all_v),
                    "unchanged": all_v.count("unchanged"), "inconclusive": all_v.count("inconclusive"),
                    "median_rounds": statistics.median(r for a in aa for r in a["rounds"]),
-                   "wall_per_compare": statistics.median(a["wall"] for a in aa),
-                   "max_abs_ratio_error": max(abs(x - 1) for a in aa for x in a["ratios"] if x)}
+                   "wall_per_compare": statistics.median(a["wall"] for a in aa if a["wall"]),
+                   "max_abs_ratio_error": max(abs(x - 1) for a in aa for x in a["ratios"] if x)} if aa else None
         if not args.aa_only:
             for size in sizes:
                 for threshold in ([size] if size <= 0.02 else [0.02]):
@@ -171,13 +179,14 @@ def render(aa: dict, inj: list[dict], k: int, args) -> str:
              f"Measured by `python evaluation/sensitivity.py{' --quick' if args.quick else ''}` on "
              f"{cpu_model()}, Python {platform.python_version()}, default settings (alpha 0.05, "
              "min_rounds 8, max_rounds 128, min_sample_time 20 ms, max_time 900 s), profiling off; "
-             f"{k} benchmarks per compare (pure-Python loops, ~25 µs to ~2 ms per call).", "",
-             "## A/A (identical revisions)", "",
-             "| comparisons | regression/improvement | rate | unchanged | inconclusive | median rounds | wall per compare | largest \\|ratio−1\\| |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|",
-             f"| {aa['comparisons']} | {aa['false_positives']} | {aa['rate']:.2%} | {aa['unchanged']} | "
-             f"{aa['inconclusive']} | {aa['median_rounds']:g} | {aa['wall_per_compare']:.0f} s | "
-             f"{aa['max_abs_ratio_error']:.2%} |", ""]
+             f"{k} benchmarks per compare (pure-Python loops, ~25 µs to ~2 ms per call).", ""]
+    if aa:
+        lines += ["## A/A (identical revisions)", "",
+                  "| comparisons | regression/improvement | rate | unchanged | inconclusive | median rounds | wall per compare | largest \\|ratio−1\\| |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|",
+                  f"| {aa['comparisons']} | {aa['false_positives']} | {aa['rate']:.2%} | {aa['unchanged']} | "
+                  f"{aa['inconclusive']} | {aa['median_rounds']:g} | {aa['wall_per_compare']:.0f} s | "
+                  f"{aa['max_abs_ratio_error']:.2%} |", ""]
     if inj:
         lines += ["## Injected slowdowns", "",
                   "| slowdown | threshold | detected | rate | verdicts | median ratio | median time to verdict |",

@@ -1,8 +1,8 @@
 """``perfgate demo``: the real compare, end to end, on the bundled example.
 
 Builds a throw-away git repository from ``examples/target`` (the base commit) and
-``examples/demo/head`` laid over it (the head commit: ``rms_norm`` made slower by a float64
-detour, ``pairwise_distance`` made faster by a matrix-multiply formulation, ``softmax`` left
+``examples/demo/head`` laid over it (the head commit: ``rms_norm`` made slower by two
+needless full-size copies, ``pairwise_distance`` made faster by a matrix-multiply formulation, ``softmax`` left
 alone), then runs ``perfgate compare --base base --head head`` on it, profiling included.
 """
 
@@ -18,10 +18,10 @@ from .errors import UserError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
-DEMO_TITLE = "Speed up pairwise_distance with a matmul formulation; more accurate rms_norm"
-DEMO_BODY = ("pairwise_distance: compute |a|^2 + |b|^2 - 2ab^T through one matrix multiply instead of "
-             "broadcasting an (n, m, d) temporary — a faster algorithm. rms_norm: accumulate in float64 "
-             "for accuracy.")
+DEMO_TITLE = "Faster pairwise_distance: a matmul-based algorithm instead of broadcasting"
+DEMO_BODY = ("Replace the (n, m, d) broadcast temporary in pairwise_distance with |a|^2 + |b|^2 - 2ab^T "
+             "computed through one matrix multiply: a cheaper algorithm for the same result. While here, "
+             "make rms_norm's input explicitly float32 before the reduction.")
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -49,6 +49,9 @@ class WorkerProcess:
     # -- process ------------------------------------------------------------------------
     def start(self) -> dict:
         cmd = layout_pinned([self.rev.python, "-m", "runner.worker", "--device", self.device])
+        cpus = worker_cpus()
+        if cpus:
+            cmd += ["--cpus", ",".join(map(str, cpus))]
         for p in self.rev.sys_path:
             cmd += ["--sys-path", p]
         env = dict(os.environ)
@@ -57,6 +60,13 @@ class WorkerProcess:
         env.setdefault("PYTHONUNBUFFERED", "1")
         # Both sides get the same string-hash seed, so dict/set layouts cannot differ by side.
         env.setdefault("PYTHONHASHSEED", "0")
+        # The idle worker's OpenMP threads must not spin: with the default (active) wait policy
+        # they keep cores busy after each sample, and the other side's parallel regions stall
+        # behind them for whole scheduler time slices. Measured on 2 cores with torch.softmax:
+        # sample CV 60-180 % with the default, 15-28 % with PASSIVE (evaluation/RESULTS.md).
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        if cpus:
+            env.setdefault("OMP_NUM_THREADS", str(len(cpus)))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, cwd=self.rev.path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -154,6 +164,26 @@ class WorkerProcess:
         except OSError:
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def worker_cpus() -> list[int]:
+    """The CPUs both workers are pinned to: the same set for base and head.
+
+    Why: on a VM each vCPU is a host thread whose speed changes by itself (host contention,
+    CPU quotas); the scheduler keeps a worker on "its" vCPU, so base and head ran at different
+    speeds for seconds at a time — A/A runs on a 2-vCPU VM showed head 1.5x slower than base for
+    a whole benchmark. On the same CPUs both sides see the same speed, and pairing cancels it.
+    Default: every CPU this process may use except the first (left to the parent and the
+    system), or all of them when there are fewer than two. ``PERFGATE_CPUS="2,3"`` chooses the
+    set; ``PERFGATE_CPUS=all`` turns pinning off. Returns [] when not pinning.
+    """
+    choice = os.environ.get("PERFGATE_CPUS", "").strip()
+    if choice == "all" or not hasattr(os, "sched_getaffinity"):
+        return []
+    if choice:
+        return sorted({int(c) for c in choice.replace(" ", "").split(",") if c})
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[1:] if len(allowed) >= 2 else allowed
 
 
 def layout_pinned(cmd: list[str]) -> list[str]:

@@ -84,6 +84,13 @@ def md_escape(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def html_escape(value: Any) -> str:
+    """HTML-escape a value; None and jinja2's Undefined (a field an older result lacks) give ""."""
+    if value is None or isinstance(value, jinja2.Undefined):
+        return ""
+    return html.escape(str(value))
+
+
 def short_sha(sha: str | None) -> str:
     return (sha or "")[:12]
 
@@ -182,7 +189,7 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.ChainableUndefined)
     env.filters.update(time=fmt_time, change=fmt_change, interval=fmt_interval, bytes=fmt_bytes,
                        pct=fmt_pct, md=md_escape, sha=short_sha, icon=lambda v: VERDICT_ICON.get(v, ""),
-                       e=html.escape)
+                       e=html_escape, escape=html_escape)
     env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart)
     return env
 
@@ -266,6 +273,9 @@ def print_table(results: dict, console) -> None:
     """Print the verdict table (benchmark, base, head, change with CI, verdict) on a rich console."""
     from rich.table import Table
 
+    if results.get("base") is None:
+        print_run_table(results, console)
+        return
     ctx = view(results)
     base, head = results.get("base") or {}, results.get("head") or {}
     title = f"perfgate: {ctx['headline']}"
@@ -295,3 +305,24 @@ def print_table(results: dict, console) -> None:
     for b in ctx["changed"]:
         for h in (b.get("hints") or [])[:3]:
             console.print(f"  {b['name']}: [{h['kind']}] {h['summary']}", highlight=False)
+
+
+def print_run_table(results: dict, console) -> None:
+    """The table of a single-revision ``perfgate run``: median, its interval, samples, errors."""
+    from rich.table import Table
+
+    head = results.get("head") or {}
+    level = (results.get("settings") or {}).get("ci_level", 0.95)
+    table = Table(title=f"perfgate run: {len(results.get('benchmarks', []))} benchmarks at {head.get('ref')} "
+                        f"({short_sha(head.get('sha'))})",
+                  caption=f"median time per call with its {level * 100:g} % confidence interval")
+    for col, justify in (("benchmark", "left"), ("median", "right"), ("CI", "right"), ("samples", "right"),
+                         ("error", "left")):
+        table.add_column(col, justify=justify, overflow="fold")
+    for b in sorted(results.get("benchmarks", []), key=lambda b: b["name"]):
+        side = b.get("head") or {}
+        ci = f"[{fmt_time(side.get('ci_low'))}, {fmt_time(side.get('ci_high'))}]" if side.get("ci_low") else ""
+        err = (side.get("error") or "").strip().splitlines()
+        table.add_row(b["name"], fmt_time(side.get("median")), ci, str(len(side.get("samples") or [])),
+                      err[-1] if err else "")
+    console.print(table)

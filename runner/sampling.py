@@ -117,7 +117,7 @@ def calibrate(timer: Timer, fn: Callable[[], object], min_sample_time: float,
 
 
 def warm_up(timer: Timer, fn: Callable[[], object], number: int, *, tolerance: float = 0.05,
-            max_seconds: float = 2.0, min_samples: int = 3) -> tuple[int, list[float]]:
+            max_seconds: float = 1.0, min_samples: int = 3) -> tuple[int, list[float]]:
     """Take samples until the last ``min_samples`` agree within ``tolerance`` (relative to their
     median), or ``max_seconds`` have passed: caches, allocators, autotuners and clocks settle.
 

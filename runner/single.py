@@ -56,8 +56,12 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
             cases = [c for c in listing.get("benchmarks", []) if matches(c["name"], filter)]
             if not cases and not listing.get("errors"):
                 raise UserError(f"no benchmarks found in {bench_dir}" + (f" matching {filter!r}" if filter else ""))
-            entries = [_measure_one(worker, str(bench_dir), c, cfg, cfg.max_time / len(cases), progress)
-                       for c in cases]
+            progress.start(len(cases))
+            entries = []
+            for i, case in enumerate(cases):
+                progress.benchmark(i, case["name"])
+                entries.append(_measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress))
+                progress.finished(case["name"], "failed" if entries[-1]["head"]["error"] else "measured")
             entries += [{"name": e["file"], "file": e["file"], "unit": "s", "base": None,
                          "head": results_mod.side_result(error=e["error"]), "change": None, "hints": [], "profile": None}
                         for e in listing.get("errors", [])]

@@ -19,7 +19,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import sys
 from pathlib import Path
 
@@ -55,7 +54,9 @@ class Worker:
 
     # -- requests -----------------------------------------------------------------------
     def env(self, req: dict) -> dict:
-        info = {"device": self.device, "device_name": platform.processor() or platform.machine(),
+        from .environment import cpu_model
+
+        info = {"device": self.device, "device_name": cpu_model(),
                 "torch": None, "cuda": None, "driver": None}
         try:
             import torch
@@ -148,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m runner.worker")
     parser.add_argument("--sys-path", action="append", default=[])
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--cpus", default="", help="comma-separated CPU ids to pin this worker to")
     args = parser.parse_args(argv)
 
+    if args.cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {int(c) for c in args.cpus.split(",")})
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

@@ -20,6 +20,15 @@ Ties (equal totals) go to the strategy with more code evidence, then to the one 
 evidence in the title (the author's own one-line summary), then to the order of
 STRATEGIES.md.
 
+A change whose own words say it is not an optimisation (rules v3, ``non_optimisation_cues``: the
+title adds tests / benchmarks / docs, fixes a bug, bumps a dependency, reverts, renames or
+refactors; or the description says "test-only", "kernels are untouched") keeps only
+``NON_OPTIMISATION_FACTOR`` (0.25) of its text evidence per strategy, at most
+``NON_OPTIMISATION_TEXT_CAP`` (1.0, below ``MIN_SCORE``): the strategy words in it name the
+code being tested or repaired, so the text alone can no longer name a strategy. The diff
+channel is not scaled (a fix that adds ``__launch_bounds__`` to library code does change the
+kernel's occupancy, and names occupancy_control).
+
 A strategy is named when its total reaches ``MIN_SCORE``; below that the answer is
 ``unknown``. Confidence = ``strength x (0.4 + 0.6 x margin)`` with ``strength = 1 -
 exp(-score / 3)`` (3 points of evidence give 0.63) and ``margin = score / (score +
@@ -33,7 +42,8 @@ import re
 from typing import Iterable
 
 from . import diff as _diff
-from .rules import CODE_RULES, PATH_RULES, STRATEGIES, TEXT_RULES, UNKNOWN
+from .rules import (CODE_RULES, NON_OPTIMISATION_BODY, NON_OPTIMISATION_PREFIX, NON_OPTIMISATION_TITLE, PATH_RULES,
+                    STRATEGIES, TEXT_RULES, TITLE_PREFIX, UNKNOWN)
 
 MIN_SCORE = 1.5
 TEXT_CAP = 8.0
@@ -44,6 +54,11 @@ LOCATION_FACTOR = {"code": 1.0, "string": 0.5, "comment": 0.25}
 AUXILIARY_PATH = re.compile(r"(?:^|/)(?:tests?|testing|benchmarks?|bench|examples?|docs?|tutorials?)/"
                             r"|(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|conftest\.py|bench_[^/]*)$")
 AUXILIARY_FACTOR = 0.5
+#: Share of the text evidence kept, and its cap per strategy, when the text says the change is
+#: not an optimisation (rules v3). The cap is below MIN_SCORE so that only code evidence can
+#: then name a strategy; the factor keeps the text's ranking of the candidates.
+NON_OPTIMISATION_FACTOR = 0.25
+NON_OPTIMISATION_TEXT_CAP = 1.0
 MAX_SIGNALS = 8
 MAX_CANDIDATES = 5
 #: A diff longer than this many changed lines is read only up to it (a vendored library or a
@@ -69,8 +84,15 @@ def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
         ``candidates`` up to 5 strategies with any evidence, best first, each
         ``{"strategy", "confidence", "signals"}`` (the named strategy is the first).
     """
+    commit_messages = [str(m) for m in commit_messages]
     text = text_evidence(title=title, body=body, labels=labels, commit_messages=commit_messages)
     in_title = text_evidence(title=title) if title else {}
+    cues = non_optimisation_cues(title=title, body=body, commit_messages=commit_messages)
+    if cues:
+        text = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
+                for s, (score, sig) in text.items()}
+        in_title = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
+                    for s, (score, sig) in in_title.items()}
     code = code_evidence(diff)
     scores: dict[str, float] = {}
     signals: dict[str, list[str]] = {}
@@ -81,7 +103,8 @@ def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
         if total > 0:
             scores[strategy] = total
             # Code first: "what the diff does" is the stronger statement.
-            signals[strategy] = (c_signals + t_signals)[:MAX_SIGNALS]
+            signals[strategy] = (c_signals + t_signals)[:MAX_SIGNALS - len(cues[:1])] + [
+                f"not an optimisation? {c}" for c in cues[:1]]
     # Ties: more code evidence, then more title evidence, then the order of STRATEGIES.md.
     order = list(STRATEGIES)
     ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code.get(s, (0.0,))[0], 9),
@@ -95,6 +118,46 @@ def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
     best = candidates[0]
     return {"strategy": best["strategy"], "confidence": best["confidence"], "signals": list(best["signals"]),
             "candidates": candidates}
+
+
+def non_optimisation_cues(title: str = "", body: str = "", commit_messages: Iterable[str] = ()) -> list[str]:
+    """Cues that a change is not itself an optimisation (tests, benchmark, docs, bug fix, bump...).
+
+    Args:
+        title: the PR title; its leading ``[tags]`` and ``area:`` prefix are skipped before the
+            intent verb is read (``rules.TITLE_PREFIX``).
+        body: the PR description.
+        commit_messages: full commit messages; without a title, the cue must hold for the
+            subject line of *every* commit (one optimisation commit makes the change one).
+
+    Returns:
+        Signals such as ``'title: "add unit tests"'`` (empty list: no cue). Pure.
+    """
+    out = []
+    subjects = [title] if (title or "").strip() else [m.strip().splitlines()[0] for m in commit_messages if m.strip()]
+    hits = [_title_cue(s.lower()) for s in subjects]
+    if hits and all(hits):
+        out.append(f'{"title" if (title or "").strip() else "commits"}: "{_clip(hits[0])}"')
+    low = (body or "").lower()
+    for pattern in NON_OPTIMISATION_BODY:
+        match = pattern.search(low)
+        if match:
+            out.append(f'body: "{_clip(match.group(0))}"')
+            break
+    return out
+
+
+def _title_cue(subject: str) -> str | None:
+    """The matched non-optimisation cue of one lower-cased title or commit subject, or None."""
+    prefix = NON_OPTIMISATION_PREFIX.search(subject)
+    if prefix:
+        return prefix.group(0)
+    rest = subject[TITLE_PREFIX.match(subject).end():]
+    for pattern in NON_OPTIMISATION_TITLE:
+        match = pattern.search(rest)
+        if match:
+            return match.group(0)
+    return None
 
 
 def _best_other(scores: dict[str, float], strategy: str) -> float:

@@ -17,6 +17,9 @@ Each strategy's list starts with the rules v1 (written from the signal column of
 STRATEGIES.md) and ends with the v2 additions: paraphrases, synonyms and identifiers that PR
 authors use instead of the stock words ("on-chip memory" for shared memory, "butterfly
 exchange across lanes" for warp shuffles, "replay the captured graph" for CUDA Graphs).
+Rules v3 (marked ``# v3``) add disambiguating phrases and the ``NON_OPTIMISATION_*`` cues (a
+change that adds tests, benchmarks or docs, fixes a bug, bumps a dependency, reverts, renames
+or refactors is not itself an optimisation; ``classifier.non_optimisation_cues``).
 evaluation/RESULTS_intent.md says on which labeled texts they were tuned.
 
 Text patterns are matched against lower-cased title / body / labels / commit messages.
@@ -214,11 +217,13 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bduplicate(?:d)? (?:computation|work|calls?)\b", 2.0),
         (r"\b(?:build|builds|built|construct\w*|creat\w+|comput\w+|evaluat\w+|initiali[sz]\w+|materiali[sz]\w+|deriv\w+)\b" + _FEW + r"\bonce (?:per|at|and|for|before|instead|rather)\b|\b(?:one|a single) time\b", 1.5),
         (r"\bre-?(?:build|builds|building|built|create[sd]?|creating|ran|run|runs|running|evaluat\w+|deriv\w+|initiali[sz]\w+|generat\w+|validat\w+|simplif\w+|comput\w+)\b", 0.7),
-        (r"\b(?:identical|the same|unchanged) (?:across|for (?:every|all|each)|in (?:every|each)|between) (?:\w+ )?(?:layers?|steps?|calls?|iterations?|micro-?batches|batches|heads|requests|forwards?|tokens|ranks)\b", 1.5),
+        (r"\b(?:identical|the same|unchanged) (?:across|within|for (?:every|all|each)|in (?:every|each)|between) (?:\w+ )?(?:layers?|steps?|calls?|iterations?|micro-?batches|batches|heads|requests|forwards?|tokens|ranks)\b", 1.5),
         (r"\bstop (?:re-?\w+|recomputing|rebuilding|redoing)\b|\b(?:every|each) (?:layer|call|step|iteration|forward) (?:re-?\w+|rebuilt|recomputed)\b", 1.5),
         (r"\b(?:stored|cached|keyed|memoized|kept) (?:by|on|per) (?:the )?(?:\w+ )?(?:key|shape|expression|signature|input|size|sizes)\b|\bkeyed (?:on|by)\b|\bcache hits?\b", 1.5),
         (r"\bloop[- ]invariant\b|\binvariant\b" + _FEW + r"\b(?:loop|iteration)\b", 2.0),
         (r"\bonly (?:rebuil[dt]|recomput\w+|recreat\w+|regenerat\w+|refresh\w*|updat\w+) (?:it |them )?(?:when|if)\b", 1.5),
+        # v3: "once per step, not once per layer"
+        (r"\bonce per \w+,? (?:not|instead of|rather than) (?:once )?(?:per|in|for) (?:each |every )?\w+|\b(?:plan|plans|planned|planning|prepar\w+|set(?:s|ting)? up)\b" + _FEW + r"\bonce (?:per|at|and|for|before|instead|rather)\b", 2.0),
     ],
     "copy_avoidance": [
         (r"\b(?:avoid|avoids|avoiding|remove|removes|removing|drop|drops|eliminat\w+|skip|skips|fewer|no|without)\b" + _FEW + r"\b(?:copy|copies|clones?|\.?contiguous(?:\(\))?(?: calls?)?|materiali[sz]\w*)\b", 2.5),
@@ -228,7 +233,7 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bviews? instead\b|\bas a view\b|\breturn(?:s|ing)? a view\b|\buse (?:a )?views?\b|\bas_strided\b", 2.0),
         (r"\bout=|\bout variant\b|\bwrite(?:s)? (?:directly )?into (?:the )?(?:output|out)\b", 1.5),
         (r"\bunnecessary (?:memory )?copy\b|\bextra (?:memory )?cop(?:y|ies)\b|\bintermediate (?:buffer|tensor) cop", 1.5),
-        (r"\breturn(?:s|ing)? views\b|\bviews? (?:into|of) (?:the )?\w+|\bnarrow (?:slices?|views?)\b|\bstrided views?\b|\bbroadcast strides\b|\bexpand(?:ed)? view\b", 2.0),
+        (r"\breturn(?:s|ing)? views\b|\bviews? (?:into|of) (?:the )?\w+|\bnarrow (?:slices?|views?)\b|\bstrided (?:\S+ )?views?\b|\bbroadcast strides\b|\bexpand(?:ed)? view\b", 2.0),
         (r"\b(?:writ\w+|accumulat\w+|stor\w+|scatter\w*|gather\w*|reduc\w+|put|puts|copy|place[sd]?)\b" + _FEW + r"\b(?:directly|straight) into\b|\binto the (?:caller\'s|preallocated|existing|destination) (?:output|buffer|tensor)\b", 2.0),
         (r"\b(?:fresh|separately materiali[sz]ed|materiali[sz]ed|temporary|intermediate) (?:contiguous )?(?:tensors?|buffers?|copy|copies)\b|\bmateriali[sz]\w+\b", 0.8),
         (r"\b(?:as|the) destination\b|\bdestination (?:buffer|tensor)\b", 0.8),
@@ -241,7 +246,7 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bint8\b|\bfp8\b|\bint4\b|\bnvfp4\b|\bmxfp\d\b|\bquanti[sz]\w*", 1.5),
         (r"\bacc(?:umulat\w+)?[_ ](?:type|dtype)\b|\baccumulat\w+ in (?:fp32|float|fp16|half|float32)\b|\bopmath\b", 2.0),
         (r"\bautocast\b|\bamp\b", 1.0),
-        (r"\b(?:fp16|bf16|half|bfloat16|fp8|int8)[- ](?:path|kernel|specialization|variant|support|gemm|matmul)\b", 1.0),
+        (r"\b(?:fp16|bf16|half|bfloat16|fp8|int8)[- ](?:path|specialization|variant|support)\b", 1.0),
         (r"\b(?:in|to|as|into) half\b|\bhalf (?:inputs?|data|tensors?|outputs?)\b", 1.5),
         (r"\be4m3\w*|\be5m2\w*|\bfp4\b|\bnf4\b|\bw4a16\b|\bw8a8\b|\bw8a16\b|\bw4a8\b|\ba8w8\b|\bmxfp\w*|\b(?:4|8|16)-?bits? (?:floats?|integers?|ints?|weights?|values|precision|kv|cache|types?)\b|\bfloat8\w*", 1.5),
         (r"\bdequant\w*|\bper-(?:channel|tensor|group|head|token) scales?\b", 1.0),
@@ -254,10 +259,10 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bchannels[_ ]last\b|\bnhwc\b|\bndhwc\b|\bmemory[_ ]format\b", 2.0),
         (r"\b32-?bit index(?:ing| math)?\b|\bcanuse32bitindexmath\b|\bint32 index", 2.0),
         (r"\b(?:special[- ]?case|specialize|specialise)[sd]? (?:for )?(?:the )?(?:contiguous|dense|non-strided|aligned|common)\b", 2.0),
-        (r"(?<!non-)\bcontiguous (?:inputs?|case|tensors?)\b", 1.0),
+        (r"(?<!non-)\bcontiguous (?:inputs?|case|tensors?|operands?)\b", 1.0),
         (r"\bspecial[- ]?case\b", 0.5),
         (r"\bchannels-last\b|\bnchw\b|\bncdhw\b", 1.5),
-        (r"\b(?:dense,? (?:and )?non-?overlapping|non-?overlapping(?:,)? (?:and )?dense)\b|\bflat(?:tened)? (?:1-?d )?(?:loop|kernel|index(?:ing)?)\b|\b1-?d (?:loop|kernel)\b", 2.0),
+        (r"\b(?:dense,? (?:and )?non-?overlapping|non-?overlapping(?:,)? (?:and )?dense)\b|\bflat(?:tened)? (?:1-?d )?(?:loop|kernel|path|index(?:ing)?)\b|\b1-?d (?:loop|kernel)\b", 2.0),
         (r"\bint32 (?:offsets?|indexing|indices|index math)\b|\b32-?bit (?:offsets?|indices|indexing)\b", 2.0),
         (r"\b(?:general|generic|slow) (?:path|route|case|machinery|loop|kernel|implementation)\b|\btensoriterator\b", 0.8),
         (r"\b(?:dedicated|specialized|specialised|specializ\w+|specialis\w+)\b" + _FEW + r"\b(?:kernel|path|loop|layout|inputs?|format)\b", 0.8),
@@ -278,17 +283,17 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bmodulo\b|\bdivmod\b|\binteger division\b|\bshifts? and mask", 0.8),
     ],
     "kernel_fusion": [
-        (r"\bfus(?:e|es|ed|ing|ion)\b", 2.0),
+        (r"\bfus(?:e|es|ing|ion)\b|(?<!the )(?<!this )(?<!that )\bfused\b", 2.0),
         (r"\b(?:single|one) (?:fused )?kernel\b|\binto one (?:kernel|launch)\b", 1.5),
         (r"\bepilogue\b|\bprologue fusion\b|\bhorizontal(?:ly)? fus", 1.5),
         (r"\b(?:combine|combines|combining|merge|merges|merging)\b" + _FEW + r"\bkernels?\b", 1.5),
         (r"\b_foreach_\w*|\bforeach\b", 1.0),
         (r"\b(?:merge|merges|merging|fold|folds|folding|combine|combines|inline|inlines|move|moves)\b" + _FEW + r"\binto (?:the |a |one |a single )?(?:\w+ )?(?:matmul|gemm|kernel|epilogue|prologue|k loop|main loop)\b", 2.0),
-        (r"\bround[- ]trips? through (?:global memory|hbm|dram|memory)\b|\b(?:read|reads|reading) (?:it |them )?back (?:from (?:hbm|global memory|dram|memory))?\b|\bwr(?:ote|ites?) (?:an |the |its )?(?:intermediate|output) (?:to|back to) (?:hbm|global memory|dram|memory)\b", 2.0),
+        (r"\bround[- ]trips? (?:through|to|via) (?:global memory|hbm|dram|memory)\b|\b(?:read|reads|reading) (?:it |them )?back (?:from (?:hbm|global memory|dram|memory))?\b|\bwr(?:ote|ites?) (?:an |the |its )?(?:intermediate|output) (?:to|back to) (?:hbm|global memory|dram|memory)\b", 2.0),
         (r"\b(?:act|silu|gelu|relu|swiglu|add|bias|norm|rmsnorm|layernorm|residual|rope|rotary|quant|scale|mul|softmax|dropout)[-_ ](?:and|\+|&)[-_ ](?:mul|multiply|add|norm|rmsnorm|quant\w*|scale|bias|activation|residual|dropout|cast|softmax|rope|rotary)\b", 1.5),
-        (r"\b(?:a |one |the )?(?:second|separate|extra) (?:kernel|launch|pass)\b|\bchain of (?:elementwise |pointwise )?(?:ops|kernels|operations)\b|\btwo (?:separate )?(?:reduction )?kernels\b", 1.5),
+        (r"\b(?:a |one |the )?(?:second|separate|extra|standalone) (?:\w+ )?(?:kernel|launch|pass)\b|\bchain of (?:elementwise |pointwise )?(?:ops|kernels|operations)\b|\btwo (?:separate )?(?:reduction )?kernels\b", 1.5),
         (r"\bmega-?kernel\b|\bupdated together by (?:a |one )?(?:single )?kernel\b|\bin (?:a |one )?single (?:kernel|pass)\b", 1.5),
-        (r"\b(?:is|are) never (?:written|materiali[sz]ed|stored)\b|\binside the (?:k[- ]loop|main loop|inner loop|gemm|matmul|mainloop)\b", 1.5),
+        (r"\b(?:is|are) never (?:written|materiali[sz]ed|stored)\b|\binside the (?:k[- ]loop|main loop|inner loop|gemm|matmul|mainloop)\b|\b(?:inside|within) the (?:\w+ ){0,3}kernel\b", 1.5),
         (r"\bintermediate\b", 0.5),
     ],
     "vectorization": [
@@ -299,6 +304,9 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\b(?:two|four|eight|sixteen|2|4|8|16) (?:halves|floats|elements|values|bytes|bf16s?|fp16s?|ints) (?:at a time|per (?:load|access|instruction|thread|iteration|store))\b|\b\d+ bytes per thread\b|\b(?:16|8)-?byte (?:loads?|stores?|accesses|reads?|writes?)\b", 2.0),
         (r"\buint4\b|\bint2\b|\bpacked (?:struct|type|vector|pairs?)\b|\bld(?:g)?\.(?:global\.)?(?:v2|v4|128)\b", 1.5),
         (r"\bscalar (?:loads?|stores?|accesses|access|loop|path|code|fallback|reads?|writes?)\b|\bone (?:byte|element|value) at a time\b", 1.0),
+        # v3
+        (r"\b(?:read|reads|reading|load|loads|loading|store|stores|storing|write|writes|writing|fetch\w*)\b" + _FEW + r"\bas (?:a |one )?(?:uint4|float4|int4|uint2|float2|int2|half2|bfloat162|128-?bit (?:words?|vectors?))\b", 2.0),
+        (r"\b(?:per|each|one) (?:load|store|memory) instruction\b|\bnumber of (?:memory|load|store) instructions\b|\bfewer (?:memory|load|store) instructions\b", 1.5),
     ],
     "memory_coalescing": [
         (r"\bcoalesc\w*|\buncoalesced\b", 3.0),
@@ -372,6 +380,9 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bauto-?tun\w*", 3.0),
         (r"\bmax-autotune\b|\bcudnn\.benchmark\b|\bcudnn benchmark\b|\btunableop\b|\bcoordinate[- ]descent tuning\b", 3.0),
         (r"\b(?:search|sweep|benchmark|try|tries|trying)\w*\b" + _FEW + r"\b(?:configs?|configurations|candidates|tile sizes|algorithms)\b", 1.5),
+        # v3
+        (r"\b(?:try|tries|trying|tried|time|times|timing|benchmark\w*|search\w*|sweep\w*|profil\w+)\b" + _FEW + r"\b(?:every|each|all|several|multiple|the available|available) (?:available |candidate |supported )?(?:\S+ )?(?:configs?|configurations|algorithms?|algos|kernels|variants|candidates|tile sizes|block sizes|tactics)\b", 2.0),
+        (r"\bpick(?:s|ing)? (?:its|their) own (?:configs?|configurations|parameters|block sizes?|tile sizes?)\b|\b(?:per|for each|for every|once per) (?:new )?(?:input|problem) shapes?\b", 1.5),
         (r"\btun(?:ed|ing) (?:configs?|configurations|table|cache|database|results)\b", 1.5),
         (r"\btun(?:e|es|ed|ing)\b" + _FEW + r"\b(?:configs?|configurations|parameters|params)\b", 2.0),
         (r"\b(?:remember|cache|store|pick|picks|keep)s? the (?:winner|fastest|best (?:config|configuration|algorithm))\b", 1.5),
@@ -388,6 +399,8 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bfa[234]\b|\bfav[23]\b|\bflash-?decoding\b|\bvendor\b|\bspmm\b|\bgemm library\b|\bcublaslt\b|\bthird-party (?:kernels?|library)\b|\bmarlin\b|\bmachete\b|\bdeepgemm\b|\btriton kernels? from\b", 1.5),
         (r"\b(?:hand-?written|in-?tree|in-?house|our own|native|custom) (?:kernels?|implementation|path)\b", 0.7),
         (r"\b(?:dispatch\w*|rout(?:e|es|ed|ing)|send|sends|sent|hand(?:s|ed)? off|redirect\w*)\b" + _FEW + r"\bto (?:the )?(?:\w+ )?(?:kernels?|backend|library|implementation)\b", 1.0),
+        # v3: a dispatch verb with a library name
+        (r"\b(?:route[sd]?|routing|dispatch\w*|call|calls|calling|send|sends|sent|switch\w*|hand\w*|offload\w*|delegat\w+|go(?:es)?)\b" + _FEW + r"\b(?:to|into|through|via|the) (?:the )?(?:cublas(?:lt)?|cudnn|cutlass|cusparse(?:lt)?|cufft|cusolver|hipblas(?:lt)?|rocblas|miopen|onednn|mkldnn|mkl|flashinfer|flash[- _]?attn|flash[- ]?attention|xformers|marlin|machete|deepgemm)\b", 1.5),
     ],
     "host_sync_elimination": [
         (r"\b(?:remove|removes|removed|removing|avoid|avoids|avoiding|eliminat\w+|drop|drops|skip|skips|reduce|reduces|fewer|no|unnecessary|implicit|blocking|hidden|extra|get rid of)\b" + _FEW + r"\b(?:sync|syncs|synchroni[sz]\w*)\b", 3.0),
@@ -395,12 +408,14 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\.item\(\)|\.tolist\(\)|\bitem\(\) calls?\b", 2.0),
         (r"\bnon[_-]blocking\b", 1.0),
         (r"\bnonzero\(\)", 1.0),
-        (r"\bblock(?:s|ing)? the (?:host|cpu|stream)\b|\bback to the (?:host|cpu)\b", 2.0),
+        (r"\bblock(?:s|ed|ing)? the (?:host|cpu|stream|python thread)\b|\b(?:no longer|never|not|doesn't|does not|don't) (?:have to |need to )?wait\w* (?:for|on) (?:the )?(?:gpu|device|kernels?)\b|\bback to the (?:host|cpu)\b", 2.0),
         (r"\bsync(?:hroni[sz]\w*)?\b|\bcuda(?:stream|device|event)synchronize\b", 0.8),
         (r"\bsync[- ]free\b|\bsyncless\b|\bwithout (?:a )?(?:host |cpu )?sync\w*", 2.5),
         (r"\bstall\w* (?:the )?(?:cpu|host|python)\b|\b(?:host|cpu|python) (?:to |must |has to |would |had to )?wait\w* (?:for|on) (?:the )?(?:gpu|device|kernels?)\b|\bwait for the gpu\b", 2.0),
         (r"\b(?:pull\w*|read\w*|bring\w*|fetch\w*|copy\w*|cop(?:ied|ies))\b" + _FEW + r"\bback to (?:python|the host|the cpu|host|cpu)\b|\bblocking (?:read|call|copy|transfer|\.item)\w*", 2.0),
         (r"\bdata-dependent (?:shapes?|lengths?|sizes?|outputs?|control flow|indexing)\b|\bpython control flow\b", 1.5),
+        # v3: a flag, check or scalar kept on the device is one the host no longer reads
+        (r"\bkeep(?:s|ing)?\b(?:[^.\n]|\.(?=\S)){0,30}?\b(?:flags?|checks?|booleans?|bools?|scalars?|conditions?|counts?|found_inf|overflow\w*|norms?|predicates?|decisions?)\b (?:on|in) (?:the )?(?:device|gpu)\b|\b(?:decision|check|branch|condition)\w*\b" + _FEW + r"\b(?:made|done|evaluated|computed|taken) (?:with \S+ )?on (?:the )?(?:device|gpu)\b|\b(?:read|copied|pulled|synced) back only\b", 4.0),
     ],
     "stream_concurrency": [
         (r"\b(?:side|separate|secondary|dedicated|multiple|another|second|copy|compute) streams?\b|\bstreams\b|\bmulti-?stream\b", 2.5),
@@ -437,6 +452,9 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\bpre-?allocat\w+|\bfragmentation\b|\bempty_cache\b", 2.0),
         (r"\bscratch (?:space|buffers?|memory|pad)\b|\b(?:persistent|preallocated|pre-allocated|pooled|cached) (?:scratch )?buffers?\b|\b(?:buffer|tensor|block) pools?\b|\bfree ?list\b", 2.0),
         (r"\ballocat\w+ and free\w*|\bmalloc\w*|\bsized once\b|\bsized for the largest\b", 1.5),
+        # v3
+        (r"\bpooled\b|\bpool(?:s|ed|ing)? (?:by|per) size\b|\bfree\w* and (?:re-?)?allocat\w+|\ballocated again\b|\bre-?allocat\w+|\bno (?:new )?(?:device )?allocations?\b", 1.5),
+        (r"\bkeep\w*\b" + _FEW + r"\b(?:buffers?|workspaces?|allocations?|storage|memory)\b" + _FEW + r"\balive\b", 2.0),
     ],
     "transfer_reduction": [
         (r"\b(?:host|cpu)\s*(?:-|->|→|to)\s*(?:device|gpu)\b|\b(?:device|gpu)\s*(?:-|->|→|to)\s*(?:host|cpu)\b|\bh2d\b|\bd2h\b|\bhtod\b|\bdtoh\b", 1.5),
@@ -448,13 +466,15 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\b(?:device|gpu)-resident\b|\bresident on (?:the )?(?:gpu|device)\b|\b(?:directly|entirely) on (?:the )?(?:gpu|device)\b|\b(?:over|across) (?:the )?pcie\b", 2.0),
         (r"\b(?:build|built|builds|comput\w+|derive[sd]?|creat\w+|construct\w*|do|does|run|runs|filter\w*|assembl\w+|generat\w+)\b" + _FEW + r"\bon (?:the )?(?:gpu|device) (?:instead|rather)\b|\b(?:now|stays?|remains?) on (?:the )?(?:gpu|device)\b", 1.5),
         (r"\bcpu tensors?\b|\bnumpy\b|\bhost (?:tensors?|buffers?|lists?|arrays?)\b|\bupload\w*\b|\bon (?:the )?(?:device|gpu)\b", 0.7),
+        # v3
+        (r"\b(?:build|built|builds|building|comput\w+|derive[sd]?|deriving|creat\w+|construct\w*|generat\w+|assembl\w+|mak\w+)\b" + _FEW + r"\bon (?:the )?(?:gpu|device)\b|\.to\(\s*[\"']?cuda|\.cuda\(\)", 1.5),
     ],
     "build_configuration": [
         (r"\btorch_cuda_arch_list\b|\bcmake_cuda_architectures\b|\barch(?:itecture)? list\b|\bcuda arch\w*\b|\bgencode\b|\bfatbin\b", 2.5),
         (r"\bsm_?\d{2,3}a?\b|\bcompute_\d{2,3}a?\b", 1.0),
         (r"\bcompiler (?:flags?|options?)\b|\bcompile (?:flags?|options?)\b|\bbuild (?:flags?|options?|config\w*|type)\b|\bnvcc\b|\bcmake\b|\bccache\b", 2.0),
         (r"(?<![\w-])-o[23s]\b|\blto\b|\blink[- ]time optimi[sz]ation\b|-xptxas\b|-march=\w+", 2.0),
-        (r"\bjit cache\b|\bcompil\w+ cache\b|\bkernel cache\b|\bptx\b", 1.5),
+        (r"\bjit caches?\b|\bcompil\w+ caches?\b|\bkernel caches?\b|\bptx\b|\btriton_cache_dir\b|\b(?:inductor|fx graph|triton) caches?\b", 1.5),
         (r"\brelease build\b|\bdebug build\b|\bbuild system\b", 1.0),
         (r"\bptxas\b", 1.0),
         (r"\b(?:[5-9]|1[0-2])\.\d ?a?(?:[,;]| and) ?(?:[5-9]|1[0-2])\.\d\b|\bcompute capabilit(?:y|ies)\b|\bsm_?\d{2,3}[af]?\b" + _FEW + r"\bsm_?\d{2,3}[af]?\b", 1.5),
@@ -579,6 +599,52 @@ _CODE: dict[str, list[tuple[str, float, float, float]]] = {
 PATH_RULES: list[tuple[re.Pattern, str, float]] = [
     (re.compile(r"(?:^|/)(?:CMakeLists\.txt|[\w.-]+\.cmake|setup\.py|build\.sh|Makefile|BUILD(?:\.bazel)?|\.bazelrc|meson\.build)$"), "build_configuration", 1.0),
 ]
+
+#: Rules v3: cues that a change is *not itself an optimisation* although it may name one: it
+#: adds tests, benchmarks or docs, fixes a bug, bumps a dependency, reverts, renames or
+#: refactors. Matched against the title after its leading ``[tags]`` and ``area:`` prefix are
+#: stripped (``TITLE_PREFIX``), so they read the author's intent verb. A strategy word in such a
+#: title ("Add unit tests for the fp8 quantization ops", "Fix NaN in fused layer norm") names
+#: the code under test or repair, not what the change does to it.
+_FIX_OBJECT = (r"nans?|infs?|crash\w*|segfaults?|segmentation faults?|illegal memory access\w*|out[- ]of[- ]bounds|oob|"
+               r"hangs?|deadlocks?|races?|race conditions?|typos?|bugs?|errors?|exceptions?|assert\w*|wrong|incorrect|"
+               r"mismatch\w*|accuracy|numerics?|numerical|correctness|build|compil\w+ (?:errors?|failures?|warnings?)|"
+               r"warnings?|leaks?|overflows?|underflows?|flak\w+|tests?|ci|lint|edge cases?|corner cases?|docs?|"
+               r"deprecation\w*|import\w*")
+NON_OPTIMISATION_TITLE: list[re.Pattern] = [re.compile(p) for p in (
+    # adds or extends tests, benchmarks, docs, examples
+    r"^(?:add|adds|added|adding|extend\w*|expand\w*|update\w*|write|writes|new)\b(?:\s+\S+){0,4}?\s+"
+    r"(?:unit |regression |correctness |numerical |more |missing |extra |a |an |the )*"
+    r"(?:tests?|test cases?|test coverage|testing|benchmarks?|bench(?:mark)? scripts?|microbenchmarks?|docs?|documentation|"
+    r"docstrings?|examples?|tutorials?|type hints|comments?|ci jobs?|logging|log messages|metrics|nvtx (?:ranges?|markers?)|"
+    r"profil(?:er|ing) (?:hooks?|ranges?|markers?))(?![\w-])",
+    r"^(?:skip|skips|disable[sd]?|enable[sd]?|re-?enable[sd]?|xfail\w*|unskip\w*)\b" + _FEW + r"\btests?\b",
+    # removes dead code
+    r"^(?:remove[sd]?|removing|delete[sd]?|deleting|drop|drops|dropped)\b(?:\s+\S+){0,2}?\s+(?:unused|dead|deprecated|obsolete|stale|legacy)\b",
+    # fixes a bug (but "Fix the access pattern", "Fix uncoalesced stores" are optimisations, and
+    # so is a fix that names a performance problem: "Fix slow ...", "Fix perf bug in ...")
+    r"^(?:fix|fixes|fixed|fixing|resolve[sd]?|resolving)\b(?!.*\b(?:perf|performance|slow\w*|speed\w*|latency|throughput|"
+    r"regression|bandwidth|overhead)\b)" + _FEW + r"\b(?:" + _FIX_OBJECT + r")\b",
+    # bumps a dependency or a version
+    r"^(?:bump\w*|upgrade\w*|update\w*|pin|pins|pinned|unpin\w*)\b" + _FEW
+    + r"(?:\bto (?:\S+ )?v?\d+(?:\.\d+)+\b|\bsubmodules?\b|\bversions?\b|\bdependenc\w+|\brequirements\b|\block ?file\b)",
+    # reverts, renames, refactors, documents
+    r"^(?:revert\w*|rename\w*|refactor\w*|document|documents|documenting|reformat\w*|deprecate[sd]?|typo)\b",
+)]
+#: Leading ``[tag]`` groups and an ``area:`` prefix of a title; a tag or prefix that is itself
+#: docs / tests / CI (``[Doc]``, ``docs:``, ``test:``) is a cue of its own.
+TITLE_PREFIX = re.compile(r"^\s*(?:\[[^\]]{1,40}\]\s*)*(?:[\w./ -]{1,40}:\s+)?")
+NON_OPTIMISATION_PREFIX = re.compile(r"\[(?:docs?|documentation|tests?|testing|ci|chore|typo|lint|style)\]"
+                                     r"|^\s*(?:docs?|documentation|tests?|ci|chore|typo|lint|style)(?:\([^)]*\))?:")
+#: Statements in a description that the change leaves the code's performance alone.
+NON_OPTIMISATION_BODY: list[re.Pattern] = [re.compile(p) for p in (
+    r"\b(?:tests?|docs?|documentation|benchmarks?)[- ]only\b",
+    r"\bno (?:functional (?:or|and) )?(?:library|kernel|runtime|performance|perf) (?:code )?changes?\b",
+    r"\b(?:the )?(?:kernels?|library|library code|runtime code|op implementations?) (?:is|are|stays?|remains?) (?:untouched|unchanged|not touched)\b",
+    r"\bpure(?:ly)? (?:a )?(?:renam\w+|refactor\w*|cosmetic|mechanical)\b",
+    r"\bgenerated code is (?:identical|unchanged|the same)\b",
+    r"\bno call sites?\b" + _FEW + r"\bchange\b",
+)]
 
 TEXT_RULES: list[TextRule] = [
     TextRule(strategy, re.compile(pattern), weight)

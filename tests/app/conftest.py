@@ -4,22 +4,22 @@ on a fresh SQLite database — or PostgreSQL when ``PERFGATE_TEST_POSTGRES_URL``
 
 from __future__ import annotations
 
-import os
 
 # PyGithub attaches a logging handler to the stream of its first import (see tests/action).
 import github  # noqa: F401
 import pytest
 
+from bot.webhook import TESTING_CLIENT_OPTIONS
 from tests.fake_github import FakeGitHub
 from tests.fake_github.fixtures import github_openapi  # noqa: F401
 
 from . import fakes
 from .payloads import SECRET
 
-POSTGRES_URL = os.environ.get("PERFGATE_TEST_POSTGRES_URL")
 
-#: PyGithub without retries or pacing sleeps (GITHUB.md: never sleep in tests).
-CLIENT_OPTIONS = {"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0, "timeout": 10}
+#: PyGithub without retries or pacing sleeps (GITHUB.md: never sleep in tests); what
+#: ``bot.webhook.register`` also uses when ``TESTING`` is set.
+CLIENT_OPTIONS = TESTING_CLIENT_OPTIONS
 
 
 @pytest.fixture(scope="session")
@@ -44,30 +44,11 @@ def scene():
 def fake_github(github_openapi, scene):  # noqa: F811
     with FakeGitHub(github_openapi, handlers=fakes.handlers(scene)) as gh:
         gh.state.add_repo("octo/demo")
+        gh.state.add_token("ghs_nobody")  # from now on only minted installation tokens are accepted
         yield gh
         gh.assert_no_violations()
 
 
-def _reset_postgres(url: str) -> None:
-    from sqlalchemy import create_engine, text
-
-    from bot.db import normalize_url
-
-    engine = create_engine(normalize_url(url))
-    with engine.begin() as conn:
-        conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-        conn.execute(text("CREATE SCHEMA public"))
-    engine.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'perfgate.db'}"
-    if not POSTGRES_URL:
-        pytest.skip("PERFGATE_TEST_POSTGRES_URL is not set (a throwaway PostgreSQL database)")
-    _reset_postgres(POSTGRES_URL)
-    return POSTGRES_URL
 
 
 @pytest.fixture
@@ -84,7 +65,7 @@ def app(app_env):
     from bot.webhook import register
 
     flask_app = create_app(app_env)
-    register(flask_app, app_env, client_options=CLIENT_OPTIONS)
+    register(flask_app, app_env)  # a no-op once create_app registers the App itself
     yield flask_app
     flask_app.extensions["perfgate"]["db"].dispose()
 

@@ -15,7 +15,7 @@ import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.fake_github.app import Ctx, error
+from tests.fake_github.app import HANDLERS, Ctx, error
 
 
 @dataclass
@@ -27,6 +27,8 @@ class AppScene:
     blobs: dict[str, bytes] = field(default_factory=dict)
     blob_url: str = ""
     slug: str = "perfgate"
+    #: operation id → HTTP status it answers instead (e.g. a missing workflow: dispatch → 404)
+    failures: dict[str, int] = field(default_factory=dict)
 
 
 def results_zip(doc: dict, *, folder: str = "") -> bytes:
@@ -125,6 +127,15 @@ def handlers(scene: AppScene) -> dict:
         data.update(slug=scene.slug, name=scene.slug)
         return 200, data
 
-    return {"actions/get-workflow-run": get_run, "actions/list-workflow-run-artifacts": list_artifacts,
+    def failing(operation_id: str):
+        def handler(ctx: Ctx):
+            if operation_id in scene.failures:
+                return error(scene.failures[operation_id], "Not Found" if scene.failures[operation_id] == 404
+                             else "Server Error")
+            return HANDLERS[operation_id](ctx)
+        return handler
+
+    return {"actions/create-workflow-dispatch": failing("actions/create-workflow-dispatch"),
+            "checks/create": failing("checks/create"), "actions/get-workflow-run": get_run, "actions/list-workflow-run-artifacts": list_artifacts,
             "actions/download-artifact": download, "repos/get-content": get_content,
             "apps/get-authenticated": get_app}

@@ -96,13 +96,22 @@ def issue_comment(action: str, body: str, *, number: int = 7, login: str = "main
 
 def workflow_run_completed(run_id: int, *, conclusion: str = "success", head_sha: str = "f" * 40,
                            repo: str = REPO) -> tuple[str, dict]:
+    return workflow_run("completed", run_id, conclusion=conclusion, head_sha=head_sha, repo=repo)
+
+
+def workflow_run(action: str, run_id: int, *, conclusion: str | None = "success", head_sha: str = "f" * 40,
+                 repo: str = REPO) -> tuple[str, dict]:
     payload = ws.example("workflow_run", "completed")
+    payload["action"] = action
+    if action != "completed":
+        conclusion = None
     payload["repository"] = _repo(repo)
     payload.pop("organization", None)
     wr = payload["workflow_run"]
-    wr.update(id=run_id, conclusion=conclusion, status="completed", head_sha=head_sha, event="workflow_dispatch",
-              html_url=f"https://github.com/{repo}/actions/runs/{run_id}", path=".github/workflows/perfgate.yml")
-    return _finish("workflow_run", "completed", payload)
+    wr.update(id=run_id, conclusion=conclusion, status="completed" if action == "completed" else action,
+              head_sha=head_sha, event="workflow_dispatch", html_url=f"https://github.com/{repo}/actions/runs/{run_id}",
+              path=".github/workflows/perfgate.yml")
+    return _finish("workflow_run", action, payload)
 
 
 def check_run(action: str, *, external_id: str, head_sha: str, check_run_id: int = 555,

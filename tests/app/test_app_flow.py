@@ -5,36 +5,21 @@ a read-only user (one polite refusal, nothing dispatched)."""
 
 from __future__ import annotations
 
-from runner.report import MARKER
 from tests.action.results_doc import bench, results_doc
 
 from . import payloads as P
-from .fakes import results_zip
+from .flow import complete, deliver, deliveries, sticky, upload
 
 HEAD, BASE = "1" * 40, "2" * 40
 
 
-def deliver(client, built, delivery=None):
-    name, payload = built
-    body = P.encode(payload)
-    return client.post("/webhook", data=body, headers=P.headers(name, body, delivery=delivery))
-
-
-def sticky(gh):
-    comments = [c for c in gh.state.issue_comments(P.REPO, 7) if c.body.startswith(MARKER)]
-    assert len(comments) == 1, [c.body[:80] for c in comments]
-    return comments[0]
-
-
 def finish_run(gh, scene, dispatch, doc, client):
     """Play the GPU runner: upload the artifact the Action would, then GitHub's completion event."""
-    run_id = dispatch["run_id"]
-    scene.artifacts[run_id] = [(f"perfgate-results-{dispatch['inputs']['run-id']}", results_zip(doc, folder=""))]
-    gh.state.workflow_runs[run_id].update(status="completed", conclusion="success")
-    return deliver(client, P.workflow_run_completed(run_id, conclusion="success"))
+    upload(scene, dispatch, doc)
+    return complete(gh, client, dispatch)
 
 
-def test_label_dispatch_ingest_and_commands(client, fake_github, scene):
+def test_label_dispatch_ingest_and_commands(app, client, fake_github, scene):
     gh = fake_github
     gh.state.add_pull(P.REPO, 7, head_sha=HEAD, base_sha=BASE, labels=["performance"])
     gh.state.set_permission(P.REPO, "maintainer", "maintain")
@@ -55,7 +40,9 @@ def test_label_dispatch_ingest_and_commands(client, fake_github, scene):
     assert "queued" in comment.body and comment.login == "perfgate[bot]"
     assert f"https://github.com/{P.REPO}/actions/runs/{dispatch['run_id']}" in comment.body
 
-    # 2. the runner reports back: a 10 % regression (beyond fail_threshold 5 %) and an unchanged one
+    # 2. the workflow starts on a GPU runner, then reports back: a 10 % regression (beyond fail_threshold 5 %) and an unchanged one
+    deliver(client, P.workflow_run("in_progress", dispatch["run_id"]))
+    assert gh.state.check_runs[check["id"]]["status"] == "in_progress"
     doc = results_doc([bench("bench_norm[rows=4096]", "regression", 1.10), bench("bench_add", "unchanged", 1.0)],
                       base_sha=BASE, head_sha=HEAD)
     assert finish_run(gh, scene, dispatch, doc, client).status_code == 202
@@ -102,3 +89,4 @@ def test_label_dispatch_ingest_and_commands(client, fake_github, scene):
     other = P.encode({"action": "opened"})
     assert client.post("/webhook", data=other, headers=P.headers("issues", other)).status_code == 204
     assert client.get("/").status_code == 200
+    assert set(deliveries(app).values()) == {"done"}

@@ -6,7 +6,7 @@ import pytest
 
 from bot import messages
 from bot.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge, RememberCommand, RememberRefusal,
-                         Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
+                         Reply, ReplyHistory, SaveInstallation, SavePull, StartRun)
 from bot.commands import USAGE
 from bot.decide import Facts, PullInfo, RunInfo, decide, handled, run_key
 from bot.webhooks import Event
@@ -198,6 +198,14 @@ def test_workflow_completed_ingests_only_active_known_runs():
         Ingest("r1", 777, "success", f"https://github.com/{P.REPO}/actions/runs/777")]
     assert decide(event, Facts(run=RunInfo("r1", "cancelled", HEAD, BASE, 7))) == []
     assert decide(event, Facts()) == []
+
+
+def test_workflow_started_marks_a_queued_run_in_progress():
+    event = ev(P.workflow_run("in_progress", 777))
+    assert event.data["workflow_run"]["conclusion"] is None
+    (action,) = decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7)))
+    assert action.key == "r1"
+    assert decide(event, Facts(run=RunInfo("r1", "in_progress", HEAD, BASE, 7))) == []
 
 
 def test_check_run_rerun_repeats_the_run_at_the_same_shas():

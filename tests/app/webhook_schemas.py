@@ -12,51 +12,13 @@ and must end valid against the schema (:func:`check`).
 from __future__ import annotations
 
 import json
-import re
-import shutil
-import subprocess
-import tarfile
-import tempfile
 from functools import lru_cache
-from pathlib import Path
 
-from tests.fake_github.spec import SpecUnavailable, cache_dir
+from tests.fake_github.spec import package_member
 
 #: Pinned so the tests' notion of a valid payload does not move under them.
 WEBHOOKS_PACKAGE = "@octokit/openapi-webhooks@12.1.0"
 EXAMPLES_PACKAGE = "@octokit/webhooks-examples@7.6.1"
-
-
-def package_member(package: str, member: str) -> Path:
-    """Path of ``member`` (inside the package's ``package/`` folder), fetched when absent.
-
-    Raises:
-        SpecUnavailable: npm is missing or ``npm pack`` failed.
-    """
-    slug = re.sub(r"[^A-Za-z0-9.]+", "-", package.lstrip("@"))
-    target = cache_dir() / slug / Path(member).name
-    if target.is_file():
-        return target
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SpecUnavailable(f"npm is not installed and {target} is not cached (npm pack {package})")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    ignore = cache_dir() / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# downloaded test data (npm pack)\n*\n")
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        proc = subprocess.run([npm, "pack", package, "--pack-destination", tmp, "--silent"],
-                              capture_output=True, text=True, timeout=600)
-        tarballs = list(Path(tmp).glob("*.tgz"))
-        if proc.returncode != 0 or not tarballs:
-            raise SpecUnavailable(f"`npm pack {package}` failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
-        with tarfile.open(tarballs[0]) as tar:
-            extracted = tar.extractfile(tar.getmember(f"package/{member}"))
-            assert extracted is not None
-            partial = Path(tmp) / target.name
-            partial.write_bytes(extracted.read())
-        partial.replace(target)
-    return target
 
 
 @lru_cache(maxsize=1)
@@ -114,11 +76,6 @@ def example(event: str, action: str | None = None, index: int = 0) -> dict:
     return json.loads(json.dumps(matches[index]))
 
 
-if __name__ == "__main__":  # prefetch for CI
-    print(package_member(WEBHOOKS_PACKAGE, "generated/api.github.com.json"))
-    print(package_member(EXAMPLES_PACKAGE, "api.github.com/index.json"))
-
-
 def _completer():
     """``tests.fake_github.spec.Spec``'s schema completion (``conform``/``_synthesize``)
     pointed at the webhook description; only its ``$ref`` resolution is needed."""
@@ -158,3 +115,8 @@ def complete(event: str, action: str | None, payload: dict) -> dict:
             node = node[token]
         node[path[-1]] = value
     return data
+
+
+if __name__ == "__main__":  # prefetch for CI
+    print(package_member(WEBHOOKS_PACKAGE, "generated/api.github.com.json"))
+    print(package_member(EXAMPLES_PACKAGE, "api.github.com/index.json"))

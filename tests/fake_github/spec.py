@@ -55,14 +55,24 @@ def openapi_path(package: str = OPENAPI_PACKAGE) -> Path:
     Raises:
         SpecUnavailable: npm is missing or ``npm pack`` failed (message says which).
     """
+    return package_member(package, SPEC_MEMBER.removeprefix("package/"))
+
+
+def package_member(package: str, member: str) -> Path:
+    """Path of ``member`` (inside the npm package's ``package/`` folder) in the cache, fetched
+    with ``npm pack`` when absent (shared by every test that needs published GitHub data).
+
+    Raises:
+        SpecUnavailable: npm is missing or ``npm pack`` failed (message says which).
+    """
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", package.lstrip("@"))
-    target = cache_dir() / slug / "api.github.com.json"
+    target = cache_dir() / slug / Path(member).name
     if target.is_file():
         return target
     npm = shutil.which("npm")
     if npm is None:
         raise SpecUnavailable(f"npm is not installed and {target} is not cached; run `npm pack {package}` "
-                              f"and extract {SPEC_MEMBER} there")
+                              f"and extract package/{member} there")
     target.parent.mkdir(parents=True, exist_ok=True)
     ignore = cache_dir() / ".gitignore"
     if not ignore.exists():  # the cache ignores itself, as .pytest_cache does
@@ -74,10 +84,9 @@ def openapi_path(package: str = OPENAPI_PACKAGE) -> Path:
         if proc.returncode != 0 or not tarballs:
             raise SpecUnavailable(f"`npm pack {package}` failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
         with tarfile.open(tarballs[0]) as tar:
-            member = tar.getmember(SPEC_MEMBER)
-            extracted = tar.extractfile(member)
+            extracted = tar.extractfile(tar.getmember(f"package/{member}"))
             assert extracted is not None
-            partial = Path(tmp) / "api.github.com.json"
+            partial = Path(tmp) / target.name
             partial.write_bytes(extracted.read())
         os.replace(partial, target)  # atomic: concurrent test processes see all or nothing
     return target

@@ -35,12 +35,13 @@ def make_repo(root: Path, base: dict[str, str], head: dict[str, str], delete: tu
     return root
 
 
-#: A pure-Python library whose work is proportional to a count the head commit changes.
-LIB_BASE = {
-    "mylib/__init__.py": "",
-    "mylib/work.py": """
-        SLOW_N = 20000
-        FAST_N = 20000
+def _work_module(slow_n: int, fast_n: int, fragile_raises: bool) -> str:
+    """``mylib/work.py``: every benchmark's time is proportional to a loop count."""
+    fragile = ('    raise RuntimeError("fragile broke on head: index out of range")' if fragile_raises
+               else "    return spin(1000)")
+    return f"""
+        SLOW_N = {slow_n}
+        FAST_N = {fast_n}
         SAME_N = 20000
 
         def spin(n):
@@ -59,8 +60,14 @@ LIB_BASE = {
             return spin(SAME_N)
 
         def fragile():
-            return spin(1000)
-    """,
+        {fragile}
+    """
+
+
+#: A pure-Python library whose work is proportional to a count the head commit changes.
+LIB_BASE = {
+    "mylib/__init__.py": "",
+    "mylib/work.py": _work_module(20000, 20000, fragile_raises=False),
     "benchmarks/bench_work.py": """
         import mylib.work as w
 
@@ -85,28 +92,4 @@ LIB_BASE = {
 }
 
 #: Head: 30 % more work in slow, 30 % less in fast, same untouched, fragile raises.
-LIB_HEAD = {
-    "mylib/work.py": """
-        SLOW_N = 26000
-        FAST_N = 14000
-        SAME_N = 20000
-
-        def spin(n):
-            total = 0
-            for i in range(n):
-                total += i * i % 7
-            return total
-
-        def slow():
-            return spin(SLOW_N)
-
-        def fast():
-            return spin(FAST_N)
-
-        def same():
-            return spin(SAME_N)
-
-        def fragile():
-            raise RuntimeError("fragile broke on head: index out of range")
-    """,
-}
+LIB_HEAD = {"mylib/work.py": _work_module(26000, 14000, fragile_raises=True)}

@@ -3,9 +3,13 @@
 import torch
 
 
+def _inv_rms(x: torch.Tensor, eps: float) -> torch.Tensor:
+    return torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps)
+
+
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """RMSNorm over the last dimension: ``x / sqrt(mean(x**2) + eps) * weight``."""
-    return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * weight
+    return x * _inv_rms(x, eps) * weight
 
 
 def softmax_rows(x: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,86 @@
+"""``perfgate serve`` and ``perfgate worker`` (handlers mapped in ``runner/cli.py``).
+
+Both read the App's settings from the environment (``bot.app_settings``; the database from
+``DATABASE_URL`` / ``PERFGATE_HOME``) and stop with exit status 2 and one line naming the
+missing or malformed setting. ``serve`` is Flask's development server; in production run
+``gunicorn "bot:create_app()"`` (the Dockerfile does). ``worker`` is the Huey consumer that
+does the GitHub work; the web process and the worker must see the same ``HUEY_URL`` (or the
+same ``PERFGATE_HOME`` for the default SQLite queue).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from runner.errors import UserError
+
+#: Consumer threads of ``perfgate worker`` (``PERFGATE_WORKERS``). Jobs wait on GitHub, not the CPU.
+DEFAULT_WORKERS = 2
+
+
+def _logging() -> None:
+    logging.basicConfig(level=os.environ.get("PERFGATE_LOG_LEVEL", "INFO").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main_serve(args: argparse.Namespace) -> int:
+    """Run the App (webhook, pages, dashboard) on ``args.host``:``args.port``.
+
+    Raises:
+        UserError: a setting is missing or malformed (exit 2).
+    """
+    from . import create_app
+    from .app_settings import load_app_settings
+    from .webhook import register
+
+    env = dict(os.environ)
+    load_app_settings(env)  # fail before anything starts, naming the setting
+    _logging()
+    app = create_app(env)
+    register(app, env)
+    app.run(host=args.host, port=args.port, threaded=True)
+    return 0
+
+
+def build_worker(env: dict[str, str], client_options: dict | None = None):
+    """The consumer's job queue (``bot.queue.JobQueue``) with the App's tasks registered; no
+    thread started. ``client_options``: extra ``GithubIntegration`` arguments (tests).
+
+    Raises:
+        UserError: a setting is missing or malformed, or HUEY_URL is ``memory://``.
+    """
+    from .app_settings import load_app_settings
+    from .db import default_home, open_database
+    from .config import load_settings
+    from .executor import Runtime
+    from .gateway import Gateway
+    from .queue import build_queue, make_huey
+
+    settings = load_app_settings(env)
+    if settings.queue_url and settings.queue_url.startswith("memory://"):
+        raise UserError("HUEY_URL=memory:// runs jobs inside the web process; the worker needs sqlite:///PATH or redis://")
+    database = open_database(load_settings(env).database_url)
+    gateway = Gateway(settings.app_id, settings.private_key, settings.api_url, client_options)
+    runtime = Runtime(db=database, settings=settings, client_for=gateway.installation)
+    huey = make_huey(settings.queue_url, default_home(env))
+    return build_queue(huey, lambda: runtime)
+
+
+def main_worker(args: argparse.Namespace) -> int:
+    """Consume the App's jobs until interrupted (Ctrl-C / SIGTERM).
+
+    Raises:
+        UserError: a setting is missing or malformed (exit 2).
+    """
+    env = dict(os.environ)
+    queue = build_worker(env)
+    try:
+        workers = int(env.get("PERFGATE_WORKERS") or DEFAULT_WORKERS)
+    except ValueError:
+        raise UserError(f"PERFGATE_WORKERS must be a whole number, got {env.get('PERFGATE_WORKERS')!r}") from None
+    _logging()
+    consumer = queue.huey.create_consumer(workers=max(1, workers), worker_type="thread", periodic=True)
+    consumer.run()
+    return 0

@@ -1,0 +1,107 @@
+"""``perfgate serve`` / ``perfgate worker``: settings from the environment, one-line errors,
+and the SQLite-backed queue shared by the web process and the worker."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from runner.cli import main
+
+from . import payloads as P
+from .conftest import CLIENT_OPTIONS
+from .flow import deliver, deliveries
+
+GITHUB_VARS = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH", "GITHUB_WEBHOOK_SECRET",
+               "GITHUB_API_URL", "HUEY_URL", "REDIS_URL", "DATABASE_URL")
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    for name in GITHUB_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PERFGATE_HOME", str(tmp_path))
+    return monkeypatch
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+@pytest.mark.parametrize("env,named", [
+    ({}, "GITHUB_APP_ID"),
+    ({"GITHUB_APP_ID": "12"}, "GITHUB_PRIVATE_KEY"),
+    ({"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY_PATH": "/nonexistent/key.pem"}, "GITHUB_PRIVATE_KEY_PATH"),
+    ({"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nx\n"}, "GITHUB_WEBHOOK_SECRET"),
+    ({"GITHUB_APP_ID": "my-app"}, "GITHUB_APP_ID"),
+])
+def test_a_missing_setting_stops_start_up_naming_it(clean_env, capsys, command, env, named):
+    for name, value in env.items():
+        clean_env.setenv(name, value)
+    assert main([command]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and named in err[0] and "Traceback" not in err[0]
+
+
+def test_the_worker_refuses_the_in_process_queue(clean_env, capsys, app_private_key):
+    for name, value in {"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": app_private_key,
+                        "GITHUB_WEBHOOK_SECRET": "s", "HUEY_URL": "memory://"}.items():
+        clean_env.setenv(name, value)
+    assert main(["worker"]) == 2 and "HUEY_URL" in capsys.readouterr().err
+
+
+def test_sqlite_queue_from_web_process_to_worker(app_env, tmp_path, fake_github):
+    from bot import create_app
+    from bot.cli import build_worker
+    from bot.webhook import register
+
+    env = dict(app_env, HUEY_URL=f"sqlite:///{tmp_path / 'queue.db'}")
+    web = create_app(env)
+    register(web, env, client_options=CLIENT_OPTIONS)
+    fake_github.state.add_pull(P.REPO, 7, head_sha="1" * 40, base_sha="2" * 40, labels=["performance"])
+    fake_github.state.set_permission(P.REPO, "maintainer", "admin")
+    assert deliver(web.test_client(), P.pull_request("labeled", head_sha="1" * 40, base_sha="2" * 40)).status_code == 202
+    assert fake_github.state.dispatches == [] and set(deliveries(web).values()) == {"queued"}
+
+    worker = build_worker(env, client_options=CLIENT_OPTIONS)
+    task = worker.huey.dequeue()
+    worker.huey.execute(task)
+    assert [d["inputs"]["head-sha"] for d in fake_github.state.dispatches] == ["1" * 40]
+    assert set(deliveries(web).values()) == {"done"}
+    assert worker.huey.dequeue() is None
+    web.extensions["perfgate"]["db"].dispose()
+
+
+def test_perfgate_serve_answers_webhooks(tmp_path, app_private_key):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
+    env.update(PERFGATE_HOME=str(tmp_path), PYTHONPATH=str(root), GITHUB_APP_ID="1", GITHUB_PRIVATE_KEY=app_private_key,
+               GITHUB_WEBHOOK_SECRET=P.SECRET, GITHUB_API_URL="http://127.0.0.1:9", PERFGATE_LOG_LEVEL="WARNING")
+    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "serve", "--port", str(port)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        name, payload = P.ping()
+        body = P.encode(payload)
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/webhook", data=body, headers=P.headers(name, body))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=2) as response:
+                    assert response.status == 202
+                    break
+            except urllib.error.URLError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stdout.read().decode(errors="replace")[-2000:]) from None
+                time.sleep(0.2)
+        assert (tmp_path / "huey.db").exists()  # the default queue: SQLite beside the database
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

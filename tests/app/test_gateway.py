@@ -1,0 +1,72 @@
+"""bot.gateway against the fake GitHub: the sticky comment is found and edited (never
+duplicated, never someone else's), permissions fold to none, the target's config is read,
+artifact downloads follow the redirect without the token and stop at the size limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.gateway import ArtifactTooLarge, Gateway, GitHubError
+from runner.report import MARKER
+from tests.action.results_doc import results_doc
+
+from . import payloads as P
+from .conftest import CLIENT_OPTIONS
+from .fakes import results_zip
+
+
+@pytest.fixture
+def gh(fake_github):
+    fake_github.state.add_pull(P.REPO, 7, head_sha="1" * 40, base_sha="2" * 40)
+    return fake_github
+
+
+@pytest.fixture
+def client(gh, app_private_key):
+    return Gateway("12345", app_private_key, gh.url, CLIENT_OPTIONS).installation(P.INSTALLATION)
+
+
+def test_sticky_comment_is_ours_and_single(gh, client):
+    action = gh.state.create_comment(P.REPO, 7, MARKER + "\nstandalone action report", "github-actions[bot]", "Bot")
+    ours = gh.state.create_comment(P.REPO, 7, MARKER + "\nold", "perfgate[bot]", "Bot")
+    assert client.upsert_sticky(P.REPO, 7, MARKER + "\nnew") == ours.id
+    assert gh.state.comments[ours.id].body.endswith("new")
+    assert gh.state.comments[action.id].body.endswith("standalone action report")
+    del gh.state.comments[ours.id]  # someone deleted it: the stored id is stale
+    new_id = client.upsert_sticky(P.REPO, 7, MARKER + "\nagain", comment_id=ours.id)
+    assert new_id != ours.id and gh.state.comments[new_id].login == "perfgate[bot]"
+    assert len([c for c in gh.state.issue_comments(P.REPO, 7) if c.login == "perfgate[bot]"]) == 1
+
+
+def test_permissions(gh, client):
+    gh.state.set_permission(P.REPO, "m", "maintain")
+    gh.state.set_permission(P.REPO, "t", "triage")
+    assert [client.permission(P.REPO, u) for u in ("m", "t", "stranger")] == ["write", "read", "none"]
+
+
+def test_target_config(gh, client, scene):
+    assert client.target_config(P.REPO).label == "performance"
+    scene.files[(P.REPO, "pyproject.toml")] = '[project]\nname = "x"\n[tool.perfgate]\nlabel = "perf"\nfail_threshold = 0.1\n'
+    config = client.target_config(P.REPO, "main")
+    assert (config.label, config.fail_threshold) == ("perf", 0.1)
+    scene.files[(P.REPO, "perfgate.toml")] = "label = [broken"
+    assert client.target_config(P.REPO).label == "performance"
+
+
+def test_artifact_download_and_limit(gh, client, scene):
+    data = results_zip(results_doc())
+    gh.state.workflow_runs[99] = {"id": 99, "repo": P.REPO, "status": "completed", "conclusion": "success"}
+    scene.artifacts[99] = [("perfgate-results-k", data)]
+    (artifact,) = client.artifacts(P.REPO, 99)
+    assert artifact.name == "perfgate-results-k" and artifact.size_in_bytes == len(data)
+    assert client.download(artifact.archive_download_url, limit=1 << 20) == data
+    with pytest.raises(ArtifactTooLarge):
+        client.download(artifact.archive_download_url, limit=100)
+
+
+def test_dispatch_errors_carry_the_status(gh, client, scene):
+    scene.failures["actions/create-workflow-dispatch"] = 404
+    with pytest.raises(GitHubError) as info:
+        client.dispatch(P.REPO, "perfgate.yml", "main", {"head-sha": "1" * 40})
+    assert info.value.status == 404 and "perfgate.yml" in str(info.value)
+    gh.violations.clear()

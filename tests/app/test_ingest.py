@@ -1,0 +1,122 @@
+"""bot.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion, texts;
+bot.app_settings: the environment contract."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+
+import pytest
+
+from bot import ingest
+from bot.app_settings import MissingSetting, load_app_settings
+from runner.errors import ResultsError, UserError
+from runner.report import COMMENT_LIMIT, MARKER
+from tests.action.results_doc import bench, results_doc
+
+from .fakes import results_zip
+
+
+@dataclass
+class A:
+    name: str
+    expired: bool = False
+
+
+def test_pick_artifact():
+    assert ingest.pick_artifact([A("logs"), A("perfgate-results-k1"), A("perfgate-results-k2")], "k2").name == \
+        "perfgate-results-k2"
+    assert ingest.pick_artifact([A("perfgate-results-123-1")], "k9").name == "perfgate-results-123-1"
+    assert ingest.pick_artifact([A("perfgate-results-a"), A("perfgate-results-b")], "k9") is None
+    assert ingest.pick_artifact([A("perfgate-results-k1", expired=True)], "k1") is None
+
+
+def test_results_from_zip_prefers_the_shallowest_results_json():
+    doc = results_doc()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("traces/results.json", "{}")
+        z.writestr("results.json", json.dumps(doc))
+    assert ingest.results_from_zip(buffer.getvalue()) == doc
+    assert ingest.results_from_zip(results_zip(doc, folder="out/")) == doc
+
+
+def _zip(name: str, data: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(name, data)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("data,error,fragment", [
+    (b"not a zip", ingest.IngestError, "not a zip"),
+    (_zip("report.md", b"# hi"), ingest.IngestError, "no results.json"),
+    (_zip("results.json", b"\x00" * 5000), ingest.IngestError, "over the limit"),
+    (_zip("results.json", b"[1, 2"), ingest.IngestError, "not JSON"),
+    (_zip("results.json", b'{"schema_version": 1}'), ResultsError, "invalid results.json"),
+])
+def test_bad_artifacts(data, error, fragment):
+    with pytest.raises(error, match=fragment):
+        ingest.results_from_zip(data, limit=4096)
+
+
+def test_conclusion():
+    slow = results_doc([bench("a", "regression", 1.10), bench("b", "unchanged", 1.0)])
+    assert ingest.conclusion(slow, 0.05, accepted=False) == "failure"
+    assert ingest.conclusion(slow, 0.05, accepted=True) == "success"
+    assert ingest.conclusion(slow, 0.20, accepted=False) == "success"  # within fail_threshold
+    undecided = results_doc([bench("a", "inconclusive", 1.01)])
+    assert ingest.conclusion(undecided, 0.05, accepted=False) == "neutral"
+    broken = results_doc([bench("a", "failed", 1.0)])
+    assert ingest.conclusion(broken, 0.05, accepted=False) == "neutral"
+    assert ingest.conclusion(results_doc([bench("a", "improvement", 0.7)]), 0.05, accepted=False) == "success"
+
+
+def test_comment_body_fits_githubs_limit_and_keeps_notes():
+    many = results_doc([bench(f"bench_{i:04d}_" + "x" * 200, "regression", 1.1) for i in range(600)])
+    accepts = [{"user": "maintainer", "reason": "known"}]
+    notes = [{"benchmark": "bench_0000", "url": "https://p/b", "within_noise": False}]
+    body = ingest.comment_body(many, "https://perfgate.example.org/runs/k", accepts, notes)
+    assert len(body) <= COMMENT_LIMIT and body.startswith(MARKER)
+    assert body.rstrip().endswith("Regression accepted by @maintainer: known")
+    assert "beyond its usual noise" in body
+    assert len(ingest.check_summary(many, None)) <= 65_535
+
+
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
+
+
+def test_settings_from_the_environment(tmp_path):
+    key_file = tmp_path / "app.pem"
+    key_file.write_text(KEY)
+    s = load_app_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
+                           "GITHUB_WEBHOOK_SECRET": "s3cret", "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
+                           "REDIS_URL": "redis://cache:6379/0", "PERFGATE_PUBLIC_URL": "https://perf.example.com/",
+                           "PERFGATE_RUN_TIMEOUT": "600"})
+    assert (s.app_id, s.private_key, s.api_url) == ("42", KEY, "https://ghe.example.com/api/v3")
+    assert (s.queue_url, s.public_url, s.run_timeout, s.workflow) == ("redis://cache:6379/0", "https://perf.example.com",
+                                                                      600.0, "perfgate.yml")
+    assert "s3cret" not in repr(s) and "PRIVATE" not in repr(s)
+    one_line = load_app_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY": KEY.replace("\n", "\\n"),
+                                  "GITHUB_WEBHOOK_SECRET": "s"})
+    assert one_line.private_key.startswith("-----BEGIN RSA PRIVATE KEY-----\n")
+
+
+@pytest.mark.parametrize("env,fragment", [
+    ({"GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s"}, "GITHUB_APP_ID"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": "s"}, "GITHUB_PRIVATE_KEY"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY}, "GITHUB_WEBHOOK_SECRET"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": "hunter2", "GITHUB_WEBHOOK_SECRET": "s"}, "PEM"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "HUEY_URL": "amqp://x"}, "HUEY_URL"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_WORKFLOW": "a/b.yml"},
+     "PERFGATE_WORKFLOW"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_RUN_TIMEOUT": "-1"},
+     "PERFGATE_RUN_TIMEOUT"),
+])
+def test_bad_settings_name_the_variable(env, fragment):
+    with pytest.raises(UserError, match=fragment) as info:
+        load_app_settings(env)
+    if fragment in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"):
+        assert isinstance(info.value, MissingSetting)

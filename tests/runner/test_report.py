@@ -1,0 +1,95 @@
+"""Rendering from results.json alone: markdown (limits), HTML (self-contained), terminal."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner import report
+from runner import results as results_mod
+from runner.errors import ResultsError
+
+
+def _bench(name, verdict, ratio, base=1e-3, n=8, error=None):
+    b = [base * (1 + 0.01 * ((i % 3) - 1)) for i in range(n)]
+    h = [x * ratio for x in b] if ratio else []
+    change = {"ratio": ratio, "ci_low": ratio and ratio * 0.98, "ci_high": ratio and ratio * 1.02,
+              "p_value": 0.001 if ratio else None, "verdict": verdict}
+    return {"name": name, "file": "bench_x.py", "unit": "s",
+            "base": results_mod.side_result(b), "head": results_mod.side_result(h, error=error),
+            "change": change, "hints": [], "profile": None}
+
+
+def _doc(benchmarks, **settings):
+    return results_mod.new_results(
+        repository="o/r", base={"ref": "main", "sha": "a" * 40}, head={"ref": "pr", "sha": "b" * 40},
+        environment={"device": "cpu", "device_name": "x", "torch": "2.13.0", "cuda": None, "driver": None,
+                     "python": "3.11", "platform": "linux", "cpu": "x", "telemetry": {"available": False}},
+        settings={"threshold": 0.02, "alpha": 0.05, "min_rounds": 8, "max_time": 60, **settings},
+        benchmarks=benchmarks)
+
+
+def test_markdown_has_marker_table_chart_and_failures():
+    doc = _doc([_bench("bench_slow", "regression", 1.3), _bench("bench_fast", "improvement", 0.7),
+                _bench("bench_same", "unchanged", 1.0),
+                _bench("bench_boom", "failed", None, error="Traceback...\nRuntimeError: boom on head")])
+    md = report.render(doc, "md")
+    assert md.startswith(report.MARKER)
+    assert "1 regression, 1 improvement, 1 failed, 1 unchanged" in md
+    assert "| 🔴 | `bench_slow` | 1 ms | 1.3 ms | +30.0 % | [+27.4, +32.6] % | regression |" in md
+    assert "xychart-beta" in md and "bar [30.00, -30.00, 0.00]" in md
+    assert "RuntimeError: boom on head" in md
+    # regressions first, then failures, improvements, ..., unchanged last
+    assert md.index("`bench_slow`") < md.index("`bench_boom`") < md.index("`bench_fast`") < md.index("`bench_same`")
+
+
+def test_markdown_is_trimmed_to_fit_with_a_link():
+    doc = _doc([_bench(f"bench_{i:03d}_" + "x" * 60, "regression", 1.1 + i / 1000) for i in range(400)])
+    full = report.render(doc, "md")
+    assert len(full) > 65_536
+    short = report.render(doc, "md", max_chars=65_536, details_url="https://example.invalid/run/1")
+    assert len(short) <= 65_536
+    assert short.startswith(report.MARKER)
+    assert "https://example.invalid/run/1" in short
+    tiny = report.render(doc, "md", max_chars=3000, details_url="https://example.invalid/run/1")
+    assert len(tiny) <= 3000 and "https://example.invalid/run/1" in tiny
+
+
+def test_html_is_self_contained_with_a_paired_plot_per_benchmark():
+    doc = _doc([_bench("bench_slow", "regression", 1.3, n=16), _bench("bench_same", "unchanged", 1.0)])
+    html = report.render(doc, "html")
+    assert html.count('<svg class="paired"') == 2
+    assert html.count('class="pair"') == 16 + 8  # one line per paired round
+    assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in html
+
+
+def test_terminal_table_and_unknown_format():
+    text = report.render(_doc([_bench("bench_slow", "regression", 1.3)]), "term")
+    assert "bench_slow" in text and "+30.0 %" in text and "regression" in text
+    with pytest.raises(ValueError):
+        report.render(_doc([]), "pdf")
+
+
+def test_old_documents_without_optional_settings_still_render():
+    doc = _doc([_bench("bench_slow", "regression", 1.3)])
+    assert "min_sample_time" not in doc["settings"]
+    assert "bench_slow" in report.render(doc, "md") and "bench_slow" in report.render(doc, "html")
+
+
+def test_formatters():
+    assert report.fmt_time(1.234e-3) == "1.23 ms" and report.fmt_time(4.56e-7) == "456 ns"
+    assert report.fmt_time(None) == "–" and report.fmt_change(0.7) == "-30.0 %"
+    assert report.fmt_interval(0.9, 1.1) == "[-10.0, +10.0] %"
+    assert report.fmt_bytes(3 * 2**20) == "3.0 MiB"
+
+
+def test_results_validation_names_the_problem(tmp_path):
+    doc = _doc([_bench("bench_slow", "regression", 1.3)])
+    doc["benchmarks"][0]["change"]["verdict"] = "slower"
+    with pytest.raises(ResultsError, match="benchmarks/0/change"):
+        results_mod.validate(doc)
+    bad = tmp_path / "r.json"
+    bad.write_text("{not json")
+    with pytest.raises(ResultsError, match="is not JSON"):
+        results_mod.load(bad)
+    with pytest.raises(ResultsError, match="unsupported schema_version"):
+        results_mod.validate({"schema_version": 2})
