@@ -7,7 +7,10 @@ filters in :mod:`runner.discovery`, hints in :mod:`runner.hints`, intent in :mod
 Schedule. Benchmarks are taken one after another. For each, both workers set it up
 (warm-up, calibration), then rounds alternate the order base-head, head-base (ABBA) so each
 base sample has an adjacent head sample. At each planned look (runner.stats.look_schedule)
-the paired estimate is tested; the benchmark stops when decided. Each benchmark may spend its
+the estimate is tested and the benchmark stops when decided; each look's new rounds run in a
+fresh pair of workers, and the pairs are combined with a random-effects model
+(runner.stats.blocked_estimate), so process-level effects widen the interval instead of
+passing for a change. Each benchmark may spend its
 fair share of what is left of ``max_time``; benchmarks still inconclusive after the first pass
 continue their looks with whatever budget remains.
 """

@@ -133,3 +133,37 @@ def test_median_interval_covers_the_median():
     med, lo, hi = stats.median_interval(xs, 0.95)
     assert med == 21.0 and lo < med < hi and lo >= 1 and hi <= 41
     assert stats.median_interval([3.0, 1.0, 2.0]) == (2.0, 1.0, 3.0)
+
+
+def test_blocked_estimate_one_block_uses_the_between_process_floor():
+    base, head = _pairs(16, 1.10, 0.001, seed=7)
+    block = stats.block_summary(base, head)
+    est = stats.blocked_estimate([block], 0.99, between_floor=0.01)
+    assert est.blocks == 1 and est.between_sd == pytest.approx(0.01)
+    # within-process noise is ~0.1 %, but the interval is at least +-2.58 * 1 % wide
+    assert math.log(est.ci_high / est.ci_low) / 2 == pytest.approx(2.5758 * math.hypot(0.01, block[1]), rel=1e-3)
+    assert est.ci_low < 1.10 < est.ci_high
+
+
+def test_blocked_estimate_learns_a_large_process_effect_from_the_blocks():
+    # Four process pairs of identical code whose offsets differ by several percent: each block
+    # is precise on its own, yet the combined interval must cover 1 and report the spread.
+    blocks = []
+    for j, offset in enumerate([1.04, 0.97, 1.03, 0.96]):
+        base, head = _pairs(16, offset, 0.002, seed=20 + j)
+        blocks.append(stats.block_summary(base, head))
+    est = stats.blocked_estimate(blocks, 0.99, between_floor=0.005)
+    assert est.between_sd > 0.02
+    assert est.ci_low < 1.0 < est.ci_high
+    assert est.p_value > 0.05
+    naive = stats.paired_estimate(*_pairs(64, 1.0, 0.002, seed=1), 0.99)
+    assert naive.ci_high - naive.ci_low < est.ci_high - est.ci_low
+
+
+def test_blocked_estimate_agreeing_blocks_give_a_tight_decisive_interval():
+    blocks = [stats.block_summary(*_pairs(16, 1.3, 0.01, seed=40 + j)) for j in range(3)]
+    est = stats.blocked_estimate(blocks, 0.99, between_floor=0.01)
+    assert 1.25 < est.ci_low < 1.3 < est.ci_high < 1.35
+    assert est.p_value < 1e-10 and est.rounds == 48
+    with pytest.raises(ValueError):
+        stats.blocked_estimate([], 0.99, 0.01)

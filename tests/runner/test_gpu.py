@@ -1,0 +1,58 @@
+"""CUDA paths of the sampling and the pipeline (run on a GPU machine: ``pytest -m gpu``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runner.cli import main
+
+from .gitrepo import make_repo
+
+pytestmark = pytest.mark.gpu
+
+
+def test_cuda_timer_events_cold_cache_and_peak_memory():
+    import torch
+
+    from runner.sampling import Timer, calibrate
+
+    x = torch.randn(4096, 4096, device="cuda")
+    fn = lambda: x @ x  # noqa: E731
+    warm = Timer("cuda")
+    number, per_call = calibrate(warm, fn, 0.02)
+    assert number >= 1 and per_call > 0
+    warm.reset_peak_memory()
+    hot = warm.time(fn, number)
+    assert warm.peak_memory() >= 4096 * 4096 * 4  # the output of one matmul at least
+    cold = Timer("cuda", cold_cache=True).time(fn, number)
+    assert hot > 0 and cold > 0
+    # a 64 MiB matmul operand does not fit in L2: flushing must not make it much faster
+    assert cold > 0.5 * hot
+
+
+def test_compare_on_cuda_finds_a_2x_slowdown(tmp_path):
+    base = {"benchmarks/bench_gpu.py": """
+        import torch
+
+        def bench_mm(device, n=2048):
+            x = torch.randn(n, n, device=device)
+            return lambda: x @ x
+    """, "perfgate.toml": 'device = "cuda"\nmax_time = 60\n'}
+    head = {"benchmarks/bench_gpu.py": """
+        import torch
+
+        def bench_mm(device, n=2048):
+            x = torch.randn(n, n, device=device)
+            return lambda: (x @ x, x @ x)
+    """}
+    repo = make_repo(tmp_path / "repo", base, head)
+    out = tmp_path / "out"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out), "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    mm = doc["benchmarks"][0]
+    assert doc["environment"]["device"] == "cuda"
+    assert mm["change"]["verdict"] == "regression" and 1.7 <= mm["change"]["ratio"] <= 2.3
+    assert mm["head"]["peak_memory_bytes"] > 0
+    assert any(h["kind"] in ("new_kernels", "launch_overhead", "kernel_time") for h in mm["hints"])
