@@ -201,7 +201,8 @@ class Session:
             state.estimate = self.estimate(state)
             state.look_p.append(state.estimate.p_value)
             state.look_index += 1
-            state.verdict = stats.decide(state.estimate, self.cfg.threshold, state.estimate.p_value < self.look_alpha)
+            state.verdict = stats.decide(state.estimate, self.cfg.threshold, state.estimate.p_value < self.look_alpha,
+                                         self.cfg.min_process_pairs)
             self.progress.rounds(state.name, len(state.base), state.estimate)
             if state.verdict != "inconclusive":
                 state.stop_reason = f"decided at look {state.look_index} of {len(self.looks)}"
@@ -265,7 +266,7 @@ class Session:
         paired = [s for s in states if s.estimate is not None and s.verdict not in ("failed", "new")]
         p_seq = [stats.sequential_p(s.look_p, len(self.looks)) for s in paired]
         verdicts, adjusted = stats.final_verdicts([s.estimate for s in paired], p_seq, self.cfg.alpha,
-                                                  self.cfg.threshold)
+                                                  self.cfg.threshold, self.cfg.min_process_pairs)
         for s, verdict, q in zip(paired, verdicts, adjusted):
             s.verdict, s.p_adjusted = verdict, q
 
@@ -422,7 +423,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         "threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
         "max_rounds": cfg.max_rounds, "looks": session.looks, "ci_level": session.ci_level,
         "min_sample_time": cfg.min_sample_time, "cold_cache": cfg.cold_cache, "fail_threshold": cfg.fail_threshold,
-        "process_noise": cfg.process_noise,
+        "process_noise": cfg.process_noise, "min_process_pairs": cfg.min_process_pairs,
         "filter": req.filter, "profile": cfg.profile,
     }
     intent = _intent(req, root, revs)

@@ -46,6 +46,8 @@ class Config:
             (0.01 ≈ 1 %): the spread of identical code across fresh worker processes, which one
             process pair cannot estimate; see runner.stats.blocked_estimate and
             evaluation/RESULTS.md.
+        min_process_pairs: fresh worker pairs a benchmark must have run in before any verdict
+            (see runner.stats.decide).
     """
 
     benchmarks: str = "benchmarks"
@@ -63,6 +65,7 @@ class Config:
     timeout: float = 300.0
     profile: bool = True
     process_noise: float = 0.01
+    min_process_pairs: int = 2
 
     def override(self, **values: Any) -> "Config":
         """A copy with the given non-None values replaced (command-line flags), validated."""
@@ -76,7 +79,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "benchmarks": (str,), "install": (str,), "device": (str,), "label": (str,),
     "threshold": (int, float), "fail_threshold": (int, float), "max_time": (int, float),
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
-    "process_noise": (int, float),
+    "process_noise": (int, float), "min_process_pairs": (int,),
     "min_rounds": (int,), "max_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
 }
 
@@ -89,6 +92,8 @@ def _check_values(cfg: Config, where: str) -> None:
             raise ConfigError(f"{where}: {key} must be a fraction in [0, 1), e.g. 0.02 for 2 % (got {getattr(cfg, key)!r})")
     if not 0 < cfg.alpha < 1:
         raise ConfigError(f"{where}: alpha must be in (0, 1) (got {cfg.alpha!r})")
+    if cfg.min_process_pairs < 1:
+        raise ConfigError(f"{where}: min_process_pairs must be at least 1 (got {cfg.min_process_pairs})")
     if not 0 <= cfg.process_noise < 1:
         raise ConfigError(f"{where}: process_noise must be a fraction in [0, 1) (got {cfg.process_noise!r})")
     for key in ("max_time", "min_sample_time", "timeout"):

@@ -214,17 +214,23 @@ def per_look_alpha(alpha: float, looks: int) -> float:
     return alpha / looks
 
 
-def decide(est: Estimate, threshold: float, significant: bool) -> str:
+def decide(est: Estimate, threshold: float, significant: bool, min_blocks: int = 1) -> str:
     """Three-way verdict for one estimate.
 
     Args:
         est: the interval at the current look.
         threshold: practical significance, a fraction (0.02 = 2 %).
         significant: whether the (adjusted) test rejects "no change" at this look.
+        min_blocks: process pairs an estimate needs before any verdict. One pair cannot tell a
+            code change from a process-level offset (seen: identical ``torch.softmax`` code 13 %
+            faster in one of two fresh processes for their whole life), so the default of
+            ``perfgate compare`` is 2.
 
     Returns:
         ``unchanged`` | ``regression`` | ``improvement`` | ``inconclusive``.
     """
+    if getattr(est, "blocks", 1) < min_blocks:
+        return "inconclusive"
     upper = 1.0 + threshold
     lower = 1.0 / upper
     if lower <= est.ci_low and est.ci_high <= upper:
@@ -254,7 +260,7 @@ def sequential_p(p_values_at_looks: Sequence[float], planned_looks: int) -> floa
 
 
 def final_verdicts(estimates: Sequence[Estimate], p_seq: Sequence[float], alpha: float,
-                   threshold: float) -> tuple[list[str], list[float]]:
+                   threshold: float, min_blocks: int = 1) -> tuple[list[str], list[float]]:
     """Verdicts across one run's benchmarks, after Benjamini–Hochberg on the sequential p-values.
 
     Args:
@@ -262,12 +268,13 @@ def final_verdicts(estimates: Sequence[Estimate], p_seq: Sequence[float], alpha:
         p_seq: per benchmark, :func:`sequential_p` of its looks.
         alpha: the false-discovery level for regression/improvement verdicts.
         threshold: practical significance (fraction).
+        min_blocks: see :func:`decide`.
 
     Returns:
         ``(verdicts, adjusted p-values)``, in the input order.
     """
     adjusted = benjamini_hochberg(p_seq)
-    return [decide(e, threshold, q < alpha) for e, q in zip(estimates, adjusted)], adjusted
+    return [decide(e, threshold, q < alpha, min_blocks) for e, q in zip(estimates, adjusted)], adjusted
 
 
 def median_interval(samples: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:

@@ -33,10 +33,10 @@ def test_demo_finds_the_regression_and_the_improvement(tmp_path):
     assert main(["demo", "--out", str(out), "--quiet"]) == 0
     doc = json.loads((out / "results.json").read_text())
     by = {b["name"]: b for b in doc["benchmarks"]}
-    assert by["bench_rms_norm[rows=2048]"]["change"]["verdict"] == "regression"
+    assert by["bench_rms_norm[rows=32]"]["change"]["verdict"] == "regression"
     assert by["bench_pairwise_distance"]["change"]["verdict"] == "improvement"
     assert by["bench_softmax"]["change"]["verdict"] in ("unchanged", "inconclusive")
     assert doc["intent"]["strategy"] == "algorithm_replacement"
-    kinds = [h["kind"] for h in by["bench_rms_norm[rows=2048]"]["hints"]]
+    kinds = [h["kind"] for h in by["bench_rms_norm[rows=32]"]["hints"]]
     assert kinds and "unexplained" not in kinds
     assert (out / "traces" / "head").is_dir()

@@ -167,3 +167,12 @@ def test_blocked_estimate_agreeing_blocks_give_a_tight_decisive_interval():
     assert est.p_value < 1e-10 and est.rounds == 48
     with pytest.raises(ValueError):
         stats.blocked_estimate([], 0.99, 0.01)
+
+
+def test_no_verdict_from_a_single_process_pair():
+    one = stats.BlockedEstimate(1.30, 1.25, 1.35, 1e-9, 0.99, 8, blocks=1)
+    two = stats.BlockedEstimate(1.30, 1.25, 1.35, 1e-9, 0.99, 16, blocks=2)
+    assert stats.decide(one, 0.02, True, min_blocks=2) == "inconclusive"
+    assert stats.decide(two, 0.02, True, min_blocks=2) == "regression"
+    verdicts, _ = stats.final_verdicts([one, two], [1e-8, 1e-8], 0.05, 0.02, min_blocks=2)
+    assert verdicts == ["inconclusive", "regression"]
