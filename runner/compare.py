@@ -121,7 +121,9 @@ class Session:
         self.ci_level = 1.0 - self.look_alpha
 
     # -- one side -------------------------------------------------------------------------
-    def _request(self, side: str, cmd: str, **fields) -> dict:
+    def request(self, side: str, cmd: str, **fields) -> dict:
+        """One request to one side's worker, with telemetry tagged by side; a dead or hung worker
+        comes back as ``{ok: False, error}`` (it restarts on the next request)."""
         if self.telemetry is not None:
             self.telemetry.set_side(side)
         try:
@@ -134,7 +136,7 @@ class Session:
 
     def setup(self, state: BenchState, side: str) -> bool:
         case = state.case
-        resp = self._request(side, "setup", dir=self.bench_dirs[side], file=case["file"], func=case["func"],
+        resp = self.request(side, "setup", dir=self.bench_dirs[side], file=case["file"], func=case["func"],
                              params=case["params"], min_sample_time=self.cfg.min_sample_time,
                              cold_cache=self.cfg.cold_cache)
         if not resp.get("ok"):
@@ -145,7 +147,7 @@ class Session:
         return True
 
     def sample(self, state: BenchState, side: str) -> bool:
-        resp = self._request(side, "sample", count=1)
+        resp = self.request(side, "sample", count=1)
         if not resp.get("ok"):
             setattr(state, f"{side}_error", resp.get("error") or "sample failed")
             return False
@@ -463,7 +465,7 @@ def _profile_pass(session: Session, states: list[BenchState], entries: list[dict
         for side in ("base", "head"):
             trace_path = out / "traces" / side / f"{safe_filename(state.name)}.json.gz"
             ok = session.setup(state, side)
-            resp = session._request(side, "profile", trace_path=str(trace_path), calls=5) if ok else {}
+            resp = session.request(side, "profile", trace_path=str(trace_path), calls=5) if ok else {}
             if not resp.get("ok"):
                 entry.setdefault("profile_errors", {})[side] = resp.get("error") or getattr(state, f"{side}_error")
                 continue

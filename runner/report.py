@@ -15,6 +15,8 @@ from typing import Any
 
 import jinja2
 
+from .intent import intent_vs_impact
+
 MARKER = "<!-- perfgate -->"
 
 #: GitHub rejects comment bodies over 65,536 characters (GITHUB.md).
@@ -207,13 +209,7 @@ def view(results: dict) -> dict:
         if n:
             plural = "s" if n != 1 and key in ("regression", "improvement") else ""
             parts.append(f"{n} {key}{plural}")
-    intent_view = None
-    try:
-        from .intent import intent_vs_impact
-
-        intent_view = intent_vs_impact(results.get("intent") or {}, results.get("benchmarks", []))
-    except ImportError:  # pragma: no cover - intent is part of the distribution
-        intent_view = None
+    intent_view = intent_vs_impact(results.get("intent") or {}, results.get("benchmarks", []))
     settings = results.get("settings", {})
     return {"r": results, "benches": benches, "changed": changed, "failed": failed,
             "headline": ", ".join(parts) or "no benchmarks", "settings": settings,
