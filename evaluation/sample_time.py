@@ -1,12 +1,14 @@
 """How long should one sample last? Noise of the paired log-ratio against ``min_sample_time``.
 
-A benchmark, not a test: for each candidate ``min_sample_time`` it starts one base and one head
-worker on identical code (pinned to the same CPUs, as ``perfgate compare`` does), sets one
-benchmark up in each, takes ``--rounds`` ABBA rounds and prints the standard deviation of
-``ln(head/base)`` per round, the rounds per second, and the product that matters for the
-stopping rule: the standard error reachable in 10 s of sampling (sd / sqrt(rounds in 10 s)).
+A benchmark, not a test: for each candidate ``min_sample_time`` it runs identical code on both
+sides the way ``perfgate compare`` does (one fork server per side under the same conditions, a
+fresh process pair every ``--pair-rounds`` rounds, ABBA rounds) for ``--pairs`` process pairs, and
+prints the standard deviation of ``ln(head/base)`` per round, the standard deviation of the pairs'
+estimates (what the interval is made of, runner.stats.blocked_estimate), the seconds one pair
+costs (set-up included), and the product that matters for the stopping rule: the half-width of
+the 99 % interval reachable in 60 s (t quantile on the pairs that fit, sd / sqrt(pairs)).
 
-    python evaluation/sample_time.py [--rounds 40] [--write evaluation/RESULTS.md]
+    python evaluation/sample_time.py [--pairs 12] [--pair-rounds 8] [--write evaluation/RESULTS.md]
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner.manager import WorkerProcess  # noqa: E402
+from runner.compare import WARMUP_SAMPLES_MAX  # noqa: E402
+from runner.manager import start_workers  # noqa: E402
 from runner.revisions import Revision  # noqa: E402
 
 BENCH = '''
@@ -46,45 +49,68 @@ def bench_torch(device):
 CANDIDATES = [0.002, 0.005, 0.01, 0.02, 0.05]
 
 
-def measure(folder: Path, func: str, min_sample_time: float, rounds: int) -> dict:
-    workers = {}
-    for side in ("base", "head"):
-        rev = Revision(side=side, ref=side, sha=side, path=folder, python=sys.executable, sys_path=[str(folder)])
-        workers[side] = WorkerProcess(rev, "cpu", folder / f"{side}.log", 120)
-        resp = workers[side].request("setup", dir=str(folder), file="bench_s.py", func=func, params={},
-                                     min_sample_time=min_sample_time, cold_cache=False)
-        assert resp["ok"], resp
-    samples = {"base": [], "head": []}
+def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_rounds: int) -> dict:
+    from scipy import stats as sps
+
+    from runner import stats
+    from runner.config import Config
+
+    cfg = Config(device="cpu", timeout=120)
+    revs = {side: Revision(side=side, ref=side, sha=side, path=folder, python=sys.executable, sys_path=[str(folder)])
+            for side in ("base", "head")}
+    workers, _ = start_workers(revs, cfg, folder)
+    case = {"dir": str(folder), "file": "bench_s.py", "func": func, "name": func,
+            "min_sample_time": min_sample_time, "cold_cache": False}
+    known = {"base": {}, "head": {}}
+    rounds_d, centers = [], []
     t0 = time.monotonic()
-    for r in range(rounds):
-        for side in (("base", "head") if r % 2 == 0 else ("head", "base")):
-            samples[side] += workers[side].request("sample", count=1)["samples"]
-    elapsed = time.monotonic() - t0
-    for w in workers.values():
-        w.stop()
-    d = [math.log(h / b) for b, h in zip(samples["base"], samples["head"])]
-    sd = statistics.stdev(d)
-    per_second = rounds / elapsed
-    return {"sd": sd, "rounds_per_s": per_second, "se_10s": sd / math.sqrt(per_second * 10)}
+    try:
+        for side, w in workers.items():
+            w.preload(str(folder))
+        for _ in range(pairs):
+            for side, w in workers.items():
+                w.new_child()
+                resp = w.request("setup", **case, **known[side])
+                assert resp["ok"], resp
+                known[side] = known[side] or {"number": resp["number"],
+                                              "warmup_samples": min(WARMUP_SAMPLES_MAX, max(1, resp["warmup_samples"]))}
+            samples = {"base": [], "head": []}
+            for r in range(pair_rounds):
+                for side in (("base", "head") if r % 2 == 0 else ("head", "base")):
+                    samples[side] += workers[side].request("sample", count=1)["samples"]
+            d = [math.log(h / b) for b, h in zip(samples["base"], samples["head"])]
+            rounds_d += d
+            centers.append(stats.block_summary(samples["base"], samples["head"])[0])
+    finally:
+        for w in workers.values():
+            w.close()
+    per_pair = (time.monotonic() - t0) / pairs
+    sd_pair = statistics.stdev(centers)
+    fit = max(2, int(60 / per_pair))
+    half = float(sps.t.ppf(0.995, fit - 1)) * sd_pair / math.sqrt(fit)
+    return {"sd": statistics.stdev(rounds_d), "sd_pair": sd_pair, "s_per_pair": per_pair, "half_60s": half}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--pairs", type=int, default=12)
+    ap.add_argument("--pair-rounds", type=int, default=8)
     ap.add_argument("--write", default="", help="append the table to this markdown file")
     args = ap.parse_args()
     lines = ["## Sample duration (`min_sample_time`)", "",
-             f"`python evaluation/sample_time.py --rounds {args.rounds}`: one worker pair on identical code, "
-             "sd of ln(head/base) per round, rounds per second, and the standard error reachable in 10 s.", "",
-             "| benchmark | min_sample_time | sd per round | rounds/s | se in 10 s |", "|---|---:|---:|---:|---:|"]
+             f"`python evaluation/sample_time.py --pairs {args.pairs} --pair-rounds {args.pair_rounds}`: identical code, "
+             "a fresh process pair per pair; sd of ln(head/base) per round and of the pairs' estimates, seconds per "
+             "pair (set-up included), and the half-width of the 99 % interval reachable in 60 s.", "",
+             "| benchmark | min_sample_time | sd per round | sd of pair estimates | s per pair | ±99 % in 60 s |",
+             "|---|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "bench_s.py").write_text(BENCH)
         for func in ("bench_py", "bench_torch"):
             for mst in CANDIDATES:
-                m = measure(folder, func, mst, args.rounds)
-                line = (f"| {func} | {mst * 1e3:g} ms | {m['sd']:.2%} | {m['rounds_per_s']:.1f} | "
-                        f"{m['se_10s']:.2%} |")
+                m = measure(folder, func, mst, args.pairs, args.pair_rounds)
+                line = (f"| {func} | {mst * 1e3:g} ms | {m['sd']:.2%} | {m['sd_pair']:.2%} | {m['s_per_pair']:.2f} | "
+                        f"{m['half_60s']:.2%} |")
                 print(line, flush=True)
                 lines.append(line)
     text = "\n".join(lines) + "\n"

@@ -17,6 +17,7 @@ continue their looks with whatever budget remains.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from .config import Config
 from .discovery import matches
 from .environment import capture
 from .errors import UserError
-from .manager import WorkerFailure, WorkerProcess
+from .manager import WorkerFailure, WorkerProcess, start_workers
 from .revisions import Checkouts, Revision, repo_root, resolve
 
 
@@ -66,22 +67,34 @@ class PullRequestText:
 
 
 @dataclass
+class SideState:
+    """One side of one benchmark during the timing pass.
+
+    ``samples`` are seconds per call in round order; ``number`` (calls per sample) and
+    ``warmup_samples`` come from the first process pair's calibration and are reused by later
+    pairs, so every pair of a side takes samples of the same length.
+    """
+
+    samples: list[float] = field(default_factory=list)
+    error: str | None = None
+    peak: int | None = None
+    number: int | None = None
+    warmup_samples: int | None = None
+    warmup_calls: int | None = None
+
+    def info(self) -> dict:
+        return {k: v for k, v in (("number", self.number), ("warmup_calls", self.warmup_calls)) if v is not None}
+
+
+@dataclass
 class BenchState:
     """Mutable state of one benchmark during the timing pass."""
 
     case: dict
-    base: list[float] = field(default_factory=list)
-    head: list[float] = field(default_factory=list)
-    base_error: str | None = None
-    head_error: str | None = None
-    base_info: dict = field(default_factory=dict)
-    head_info: dict = field(default_factory=dict)
-    base_peak: int | None = None
-    head_peak: int | None = None
+    sides: dict[str, SideState] = field(default_factory=lambda: {"base": SideState(), "head": SideState()})
     look_index: int = 0
-    look_p: list[float] = field(default_factory=list)
-    block_starts: list[int] = field(default_factory=lambda: [0])
-    estimate: stats.Estimate | None = None
+    block_starts: list[int] = field(default_factory=list)
+    estimate: stats.BlockedEstimate | None = None
     verdict: str = "inconclusive"
     stop_reason: str = ""
     seconds: float = 0.0
@@ -90,6 +103,24 @@ class BenchState:
     @property
     def name(self) -> str:
         return self.case["name"]
+
+    @property
+    def base(self) -> list[float]:
+        return self.sides["base"].samples
+
+    @property
+    def head(self) -> list[float]:
+        return self.sides["head"].samples
+
+    def blocks(self, pair_rounds: int) -> list[tuple[int, int]]:
+        """``(start, end)`` round indices of the process pairs that completed ``pair_rounds``
+        rounds (the estimate uses only those: every pair weighs the same)."""
+        bounds = self.block_starts + [len(self.base)]
+        return [(a, b) for a, b in zip(bounds, bounds[1:]) if b - a >= pair_rounds]
+
+
+#: Warm-up samples of a benchmark's later process pairs, at most (see :meth:`Session.setup`).
+WARMUP_SAMPLES_MAX = 3
 
 
 def _peak(a: int | None, b: int | None) -> int | None:
@@ -106,7 +137,13 @@ def safe_filename(name: str) -> str:
 
 
 class Session:
-    """The two workers of one compare and the telemetry sampler, with the sampling loop."""
+    """The two workers of one compare and the telemetry sampler, with the sampling loop.
+
+    Isolation: every benchmark starts in a fresh pair of worker processes (forked by each side's
+    server, :mod:`runner.manager`), and after every ``pair_rounds`` rounds the benchmark moves to
+    another fresh pair, so the process pair is the unit the statistics replicate
+    (:func:`runner.stats.blocked_estimate`) and no benchmark runs in a process another one used.
+    """
 
     def __init__(self, workers: dict[str, WorkerProcess], cfg: Config, bench_dirs: dict[str, str],
                  telemetry=None, progress: Progress | None = None, clock: Callable[[], float] = time.monotonic):
@@ -116,14 +153,14 @@ class Session:
         self.telemetry = telemetry
         self.progress = progress or NoProgress()
         self.clock = clock
-        self.looks = stats.look_schedule(cfg.min_rounds, cfg.max_rounds)
+        self.looks = stats.look_schedule(cfg.min_rounds, cfg.max_rounds, cfg.pair_rounds, cfg.min_process_pairs)
         self.look_alpha = stats.per_look_alpha(cfg.alpha, len(self.looks))
         self.ci_level = 1.0 - self.look_alpha
 
     # -- one side -------------------------------------------------------------------------
     def request(self, side: str, cmd: str, **fields) -> dict:
         """One request to one side's worker, with telemetry tagged by side; a dead or hung worker
-        comes back as ``{ok: False, error}`` (it restarts on the next request)."""
+        comes back as ``{ok: False, error}`` (the next request forks a fresh one)."""
         if self.telemetry is not None:
             self.telemetry.set_side(side)
         try:
@@ -134,32 +171,45 @@ class Session:
             if self.telemetry is not None:
                 self.telemetry.set_side(None)
 
+    def fresh_processes(self) -> None:
+        """End both sides' current worker children; the next request forks new ones."""
+        for side in ("base", "head"):
+            self.workers[side].end_child()
+
     def setup(self, state: BenchState, side: str) -> bool:
-        case = state.case
+        case, own = state.case, state.sides[side]
         resp = self.request(side, "setup", dir=self.bench_dirs[side], file=case["file"], func=case["func"],
-                             params=case["params"], min_sample_time=self.cfg.min_sample_time,
-                             cold_cache=self.cfg.cold_cache)
+                            name=case["name"], min_sample_time=self.cfg.min_sample_time,
+                            cold_cache=self.cfg.cold_cache, number=own.number, warmup_samples=own.warmup_samples)
         if not resp.get("ok"):
-            setattr(state, f"{side}_error", resp.get("error") or "set-up failed")
+            own.error = resp.get("error") or "set-up failed"
             return False
-        info = {"number": resp["number"], "warmup_calls": resp["warmup_calls"]}
-        getattr(state, f"{side}_info").update(info)
+        if own.number is None:
+            own.number = resp["number"]
+            own.warmup_calls = resp["warmup_calls"]
+            # Later pairs start from a first call already made, in a process forked from the same
+            # server: a fixed, short warm-up (the first pair's count, 1 to 3 samples) instead of
+            # an adaptive loop that reads a fresh process's noise and costs more than the rounds.
+            own.warmup_samples = min(WARMUP_SAMPLES_MAX, max(1, int(resp.get("warmup_samples") or 1)))
         return True
 
     def sample(self, state: BenchState, side: str) -> bool:
+        own = state.sides[side]
         resp = self.request(side, "sample", count=1)
         if not resp.get("ok"):
-            setattr(state, f"{side}_error", resp.get("error") or "sample failed")
+            own.error = resp.get("error") or "sample failed"
             return False
-        getattr(state, side).extend(resp["samples"])
-        setattr(state, f"{side}_peak", _peak(getattr(state, f"{side}_peak"), resp.get("peak_memory_bytes")))
+        own.samples.extend(resp["samples"])
+        own.peak = _peak(own.peak, resp.get("peak_memory_bytes"))
         return True
 
     # -- one benchmark ----------------------------------------------------------------------
     def run_benchmark(self, state: BenchState, deadline: float) -> None:
-        """Set up both sides and take rounds until decided, failed, out of looks or past ``deadline``."""
+        """Set up both sides in fresh processes and take rounds until decided, failed, out of
+        looks or past ``deadline``."""
         t0 = self.clock()
         try:
+            self.fresh_processes()
             base_ok = self.setup(state, "base")
             head_ok = self.setup(state, "head")
             if not head_ok:
@@ -173,19 +223,20 @@ class Session:
                         state.verdict = "failed"
                         break
                 return
+            state.block_starts.append(0)
             self._continue(state, deadline)
         finally:
+            self.fresh_processes()
             state.seconds += self.clock() - t0
 
     def _continue(self, state: BenchState, deadline: float) -> None:
+        pair_rounds = self.cfg.pair_rounds
         round_seconds = 0.0
         while state.look_index < len(self.looks):
-            target = self.looks[state.look_index]
-            if state.look_index > 0 and len(state.base) < target and state.block_starts[-1] != len(state.base):
-                # A new look's rounds run in a fresh process pair (see runner.stats.blocked_estimate).
-                if not self.new_process_pair(state):
+            target_pairs = self.looks[state.look_index] // pair_rounds
+            while len(state.blocks(pair_rounds)) < target_pairs:
+                if len(state.base) - state.block_starts[-1] >= pair_rounds and not self.new_process_pair(state):
                     return
-            while len(state.base) < target:
                 if self.clock() + round_seconds > deadline:
                     state.stop_reason = "time budget spent"
                     return
@@ -201,7 +252,6 @@ class Session:
                 round_seconds = self.clock() - r0
                 self.progress.rounds(state.name, len(state.base), state.estimate)
             state.estimate = self.estimate(state)
-            state.look_p.append(state.estimate.p_value)
             state.look_index += 1
             state.verdict = stats.decide(state.estimate, self.cfg.threshold, state.estimate.p_value < self.look_alpha,
                                          self.cfg.min_process_pairs)
@@ -212,16 +262,15 @@ class Session:
         state.stop_reason = f"still inconclusive after {self.looks[-1]} rounds (max_rounds)"
 
     def estimate(self, state: BenchState) -> stats.BlockedEstimate:
-        """The random-effects estimate over the benchmark's process pairs so far."""
-        bounds = state.block_starts + [len(state.base)]
+        """The estimate over the benchmark's complete process pairs so far."""
         blocks = [stats.block_summary(state.base[a:b], state.head[a:b])
-                  for a, b in zip(bounds, bounds[1:]) if b - a >= 2]
+                  for a, b in state.blocks(self.cfg.pair_rounds)]
         return stats.blocked_estimate(blocks, self.ci_level, self.cfg.process_noise)
 
     def new_process_pair(self, state: BenchState) -> bool:
-        """Restart both workers and set the benchmark up again; False (and ``failed``) if that fails."""
-        for side in ("base", "head"):
-            self.workers[side].stop()
+        """Move the benchmark to a fresh pair of worker processes; False (and ``failed``) if it
+        cannot be set up again."""
+        self.fresh_processes()
         if self.setup(state, "base") and self.setup(state, "head"):
             state.block_starts.append(len(state.base))
             return True
@@ -229,12 +278,14 @@ class Session:
         return False
 
     def resume(self, state: BenchState, deadline: float) -> None:
-        """Second pass for an inconclusive benchmark: continue its looks in a fresh process pair."""
+        """Second pass for an inconclusive benchmark: continue its looks in fresh process pairs."""
         t0 = self.clock()
         try:
+            # A pair the first pass left unfinished stays in the samples but not in the estimate.
             if self.new_process_pair(state):
                 self._continue(state, deadline)
         finally:
+            self.fresh_processes()
             state.seconds += self.clock() - t0
 
     # -- the whole timing pass --------------------------------------------------------------
@@ -251,7 +302,8 @@ class Session:
             self.progress.finished(state.name, state.verdict)
         while True:
             self.finalize(states)
-            pending = [s for s in states if s.verdict == "inconclusive" and s.look_index < len(self.looks)]
+            pending = [s for s in states if s.verdict == "inconclusive" and s.look_index < len(self.looks)
+                       and s.block_starts]
             if not pending or self.clock() >= budget_end:
                 return
             for j, state in enumerate(pending):
@@ -266,16 +318,29 @@ class Session:
         """Run-level verdicts of the paired benchmarks: Benjamini–Hochberg across the run on each
         benchmark's sequential p-value (runner.stats.final_verdicts)."""
         paired = [s for s in states if s.estimate is not None and s.verdict not in ("failed", "new")]
-        p_seq = [stats.sequential_p(s.look_p, len(self.looks)) for s in paired]
+        p_seq = [stats.sequential_p(s.estimate.p_value, len(self.looks)) for s in paired]
         verdicts, adjusted = stats.final_verdicts([s.estimate for s in paired], p_seq, self.cfg.alpha,
                                                   self.cfg.threshold, self.cfg.min_process_pairs)
         for s, verdict, q in zip(paired, verdicts, adjusted):
             s.verdict, s.p_adjusted = verdict, q
 
 
-def benchmark_entry(state: BenchState, ci_level: float) -> dict:
-    """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`."""
+def benchmark_entry(state: BenchState, ci_level: float, pair_rounds: int) -> dict:
+    """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`.
+
+    ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
+    index of its first round in the samples; ``used`` is false for a pair the budget cut short,
+    which the estimate leaves out), so a reader can see a pair that disagrees.
+    """
     est = state.estimate
+    used = set(state.blocks(pair_rounds))
+    bounds = state.block_starts + [len(state.base)]
+    pairs = []
+    for a, b in zip(bounds, bounds[1:]):
+        ratio = None
+        if b - a >= 2:
+            ratio = round(math.exp(stats.block_summary(state.base[a:b], state.head[a:b])[0]), 6)
+        pairs.append({"start": a, "rounds": b - a, "ratio": ratio, "used": (a, b) in used})
     change = {
         "ratio": est.ratio if est else None,
         "ci_low": est.ci_low if est else None,
@@ -284,8 +349,9 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
         "verdict": state.verdict,
         "ci_level": ci_level if est else None,
         "rounds": len(state.base),
-        "process_pairs": len(state.block_starts),
-        "between_process_sd": getattr(est, "between_sd", None),
+        "process_pairs": est.blocks if est else len(state.block_starts),
+        "pairs": pairs,
+        "between_process_sd": est.between_sd if est else None,
         "p_adjusted": state.p_adjusted,
         "stop_reason": state.stop_reason,
         "seconds": round(state.seconds, 3),
@@ -294,14 +360,16 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
         "name": state.name,
         "file": state.case.get("file"),
         "unit": "s",
-        "base": results_mod.side_result(state.base, peak_memory_bytes=state.base_peak, error=state.base_error,
-                                        **state.base_info),
-        "head": results_mod.side_result(state.head, peak_memory_bytes=state.head_peak, error=state.head_error,
-                                        **state.head_info),
+        "base": _side_entry(state.sides["base"]),
+        "head": _side_entry(state.sides["head"]),
         "change": change,
         "hints": [],
         "profile": None,
     }
+
+
+def _side_entry(side: SideState) -> dict:
+    return results_mod.side_result(side.samples, peak_memory_bytes=side.peak, error=side.error, **side.info())
 
 
 @dataclass
@@ -373,11 +441,14 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
              progress: Progress) -> dict:
     from .telemetry import TelemetrySampler
 
-    workers = {side: WorkerProcess(rev, cfg.device, req.out / "logs" / f"worker-{side}.log", cfg.timeout)
-               for side, rev in revs.items()}
+    workers, worker_conditions = start_workers(revs, cfg, req.out / "logs")
     telemetry = TelemetrySampler()
     try:
         progress.phase("starting workers")
+        listing = _preload(workers["head"], bench_dirs["head"])
+        base_listing = None
+        if Path(bench_dirs["base"]).is_dir():
+            base_listing = _preload(workers["base"], bench_dirs["base"])
         env_resp = {}
         for side in ("head", "base"):
             try:
@@ -386,9 +457,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
                 raise UserError(f"the {side} worker could not start: {exc}") from None
             if not env_resp[side].get("ok"):
                 raise UserError(f"the {side} worker could not start: {env_resp[side].get('error')}")
-        listing = workers["head"].request("list", dir=bench_dirs["head"])
-        if not listing.get("ok"):
-            raise UserError(f"cannot list benchmarks in {bench_dirs['head']}: {listing.get('error')}")
+            workers[side].end_child()
         cases = [c for c in listing["benchmarks"] if matches(c["name"], req.filter)]
         file_errors = [e for e in listing["errors"] if matches(e["file"], req.filter) or not req.filter]
         if not cases and not file_errors:
@@ -397,8 +466,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
                 raise UserError(f"no benchmark matches --filter {req.filter!r} (there are: {names})")
             raise UserError(f"no benchmarks found in {bench_dirs['head']} (bench_*.py files with bench_* functions)")
         removed = []
-        if not bench_dirs.get("shared") and Path(bench_dirs["base"]).is_dir():
-            base_listing = workers["base"].request("list", dir=bench_dirs["base"])
+        if not bench_dirs.get("shared") and base_listing is not None:
             head_names = {c["name"] for c in listing["benchmarks"]}
             removed = [c for c in base_listing.get("benchmarks", [])
                        if c["name"] not in head_names and matches(c["name"], req.filter)]
@@ -412,31 +480,51 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         finally:
             telemetry.stop()
         telemetry_summary = telemetry.summary()
-        entries = [benchmark_entry(s, session.ci_level) for s in states]
+        entries = [benchmark_entry(s, session.ci_level, cfg.pair_rounds) for s in states]
         entries += [_file_error_entry(e) for e in file_errors]
         entries += [_removed_entry(c) for c in removed]
         if cfg.profile:
             _profile_pass(session, states, entries, req.out, telemetry_summary, progress)
+        isolation = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
+                            "preload_refused": w.preload_refused or None} for side, w in workers.items()}
     finally:
         for w in workers.values():
-            w.stop()
+            w.close()
 
     settings = {
         "threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
-        "max_rounds": cfg.max_rounds, "looks": session.looks, "ci_level": session.ci_level,
-        "min_sample_time": cfg.min_sample_time, "cold_cache": cfg.cold_cache, "fail_threshold": cfg.fail_threshold,
-        "process_noise": cfg.process_noise, "min_process_pairs": cfg.min_process_pairs,
+        "max_rounds": cfg.max_rounds, "pair_rounds": cfg.pair_rounds, "looks": session.looks,
+        "ci_level": session.ci_level, "min_sample_time": cfg.min_sample_time, "cold_cache": cfg.cold_cache,
+        "fail_threshold": cfg.fail_threshold, "process_noise": cfg.process_noise,
+        "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
         "filter": req.filter, "profile": cfg.profile,
     }
     intent = _intent(req, root, revs)
+    environment = capture(env_resp.get("head"), telemetry_summary)
+    environment["worker"] = {**worker_conditions, "sides": isolation}
     doc = results_mod.new_results(
         repository=str(root),
         base={"ref": req.base, "sha": revs["base"].sha},
         head={"ref": req.head, "sha": revs["head"].sha},
-        environment=capture(env_resp.get("head"), telemetry_summary),
+        environment=environment,
         settings=settings, benchmarks=entries, intent=intent)
     results_mod.dump(doc, req.out / "results.json")
     return doc
+
+
+def _preload(worker: WorkerProcess, directory: str) -> dict:
+    """List the benchmarks under ``directory`` and import them into the side's fork server.
+
+    Raises:
+        UserError: the files could not even be listed (the server died or hung importing them).
+    """
+    try:
+        listing = worker.preload(directory)
+    except WorkerFailure as exc:
+        raise UserError(f"cannot list benchmarks in {directory}: {exc}") from None
+    if not listing.get("ok"):
+        raise UserError(f"cannot list benchmarks in {directory}: {listing.get('error')}")
+    return listing
 
 
 def _file_error_entry(err: dict) -> dict:
@@ -452,32 +540,63 @@ def _removed_entry(case: dict) -> dict:
             "hints": [], "profile": None}
 
 
+#: Profile passes per side for a benchmark that may get hints (changed or inconclusive).
+PROFILE_PASSES = 3
+
+
 def _profile_pass(session: Session, states: list[BenchState], entries: list[dict], out: Path,
                   telemetry_summary: dict, progress: Progress) -> None:
-    """After timing (profiling perturbs time): trace both sides, summarise, diff, hint."""
+    """After timing (profiling perturbs time): trace both sides, summarise, diff, hint.
+
+    A benchmark that may get hints is profiled :data:`PROFILE_PASSES` times per side, sides
+    alternating, each pass in a fresh process; the pass with the median total time of each side is
+    the one diffed and kept (``traces/<side>/<benchmark>.json.gz``), and the spread over the passes
+    decides which differences a hint may cite (:mod:`runner.profile_noise`). An ``unchanged``
+    benchmark gets one pass (its side-by-side table; it gets no hints).
+    """
     from .hints import hints_for, profile_for_results
+    from .profile_noise import median_pass, pass_spread
     from .trace import summarize
 
     profilable = [(s, e) for s, e in zip(states, entries) if s.verdict not in ("failed", "new")]
     progress.phase(f"profiling {len(profilable)} benchmark(s)")
     for state, entry in profilable:
-        summaries = {}
-        for side in ("base", "head"):
-            trace_path = out / "traces" / side / f"{safe_filename(state.name)}.json.gz"
-            ok = session.setup(state, side)
-            resp = session.request(side, "profile", trace_path=str(trace_path), calls=5) if ok else {}
-            if not resp.get("ok"):
-                entry.setdefault("profile_errors", {})[side] = resp.get("error") or getattr(state, f"{side}_error")
+        passes = PROFILE_PASSES if state.verdict in ("regression", "improvement", "inconclusive") else 1
+        summaries: dict[str, list[tuple[Path, dict]]] = {"base": [], "head": []}
+        for p in range(passes):
+            for side in (("base", "head") if p % 2 == 0 else ("head", "base")):
+                trace_path = out / "traces" / side / f"{safe_filename(state.name)}.pass{p + 1}.json.gz"
+                session.fresh_processes()
+                ok = session.setup(state, side)
+                resp = session.request(side, "profile", trace_path=str(trace_path), calls=5) if ok else {}
+                if not resp.get("ok"):
+                    entry.setdefault("profile_errors", {})[side] = resp.get("error") or state.sides[side].error
+                    continue
+                try:
+                    summaries[side].append((trace_path, summarize(trace_path)))
+                except UserError as exc:
+                    entry.setdefault("profile_errors", {})[side] = str(exc)
+        session.fresh_processes()
+        kept = {}
+        for side, done in summaries.items():
+            if not done:
                 continue
-            try:
-                summaries[side] = summarize(trace_path)
-            except UserError as exc:
-                entry.setdefault("profile_errors", {})[side] = str(exc)
-        if len(summaries) == 2:
-            entry["profile"] = profile_for_results(summaries["base"], summaries["head"])
+            keep = median_pass([summary for _, summary in done])
+            final = out / "traces" / side / f"{safe_filename(state.name)}.json.gz"
+            for i, (path, _) in enumerate(done):
+                if i == keep:
+                    path.replace(final)
+                else:
+                    path.unlink(missing_ok=True)
+            kept[side] = done[keep][1]
+        if len(kept) == 2:
+            noise = pass_spread([s for _, s in summaries["base"]], [s for _, s in summaries["head"]])
+            entry["profile"] = profile_for_results(kept["base"], kept["head"])
             entry["profile"]["traces"] = {side: str(Path("traces") / side / f"{safe_filename(state.name)}.json.gz")
                                           for side in ("base", "head")}
-            entry["hints"] = hints_for(entry["change"], summaries["base"], summaries["head"], telemetry_summary)
+            entry["profile"]["passes"] = noise["passes"]
+            entry["hints"] = hints_for(entry["change"], kept["base"], kept["head"], telemetry_summary,
+                                       noise=noise if min(noise["passes"].values()) > 1 else None)
         elif entry["change"]["verdict"] in ("regression", "improvement"):
             entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
 

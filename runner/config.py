@@ -1,8 +1,7 @@
 """The target repository's configuration: ``[tool.perfgate]`` or ``perfgate.toml``.
 
 Keys and defaults are the contract in DESIGN.md ("Target repository configuration"), plus the
-sampling knobs of issue 2 (``min_rounds``, ``max_rounds``, ``min_sample_time``, ``cold_cache``,
-``timeout``, ``alpha``). Command-line flags override the file. Unknown keys and wrong types are
+sampling and isolation knobs documented on :class:`Config`. Command-line flags override the file. Unknown keys and wrong types are
 :class:`~runner.errors.ConfigError` naming the key and the file.
 """
 
@@ -37,17 +36,23 @@ class Config:
         alpha: family-wise level of one benchmark's sequential test (see runner.stats).
         min_rounds: rounds (base+head pairs) before the first look.
         max_rounds: rounds after which an undecided benchmark stays ``inconclusive``.
+        pair_rounds: rounds each fresh pair of worker processes takes before the next pair
+            starts (see runner.stats: the process pair is the unit of replication).
         min_sample_time: seconds one sample lasts at least; the inner loop count is calibrated
             to it. 0.02 s default: see evaluation/RESULTS.md ("sample duration").
         cold_cache: flush the GPU L2 cache before every timed call (CUDA only).
         timeout: seconds a set-up or one sample may take before the worker is killed.
         profile: run the profiling pass after timing.
-        process_noise: floor of the between-process standard deviation of the log-ratio
-            (0.01 ≈ 1 %): the spread of identical code across fresh worker processes, which one
-            process pair cannot estimate; see runner.stats.blocked_estimate and
-            evaluation/RESULTS.md.
+        process_noise: floor of the standard deviation of the process pairs' estimates of the
+            log-ratio (0.003 ≈ 0.3 %): what processes may differ by in ways no pair shows; see
+            runner.stats.blocked_estimate and evaluation/RESULTS.md.
         min_process_pairs: fresh worker pairs a benchmark must have run in before any verdict
-            (see runner.stats.decide).
+            (see runner.stats.decide; the t interval of 2 pairs is too wide to decide anything).
+        allocator: host allocator of both workers: ``steady`` (glibc with fixed thresholds, the
+            default: see runner.conditions.GLIBC_STEADY), ``system`` (as the process finds it),
+            ``jemalloc`` or ``tcmalloc`` (``LD_PRELOAD``; the library must be installed).
+        cuda_alloc_conf: ``PYTORCH_CUDA_ALLOC_CONF`` for both workers ("" = the environment's,
+            else torch's default).
     """
 
     benchmarks: str = "benchmarks"
@@ -58,14 +63,17 @@ class Config:
     max_time: float = 900.0
     label: str = "performance"
     alpha: float = 0.05
-    min_rounds: int = 8
+    min_rounds: int = 24
     max_rounds: int = 128
+    pair_rounds: int = 8
     min_sample_time: float = 0.02
     cold_cache: bool = False
     timeout: float = 300.0
     profile: bool = True
-    process_noise: float = 0.01
-    min_process_pairs: int = 2
+    process_noise: float = 0.003
+    min_process_pairs: int = 3
+    allocator: str = "steady"
+    cuda_alloc_conf: str = ""
 
     def override(self, **values: Any) -> "Config":
         """A copy with the given non-None values replaced (command-line flags), validated."""
@@ -80,7 +88,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "threshold": (int, float), "fail_threshold": (int, float), "max_time": (int, float),
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
     "process_noise": (int, float), "min_process_pairs": (int,),
-    "min_rounds": (int,), "max_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
+    "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
+    "allocator": (str,), "cuda_alloc_conf": (str,),
 }
 
 
@@ -103,6 +112,14 @@ def _check_values(cfg: Config, where: str) -> None:
         raise ConfigError(f"{where}: min_rounds must be at least 2 (got {cfg.min_rounds})")
     if cfg.max_rounds < cfg.min_rounds:
         raise ConfigError(f"{where}: max_rounds ({cfg.max_rounds}) must be >= min_rounds ({cfg.min_rounds})")
+    if cfg.pair_rounds < 2:
+        raise ConfigError(f"{where}: pair_rounds must be at least 2 (got {cfg.pair_rounds})")
+    if cfg.max_rounds < cfg.pair_rounds:
+        raise ConfigError(f"{where}: max_rounds ({cfg.max_rounds}) must be >= pair_rounds ({cfg.pair_rounds})")
+    from .conditions import ALLOCATORS
+
+    if cfg.allocator not in ALLOCATORS:
+        raise ConfigError(f"{where}: allocator must be one of {', '.join(ALLOCATORS)} (got {cfg.allocator!r})")
 
 
 def parse_table(table: dict, where: str) -> Config:

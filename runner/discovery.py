@@ -17,6 +17,7 @@ inside a worker process.
 from __future__ import annotations
 
 import fnmatch
+import re
 import importlib.util
 import itertools
 import sys
@@ -24,11 +25,67 @@ from pathlib import Path
 from typing import Any, Iterable
 
 
-def case_name(func: str, params: dict[str, Any]) -> str:
-    """``bench_x`` or ``bench_x[a=1,b=fp16]`` (keys in the order ``params`` declares them)."""
-    if not params:
+def param_label(value: Any, position: int | None = None) -> str:
+    """A parameter value as it appears in a benchmark name: stable across processes and sides.
+
+    ``str()`` of a function or an object without its own ``__repr__`` carries a memory address
+    (``<function silu at 0x7f…>``), which differs between processes, so it cannot name a
+    benchmark on both sides (asv made the same choice). Rules: strings as they are; numbers,
+    ``None`` and booleans by ``repr``; torch dtypes and devices by ``str`` (``torch.bfloat16``,
+    ``cuda:0``); enum members ``Class.NAME``; functions, classes and other named callables by
+    their qualified name (``gelu``, ``MyNorm``); tuples and lists element-wise; anything else by
+    ``repr`` when that has no address, else its type name with ``#position`` in the list.
+    """
+    import enum
+
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, (bool, int, float, complex)):
+        return repr(value)
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(param_label(v) for v in value)
+        return f"({inner}{',' if len(value) == 1 and isinstance(value, tuple) else ''})" if isinstance(value, tuple) \
+            else f"[{inner}]"
+    module = type(value).__module__ or ""
+    if module.startswith("torch") and type(value).__name__ in ("dtype", "device", "layout", "memory_format"):
+        return str(value)
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if isinstance(name, str) and (callable(value) or isinstance(value, type)):
+        return name.replace("<locals>.", "")
+    text = repr(value)
+    if _ADDRESS.search(text):
+        return f"{type(value).__name__}#{position if position is not None else 0}"
+    return text
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def case_name(func: str, labels: dict[str, str]) -> str:
+    """``bench_x`` or ``bench_x[a=1,b=fp16]`` from parameter labels (:func:`param_label`), keys
+    in the order ``params`` declares them."""
+    if not labels:
         return func
-    return f"{func}[{','.join(f'{k}={v}' for k, v in params.items())}]"
+    return f"{func}[{','.join(f'{k}={v}' for k, v in labels.items())}]"
+
+
+def labelled_combos(params: dict[str, Iterable[Any]] | None) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    """:func:`expand_params` with each combination's labels: ``[(labels, values), ...]``.
+
+    Raises:
+        TypeError: as :func:`expand_params`.
+    """
+    combos = expand_params(params)
+    if combos == [{}]:
+        return [({}, {})]
+    positions = {key: {id(v): i for i, v in enumerate(vals)} for key, vals in (params or {}).items()}
+    out = []
+    for values in combos:
+        labels = {k: param_label(v, positions[k].get(id(v))) for k, v in values.items()}
+        out.append((labels, values))
+    return out
 
 
 def expand_params(params: dict[str, Iterable[Any]] | None) -> list[dict[str, Any]]:
@@ -86,7 +143,7 @@ def collect(directory: str | Path) -> tuple[list[dict], list[dict]]:
 
     Returns:
         ``(cases, errors)``: cases are ``{name, file, func, params}`` (``file`` relative to
-        ``directory``); errors are ``{file, error}`` for files that failed to import or whose
+        ``directory``, ``params`` the labels of the values, :func:`param_label`); errors are ``{file, error}`` for files that failed to import or whose
         ``params`` are malformed.
     """
     root = Path(directory)
@@ -106,13 +163,33 @@ def collect(directory: str | Path) -> tuple[list[dict], list[dict]]:
             if getattr(func, "__module__", module.__name__) != module.__name__:
                 continue  # imported from elsewhere
             try:
-                combos = expand_params(getattr(func, "params", None))
+                combos = labelled_combos(getattr(func, "params", None))
             except TypeError as exc:
                 errors.append({"file": rel, "error": f"{attr}: {exc}"})
                 continue
-            for params in combos:
-                cases.append({"name": case_name(attr, params), "file": rel, "func": attr, "params": params})
+            for labels, _ in combos:
+                cases.append({"name": case_name(attr, labels), "file": rel, "func": attr, "params": labels})
     return cases, errors
+
+
+def resolve_case(module, func_name: str, name: str, file: str):
+    """The benchmark function and the parameter values of the case called ``name`` in ``module``.
+
+    Parameter values never cross the process boundary (a dtype or a function is not JSON): the
+    parent names a case, and the worker finds its values again in the file it imported, on its
+    own revision.
+
+    Raises:
+        LookupError: the function, or that parameter combination, is not defined in ``file`` on
+            this revision (the compare records the benchmark as ``new`` or ``failed``).
+    """
+    func = getattr(module, func_name, None)
+    if func is None or not callable(func):
+        raise LookupError(f"{func_name} is not defined in {file} on this revision")
+    for labels, values in labelled_combos(getattr(func, "params", None)):
+        if case_name(func_name, labels) == name:
+            return func, values
+    raise LookupError(f"{name} is not among the params of {func_name} in {file} on this revision")
 
 
 def format_error(exc: BaseException, limit: int = 8) -> str:

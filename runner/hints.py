@@ -729,7 +729,7 @@ def _finish(hints: list[dict], factor: float) -> list[dict]:
 
 
 def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict | None,
-              telemetry: dict | None = None) -> list[dict]:
+              telemetry: dict | None = None, noise: dict | None = None) -> list[dict]:
     """Ranked root-cause hints for one benchmark (pure).
 
     Args:
@@ -738,6 +738,8 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
         base_summary, head_summary: :func:`runner.trace.summarize` (or :func:`runner.trace.compact`)
             outputs; None when a side was not profiled.
         telemetry: ``environment.telemetry`` (:func:`runner.telemetry.summarize_samples`), or None.
+        noise: :func:`runner.profile_noise.pass_spread` of repeated profile passes; operators and
+            kernels whose change is within it cannot be cited (None: a single pass, no filter).
 
     Returns:
         hints ``{kind, confidence, summary, evidence}``, most likely first (at most six); ``[]``
@@ -753,6 +755,10 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
             return _finish([throttle], 1.0)
         return []
     d = diff(base_summary, head_summary)
+    if noise:
+        from .profile_noise import drop_within_noise
+
+        d = drop_within_noise(d, noise)
     sign, factor = _direction(change, d)
     if sign == 0:
         return _finish([throttle], 1.0) if throttle and change else []

@@ -1,9 +1,13 @@
-"""Parent side of the workers: start, talk to, time out and restart one worker per revision.
+"""Parent side of the workers: one fork server per revision, and its current worker child.
 
 The parent never lets two workers run at once: every request waits for its response before
-the next request goes out, to either worker. A worker that crashes (EOF), hangs past the
-timeout (killed) or answers garbage raises :class:`WorkerFailure`; the next request starts a
-fresh worker, so the run goes on with the other benchmarks.
+the next request goes out, to either side. Each side has a fork server (:mod:`runner.worker`)
+that has imported torch and, where that is safe, the benchmark files; every benchmark and every
+process pair of a benchmark runs in a fresh child forked from it (:meth:`WorkerProcess.new_child`),
+so no benchmark inherits another's process state. A child that crashes, hangs past the timeout
+(its process group is killed) or answers garbage raises :class:`WorkerFailure`; the next request
+forks a fresh child, so the run goes on with the other benchmarks. A server that dies is started
+again (and preloads again) on the next request.
 """
 
 from __future__ import annotations
@@ -12,14 +16,20 @@ import functools
 import json
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from . import conditions
+from .errors import UserError
 from .revisions import Revision
 
 _RUNNER_PARENT = str(Path(__file__).resolve().parents[1])
+
+#: Seconds to wait for the server to report a child's exit after ``quit`` or a kill.
+_EXIT_WAIT = 15.0
 
 
 class WorkerFailure(Exception):
@@ -27,135 +37,254 @@ class WorkerFailure(Exception):
 
 
 class WorkerProcess:
-    """One revision's worker subprocess.
+    """One revision's fork server and its current child.
 
     Args:
         rev: the revision (its worktree is the working directory, its python runs the worker).
         device: ``auto`` | ``cpu`` | ``cuda``.
         log_path: the worker's standard error (benchmark prints, tracebacks) is appended here.
         timeout: default seconds to wait for one response.
+        env: the complete environment of the server (and so of its children); the caller builds it
+            (:func:`runner.conditions.worker_env` on top of the allowed parent variables).
+        cpus: CPUs to pin the server (and so its children) to; [] for no pinning.
     """
 
-    def __init__(self, rev: Revision, device: str, log_path: Path, timeout: float):
+    def __init__(self, rev: Revision, device: str, log_path: Path, timeout: float, *,
+                 env: dict[str, str] | None = None, cpus: list[int] | None = None):
         self.rev = rev
         self.device = device
         self.log_path = log_path
         self.timeout = timeout
-        self.proc: subprocess.Popen | None = None
+        self.env = dict(os.environ if env is None else env)
+        self.cpus = list(cpus or [])
+        self.server: subprocess.Popen | None = None
+        self.child_pid: int | None = None
+        self.children_started = 0
+        self.preload_dir: str | None = None
+        self.preload_refused: list[str] = []
         self._buf = b""
-        self.restarts = 0
-        self._ever_started = False
+        self._log = None
 
-    # -- process ------------------------------------------------------------------------
-    def start(self) -> dict:
+    # -- the fork server ------------------------------------------------------------------
+    def _start_server(self) -> None:
         cmd = layout_pinned([self.rev.python, "-m", "runner.worker", "--device", self.device])
-        cpus = worker_cpus()
-        if cpus:
-            cmd += ["--cpus", ",".join(map(str, cpus))]
+        if self.cpus:
+            cmd += ["--cpus", ",".join(map(str, self.cpus))]
         for p in self.rev.sys_path:
             cmd += ["--sys-path", p]
-        env = dict(os.environ)
+        env = dict(self.env)
         # The worker must import perfgate's own runner package even from a per-revision venv.
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_RUNNER_PARENT, env.get("PYTHONPATH")]))
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        # Both sides get the same string-hash seed, so dict/set layouts cannot differ by side.
-        env.setdefault("PYTHONHASHSEED", "0")
-        # The idle worker's OpenMP threads must not spin: with the default (active) wait policy
-        # they keep cores busy after each sample, and the other side's parallel regions stall
-        # behind them for whole scheduler time slices. Measured on 2 cores with torch.softmax:
-        # sample CV 60-180 % with the default, 15-28 % with PASSIVE (evaluation/RESULTS.md).
-        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        if cpus:
-            env.setdefault("OMP_NUM_THREADS", str(len(cpus)))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(cmd, cwd=self.rev.path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._log, env=env)
+        self.server = subprocess.Popen(cmd, cwd=self.rev.path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=self._log, env=env, start_new_session=True)
         self._buf = b""
-        self._ever_started = True
-        hello = self._read(timeout=max(self.timeout, 120.0))
+        hello = self._read(max(self.timeout, 120.0), expect_child=False)
         if not hello.get("ok"):
-            self.stop()
+            self.close()
             raise WorkerFailure(f"worker for {self.rev.side} could not start: {hello.get('error')}")
+        if self.preload_dir and not self.preload_refused:
+            self._preload(self.preload_dir)
+
+    def _server_alive(self) -> bool:
+        return self.server is not None and self.server.poll() is None
+
+    def _send(self, obj: dict) -> None:
+        try:
+            self.server.stdin.write(json.dumps(obj).encode() + b"\n")
+            self.server.stdin.flush()
+        except OSError as exc:
+            self._server_gone()
+            raise WorkerFailure(f"worker for {self.rev.side} is gone ({exc})") from None
+
+    def _preload(self, directory: str) -> dict:
+        self._send({"cmd": "preload", "dir": directory})
+        resp = self._read(max(self.timeout, 120.0), expect_child=False)
+        if resp.get("ok") and not resp.get("fork_safe", True):
+            # The benchmark files started threads or CUDA on import: a child forked from this
+            # server could hang. Start a clean server; children import the files themselves.
+            self.preload_refused = list(resp.get("hazards") or ["unsafe"])
+            self._server_gone()
+            self._start_server()
+        return resp
+
+    def preload(self, directory: str) -> dict:
+        """Import the benchmark files under ``directory`` into the fork server, once, and list them.
+
+        Returns:
+            The worker's listing ``{ok, benchmarks, errors, fork_safe, hazards}``; after an unsafe
+            import (``fork_safe`` false) the server has been restarted without the files.
+
+        Raises:
+            WorkerFailure: the server died or timed out while importing.
+        """
+        if not self._server_alive():
+            self._start_server()
+        self.end_child()
+        self.preload_dir = directory
+        return self._preload(directory)
+
+    # -- children -------------------------------------------------------------------------
+    def new_child(self) -> dict:
+        """End the current child (if any) and fork a fresh one; returns its hello."""
+        self.end_child()
+        if not self._server_alive():
+            if self.server is not None:
+                self._server_gone()
+            self._start_server()
+        self._send({"cmd": "fork"})
+        hello = self._read(max(self.timeout, 120.0), expect_child=True)
+        if not hello.get("ok"):
+            if hello.get("fatal"):
+                self._await_exit()  # the child reported why it cannot work, then exits
+            raise WorkerFailure(f"worker for {self.rev.side} could not start: {hello.get('error')}")
+        self.child_pid = int(hello["pid"])
+        self.children_started += 1
         return hello
 
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self) -> None:
-        if self.proc is None:
+    def end_child(self) -> None:
+        """Let the current child quit (killing its process group if it does not) and wait for it."""
+        if self.child_pid is None:
             return
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.write(b'{"cmd": "quit"}\n')
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        self._log.close()
+        if not self._server_alive():
+            self._kill_child()
+            self.child_pid = None
+            return
+        try:
+            self._send({"cmd": "quit"})
+        except WorkerFailure:
+            self._kill_child()
+            self.child_pid = None
+            return
+        if not self._await_exit():
+            self._kill_child()
+            self._await_exit()
+        self.child_pid = None
 
-    def kill(self) -> None:
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-            self._log.close()
-
-    # -- protocol -----------------------------------------------------------------------
     def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
-        """Send one request and wait for its response.
+        """Send one request to the current child (forking one if there is none) and wait.
 
         Returns:
             The response dict; ``ok`` False with ``error`` for a benchmark-level failure.
 
         Raises:
-            WorkerFailure: the worker died, timed out (it is killed) or broke the protocol.
+            WorkerFailure: the child died, timed out (its process group is killed) or broke the
+                protocol; the next request forks a fresh child.
         """
-        if not self.alive():
-            if self.proc is not None:
-                self.kill()
-            if self._ever_started:
-                self.restarts += 1
-            self.start()
-        line = json.dumps({"cmd": cmd, **fields}).encode() + b"\n"
-        try:
-            self.proc.stdin.write(line)
-            self.proc.stdin.flush()
-        except OSError as exc:
-            self.kill()
-            raise WorkerFailure(f"worker for {self.rev.side} is gone ({exc})") from None
-        return self._read(timeout or self.timeout)
+        if self.child_pid is None:
+            self.new_child()
+        self._send({"cmd": cmd, **fields})
+        return self._read(timeout or self.timeout, expect_child=True)
 
-    def _read(self, timeout: float) -> dict:
+    def close(self) -> None:
+        """End the child and the fork server."""
+        self.end_child()
+        if self.server is not None:
+            if self.server.poll() is None:
+                try:
+                    self._send({"cmd": "quit"})
+                    self.server.wait(timeout=5)
+                except (WorkerFailure, subprocess.TimeoutExpired):
+                    pass
+            self._server_gone()
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _kill_child(self) -> None:
+        if self.child_pid is None:
+            return
+        for kill in (lambda: os.killpg(self.child_pid, signal.SIGKILL), lambda: os.kill(self.child_pid, signal.SIGKILL)):
+            try:
+                kill()
+            except (ProcessLookupError, PermissionError):
+                continue
+
+    def _server_gone(self) -> None:
+        """Kill the server's whole session (children that did not leave it too) and forget it."""
+        if self.server is not None:
+            if self.server.poll() is None:
+                try:
+                    os.killpg(self.server.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    self.server.kill()
+            self.server.wait()
+        self._kill_child()
+        self.server = None
+        self.child_pid = None
+        self._buf = b""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def _await_exit(self) -> bool:
+        """Read until the server reports the current child's exit; False on time-out."""
+        deadline = time.monotonic() + _EXIT_WAIT
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                msg = self._read_line(left)
+            except WorkerFailure:
+                return True  # the server is gone, and its child with it
+            if msg is None:
+                return False
+            if "child_exited" in msg:
+                return True
+
+    def _read_line(self, timeout: float) -> dict | None:
+        """The next JSON line from the server's output; None on time-out; lines that are not JSON
+        (the tail of a killed child's half-written response) are skipped.
+
+        Raises:
+            WorkerFailure: the server exited (end of output).
+        """
         deadline = time.monotonic() + timeout
         sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        sel.register(self.server.stdout, selectors.EVENT_READ)
         try:
-            while b"\n" not in self._buf:
+            while True:
+                while b"\n" in self._buf:
+                    line, self._buf = self._buf.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    try:
+                        msg = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(msg, dict):
+                        return msg
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self.kill()
-                    raise WorkerFailure(f"timed out after {timeout:g} s (worker killed and restarted)")
+                    return None
                 if not sel.select(timeout=left):
                     continue
-                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                chunk = os.read(self.server.stdout.fileno(), 65536)
                 if not chunk:
-                    code = self.proc.wait()
-                    self.proc = None
-                    self._log.close()
-                    raise WorkerFailure(f"worker exited with status {code}{_describe_signal(code)}\n{self.log_tail()}")
+                    code = self.server.wait()
+                    tail = self.log_tail()
+                    self._server_gone()
+                    raise WorkerFailure(f"worker exited with status {code}{_describe_signal(code)}\n{tail}")
                 self._buf += chunk
         finally:
             sel.close()
-        line, self._buf = self._buf.split(b"\n", 1)
-        try:
-            return json.loads(line)
-        except json.JSONDecodeError:
-            self.kill()
-            raise WorkerFailure(f"worker broke the protocol: {line[:200]!r}") from None
+
+    def _read(self, timeout: float, *, expect_child: bool) -> dict:
+        """The response to the request just sent. A child's exit reported instead means it died."""
+        msg = self._read_line(timeout)
+        if msg is None:
+            if expect_child and self.child_pid is not None:
+                self._kill_child()
+                self._await_exit()
+                self.child_pid = None
+            else:
+                self._server_gone()
+            raise WorkerFailure(f"timed out after {timeout:g} s (worker killed and restarted)")
+        if "child_exited" in msg:
+            code = int(msg.get("status") or 0)
+            self.child_pid = None
+            raise WorkerFailure(f"worker exited with status {code}{_describe_signal(code)}\n{self.log_tail()}")
+        return msg
 
     def log_tail(self, lines: int = 8) -> str:
         """The last lines of the worker's standard error."""
@@ -164,26 +293,6 @@ class WorkerProcess:
         except OSError:
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def worker_cpus() -> list[int]:
-    """The CPUs both workers are pinned to: the same set for base and head.
-
-    Why: on a VM each vCPU is a host thread whose speed changes by itself (host contention,
-    CPU quotas); the scheduler keeps a worker on "its" vCPU, so base and head ran at different
-    speeds for seconds at a time — A/A runs on a 2-vCPU VM showed head 1.5x slower than base for
-    a whole benchmark. On the same CPUs both sides see the same speed, and pairing cancels it.
-    Default: every CPU this process may use except the first (left to the parent and the
-    system), or all of them when there are fewer than two. ``PERFGATE_CPUS="2,3"`` chooses the
-    set; ``PERFGATE_CPUS=all`` turns pinning off. Returns [] when not pinning.
-    """
-    choice = os.environ.get("PERFGATE_CPUS", "").strip()
-    if choice == "all" or not hasattr(os, "sched_getaffinity"):
-        return []
-    if choice:
-        return sorted({int(c) for c in choice.replace(" ", "").split(",") if c})
-    allowed = sorted(os.sched_getaffinity(0))
-    return allowed[1:] if len(allowed) >= 2 else allowed
 
 
 def layout_pinned(cmd: list[str]) -> list[str]:
@@ -217,10 +326,38 @@ def _setarch_works(setarch: str) -> bool:
 
 def _describe_signal(code: int) -> str:
     if code < 0:
-        import signal
-
         try:
             return f" (killed by {signal.Signals(-code).name})"
         except ValueError:
             return f" (killed by signal {-code})"
     return ""
+
+
+def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[str, "WorkerProcess"], dict]:
+    """One :class:`WorkerProcess` per side, all under the same conditions (:mod:`runner.conditions`).
+
+    Args:
+        revs: ``{side: Revision}``.
+        cfg: the run's :class:`runner.config.Config` (device, timeout, allocator, cuda_alloc_conf).
+        log_dir: ``worker-<side>.log`` files go here.
+
+    Returns:
+        ``(workers, conditions)`` with ``conditions`` the ``environment.worker`` record
+        (:func:`runner.conditions.describe`). Nothing is started until the first request.
+
+    Raises:
+        UserError: the configured allocator's library is not installed.
+    """
+    cpus = conditions.worker_cpus(os.environ)
+    try:
+        added = conditions.worker_env(os.environ, allocator=cfg.allocator, cuda_alloc_conf=cfg.cuda_alloc_conf,
+                                      cpus=cpus)
+    except conditions.AllocatorNotFound as exc:
+        raise UserError(str(exc)) from None
+    env = {**os.environ, **added}
+    workers = {side: WorkerProcess(rev, cfg.device, log_dir / f"worker-{side}.log", cfg.timeout, env=env, cpus=cpus)
+               for side, rev in revs.items()}
+    record = conditions.describe(added, allocator=cfg.allocator, cpus=cpus, layout_pinned=layout_pinned(["x"]) != ["x"],
+                                 isolation="a fresh process per benchmark and per process pair, forked from one "
+                                           "server per side")
+    return workers, record

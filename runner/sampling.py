@@ -117,13 +117,20 @@ def calibrate(timer: Timer, fn: Callable[[], object], min_sample_time: float,
 
 
 def warm_up(timer: Timer, fn: Callable[[], object], number: int, *, tolerance: float = 0.05,
-            max_seconds: float = 1.0, min_samples: int = 3) -> tuple[int, list[float]]:
+            max_seconds: float = 1.0, min_samples: int = 3, fixed_samples: int | None = None) -> tuple[int, list[float]]:
     """Take samples until the last ``min_samples`` agree within ``tolerance`` (relative to their
     median), or ``max_seconds`` have passed: caches, allocators, autotuners and clocks settle.
+
+    With ``fixed_samples``, take exactly that many samples instead (a later process pair of a
+    benchmark reuses the count its first pair needed, so warm-up costs the same every time and
+    no adaptive loop runs on a fresh process's noise).
 
     Returns:
         ``(calls_made, warm-up samples in seconds per call)``.
     """
+    if fixed_samples is not None:
+        samples = [timer.time(fn, number) for _ in range(max(1, fixed_samples))]
+        return number * len(samples), samples
     deadline = time.perf_counter() + max_seconds
     samples: list[float] = []
     calls = 0

@@ -17,7 +17,7 @@ from . import stats
 from .discovery import matches
 from .environment import capture
 from .errors import UserError
-from .manager import WorkerFailure, WorkerProcess
+from .manager import WorkerFailure, WorkerProcess, start_workers
 from .revisions import Checkouts, repo_root, resolve
 
 #: Coverage of the interval stored with each median.
@@ -46,13 +46,14 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
         bench_dir = Path(benchmarks).resolve() if benchmarks else revision.path / cfg.benchmarks
         if not bench_dir.is_dir():
             raise UserError(f"no benchmark directory {bench_dir}")
-        worker = WorkerProcess(revision, cfg.device, out / "logs" / "worker.log", cfg.timeout)
+        workers, worker_conditions = start_workers({"head": revision}, cfg, out / "logs")
+        worker = workers["head"]
         try:
             try:
+                listing = worker.preload(str(bench_dir))
                 env = worker.request("env")
             except WorkerFailure as exc:
                 raise UserError(f"the worker could not start: {exc}") from None
-            listing = worker.request("list", dir=str(bench_dir))
             cases = [c for c in listing.get("benchmarks", []) if matches(c["name"], filter)]
             if not cases and not listing.get("errors"):
                 raise UserError(f"no benchmarks found in {bench_dir}" + (f" matching {filter!r}" if filter else ""))
@@ -66,9 +67,10 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                          "head": results_mod.side_result(error=e["error"]), "change": None, "hints": [], "profile": None}
                         for e in listing.get("errors", [])]
         finally:
-            worker.stop()
+            worker.close()
     doc = results_mod.new_results(
-        repository=str(root), base=None, head={"ref": rev, "sha": sha}, environment=capture(env, None),
+        repository=str(root), base=None, head={"ref": rev, "sha": sha},
+        environment={**capture(env, None), "worker": worker_conditions},
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
                   "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time, "ci_level": RUN_CI_LEVEL},
         benchmarks=entries, intent=None, kind="run")
@@ -82,7 +84,8 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
     deadline = time.monotonic() + budget
     target = max(cfg.min_rounds, 16)
     try:
-        resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], params=case["params"],
+        worker.new_child()  # every benchmark in a fresh process
+        resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
                               min_sample_time=cfg.min_sample_time, cold_cache=cfg.cold_cache)
         samples, peak = [], None
         while resp.get("ok") and len(samples) < target and (len(samples) < 2 or time.monotonic() < deadline):

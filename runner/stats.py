@@ -6,24 +6,27 @@ Method (pure functions over plain lists; scipy provides the distributions):
   in time (ABBA order), so slow drift (clocks, heat, neighbours) is common to both. The
   analysis works on the paired log-ratios ``d = ln(h / b)``: the ratio of two times is
   multiplicative, its log is additive and close to symmetric, and each sample already
-  averages many calls (so ``d`` is close to normal by the central limit theorem).
-* Estimate: ``ratio = exp(HL(d))``, the Hodges–Lehmann estimate of the median log-ratio;
-  its confidence interval inverts the Wilcoxon signed-rank test, and ``p`` is that test
-  (``scipy.stats.wilcoxon``). Rank methods, because timing noise on shared machines has heavy
-  tails (a neighbour's burst lands in one sample of a pair): they lose ~5 % efficiency
-  against the t-test under normal noise and win by far under heavy tails.
-* Process pairs: each look's new rounds run in a fresh pair of worker processes, and the
-  per-pair estimates are combined with a random-effects model (:func:`blocked_estimate`):
-  identical code in two processes can differ by a few percent for the process's whole life,
-  so the interval must carry that between-process variance, not only the round-to-round noise.
-* Sequential looks: a benchmark is looked at after ``n_1 = min_rounds`` rounds, then after
-  ``2 n_1``, ``4 n_1``, ... up to ``max_rounds`` (``K`` planned looks). Looking repeatedly at a
-  growing sample inflates the false-positive rate unless the level is spent across the looks;
-  we use the Bonferroni split ``alpha / K`` per look (a Pocock-type group-sequential design,
-  valid for any stopping rule because it bounds the union of the K events; Jennison &
-  Turnbull, *Group Sequential Methods*, 2000, ch. 2). The intervals reported are therefore
-  ``1 - alpha/K`` intervals, and a benchmark's sequential p-value is
-  ``min(1, K * min_k p_k)``.
+  averages many calls.
+* Process pairs: a benchmark's rounds come in blocks of ``pair_rounds``, each block in a fresh
+  pair of worker processes. Identical code in two fresh processes can differ by a few percent
+  for the process's whole life, which pairing rounds cannot cancel; so the unit of replication
+  is the process pair, not the round (Kalibera & Jones, "Rigorous benchmarking in reasonable
+  time", ISMM 2013: the interval of a multi-level experiment comes from the means at the top
+  level). Within a pair, the Hodges–Lehmann estimate of the median log-ratio (rank-based:
+  timing noise on shared machines has heavy tails). Across the ``J`` pairs, the mean of those
+  estimates with a Student t interval on ``J − 1`` degrees of freedom (:func:`blocked_estimate`).
+  Its coverage with 2–8 pairs, between-pair spread and one outlying pair is measured in
+  evaluation/RESULTS.md (``python evaluation/coverage.py``); the DerSimonian–Laird interval
+  used before under-covered badly there.
+* Sequential looks: a benchmark is looked at after ``J_1`` process pairs, then after about 1.5
+  times as many, ... up to ``max_rounds`` (``K`` planned looks, :func:`look_schedule`).
+  Looking repeatedly at a growing sample inflates the false-positive rate unless the level is
+  spent across the looks; we use the Bonferroni split ``alpha / K`` per look (valid for any
+  stopping rule because it bounds the union of the K events; Jennison & Turnbull, *Group
+  Sequential Methods*, 2000, ch. 2). The intervals reported are therefore ``1 - alpha/K``
+  intervals, and a benchmark's sequential p-value is ``min(1, K * p)`` with ``p`` the test at the
+  look whose interval is reported — so the interval excludes 1 exactly when that p-value is
+  below ``alpha``.
 * Verdict (three-way decision against the practical threshold ``t``): ``unchanged`` when the
   whole interval lies inside ``[1/(1+t), 1+t]`` (equivalence, as in TOST); ``regression`` /
   ``improvement`` when the interval excludes 1 *and* the Benjamini–Hochberg adjusted
@@ -41,8 +44,6 @@ from typing import Sequence
 
 #: Default family-wise significance level of one benchmark's sequential test.
 DEFAULT_ALPHA = 0.05
-#: Default practical threshold: changes within +-2 % of the base time are "unchanged".
-DEFAULT_THRESHOLD = 0.02
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ class Estimate:
     """The state of one paired comparison after ``rounds`` rounds.
 
     ``ratio``/``ci_low``/``ci_high`` are head/base time per call (> 1: head slower);
-    ``ci_level`` is the interval's coverage (fraction); ``p_value`` is the two-sided t-test p
-    at this look; ``rounds`` is the number of pairs.
+    ``ci_level`` is the interval's coverage (fraction); ``p_value`` is the two-sided test of "no
+    change" at this look that matches the interval; ``rounds`` is the number of paired rounds.
     """
 
     ratio: float
@@ -121,14 +122,16 @@ def paired_estimate(base: Sequence[float], head: Sequence[float], level: float) 
 class BlockedEstimate(Estimate):
     """An :class:`Estimate` over several process pairs (blocks), with the variance components.
 
-    ``blocks`` is the number of process pairs; ``between_sd`` the between-process standard
-    deviation of the log-ratio used (after the floor), ``within_se`` the pooled within-process
-    standard error (log units).
+    ``blocks`` is the number of process pairs used; ``between_sd`` the between-process standard
+    deviation of the log-ratio (method of moments: the spread of the pairs' estimates beyond what
+    their within-pair noise explains); ``within_se`` the standard error the within-pair noise
+    alone would give (log units); ``block_centers`` the pairs' log-ratio estimates, in order.
     """
 
     blocks: int = 1
     between_sd: float = 0.0
     within_se: float = 0.0
+    block_centers: tuple[float, ...] = ()
 
 
 def block_summary(base: Sequence[float], head: Sequence[float]) -> tuple[float, float, int]:
@@ -145,23 +148,24 @@ def block_summary(base: Sequence[float], head: Sequence[float]) -> tuple[float, 
 
 
 def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, between_floor: float) -> BlockedEstimate:
-    """Combine per-process-pair estimates with a random-effects model.
+    """Combine the process pairs' estimates: mean with a Student t interval on ``J − 1`` df.
 
-    Timing samples are nested: rounds within a process pair, process pairs within a run.
-    Identical code in two fresh processes can differ by a few percent for the process's whole
-    life (memory layout, allocator history), which pairing rounds cannot cancel; the honest
-    interval therefore carries a between-process variance component (Kalibera & Jones,
-    "Rigorous benchmarking in reasonable time", ISMM 2013). Method: DerSimonian–Laird
-    (*Controlled Clinical Trials* 7, 1986) on the blocks' log-ratio estimates, with the
-    between-process standard deviation never taken below ``between_floor`` (with one block it
-    cannot be estimated at all; the floor is the machine's measured process-to-process spread,
-    see evaluation/RESULTS.md). Normal interval and two-sided z-test on the combined estimate.
+    Each process pair contributes one estimate (its Hodges–Lehmann log-ratio, equal numbers of
+    rounds per pair); the ``J`` estimates are treated as the sample, so everything that varies
+    between processes (allocator and layout state, placement) and between rounds is in their
+    spread, estimated from the data, with the t quantile paying for estimating it from few pairs
+    (Kalibera & Jones, ISMM 2013, the top level of a multi-level experiment; with equal weights
+    this is the Hartung–Knapp interval of a random-effects meta-analysis). The standard deviation
+    used is never below ``between_floor`` (a machine whose processes differ by that much, in ways
+    no process pair shows, still gets an honest interval). With a single pair there is no spread
+    to estimate: the interval is that pair's own (its within-pair standard error combined with the
+    floor, normal quantile) and :func:`decide` gives no verdict before ``min_blocks`` pairs.
 
     Args:
         blocks: per process pair ``(center, se, n)`` from :func:`block_summary`.
         level: coverage of the interval (fraction).
-        between_floor: lower bound of the between-process standard deviation, log units
-            (0.01 ≈ 1 %).
+        between_floor: lower bound of the standard deviation between pairs' estimates, log units
+            (0.005 ≈ 0.5 %).
 
     Raises:
         ValueError: no blocks.
@@ -171,42 +175,56 @@ def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, b
     if not blocks:
         raise ValueError("no blocks")
     centers = [b[0] for b in blocks]
-    variances = [b[1] ** 2 for b in blocks]
-    w = [1.0 / v for v in variances]
-    fixed = sum(wi * c for wi, c in zip(w, centers)) / sum(w)
-    tau2 = 0.0
-    if len(blocks) > 1:
-        q = sum(wi * (c - fixed) ** 2 for wi, c in zip(w, centers))
-        c_dl = sum(w) - sum(wi * wi for wi in w) / sum(w)
-        tau2 = max(0.0, (q - (len(blocks) - 1)) / c_dl) if c_dl > 0 else 0.0
-    tau2 = max(tau2, between_floor ** 2)
-    w_star = [1.0 / (v + tau2) for v in variances]
-    center = sum(wi * c for wi, c in zip(w_star, centers)) / sum(w_star)
-    se = math.sqrt(1.0 / sum(w_star))
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
-    p = float(2.0 * stats.norm.sf(abs(center) / se))
-    within = math.sqrt(1.0 / sum(w))
-    return BlockedEstimate(math.exp(center), math.exp(center - z * se), math.exp(center + z * se), p, level,
-                           sum(b[2] for b in blocks), blocks=len(blocks), between_sd=math.sqrt(tau2),
-                           within_se=within)
+    j = len(blocks)
+    rounds = sum(b[2] for b in blocks)
+    within_var = sum(b[1] ** 2 for b in blocks) / j
+    center = sum(centers) / j
+    if j == 1:
+        se = math.sqrt(blocks[0][1] ** 2 + between_floor ** 2)
+        q = float(stats.norm.ppf(0.5 + level / 2.0))
+        p = float(2.0 * stats.norm.sf(abs(center) / se))
+        return BlockedEstimate(math.exp(center), math.exp(center - q * se), math.exp(center + q * se), p, level,
+                               rounds, blocks=1, between_sd=between_floor, within_se=blocks[0][1],
+                               block_centers=tuple(centers))
+    var = sum((c - center) ** 2 for c in centers) / (j - 1)
+    sd = max(math.sqrt(var), between_floor)
+    se = sd / math.sqrt(j)
+    q = float(stats.t.ppf(0.5 + level / 2.0, j - 1))
+    p = float(2.0 * stats.t.sf(abs(center) / se, j - 1))
+    return BlockedEstimate(math.exp(center), math.exp(center - q * se), math.exp(center + q * se), p, level, rounds,
+                           blocks=j, between_sd=math.sqrt(max(0.0, var - within_var)),
+                           within_se=math.sqrt(within_var / j), block_centers=tuple(centers))
 
 
-def look_schedule(min_rounds: int, max_rounds: int) -> list[int]:
-    """Planned looks: ``min_rounds, 2*min_rounds, 4*min_rounds, ...`` ending at ``max_rounds``.
+def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pairs: int = 1) -> list[int]:
+    """Planned looks, in rounds: after ``J_1`` process pairs, then ``ceil(1.5 J)`` pairs, ...,
+    ending at the last whole pair within ``max_rounds``.
+
+    ``J_1`` is the larger of ``min_pairs`` and the pairs that ``min_rounds`` needs. With
+    ``pair_rounds = 0`` (no process pairs) the looks double from ``min_rounds`` instead.
+    Defaults (24, 128, 8, 3): looks at 3, 5, 8, 12, 16 pairs = 24, 40, 64, 96, 128 rounds.
 
     Raises:
-        ValueError: min_rounds < 2 or max_rounds < min_rounds.
+        ValueError: min_rounds < 2, max_rounds < min_rounds, or pair_rounds of 1.
     """
     if min_rounds < 2:
-        raise ValueError("min_rounds must be at least 2 (a paired t-interval needs two pairs)")
+        raise ValueError("min_rounds must be at least 2")
     if max_rounds < min_rounds:
         raise ValueError(f"max_rounds ({max_rounds}) must be >= min_rounds ({min_rounds})")
-    looks = [min_rounds]
-    while looks[-1] * 2 <= max_rounds:
-        looks.append(looks[-1] * 2)
-    if looks[-1] != max_rounds:
-        looks.append(max_rounds)
-    return looks
+    if pair_rounds == 1:
+        raise ValueError("pair_rounds must be at least 2 (a pair's estimate needs two rounds)")
+    if not pair_rounds:
+        looks = [min_rounds]
+        while looks[-1] * 2 <= max_rounds:
+            looks.append(looks[-1] * 2)
+        if looks[-1] != max_rounds:
+            looks.append(max_rounds)
+        return looks
+    last = max(1, max_rounds // pair_rounds)
+    pairs = [min(last, max(min_pairs, -(-min_rounds // pair_rounds)))]
+    while pairs[-1] < last:
+        pairs.append(min(last, max(pairs[-1] + 1, -(-3 * pairs[-1] // 2))))
+    return [p * pair_rounds for p in pairs]
 
 
 def per_look_alpha(alpha: float, looks: int) -> float:
@@ -252,11 +270,16 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     return [float(p) for p in stats.false_discovery_control(list(p_values), method="bh")]
 
 
-def sequential_p(p_values_at_looks: Sequence[float], planned_looks: int) -> float:
-    """A valid p-value for the whole sequential test: ``min(1, K * min_k p_k)`` (Bonferroni)."""
-    if not p_values_at_looks:
-        return 1.0
-    return min(1.0, planned_looks * min(p_values_at_looks))
+def sequential_p(p_at_reported_look: float, planned_looks: int) -> float:
+    """A valid p-value for the whole sequential test: ``min(1, K * p)`` (Bonferroni over the K
+    planned looks), with ``p`` the test at the look whose interval is reported.
+
+    Valid for a data-dependent stopping look because ``K * p_stop < alpha`` implies that some
+    look rejected at ``alpha / K``, an event of probability at most ``alpha`` under no change.
+    It is never below ``p`` and agrees with the reported interval (which excludes 1 exactly when
+    this p-value is below ``alpha``).
+    """
+    return min(1.0, planned_looks * p_at_reported_look)
 
 
 def final_verdicts(estimates: Sequence[Estimate], p_seq: Sequence[float], alpha: float,

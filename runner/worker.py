@@ -1,14 +1,34 @@
-"""The worker process: one per revision, long-lived, driven by the parent (runner.manager).
+"""The worker side: one fork server per revision, one fresh child per benchmark and process pair.
 
-Run as ``python -m runner.worker --sys-path P [--sys-path P ...] --device D``, with the
-revision's worktree as the working directory. The protocol is one JSON object per line: a
-request on standard input, a response on a private copy of the original standard output.
-File descriptor 1 is then pointed at standard error, so whatever the benchmarks print goes to
-the worker log and cannot corrupt the protocol.
+Run as ``python -m runner.worker --sys-path P [--sys-path P ...] --device D [--cpus 1,2]`` with
+the revision's worktree as the working directory; :mod:`runner.manager` is the parent side.
 
-Requests (``cmd``): ``env``, ``list`` {dir}, ``setup`` {dir, file, func, params,
-min_sample_time, cold_cache}, ``sample`` {count}, ``profile`` {trace_path, calls}, ``quit``.
-Every response has ``ok``; failures carry ``error`` (the traceback's last lines).
+Why a fork server. A benchmark's speed must not depend on what ran before it in the same
+process: glibc's dynamic mmap threshold, the heap's free lists, Python's own allocator and
+torch's caching allocator all carry history (seen: an untouched ``loss`` benchmark 45 % faster
+in one worker because the benchmark before it no longer allocated 25 MB per call). So every
+benchmark, and every process pair of a benchmark, runs in a fresh process, the same on both
+sides (as pyperf and asv do). Starting Python and importing torch costs 1–3 s; the fork server
+pays that once per side and forks a child per request in a few milliseconds. Every child of a
+side starts from the same parent state, so no child sees another's history.
+
+What the server must never do, because a forked child would inherit it broken: initialise CUDA
+(CUDA does not survive ``fork``) or start threads (GNU OpenMP's pool hangs in a forked child;
+measured here: a parallel ``a @ a`` in the parent, then any parallel op in the child, hangs).
+It therefore imports torch but runs nothing. ``preload`` imports the benchmark files into the
+server (so a heavy library is imported once, not once per child) and then checks both
+conditions; when a file's import started a thread or CUDA, the server reports
+``fork_safe: false`` and exits, and the parent starts a new server without preloading.
+
+Protocol: one JSON object per line, requests on standard input, responses on a private copy of
+the original standard output (file descriptor 1 then points at standard error, so whatever
+benchmarks print goes to the worker log and cannot corrupt the protocol). The server answers
+``preload`` {dir} and ``quit``; on ``fork`` it forks, and the *child* answers first
+(``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir}, ``setup`` {dir, file, func,
+name, min_sample_time, cold_cache, number?, warmup_samples?}, ``sample`` {count},
+``profile`` {trace_path, calls} until ``quit`` or end of input; when the child has exited the
+server writes ``{child_exited: pid, status}`` (status as ``os.waitstatus_to_exitcode``: negative
+is the signal). Failures carry ``error`` (the traceback's last lines).
 
 This is the only place (with runner.profiling) where torch is imported by perfgate.
 """
@@ -22,12 +42,12 @@ import os
 import sys
 from pathlib import Path
 
-from .discovery import collect, format_error, import_file
+from .discovery import collect, format_error, import_file, resolve_case
 from .sampling import Timer, calibrate, recalibrate, warm_up
 
 
 class Worker:
-    """State of one worker: the device and the benchmark currently set up."""
+    """State of one worker child: the device and the benchmark currently set up."""
 
     def __init__(self, device: str):
         self.requested_device = device
@@ -63,12 +83,15 @@ class Worker:
 
             info["torch"] = torch.__version__
             info["cuda"] = torch.version.cuda
+            info["threads"] = {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()}
             if self.device.startswith("cuda"):
                 info["device_name"] = torch.cuda.get_device_name()
                 cap = torch.cuda.get_device_capability()
                 info["compute_capability"] = f"{cap[0]}.{cap[1]}"
         except ImportError:
             pass
+        if hasattr(os, "sched_getaffinity"):
+            info["cpus"] = sorted(os.sched_getaffinity(0))
         if self.device.startswith("cuda"):
             try:
                 import pynvml
@@ -86,25 +109,38 @@ class Worker:
         return {"benchmarks": cases, "errors": errors}
 
     def setup(self, req: dict) -> dict:
+        """Set a benchmark up: call its function, make the first call, calibrate, warm up.
+
+        ``number`` (calls per sample) is calibrated when the request does not carry it (the
+        first process pair of a benchmark) and reused as given otherwise, so every process pair
+        of one side takes samples of the same length. ``warmup_samples`` fixes the warm-up to
+        that many samples (later pairs); without it the warm-up runs until steady
+        (:func:`runner.sampling.warm_up`).
+        """
         self.fn = None
         module = import_file(Path(req["dir"]) / req["file"])
-        func = getattr(module, req["func"], None)
-        if func is None:
-            raise LookupError(f"{req['func']} is not defined in {req['file']} on this revision")
-        fn = func(self.device, **req.get("params", {}))
+        func, params = resolve_case(module, req["func"], req["name"], req["file"])
+        fn = func(self.device, **params)
         if not callable(fn):
             raise TypeError(f"{req['func']} must return the zero-argument callable to time, got {type(fn).__name__}")
         self.timer = Timer(self.device, cold_cache=bool(req.get("cold_cache")))
         min_sample_time = float(req["min_sample_time"])
         fn()  # first call: lazy initialisation, compilation, autotuning
-        self.number, estimate = calibrate(self.timer, fn, min_sample_time)
-        calls, warm = warm_up(self.timer, fn, self.number)
-        # The first calibration samples are cold (caches, allocator, clocks): recalibrate on
-        # the warm estimate so a slow first call does not leave samples shorter than asked.
-        self.number = recalibrate(self.number, warm, min_sample_time)
+        estimate = None
+        if req.get("number"):
+            self.number = int(req["number"])
+        else:
+            self.number, estimate = calibrate(self.timer, fn, min_sample_time)
+        fixed = req.get("warmup_samples")
+        calls, warm = warm_up(self.timer, fn, self.number, fixed_samples=int(fixed) if fixed else None)
+        if not req.get("number"):
+            # The first calibration samples are cold (caches, allocator, clocks): recalibrate on
+            # the warm estimate so a slow first call does not leave samples shorter than asked.
+            self.number = recalibrate(self.number, warm, min_sample_time)
         gc.collect()
         self.fn = fn
-        return {"number": self.number, "warmup_calls": calls + 1, "warmup_samples": warm, "estimate_s": estimate}
+        return {"number": self.number, "warmup_calls": calls + 1, "warmup_samples": len(warm),
+                "estimate_s": estimate}
 
     def sample(self, req: dict) -> dict:
         if self.fn is None:
@@ -122,8 +158,44 @@ class Worker:
                                 calls=int(req.get("calls", 5)))
 
 
+class Channel:
+    """Line-delimited JSON over two file descriptors, read without buffering ahead.
+
+    The server and its children share the request descriptor; the parent sends a request only
+    after the previous response, so a plain ``os.read`` never takes bytes meant for another
+    process (a buffered reader in the server could swallow a child's request).
+    """
+
+    def __init__(self, read_fd: int, write_fd: int):
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self._buf = b""
+
+    def requests(self):
+        """Yield decoded request lines (str) until end of input."""
+        while True:
+            while b"\n" not in self._buf:
+                chunk = os.read(self.read_fd, 65536)
+                if not chunk:
+                    return
+                self._buf += chunk
+            line, self._buf = self._buf.split(b"\n", 1)
+            text = line.decode("utf-8", "replace").strip()
+            if text:
+                yield text
+
+    def respond(self, obj: dict, new_line: bool = False) -> None:
+        """Write ``obj`` as one line; ``new_line`` first ends any half-written line."""
+        data = (("\n" if new_line else "") + json.dumps(obj) + "\n").encode()
+        while data:
+            data = data[os.write(self.write_fd, data):]
+
+
+_CHILD_REQUESTS = ("env", "list", "setup", "sample", "profile")
+
+
 def serve(worker: Worker, requests, respond) -> None:
-    """The request loop (separate from the process plumbing, so it can be tested in-process)."""
+    """A child's request loop (separate from the process plumbing, so it can be tested in-process)."""
     for line in requests:
         line = line.strip()
         if not line:
@@ -132,9 +204,8 @@ def serve(worker: Worker, requests, respond) -> None:
             req = json.loads(line)
             cmd = req.get("cmd")
             if cmd == "quit":
-                respond({"ok": True})
                 return
-            handler = getattr(worker, cmd, None) if cmd in ("env", "list", "setup", "sample", "profile") else None
+            handler = getattr(worker, cmd, None) if cmd in _CHILD_REQUESTS else None
             if handler is None:
                 respond({"ok": False, "error": f"unknown request {cmd!r}"})
                 continue
@@ -143,6 +214,96 @@ def serve(worker: Worker, requests, respond) -> None:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             respond({"ok": False, "error": format_error(exc)})
+
+
+def thread_count() -> int:
+    """Threads of this process (``/proc/self/task``; 1 where that is not readable)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _cuda_initialized() -> bool:
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # noqa: BLE001 - a broken torch cannot have initialised CUDA
+        return False
+
+
+def fork_hazards(threads_before: int) -> list[str]:
+    """What would make a forked child of this process unsafe: threads started since
+    ``threads_before`` was counted, or CUDA initialised. Empty when forking is safe."""
+    hazards = []
+    now = thread_count()
+    if now > threads_before:
+        hazards.append(f"{now - threads_before} thread(s) started")
+    if _cuda_initialized():
+        hazards.append("CUDA initialised")
+    return hazards
+
+
+def _run_child(chan: Channel, device: str) -> int:
+    """Body of a forked child: a fresh process group (so the parent can kill whatever the
+    benchmark spawned), then the request loop."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    # The server's objects stay frozen (gc.freeze before the fork): a collection in the child
+    # never walks torch's thousands of module objects (0.1 s each) nor copies their pages.
+    try:
+        worker = Worker(device)
+    except Exception as exc:  # noqa: BLE001
+        chan.respond({"ok": False, "error": str(exc), "fatal": True})
+        return 1
+    chan.respond({"ok": True, "ready": True, "pid": os.getpid(), "device": worker.device})
+    serve(worker, chan.requests(), chan.respond)
+    return 0
+
+
+def serve_forks(chan: Channel, device: str) -> None:
+    """The fork server's loop: ``preload``, ``fork`` (a child serves until it quits), ``quit``."""
+    threads_before = thread_count()
+    for line in chan.requests():
+        try:
+            req = json.loads(line)
+        except ValueError:
+            chan.respond({"ok": False, "error": f"not JSON: {line[:80]!r}"})
+            continue
+        cmd = req.get("cmd")
+        if cmd == "quit":
+            chan.respond({"ok": True})
+            return
+        if cmd == "preload":
+            cases, errors = collect(req["dir"])
+            hazards = fork_hazards(threads_before)
+            chan.respond({"ok": True, "benchmarks": cases, "errors": errors, "fork_safe": not hazards,
+                          "hazards": hazards})
+            if hazards:
+                return  # a child of this process could hang or break; the parent starts a new server
+            continue
+        if cmd != "fork":
+            chan.respond({"ok": False, "error": f"unknown request {cmd!r}"})
+            continue
+        gc.collect()
+        gc.freeze()  # keep the server's objects out of the children's collections (no copy-on-write)
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            chan.respond({"ok": False, "error": f"fork failed: {exc}"})
+            continue
+        if pid == 0:
+            code = 1
+            try:
+                code = _run_child(chan, device)
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        # A leading newline ends whatever line a killed child left half-written.
+        chan.respond({"child_exited": pid, "status": code}, new_line=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,23 +315,21 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.cpus and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {int(c) for c in args.cpus.split(",")})
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    proto_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     for p in reversed(args.sys_path):
         sys.path.insert(0, p)
-
-    def respond(obj: dict) -> None:
-        proto.write(json.dumps(obj) + "\n")
-        proto.flush()
-
+    chan = Channel(0, proto_fd)
     try:
-        worker = Worker(args.device)
-    except Exception as exc:  # noqa: BLE001
-        respond({"ok": False, "error": str(exc), "fatal": True})
+        import torch  # noqa: F401 - imported once here so that every child starts with it
+    except ImportError:
+        pass
+    except Exception as exc:  # noqa: BLE001 - a broken torch install is the user's to fix
+        chan.respond({"ok": False, "error": f"import torch failed: {format_error(exc, 3)}", "fatal": True})
         return 1
-    respond({"ok": True, "ready": True, "pid": os.getpid(), "device": worker.device})
-    serve(worker, sys.stdin, respond)
+    chan.respond({"ok": True, "ready": True, "server": True, "pid": os.getpid()})
+    serve_forks(chan, args.device)
     return 0
 
 

@@ -201,3 +201,92 @@ def test_new_and_removed_benchmarks(tmp_path):
     assert by["bench_keep"] not in ("failed", "new", "removed")
     added = next(b for b in doc["benchmarks"] if b["name"] == "bench_added")
     assert added["head"]["samples"] and added["base"]["error"]  # measured on head, the reason on base
+
+
+ISOLATION = """
+    import os
+
+    STATE = {"touched_by": None}
+
+    def bench_a_leaves_state(device):
+        # what a benchmark leaves behind in its process: a module global and an environment variable
+        STATE["touched_by"] = "bench_a"
+        os.environ["PERFGATE_TEST_LEFTOVER"] = "1"
+        return lambda: sum(range(2000))
+
+    def bench_b_needs_a_fresh_process(device):
+        if STATE["touched_by"] is not None or "PERFGATE_TEST_LEFTOVER" in os.environ:
+            raise RuntimeError("ran in a process another benchmark used")
+        pid = os.getpid()
+        return lambda: sum(range(2000 + 0 * pid))
+"""
+
+
+def test_every_benchmark_and_process_pair_runs_in_a_fresh_process(tmp_path):
+    """A benchmark's process state must not come from the benchmark before it (the real case: an
+    untouched loss step 45 % faster because the benchmark before it changed the allocator state)."""
+    files = {"benchmarks/bench_iso.py": ISOLATION, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 30\n"}
+    repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
+    out = tmp_path / "out"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+                 "--no-profile", "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    by = {b["name"]: b for b in doc["benchmarks"]}
+    assert by["bench_b_needs_a_fresh_process"]["change"]["verdict"] not in ("failed", "new")
+    assert by["bench_b_needs_a_fresh_process"]["base"]["error"] is None
+    worker = doc["environment"]["worker"]
+    pairs = sum(b["change"]["process_pairs"] for b in doc["benchmarks"])
+    # one process per side for the env query, then one per benchmark and process pair
+    assert worker["sides"]["head"]["processes"] >= pairs + 1
+    assert worker["sides"]["head"]["preloaded"] is True
+    assert worker["allocator"] == "steady"
+    assert worker["allocator_env"]["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20)
+    change = by["bench_a_leaves_state"]["change"]
+    assert [p["start"] for p in change["pairs"]] == [i * 8 for i in range(len(change["pairs"]))]
+    assert all(p["rounds"] == 8 and p["used"] for p in change["pairs"])
+
+
+def test_benchmark_files_that_start_threads_are_not_preloaded(tmp_path):
+    """A file that starts a thread (or CUDA) on import would make every forked child unsafe
+    (GNU OpenMP hangs in a forked child): the server is restarted without preloading, and the
+    benchmark still runs."""
+    files = {"benchmarks/bench_thread.py": """
+        import threading, time
+
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+
+        def bench_x(device):
+            return lambda: sum(range(1000))
+    """, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 20\n"}
+    repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
+    out = tmp_path / "out"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+                 "--no-profile", "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    sides = doc["environment"]["worker"]["sides"]
+    assert sides["head"]["preloaded"] is False and "thread" in sides["head"]["preload_refused"][0]
+    assert doc["benchmarks"][0]["change"]["verdict"] not in ("failed", "new")
+
+
+def test_parameter_values_that_are_not_json_keep_stable_names(tmp_path):
+    """dtypes and functions as params: names without memory addresses, values found again in the
+    worker from the file (they never cross the process boundary)."""
+    files = {"benchmarks/bench_params.py": """
+        import torch
+        import torch.nn.functional as F
+
+        def bench_act(device, act, dtype):
+            x = torch.randn(64, dtype=dtype)
+            return lambda: act(x)
+
+        bench_act.params = {"act": [F.gelu, F.silu], "dtype": [torch.float32, torch.bfloat16]}
+    """, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 20\nmin_rounds = 16\nmax_rounds = 16\n"}
+    repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
+    out = tmp_path / "out"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+                 "--no-profile", "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    names = sorted(b["name"] for b in doc["benchmarks"])
+    assert names == ["bench_act[act=gelu,dtype=torch.bfloat16]", "bench_act[act=gelu,dtype=torch.float32]",
+                     "bench_act[act=silu,dtype=torch.bfloat16]", "bench_act[act=silu,dtype=torch.float32]"]
+    assert all(b["change"]["verdict"] not in ("failed", "new") for b in doc["benchmarks"])

@@ -52,3 +52,52 @@ def test_collect_imports_files_and_reports_broken_ones(tmp_path):
     assert [c["name"] for c in cases] == ["bench_a[n=1]", "bench_a[n=2]", "bench_n"]
     assert cases[2]["file"] == "sub/bench_nested.py"
     assert len(errors) == 1 and errors[0]["file"] == "bench_broken.py" and "SyntaxError" in errors[0]["error"]
+
+
+def test_param_labels_are_stable_and_readable():
+    import enum
+    import functools
+
+    import torch
+    import torch.nn.functional as F
+
+    class Mode(enum.Enum):
+        FAST = 1
+
+    class Opaque:
+        pass
+
+    def local_fn():
+        return None
+
+    assert discovery.param_label(torch.bfloat16) == "torch.bfloat16"
+    assert discovery.param_label(torch.device("cpu")) == "cpu"
+    assert discovery.param_label(F.gelu) == "gelu"
+    assert discovery.param_label(local_fn) == "test_param_labels_are_stable_and_readable.local_fn"
+    assert discovery.param_label(torch.nn.LayerNorm) == "LayerNorm"
+    assert discovery.param_label(Mode.FAST) == "Mode.FAST"
+    assert discovery.param_label((1024, "fp16")) == "(1024, fp16)"
+    assert discovery.param_label((1,)) == "(1,)"
+    assert discovery.param_label([torch.float16, None]) == "[torch.float16, None]"
+    assert discovery.param_label(Opaque(), 3) == "Opaque#3"
+    assert " at 0x" not in discovery.param_label(functools.partial(local_fn))
+
+
+def test_resolve_case_finds_values_by_name_on_its_own_revision(tmp_path):
+    import types
+
+    import torch
+
+    module = types.ModuleType("m")
+
+    def bench_x(device, dtype):
+        return dtype
+
+    bench_x.params = {"dtype": [torch.float32, torch.bfloat16]}
+    module.bench_x = bench_x
+    func, values = discovery.resolve_case(module, "bench_x", "bench_x[dtype=torch.bfloat16]", "bench_m.py")
+    assert func is bench_x and values == {"dtype": torch.bfloat16}
+    with pytest.raises(LookupError, match="not among the params"):
+        discovery.resolve_case(module, "bench_x", "bench_x[dtype=torch.float16]", "bench_m.py")
+    with pytest.raises(LookupError, match="not defined in bench_m.py"):
+        discovery.resolve_case(module, "bench_y", "bench_y", "bench_m.py")

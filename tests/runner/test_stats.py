@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner import stats
 
@@ -61,7 +64,7 @@ def test_interval_coverage_is_at_least_nominal():
     assert misses / trials <= 0.15  # nominal 10 %
 
 
-def test_look_schedule_doubles_up_to_max():
+def test_look_schedule_doubles_up_to_max_without_process_pairs():
     assert stats.look_schedule(8, 128) == [8, 16, 32, 64, 128]
     assert stats.look_schedule(10, 100) == [10, 20, 40, 80, 100]
     assert stats.look_schedule(5, 5) == [5]
@@ -69,6 +72,18 @@ def test_look_schedule_doubles_up_to_max():
         stats.look_schedule(1, 10)
     with pytest.raises(ValueError):
         stats.look_schedule(10, 5)
+
+
+def test_look_schedule_in_whole_process_pairs():
+    # defaults: 3, 5, 8, 12, 16 pairs of 8 rounds
+    assert stats.look_schedule(24, 128, 8, 3) == [24, 40, 64, 96, 128]
+    # min_process_pairs wins over a smaller min_rounds; every look is a whole number of pairs
+    assert stats.look_schedule(8, 128, 8, 3) == [24, 40, 64, 96, 128]
+    assert stats.look_schedule(10, 100, 10, 2) == [20, 30, 50, 80, 100]
+    assert all(n % 6 == 0 for n in stats.look_schedule(6, 100, 6, 2))
+    assert stats.look_schedule(16, 16, 8, 3) == [16]  # not enough room for 3 pairs: one look
+    with pytest.raises(ValueError):
+        stats.look_schedule(8, 128, 1, 2)
 
 
 @pytest.mark.parametrize("ci,significant,expected", [
@@ -94,9 +109,22 @@ def test_benjamini_hochberg_matches_the_textbook_example():
 
 
 def test_sequential_p_is_bonferroni_over_planned_looks():
-    assert stats.sequential_p([0.2, 0.004], 5) == pytest.approx(0.02)
-    assert stats.sequential_p([0.5], 5) == 1.0
-    assert stats.sequential_p([], 5) == 1.0
+    assert stats.sequential_p(0.004, 5) == pytest.approx(0.02)
+    assert stats.sequential_p(0.5, 5) == 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=30), st.integers(1, 8))
+def test_adjusted_p_values_are_never_below_the_raw_ones_and_keep_their_order(p_looks, looks):
+    """Benjamini-Hochberg over the sequential p-values: what the report prints as p_adjusted
+    beside p_value (the look's own p) can never be smaller, and a smaller p never gets a larger
+    adjusted value (issue: p_adjusted 1e-20 beside p 0.46)."""
+    adjusted = stats.benjamini_hochberg([stats.sequential_p(p, looks) for p in p_looks])
+    for p, q in zip(p_looks, adjusted):
+        assert q >= p
+    for (p1, q1), (p2, q2) in itertools.combinations(zip(p_looks, adjusted), 2):
+        if p1 < p2:
+            assert q1 <= q2 + 1e-15
 
 
 def test_final_verdicts_demote_what_does_not_survive_bh():
@@ -115,15 +143,13 @@ def test_sequential_a_a_false_positive_rate_is_controlled():
     trials = 400
     for seed in range(trials):
         base, head = _pairs(128, 1.0, 0.03, seed=seed + 5000)
-        ps = []
         verdict = "inconclusive"
         for n in looks:
             est = stats.paired_estimate(base[:n], head[:n], 1 - alpha_look)
-            ps.append(est.p_value)
             verdict = stats.decide(est, 0.02, est.p_value < alpha_look)
             if verdict != "inconclusive":
                 break
-        verdict = stats.decide(est, 0.02, stats.sequential_p(ps, len(looks)) < 0.05)
+        verdict = stats.decide(est, 0.02, stats.sequential_p(est.p_value, len(looks)) < 0.05)
         false_positives += verdict in ("regression", "improvement")
     assert false_positives / trials <= 0.02
 
@@ -162,9 +188,9 @@ def test_blocked_estimate_learns_a_large_process_effect_from_the_blocks():
 
 def test_blocked_estimate_agreeing_blocks_give_a_tight_decisive_interval():
     blocks = [stats.block_summary(*_pairs(16, 1.3, 0.01, seed=40 + j)) for j in range(3)]
-    est = stats.blocked_estimate(blocks, 0.99, between_floor=0.01)
+    est = stats.blocked_estimate(blocks, 0.99, between_floor=0.003)
     assert 1.25 < est.ci_low < 1.3 < est.ci_high < 1.35
-    assert est.p_value < 1e-10 and est.rounds == 48
+    assert est.p_value < 1e-3 and est.rounds == 48 and est.blocks == 3
     with pytest.raises(ValueError):
         stats.blocked_estimate([], 0.99, 0.01)
 
@@ -176,3 +202,17 @@ def test_no_verdict_from_a_single_process_pair():
     assert stats.decide(two, 0.02, True, min_blocks=2) == "regression"
     verdicts, _ = stats.final_verdicts([one, two], [1e-8, 1e-8], 0.05, 0.02, min_blocks=2)
     assert verdicts == ["inconclusive", "regression"]
+
+
+def test_blocked_estimate_one_outlying_pair_does_not_make_a_change():
+    """The real case: in the first worker pair head ran the untouched loss step in 24.5 ms and base
+    in 43.5 ms; in the later pairs both ran at ~44 ms. The old DerSimonian-Laird interval called
+    that an 11 % improvement ([-18.9, -2.3] %); the interval over pairs must cover 1."""
+    ratios = [24.5 / 43.5, 44.1 / 43.9, 43.8 / 44.2]
+    blocks = []
+    for j, r in enumerate(ratios):
+        base, head = _pairs(8, r, 0.004, seed=60 + j)
+        blocks.append(stats.block_summary(base, head))
+    est = stats.blocked_estimate(blocks, 0.99, between_floor=0.003)
+    assert est.ci_low < 1.0 < est.ci_high
+    assert stats.decide(est, 0.02, est.p_value < 0.01, min_blocks=3) == "inconclusive"
