@@ -36,6 +36,9 @@ NO_HINT_VERDICTS = ("unchanged", "failed", "new", "removed")
 TRACE_NOISE = 0.03
 
 MIN_CONFIDENCE = 0.2
+
+#: Confidence factor of every other hint when base and head ran on different GPUs.
+DEVICE_CHANGE_FACTOR = 0.5
 MAX_HINTS = 6
 
 # ---------------------------------------------------------------------------------------------
@@ -176,7 +179,7 @@ def _totals(summary: dict, s: float) -> dict:
     copies = _memcpy(summary)
     return {
         "span_us": (summary.get("span_us") or 0.0) * s,
-        "gpu_busy_us": (summary.get("gpu_busy_us") or 0.0) * s,
+        "gpu_busy_us": None if summary.get("gpu_busy_us") is None else summary["gpu_busy_us"] * s,
         "gpu_idle_us": None if idle is None else idle * s,
         "kernel_count": kt.get("count", 0) * s,
         "kernel_us": kt.get("total_us", 0.0) * s,
@@ -642,7 +645,7 @@ def _precision_change(base: dict, head: dict) -> dict | None:
     vanished = [k for k in share_b if share_b[k] >= 0.1 and share_h.get(k, 0) < 0.01]
     if top_b == top_h and not appeared and not vanished:
         return None
-    moved = sorted(set(share_b) | set(share_h), key=lambda k: -abs(share_h.get(k, 0) - share_b.get(k, 0)))[:3]
+    moved = sorted(set(share_b) | set(share_h), key=lambda k: (-abs(share_h.get(k, 0) - share_b.get(k, 0)), k))[:3]
     parts = ", ".join(f"{k} {_pct(share_b.get(k, 0))} → {_pct(share_h.get(k, 0))}" for k in moved)
     text = f"The precision of the work changed; share of kernel time by precision, base → head: {parts}."
     ev = {"share": {"base": {k: round(v, 3) for k, v in share_b.items()}, "head": {k: round(v, 3) for k, v in share_h.items()}}}
@@ -708,12 +711,23 @@ def _throttling(telemetry: dict | None) -> dict | None:
     return _hint("throttling", 0.85 if flags.get("clocks_differ") else 0.7, text, ev, None)
 
 
+def _gpu_label(summary: dict) -> str | None:
+    """The GPU a summary was recorded on (``device.label``: named, or "GPU, no name in trace, 304
+    CUs"); None on CPU. Summaries stored before ``device`` existed give ``device_name``."""
+    device = summary.get("device")
+    if isinstance(device, dict):
+        return device.get("label") if device.get("kind") == "gpu" else None
+    return summary.get("device_name")
+
+
 def _device_change(base: dict, head: dict) -> dict | None:
-    b, h = base.get("device_name"), head.get("device_name")
+    b, h = _gpu_label(base), _gpu_label(head)
     if not b or not h or b == h:
         return None
     text = f"The two traces come from different GPUs ({b} vs {h}): kernel choices and times are not comparable."
-    return _hint("device_change", 0.9, text, {"device_name": {"base": b, "head": h}}, None)
+    ev = {"device_name": {"base": b, "head": h},
+          "vendor": {side: (s.get("device") or {}).get("vendor") for side, s in (("base", base), ("head", head))}}
+    return _hint("device_change", 0.9, text, ev, None)
 
 
 def _finish(hints: list[dict], factor: float) -> list[dict]:
@@ -780,7 +794,13 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
             h["evidence"]["share_of_change"] = round(share, 3)
         h["evidence"]["per_call"] = d["per_call"]
         found.append(h)
-    for extra in (throttle, _device_change(base_summary, head_summary)):
+    moved = _device_change(base_summary, head_summary)
+    if moved:
+        # on another GPU every other difference may be the device's, not the code's
+        for h in found:
+            h["confidence"] *= DEVICE_CHANGE_FACTOR
+            h["evidence"]["device_changed"] = True
+    for extra in (throttle, moved):
         if extra:
             found.append(extra)
     hints = _finish(found, factor)
