@@ -12,7 +12,10 @@ Rules of evidence:
   head, for an improvement only what got cheaper;
 - when the verdict is a regression or an improvement and no rule fires, a single
   ``unexplained`` hint says so ("no profile difference explains this");
-- ``inconclusive`` benchmarks get the hints of the sign of their ratio at half confidence.
+- ``inconclusive`` benchmarks get the hints of the sign of their ratio at half confidence;
+- when base and head ran on different GPUs (``device.label`` of the summaries), the
+  ``device_change`` hint leads and every other hint keeps half its confidence (``evidence.
+  device_changed``): its difference may be the device's, not the code's.
 
 Times are microseconds *per profiled call* when both traces count their calls
 (``iterations``), else per trace; the evidence says which (``per_call``).
@@ -36,10 +39,10 @@ NO_HINT_VERDICTS = ("unchanged", "failed", "new", "removed")
 TRACE_NOISE = 0.03
 
 MIN_CONFIDENCE = 0.2
+MAX_HINTS = 6
 
 #: Confidence factor of every other hint when base and head ran on different GPUs.
 DEVICE_CHANGE_FACTOR = 0.5
-MAX_HINTS = 6
 
 # ---------------------------------------------------------------------------------------------
 # kernel name normalisation and matching

@@ -102,7 +102,7 @@ def parse_trace_json(text: str) -> tuple[object, list[dict]]:
     accepted inside strings, stray backslashes are escaped — and the text parsed again.
 
     Returns:
-        ``(document, repairs)``: repairs ``[{issue, what}]`` applied, in order.
+        ``(document, repairs)``: repairs ``[{issue, what, repair}]`` applied, in order.
 
     Raises:
         ValueError: the text is not JSON even after those repairs (the message names the repairs
@@ -569,7 +569,7 @@ def summarize(trace_or_path) -> dict:
         lo, hi = (span_lo, span_hi) if span_hi > span_lo else (0.0, 0.0)
     span = max(0.0, hi - lo)
     if gpu:
-        busy, idle = _union_us(gpu_iv, lo, hi), None
+        busy = _union_us(gpu_iv, lo, hi)
         idle = span - busy
     elif uses_gpu:
         busy = idle = None  # GPU work was launched but the trace recorded no GPU activity
