@@ -317,3 +317,14 @@ def test_trace_diff_pair_a100_vs_v100():
     assert found[0]["kind"] == "device_change"
     assert any(h["kind"] == "precision_change" for h in found)  # the A100's TF32 GEMMs are gone on V100
     assert all(h["evidence"].get("device_changed") for h in found[1:] if h["kind"] not in ("throttling",))
+
+
+@pytest.mark.parametrize("base, head", [
+    ("hta_cupti_profiler_benchmark_result_924719_1679055439_trace.json.gz", "hta_cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"),
+    ("mi300_bert-small.json.gz", "h100_bert-small.json.gz")])
+def test_cli_trace_diff_table_and_json_take_missing_numbers(base, head, capsys):
+    assert main(["trace-diff", str(TRACES / base), str(TRACES / head)]) == 0
+    capsys.readouterr()
+    assert main(["trace-diff", str(TRACES / base), str(TRACES / head), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["base"]["device"]["label"] and out["head"]["device"]["label"]
