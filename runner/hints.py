@@ -12,7 +12,10 @@ Rules of evidence:
   head, for an improvement only what got cheaper;
 - when the verdict is a regression or an improvement and no rule fires, a single
   ``unexplained`` hint says so ("no profile difference explains this");
-- ``inconclusive`` benchmarks get the hints of the sign of their ratio at half confidence.
+- ``inconclusive`` benchmarks get the hints of the sign of their ratio at half confidence;
+- when base and head ran on different GPUs (``device.label`` of the summaries), the
+  ``device_change`` hint leads and every other hint keeps half its confidence (``evidence.
+  device_changed``): its difference may be the device's, not the code's.
 
 Times are microseconds *per profiled call* when both traces count their calls
 (``iterations``), else per trace; the evidence says which (``per_call``).
@@ -37,6 +40,9 @@ TRACE_NOISE = 0.03
 
 MIN_CONFIDENCE = 0.2
 MAX_HINTS = 6
+
+#: Confidence factor of every other hint when base and head ran on different GPUs.
+DEVICE_CHANGE_FACTOR = 0.5
 
 # ---------------------------------------------------------------------------------------------
 # kernel name normalisation and matching
@@ -176,7 +182,7 @@ def _totals(summary: dict, s: float) -> dict:
     copies = _memcpy(summary)
     return {
         "span_us": (summary.get("span_us") or 0.0) * s,
-        "gpu_busy_us": (summary.get("gpu_busy_us") or 0.0) * s,
+        "gpu_busy_us": None if summary.get("gpu_busy_us") is None else summary["gpu_busy_us"] * s,
         "gpu_idle_us": None if idle is None else idle * s,
         "kernel_count": kt.get("count", 0) * s,
         "kernel_us": kt.get("total_us", 0.0) * s,
@@ -642,7 +648,7 @@ def _precision_change(base: dict, head: dict) -> dict | None:
     vanished = [k for k in share_b if share_b[k] >= 0.1 and share_h.get(k, 0) < 0.01]
     if top_b == top_h and not appeared and not vanished:
         return None
-    moved = sorted(set(share_b) | set(share_h), key=lambda k: -abs(share_h.get(k, 0) - share_b.get(k, 0)))[:3]
+    moved = sorted(set(share_b) | set(share_h), key=lambda k: (-abs(share_h.get(k, 0) - share_b.get(k, 0)), k))[:3]
     parts = ", ".join(f"{k} {_pct(share_b.get(k, 0))} → {_pct(share_h.get(k, 0))}" for k in moved)
     text = f"The precision of the work changed; share of kernel time by precision, base → head: {parts}."
     ev = {"share": {"base": {k: round(v, 3) for k, v in share_b.items()}, "head": {k: round(v, 3) for k, v in share_h.items()}}}
@@ -708,12 +714,23 @@ def _throttling(telemetry: dict | None) -> dict | None:
     return _hint("throttling", 0.85 if flags.get("clocks_differ") else 0.7, text, ev, None)
 
 
+def _gpu_label(summary: dict) -> str | None:
+    """The GPU a summary was recorded on (``device.label``: named, or "GPU, no name in trace, 304
+    CUs"); None on CPU. Summaries stored before ``device`` existed give ``device_name``."""
+    device = summary.get("device")
+    if isinstance(device, dict):
+        return device.get("label") if device.get("kind") == "gpu" else None
+    return summary.get("device_name")
+
+
 def _device_change(base: dict, head: dict) -> dict | None:
-    b, h = base.get("device_name"), head.get("device_name")
+    b, h = _gpu_label(base), _gpu_label(head)
     if not b or not h or b == h:
         return None
     text = f"The two traces come from different GPUs ({b} vs {h}): kernel choices and times are not comparable."
-    return _hint("device_change", 0.9, text, {"device_name": {"base": b, "head": h}}, None)
+    ev = {"device_name": {"base": b, "head": h},
+          "vendor": {side: (s.get("device") or {}).get("vendor") for side, s in (("base", base), ("head", head))}}
+    return _hint("device_change", 0.9, text, ev, None)
 
 
 def _finish(hints: list[dict], factor: float) -> list[dict]:
@@ -786,7 +803,13 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
             h["evidence"]["share_of_change"] = round(share, 3)
         h["evidence"]["per_call"] = d["per_call"]
         found.append(h)
-    for extra in (throttle, _device_change(base_summary, head_summary)):
+    moved = _device_change(base_summary, head_summary)
+    if moved:
+        # on another GPU every other difference may be the device's, not the code's
+        for h in found:
+            h["confidence"] *= DEVICE_CHANGE_FACTOR
+            h["evidence"]["device_changed"] = True
+    for extra in (throttle, moved):
         if extra:
             found.append(extra)
     hints = _finish(found, factor)
@@ -824,13 +847,14 @@ def main_trace_diff(args) -> int:
         print(json.dumps(_round_floats(out), indent=1))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
-    console.print(f"[bold]base[/bold] {args.base_trace}\n[bold]head[/bold] {args.head_trace}")
+    console.print(f"[bold]base[/bold] {escape(str(args.base_trace))}\n[bold]head[/bold] {escape(str(args.head_trace))}")
     if hints:
         for h in hints:
-            console.print(f"• [bold]{h['kind']}[/bold] ({h['confidence']:.0%}): {h['summary']}")
+            console.print(f"• [bold]{h['kind']}[/bold] ({h['confidence']:.0%}): {escape(h['summary'])}")
     else:
         console.print("no hints: the traces show no change in time beyond noise")
     rows = side_by_side(base, head, top=15)
@@ -839,7 +863,7 @@ def main_trace_diff(args) -> int:
         for col in ("name", "match", "base", "head", "Δ"):
             t.add_column(col, justify="left" if col in ("name", "match") else "right")
         for r in rows:
-            t.add_row(_short(r["name"], 70), r["match"],
+            t.add_row(escape(_short(r["name"], 70)), r["match"],
                       "-" if r["base_total_us"] is None else f"{r['base_count']:g} × → {_us(r['base_total_us'])}",
                       "-" if r["head_total_us"] is None else f"{r['head_count']:g} × → {_us(r['head_total_us'])}",
                       _signed_us(r["delta_us"]))

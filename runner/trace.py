@@ -1,13 +1,13 @@
 """Kineto (torch.profiler) trace files: load, summarise, compact; ``perfgate trace-summary``.
 
 The summary is computed from the trace file itself, so perfgate's own traces, stored traces
-and third-party traces of any torch version seen in ../shared/fixtures all work. Field names
-are those Kineto writes: events with ``cat`` in ``kernel``, ``gpu_memcpy``, ``gpu_memset``,
-``cuda_runtime``, ``cuda_driver``, ``cuda_sync``, ``cpu_op`` (older traces: ``Operator``),
-``user_annotation``, ``cpu_instant_event`` (``[memory]``); kernel ``args`` carry
+and third-party traces of any torch version and GPU vendor work: every name that differs
+between CUDA, ROCm and Intel XPU traces or between Kineto versions (event categories such as
+PyTorch 1.8's ``Kernel``/``Runtime``/``Operator``, runtime calls such as ``cudaLaunchKernel`` /
+``hipExtModuleLaunchKernel`` / ``urEnqueueKernelLaunch``, ``deviceProperties`` /
+``computeProperties``) is looked up in :mod:`runner.trace_names`. Kernel ``args`` carry
 ``registers per thread``, ``shared memory``, ``grid``, ``block``, ``stream``, ``correlation``
-and ``est. achieved occupancy %`` (older: ``theoretical occupancy %``); the top level carries
-``deviceProperties``.
+and ``est. achieved occupancy %``; the top level carries the device properties.
 
 Units: times in microseconds (``*_us``, as in the trace), sizes in bytes (``*_bytes``),
 occupancy as a fraction 0..1. Pure except :func:`load_trace` and :func:`main_trace_summary`.
@@ -26,19 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from . import roofline
+from . import trace_names as names
 from .errors import UserError
 
-GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
-OPERATOR_CATS = ("cpu_op", "Operator", "operator")
-RUNTIME_CATS = ("cuda_runtime", "cuda_driver", "Runtime", "runtime")
-
-#: CUDA runtime/driver calls that launch GPU work (kernels or graphs).
-LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
-               "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernelMultiDevice", "cudaGraphLaunch")
-
-#: Synchronising calls always reported (count 0 when absent), then any other seen in the trace.
-SYNC_APIS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
-OTHER_SYNC_APIS = ("cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize", "cuStreamWaitEvent")
+#: Device-side work (canonical categories, :data:`runner.trace_names.CATEGORIES`).
+GPU_CATS = names.GPU_CATEGORIES
 
 #: A kernel shorter than this is "small" (STRATEGIES.md, sync_overhead: under ~10 µs).
 SMALL_KERNEL_US = 10.0
@@ -51,9 +43,13 @@ _MEMCPY_RE = re.compile(r"Memcpy\s+(\w+)(?:\s*\(([^)]*)\))?")
 _COMPILE_RE = re.compile(r"compile_inner|_compile\.compile|compile_fx|Compiled?Function.*compile|dynamo.*compile",
                          re.IGNORECASE)
 
-#: Precision tokens in kernel names, first match wins (most specific first).
+#: Precision tokens in kernel names, first match wins (lowest precision first: a GEMM of fp8
+#: activations and fp4 weights, ``bmm_MxE4m3_MxE2m1…``, is an fp4 GEMM). fp4: e2m1 (MXFP4,
+#: NVFP4 ``ue4m3xe2m1``); fp6: e2m3/e3m2 (MXFP6); fp8: e4m3/e5m2 (and the fnuz variants).
 _KERNEL_DTYPES = (
-    ("fp8", re.compile(r"fp8|e4m3|e5m2", re.I)),
+    ("fp4", re.compile(r"e2m1|(?:nv|mx)?fp4(?![0-9])", re.I)),
+    ("fp6", re.compile(r"e2m3|e3m2|(?:mx)?fp6(?![0-9])", re.I)),
+    ("fp8", re.compile(r"fp8|e4m3|e5m2|float8", re.I)),
     ("int8", re.compile(r"int8|imma|(?<![a-z])[si]8(?![0-9])", re.I)),
     ("bf16", re.compile(r"bf16|bfloat16|BFloat16", re.I)),
     ("fp16", re.compile(r"(?<!b)f16|fp16|half|hgemm|c10::Half|(?<![a-z])h\d{4,5}gemm", re.I)),
@@ -61,19 +57,82 @@ _KERNEL_DTYPES = (
     ("fp64", re.compile(r"double|dgemm|f64", re.I)),
     ("fp32", re.compile(r"(?<![a-z])float(?![0-9])|f32|fp32|sgemm", re.I)),
 )
+#: ROCm Tensile/hipBLASLt GEMM names, ``Cijk_Alik_Bljk_<types>_…``: the first type code is the
+#: input type (Tensile ``DataType`` codes: S float, D double, H half, B bfloat16, X xfloat32,
+#: F8/B8 float8/bfloat8, I8 int8).
+_TENSILE = re.compile(r"^Cijk_[A-Za-z]+_[A-Za-z]+_(F8|B8|I8|[SDHBX])")
+_TENSILE_DTYPES = {"S": "fp32", "D": "fp64", "H": "fp16", "B": "bf16", "X": "tf32", "F8": "fp8", "B8": "fp8",
+                   "I8": "int8"}
+#: vLLM's KV-cache template argument ``(vllm::Fp8KVCacheDataType)N``: 0 is ``kAuto`` (the cache
+#: keeps the model's dtype), 1 and 2 are fp8 e4m3/e5m2 (vLLM ``csrc/attention/dtype_fp8.cuh``).
+_KV_CACHE_DTYPE = re.compile(r"\(?vllm::Fp8KVCacheDataType\)?(\d)?")
 #: Operator ``Input type`` strings to precision names.
 _INPUT_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BFloat16": "bf16",
-                 "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8", "signed char": "int8"}
+                 "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8", "c10::Float8_e4m3fnuz": "fp8",
+                 "c10::Float8_e5m2fnuz": "fp8", "c10::Float4_e2m1fn_x2": "fp4", "signed char": "int8"}
 _DTYPE_BYTES = {"float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "int": 4, "long int": 8,
-                "signed char": 1, "unsigned char": 1, "bool": 1, "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1}
+                "signed char": 1, "unsigned char": 1, "bool": 1, "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1,
+                "c10::Float8_e4m3fnuz": 1, "c10::Float8_e5m2fnuz": 1, "c10::Float4_e2m1fn_x2": 1}
+#: Precisions computed on tensor/matrix cores (the others on CUDA cores / vector units).
+TENSOR_PRECISIONS = ("tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8")
 
 
 # ---------------------------------------------------------------------------------------------
 # loading (I/O)
 
 
+#: Key under which :func:`load_trace` records the known export defects it repaired.
+REPAIRED_KEY = "perfgate_repaired"
+
+_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt]|.)', re.S)
+
+
+def _escape_backslashes(text: str) -> str:
+    """Double every backslash that does not start a valid JSON escape (``C:\\Users`` in a name)."""
+    return _ESCAPE.sub(lambda m: m.group(0) if len(m.group(1)) > 1 or m.group(1) in '"\\/bfnrt'
+                       else "\\\\" + m.group(1), text)
+
+
+def parse_trace_json(text: str) -> tuple[object, list[dict]]:
+    """Parse a trace's JSON text, repairing only the defects torch's exporter is known to write.
+
+    Strict JSON first; on an error listed in :data:`runner.trace_names.KNOWN_EXPORT_DEFECTS`
+    (raw control characters in strings, pytorch/pytorch#113001; unescaped backslashes of
+    Windows paths, pytorch/pytorch#98432) that defect is repaired — control characters are
+    accepted inside strings, stray backslashes are escaped — and the text parsed again.
+
+    Returns:
+        ``(document, repairs)``: repairs ``[{issue, what, repair}]`` applied, in order.
+
+    Raises:
+        ValueError: the text is not JSON even after those repairs (the message names the repairs
+            made).
+    """
+    repairs: list[dict] = []
+    strict = True
+    while True:
+        try:
+            return json.loads(text, strict=strict), repairs
+        except json.JSONDecodeError as exc:
+            done = {r["repair"] for r in repairs}
+            defect = next((d for d in names.KNOWN_EXPORT_DEFECTS
+                           if exc.msg.startswith(d["message"]) and d["repair"] not in done), None)
+            if defect is None:
+                after = "; ".join(f"after repairing {r['what']} ({r['issue']})" for r in repairs)
+                raise ValueError(f"{exc.msg} at line {exc.lineno} column {exc.colno}" + (f" {after}" if after else "")) \
+                    from None
+            if defect["repair"] == "control_characters":
+                strict = False
+            else:
+                text = _escape_backslashes(text)
+            repairs.append({"issue": defect["issue"], "what": defect["what"], "repair": defect["repair"]})
+
+
 def load_trace(path: str | Path) -> dict:
     """Read a Kineto/Chrome trace (``.json`` or ``.json.gz``).
+
+    Invalid JSON that torch is known to write (:func:`parse_trace_json`) is read after repair;
+    the repairs are listed under :data:`REPAIRED_KEY` (``[{issue, what, repair}]``).
 
     Returns:
         the trace document: a dict with ``traceEvents`` (a bare event list is wrapped).
@@ -89,13 +148,15 @@ def load_trace(path: str | Path) -> dict:
     try:
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
-        doc = json.loads(raw.decode("utf-8"))
+        doc, repairs = parse_trace_json(raw.decode("utf-8"))
     except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError) as exc:
-        raise UserError(f"{path} is not a JSON trace (.json or .json.gz): {str(exc).splitlines()[0][:120]}") from None
+        raise UserError(f"{path} is not a JSON trace (.json or .json.gz): {str(exc).splitlines()[0][:200]}") from None
     if isinstance(doc, list):
         doc = {"traceEvents": doc}
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise UserError(f"{path} is JSON but not a Kineto/Chrome trace (no 'traceEvents' list)")
+    if repairs:
+        doc[REPAIRED_KEY] = repairs
     return doc
 
 
@@ -158,11 +219,37 @@ def _multi_stream_overlap_us(intervals: list[tuple[float, float, Any]]) -> float
 
 
 def kernel_dtype(name: str) -> str | None:
-    """Precision named by a kernel's name (``fp16``, ``bf16``, ``fp32``, ``tf32``, ``int8``, ...), or None."""
+    """Precision named by a kernel's name (``fp4``, ``fp6``, ``fp8``, ``int8``, ``bf16``,
+    ``fp16``, ``tf32``, ``fp64``, ``fp32``), or None."""
+    m = _TENSILE.match(name)
+    if m:
+        return _TENSILE_DTYPES[m.group(1)]
+    name = _KV_CACHE_DTYPE.sub(lambda m: "fp8" if m.group(1) in ("1", "2") else "", name)
     for dtype, pattern in _KERNEL_DTYPES:
         if pattern.search(name):
             return dtype
     return None
+
+
+def is_collective(kernel_name: str) -> bool:
+    """Whether a kernel is collective communication (NCCL/RCCL, custom all-reduce):
+    :data:`runner.trace_names.COLLECTIVE_KERNEL`."""
+    return bool(names.COLLECTIVE_KERNEL.search(kernel_name))
+
+
+def _arg(args: dict, key: str, default=None):
+    """``args[key]`` under any spelling of :data:`runner.trace_names.ARG_NAMES`."""
+    for spelling in names.ARG_NAMES.get(key, (key,)):
+        if spelling in args:
+            return args[spelling]
+    return default
+
+
+def _category(event: dict) -> str | None:
+    cat = event.get("cat")
+    if not isinstance(cat, str):
+        return None
+    return names.CATEGORIES.get(cat) or names.CATEGORIES.get(cat.lower())
 
 
 def _tensor_bytes(dims, dtype) -> int:
@@ -180,7 +267,7 @@ def _op_work(op: dict) -> tuple[float | None, float | None]:
     """(flops, bytes) of an operator call: ``flops`` arg where torch wrote it, else a GEMM estimate;
     bytes are the input tensors (plus the GEMM output), an estimate of the traffic."""
     args = op.get("args") or {}
-    dims = args.get("Input Dims") or []
+    dims = _arg(args, "Input Dims") or []
     types = args.get("Input type") or []
     nbytes = sum(_tensor_bytes(d, t) for d, t in zip(dims, types))
     flops = args.get("flops")
@@ -221,21 +308,53 @@ def _operator_self_times(ops: list[dict]) -> dict[int, float]:
     return {i: max(0.0, v) for i, v in self_us.items()}
 
 
-def _device_props(doc: dict, device) -> dict | None:
-    props = doc.get("deviceProperties") or []
-    if not isinstance(props, list) or not props:
+def device_properties(doc: dict, device=None) -> dict | None:
+    """The trace's properties of ``device`` (its ``id``; else the first entry), keys renamed to
+    perfgate's (:data:`runner.trace_names.DEVICE_PROPERTY_KEYS`: ``numSms``, ``computeMajor``,
+    ``maxThreadsPerMultiprocessor``, ...) from ``deviceProperties`` or the older
+    ``computeProperties``; None when the trace has neither."""
+    entries = []
+    for key in names.DEVICE_PROPERTY_LISTS:
+        value = doc.get(key)
+        if isinstance(value, list):
+            entries = [p for p in value if isinstance(p, dict)]
+            if entries:
+                break
+    if not entries:
         return None
-    for p in props:
-        if isinstance(p, dict) and device is not None and p.get("id") == device:
-            return p
-    return props[0] if isinstance(props[0], dict) else None
+    raw = next((p for p in entries if device is not None and p.get("id") == device), entries[0])
+    out = {}
+    for key, spellings in names.DEVICE_PROPERTY_KEYS.items():
+        value = next((raw[s] for s in spellings if raw.get(s) is not None), None)
+        if value is not None:
+            out[key] = value
+    return out
 
 
-def _summarize_kernels(kernels: list[dict], props: dict | None, ops_by_ext: dict, device_name) -> list[dict]:
+def _device(props: dict | None, runtime: str | None, uses_gpu: bool) -> dict:
+    """``{kind, vendor, name, units, label, peaks, peaks_note}`` of the profiled device."""
+    if not uses_gpu:
+        return {"kind": "cpu", "vendor": None, "name": None, "units": None, "label": "CPU only", "peaks": None,
+                "peaks_note": None}
+    name = ((props or {}).get("name") or "").strip() or None
+    vendor = names.RUNTIME_VENDORS.get(runtime) if runtime else None
+    units = (props or {}).get("numSms")
+    label = name
+    if label is None:
+        label = "GPU, no name in trace"
+        if units:
+            label += f", {units} {names.UNIT_NAMES.get(vendor, 'SMs/CUs')}"
+    peaks, note = roofline.lookup_peaks(name, props, vendor)
+    if peaks is None and note is None:
+        note = "no peaks known: the trace names no GPU and has no device properties"
+    return {"kind": "gpu", "vendor": vendor, "name": name, "units": units, "label": label, "peaks": peaks,
+            "peaks_note": note}
+
+
+def _summarize_kernels(kernels: list[dict], props: dict | None, ops_by_ext: dict, peaks: dict | None) -> list[dict]:
     groups: dict[str, list[dict]] = defaultdict(list)
     for k in kernels:
         groups[k.get("name", "?")].append(k)
-    peaks = roofline.peaks_for(device_name)
     out = []
     for name, evs in groups.items():
         durs = [_num(e.get("dur")) for e in evs]
@@ -250,11 +369,12 @@ def _summarize_kernels(kernels: list[dict], props: dict | None, ops_by_ext: dict
         (regs, smem, grid, block), _ = configs.most_common(1)[0]
         args0 = next((e.get("args") or {} for e in evs if (e.get("args") or {}).get("grid") is not None),
                      evs[0].get("args") or {})
-        est = args0.get("est. achieved occupancy %", args0.get("theoretical occupancy %"))
+        est = _arg(args0, "est. achieved occupancy %")
         threads = roofline.grid_blocks(block) if block else None
         blocks = roofline.grid_blocks(grid) if grid else None
         occ = roofline.theoretical_occupancy(int(regs) if regs is not None else None, threads,
                                              int(smem) if smem is not None else None, props)
+        collective = is_collective(name)
         entry = {
             "name": name,
             "count": len(evs),
@@ -275,24 +395,48 @@ def _summarize_kernels(kernels: list[dict], props: dict | None, ops_by_ext: dict
             "active_blocks_per_sm": occ["active_blocks_per_sm"],
             "waves": roofline.waves(blocks, (props or {}).get("numSms"), occ["active_blocks_per_sm"]),
             "streams": sorted({(e.get("args") or {}).get("stream") for e in evs} - {None}, key=str),
-            "dtype": kernel_dtype(name),
+            "dtype": None if collective else kernel_dtype(name),
+            "collective": collective,
         }
         flops = nbytes = 0.0
+        op_dtypes: Counter = Counter()
         for e in evs:
-            op = ops_by_ext.get((e.get("args") or {}).get("External id"))
+            op = ops_by_ext.get(_arg(e.get("args") or {}, "External id"))
             if op is not None:
                 f, b = op["work"]
                 flops += (f or 0.0) / op["kernels"]
                 nbytes += (b or 0.0) / op["kernels"]
-        if flops and nbytes:
+                if op["dtype"]:
+                    op_dtypes[op["dtype"]] += 1
+        if flops and nbytes and not collective:
             entry["flops"] = flops
             entry["bytes"] = nbytes
-            pos = roofline.position(flops, nbytes, total, peaks, tensor_cores=entry["dtype"] in ("fp16", "bf16", "tf32", "fp8", "int8"))
+            precision = entry["dtype"] or (op_dtypes.most_common(1)[0][0] if op_dtypes else None)
+            pos = roofline.position(flops, nbytes, total, peaks, precision=precision) if precision else None
             if pos:
                 entry["roofline"] = pos
         out.append(entry)
     out.sort(key=lambda k: -k["total_us"])
     return out
+
+
+def _runtime_of(calls_by_api: dict, doc: dict, device_name: str | None) -> str | None:
+    """The GPU runtime that recorded the trace: by its runtime calls, else its top-level keys, else
+    the device name's vendor; None for a trace without any of these."""
+    votes: Counter = Counter()
+    for api, c in calls_by_api.items():
+        runtime, _ = names.call_kind(api)
+        if runtime:
+            votes[runtime] += c["count"]
+    if votes:
+        return votes.most_common(1)[0][0]
+    for key, runtime in names.RUNTIME_TRACE_KEYS.items():
+        if key in doc:
+            return runtime
+    for prefix, runtime in names.DEVICE_NAME_RUNTIMES.items():
+        if (device_name or "").upper().startswith(prefix):
+            return runtime
+    return None
 
 
 def summarize(trace_or_path) -> dict:
@@ -302,20 +446,31 @@ def summarize(trace_or_path) -> dict:
         trace_or_path: a document from :func:`load_trace`, or a path to one.
 
     Returns:
-        ``{device_name, device_properties, iterations, kernels: [{name, count, total_us, mean_us,
+        ``{device: {kind (gpu|cpu), vendor, name, units (SMs/CUs), label, peaks, peaks_note},
+        device_name, device_properties, iterations, kernels: [{name, count, total_us, mean_us,
         min_us, max_us, cv, registers_per_thread, shared_memory_bytes, grid, block, blocks,
         threads_per_block, occupancy (theoretical, recomputed, fraction), est_achieved_occupancy
         (the trace's calculator estimate, fraction), occupancy_limiter, active_blocks_per_sm,
-        waves, streams, dtype, [flops, bytes, roofline]}], kernel_totals: {count, total_us,
-        small_count, small_us}, runtime: {launches: {count, total_us}, graph_launches,
-        sync: {API: {count, total_us}}, cuda_sync: {kind: count}, memcpy: {HtoD|DtoH|DtoD|...:
-        {count, bytes, total_us, pageable_count}}, memset: {count, bytes, total_us},
-        launch_delay_mean_us, calls: {API: {count, total_us}}}, gpu_busy_us, gpu_idle_us,
-        multi_stream_overlap_us, streams, span_us, operators: [{name, count, total_us, self_us,
-        mean_us, input_types, dtype, [flops]}], operator_totals: {count, self_us},
-        compile_events, peak_memory_bytes, peak_memory_by_device_bytes, precision_us}``.
-        ``gpu_idle_us`` is None on a trace without GPU activity. ``iterations`` counts
-        ``perfgate::call`` (else ``ProfilerStep#N``) annotations, None when there are none.
+        waves, streams, dtype, collective, [flops, bytes, roofline]}], kernel_totals: {count,
+        total_us, small_count, small_us}, communication: {count, total_us, streams},
+        runtime: {api (cuda|hip|xpu), launches: {count, total_us} (kernel and graph launches),
+        graph_launches, calls_by_kind: {kind: {count, total_us}} (kinds of
+        :data:`runner.trace_names.CALL_KINDS`), sync: {API: {count, total_us}} (host
+        synchronisations, stream waits and synchronous copies), cuda_sync: {kind: count},
+        memcpy: {HtoD|DtoH|DtoD|...: {count, bytes, total_us, pageable_count}}, memset: {count,
+        bytes, total_us}, launch_delay_mean_us, calls: {API: {count, total_us}}}, gpu_busy_us,
+        gpu_idle_us, multi_stream_overlap_us, streams, span_us, operators: [{name, count,
+        total_us, self_us, mean_us, input_types, dtype, [flops]}], operator_totals: {count,
+        self_us}, compile_events, peak_memory_bytes, peak_memory_by_device_bytes, precision_us,
+        repaired: [{issue, what, repair}]}``.
+
+        Every count and time is a number (0 when the events are absent) except where the trace
+        lacks the information: ``gpu_busy_us`` and ``gpu_idle_us`` are None when the trace
+        launched GPU work but recorded no GPU activity (CUPTI range profiling), ``gpu_idle_us``
+        is None without a GPU; ``device_name`` None when the trace names no device;
+        ``iterations`` None without ``perfgate::call`` / ``ProfilerStep#N`` annotations;
+        ``launch_delay_mean_us`` None without a launch joined to its kernel;
+        ``peak_memory_bytes`` None without memory events.
 
     Raises:
         UserError: from :func:`load_trace` when given a path.
@@ -325,7 +480,7 @@ def summarize(trace_or_path) -> dict:
     kernels, gpu, ops, runtime, annotations, memory, syncs = [], [], [], [], [], [], []
     span_lo, span_hi = math.inf, -math.inf
     for e in events:
-        cat = e.get("cat")
+        cat = _category(e)
         ph = e.get("ph")
         if ph == "X" and cat != "Trace":
             ts = _num(e.get("ts"))
@@ -335,9 +490,9 @@ def summarize(trace_or_path) -> dict:
             gpu.append(e)
             if cat == "kernel":
                 kernels.append(e)
-        elif cat in OPERATOR_CATS and ph == "X":
+        elif cat == "cpu_op" and ph == "X":
             ops.append(e)
-        elif cat in RUNTIME_CATS and ph == "X":
+        elif cat in ("cuda_runtime", "cuda_driver") and ph == "X":
             runtime.append(e)
         elif cat == "user_annotation" and ph == "X":
             annotations.append(e)
@@ -346,15 +501,30 @@ def summarize(trace_or_path) -> dict:
         elif e.get("name") == "[memory]":
             memory.append(e)
 
-    # the device of the kernels decides which deviceProperties entry applies
+    # runtime calls by API and by kind (runner.trace_names.RUNTIME_CALLS)
+    calls_by_api: dict[str, dict] = {}
+    for r in runtime:
+        c = calls_by_api.setdefault(r.get("name", "?"), {"count": 0, "total_us": 0.0})
+        c["count"] += 1
+        c["total_us"] += _num(r.get("dur"))
+    by_kind = {kind: {"count": 0, "total_us": 0.0} for kind in names.CALL_KINDS}
+    for api, c in calls_by_api.items():
+        _, kind = names.call_kind(api)
+        if kind:
+            by_kind[kind]["count"] += c["count"]
+            by_kind[kind]["total_us"] += c["total_us"]
+
+    # the device: the kernels' device decides which properties entry applies
     devices = Counter((k.get("args") or {}).get("device") for k in kernels)
-    device = devices.most_common(1)[0][0] if devices else None
-    props = _device_props(doc, device)
-    device_name = (props or {}).get("name") if (kernels or gpu) else None
+    props = device_properties(doc, devices.most_common(1)[0][0] if devices else None)
+    api = _runtime_of(calls_by_api, doc, (props or {}).get("name"))
+    uses_gpu = bool(gpu) or any(v["count"] for v in by_kind.values())
+    device = _device(props, api, uses_gpu)
+    api = api or names.DEFAULT_RUNTIME
 
     # operators: inclusive and self time, work for the roofline
     self_us = _operator_self_times(ops)
-    kernels_per_ext = Counter((k.get("args") or {}).get("External id") for k in kernels)
+    kernels_per_ext = Counter(_arg(k.get("args") or {}, "External id") for k in kernels)
     ops_by_ext = {}
     op_groups: dict[str, dict] = {}
     for i, op in enumerate(ops):
@@ -371,9 +541,10 @@ def summarize(trace_or_path) -> dict:
         work = _op_work(op)
         if work[0]:
             g["flops"] += work[0]
-        ext = args.get("External id")
+        ext = _arg(args, "External id")
         if ext is not None and kernels_per_ext.get(ext):
-            ops_by_ext[ext] = {"work": work, "kernels": kernels_per_ext[ext]}
+            dtype = next((_INPUT_DTYPES[t] for t in types if t in _INPUT_DTYPES), None)
+            ops_by_ext[ext] = {"work": work, "kernels": kernels_per_ext[ext], "dtype": dtype}
     operators = []
     for g in op_groups.values():
         common = g["types"].most_common(1)[0][0] if g["types"] else ""
@@ -397,55 +568,60 @@ def summarize(trace_or_path) -> dict:
     else:
         lo, hi = (span_lo, span_hi) if span_hi > span_lo else (0.0, 0.0)
     span = max(0.0, hi - lo)
-    busy = _union_us(gpu_iv, lo, hi) if gpu_iv else 0.0
+    if gpu:
+        busy = _union_us(gpu_iv, lo, hi)
+        idle = span - busy
+    elif uses_gpu:
+        busy = idle = None  # GPU work was launched but the trace recorded no GPU activity
+    else:
+        busy, idle = 0.0, None
 
-    # runtime: launches, synchronisations, copies
-    calls_by_api: dict[str, dict] = {}
-    for r in runtime:
-        c = calls_by_api.setdefault(r.get("name", "?"), {"count": 0, "total_us": 0.0})
-        c["count"] += 1
-        c["total_us"] += _num(r.get("dur"))
-    launch = {"count": 0, "total_us": 0.0}
-    for api in LAUNCH_APIS:
-        if api in calls_by_api:
-            launch["count"] += calls_by_api[api]["count"]
-            launch["total_us"] += calls_by_api[api]["total_us"]
-    sync = {api: dict(calls_by_api.get(api, {"count": 0, "total_us": 0.0})) for api in SYNC_APIS}
-    sync.update({api: dict(calls_by_api[api]) for api in OTHER_SYNC_APIS if api in calls_by_api})
+    # launches, synchronisations, copies
+    launch_kinds = ("launch", "graph_launch")
+    sync_kinds = ("sync", "stream_wait", "sync_copy")
+    sync = {name: {"count": 0, "total_us": 0.0} for name in names.REPORTED_SYNCS[api]}
+    for name, c in calls_by_api.items():
+        if names.call_kind(name)[1] in sync_kinds:
+            sync[name] = dict(c)
     memcpy: dict[str, dict] = {}
     memset = {"count": 0, "bytes": 0, "total_us": 0.0}
     for e in gpu:
         args = e.get("args") or {}
-        if e.get("cat") == "gpu_memcpy":
+        cat = _category(e)
+        if cat == "gpu_memcpy":
             m = _MEMCPY_RE.search(e.get("name", ""))
-            direction = m.group(1) if m else "other"
+            direction = names.MEMCPY_DIRECTIONS.get(m.group(1), m.group(1)) if m else "other"
             c = memcpy.setdefault(direction, {"count": 0, "bytes": 0, "total_us": 0.0, "pageable_count": 0})
             c["count"] += 1
             c["bytes"] += int(_num(args.get("bytes")))
             c["total_us"] += _num(e.get("dur"))
             if m and m.group(2) and "Pageable" in m.group(2):
                 c["pageable_count"] += 1
-        elif e.get("cat") == "gpu_memset":
+        elif cat == "gpu_memset":
             memset["count"] += 1
             memset["bytes"] += int(_num(args.get("bytes")))
             memset["total_us"] += _num(e.get("dur"))
+    # launch delay: from the end of a launch call to the start of the first kernel it launched
+    # (a graph launch starts many kernels; the later ones wait for the earlier, not for the launch)
     launch_by_corr = {(r.get("args") or {}).get("correlation"): r for r in runtime
-                      if r.get("name") in LAUNCH_APIS}
-    delays = []
+                      if names.call_kind(r.get("name", ""))[1] in launch_kinds}
+    first_start: dict = {}
     for k in kernels:
-        r = launch_by_corr.get((k.get("args") or {}).get("correlation"))
-        if r is not None:
-            delays.append(_num(k.get("ts")) - _num(r.get("ts")) - _num(r.get("dur")))
+        corr = (k.get("args") or {}).get("correlation")
+        if corr in launch_by_corr:
+            first_start[corr] = min(first_start.get(corr, math.inf), _num(k.get("ts")))
+    delays = [ts - _num(launch_by_corr[c].get("ts")) - _num(launch_by_corr[c].get("dur")) for c, ts in first_start.items()]
     k_durs = [_num(k.get("dur")) for k in kernels]
+    summarized = _summarize_kernels(kernels, props, ops_by_ext, device["peaks"])
     precision: Counter = Counter()
-    for k in kernels:
-        dt = kernel_dtype(k.get("name", ""))
-        if dt:
-            precision[dt] += _num(k.get("dur"))
+    for k in summarized:
+        if k["dtype"]:
+            precision[k["dtype"]] += k["total_us"]
     if not kernels:
         for o in operators:
             if o["dtype"]:
                 precision[o["dtype"]] += o["self_us"]
+    comm = [k for k in summarized if k["collective"]]
 
     peaks: dict[str, float] = {}
     for m in memory:
@@ -458,19 +634,25 @@ def summarize(trace_or_path) -> dict:
     cuda_peaks = [v for k, v in peaks.items() if k.startswith("cuda")]
     peak = max(cuda_peaks) if cuda_peaks else peaks.get("cpu")
 
+    launches = {kind: sum(by_kind[k][kind] for k in launch_kinds) for kind in ("count", "total_us")}
     return {
-        "device_name": device_name,
+        "device": device,
+        "device_name": device["name"],
         "device_properties": ({k: props[k] for k in ("numSms", "regsPerMultiprocessor", "maxThreadsPerMultiprocessor",
                                                       "sharedMemPerMultiprocessor", "computeMajor", "computeMinor",
-                                                      "warpSize") if k in props} if props and kernels else None),
+                                                      "warpSize") if k in props} if props and uses_gpu else None),
         "iterations": iterations,
-        "kernels": _summarize_kernels(kernels, props, ops_by_ext, device_name),
+        "kernels": summarized,
         "kernel_totals": {"count": len(kernels), "total_us": round(sum(k_durs), 3),
                           "small_count": sum(1 for d in k_durs if d < SMALL_KERNEL_US),
                           "small_us": round(sum(d for d in k_durs if d < SMALL_KERNEL_US), 3)},
+        "communication": {"count": sum(k["count"] for k in comm), "total_us": round(sum(k["total_us"] for k in comm), 3),
+                          "streams": sorted({s for k in comm for s in k["streams"]}, key=str)},
         "runtime": {
-            "launches": {"count": launch["count"], "total_us": round(launch["total_us"], 3)},
-            "graph_launches": calls_by_api.get("cudaGraphLaunch", {}).get("count", 0),
+            "api": api,
+            "launches": {"count": launches["count"], "total_us": round(launches["total_us"], 3)},
+            "graph_launches": by_kind["graph_launch"]["count"],
+            "calls_by_kind": {k: {"count": v["count"], "total_us": round(v["total_us"], 3)} for k, v in by_kind.items()},
             "sync": {k: {"count": v["count"], "total_us": round(v["total_us"], 3)} for k, v in sync.items()},
             "cuda_sync": dict(Counter((s.get("args") or {}).get("cuda_sync_kind") or s.get("name") for s in syncs)),
             "memcpy": {k: {**v, "total_us": round(v["total_us"], 3)} for k, v in sorted(memcpy.items())},
@@ -479,8 +661,8 @@ def summarize(trace_or_path) -> dict:
             "calls": {k: {"count": v["count"], "total_us": round(v["total_us"], 3)}
                       for k, v in sorted(calls_by_api.items(), key=lambda kv: -kv[1]["total_us"])},
         },
-        "gpu_busy_us": round(busy, 3),
-        "gpu_idle_us": round(span - busy, 3) if gpu else None,
+        "gpu_busy_us": None if busy is None else round(busy, 3),
+        "gpu_idle_us": None if idle is None else round(idle, 3),
         "multi_stream_overlap_us": round(_multi_stream_overlap_us(
             [(a, b, (e.get("args") or {}).get("stream")) for (a, b), e in zip(gpu_iv, gpu)]), 3),
         "streams": len({(e.get("args") or {}).get("stream") for e in gpu} - {None}),
@@ -491,6 +673,7 @@ def summarize(trace_or_path) -> dict:
         "peak_memory_bytes": peak,
         "peak_memory_by_device_bytes": peaks,
         "precision_us": {k: round(v, 3) for k, v in precision.most_common()},
+        "repaired": list(doc.get(REPAIRED_KEY) or []),
     }
 
 
@@ -551,21 +734,39 @@ def _short(name: str, width: int = 70) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def render_summary(summary: dict, console, title: str = "trace", top: int = 15) -> None:
-    """Print a summary as rich tables on ``console`` (a ``rich.console.Console``)."""
-    from rich.table import Table
-
-    rt = summary["runtime"]
-    head = [f"[bold]{title}[/bold]", f"device: {summary.get('device_name') or 'CPU only'}",
+def header_line(summary: dict, title: str = "trace") -> str:
+    """The one-line header of a summary: device (or "GPU, no name in trace, N CUs"), span,
+    calls, GPU busy/idle, peak memory."""
+    device = summary.get("device") or {}
+    head = [f"[bold]{title}[/bold]", f"device: {device.get('label') or summary.get('device_name') or 'CPU only'}",
             f"span {_fmt_us(summary['span_us'])}"]
     if summary.get("iterations"):
         head.append(f"{summary['iterations']} calls")
     if summary.get("gpu_idle_us") is not None:
         idle_share = summary["gpu_idle_us"] / summary["span_us"] if summary["span_us"] else 0
         head.append(f"GPU busy {_fmt_us(summary['gpu_busy_us'])}, idle {_fmt_us(summary['gpu_idle_us'])} ({idle_share:.0%})")
+    elif summary.get("gpu_busy_us") is None:
+        head.append("no GPU activity recorded")
     if summary.get("peak_memory_bytes") is not None:
         head.append(f"peak memory {summary['peak_memory_bytes'] / 2**20:.1f} MiB")
-    console.print(" · ".join(head))
+    return " · ".join(head)
+
+
+def render_summary(summary: dict, console, title: str = "trace", top: int = 15) -> None:
+    """Print a summary as rich tables on ``console`` (a ``rich.console.Console``)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    rt = summary["runtime"]
+    device = summary.get("device") or {}
+    console.print(header_line(summary, escape(title)))
+    for r in summary.get("repaired") or []:
+        console.print(f"read after repairing a known torch export bug ({r['issue']}): {escape(r['what'])}")
+    if device.get("peaks"):
+        console.print(f"roofline peaks: {escape(device['peaks']['model'])} ({escape(device['peaks']['source'])}; "
+                      f"matched by {escape(device['peaks']['method'])})")
+    elif device.get("peaks_note"):
+        console.print(f"roofline: {escape(device['peaks_note'])}")
     if summary["kernels"]:
         t = Table(title="kernels (by total time)")
         for col in ("kernel", "count", "total", "mean", "regs/thread", "smem B", "grid", "block", "occupancy", "waves"):
@@ -574,27 +775,41 @@ def render_summary(summary: dict, console, title: str = "trace", top: int = 15) 
             occ = f"{k['occupancy']:.0%}" if k.get("occupancy") is not None else "-"
             if k.get("est_achieved_occupancy") is not None:
                 occ += f" (est. {k['est_achieved_occupancy']:.0%})"
-            t.add_row(_short(k["name"]), str(k["count"]), _fmt_us(k["total_us"]), _fmt_us(k["mean_us"]),
+            t.add_row(escape(_short(k["name"])), str(k["count"]), _fmt_us(k["total_us"]), _fmt_us(k["mean_us"]),
                       str(k.get("registers_per_thread") if k.get("registers_per_thread") is not None else "-"),
                       str(k.get("shared_memory_bytes") if k.get("shared_memory_bytes") is not None else "-"),
                       "x".join(map(str, k.get("grid") or [])) or "-", "x".join(map(str, k.get("block") or [])) or "-",
                       occ, str(k.get("waves") or "-"))
         console.print(t)
-        t = Table(title="CUDA runtime")
+        comm = summary.get("communication") or {}
+        if comm.get("count"):
+            console.print(f"collective communication: {comm['count']} kernels, {_fmt_us(comm['total_us'])} "
+                          f"on stream(s) {', '.join(map(str, comm['streams'])) or '-'}")
+    if device.get("kind") == "gpu" or summary["kernels"]:
+        t = Table(title=f"{names.RUNTIME_TITLES.get(rt.get('api'), 'GPU')} runtime")
         for col in ("call", "count", "total"):
             t.add_column(col, justify="left" if col == "call" else "right")
         t.add_row("kernel launches", str(rt["launches"]["count"]), _fmt_us(rt["launches"]["total_us"]))
+        if rt.get("graph_launches"):
+            t.add_row("  of which graph launches", str(rt["graph_launches"]),
+                      _fmt_us(rt["calls_by_kind"]["graph_launch"]["total_us"]))
         for api, v in rt["sync"].items():
-            t.add_row(api, str(v["count"]), _fmt_us(v["total_us"]))
+            t.add_row(escape(api), str(v["count"]), _fmt_us(v["total_us"]))
         for direction, v in rt["memcpy"].items():
             t.add_row(f"memcpy {direction} ({v['bytes']} B)", str(v["count"]), _fmt_us(v["total_us"]))
+        if rt["memset"]["count"]:
+            t.add_row(f"memset ({rt['memset']['bytes']} B)", str(rt["memset"]["count"]), _fmt_us(rt["memset"]["total_us"]))
+        alloc = (rt.get("calls_by_kind") or {}).get("alloc") or {}
+        if alloc.get("count"):
+            t.add_row("allocation and free", str(alloc["count"]), _fmt_us(alloc["total_us"]))
         console.print(t)
     if summary["operators"]:
         t = Table(title="operators (by self time)")
         for col in ("operator", "count", "self", "total", "mean"):
             t.add_column(col, justify="left" if col == "operator" else "right")
         for o in summary["operators"][:top]:
-            t.add_row(_short(o["name"]), str(o["count"]), _fmt_us(o["self_us"]), _fmt_us(o["total_us"]), _fmt_us(o["mean_us"]))
+            t.add_row(escape(_short(o["name"])), str(o["count"]), _fmt_us(o["self_us"]), _fmt_us(o["total_us"]),
+                      _fmt_us(o["mean_us"]))
         console.print(t)
 
 

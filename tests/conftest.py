@@ -1,4 +1,4 @@
-"""Shared pytest set-up: the ``gpu`` mark and the real traces in ../shared/fixtures."""
+"""Shared pytest set-up: the ``gpu`` mark, the real traces in tests/fixtures/traces, databases."""
 
 from __future__ import annotations
 
@@ -8,10 +8,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def _shared_dir() -> Path:
-    return Path(os.environ.get("PERFGATE_SHARED", REPO_ROOT.parent / "shared"))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -30,13 +26,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+TRACES = REPO_ROOT / "tests" / "fixtures" / "traces"
+
+
 @pytest.fixture(scope="session")
-def shared_fixtures() -> Path:
-    """``../shared/fixtures`` (real Kineto traces); skips the test when it is absent."""
-    path = _shared_dir() / "fixtures"
-    if not path.is_dir():
-        pytest.skip(f"{path} is not there (it is beside the clone in CI, not in a fresh clone)")
-    return path
+def traces() -> Path:
+    """``tests/fixtures/traces``: real Kineto traces, each with its source in SOURCES.md."""
+    return TRACES
 
 
 POSTGRES_URL = os.environ.get("PERFGATE_TEST_POSTGRES_URL")
