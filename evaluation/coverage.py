@@ -149,8 +149,9 @@ def main() -> int:
             covers["pooled"] = float(np.mean((lo <= 0) & (0 <= hi)))
             worst = min(worst, covers["t"])
             label = "none" if not outlier else f"{outlier:+.3f} (×{math.exp(outlier):.2f})"
+            width = (math.exp(half) - 1) * 100
             lines.append(f"| {label} | {tau:.0%} | {sigma:.0%} | {pairs} | {covers['t']:.2%} | {covers['dl']:.2%} | "
-                         f"{covers['pooled']:.2%} | ±{(math.exp(half) - 1) * 100:.1f} % |")
+                         f"{covers['pooled']:.2%} | {'> ±1000' if width > 1000 else f'±{width:.1f}'} % |")
             print(lines[-1], flush=True)
     lines += ["", f"Lowest coverage of the interval perfgate uses now: {worst:.2%} (goal ≥ 98.5 %)."]
     print("\n".join(lines[:4]))
