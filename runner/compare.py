@@ -485,8 +485,11 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         entries += [_removed_entry(c) for c in removed]
         if cfg.profile:
             _profile_pass(session, states, entries, req.out, telemetry_summary, progress)
-        isolation = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
-                            "preload_refused": w.preload_refused or None} for side, w in workers.items()}
+        sides = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
+                        "preload_refused": w.preload_refused or None,
+                        # as a worker saw them (pinning and thread count), for the record
+                        "cpus": env_resp[side].pop("cpus", None), "torch_threads": env_resp[side].pop("threads", None)}
+                 for side, w in workers.items()}
     finally:
         for w in workers.values():
             w.close()
@@ -501,7 +504,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     }
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
-    environment["worker"] = {**worker_conditions, "sides": isolation}
+    environment["worker"] = {**worker_conditions, "sides": sides}
     doc = results_mod.new_results(
         repository=str(root),
         base={"ref": req.base, "sha": revs["base"].sha},

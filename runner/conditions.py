@@ -1,4 +1,4 @@
-"""The conditions both workers run under: CPU set, allocator, threads — chosen once, the same on
+"""The conditions both workers run under: CPU set, threads, allocator — chosen once, the same on
 both sides, and recorded in ``results.json`` ``environment.worker``.
 
 Each setting here exists because an A/A run (identical code on both sides) showed that leaving it
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
@@ -90,43 +91,134 @@ def cuda_allocator_env(cuda_alloc_conf: str, parent_env: Mapping[str, str]) -> d
     return {"PYTORCH_CUDA_ALLOC_CONF": value} if value else {}
 
 
-def worker_cpus(parent_env: Mapping[str, str]) -> list[int]:
-    """The CPUs both workers are pinned to: the same set for base and head.
+@dataclass(frozen=True)
+class CpuPlan:
+    """Which CPUs and how many threads both workers get, and why.
 
-    Why: on a VM each vCPU is a host thread whose speed changes by itself (host contention,
-    CPU quotas); the scheduler keeps a worker on "its" vCPU, so base and head ran at different
-    speeds for seconds at a time — A/A runs on a 2-vCPU VM showed head 1.5x slower than base for
-    a whole benchmark. On the same CPUs both sides see the same speed, and pairing cancels it.
-    Default: every CPU this process may use except the first (left to the parent and the
-    system), or all of them when there are fewer than two. ``PERFGATE_CPUS="2,3"`` chooses the
-    set; ``PERFGATE_CPUS=all`` turns pinning off. Returns [] when not pinning.
+    Attributes:
+        cpus: CPU ids both workers are pinned to; [] when not pinned.
+        threads: intra-op threads both workers use (``OMP_NUM_THREADS``); None keeps the
+            library's own default.
+        default_threads: what torch would use on this machine, unpinned (its default is the
+            number of physical cores, as MKL's; an exported ``OMP_NUM_THREADS`` wins).
+        reduced: True when the workers run with fewer threads than ``default_threads``.
+        note: one sentence for the report: the conditions, and what to set to change them.
     """
-    choice = parent_env.get("PERFGATE_CPUS", "").strip()
-    if choice == "all" or not hasattr(os, "sched_getaffinity"):
-        return []
-    if choice:
-        return sorted({int(c) for c in choice.replace(" ", "").split(",") if c})
-    allowed = sorted(os.sched_getaffinity(0))
-    return allowed[1:] if len(allowed) >= 2 else allowed
+
+    cpus: list[int]
+    threads: int | None
+    default_threads: int
+    reduced: bool
+    note: str
+
+
+def physical_cores(cpus: list[int]) -> int:
+    """Physical cores among ``cpus`` (distinct package and core ids in sysfs; ``len(cpus)`` where
+    the topology is not readable)."""
+    cores = set()
+    for cpu in cpus:
+        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        core, package = _read(str(topo / "core_id")), _read(str(topo / "physical_package_id"))
+        if core is None or package is None:
+            return len(cpus)
+        cores.add((package, core))
+    return len(cores) or len(cpus)
+
+
+def _threads_word(n: int | None) -> str:
+    return "the library's default threads" if n is None else f"{n} thread{'s' if n != 1 else ''}"
+
+
+def _cpus_word(cpus: list[int]) -> str:
+    return f"{len(cpus)} CPU{'s' if len(cpus) != 1 else ''} ({','.join(map(str, cpus))})"
+
+
+def plan_cpus(choice: str, threads: int, allowed: list[int], default_threads: int) -> CpuPlan:
+    """Choose the CPU set and thread count of both workers (pure).
+
+    ``auto`` (the default) keeps the workload's default thread count and pins both workers to
+    the same CPUs, leaving the first CPU to perfgate's parent process and the system — when enough
+    CPUs remain for that thread count. Why pin: on a VM the scheduler kept each worker on "its"
+    vCPU and the two vCPUs ran at different speeds for seconds (A/A: head 1.5x slower than base
+    for a whole benchmark); on the same CPUs both sides see the same speed. When the machine is
+    too small to do both, both workers share the same *reduced* conditions (the CPUs but the
+    first, one thread per CPU) and the note says so; ``cpus = "all"`` keeps the default threads
+    instead (no pinning; the parent then shares the CPUs, which costs some noise:
+    evaluation/RESULTS.md). An explicit list pins to those CPUs.
+
+    Args:
+        choice: ``auto`` | ``all`` | comma-separated CPU ids.
+        threads: intra-op threads to use; 0 for "the default" (``default_threads``, capped by the
+            CPUs pinned to).
+        allowed: the CPUs this process may use.
+        default_threads: see :class:`CpuPlan`.
+
+    Raises:
+        ValueError: a CPU id that is not in ``allowed``, or a malformed list.
+    """
+    if choice == "all":
+        n = threads or None
+        return CpuPlan([], n, default_threads, bool(n and n < default_threads),
+                       f"not pinned (cpus = \"all\"), {_threads_word(n)}; perfgate's parent shares the CPUs")
+    if choice != "auto":
+        try:
+            cpus = sorted({int(c) for c in choice.replace(" ", "").split(",") if c})
+        except ValueError:
+            raise ValueError(f"cpus must be auto, all or a list of CPU ids like \"2,3\" (got {choice!r})") from None
+        missing = [c for c in cpus if c not in allowed]
+        if not cpus or missing:
+            raise ValueError(f"cpus = {choice!r}: CPU(s) {missing or choice} not available here "
+                             f"(this process may use {','.join(map(str, allowed))})")
+        n = threads or min(default_threads, len(cpus))
+        return CpuPlan(cpus, n, default_threads, n < default_threads,
+                       f"pinned to {_cpus_word(cpus)} (cpus = {choice!r}), {_threads_word(n)}")
+    rest = allowed[1:] if len(allowed) >= 2 else list(allowed)
+    want = threads or default_threads
+    if len(rest) >= want:
+        return CpuPlan(rest, want, default_threads, want < default_threads,
+                       f"pinned to {_cpus_word(rest)}, {_threads_word(want)} (the default here); "
+                       f"CPU {allowed[0]} left to perfgate")
+    n = min(want, len(rest))
+    return CpuPlan(rest, n, default_threads, n < default_threads,
+                   f"pinned to {_cpus_word(rest)} with {_threads_word(n)}: this machine has {len(allowed)} CPU(s), "
+                   f"too few to keep torch's default of {default_threads} threads and leave a CPU to perfgate, so "
+                   f"both sides run reduced; set cpus = \"all\" to measure with {default_threads} threads "
+                   f"(noisier)")
+
+
+def cpu_plan(parent_env: Mapping[str, str], choice: str = "auto", threads: int = 0) -> CpuPlan:
+    """:func:`plan_cpus` for this machine: ``PERFGATE_CPUS`` (``all`` or a list) overrides ``choice``.
+
+    Raises:
+        ValueError: see :func:`plan_cpus`.
+    """
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    exported = parent_env.get("OMP_NUM_THREADS") or parent_env.get("MKL_NUM_THREADS")
+    default = int(exported) if exported and exported.isdigit() and int(exported) > 0 else physical_cores(allowed)
+    override = parent_env.get("PERFGATE_CPUS", "").strip()
+    if not hasattr(os, "sched_setaffinity") and (override or choice) not in ("all",):
+        return CpuPlan([], threads or None, default, False, "not pinned (this platform cannot pin processes)")
+    return plan_cpus(override or choice, threads, allowed, default)
 
 
 def worker_env(base_env: Mapping[str, str], *, allocator: str, cuda_alloc_conf: str,
-               cpus: list[int]) -> dict[str, str]:
+               threads: int | None) -> dict[str, str]:
     """The variables perfgate sets for both workers, on top of ``base_env``.
 
     Returns only what perfgate adds (the caller merges it): the allocator presets, a fixed
     string-hash seed (``PYTHONHASHSEED=0``: dict/set layouts cannot differ by side), a passive
     OpenMP wait policy (measured on 2 cores with ``torch.softmax``: sample CV 60–180 % with the
     default active wait, 15–28 % with ``PASSIVE``, because the idle worker's threads spun), and
-    ``OMP_NUM_THREADS`` = the number of pinned CPUs. Values the user exported win.
+    ``OMP_NUM_THREADS`` = ``threads`` (:class:`CpuPlan`) when it is set. Values the user exported
+    win, except the thread count, which the plan already took from them.
 
     Raises:
         AllocatorNotFound, ValueError: see :func:`allocator_env`.
     """
     env = {"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "OMP_WAIT_POLICY": "PASSIVE"}
-    if cpus:
-        env["OMP_NUM_THREADS"] = str(len(cpus))
     env = {key: base_env.get(key, value) for key, value in env.items()}
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
     env.update(allocator_env(allocator, base_env))
     env.update(cuda_allocator_env(cuda_alloc_conf, base_env))
     return env
@@ -161,21 +253,25 @@ def host_facts() -> dict:
     }
 
 
-def describe(added_env: Mapping[str, str], *, allocator: str, cpus: list[int], layout_pinned: bool,
+def describe(added_env: Mapping[str, str], plan: CpuPlan, *, allocator: str, layout_pinned: bool,
              isolation: str) -> dict:
     """``environment.worker`` of results.json: what both workers ran under.
 
     Returns:
-        ``{isolation, allocator, allocator_env, cpus, omp_num_threads, aslr, host}`` with
-        ``allocator_env`` the allocator variables as set (glibc tunables, ``LD_PRELOAD``,
-        ``PYTORCH_CUDA_ALLOC_CONF``).
+        ``{isolation, cpus, threads, default_threads, reduced, note, allocator, allocator_env,
+        omp_num_threads, omp_wait_policy, aslr, host}`` with ``allocator_env`` the allocator
+        variables as set (glibc tunables, ``LD_PRELOAD``, ``PYTORCH_CUDA_ALLOC_CONF``).
     """
     keys = tuple(GLIBC_STEADY) + ("LD_PRELOAD", "PYTORCH_CUDA_ALLOC_CONF")
     return {
         "isolation": isolation,
+        "cpus": list(plan.cpus) or None,
+        "threads": plan.threads,
+        "default_threads": plan.default_threads,
+        "reduced": plan.reduced,
+        "note": plan.note,
         "allocator": allocator,
         "allocator_env": {k: added_env[k] for k in keys if k in added_env},
-        "cpus": list(cpus) or None,
         "omp_num_threads": added_env.get("OMP_NUM_THREADS"),
         "omp_wait_policy": added_env.get("OMP_WAIT_POLICY"),
         "aslr": "off (setarch -R)" if layout_pinned else "system default",

@@ -53,6 +53,10 @@ class Config:
             ``jemalloc`` or ``tcmalloc`` (``LD_PRELOAD``; the library must be installed).
         cuda_alloc_conf: ``PYTORCH_CUDA_ALLOC_CONF`` for both workers ("" = the environment's,
             else torch's default).
+        cpus: CPUs both workers are pinned to: ``auto`` (all but the first, keeping torch's default
+            thread count where the machine is big enough, else reduced and said so), ``all`` (no
+            pinning) or a list like ``"2,3"``; see runner.conditions.plan_cpus.
+        threads: intra-op threads of both workers; 0 = torch's default (capped by the CPUs).
     """
 
     benchmarks: str = "benchmarks"
@@ -74,6 +78,8 @@ class Config:
     min_process_pairs: int = 3
     allocator: str = "steady"
     cuda_alloc_conf: str = ""
+    cpus: str = "auto"
+    threads: int = 0
 
     def override(self, **values: Any) -> "Config":
         """A copy with the given non-None values replaced (command-line flags), validated."""
@@ -89,7 +95,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
     "process_noise": (int, float), "min_process_pairs": (int,),
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
-    "allocator": (str,), "cuda_alloc_conf": (str,),
+    "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
 }
 
 
@@ -116,6 +122,8 @@ def _check_values(cfg: Config, where: str) -> None:
         raise ConfigError(f"{where}: pair_rounds must be at least 2 (got {cfg.pair_rounds})")
     if cfg.max_rounds < cfg.pair_rounds:
         raise ConfigError(f"{where}: max_rounds ({cfg.max_rounds}) must be >= pair_rounds ({cfg.pair_rounds})")
+    if cfg.threads < 0:
+        raise ConfigError(f"{where}: threads must be >= 0 (0 = torch's default), got {cfg.threads}")
     from .conditions import ALLOCATORS
 
     if cfg.allocator not in ALLOCATORS:

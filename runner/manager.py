@@ -338,7 +338,8 @@ def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[s
 
     Args:
         revs: ``{side: Revision}``.
-        cfg: the run's :class:`runner.config.Config` (device, timeout, allocator, cuda_alloc_conf).
+        cfg: the run's :class:`runner.config.Config` (device, timeout, cpus, threads, allocator,
+            cuda_alloc_conf).
         log_dir: ``worker-<side>.log`` files go here.
 
     Returns:
@@ -346,18 +347,20 @@ def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[s
         (:func:`runner.conditions.describe`). Nothing is started until the first request.
 
     Raises:
-        UserError: the configured allocator's library is not installed.
+        UserError: the configured allocator's library is not installed, or ``cpus`` names CPUs
+            this machine does not have.
     """
-    cpus = conditions.worker_cpus(os.environ)
     try:
+        plan = conditions.cpu_plan(os.environ, cfg.cpus, cfg.threads)
         added = conditions.worker_env(os.environ, allocator=cfg.allocator, cuda_alloc_conf=cfg.cuda_alloc_conf,
-                                      cpus=cpus)
-    except conditions.AllocatorNotFound as exc:
+                                      threads=plan.threads)
+    except (conditions.AllocatorNotFound, ValueError) as exc:
         raise UserError(str(exc)) from None
     env = {**os.environ, **added}
-    workers = {side: WorkerProcess(rev, cfg.device, log_dir / f"worker-{side}.log", cfg.timeout, env=env, cpus=cpus)
+    workers = {side: WorkerProcess(rev, cfg.device, log_dir / f"worker-{side}.log", cfg.timeout, env=env,
+                                   cpus=plan.cpus)
                for side, rev in revs.items()}
-    record = conditions.describe(added, allocator=cfg.allocator, cpus=cpus, layout_pinned=layout_pinned(["x"]) != ["x"],
+    record = conditions.describe(added, plan, allocator=cfg.allocator, layout_pinned=layout_pinned(["x"]) != ["x"],
                                  isolation="a fresh process per benchmark and per process pair, forked from one "
                                            "server per side")
     return workers, record

@@ -7,8 +7,11 @@ resolution and per-sample overhead vanish, short enough to give many samples per
 
 * CPU: ``time.perf_counter_ns`` around the loop.
 * CUDA: ``torch.cuda.Event(enable_timing=True)`` recorded around the loop on the current
-  stream, then the end event is synchronised (launch-queue time is excluded, GPU time is
-  included); ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats`` gives the
+  stream; before the end event the device is synchronised, so work the callable put on *other*
+  streams (a side stream for copies, two streams competing for memory bandwidth) is inside the
+  interval too — an end event on the current stream alone would close before that work ends.
+  The synchronisation adds a few microseconds per sample (not per call), the same on both
+  sides. ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats`` gives the
   peak memory of the sample. With ``cold_cache``, a buffer twice the L2 size is zeroed before
   every call and only the call itself sits between the events (as Triton's ``do_bench`` does).
 
@@ -73,6 +76,7 @@ class Timer:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
                 fn()
+                torch.cuda.synchronize()  # join every stream the call used
                 end.record()
                 end.synchronize()
                 total_ms += start.elapsed_time(end)
@@ -81,6 +85,7 @@ class Timer:
         start.record()
         for _ in range(number):
             fn()
+        torch.cuda.synchronize()  # join every stream the calls used
         end.record()
         end.synchronize()
         return start.elapsed_time(end) * 1e-3 / number

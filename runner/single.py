@@ -70,7 +70,9 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
             worker.close()
     doc = results_mod.new_results(
         repository=str(root), base=None, head={"ref": rev, "sha": sha},
-        environment={**capture(env, None), "worker": worker_conditions},
+        environment={**capture({k: v for k, v in env.items() if k not in ("cpus", "threads")}, None),
+                     "worker": {**worker_conditions, "sides": {"head": {"cpus": env.get("cpus"),
+                                                                        "torch_threads": env.get("threads")}}}},
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
                   "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time, "ci_level": RUN_CI_LEVEL},
         benchmarks=entries, intent=None, kind="run")

@@ -56,3 +56,32 @@ def test_compare_on_cuda_finds_a_2x_slowdown(tmp_path):
     assert mm["change"]["verdict"] == "regression" and 1.7 <= mm["change"]["ratio"] <= 2.3
     assert mm["head"]["peak_memory_bytes"] > 0
     assert any(h["kind"] in ("new_kernels", "launch_overhead", "kernel_time") for h in mm["hints"])
+
+
+def test_work_on_a_side_stream_is_inside_the_timed_interval():
+    """The memory-contention scenario puts work on two streams: a timer whose end event sits on the
+    current stream alone would stop before the long side-stream kernel ends."""
+    import torch
+
+    from runner.sampling import Timer
+
+    side = torch.cuda.Stream()
+    big = torch.randn(8192, 8192, device="cuda")
+    small = torch.randn(16, device="cuda")
+    torch.cuda.synchronize()
+
+    def side_only():
+        with torch.cuda.stream(side):
+            big @ big
+
+    def two_streams():
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            big @ big          # long, on the side stream
+        small.add_(1)          # short, on the current stream
+
+    timer = Timer("cuda")
+    timer.time(two_streams, 2)  # warm-up (cuBLAS handle, workspace)
+    alone = timer.time(side_only, 5)
+    both = timer.time(two_streams, 5)
+    assert both >= 0.8 * alone > 0
