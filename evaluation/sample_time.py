@@ -61,7 +61,7 @@ def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_ro
     workers, _ = start_workers(revs, cfg, folder)
     case = {"dir": str(folder), "file": "bench_s.py", "func": func, "name": func,
             "min_sample_time": min_sample_time, "cold_cache": False}
-    known = {"base": {}, "head": {}}
+    number, warmup = None, {"base": None, "head": None}
     rounds_d, centers = [], []
     t0 = time.monotonic()
     try:
@@ -70,10 +70,10 @@ def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_ro
         for _ in range(pairs):
             for side, w in workers.items():
                 w.new_child()
-                resp = w.request("setup", **case, **known[side])
+                resp = w.request("setup", **case, number=number, warmup_samples=warmup[side])
                 assert resp["ok"], resp
-                known[side] = known[side] or {"number": resp["number"],
-                                              "warmup_samples": min(WARMUP_SAMPLES_MAX, max(1, resp["warmup_samples"]))}
+                number = number or resp["number"]  # the same calls per sample on both sides, as compare does
+                warmup[side] = warmup[side] or min(WARMUP_SAMPLES_MAX, max(1, resp["warmup_samples"]))
             samples = {"base": [], "head": []}
             for r in range(pair_rounds):
                 for side in (("base", "head") if r % 2 == 0 else ("head", "base")):

@@ -14,9 +14,10 @@ stopping rule, Benjamini–Hochberg) on generated repositories:
 
 Usage::
 
-    python evaluation/sensitivity.py                 # full run (~15 min on 2 cores)
+    python evaluation/sensitivity.py                 # 8 A/A compares of 25 (200 comparisons) + injected
     python evaluation/sensitivity.py --quick         # smoke run (~3 min)
     python evaluation/sensitivity.py --aa-only --compares 2
+    python evaluation/sensitivity.py --aa-only --compares 1 --perfgate ../perfgate-old   # another checkout
 
 Each compare holds ``--benchmarks-per-compare`` benchmarks of different sizes (25 µs to
 2 ms per call), so A/A comparisons share worker processes as real suites do.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -83,17 +85,31 @@ def make_repo(path: Path, k: int, slowdown: float) -> Path:
     return path
 
 
-def run_compare(tmp: Path, tag: str, k: int, slowdown: float, threshold: float, extra: list[str]) -> dict:
+def run_compare(tmp: Path, tag: str, k: int, slowdown: float, threshold: float, extra: list[str],
+                perfgate_root: Path | None = None) -> dict:
     repo = make_repo(tmp / f"repo-{tag}", k, slowdown)
     out = tmp / f"out-{tag}"
+    args = ["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+            "--threshold", str(threshold), "--no-profile", "--quiet", *extra]
     t0 = time.monotonic()
-    code = perfgate(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
-                     "--threshold", str(threshold), "--no-profile", "--quiet", *extra])
+    if perfgate_root is None:
+        code = perfgate(args)
+    else:  # another checkout's runner, in a subprocess
+        env = dict(os.environ, PYTHONPATH=str(perfgate_root))
+        code = subprocess.run([sys.executable, "-m", "runner.cli", *args], cwd=str(perfgate_root), env=env).returncode
     wall = time.monotonic() - t0
     if code != 0:
         raise SystemExit(f"compare {tag} exited {code}")
     doc = json.loads((out / "results.json").read_text())
     return {"doc": doc, "wall": wall}
+
+
+def _aa_row(doc: dict, wall: float | None) -> dict:
+    changes = [b["change"] for b in doc["benchmarks"]]
+    return {"verdicts": [c["verdict"] for c in changes], "wall": wall, "rounds": [c["rounds"] for c in changes],
+            "ratios": [c["ratio"] for c in changes],
+            "between_sd": [c["between_process_sd"] for c in changes if c.get("between_process_sd") is not None],
+            "pairs": [c.get("process_pairs") for c in changes if c.get("process_pairs") is not None]}
 
 
 def main() -> int:
@@ -107,7 +123,8 @@ def main() -> int:
     ap.add_argument("--injected-only", action="store_true")
     ap.add_argument("--include-aa", nargs="*", default=[], metavar="RESULTS.json",
                     help="results.json of earlier A/A compares (same settings) to count as well")
-    ap.add_argument("--write", default=str(ROOT / "evaluation" / "RESULTS.md"), help="results file ('' to skip)")
+    ap.add_argument("--write", default="", help="write the tables to this file (e.g. evaluation/RESULTS.md)")
+    ap.add_argument("--perfgate", default="", help="run another perfgate checkout's runner (e.g. an older commit)")
     ap.add_argument("extra", nargs="*", help="extra flags for perfgate compare (after --)")
     args = ap.parse_args()
     k = args.benchmarks_per_compare
@@ -121,30 +138,30 @@ def main() -> int:
         tmp = Path(t)
         aa = []
         for path in args.include_aa:
-            doc = json.loads(Path(path).read_text())
-            aa.append({"verdicts": [b["change"]["verdict"] for b in doc["benchmarks"]], "wall": None,
-                       "rounds": [b["change"]["rounds"] for b in doc["benchmarks"]],
-                       "ratios": [b["change"]["ratio"] for b in doc["benchmarks"]]})
+            aa.append(_aa_row(json.loads(Path(path).read_text()), None))
+        root = Path(args.perfgate).resolve() if args.perfgate else None
         for i in range(0 if args.injected_only else n_aa):
-            r = run_compare(tmp, f"aa{i}", k, 0.0, 0.02, args.extra)
-            verdicts = [b["change"]["verdict"] for b in r["doc"]["benchmarks"]]
-            rounds = [b["change"]["rounds"] for b in r["doc"]["benchmarks"]]
-            aa.append({"verdicts": verdicts, "wall": r["wall"], "rounds": rounds,
-                       "ratios": [b["change"]["ratio"] for b in r["doc"]["benchmarks"]]})
+            r = run_compare(tmp, f"aa{i}", k, 0.0, 0.02, args.extra, root)
+            aa.append(_aa_row(r["doc"], r["wall"]))
+            verdicts = aa[-1]["verdicts"]
             print(f"A/A compare {i + 1}/{n_aa}: {dict((v, verdicts.count(v)) for v in set(verdicts))} "
                   f"in {r['wall']:.0f} s", flush=True)
         all_v = [v for a in aa for v in a["verdicts"]]
         fp = sum(v in ("regression", "improvement") for v in all_v)
+        sds = sorted(x for a in aa for x in a["between_sd"])
         rows_aa = {"comparisons": len(all_v), "false_positives": fp, "rate": fp / len(all_v),
                    "unchanged": all_v.count("unchanged"), "inconclusive": all_v.count("inconclusive"),
                    "median_rounds": statistics.median(r for a in aa for r in a["rounds"]),
+                   "median_pairs": statistics.median(p for a in aa for p in a["pairs"]) if any(a["pairs"] for a in aa) else None,
+                   "between_sd_median": statistics.median(sds) if sds else None,
+                   "between_sd_p90": sds[int(0.9 * (len(sds) - 1))] if sds else None,
                    "wall_per_compare": statistics.median(a["wall"] for a in aa if a["wall"]),
                    "max_abs_ratio_error": max(abs(x - 1) for a in aa for x in a["ratios"] if x)} if aa else None
         if not args.aa_only:
             for size in sizes:
                 for threshold in ([size] if size <= 0.02 else [0.02]):
                     r = run_compare(tmp, f"s{size}-t{threshold}", args.injected_benchmarks or k, size, threshold,
-                                    args.extra)
+                                    args.extra, root)
                     bs = r["doc"]["benchmarks"]
                     det = [b["change"]["verdict"] == "regression" for b in bs]
                     secs = [b["change"]["seconds"] for b in bs if b["change"]["verdict"] == "regression"]
@@ -175,27 +192,30 @@ def render(aa: dict, inj: list[dict], k: int, args) -> str:
 
     from runner.environment import cpu_model
 
-    lines = ["# perfgate sensitivity and false-positive rate", "",
-             f"Measured by `python evaluation/sensitivity.py{' --quick' if args.quick else ''}` on "
-             f"{cpu_model()}, Python {platform.python_version()}, default settings (alpha 0.05, "
-             "min_rounds 8, max_rounds 128, min_sample_time 20 ms, max_time 900 s), profiling off; "
+    command = "python evaluation/sensitivity.py" + (" --quick" if args.quick else "")
+    lines = ["## Sensitivity and false-positive rate", "",
+             f"`{command}` on {cpu_model()}, Python {platform.python_version()}, default settings, profiling off; "
              f"{k} benchmarks per compare (pure-Python loops, ~25 µs to ~2 ms per call).", ""]
     if aa:
-        lines += ["## A/A (identical revisions)", "",
-                  "| comparisons | regression/improvement | rate | unchanged | inconclusive | median rounds | wall per compare | largest \\|ratio−1\\| |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|",
-                  f"| {aa['comparisons']} | {aa['false_positives']} | {aa['rate']:.2%} | {aa['unchanged']} | "
-                  f"{aa['inconclusive']} | {aa['median_rounds']:g} | {aa['wall_per_compare']:.0f} s | "
-                  f"{aa['max_abs_ratio_error']:.2%} |", ""]
+        sd = (f"{aa['between_sd_median']:.2%} / {aa['between_sd_p90']:.2%}" if aa["between_sd_median"] is not None
+              else "–")
+        lines += ["### A/A (identical revisions)", "",
+                  "| comparisons | regression/improvement | rate | unchanged | inconclusive | median rounds | "
+                  "median pairs | between-process sd (median / p90) | wall per compare | largest \\|ratio−1\\| |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+                  f"| {aa['comparisons']} | {aa['false_positives']} | {aa['rate']:.2%} | {aa['unchanged']} "
+                  f"({aa['unchanged'] / aa['comparisons']:.0%}) | {aa['inconclusive']} | {aa['median_rounds']:g} | "
+                  f"{aa['median_pairs'] if aa['median_pairs'] is not None else '–'} | {sd} | "
+                  f"{aa['wall_per_compare']:.0f} s | {aa['max_abs_ratio_error']:.2%} |", ""]
     if inj:
-        lines += ["## Injected slowdowns", "",
-                  "| slowdown | threshold | detected | rate | verdicts | median ratio | median time to verdict |",
-                  "|---:|---:|---:|---:|---|---:|---:|"]
+        lines += ["### Injected slowdowns", "",
+                  "| slowdown | threshold | detected | rate | verdicts | median ratio | median time to verdict | compare |",
+                  "|---:|---:|---:|---:|---|---:|---:|---:|"]
         for r in inj:
             v = ", ".join(f"{n} {k}" for k, n in r["verdicts"].items() if n)
             mt = f"{r['median_seconds_to_verdict']:.1f} s" if r["median_seconds_to_verdict"] else "–"
             lines.append(f"| {r['size']:.0%} | {r['threshold']:.0%} | {r['detected']}/{r['n']} | {r['rate']:.0%} | {v} | "
-                         f"{r['median_ratio']:.4f} | {mt} |")
+                         f"{r['median_ratio']:.4f} | {mt} | {r['wall']:.0f} s |")
         lines += ["", "Detection = verdict `regression`. With the threshold equal to the injected size the "
                   "true change sits on the band's edge, so it can never be called `unchanged`: detection "
                   "measures whether the interval excludes 1. With the default 2 % threshold a 1 % change "

@@ -241,6 +241,8 @@ def test_every_benchmark_and_process_pair_runs_in_a_fresh_process(tmp_path):
     assert worker["sides"]["head"]["preloaded"] is True
     assert worker["allocator"] == "steady"
     assert worker["allocator_env"]["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20)
+    # one calibration per benchmark: both sides take samples of the same number of calls
+    assert all(b["base"]["number"] == b["head"]["number"] for b in doc["benchmarks"])
     change = by["bench_a_leaves_state"]["change"]
     assert [p["start"] for p in change["pairs"]] == [i * 8 for i in range(len(change["pairs"]))]
     assert all(p["rounds"] == 8 and p["used"] for p in change["pairs"])
