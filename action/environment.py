@@ -13,6 +13,11 @@ Which commits to compare:
 - ``workflow_dispatch`` (the App): the dispatch inputs ``base-sha`` / ``head-sha``,
   ``pr-number`` and ``run-id`` (``_`` spellings accepted).
 Anything else is an :class:`ActionInputError` naming what to set.
+
+Whose settings (thresholds, ``alpha``, ``benchmarks``, ``install``...): the ``config`` input's
+file when given; for ``workflow_dispatch`` (the App dispatches the default branch's workflow)
+the configuration at ``GITHUB_SHA``, the default branch; otherwise compare's default, the base
+revision. Never the pull request's head.
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ class Plan:
     profile: bool | None = None
     summary_path: Path | None = None
     output_path: Path | None = None
+    settings_ref: str | None = None   # the commit whose configuration is the gate's (None: the base revision)
 
     @property
     def read_only_token(self) -> bool:
@@ -235,6 +241,9 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
     out_dir = Path(env["PERFGATE_OUT_DIR"]) if env.get("PERFGATE_OUT_DIR") else (
         Path(env["RUNNER_TEMP"]) / "perfgate" if env.get("RUNNER_TEMP") else workspace / ".perfgate" / "action")
     config = get_input(env, "config")
+    settings_ref = None
+    if event_name == "workflow_dispatch" and not config:
+        settings_ref = env.get("GITHUB_SHA", "").strip() or None
     device = get_input(env, "device")
     if device is not None and device not in DEVICES:
         raise ActionInputError(f"input device must be one of {', '.join(DEVICES)}, got {device!r}")
@@ -260,4 +269,5 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         profile=None if profile_text is None else parse_bool(profile_text, "profile", True),
         summary_path=Path(summary) if summary else None,
         output_path=Path(output) if output else None,
+        settings_ref=settings_ref,
     )

@@ -340,12 +340,15 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
         progress.phase("checking out base and head")
         base_rev = co.add("base", req.base, base_sha)
         head_rev = co.add("head", req.head, head_sha)
+        # The policy is the maintainers': --config FILE, else the base revision's file, never the head's.
+        policy = {"config_source": "file" if req.config_file else "base",
+                  "config_changed_by_head": config_mod.head_changes(base_rev.path, head_rev.path)}
         cfg = req.config
         if cfg is None:
             if req.config_file:
                 file_cfg = config_mod.load_file(req.config_file)
             else:
-                file_cfg, _ = config_mod.load(head_rev.path)
+                file_cfg, _ = config_mod.load(base_rev.path)
             cfg = file_cfg.override(**req.config_overrides)
         if cfg.install:
             for rev in (base_rev, head_rev):
@@ -353,6 +356,8 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
                 co.install(rev, cfg.install)
         bench_dirs = _bench_dirs(req.benchmarks, cfg, base_rev, head_rev)
         results = _measure(req, cfg, {"base": base_rev, "head": head_rev}, bench_dirs, root, progress)
+    results["settings"].update(policy)
+    results_mod.dump(results, req.out / "results.json")
     return results
 
 

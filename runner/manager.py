@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from .child_env import child_environment
 from .revisions import Revision
 
 _RUNNER_PARENT = str(Path(__file__).resolve().parents[1])
@@ -54,7 +55,7 @@ class WorkerProcess:
             cmd += ["--cpus", ",".join(map(str, cpus))]
         for p in self.rev.sys_path:
             cmd += ["--sys-path", p]
-        env = dict(os.environ)
+        env = child_environment()  # an allow-list: no token or credential reaches the benchmarks
         # The worker must import perfgate's own runner package even from a per-revision venv.
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_RUNNER_PARENT, env.get("PYTHONPATH")]))
         env.setdefault("PYTHONUNBUFFERED", "1")

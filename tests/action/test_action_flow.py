@@ -192,3 +192,23 @@ def test_compare_internal_failure_is_reported_not_raised(tmp_path, fake_github, 
     assert _errors(capsys.readouterr().out) == ["::error::perfgate compare failed (exit status 3): perfgate: internal error"]
     assert "exit status 3" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {}
+
+
+def test_a_dispatched_run_uses_the_default_branchs_settings(tmp_path, fake_github, target, canned):
+    """The App dispatches the default branch's workflow: GITHUB_SHA is that branch, and its
+    perfgate.toml is the policy (security review F7), passed to compare as --config."""
+    fake_github.state.add_pull(REPO, 7, head_sha=target.head_sha, base_sha=target.base_sha)
+    event = workflow_dispatch(base_sha=target.base_sha, head_sha=target.head_sha, pr_number=7, run_id="pg-7")
+    env = actions_env(tmp_path, api_url=fake_github.url, workspace=target.checkout, event_name="workflow_dispatch",
+                      event=event, github_token="ghs_any", comment="false")
+    env["GITHUB_SHA"] = target.base_sha
+    assert main(env) == 0
+    argv = canned.argvs[0]
+    settings = Path(argv[argv.index("--config") + 1])
+    assert settings.read_text() == (target.origin / "perfgate.toml").read_text()
+    assert settings.is_relative_to(Path(env["PERFGATE_OUT_DIR"]))
+
+
+def test_a_pull_request_run_leaves_the_settings_to_the_base_revision(tmp_path, fake_github, target, canned):
+    assert main(_pr_env(tmp_path, fake_github, target)) == 0
+    assert "--config" not in canned.argvs[0]  # compare's default: the base revision, not the checkout (head)

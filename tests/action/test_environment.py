@@ -113,3 +113,15 @@ def test_parse_fraction_accepts_percent_and_fraction():
     assert parse_fraction("0.05", "t") == pytest.approx(0.05)
     assert parse_fraction("5%", "t") == pytest.approx(0.05)
     assert parse_fraction(None, "t") is None
+
+
+def test_the_gates_settings_come_from_the_dispatched_default_branch_never_the_head():
+    dispatched = workflow_dispatch(base_sha=BASE, head_sha=HEAD, pr_number=9)
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_SHA="d" * 40), dispatched)
+    assert plan.settings_ref == "d" * 40
+    explicit = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_SHA="d" * 40,
+                                         INPUT_CONFIG="ci/perfgate.toml"), dispatched)
+    assert explicit.settings_ref is None and explicit.config == Path("/ws/ci/perfgate.toml")
+    # pull_request: GITHUB_SHA is the PR's merge commit, so compare's default (the base revision) applies
+    labeled = pull_request_labeled(number=12, base_sha=BASE, head_sha=HEAD)
+    assert plan_from_environment(env(GITHUB_EVENT_NAME="pull_request", GITHUB_SHA="c" * 40), labeled).settings_ref is None
