@@ -473,6 +473,14 @@ def on_ping(event: Event, facts: Facts) -> list[Action]:
     return []
 
 
+@router.register("repository", action="privatized")
+@router.register("repository", action="publicized")
+def on_visibility(event: Event, facts: Facts) -> list[Action]:
+    """Nothing to do but what every delivery does: record the repository's visibility (the
+    executor, for ``bot.access``)."""
+    return []
+
+
 @router.register("push")
 def on_push(event: Event, facts: Facts) -> list[Action]:
     data = event.data

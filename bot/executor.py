@@ -17,7 +17,7 @@ from typing import Any, Callable
 from runner.config import Config
 from runner.errors import UserError
 
-from . import app_store, decide, history_store, ingest, messages
+from . import access, app_store, decide, history_store, ingest, messages
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
 from .app_models import Run
@@ -26,6 +26,7 @@ from .commands import CommandError, is_command
 from .commands import parse as parse_command
 from .db import Database
 from .gateway import GitHubError, InstallationClient
+from .history import is_repository_name
 from .models import Result, utc_now
 from .webhooks import Event
 
@@ -61,6 +62,7 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
             log.warning("delivery %s is not stored", delivery_id)
             return []
         event = Event(row.event, row.delivery_id, dict(row.payload), row.action)
+    _remember_visibility(rt, event)
     if not decide.handled(event.name, event.action):
         _finish(rt, delivery_id, "ignored")
         return []
@@ -77,6 +79,17 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
         raise
     _finish(rt, delivery_id, "done")
     return actions
+
+
+def _remember_visibility(rt: Runtime, event: Event) -> None:
+    """Record whether the repositories of a (signed) delivery are public: who may read the
+    pages depends on it (``bot.access``)."""
+    found = access.visibility(event.data)
+    if found:
+        with rt.db.session() as session, session.begin():
+            for name, private in found.items():
+                if is_repository_name(name):
+                    history_store.set_visibility(session, name, private)
 
 
 def _finish(rt: Runtime, delivery_id: str, status: str, error: str | None = None) -> None:

@@ -16,10 +16,10 @@ INSTALLATION = 4711
 SECRET = "It's a Secret to Everybody"
 
 
-def _repo(full_name: str = REPO, default_branch: str = "main") -> dict:
+def _repo(full_name: str = REPO, default_branch: str = "main", private: bool = False) -> dict:
     repo = ws.example("pull_request", "labeled")["repository"]
     owner, name = full_name.split("/")
-    repo.update(full_name=full_name, name=name, default_branch=default_branch,
+    repo.update(full_name=full_name, name=name, default_branch=default_branch, private=private,
                 url=f"https://api.github.com/repos/{full_name}", html_url=f"https://github.com/{full_name}")
     repo["owner"]["login"] = owner
     return repo
@@ -42,7 +42,7 @@ def _finish(event: str, action: str | None, payload: dict, *, installation: int 
 def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, labels: tuple[str, ...] = (),
                  label: str | None = None, fork: str | None = None, sender: str = "maintainer",
                  merged: bool = False, merge_sha: str | None = None, repo: str = REPO,
-                 updated_at: str | None = None) -> tuple[str, dict]:
+                 updated_at: str | None = None, private: bool = False) -> tuple[str, dict]:
     """``pull_request`` of ``action``; ``fork``: the head repository's full name for a fork PR;
     ``updated_at``: the PR's ISO time (default: the published example's)."""
     base_example = "labeled" if action in ("labeled", "unlabeled") else "synchronize" if action == "synchronize" else action
@@ -52,7 +52,7 @@ def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, 
         payload = ws.example("pull_request", "labeled")
     payload["action"] = action
     payload["number"] = number
-    payload["repository"] = _repo(repo)
+    payload["repository"] = _repo(repo, private=private)
     payload["sender"] = _user(sender)
     pr = payload["pull_request"]
     pr.update(number=number, state="closed" if action == "closed" else "open", merged=merged,
@@ -64,8 +64,8 @@ def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, 
         pr["updated_at"] = updated_at
     pr["head"].update(sha=head_sha, ref="feature")
     pr["base"].update(sha=base_sha, ref="main")
-    pr["base"]["repo"] = _repo(repo)
-    pr["head"]["repo"] = _repo(fork or repo)
+    pr["base"]["repo"] = _repo(repo, private=private)
+    pr["head"]["repo"] = _repo(fork or repo, private=private and not fork)
     if fork:
         pr["head"]["repo"]["fork"] = True
     if action in ("labeled", "unlabeled"):

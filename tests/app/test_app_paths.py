@@ -218,9 +218,14 @@ def test_history_and_help_replies(client, gh):
     assert not any(b.startswith(MARKER) for b in bodies)
 
 
-def test_installation_shows_on_the_index(client, gh):
+def test_installations_show_on_the_index_only_where_everything_is_open(app_env, client, gh):
+    from bot import create_app
+
     deliver(client, P.installation("created", account="octo-org"))
-    assert b"octo-org" in client.get("/").data
+    assert b"octo-org" not in client.get("/").data  # which accounts installed the App is not public
+    open_app = create_app({**app_env, "PERFGATE_READ_ACCESS": "all"})
+    assert b"octo-org" in open_app.test_client().get("/").data
+    open_app.extensions["perfgate"]["db"].dispose()
 
 
 def test_intake_answers(app, client, gh):

@@ -1,5 +1,6 @@
-"""Approvals bind to what was approved: ``app_pulls.head_seen_at`` (when a pull_request event
-first showed the current head; a fork's ``/perf run`` must be written after it).
+"""Authority: ``app_pulls.head_seen_at`` (when a pull_request event first showed the current
+head; a fork's ``/perf run`` must be written after it) and ``repositories.private`` (GitHub's
+visibility, for who may read the pages).
 
 Revision ID: 0003_authority
 Revises: 0002_app
@@ -20,8 +21,12 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table('app_pulls', schema=None) as batch_op:
         batch_op.add_column(sa.Column('head_seen_at', sa.DateTime(timezone=True), nullable=True))
+    with op.batch_alter_table('repositories', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('private', sa.Boolean(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('repositories', schema=None) as batch_op:
+        batch_op.drop_column('private')
     with op.batch_alter_table('app_pulls', schema=None) as batch_op:
         batch_op.drop_column('head_seen_at')
