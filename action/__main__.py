@@ -130,22 +130,30 @@ def prepare(plan: Plan) -> int:
     if text is not None:
         _write_json(handoff / "pr-text.json", text)
     if settings_sha:
-        _write_settings(plan.workspace, settings_sha, handoff / "settings")
+        _write_settings(plan.workspace, settings_sha, handoff / "settings", plan.config_path)
     say(f"perfgate: {plan.repository} base {shas['base'][:12]} → head {shas['head'][:12]}"
         + (f" (PR #{plan.pr_number})" if plan.pr_number else "")
         + (f"; settings from {settings_sha[:12]}" if settings_sha else ""))
     return EXIT_OK
 
 
-def _write_settings(repo: Path, sha: str, folder: Path) -> Path:
-    """The perfgate configuration file of commit ``sha`` copied to ``folder`` (an empty
-    ``perfgate.toml``, i.e. the defaults, when that commit has none)."""
+def _write_settings(repo: Path, sha: str, folder: Path, path: str | None = None) -> Path:
+    """The perfgate configuration of commit ``sha`` copied to ``folder``: the file ``path`` (the
+    ``config`` input), else ``perfgate.toml`` or ``pyproject.toml``, else an empty
+    ``perfgate.toml`` (the defaults).
+
+    Raises:
+        ActionInputError: ``path`` is given but that commit has no such file.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("perfgate.toml", "pyproject.toml"):
+    for name in [path] if path else ["perfgate.toml", "pyproject.toml"]:
         content = git_shas.file_at(repo, sha, name)
         if content is not None:
-            (folder / name).write_bytes(content)
-            return folder / name
+            target = folder / ("pyproject.toml" if Path(name).name == "pyproject.toml" else "perfgate.toml")
+            target.write_bytes(content)
+            return target
+    if path:
+        raise ActionInputError(f"input config names {path}, which commit {sha[:12]} (whose settings apply) does not have")
     (folder / "perfgate.toml").write_bytes(b"")
     return folder / "perfgate.toml"
 

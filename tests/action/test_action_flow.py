@@ -6,6 +6,7 @@ dispatched runs, fork PRs, refused tokens, bad input."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,23 @@ def test_a_dispatched_run_uses_the_default_branchs_settings(tmp_path, fake_githu
 def test_a_pull_request_run_leaves_the_settings_to_the_base_revision(tmp_path, fake_github, target, canned):
     assert main(_pr_env(tmp_path, fake_github, target)) == 0
     assert "--config" not in canned.argvs[0]  # compare's default: the base revision, not the checkout (head)
+
+
+def test_a_pull_requests_config_input_is_read_from_the_base_not_the_checkout(tmp_path, fake_github, target, canned,
+                                                                           capsys):
+    # The checkout of a pull_request run is the PR's merge commit: a file it adds is the PR's.
+    added = target.checkout / "ci" / "policy.toml"
+    added.parent.mkdir(exist_ok=True)
+    added.write_text("alpha = 1e-300\n")
+    try:
+        assert main(_pr_env(tmp_path, fake_github, target, config="ci/policy.toml")) == 2
+    finally:
+        added.unlink()
+    (error,) = _errors(capsys.readouterr().out)
+    assert "input config names ci/policy.toml" in error and target.base_sha[:12] in error
+    assert canned.argvs == []
+    assert main(_pr_env(tmp_path / "again", fake_github, target, config="perfgate.toml")) == 0
+    argv = canned.argvs[0]
+    settings = Path(argv[argv.index("--config") + 1])
+    assert settings.read_text() == subprocess.run(["git", "-C", str(target.origin), "show", f"{target.base_sha}:perfgate.toml"],
+                                                  capture_output=True, text=True, check=True).stdout
