@@ -253,7 +253,7 @@ def compare_environment(env: Mapping[str, str]) -> dict[str, str]:
     No token, no step command file (``GITHUB_ENV``, ``GITHUB_OUTPUT``, ...)."""
     from runner.child_env import NEVER, child_environment
 
-    own = child_environment(env)
+    own = child_environment(env, isolate_git=False)
     own.update({k: env[k] for k in COORDINATES if k in env})
     own.update({k: v for k, v in env.items() if k.startswith("INPUT_") and not NEVER.search(k.removeprefix("INPUT_"))})
     return own

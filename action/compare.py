@@ -80,7 +80,7 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None) ->
     """
     tail: deque[str] = deque(maxlen=20)
     with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace",
-                          env=child_environment(), start_new_session=True) as proc:
+                          env=child_environment(isolate_git=False), start_new_session=True) as proc:
         try:
             assert proc.stderr is not None
             for line in proc.stderr:

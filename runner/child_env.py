@@ -26,11 +26,13 @@ import re
 from typing import Mapping
 
 #: Exact names passed through: the process basics, locale, temporary folders, the Python and
-#: CUDA set-up of the runner, and CI markers some test suites look at.
+#: CUDA set-up of the runner (an allocator preloaded by the runner's owner included: it changes
+#: timings, so both sides keep it), and CI markers some test suites look at.
 ALLOWED_NAMES = frozenset({
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ",
     "TMPDIR", "TMP", "TEMP", "SYSTEMROOT", "COMSPEC", "PATHEXT", "WINDIR",
-    "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS",
+    "LD_LIBRARY_PATH", "LD_PRELOAD", "GLIBC_TUNABLES", "LIBRARY_PATH", "CPATH", "CC", "CXX", "CFLAGS", "CXXFLAGS",
+    "LDFLAGS",
     "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_EXE",
     "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "HF_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
     "CI", "RUNNER_OS", "RUNNER_ARCH",
@@ -38,8 +40,9 @@ ALLOWED_NAMES = frozenset({
 
 #: Name prefixes passed through: locale, Python, thread pools, CUDA and the GPU libraries,
 #: and perfgate's own knobs (``PERFGATE_CPUS``, ``PERFGATE_ASLR``, ...).
-ALLOWED_PREFIXES = ("LC_", "PYTHON", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "GOTO", "CUDA", "NVIDIA_", "CUBLAS",
-                    "CUDNN_", "NCCL_", "NVTE_", "TORCH", "PYTORCH_", "TRITON_", "PERFGATE_")
+ALLOWED_PREFIXES = ("LC_", "PYTHON", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "GOTO", "NUMEXPR_", "VECLIB_", "MALLOC_",
+                    "CUDA", "NVIDIA_", "CUBLAS", "CUDNN_", "NCCL_", "NVTE_", "KINETO", "TORCH", "PYTORCH_", "TRITON_",
+                    "PERFGATE_")
 
 #: Never passed, whatever a deployment lists: the GitHub Actions step's tokens, inputs and
 #: command files, and anything named like a credential.
@@ -62,12 +65,16 @@ def allowed(name: str, extra: frozenset[str] = frozenset()) -> bool:
     return name in ALLOWED_NAMES or name in extra or name.startswith(ALLOWED_PREFIXES)
 
 
-def child_environment(source: Mapping[str, str] | None = None, **overrides: str) -> dict[str, str]:
+def child_environment(source: Mapping[str, str] | None = None, *, isolate_git: bool = True,
+                      **overrides: str) -> dict[str, str]:
     """The environment for a process that runs the target's code.
 
     Args:
         source: the environment to draw from (default ``os.environ``); only allowed names are
             copied (:func:`allowed`, plus the names listed in its ``PERFGATE_CHILD_ENV``).
+        isolate_git: add :data:`GIT_ISOLATION`. False only for perfgate's own processes that
+            start the target's (the compare): their git calls need the user's global settings
+            (``safe.directory`` in containers), and the workers they start add it themselves.
         overrides: variables set on top (e.g. ``VIRTUAL_ENV``, ``PATH`` of a revision's venv);
             they must be allowed names too.
     Returns:
@@ -78,7 +85,8 @@ def child_environment(source: Mapping[str, str] | None = None, **overrides: str)
     source = os.environ if source is None else source
     extra = frozenset(n.strip() for n in source.get(EXTRA_VARIABLE, "").split(",") if n.strip())
     env = {k: v for k, v in source.items() if allowed(k, extra)}
-    env.update(GIT_ISOLATION)
+    if isolate_git:
+        env.update(GIT_ISOLATION)
     for name, value in overrides.items():
         if not allowed(name, extra):
             raise ValueError(f"{name} may not be passed to the target's code")

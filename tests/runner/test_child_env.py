@@ -42,3 +42,4 @@ def test_overrides_are_checked_too():
     assert env["VIRTUAL_ENV"] == "/tmp/venv" and env["PATH"].startswith("/tmp/venv/bin")
     with pytest.raises(ValueError, match="GITHUB_TOKEN"):
         child_environment(STEP, GITHUB_TOKEN="x")
+
