@@ -162,8 +162,8 @@ def _command_name(body: str | None) -> str | None:
 def _concluded_before(session, repo: str, number: int, moment) -> decide.ConcludedRun | None:
     """The PR's newest run whose results were reported before ``moment`` (what a comment
     written then could have seen), with the benchmarks that regressed in it."""
-    run = app_store.latest_concluded_run(session, repo, number, before=moment)
-    if run is None or moment is None:
+    run = app_store.latest_concluded_run(session, repo, number, before=moment) if moment is not None else None
+    if run is None:
         return None
     doc = session.get(Result, run.result_id).document
     regressed = tuple(sorted({str(b.get("name")) for b in doc.get("benchmarks", [])
