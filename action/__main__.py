@@ -1,8 +1,22 @@
-"""``python -m action``: the perfgate GitHub Action's entry (imperative shell).
+"""``python -m action [prepare|compare|publish]``: the perfgate GitHub Action's entry (imperative shell).
 
-plan (environment.py) → both SHAs present (git_shas.py) → ``perfgate compare``
-(compare.py) → results.json + run metadata → step summary and outputs (publish.py) → the
-sticky PR comment (github_gateway.py).
+Three phases, which ``action.yml`` runs as three steps so that the process tree running the
+pull request's code never holds a credential:
+
+- ``prepare`` (may hold the token; runs no PR code): plan (environment.py) → both SHAs present
+  (git_shas.py, the token handed to ``git fetch`` through its environment only) → the
+  credentials ``actions/checkout`` persisted removed from the clone (git_credentials.py) → the
+  PR's text for a dispatched run (github_gateway.py) and the gate's settings file of the
+  default branch, both written to ``OUT/action/``.
+- ``compare`` (no token): first re-executes itself with no credential in its own environment
+  (:func:`runner.child_env.child_environment` plus the run's coordinates), then runs
+  ``perfgate compare`` (compare.py) in a process group that is killed when it ends, and records
+  how it ended in ``OUT/action/compare.json``.
+- ``publish`` (the token, for the standalone comment only): results.json + run metadata → step
+  summary and outputs (publish.py) → the sticky PR comment.
+
+Without a phase all three run in this one process (local use and tests): its environment is
+then readable by the PR's code, so never give it a token outside an ephemeral runner.
 
 Exit status: 0 done; 1 a regression tripped ``fail-on-regression``; 2 bad input or a GitHub
 refusal (one ``::error::`` line, no traceback); 3 an internal failure (traceback, then
@@ -21,10 +35,17 @@ from typing import Any, Mapping
 from runner.errors import UserError
 
 from . import compare as compare_mod
-from . import git_shas, publish
+from . import git_credentials, git_shas, publish
 from .environment import ActionInputError, Plan, plan_from_environment
 
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+PHASES = ("prepare", "compare", "publish")
+
+#: What the compare phase keeps of a step's environment besides the allow-list of
+#: :mod:`runner.child_env`: the run's coordinates. Inputs are kept unless named like a credential.
+COORDINATES = ("GITHUB_REPOSITORY", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_WORKSPACE", "GITHUB_SHA",
+               "GITHUB_SERVER_URL", "GITHUB_API_URL", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_ACTIONS",
+               "RUNNER_TEMP")
 
 
 def say(line: str) -> None:
@@ -51,21 +72,36 @@ def read_event(env: Mapping[str, str]) -> dict[str, Any] | None:
     return data
 
 
-def _with_pr_text(plan: Plan) -> Plan:
+def _pr_text(plan: Plan) -> dict[str, Any] | None:
     """A dispatched run knows the PR by number only: fetch its title, body and labels for the
-    intent section (best effort: a failure is a warning)."""
+    intent section (best effort: a failure is a warning). None when there is nothing to fetch."""
     if plan.title or not plan.pr_number or not plan.token:
-        return plan
-    from dataclasses import replace
-
+        return None
     from .github_gateway import pull_request_text
 
     try:
         title, body, labels = pull_request_text(plan.api_url, plan.token, plan.repository, plan.pr_number)
     except UserError as exc:
         say(publish.annotation("warning", f"no PR text for the intent section: {exc}"))
-        return plan
-    return replace(plan, title=title, body=body, labels=tuple(labels))
+        return None
+    return {"title": title, "body": body, "labels": list(labels)}
+
+
+def handoff_dir(plan: Plan) -> Path:
+    """``OUT/action/``: what one phase leaves for the next."""
+    return plan.out_dir / "action"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), "utf-8")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def _rewrite_reports(results: dict, out_dir: Path) -> None:
@@ -75,21 +111,89 @@ def _rewrite_reports(results: dict, out_dir: Path) -> None:
     (out_dir / "report.html").write_text(render(results, "html"), "utf-8")
 
 
-def run(env: Mapping[str, str]) -> int:
-    """One action run; returns the exit status. Raises UserError for bad input."""
-    plan = plan_from_environment(env, read_event(env))
-    plan = _with_pr_text(plan)
+def prepare(plan: Plan) -> int:
+    """Both commits in the clone, its persisted credentials removed, the PR's text and the
+    gate's settings file in ``OUT/action/``. Runs no code of the pull request."""
+    auth = git_shas.auth_environment(plan.server_url, plan.token)
+    shas = {side: git_shas.ensure_commit(plan.workspace, ref, plan.pr_number, auth)
+            for side, ref in (("base", plan.base_ref), ("head", plan.head_ref))}
+    settings_sha = git_shas.ensure_commit(plan.workspace, plan.settings_ref, None, auth) if plan.settings_ref else None
+    removed = git_credentials.strip(plan.workspace)
+    if removed:
+        where = sorted({f"{e.key} in {e.file}" for e in removed})
+        say(publish.annotation("notice", "perfgate removed the git credentials kept in the checkout so the pull "
+                                         f"request's code cannot read them ({'; '.join(where)}); set "
+                                         "persist-credentials: false on actions/checkout"))
+    handoff = handoff_dir(plan)
+    handoff.mkdir(parents=True, exist_ok=True)
+    text = _pr_text(plan)
+    if text is not None:
+        _write_json(handoff / "pr-text.json", text)
+    if settings_sha:
+        _write_settings(plan.workspace, settings_sha, handoff / "settings", plan.config_path)
+    say(f"perfgate: {plan.repository} base {shas['base'][:12]} → head {shas['head'][:12]}"
+        + (f" (PR #{plan.pr_number})" if plan.pr_number else "")
+        + (f"; settings from {settings_sha[:12]}" if settings_sha else ""))
+    return EXIT_OK
+
+
+def _write_settings(repo: Path, sha: str, folder: Path, path: str | None = None) -> Path:
+    """The perfgate configuration of commit ``sha`` copied to ``folder``: the file ``path`` (the
+    ``config`` input), else ``perfgate.toml`` or ``pyproject.toml``, else an empty
+    ``perfgate.toml`` (the defaults).
+
+    Raises:
+        ActionInputError: ``path`` is given but that commit has no such file.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in [path] if path else ["perfgate.toml", "pyproject.toml"]:
+        content = git_shas.file_at(repo, sha, name)
+        if content is not None:
+            target = folder / ("pyproject.toml" if Path(name).name == "pyproject.toml" else "perfgate.toml")
+            target.write_bytes(content)
+            return target
+    if path:
+        raise ActionInputError(f"input config names {path}, which commit {sha[:12]} (whose settings apply) does not have")
+    (folder / "perfgate.toml").write_bytes(b"")
+    return folder / "perfgate.toml"
+
+
+def _settings_file(plan: Plan) -> Path | None:
+    folder = handoff_dir(plan) / "settings"
+    found = [folder / n for n in ("perfgate.toml", "pyproject.toml") if (folder / n).is_file()]
+    return found[0] if found else None
+
+
+def compare(plan: Plan) -> int:
+    """Run ``perfgate compare`` (the PR's code) and record how it ended in ``OUT/action/compare.json``."""
+    from dataclasses import replace
+
     base_sha = git_shas.ensure_commit(plan.workspace, plan.base_ref, plan.pr_number)
     head_sha = git_shas.ensure_commit(plan.workspace, plan.head_ref, plan.pr_number)
-    say(f"perfgate: {plan.repository} base {base_sha[:12]} → head {head_sha[:12]}"
-        + (f" (PR #{plan.pr_number})" if plan.pr_number else ""))
-
+    text = _read_json(handoff_dir(plan) / "pr-text.json")
+    if isinstance(text, dict) and not plan.title:
+        plan = replace(plan, title=str(text.get("title") or ""), body=str(text.get("body") or ""),
+                       labels=tuple(str(label) for label in text.get("labels") or []))
+    if plan.config is None and plan.settings_ref:
+        plan = replace(plan, config=_settings_file(plan))
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     say("::group::perfgate compare")
     try:
         outcome = compare_mod.run_compare(compare_mod.compare_argv(plan, base_sha, head_sha), plan.out_dir)
     finally:
         say("::endgroup::")
+    _write_json(handoff_dir(plan) / "compare.json", {"status": outcome.status, "stderr_tail": list(outcome.stderr_tail)})
+    return EXIT_OK
+
+
+def publish_results(plan: Plan) -> int:
+    """Step summary, outputs and (standalone) the sticky comment from the compare's results;
+    the exit status the compare's outcome calls for."""
+    recorded = _read_json(handoff_dir(plan) / "compare.json")
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("status"), int):
+        raise ActionInputError("the compare step left no outcome: run the prepare and compare phases first")
+    outcome = compare_mod.CompareOutcome(recorded["status"], tuple(map(str, recorded.get("stderr_tail") or [])),
+                                         plan.out_dir / "results.json")
     if outcome.status == compare_mod.EXIT_USAGE:
         raise ActionInputError(outcome.last_error_line.removeprefix("perfgate: error: "))
     if outcome.status not in (compare_mod.EXIT_OK, compare_mod.EXIT_REGRESSION) or not outcome.results_path.is_file():
@@ -130,6 +234,42 @@ def run(env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
+def run(env: Mapping[str, str], phase: str | None = None) -> int:
+    """One phase of the action run (all three in order when ``phase`` is None); returns the
+    exit status. Raises UserError for bad input."""
+    plan = plan_from_environment(env, read_event(env))
+    if phase in (None, "prepare"):
+        prepare(plan)
+    if phase in (None, "compare"):
+        compare(plan)
+    if phase in (None, "publish"):
+        return publish_results(plan)
+    return EXIT_OK
+
+
+def compare_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The compare phase's own environment (pure): :func:`runner.child_env.child_environment`,
+    the run's :data:`COORDINATES` and the ``INPUT_*`` variables not named like a credential.
+    No token, no step command file (``GITHUB_ENV``, ``GITHUB_OUTPUT``, ...)."""
+    from runner.child_env import NEVER, child_environment
+
+    own = child_environment(env, isolate_git=False)
+    own.update({k: env[k] for k in COORDINATES if k in env})
+    own.update({k: v for k, v in env.items() if k.startswith("INPUT_") and not NEVER.search(k.removeprefix("INPUT_"))})
+    return own
+
+
+def _reexec_without_credentials(argv: list[str]) -> None:
+    """Replace this process by itself with :func:`compare_environment`, so that nothing the
+    PR's code can read (``/proc/<pid>/environ`` of its ancestors included) holds a credential.
+    Returns only when the environment is already clean."""
+    clean = compare_environment(os.environ)
+    if clean == dict(os.environ):
+        return
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "action", *argv], clean)
+
+
 def _comment(plan: Plan, body: str) -> None:
     from .github_gateway import GitHubDenied, upsert_sticky_comment
 
@@ -154,11 +294,21 @@ def _comment(plan: Plan, body: str) -> None:
     say(f"perfgate: {'created' if result.created else 'updated'} the PR comment {result.url}")
 
 
-def main(env: Mapping[str, str] | None = None) -> int:
-    """Entry point; ``env`` defaults to the process environment."""
-    env = os.environ if env is None else env
+def main(env: Mapping[str, str] | None = None, argv: list[str] | None = None) -> int:
+    """Entry point; ``env`` defaults to the process environment, ``argv`` to the command line
+    (one of :data:`PHASES`, or nothing for all three)."""
+    if argv is None:
+        argv = sys.argv[1:] if env is None else []
+    phase = argv[0] if argv else None
+    if phase is not None and (phase not in PHASES or len(argv) > 1):
+        say(publish.annotation("error", f"perfgate: usage: python -m action [{'|'.join(PHASES)}]"))
+        return EXIT_USAGE
+    if env is None:
+        if phase == "compare":
+            _reexec_without_credentials(argv)
+        env = os.environ
     try:
-        return run(env)
+        return run(env, phase)
     except UserError as exc:
         say(publish.annotation("error", f"perfgate: {exc}"))
         return EXIT_USAGE

@@ -1,18 +1,23 @@
 """Run ``perfgate compare`` as a subprocess (thin shell) and say how it ended.
 
-The command line is built by a pure function from the plan; the subprocess inherits standard
-error (progress shows in the job log) and the same interpreter (``sys.executable``, the
-runner's environment with torch). Exit status per DESIGN.md: 0 done, 1 a regression tripped
+The command line is built by a pure function from the plan; the subprocess's standard error is
+echoed (progress shows in the job log) and it runs with the same interpreter
+(``sys.executable``, the runner's environment with torch) but not the same environment (see
+:func:`run_compare`). Exit status per DESIGN.md: 0 done, 1 a regression tripped
 ``--fail-on-regression``, 2 bad input (one line on standard error), 3 internal failure.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+
+from runner.child_env import child_environment
 
 from .environment import Plan
 
@@ -65,12 +70,31 @@ class CompareOutcome:
 
 
 def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None) -> CompareOutcome:
-    """Run ``argv``; its standard error is echoed to ours line by line and its tail kept."""
+    """Run ``argv``; its standard error is echoed to ours line by line and its tail kept.
+
+    The compare runs the pull request's code, so it gets the allow-listed environment
+    (:func:`runner.child_env.child_environment`: no token, no step command files) and a
+    process group of its own, which is killed when it ends: nothing the PR's code started
+    outlives this step (a later step holds the token; same-user processes can read each
+    other's ``/proc/<pid>/environ``).
+    """
     tail: deque[str] = deque(maxlen=20)
-    with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            sys.stderr.write(line)
-            tail.append(line.rstrip("\n"))
-        status = proc.wait(timeout=timeout)
+    with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace",
+                          env=child_environment(isolate_git=False), start_new_session=True) as proc:
+        try:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                sys.stderr.write(line)
+                tail.append(line.rstrip("\n"))
+            status = proc.wait(timeout=timeout)
+        finally:
+            kill_process_group(proc.pid)
     return CompareOutcome(status, tuple(tail), out_dir / "results.json")
+
+
+def kill_process_group(pgid: int) -> None:
+    """SIGKILL every process left in group ``pgid`` (gone already: nothing to do)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -13,6 +13,13 @@ Which commits to compare:
 - ``workflow_dispatch`` (the App): the dispatch inputs ``base-sha`` / ``head-sha``,
   ``pr-number`` and ``run-id`` (``_`` spellings accepted).
 Anything else is an :class:`ActionInputError` naming what to set.
+
+Whose settings (thresholds, ``alpha``, ``benchmarks``, ``install``...) — never the pull
+request's: for ``workflow_dispatch`` (the App dispatches the default branch's workflow) the
+configuration at ``GITHUB_SHA``, the default branch; for ``pull_request`` events the base
+revision's (``GITHUB_SHA`` and the checkout are the PR's merge commit there). The ``config``
+input names the file inside that commit. Other events (explicit refs): the ``config`` input's
+file in the checkout, else compare's default, the base revision.
 """
 
 from __future__ import annotations
@@ -74,6 +81,8 @@ class Plan:
     profile: bool | None = None
     summary_path: Path | None = None
     output_path: Path | None = None
+    settings_ref: str | None = None   # the commit whose configuration is the gate's (None: see config)
+    config_path: str | None = None    # the config input: a file inside settings_ref
 
     @property
     def read_only_token(self) -> bool:
@@ -235,6 +244,11 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
     out_dir = Path(env["PERFGATE_OUT_DIR"]) if env.get("PERFGATE_OUT_DIR") else (
         Path(env["RUNNER_TEMP"]) / "perfgate" if env.get("RUNNER_TEMP") else workspace / ".perfgate" / "action")
     config = get_input(env, "config")
+    settings_ref = None
+    if event_name == "workflow_dispatch":
+        settings_ref = env.get("GITHUB_SHA", "").strip() or None
+    elif event_name in PR_EVENTS and config:
+        settings_ref = base
     device = get_input(env, "device")
     if device is not None and device not in DEVICES:
         raise ActionInputError(f"input device must be one of {', '.join(DEVICES)}, got {device!r}")
@@ -251,7 +265,7 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         comment=parse_bool(get_input(env, "comment"), "comment", True),
         comment_author=get_input(env, "comment-author") or DEFAULT_COMMENT_AUTHOR,
         fail_on_regression=parse_bool(get_input(env, "fail-on-regression"), "fail-on-regression", False),
-        config=(workspace / config) if config else None,
+        config=(workspace / config) if config and settings_ref is None else None,
         benchmarks=get_input(env, "benchmarks"), filter=get_input(env, "filter"),
         threshold=parse_fraction(get_input(env, "threshold"), "threshold"),
         max_time=parse_seconds(get_input(env, "max-time"), "max-time"),
@@ -260,4 +274,5 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         profile=None if profile_text is None else parse_bool(profile_text, "profile", True),
         summary_path=Path(summary) if summary else None,
         output_path=Path(output) if output else None,
+        settings_ref=settings_ref, config_path=config,
     )

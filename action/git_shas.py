@@ -8,17 +8,34 @@ worktree and does not need history between them.
 
 from __future__ import annotations
 
+import base64
+import os
 import re
 import subprocess
 from pathlib import Path
+from typing import Mapping
 
 from .environment import ActionInputError
 
 FULL_SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 
 
-def _git(repo: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=timeout)
+def _git(repo: Path, *args: str, timeout: float = 300, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    full = None if env is None else {**os.environ, **env}
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=timeout, env=full)
+
+
+def auth_environment(server_url: str, token: str | None) -> dict[str, str]:
+    """Variables that let one ``git fetch`` authenticate with ``token`` (pure), as
+    ``actions/checkout`` does but without writing it to any file: an ``http.<server>/.extraheader``
+    given through ``GIT_CONFIG_*``, after an empty one that drops any header already configured
+    (GitHub refuses two). Empty without a token."""
+    if not token:
+        return {}
+    key = f"http.{server_url.rstrip('/')}/.extraheader"
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return {"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": key, "GIT_CONFIG_VALUE_0": "",
+            "GIT_CONFIG_KEY_1": key, "GIT_CONFIG_VALUE_1": f"AUTHORIZATION: basic {basic}"}
 
 
 def _local_commit(repo: Path, ref: str) -> str | None:
@@ -41,8 +58,9 @@ def fetch_candidates(ref: str, pr_number: int | None) -> list[list[str]]:
     return [base + [ref]]
 
 
-def ensure_commit(repo: Path, ref: str, pr_number: int | None = None) -> str:
-    """The full SHA of ``ref`` in ``repo``, fetching it from ``origin`` first when absent.
+def ensure_commit(repo: Path, ref: str, pr_number: int | None = None, auth: Mapping[str, str] | None = None) -> str:
+    """The full SHA of ``ref`` in ``repo``, fetching it from ``origin`` first when absent
+    (``auth``: :func:`auth_environment` for the fetch).
 
     Raises:
         ActionInputError: ``repo`` is not a git checkout, or ``ref`` is neither there nor on origin.
@@ -54,7 +72,7 @@ def ensure_commit(repo: Path, ref: str, pr_number: int | None = None) -> str:
         return sha
     errors = []
     for args in fetch_candidates(ref, pr_number):
-        proc = _git(repo, *args)
+        proc = _git(repo, *args, env=auth)
         if proc.returncode == 0:
             sha = _local_commit(repo, ref) or (_local_commit(repo, "FETCH_HEAD") if not FULL_SHA.fullmatch(ref) else None)
             if sha:
@@ -64,3 +82,9 @@ def ensure_commit(repo: Path, ref: str, pr_number: int | None = None) -> str:
     detail = f" ({errors[0]})" if errors else ""
     raise ActionInputError(f"commit {ref} is not in the checkout and could not be fetched from origin{detail}; "
                            "check the base/head SHAs or use actions/checkout with fetch-depth: 0")
+
+
+def file_at(repo: Path, sha: str, path: str) -> bytes | None:
+    """The content of ``path`` at commit ``sha`` (None when the commit has no such file)."""
+    proc = subprocess.run(["git", "-C", str(repo), "show", f"{sha}:{path}"], capture_output=True, timeout=60)
+    return proc.stdout if proc.returncode == 0 else None

@@ -26,7 +26,7 @@ def create_app(config: Mapping[str, str] | None = None):
     from flask import Flask, jsonify
     from sqlalchemy import text
 
-    from . import dashboard, webhook
+    from . import access, dashboard, webhook
     from .config import load_settings
     from .db import open_database
 
@@ -35,6 +35,7 @@ def create_app(config: Mapping[str, str] | None = None):
     app.config["TESTING"] = settings.testing
     database = open_database(settings.database_url)
     app.extensions["perfgate"] = {"settings": settings, "db": database}
+    access.init_app(app)
     app.register_blueprint(dashboard.pages)
     app.register_blueprint(dashboard.api)
     webhook.register(app, dict(os.environ) if config is None else dict(config))  # the GitHub App (issue 6)

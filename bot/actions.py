@@ -68,6 +68,7 @@ class RecordMerge:
     merged_at: str | None
     url: str | None = None
     title: str | None = None
+    head_sha: str | None = None  # the head that was merged (an accept binds to it)
 
 
 @dataclass(frozen=True)
@@ -87,14 +88,17 @@ class RememberRefusal:
 
 @dataclass(frozen=True)
 class AcceptRegression:
-    """``/perf accept``: store it (``history_store.record_accept``) and re-conclude the PR's
-    latest completed run (a failure caused only by regressions becomes success)."""
+    """``/perf accept``: store it (``history_store.record_accept``, one row per benchmark) and
+    re-conclude the PR's latest completed run (a failure caused only by accepted regressions
+    becomes success). ``sha`` is the head whose results were accepted, ``benchmarks`` the ones
+    that regressed there: later pushes and other benchmarks are not covered."""
 
     repository: str
     pr_number: int
-    sha: str | None
+    sha: str
     user: str
     reason: str | None
+    benchmarks: tuple[str, ...] = ()
 
 
 # -- GitHub -------------------------------------------------------------------------------------

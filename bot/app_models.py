@@ -4,7 +4,8 @@
 - ``app_deliveries``: every accepted webhook delivery, de-duplicated by ``X-GitHub-Delivery``;
   the payload is kept so the background job (and a later replay) reads it from here.
 - ``app_pulls``: what the App tracks per PR: SHAs, fork or not, whether the trigger label is
-  on, the head SHA a maintainer approved (fork safety), the sticky comment's id.
+  on, the head SHA a maintainer approved (fork safety) and since when GitHub showed that head
+  (``head_seen_at``: a ``/perf run`` must be written after it), the sticky comment's id.
 - ``app_runs``: one benchmark run the App dispatched; ``key`` (deterministic, see
   ``bot.decide.run_key``) is the public run id: check run ``external_id``, the workflow's
   ``run-id`` input, the artifact name suffix, and the run page URL.
@@ -12,7 +13,8 @@
   changed); ``app_refusals``: who was told once that they may not command perfgate.
 
 GitHub ids (comments, check runs, workflow runs) exceed 2**31: BigInteger.
-Schema changes go through ``bot/migrations`` (revision ``0002_app`` created these).
+Schema changes go through ``bot/migrations`` (revision ``0002_app`` created these;
+``0003_authority`` added ``app_pulls.head_seen_at``).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class AppPull(Base):
     is_fork: Mapped[bool] = mapped_column(Boolean, default=False)
     labeled: Mapped[bool] = mapped_column(Boolean, default=False)
     approved_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    head_seen_at: Mapped[Optional[_dt.datetime]] = mapped_column()  # earliest event showing head_sha (approvals)
     comment_id: Mapped[Optional[int]] = mapped_column(BigInteger)
     updated_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
 

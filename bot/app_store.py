@@ -68,10 +68,19 @@ def get_pull(session: Session, repository: str, number: int) -> AppPull | None:
 
 
 def save_pull(session: Session, repository: str, number: int, changes: dict[str, Any]) -> AppPull:
+    """Create or update a PR's row with ``changes``. ``head_seen_at`` is the earliest time the
+    current ``head_sha`` is known to have been the head: kept when a later event shows the same
+    head, reset (to the given time, or unknown) when the head changes."""
     row = get_pull(session, repository, number)
     if row is None:
         row = AppPull(repository=repository, number=number)
         session.add(row)
+    changes = dict(changes)
+    seen = changes.pop("head_seen_at", None)
+    if "head_sha" in changes and changes["head_sha"] != row.head_sha:
+        row.head_seen_at = seen
+    elif seen is not None and (row.head_seen_at is None or seen < row.head_seen_at):
+        row.head_seen_at = seen
     for name, value in changes.items():
         if not hasattr(AppPull, name):
             raise AttributeError(f"app_pulls has no column {name!r}")
@@ -148,11 +157,13 @@ def recent_runs(session: Session, limit: int = 50, repository: str | None = None
     return list(session.scalars(query))
 
 
-def latest_concluded_run(session: Session, repository: str, number: int) -> Run | None:
-    """The PR's newest run with stored results."""
-    return session.scalar(select(Run).where(Run.repository == repository, Run.pr_number == number,
-                                            Run.result_id.is_not(None))
-                          .order_by(Run.completed_at.desc(), Run.id.desc()).limit(1))
+def latest_concluded_run(session: Session, repository: str, number: int,
+                         before: _dt.datetime | None = None) -> Run | None:
+    """The PR's newest run with stored results (completed strictly before ``before``, when given)."""
+    query = select(Run).where(Run.repository == repository, Run.pr_number == number, Run.result_id.is_not(None))
+    if before is not None:
+        query = query.where(Run.completed_at < before)
+    return session.scalar(query.order_by(Run.completed_at.desc(), Run.id.desc()).limit(1))
 
 
 # -- commands -----------------------------------------------------------------------------------

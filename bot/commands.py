@@ -3,8 +3,8 @@
 Only the first line of a comment counts (GITHUB.md, "How slash-command bots behave"); it is
 split with :mod:`shlex`, so quoted filters work. Grammar::
 
-    /perf run [FILTER] [--rounds N] [--threshold F]     (also rounds=N, threshold=F)
-    /perf profile FILTER
+    /perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]   (also rounds=N, ...)
+    /perf profile FILTER [--sha SHA]
     /perf accept [REASON ...]
     /perf cancel
     /perf history [BENCH]
@@ -12,11 +12,13 @@ split with :mod:`shlex`, so quoted filters work. Grammar::
 
 ``--rounds`` is the number of base/head round pairs before the first look (the compare's
 ``min_rounds``, 2..10000); ``--threshold`` the practical significance as a fraction of the
-base time (0 < F < 1, e.g. 0.02 for 2 %).
+base time (0 < F < 1, e.g. 0.02 for 2 %); ``--sha`` the head commit the command approves (7 to 64
+hex digits; the run is refused when the PR's head is another).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -29,9 +31,9 @@ USAGE = """\
 
 | command | what it does |
 |---|---|
-| `/perf run [FILTER] [--rounds N] [--threshold F]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02) |
-| `/perf profile FILTER` | run the matching benchmarks with the profiling pass |
-| `/perf accept [REASON]` | acknowledge this PR's regression; the check passes |
+| `/perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02; only if the head is still SHA) |
+| `/perf profile FILTER [--sha SHA]` | run the matching benchmarks with the profiling pass |
+| `/perf accept [REASON]` | acknowledge the regressions of the results shown (that head, those benchmarks); the check passes |
 | `/perf cancel` | cancel the running benchmark |
 | `/perf history [BENCH]` | the history of one benchmark (or all) on the default branch |
 | `/perf help` | this table |
@@ -54,6 +56,7 @@ class Command:
     threshold: float | None = None
     reason: str | None = None
     benchmark: str | None = None
+    sha: str | None = None
 
 
 def first_line(body: str | None) -> str:
@@ -88,6 +91,12 @@ def _fraction(name: str, text: str) -> float:
     if not 0 < value < 1:
         raise CommandError(f"`--{name}` is a fraction of the base time between 0 and 1 (e.g. 0.02 or 2%), got `{text}`")
     return value
+
+
+def _sha(text: str) -> str:
+    if not re.fullmatch(r"[0-9a-fA-F]{7,64}", text):
+        raise CommandError(f"`--sha` needs a commit SHA (7 to 64 hex digits), got `{text}`")
+    return text.lower()
 
 
 def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
@@ -139,17 +148,18 @@ def parse(body: str | None) -> Command | None:
     if name not in NAMES:
         raise CommandError(f"unknown command `{words[1]}` (commands: {', '.join(NAMES)})")
     if name == "run":
-        positional, opts = _options(rest, ("rounds", "threshold"))
+        positional, opts = _options(rest, ("rounds", "threshold", "sha"))
         if len(positional) > 1:
             raise CommandError("`/perf run` takes at most one FILTER (quote it if it has spaces)")
         return Command("run", text, filter=positional[0] if positional else None,
                        rounds=_int("rounds", opts["rounds"]) if "rounds" in opts else None,
-                       threshold=_fraction("threshold", opts["threshold"]) if "threshold" in opts else None)
+                       threshold=_fraction("threshold", opts["threshold"]) if "threshold" in opts else None,
+                       sha=_sha(opts["sha"]) if "sha" in opts else None)
     if name == "profile":
-        positional, _ = _options(rest, ())
+        positional, opts = _options(rest, ("sha",))
         if len(positional) != 1:
             raise CommandError("`/perf profile` needs exactly one FILTER")
-        return Command("profile", text, filter=positional[0])
+        return Command("profile", text, filter=positional[0], sha=_sha(opts["sha"]) if "sha" in opts else None)
     if name == "accept":
         return Command("accept", text, reason=" ".join(rest) or None)
     if name == "history":

@@ -15,14 +15,15 @@ JSON (``/api``), the same data:
   fingerprint_changes}``.
 - ``GET /api/<owner>/<repo>/alerts``: ``{alerts, alert_accuracy}``.
 
-Views are thin: read with ``bot.history_store``, shape with ``bot.history``/``bot.chart``.
+Views are thin: read with ``bot.history_store``, shape with ``bot.history``/``bot.chart``. Every
+view first checks that the viewer may read the repository (``bot.access``; 404 otherwise).
 """
 
 from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, jsonify, render_template
 
-from . import chart, history, history_store
+from . import access, chart, history, history_store
 
 pages = Blueprint("history_pages", __name__, template_folder="templates")
 api = Blueprint("history_api", __name__, url_prefix="/api")
@@ -32,10 +33,12 @@ def _perfgate() -> dict:
     return current_app.extensions["perfgate"]
 
 
-def _repository(owner: str, repo: str) -> str:
+def _repository(owner: str, repo: str, *, page: bool = True) -> str:
+    """``owner/name``, after checking the viewer may read it (``bot.access``; 404 otherwise)."""
     name = f"{owner}/{repo}"
     if not history.is_repository_name(name):
         abort(404)
+    access.require(name, page=page)
     return name
 
 
@@ -89,7 +92,7 @@ def bench_page(owner: str, repo: str, bench: str):
 
 @api.get("/<owner>/<repo>")
 def repository_json(owner: str, repo: str):
-    name = _repository(owner, repo)
+    name = _repository(owner, repo, page=False)
     with _perfgate()["db"].session() as session:
         if history_store.get_repository(session, name) is None:
             return jsonify(error=f"no history for {name}"), 404
@@ -98,7 +101,7 @@ def repository_json(owner: str, repo: str):
 
 @api.get("/<owner>/<repo>/series")
 def series_json(owner: str, repo: str):
-    name = _repository(owner, repo)
+    name = _repository(owner, repo, page=False)
     with _perfgate()["db"].session() as session:
         series = history_store.load_series(session, name)
     return jsonify(repository=name, series=[history.series_json(s, detailed=True) for s in series])
@@ -106,7 +109,7 @@ def series_json(owner: str, repo: str):
 
 @api.get("/<owner>/<repo>/bench/<path:bench>")
 def bench_json(owner: str, repo: str, bench: str):
-    name = _repository(owner, repo)
+    name = _repository(owner, repo, page=False)
     with _perfgate()["db"].session() as session:
         series, side, changes = _bench_data(session, name, bench)
     if not series and not side:
@@ -119,7 +122,7 @@ def bench_json(owner: str, repo: str, bench: str):
 
 @api.get("/<owner>/<repo>/alerts")
 def alerts_json(owner: str, repo: str):
-    name = _repository(owner, repo)
+    name = _repository(owner, repo, page=False)
     with _perfgate()["db"].session() as session:
         series = history_store.load_series(session, name)
         alerts = history.classify_alerts(series, history_store.accepts_of(session, name))

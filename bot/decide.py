@@ -13,17 +13,24 @@ unit test with literal payloads:
 - ``unlabeled`` (the trigger label) / ``closed`` → cancel; a merge is recorded for history.
 - ``issue_comment`` ``created``/``edited`` on a PR → slash commands (``bot.commands``),
   authorised by the collaborator permission API (write, maintain, admin), never by
-  ``author_association``; an edited comment re-runs only if its command changed; a refused
-  user is told once per PR.
+  ``author_association``, before anything is answered: whatever someone without that
+  permission posts (a malformed command included) and whatever label they add, they get one
+  reply per PR at most. An edited comment re-runs only if its command changed.
+- Approvals bind to what was approved: ``/perf run`` on a fork PR runs the head the
+  maintainer could see when writing the comment (a head the App saw in a ``pull_request``
+  event dated before it, or the one named by ``--sha``), else it is refused; ``/perf accept``
+  covers the head SHA and the regressed benchmarks of the results reported before the comment.
 - ``workflow_run`` ``in_progress`` / ``completed`` of a dispatched run → check run in
   progress / ingest its artifact.
-- ``check_run`` ``rerequested`` / ``requested_action`` (``rerun``) → the same run again.
+- ``check_run`` ``rerequested`` / ``requested_action`` (``rerun``) → the same run again, once per
+  check run (the key comes from the signed payload, not the unsigned delivery id).
 - ``installation*`` → installation rows; ``ping`` → nothing; ``push`` to the default
   branch → a history run of the pushed commit.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 from dataclasses import dataclass
 
@@ -31,7 +38,8 @@ from . import messages
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, RunSpec, SaveInstallation, SavePull, StartRun,
                       UpsertComment)
-from .commands import Command, CommandError, first_line, parse
+from .commands import Command, CommandError, first_line, is_command, parse
+from .history import parse_time
 from .webhooks import Event, Router
 
 #: Permissions (``get_collaborator_permission``) allowed to command perfgate. GitHub folds
@@ -55,6 +63,13 @@ class PullInfo:
     state: str = "open"
     url: str | None = None
     title: str | None = None
+    updated_at: str | None = None  # ISO-8601, as GitHub sent it
+
+    def tracked(self) -> dict:
+        """The ``SavePull`` changes that record this head, with the time GitHub says the PR was
+        last updated: the head existed then (evidence for approvals, ``head_seen_at``)."""
+        return {"head_sha": self.head_sha, "base_sha": self.base_sha, "is_fork": self.is_fork,
+                "head_seen_at": parse_time(self.updated_at)}
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,15 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class ConcludedRun:
+    """A run whose results were reported: the head it measured and the benchmarks that regressed."""
+
+    key: str
+    head_sha: str
+    regressions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Facts:
     """What a decision may look at besides the payload.
 
@@ -87,7 +111,9 @@ class Facts:
     permission (None when not looked up); ``pull``: the PR now; ``approved_sha``: the head
     SHA a maintainer last approved (label or command; fork safety); ``runs``: the stored runs of this PR (of the pushed commit for
     ``push``); ``run``: the run a workflow_run/check_run event is about; ``last_command``: the command last acted on for
-    this comment; ``refused_before``: this sender was already told once on this PR.
+    this comment; ``refused_before``: this sender was already told once on this PR; ``head_seen_at``: the
+    earliest time a ``pull_request`` event showed ``pull.head_sha`` as the PR's head (None: never seen);
+    ``concluded``: the PR's newest run whose results were reported before the comment was written.
     """
 
     label: str = "performance"
@@ -99,6 +125,8 @@ class Facts:
     refused_before: bool = False
     default_branch: str | None = None
     run: RunInfo | None = None
+    head_seen_at: _dt.datetime | None = None
+    concluded: ConcludedRun | None = None
 
 
 def run_key(*parts: object) -> str:
@@ -122,7 +150,8 @@ def pull_from_payload(pr: dict) -> PullInfo:
                     # a deleted fork has no head repo: treat it as a fork (the safe side)
                     is_fork=head.get("repo") is None or (bool(head_repo) and head_repo != base_repo),
                     labels=tuple(lb.get("name", "") for lb in pr.get("labels") or []),
-                    state=pr.get("state", "open"), url=pr.get("html_url"), title=pr.get("title"))
+                    state=pr.get("state", "open"), url=pr.get("html_url"), title=pr.get("title"),
+                    updated_at=pr.get("updated_at"))
 
 
 router = Router()
@@ -206,20 +235,31 @@ def on_labeled(event: Event, facts: Facts) -> list[Action]:
         return []
     if not may_command(facts.permission):
         # Triage users can label; the label alone must not run (fork) code on the GPU runners.
-        return [Reply(event.repository, pull.number, messages.label_refusal(event.sender or "someone", label))]
-    save = SavePull(event.repository, pull.number, {"labeled": True, "head_sha": pull.head_sha,
-                                                     "base_sha": pull.base_sha, "is_fork": pull.is_fork,
-                                                     "approved_sha": pull.head_sha})
+        return _refuse_once(event, facts, pull.number, messages.label_refusal(event.sender or "someone", label))
+    save = SavePull(event.repository, pull.number, {"labeled": True, **pull.tracked(), "approved_sha": pull.head_sha})
     return [save, *_auto_run(event, facts, pull, "label")]
+
+
+def _refuse_once(event: Event, facts: Facts, number: int, body: str) -> list[Action]:
+    """The one reply per PR that someone without write permission gets, whatever they do."""
+    if facts.refused_before or not event.sender:
+        return []
+    return [RememberRefusal(event.repository, number, event.sender), Reply(event.repository, number, body)]
+
+
+@router.register("pull_request", action="opened")
+def on_opened(event: Event, facts: Facts) -> list[Action]:
+    """Record the head (and when GitHub saw it), so a later ``/perf run`` can tell whether the
+    maintainer could have seen it."""
+    pull = pull_from_payload(event.data["pull_request"])
+    return [SavePull(event.repository, pull.number, {**pull.tracked(), "labeled": facts.label in pull.labels})]
 
 
 @router.register("pull_request", action="synchronize")
 def on_synchronize(event: Event, facts: Facts) -> list[Action]:
     pull = pull_from_payload(event.data["pull_request"])
     labeled = facts.label in pull.labels
-    actions: list[Action] = [SavePull(event.repository, pull.number, {"head_sha": pull.head_sha,
-                                                                      "base_sha": pull.base_sha,
-                                                                      "is_fork": pull.is_fork, "labeled": labeled})]
+    actions: list[Action] = [SavePull(event.repository, pull.number, {**pull.tracked(), "labeled": labeled})]
     if not labeled:
         return actions
     if pull.is_fork and facts.approved_sha != pull.head_sha:
@@ -234,9 +274,10 @@ def on_reopened(event: Event, facts: Facts) -> list[Action]:
     pull = pull_from_payload(event.data["pull_request"])
     if facts.label not in pull.labels:
         return []
+    save = SavePull(event.repository, pull.number, pull.tracked())
     if pull.is_fork and facts.approved_sha != pull.head_sha:
-        return [UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha))]
-    return _auto_run(event, facts, pull, "reopened")
+        return [save, UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha))]
+    return [save, *_auto_run(event, facts, pull, "reopened")]
 
 
 @router.register("pull_request", action="unlabeled")
@@ -260,7 +301,7 @@ def on_closed(event: Event, facts: Facts) -> list[Action]:
     actions: list[Action] = []
     if pr.get("merged"):
         actions.append(RecordMerge(event.repository, number, pr.get("merge_commit_sha"), pr.get("merged_at"),
-                                   pr.get("html_url"), pr.get("title")))
+                                   pr.get("html_url"), pr.get("title"), (pr.get("head") or {}).get("sha")))
     cancels = _supersede(facts, "The pull request was closed.")
     if cancels:
         actions += cancels
@@ -281,23 +322,27 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
     login = (comment.get("user") or {}).get("login") or event.sender or "someone"
     if event.action == "edited" and not _command_line_changed(event):
         return []  # the edit did not touch the command line
+    if not is_command(body):
+        return []
+    if not may_command(facts.permission):
+        # Before anything is parsed or echoed: one reply per PR, whatever they post.
+        if facts.refused_before:
+            return []
+        return [RememberRefusal(repo, number, login), Reply(repo, number, messages.refusal(login, facts.permission))]
     try:
         command = parse(body)
     except CommandError as exc:
         return [React(repo, number, comment_id, "confused"), Reply(repo, number, messages.command_error(str(exc)))]
-    if command is None:
+    if command is None or (event.action == "edited" and facts.last_command == command.text):
         return []
-    if event.action == "edited" and facts.last_command == command.text:
-        return []
-    if not may_command(facts.permission):
-        if facts.refused_before:
-            return []
-        return [RememberRefusal(repo, number, login), Reply(repo, number, messages.refusal(login, facts.permission))]
     actions: list[Action] = [React(repo, number, comment_id, "eyes"), RememberCommand(repo, comment_id, command.text, login)]
     pull = facts.pull
     if command.name in ("run", "profile"):
         if pull is None or pull.state != "open":
             return actions + [Reply(repo, number, "This pull request is closed; there is nothing to benchmark.")]
+        refused = approval_problem(pull, command, facts.head_seen_at, written_at(event))
+        if refused:
+            return actions + [React(repo, number, comment_id, "confused"), Reply(repo, number, refused)]
         key = run_key(repo, number, pull.head_sha, "comment", comment_id, command.text)
         if any(r.key == key for r in facts.runs):
             return actions  # this exact command at this head was handled already
@@ -314,13 +359,44 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
         actions.append(UpsertComment(repo, number, messages.cancelled(f"Cancelled by @{login} (`/perf cancel`).")))
         actions.append(React(repo, number, comment_id, "+1"))
     elif command.name == "accept":
-        sha = pull.head_sha if pull else None
-        actions += [AcceptRegression(repo, number, sha, login, command.reason), React(repo, number, comment_id, "+1")]
+        seen = facts.concluded
+        if seen is None or not seen.regressions:
+            return actions + [Reply(repo, number, messages.nothing_to_accept(seen.head_sha if seen else None))]
+        actions += [AcceptRegression(repo, number, seen.head_sha, login, command.reason, seen.regressions),
+                    React(repo, number, comment_id, "+1")]
     elif command.name == "history":
         actions.append(ReplyHistory(repo, number, command.benchmark))
     else:  # help
         actions.append(Reply(repo, number, messages.help_text()))
     return actions
+
+
+def written_at(event: Event) -> _dt.datetime | None:
+    """When the comment's text was written: ``updated_at`` of an edit, else ``created_at``
+    (signed payload fields; None when absent)."""
+    comment = event.data.get("comment") or {}
+    return parse_time(comment.get("updated_at") if event.action == "edited" else comment.get("created_at"))
+
+
+def approval_problem(pull: PullInfo, command: Command, head_seen_at: _dt.datetime | None,
+                     written: _dt.datetime | None) -> str | None:
+    """Why ``command`` may not run ``pull``'s current head (None: it may).
+
+    ``--sha`` must name the head. Without it a fork PR's head must have been seen by the App
+    (a ``pull_request`` event) strictly before the comment was written: a head pushed after the
+    comment (or in the same second) was not what the maintainer approved. Heads of PRs from
+    the repository itself are pushed by people with write access and need no such proof.
+    """
+    if command.sha:
+        if not pull.head_sha.lower().startswith(command.sha.lower()):
+            return messages.head_moved(pull.head_sha, f"`{command.sha}` is not the head of this pull request")
+        return None
+    if not pull.is_fork:
+        return None
+    if head_seen_at is None or written is None or not head_seen_at < written:
+        return messages.head_moved(pull.head_sha, "perfgate cannot tell that this head was there when you wrote "
+                                                  "the command (it was pushed after it, or perfgate never saw it)")
+    return None
 
 
 def _command_line_changed(event: Event) -> bool:
@@ -359,7 +435,13 @@ def _rerun(event: Event, facts: Facts) -> list[Action]:
     run = facts.run
     if run is None:
         return []
-    key = run_key(event.repository, run.key, "rerun", event.delivery_id)
+    # Signed content only: replaying a captured delivery with a new X-GitHub-Delivery id gives
+    # the same key, so it starts nothing new. Re-run the newest check run to run again.
+    check_run_id = (event.data.get("check_run") or {}).get("id")
+    key = run_key(event.repository, run.key, "rerun", check_run_id, event.action,
+                  (event.data.get("requested_action") or {}).get("identifier"))
+    if any(r.key == key for r in facts.runs):
+        return []
     spec = RunSpec(key=key, repository=event.repository or "", installation_id=_installation(event), kind=run.kind,
                    trigger="rerun", head_sha=run.head_sha, base_sha=run.base_sha, pr_number=run.pr_number,
                    head_ref=run.head_ref, base_ref=run.base_ref, requested_by=event.sender, filter=run.filter,
@@ -388,6 +470,14 @@ router.register("installation_repositories")(_installation_actions)
 
 @router.register("ping")
 def on_ping(event: Event, facts: Facts) -> list[Action]:
+    return []
+
+
+@router.register("repository", action="privatized")
+@router.register("repository", action="publicized")
+def on_visibility(event: Event, facts: Facts) -> list[Action]:
+    """Nothing to do but what every delivery does: record the repository's visibility (the
+    executor, for ``bot.access``)."""
     return []
 
 

@@ -17,14 +17,16 @@ from typing import Any, Callable
 from runner.config import Config
 from runner.errors import UserError
 
-from . import app_store, decide, history_store, ingest, messages
+from . import access, app_store, decide, history_store, ingest, messages
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
 from .app_models import Run
 from .app_settings import AppSettings
-from .commands import is_command
+from .commands import CommandError, is_command
+from .commands import parse as parse_command
 from .db import Database
 from .gateway import GitHubError, InstallationClient
+from .history import is_repository_name
 from .models import Result, utc_now
 from .webhooks import Event
 
@@ -60,6 +62,7 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
             log.warning("delivery %s is not stored", delivery_id)
             return []
         event = Event(row.event, row.delivery_id, dict(row.payload), row.action)
+    _remember_visibility(rt, event)
     if not decide.handled(event.name, event.action):
         _finish(rt, delivery_id, "ignored")
         return []
@@ -78,6 +81,17 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
     return actions
 
 
+def _remember_visibility(rt: Runtime, event: Event) -> None:
+    """Record whether the repositories of a (signed) delivery are public: who may read the
+    pages depends on it (``bot.access``)."""
+    found = access.visibility(event.data)
+    if found:
+        with rt.db.session() as session, session.begin():
+            for name, private in found.items():
+                if is_repository_name(name):
+                    history_store.set_visibility(session, name, private)
+
+
 def _finish(rt: Runtime, delivery_id: str, status: str, error: str | None = None) -> None:
     with rt.db.session() as session, session.begin():
         app_store.finish_delivery(session, delivery_id, status, error)
@@ -93,7 +107,8 @@ def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -
         with rt.db.session() as session:
             pull = app_store.get_pull(session, repo, number)
             runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
-        return decide.Facts(label=config.label, permission=permission,
+            refused = bool(event.sender) and app_store.refused_before(session, repo, number, event.sender)
+        return decide.Facts(label=config.label, permission=permission, refused_before=refused,
                             approved_sha=pull.approved_sha if pull else None, runs=runs)
     if event.name == "issue_comment" and client is not None and repo:
         issue, comment = data.get("issue") or {}, data.get("comment") or {}
@@ -105,8 +120,16 @@ def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -
             last = app_store.last_command(session, repo, int(comment["id"]))
             refused = app_store.refused_before(session, repo, number, login)
         permission = client.permission(repo, login)
-        pull = client.pull(repo, number) if decide.may_command(permission) else None
-        return decide.Facts(permission=permission, pull=pull, runs=runs, last_command=last, refused_before=refused)
+        if not decide.may_command(permission):
+            return decide.Facts(permission=permission, runs=runs, last_command=last, refused_before=refused)
+        pull = client.pull(repo, number)
+        with rt.db.session() as session:
+            stored = app_store.get_pull(session, repo, number)
+            seen = stored.head_seen_at if stored is not None and stored.head_sha == pull.head_sha else None
+            concluded = _concluded_before(session, repo, number, decide.written_at(event)) \
+                if _command_name(comment.get("body")) == "accept" else None
+        return decide.Facts(permission=permission, pull=pull, runs=runs, last_command=last, refused_before=refused,
+                            head_seen_at=seen, concluded=concluded)
     if event.name == "workflow_run" and repo:
         with rt.db.session() as session:
             row = app_store.run_for_workflow(session, repo, int(data["workflow_run"]["id"]))
@@ -126,6 +149,26 @@ def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -
             row = app_store.get_run(session, key)
             return decide.Facts(runs=(app_store.run_info(row),) if row else ())
     return decide.Facts()
+
+
+def _command_name(body: str | None) -> str | None:
+    try:
+        command = parse_command(body)
+    except CommandError:
+        return None
+    return command.name if command else None
+
+
+def _concluded_before(session, repo: str, number: int, moment) -> decide.ConcludedRun | None:
+    """The PR's newest run whose results were reported before ``moment`` (what a comment
+    written then could have seen), with the benchmarks that regressed in it."""
+    run = app_store.latest_concluded_run(session, repo, number, before=moment) if moment is not None else None
+    if run is None:
+        return None
+    doc = session.get(Result, run.result_id).document
+    regressed = tuple(sorted({str(b.get("name")) for b in doc.get("benchmarks", [])
+                              if (b.get("change") or {}).get("verdict") == "regression"}))
+    return decide.ConcludedRun(run.key, run.head_sha, regressed)
 
 
 def _config(client: InstallationClient, repo: str, data: dict) -> Config:
@@ -160,7 +203,7 @@ def _record_merge(rt: Runtime, client, a: RecordMerge) -> None:
 
     with rt.db.session() as session, session.begin():
         repo = history_store.get_or_create_repository(session, a.repository)
-        history_store.record_pull_request(session, repo, a.number, url=a.url, title=a.title,
+        history_store.record_pull_request(session, repo, a.number, url=a.url, title=a.title, head_sha=a.head_sha,
                                           merge_sha=a.merge_sha, merged_at=parse_time(a.merged_at))
 
 
@@ -264,8 +307,9 @@ def _cancel_run(rt: Runtime, client: InstallationClient, a: CancelRun) -> None:
 
 def _accept(rt: Runtime, client: InstallationClient, a: AcceptRegression) -> None:
     with rt.db.session() as session, session.begin():
-        history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,
-                                    reason=a.reason)
+        for benchmark in a.benchmarks:
+            history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,
+                                        benchmark=benchmark, reason=a.reason)
         run = app_store.latest_concluded_run(session, a.repository, a.pr_number)
     if run is not None and run.result_id is not None:
         _conclude(rt, client, run, workflow_url=run.workflow_run_url)
@@ -322,11 +366,12 @@ def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url
     """(Re)write the comment and the check run of a run with stored results."""
     with rt.db.session() as session:
         doc = session.get(Result, run.result_id).document
-        accepts = [a for a in history_store.accepts_of(session, run.repository) if a["pr_number"] == run.pr_number] \
-            if run.pr_number is not None else []
+        # An accept covers the head it was given for (and its benchmarks), never a later push.
+        accepts = [a for a in history_store.accepts_of(session, run.repository)
+                   if a["pr_number"] == run.pr_number and a["sha"] == run.head_sha] if run.pr_number is not None else []
         notes = history_store.regression_history_notes(session, run.repository, doc, rt.settings.public_url)
     config = _config(client, run.repository, {})
-    verdict = ingest.conclusion(doc, config.fail_threshold, bool(accepts))
+    verdict = ingest.conclusion(doc, config.fail_threshold, [a["benchmark"] for a in accepts])
     details = rt.details_url(run.key) or workflow_url
     title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
     if run.check_run_id:

@@ -313,3 +313,51 @@ class InstallationClient:
                 return buffer.getvalue()
         except requests.RequestException as exc:
             raise GitHubError(0, f"could not download the artifact: {exc}") from None
+
+
+# -- signing in with GitHub (the App's OAuth web flow; bot.access) ----------------------------------
+def _user_client(api_url: str, token: str | None = None, client_options: dict | None = None) -> Any:
+    from github import Auth, Github
+
+    options = {"timeout": 20, "lazy": True, **(client_options or {})}
+    return Github(auth=Auth.Token(token) if token else None, base_url=api_url.rstrip("/"), **options)
+
+
+def oauth_login_url(api_url: str, client_id: str, client_secret: str, redirect_uri: str, state: str) -> str:
+    """Where to send the browser to sign in (``<GitHub web host>/login/oauth/authorize``)."""
+    app = _user_client(api_url).get_oauth_application(client_id, client_secret)
+    return app.get_login_url(redirect_uri=redirect_uri, state=state)
+
+
+def oauth_user(api_url: str, client_id: str, client_secret: str, code: str,
+               client_options: dict | None = None) -> tuple[str, str]:
+    """Exchange the code GitHub redirected back with for a user token; ``(login, token)``.
+
+    Raises:
+        GitHubError: the code is bad or expired, or GitHub is unreachable.
+    """
+    def run() -> tuple[str, str]:
+        gh = _user_client(api_url, client_options=client_options)
+        token = gh.get_oauth_application(client_id, client_secret).get_access_token(code).token
+        if not token:
+            raise GitHubError(401, "GitHub returned no access token")
+        return _user_client(api_url, token, client_options).get_user().login, token
+    return _wrap("sign you in", run)
+
+
+def user_can_read(api_url: str, token: str, repository: str, client_options: dict | None = None) -> bool:
+    """May the user of ``token`` read ``owner/name``? (``GET /repos/{owner}/{repo}`` with their
+    token: 401/403/404 mean no; a user token of a GitHub App sees only repositories the App is
+    installed on.)
+
+    Raises:
+        GitHubError: any other failure (GitHub unreachable).
+    """
+    try:
+        repo = _wrap(f"read {repository}", lambda: _user_client(api_url, token, client_options).get_repo(repository))
+        permissions = _wrap(f"read {repository}", lambda: repo.permissions)
+    except GitHubError as exc:
+        if exc.status in (401, 403, 404):
+            return False
+        raise
+    return permissions is None or bool(permissions.pull)

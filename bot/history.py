@@ -230,7 +230,7 @@ class ChangePoint:
 
     ``index``: position in the series of the first point after the change; ``before``/
     ``after``: segment medians (seconds); ``ratio`` = after/before; ``prev_sha..sha`` the
-    commit range that contains the change; ``prs``: ``[{number, url, title}]`` merged there.
+    commit range that contains the change; ``prs``: ``[{number, url, title, head_sha}]`` merged there.
     """
 
     index: int
@@ -300,7 +300,8 @@ def prs_merged_between(prs: Iterable[dict], prev_sha: str | None, sha: str | Non
         if not hit and merged is not None and prev_time is not None and time is not None:
             hit = prev_time < merged <= time and pr.get("merge_sha") != prev_sha
         if hit:
-            out.append({"number": pr["number"], "url": pr.get("url"), "title": pr.get("title")})
+            out.append({"number": pr["number"], "url": pr.get("url"), "title": pr.get("title"),
+                        "head_sha": pr.get("head_sha")})
     return sorted(out, key=lambda p: p["number"])
 
 
@@ -373,14 +374,17 @@ def classify_alerts(series: Sequence[Series], accepts: Sequence[dict]) -> list[d
     Outcomes, first match wins:
 
     - ``accepted``: a ``/perf accept`` exists for a PR merged in the change point's range
-      (for this benchmark, or for all benchmarks), or for its SHA;
+      (for this benchmark, or for all benchmarks) given at the head that was merged (an accept
+      at an earlier head does not cover later pushes; one without a SHA covers the PR), or
+      for the change point's SHA;
     - ``reverted``: a later improvement change point of the same series brings the level
       back to at most ``before * (1 + RECOVERY_TOLERANCE)``, and a PR merged in that
       improvement's range has a title starting with "Revert";
     - ``fixed``: the same recovery without a revert PR;
     - ``open``: none of these (yet).
 
-    ``accepts``: ``{pr_number, sha, benchmark}``. Returns
+    ``accepts``: ``{pr_number, sha, benchmark}``; ``prs`` of a change point carry their merged
+    ``head_sha``. Returns
     ``[{benchmark, fingerprint, sha, commit_range, ratio, status, by}]``.
     """
     out = []
@@ -389,11 +393,12 @@ def classify_alerts(series: Sequence[Series], accepts: Sequence[dict]) -> list[d
             if not cp.is_regression:
                 continue
             status, by = "open", None
-            pr_numbers = {p["number"] for p in cp.prs}
             for a in accepts:
                 if a.get("benchmark") not in (None, s.benchmark):
                     continue
-                if a.get("pr_number") in pr_numbers or (a.get("sha") and a.get("sha") == cp.sha):
+                merged = any(p["number"] == a.get("pr_number") and a.get("sha") in (None, p.get("head_sha"))
+                             for p in cp.prs)
+                if merged or (a.get("sha") and a.get("sha") == cp.sha):
                     status, by = "accepted", a.get("user")
                     break
             if status == "open":

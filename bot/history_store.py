@@ -35,6 +35,17 @@ def get_repository(session: Session, full_name: str) -> Repository | None:
     return session.scalar(select(Repository).where(Repository.full_name == full_name))
 
 
+def visibility(session: Session, full_name: str) -> bool | None:
+    """GitHub's ``private`` flag of ``owner/name`` as last reported (None: never reported)."""
+    return session.scalar(select(Repository.private).where(Repository.full_name == full_name))
+
+
+def set_visibility(session: Session, full_name: str, private: bool) -> None:
+    """Record GitHub's ``private`` flag of ``owner/name`` (the row is created when missing)."""
+    get_or_create_repository(session, full_name).private = private
+    session.flush()
+
+
 def get_or_create_repository(session: Session, full_name: str) -> Repository:
     """The ``repositories`` row of ``owner/name``, created when missing.
 

@@ -102,14 +102,16 @@ def blocking_regressions(doc: dict, fail_threshold: float) -> list[dict]:
     return out
 
 
-def conclusion(doc: dict, fail_threshold: float, accepted: bool) -> str:
+def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] = ()) -> str:
     """The check run's conclusion for a results document.
 
-    ``failure``: a regression beyond ``fail_threshold`` that nobody accepted; ``neutral``: no
-    such regression but something undecided (``inconclusive``) or broken (``failed``);
-    ``success`` otherwise (an accepted regression included).
+    ``accepted``: benchmark names whose regression was accepted for this document's head
+    (None: every benchmark). ``failure``: a regression beyond ``fail_threshold`` that is not
+    accepted; ``neutral``: no such regression but something undecided (``inconclusive``) or
+    broken (``failed``); ``success`` otherwise (accepted regressions included).
     """
-    if blocking_regressions(doc, fail_threshold) and not accepted:
+    accepted = set(accepted)
+    if any(None not in accepted and b.get("name") not in accepted for b in blocking_regressions(doc, fail_threshold)):
         return "failure"
     summary = doc.get("summary") or {}
     if summary.get("inconclusive") or summary.get("failed"):

@@ -57,7 +57,8 @@ def fork_needs_approval(head_sha: str) -> str:
     """Sticky comment when new commits arrive on a fork PR (fork safety)."""
     return (f"{MARKER}\n## ⏸️ perfgate: waiting for approval\n\n"
             f"New commits were pushed (head `{short(head_sha)}`). This PR comes from a fork, so its code runs on "
-            "the GPU runners only after a maintainer asks for it: comment `/perf run` to benchmark this head.\n")
+            "the GPU runners only after a maintainer asks for it: comment `/perf run` to benchmark this head "
+            f"(or `/perf run --sha {short(head_sha)}`).\n")
 
 
 def dispatch_failed(workflow: str, error: str) -> str:
@@ -90,6 +91,19 @@ def refusal(login: str, permission: str | None) -> str:
 def label_refusal(login: str, label: str) -> str:
     return (f"@{login} added the `{label}` label, but only people with write, maintain or admin permission can start "
             "a benchmark run. A maintainer can add the label again or comment `/perf run`.")
+
+
+def head_moved(head_sha: str, why: str) -> str:
+    """The answer to a ``/perf run`` that does not bind to the PR's current head (fork safety)."""
+    return (f"Not started: {why}. The head is now `{short(head_sha)}`; review it and comment "
+            f"`/perf run --sha {short(head_sha)}` to benchmark exactly that commit.")
+
+
+def nothing_to_accept(head_sha: str | None) -> str:
+    """``/perf accept`` when the results reported before the comment show no regression."""
+    if head_sha is None:
+        return "There are no perfgate results on this PR yet, so there is nothing to accept."
+    return f"The results for head `{short(head_sha)}` show no regression, so there is nothing to accept."
 
 
 def command_error(error: str) -> str:

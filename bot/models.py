@@ -2,7 +2,7 @@
 
 Tables of the regression history (issue 7):
 
-- ``repositories``: one row per ``owner/name``.
+- ``repositories``: one row per ``owner/name``, with its visibility on GitHub when known.
 - ``pull_requests``: what is known of a PR (number, URL, title, head/merge SHA, merge time);
   the App (issue 6) adds its own columns (state, labels, sticky comment id, ...) through a
   new migration.
@@ -27,7 +27,7 @@ import datetime as _dt
 import importlib
 from typing import Any, Optional
 
-from sqlalchemy import (JSON, Double, ForeignKey, Index, Integer, MetaData, String, Text,
+from sqlalchemy import (JSON, Boolean, Double, ForeignKey, Index, Integer, MetaData, String, Text,
                         UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import DateTime, TypeDecorator
@@ -100,6 +100,9 @@ class Repository(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     full_name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+    # GitHub's repository.private from the App's webhooks; None: never reported (pages treat it
+    # as private, bot.access).
+    private: Mapped[Optional[bool]] = mapped_column(Boolean)
 
     results: Mapped[list["Result"]] = relationship(back_populates="repository")
 

@@ -8,9 +8,9 @@
 4. enqueue ``process_delivery`` (Huey) → 202.
 
 It never answers 500: an unexpected failure while recording is a 503 (GitHub shows it as
-failed; redeliver once the database is back). ``GET /`` lists installations and recent runs;
-``GET /runs/<key>`` is a run's page (the check run's ``details_url``) with the full report;
-``GET /api/runs/<key>`` the same as JSON.
+failed; redeliver once the database is back). ``GET /`` lists recent runs; ``GET /runs/<key>``
+is a run's page (the check run's ``details_url``) with the full report; ``GET /api/runs/<key>``
+the same as JSON. Each shows a repository's data only to those who may read it (``bot.access``).
 
 :func:`register` adds all of it to the app made by ``bot.create_app``.
 """
@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from flask import Blueprint, Flask, abort, current_app, jsonify, render_template, request
 
-from . import app_store, decide
+from . import access, app_store, decide
 from .app_settings import has_github_settings, load_app_settings
 from .webhooks import WebhookError, parse_event
 
@@ -117,7 +117,11 @@ def index():
     with _db().session() as session:
         installations = app_store.installations(session)
         runs = app_store.recent_runs(session)
-    return render_template("app/index.html", installations=installations, runs=runs)
+    readable = {name: access.allowed(name) for name in {r.repository for r in runs}}
+    # Which accounts installed the App is theirs to tell: listed only where everything is open.
+    shown = installations if current_app.extensions["perfgate"]["settings"].read_access == "all" else []
+    return render_template("app/index.html", installations=shown, runs=[r for r in runs if readable[r.repository]],
+                           viewer=access.viewer(), oauth=current_app.extensions["perfgate"]["settings"].oauth)
 
 
 def _run_json(run) -> dict:
@@ -138,6 +142,7 @@ def run_page(key: str):
         run = app_store.get_run(session, key)
         if run is None:
             abort(404)
+        access.require(run.repository)
         doc = session.get(Result, run.result_id).document if run.result_id else None
     if doc is None:
         return render_template("app/run.html", run=run)
@@ -154,4 +159,5 @@ def run_api(key: str):
         run = app_store.get_run(session, key)
         if run is None:
             abort(404)
+        access.require(run.repository, page=False)
         return jsonify(_run_json(run))

@@ -414,19 +414,22 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
         progress.phase("checking out base and head")
         base_rev = co.add("base", req.base, base_sha)
         head_rev = co.add("head", req.head, head_sha)
+        # The policy is the maintainers': --config FILE, else the base revision's file, never the head's.
+        policy = {"config_source": "file" if req.config_file else "base",
+                  "config_changed_by_head": config_mod.head_changes(base_rev.path, head_rev.path)}
         cfg = req.config
         if cfg is None:
             if req.config_file:
                 file_cfg = config_mod.load_file(req.config_file)
             else:
-                file_cfg, _ = config_mod.load(head_rev.path)
+                file_cfg, _ = config_mod.load(base_rev.path)
             cfg = file_cfg.override(**req.config_overrides)
         if cfg.install:
             for rev in (base_rev, head_rev):
                 progress.phase(f"installing {rev.side} ({rev.sha[:12]}): {cfg.install}")
                 co.install(rev, cfg.install)
         bench_dirs = _bench_dirs(req.benchmarks, cfg, base_rev, head_rev)
-        results = _measure(req, cfg, {"base": base_rev, "head": head_rev}, bench_dirs, root, progress)
+        results = _measure(req, cfg, {"base": base_rev, "head": head_rev}, bench_dirs, root, progress, policy)
     return results
 
 
@@ -444,7 +447,7 @@ def _bench_dirs(override: str | None, cfg: Config, base: Revision, head: Revisio
 
 
 def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_dirs: dict, root: Path,
-             progress: Progress) -> dict:
+             progress: Progress, policy: dict) -> dict:
     from .telemetry import TelemetrySampler
 
     workers, worker_conditions = start_workers(revs, cfg, req.out / "logs")
@@ -506,7 +509,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         "ci_level": session.ci_level, "min_sample_time": cfg.min_sample_time, "cold_cache": cfg.cold_cache,
         "fail_threshold": cfg.fail_threshold, "process_noise": cfg.process_noise,
         "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
-        "filter": req.filter, "profile": cfg.profile,
+        "filter": req.filter, "profile": cfg.profile, **policy,
     }
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)

@@ -3,6 +3,10 @@
 Keys and defaults are the contract in DESIGN.md ("Target repository configuration"), plus the
 sampling and isolation knobs documented on :class:`Config`. Command-line flags override the file. Unknown keys and wrong types are
 :class:`~runner.errors.ConfigError` naming the key and the file.
+
+The settings of a compare are a policy (thresholds, ``alpha``, what is benchmarked and how it is
+installed), so they come from the base revision, or from a file the caller names, never from
+the head under test: :func:`head_changes` lists what the head would have changed, for the report.
 """
 
 from __future__ import annotations
@@ -204,3 +208,26 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _raw_table(root: Path) -> dict | None:
+    """The perfgate table of the repository at ``root`` as written, unvalidated ({} without
+    one); None when the file is not valid TOML."""
+    try:
+        if (root / "perfgate.toml").is_file():
+            return _read_toml(root / "perfgate.toml")
+        if (root / "pyproject.toml").is_file():
+            table = _read_toml(root / "pyproject.toml").get("tool", {}).get("perfgate", {})
+            return table if isinstance(table, dict) else None
+    except ConfigError:
+        return None
+    return {}
+
+
+def head_changes(base: str | Path, head: str | Path) -> list[str]:
+    """Keys whose value the head revision's configuration sets differently from the base's
+    (added, removed or changed; sorted). ``["*"]`` when the head's file is not valid TOML."""
+    base_table, head_table = _raw_table(Path(base)) or {}, _raw_table(Path(head))
+    if head_table is None:
+        return ["*"]
+    return sorted(k for k in set(base_table) | set(head_table) if base_table.get(k) != head_table.get(k))

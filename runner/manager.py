@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from . import conditions
+from .child_env import child_environment
 from .errors import UserError
 from .revisions import Revision
 
@@ -44,8 +45,9 @@ class WorkerProcess:
         device: ``auto`` | ``cpu`` | ``cuda``.
         log_path: the worker's standard error (benchmark prints, tracebacks) is appended here.
         timeout: default seconds to wait for one response.
-        env: the complete environment of the server (and so of its children); the caller builds it
-            (:func:`runner.conditions.worker_env` on top of the allowed parent variables).
+        env: the complete environment of the server (and so of its children): by default the
+            allow-listed parent variables (:func:`runner.child_env.child_environment`, so no token or
+            credential reaches the benchmarks); :func:`start_workers` adds the conditions.
         cpus: CPUs to pin the server (and so its children) to; [] for no pinning.
     """
 
@@ -55,7 +57,7 @@ class WorkerProcess:
         self.device = device
         self.log_path = log_path
         self.timeout = timeout
-        self.env = dict(os.environ if env is None else env)
+        self.env = dict(child_environment() if env is None else env)
         self.cpus = list(cpus or [])
         self.server: subprocess.Popen | None = None
         self.child_pid: int | None = None
@@ -356,7 +358,7 @@ def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[s
                                       threads=plan.threads)
     except (conditions.AllocatorNotFound, ValueError) as exc:
         raise UserError(str(exc)) from None
-    env = {**os.environ, **added}
+    env = {**child_environment(), **added}  # an allow-list: no token or credential reaches the benchmarks
     workers = {side: WorkerProcess(rev, cfg.device, log_dir / f"worker-{side}.log", cfg.timeout, env=env,
                                    cpus=plan.cpus)
                for side, rev in revs.items()}

@@ -214,7 +214,28 @@ def view(results: dict) -> dict:
     return {"r": results, "benches": benches, "changed": changed, "failed": failed,
             "headline": ", ".join(parts) or "no benchmarks", "settings": settings,
             "env": results.get("environment", {}), "intent_view": intent_view,
-            "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %"}
+            "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings)}
+
+
+def policy_note(settings: dict) -> str | None:
+    """One sentence when the head revision changed perfgate's configuration (pure): which known
+    keys (the head's own key names are not echoed: they are the PR's text) and that the base's
+    settings were used. None when it changed nothing."""
+    from dataclasses import fields
+
+    from .config import Config
+
+    changed = settings.get("config_changed_by_head")
+    if not isinstance(changed, list) or not changed:
+        return None
+    names = {f.name for f in fields(Config)}
+    known = sorted({k for k in changed if isinstance(k, str) and k in names})
+    others = len(changed) - len(known)
+    what = ", ".join(known) + (f" and {others} other key(s)" if known and others else "")
+    what = what or "its configuration"
+    source = "the --config file" if settings.get("config_source") == "file" else "the base revision"
+    return (f"This pull request changes perfgate's settings ({what}); it was measured with the settings of "
+            f"{source}, not its own.")
 
 
 def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, details_url: str | None = None) -> str:

@@ -3,6 +3,13 @@
 The thin shell around git and venv. Every ref is resolved to a full SHA exactly once (the SHA
 is what is measured and reported); each side gets its own detached worktree at that SHA in a
 temporary folder, removed again on exit, Ctrl-C included.
+
+The worktrees belong to a scratch repository in that folder, not to the target's clone: a
+worktree of the clone would share the clone's ``.git/config``, and with it any credential kept
+there (``http.<url>.extraheader`` from ``actions/checkout``, a token in the remote URL, a
+credential helper). The scratch repository borrows the clone's objects (``objects/info/
+alternates``, nothing copied) and has an empty configuration of its own. The ``install``
+command gets :func:`runner.child_env.child_environment`.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .child_env import child_environment
 from .errors import GitError, UserError
 
 
@@ -82,9 +90,9 @@ class Revision:
 class Checkouts:
     """Context manager owning the temporary worktrees (and venvs) of one run.
 
-    ``add(side, ref, sha)`` creates a detached worktree at ``sha``; everything is removed on
-    exit, also after KeyboardInterrupt. ``git worktree prune`` runs at the end so the target
-    repository keeps no stale entries.
+    ``add(side, ref, sha)`` creates a detached worktree at ``sha`` from the scratch repository
+    (see the module's docstring); everything is removed on exit, also after KeyboardInterrupt.
+    The target repository is only read.
     """
 
     def __init__(self, repo: Path, log_dir: Path):
@@ -92,6 +100,7 @@ class Checkouts:
         self.log_dir = log_dir
         self.tmp = Path(tempfile.mkdtemp(prefix="perfgate-"))
         self.revisions: list[Revision] = []
+        self.scratch: Path | None = None
 
     def __enter__(self) -> "Checkouts":
         return self
@@ -99,9 +108,26 @@ class Checkouts:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _scratch_repository(self) -> Path:
+        """A bare repository in the temporary folder that sees the clone's objects, shallow
+        boundary and tags (version tools such as setuptools-scm describe the checkout) but none
+        of its configuration, branches or hooks."""
+        if self.scratch is None:
+            scratch = self.tmp / "repo.git"
+            git(self.tmp, "init", "--quiet", "--bare", str(scratch))
+            common = (Path(self.repo) / git(self.repo, "rev-parse", "--git-common-dir")).resolve()
+            (scratch / "objects" / "info" / "alternates").write_text(f"{common / 'objects'}\n")
+            if (common / "shallow").is_file():
+                shutil.copyfile(common / "shallow", scratch / "shallow")
+            tags = git(self.repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/tags")
+            if tags:
+                (scratch / "packed-refs").write_text(tags + "\n")
+            self.scratch = scratch
+        return self.scratch
+
     def add(self, side: str, ref: str, sha: str) -> Revision:
         path = self.tmp / side
-        git(self.repo, "worktree", "add", "--detach", "--force", str(path), sha)
+        git(self._scratch_repository(), "worktree", "add", "--detach", "--force", str(path), sha)
         rev = Revision(side=side, ref=ref, sha=sha, path=path)
         rev.sys_path = [str(path / "src")] if (path / "src").is_dir() else []
         rev.sys_path.append(str(path))
@@ -121,7 +147,7 @@ class Checkouts:
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
                        capture_output=True)
         bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-        env = dict(os.environ, VIRTUAL_ENV=str(venv), PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+        env = child_environment(VIRTUAL_ENV=str(venv), PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
         env.pop("PYTHONHOME", None)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"install-{rev.side}.log"
@@ -136,9 +162,6 @@ class Checkouts:
         rev.sys_path = []  # the install made the package importable; the worktree stays cwd
 
     def close(self) -> None:
-        for rev in self.revisions:
-            subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force", str(rev.path)],
-                           capture_output=True)
+        """Remove the worktrees, venvs and the scratch repository (the clone is untouched)."""
         self.revisions.clear()
         shutil.rmtree(self.tmp, ignore_errors=True)
-        subprocess.run(["git", "-C", str(self.repo), "worktree", "prune"], capture_output=True)

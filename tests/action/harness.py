@@ -55,3 +55,56 @@ def read_outputs(path: Path) -> dict[str, str]:
             outputs[name] = value
             i += 1
     return outputs
+
+
+def action_steps(action_yml: Path) -> list[dict]:
+    """The steps of ``action.yml`` that run ``python -m action <phase>``, in order."""
+    from ruamel.yaml import YAML
+
+    action = YAML(typ="safe").load(action_yml.read_text())
+    return [s for s in action["runs"]["steps"] if "-m action" in str(s.get("run", ""))]
+
+
+def expand(text: str, values: dict[str, str]) -> str:
+    """``${{ inputs.x }}`` / ``${{ runner.temp }}`` / ``${{ github.token }}`` replaced from
+    ``values`` (keys as written inside the braces); anything else is a test error."""
+    import re
+
+    def sub(match):
+        key = match.group(1).strip()
+        if key not in values:
+            raise KeyError(f"no value for ${{{{ {key} }}}} in the test")
+        return values[key]
+    return re.sub(r"\$\{\{(.*?)\}\}", sub, text)
+
+
+def run_action_steps(action_yml: Path, step_env: dict[str, str], inputs: dict[str, str], *, job_env: dict[str, str],
+                     runner_temp: Path, timeout: float = 300):
+    """Run the phase steps of ``action.yml`` as the runner would: each with ``job_env`` (what the
+    whole job sees, e.g. a workflow-level ``GITHUB_TOKEN``), ``step_env`` (the runner's
+    ``GITHUB_*`` variables) and the step's own ``env:`` with its expressions filled in from
+    ``inputs`` (action.yml's defaults otherwise) and ``runner.temp``; ``run:`` through bash in
+    the step's working directory. Stops after the first failing step.
+
+    Returns: ``[(step name, CompletedProcess)]``.
+    """
+    import subprocess
+
+    from ruamel.yaml import YAML
+
+    action = YAML(typ="safe").load(action_yml.read_text())
+    values = {"runner.temp": str(runner_temp), "github.token": inputs.get("github-token", "")}
+    for name, spec in action["inputs"].items():
+        default = str(spec.get("default", ""))
+        values[f"inputs.{name}"] = inputs.get(name, expand(default, values) if "${{" in default else default)
+    done = []
+    for step in action_steps(action_yml):
+        env = {**subprocess_env(job_env), **step_env,
+               **{k: expand(str(v), values) for k, v in (step.get("env") or {}).items()}}
+        cwd = expand(str(step.get("working-directory", ".")), values)
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd,
+                              env=env, capture_output=True, text=True, timeout=timeout)
+        done.append((step["name"], proc))
+        if proc.returncode != 0:
+            break
+    return done

@@ -6,6 +6,7 @@ dispatched runs, fork PRs, refused tokens, bad input."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,43 @@ def test_compare_internal_failure_is_reported_not_raised(tmp_path, fake_github, 
     assert _errors(capsys.readouterr().out) == ["::error::perfgate compare failed (exit status 3): perfgate: internal error"]
     assert "exit status 3" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {}
+
+
+def test_a_dispatched_run_uses_the_default_branchs_settings(tmp_path, fake_github, target, canned):
+    """The App dispatches the default branch's workflow: GITHUB_SHA is that branch, and its
+    perfgate.toml is the policy (security review F7), passed to compare as --config."""
+    fake_github.state.add_pull(REPO, 7, head_sha=target.head_sha, base_sha=target.base_sha)
+    event = workflow_dispatch(base_sha=target.base_sha, head_sha=target.head_sha, pr_number=7, run_id="pg-7")
+    env = actions_env(tmp_path, api_url=fake_github.url, workspace=target.checkout, event_name="workflow_dispatch",
+                      event=event, github_token="ghs_any", comment="false")
+    env["GITHUB_SHA"] = target.base_sha
+    assert main(env) == 0
+    argv = canned.argvs[0]
+    settings = Path(argv[argv.index("--config") + 1])
+    assert settings.read_text() == (target.origin / "perfgate.toml").read_text()
+    assert settings.is_relative_to(Path(env["PERFGATE_OUT_DIR"]))
+
+
+def test_a_pull_request_run_leaves_the_settings_to_the_base_revision(tmp_path, fake_github, target, canned):
+    assert main(_pr_env(tmp_path, fake_github, target)) == 0
+    assert "--config" not in canned.argvs[0]  # compare's default: the base revision, not the checkout (head)
+
+
+def test_a_pull_requests_config_input_is_read_from_the_base_not_the_checkout(tmp_path, fake_github, target, canned,
+                                                                           capsys):
+    # The checkout of a pull_request run is the PR's merge commit: a file it adds is the PR's.
+    added = target.checkout / "ci" / "policy.toml"
+    added.parent.mkdir(exist_ok=True)
+    added.write_text("alpha = 1e-300\n")
+    try:
+        assert main(_pr_env(tmp_path, fake_github, target, config="ci/policy.toml")) == 2
+    finally:
+        added.unlink()
+    (error,) = _errors(capsys.readouterr().out)
+    assert "input config names ci/policy.toml" in error and target.base_sha[:12] in error
+    assert canned.argvs == []
+    assert main(_pr_env(tmp_path / "again", fake_github, target, config="perfgate.toml")) == 0
+    argv = canned.argvs[0]
+    settings = Path(argv[argv.index("--config") + 1])
+    assert settings.read_text() == subprocess.run(["git", "-C", str(target.origin), "show", f"{target.base_sha}:perfgate.toml"],
+                                                  capture_output=True, text=True, check=True).stdout

@@ -11,6 +11,7 @@ from action.compare import CompareOutcome, compare_argv, run_compare
 from action.environment import ActionInputError, Plan
 from action.git_shas import ensure_commit, fetch_candidates
 from tests.action.target_repo import make_target_repo
+from tests.runner.test_child_env import STEP as CHILD_STEP
 
 SHA_A, SHA_B = "a" * 40, "b" * 40
 
@@ -53,9 +54,33 @@ def test_fetch_candidates():
 def test_ensure_commit_fetches_into_a_shallow_clone(tmp_path):
     target = make_target_repo(tmp_path)
     assert ensure_commit(target.checkout, target.head_sha) == target.head_sha  # already there
-    assert ensure_commit(target.checkout, target.base_sha, 3) == target.base_sha  # fetched by SHA
+    auth = {"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "http.https://github.com/.extraheader",
+            "GIT_CONFIG_VALUE_0": "", "GIT_CONFIG_KEY_1": "http.https://github.com/.extraheader",
+            "GIT_CONFIG_VALUE_1": "AUTHORIZATION: basic eA=="}
+    assert ensure_commit(target.checkout, target.base_sha, 3, auth) == target.base_sha  # fetched by SHA
+    assert "extraheader" not in (target.checkout / ".git" / "config").read_text()  # never written down
     assert ensure_commit(target.checkout, "main") == target.base_sha  # a branch name, fetched from origin
     with pytest.raises(ActionInputError, match=f"commit {'f' * 40} is not in the checkout"):
         ensure_commit(target.checkout, "f" * 40)
     with pytest.raises(ActionInputError, match="not a git checkout"):
         ensure_commit(tmp_path, "HEAD")
+
+
+def test_the_compare_phases_own_environment_is_a_fixed_point():
+    """``python -m action compare`` re-executes itself until its environment is clean: one step."""
+    from action.__main__ import compare_environment
+
+    once = compare_environment({**CHILD_STEP, "GITHUB_EVENT_PATH": "/tmp/event.json", "RUNNER_TEMP": "/tmp/r"})
+    assert compare_environment(once) == once
+    assert "INPUT_GITHUB_TOKEN" not in once and once["INPUT_FILTER"] == "sum" and once["RUNNER_TEMP"] == "/tmp/r"
+    assert not {k for k in once if k.startswith("GIT_")}  # perfgate's own git calls keep the user's settings
+
+
+def test_fetch_authentication_lives_in_the_environment_only():
+    from action.git_shas import auth_environment
+
+    assert auth_environment("https://github.com", None) == {}
+    env = auth_environment("https://ghe.example/", "ghs_abc")
+    assert env["GIT_CONFIG_KEY_0"] == env["GIT_CONFIG_KEY_1"] == "http.https://ghe.example/.extraheader"
+    assert env["GIT_CONFIG_VALUE_0"] == ""  # drops any header configured already (GitHub refuses two)
+    assert env["GIT_CONFIG_VALUE_1"] == "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX2FiYw=="

@@ -113,3 +113,21 @@ def test_parse_fraction_accepts_percent_and_fraction():
     assert parse_fraction("0.05", "t") == pytest.approx(0.05)
     assert parse_fraction("5%", "t") == pytest.approx(0.05)
     assert parse_fraction(None, "t") is None
+
+
+def test_the_gates_settings_come_from_the_dispatched_default_branch_never_the_head():
+    dispatched = workflow_dispatch(base_sha=BASE, head_sha=HEAD, pr_number=9)
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_SHA="d" * 40), dispatched)
+    assert plan.settings_ref == "d" * 40
+    named = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_SHA="d" * 40,
+                                      INPUT_CONFIG="ci/perfgate.toml"), dispatched)
+    assert (named.settings_ref, named.config_path, named.config) == ("d" * 40, "ci/perfgate.toml", None)
+    # pull_request: GITHUB_SHA and the checkout are the PR's merge commit, so the base revision's
+    labeled = pull_request_labeled(number=12, base_sha=BASE, head_sha=HEAD)
+    assert plan_from_environment(env(GITHUB_EVENT_NAME="pull_request", GITHUB_SHA="c" * 40), labeled).settings_ref is None
+    named = plan_from_environment(env(GITHUB_EVENT_NAME="pull_request", INPUT_CONFIG="ci/p.toml"), labeled)
+    assert (named.settings_ref, named.config_path, named.config) == (BASE, "ci/p.toml", None)
+    # explicit refs on another event: the file in the checkout
+    other = plan_from_environment(env(GITHUB_EVENT_NAME="schedule", INPUT_BASE_REF=BASE, INPUT_HEAD_REF=HEAD,
+                                      INPUT_CONFIG="ci/p.toml"), {})
+    assert (other.settings_ref, other.config) == (None, Path("/ws/ci/p.toml"))

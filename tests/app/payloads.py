@@ -16,10 +16,10 @@ INSTALLATION = 4711
 SECRET = "It's a Secret to Everybody"
 
 
-def _repo(full_name: str = REPO, default_branch: str = "main") -> dict:
+def _repo(full_name: str = REPO, default_branch: str = "main", private: bool = False) -> dict:
     repo = ws.example("pull_request", "labeled")["repository"]
     owner, name = full_name.split("/")
-    repo.update(full_name=full_name, name=name, default_branch=default_branch,
+    repo.update(full_name=full_name, name=name, default_branch=default_branch, private=private,
                 url=f"https://api.github.com/repos/{full_name}", html_url=f"https://github.com/{full_name}")
     repo["owner"]["login"] = owner
     return repo
@@ -41,8 +41,10 @@ def _finish(event: str, action: str | None, payload: dict, *, installation: int 
 
 def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, labels: tuple[str, ...] = (),
                  label: str | None = None, fork: str | None = None, sender: str = "maintainer",
-                 merged: bool = False, merge_sha: str | None = None, repo: str = REPO) -> tuple[str, dict]:
-    """``pull_request`` of ``action``; ``fork``: the head repository's full name for a fork PR."""
+                 merged: bool = False, merge_sha: str | None = None, repo: str = REPO,
+                 updated_at: str | None = None, private: bool = False) -> tuple[str, dict]:
+    """``pull_request`` of ``action``; ``fork``: the head repository's full name for a fork PR;
+    ``updated_at``: the PR's ISO time (default: the published example's)."""
     base_example = "labeled" if action in ("labeled", "unlabeled") else "synchronize" if action == "synchronize" else action
     try:
         payload = ws.example("pull_request", base_example)
@@ -50,7 +52,7 @@ def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, 
         payload = ws.example("pull_request", "labeled")
     payload["action"] = action
     payload["number"] = number
-    payload["repository"] = _repo(repo)
+    payload["repository"] = _repo(repo, private=private)
     payload["sender"] = _user(sender)
     pr = payload["pull_request"]
     pr.update(number=number, state="closed" if action == "closed" else "open", merged=merged,
@@ -58,10 +60,12 @@ def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, 
               html_url=f"https://github.com/{repo}/pull/{number}", title="Fuse the layer norm kernels")
     label_template = ws.example("pull_request", "labeled")["label"]
     pr["labels"] = [dict(label_template, name=n) for n in labels]
+    if updated_at is not None:
+        pr["updated_at"] = updated_at
     pr["head"].update(sha=head_sha, ref="feature")
     pr["base"].update(sha=base_sha, ref="main")
-    pr["base"]["repo"] = _repo(repo)
-    pr["head"]["repo"] = _repo(fork or repo)
+    pr["base"]["repo"] = _repo(repo, private=private)
+    pr["head"]["repo"] = _repo(fork or repo, private=private and not fork)
     if fork:
         pr["head"]["repo"]["fork"] = True
     if action in ("labeled", "unlabeled"):
@@ -75,7 +79,9 @@ def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, 
 
 def issue_comment(action: str, body: str, *, number: int = 7, login: str = "maintainer", comment_id: int = 9001,
                   previous: str | None = None, on_pull: bool = True, user_type: str = "User",
-                  repo: str = REPO) -> tuple[str, dict]:
+                  repo: str = REPO, written_at: str | None = None) -> tuple[str, dict]:
+    """``issue_comment``; ``written_at``: the comment's ``created_at`` and ``updated_at`` (ISO;
+    default: the published example's)."""
     payload = ws.example("issue_comment", action if action != "edited" else "edited")
     payload["repository"] = _repo(repo)
     payload["sender"] = _user(login, user_type)
@@ -89,6 +95,8 @@ def issue_comment(action: str, body: str, *, number: int = 7, login: str = "main
                                             "patch_url": f"https://github.com/{repo}/pull/{number}.patch"}
     else:
         payload["issue"].pop("pull_request", None)
+    if written_at is not None:
+        payload["comment"].update(created_at=written_at, updated_at=written_at)
     if action == "edited":
         payload["changes"] = {"body": {"from": previous if previous is not None else ""}}
     return _finish("issue_comment", action, payload)

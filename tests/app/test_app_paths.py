@@ -30,9 +30,16 @@ def label(client, **kw):
                                           labels=("performance",), fork=kw.get("fork")))
 
 
-def command(client, gh, text, login="maintainer"):
+def now(seconds: float = 0) -> str:
+    """An ISO time ``seconds`` from now (GitHub's form, whole seconds)."""
+    return (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def command(client, gh, text, login="maintainer", written_at=None):
+    """A comment written a little after everything delivered so far (unless ``written_at``)."""
     comment = gh.state.create_comment(P.REPO, 7, text, login, "User")
-    deliver(client, P.issue_comment("created", text, comment_id=comment.id, login=login))
+    deliver(client, P.issue_comment("created", text, comment_id=comment.id, login=login,
+                                    written_at=written_at or now(2)))
     return comment
 
 
@@ -58,7 +65,7 @@ def test_fork_code_runs_only_at_an_approved_sha(client, gh):
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [HEAD]
     gh.state.pulls[(P.REPO, 7)].head_sha = NEW
     deliver(client, P.pull_request("synchronize", head_sha=NEW, base_sha=BASE, labels=("performance",),
-                                   fork="eve/demo"))
+                                   fork="eve/demo", updated_at=now(-60)))
     assert len(gh.state.dispatches) == 1
     assert "waiting for approval" in sticky(gh).body
     command(client, gh, "/perf run")
@@ -101,6 +108,7 @@ def test_unlabel_cancels_and_a_merge_is_recorded_for_history(app, client, gh):
     with app.extensions["perfgate"]["db"].session() as session:
         pr = session.scalar(select(PullRequest).where(PullRequest.number == 7))
     assert pr.merge_sha == NEW and pr.merged_at is not None
+    assert pr.head_sha == HEAD  # the head that was merged: an accept binds to it (history alerts)
 
 
 def test_cancel_command(client, gh):
@@ -210,9 +218,14 @@ def test_history_and_help_replies(client, gh):
     assert not any(b.startswith(MARKER) for b in bodies)
 
 
-def test_installation_shows_on_the_index(client, gh):
+def test_installations_show_on_the_index_only_where_everything_is_open(app_env, client, gh):
+    from bot import create_app
+
     deliver(client, P.installation("created", account="octo-org"))
-    assert b"octo-org" in client.get("/").data
+    assert b"octo-org" not in client.get("/").data  # which accounts installed the App is not public
+    open_app = create_app({**app_env, "PERFGATE_READ_ACCESS": "all"})
+    assert b"octo-org" in open_app.test_client().get("/").data
+    open_app.extensions["perfgate"]["db"].dispose()
 
 
 def test_intake_answers(app, client, gh):

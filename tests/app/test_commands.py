@@ -56,3 +56,12 @@ def test_malformed_commands_say_what_is_wrong(line, fragment):
 
 def test_whitespace_differences_normalise_to_the_same_text():
     assert parse("/perf   run  x").text == parse("/perf run x").text
+
+
+def test_run_and_profile_take_the_sha_they_approve():
+    assert parse("/perf run --sha ABCDEF1234").sha == "abcdef1234"
+    assert parse("/perf profile norm --sha abcdef1").sha == "abcdef1"
+    assert parse("/perf run").sha is None
+    for bad in ("/perf run --sha main", "/perf run --sha abc", "/perf run --sha " + "a" * 65):
+        with pytest.raises(CommandError, match="commit SHA"):
+            parse(bad)

@@ -8,7 +8,8 @@ from bot import messages
 from bot.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge, RememberCommand, RememberRefusal,
                          Reply, ReplyHistory, SaveInstallation, SavePull, StartRun)
 from bot.commands import USAGE
-from bot.decide import Facts, PullInfo, RunInfo, decide, handled, run_key
+from bot.decide import ConcludedRun, Facts, PullInfo, RunInfo, decide, handled, run_key
+from bot.history import parse_time
 from bot.webhooks import Event
 
 from . import payloads as P
@@ -41,8 +42,10 @@ def test_label_by_a_maintainer_starts_a_run_pinned_to_the_head_sha():
     assert (spec.head_sha, spec.base_sha, spec.pr_number, spec.repository) == (HEAD, BASE, 7, P.REPO)
     assert spec.kind == "pr" and spec.trigger == "label" and spec.installation_id == P.INSTALLATION
     assert spec.key == run_key(P.REPO, 7, HEAD, "auto", 0)
+    updated = parse_time(next(a for a in actions if isinstance(a, SavePull)).changes["head_seen_at"].isoformat())
+    assert updated is not None  # the payload's pull_request.updated_at: the head existed then
     assert SavePull(P.REPO, 7, {"labeled": True, "head_sha": HEAD, "base_sha": BASE, "is_fork": False,
-                                "approved_sha": HEAD}) in actions
+                                "head_seen_at": updated, "approved_sha": HEAD}) in actions
 
 
 def test_the_label_comes_from_the_target_config():
@@ -52,10 +55,12 @@ def test_the_label_comes_from_the_target_config():
     assert starts(decide(event, Facts(label="perf", permission="write")))
 
 
-def test_a_label_from_someone_without_write_permission_runs_nothing():
-    actions = decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, sender="triager")),
-                     Facts(permission="triage"))
-    assert kinds(actions) == ["Reply"] and "triager" in actions[0].body
+def test_a_label_from_someone_without_write_permission_runs_nothing_and_is_answered_once():
+    event = ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, sender="triager"))
+    actions = decide(event, Facts(permission="triage"))
+    assert kinds(actions) == ["RememberRefusal", "Reply"] and "triager" in actions[1].body
+    assert actions[0] == RememberRefusal(P.REPO, 7, "triager")
+    assert decide(event, Facts(permission="triage", refused_before=True)) == []
 
 
 def test_a_label_on_an_already_measured_head_does_nothing_new():
@@ -96,7 +101,7 @@ def test_reopened_labeled_pr_runs_again_but_a_fork_waits():
     event = ev(P.pull_request("reopened", head_sha=HEAD, base_sha=BASE, labels=("performance",)))
     assert starts(decide(event, Facts()))
     fork = ev(P.pull_request("reopened", head_sha=HEAD, base_sha=BASE, labels=("performance",), fork="eve/demo"))
-    assert kinds(decide(fork, Facts(approved_sha="0" * 40))) == ["UpsertComment"]
+    assert kinds(decide(fork, Facts(approved_sha="0" * 40))) == ["SavePull", "UpsertComment"]
     assert starts(decide(fork, Facts(approved_sha=HEAD)))
 
 
@@ -108,7 +113,7 @@ def test_unlabel_and_close_cancel():
     actions = decide(ev(P.pull_request("closed", head_sha=HEAD, base_sha=BASE, merged=True, merge_sha=NEW)), active)
     assert kinds(actions) == ["RecordMerge", "CancelRun", "UpsertComment"]
     assert actions[0] == RecordMerge(P.REPO, 7, NEW, "2026-01-02T00:00:00Z", f"https://github.com/{P.REPO}/pull/7",
-                                     "Fuse the layer norm kernels")
+                                     "Fuse the layer norm kernels", HEAD)
     assert decide(ev(P.pull_request("closed", head_sha=HEAD, base_sha=BASE)), Facts()) == []
 
 
@@ -179,8 +184,10 @@ def test_cancel_accept_history_help():
     actions = decide(ev(P.issue_comment("created", "/perf cancel", comment_id=3)), facts)
     assert kinds(actions) == ["React", "RememberCommand", "CancelRun", "UpsertComment", "React"]
     assert actions[-1] == React(P.REPO, 7, 3, "+1")
-    actions = decide(ev(P.issue_comment("created", "/perf accept expected: more accurate")), WRITE)
-    assert AcceptRegression(P.REPO, 7, HEAD, "maintainer", "expected: more accurate") in actions
+    seen = Facts(permission="write", pull=PULL, concluded=ConcludedRun("r0", BASE, ("bench_a", "bench_b")))
+    actions = decide(ev(P.issue_comment("created", "/perf accept expected: more accurate")), seen)
+    # the head and benchmarks of the results shown, not the PR's head now (HEAD)
+    assert AcceptRegression(P.REPO, 7, BASE, "maintainer", "expected: more accurate", ("bench_a", "bench_b")) in actions
     assert ReplyHistory(P.REPO, 7, "bench_x") in decide(ev(P.issue_comment("created", "/perf history bench_x")), WRITE)
     assert Reply(P.REPO, 7, USAGE) in decide(ev(P.issue_comment("created", "/perf help")), WRITE)
 
@@ -212,7 +219,7 @@ def test_check_run_rerun_repeats_the_run_at_the_same_shas():
     old = RunInfo("r1", "completed", HEAD, BASE, 7, filter="norm")
     (spec,) = starts(decide(ev(P.check_run("rerequested", external_id="r1", head_sha=HEAD), "d-9"), Facts(run=old)))
     assert (spec.head_sha, spec.base_sha, spec.filter, spec.trigger) == (HEAD, BASE, "norm", "rerun")
-    assert spec.key == run_key(P.REPO, "r1", "rerun", "d-9")
+    assert spec.key == run_key(P.REPO, "r1", "rerun", 555, "rerequested", None)
     assert starts(decide(ev(P.check_run("requested_action", external_id="r1", head_sha=HEAD)), Facts(run=old)))
     assert decide(ev(P.check_run("requested_action", external_id="r1", head_sha=HEAD, identifier="other")),
                   Facts(run=old)) == []
@@ -236,3 +243,27 @@ def test_unhandled_events():
     assert not handled("issues", "opened") and not handled("pull_request", "assigned")
     assert handled("pull_request", "labeled") and handled("issue_comment", "edited")
     assert not handled("issue_comment", "deleted") and handled("installation", "suspend")
+
+
+@pytest.mark.parametrize("text", ["/perf run --rounds lots", "/perf x`@octo/security-team`y", "/perf run 'open"])
+def test_a_strangers_malformed_command_is_refused_not_parsed(text):
+    event = ev(P.issue_comment("created", text, login="visitor"))
+    actions = decide(event, Facts(permission="none"))
+    assert kinds(actions) == ["RememberRefusal", "Reply"] and "@octo" not in actions[1].body
+    assert decide(event, Facts(permission="none", refused_before=True)) == []
+
+
+def test_fork_runs_need_a_head_seen_before_the_comment():
+    fork = PullInfo(7, HEAD, BASE, is_fork=True)
+    event = ev(P.issue_comment("created", "/perf run", written_at="2026-01-01T12:00:00Z"))
+    for seen, runs in (("2026-01-01T11:59:00Z", True), ("2026-01-01T12:00:00Z", False),
+                       ("2026-01-01T12:01:00Z", False), (None, False)):
+        facts = Facts(permission="write", pull=fork, head_seen_at=parse_time(seen))
+        assert bool(starts(decide(event, facts))) is runs, seen
+    # the repository's own branches are pushed by people with write access: no proof needed
+    assert starts(decide(event, Facts(permission="write", pull=PULL)))
+    # an explicit SHA binds whatever the history says
+    named = ev(P.issue_comment("created", f"/perf run --sha {HEAD[:12]}"))
+    assert starts(decide(named, Facts(permission="write", pull=fork)))
+    other = ev(P.issue_comment("created", f"/perf run --sha {NEW[:12]}"))
+    assert not starts(decide(other, Facts(permission="write", pull=PULL)))

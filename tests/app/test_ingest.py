@@ -64,14 +64,16 @@ def test_bad_artifacts(data, error, fragment):
 
 def test_conclusion():
     slow = results_doc([bench("a", "regression", 1.10), bench("b", "unchanged", 1.0)])
-    assert ingest.conclusion(slow, 0.05, accepted=False) == "failure"
-    assert ingest.conclusion(slow, 0.05, accepted=True) == "success"
-    assert ingest.conclusion(slow, 0.20, accepted=False) == "success"  # within fail_threshold
+    assert ingest.conclusion(slow, 0.05) == "failure"
+    assert ingest.conclusion(slow, 0.05, accepted=["a"]) == "success"
+    assert ingest.conclusion(slow, 0.05, accepted=["another_benchmark"]) == "failure"  # accepts bind to benchmarks
+    assert ingest.conclusion(slow, 0.05, accepted=[None]) == "success"  # an accept for every benchmark
+    assert ingest.conclusion(slow, 0.20) == "success"  # within fail_threshold
     undecided = results_doc([bench("a", "inconclusive", 1.01)])
-    assert ingest.conclusion(undecided, 0.05, accepted=False) == "neutral"
+    assert ingest.conclusion(undecided, 0.05) == "neutral"
     broken = results_doc([bench("a", "failed", 1.0)])
-    assert ingest.conclusion(broken, 0.05, accepted=False) == "neutral"
-    assert ingest.conclusion(results_doc([bench("a", "improvement", 0.7)]), 0.05, accepted=False) == "success"
+    assert ingest.conclusion(broken, 0.05) == "neutral"
+    assert ingest.conclusion(results_doc([bench("a", "improvement", 0.7)]), 0.05) == "success"
 
 
 def test_comment_body_fits_githubs_limit_and_keeps_notes():

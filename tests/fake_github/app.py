@@ -153,7 +153,21 @@ def _pull_json(ctx: Ctx, p: Pull) -> dict:
 def _get_repo(ctx: Ctx):
     if ctx.repo not in ctx.state.repos:
         return _not_found()
-    return 200, _repo_json(ctx, ctx.repo)
+    readable = ctx.token.repos
+    if readable is not None and ctx.state.repos[ctx.repo]["private"] and ctx.repo not in readable:
+        return _not_found()  # GitHub hides private repositories from those who may not read them
+    data = _repo_json(ctx, ctx.repo)
+    if readable is not None:
+        data["permissions"] = {"admin": False, "maintain": False, "push": False, "triage": False, "pull": True}
+    return 200, data
+
+
+@handles("users/get-authenticated")
+def _get_authenticated_user(ctx: Ctx):
+    data = ctx.example()
+    data.update(login=ctx.token.login, id=abs(hash(ctx.token.login)) % 10_000_000, type=ctx.token.user_type,
+                url=f"{ctx.base_url}/users/{ctx.token.login}", html_url=f"https://github.com/{ctx.token.login}")
+    return 200, data
 
 
 @handles("pulls/get")
@@ -392,12 +406,85 @@ def _repo_installation(ctx: Ctx):
     return 200, data
 
 
+def _oauth_routes(app: Flask, state: GitHubState, records: list[Recorded], violations: list[str]) -> None:
+    """The OAuth web application flow, which lives on GitHub's web host and is not part of the
+    REST description: checked against GitHub's documentation of the flow instead
+    (docs.github.com, "Generating a user access token for a GitHub App": ``GET
+    /login/oauth/authorize`` with ``client_id`` (required), ``redirect_uri``, ``state``,
+    ``login``; ``POST /login/oauth/access_token`` with ``client_id``, ``client_secret``, ``code``
+    (required) and ``redirect_uri``, answering ``access_token``/``token_type``/``scope`` or
+    ``error``/``error_description`` with HTTP 200)."""
+    import secrets
+    from urllib.parse import urlencode
+
+    def record(operation_id: str, body: Any) -> Recorded:
+        rec = Recorded(request.method, request.path, {k: request.args.getlist(k) for k in request.args}, body,
+                       operation_id)
+        records.append(rec)
+        return rec
+
+    def unknown(params: dict, allowed: set[str], operation_id: str) -> None:
+        for name in set(params) - allowed:
+            violations.append(f"{operation_id}: undocumented parameter {name!r}")
+
+    @app.get("/login/oauth/authorize")
+    def authorize() -> Response:
+        rec = record("oauth/authorize", None)
+        args = request.args.to_dict()
+        unknown(args, {"client_id", "redirect_uri", "state", "login", "scope", "allow_signup", "prompt",
+                       "code_challenge", "code_challenge_method"}, "oauth/authorize")
+        if args.get("client_id") not in state.oauth_apps:
+            rec.status = 404
+            return Response("no such application", status=404)
+        if state.browser_user is None:
+            rec.status = 401
+            return Response("sign in to GitHub first", status=401)
+        code = secrets.token_hex(10)
+        with state.lock:
+            state.oauth_codes[code] = {"client_id": args["client_id"], "login": state.browser_user[0],
+                                       "repos": set(state.browser_user[1]), "redirect_uri": args.get("redirect_uri")}
+        rec.status = 302
+        target = args.get("redirect_uri") or "http://callback.invalid/"
+        return Response("", status=302, headers={"Location": f"{target}?{urlencode({'code': code, 'state': args.get('state', '')})}"})
+
+    @app.post("/login/oauth/access_token")
+    def access_token() -> Response:
+        body = request.get_json(silent=True) if request.is_json else request.form.to_dict()
+        rec = record("oauth/access-token", body)
+        body = body if isinstance(body, dict) else {}
+        unknown(body, {"client_id", "client_secret", "code", "redirect_uri", "repository_id", "code_verifier",
+                       "grant_type", "refresh_token"}, "oauth/access-token")
+        missing = [k for k in ("client_id", "client_secret", "code") if not body.get(k)]
+        if missing:
+            violations.append(f"oauth/access-token: missing {', '.join(missing)}")
+        rec.status = 200
+        if state.oauth_apps.get(body.get("client_id")) != body.get("client_secret"):
+            data = {"error": "incorrect_client_credentials",
+                    "error_description": "The client_id and/or client_secret passed are incorrect."}
+        else:
+            with state.lock:
+                grant = state.oauth_codes.pop(str(body.get("code")), None)
+            if grant is None or grant["client_id"] != body.get("client_id") or (
+                    body.get("redirect_uri") and body["redirect_uri"] != grant["redirect_uri"]):
+                data = {"error": "bad_verification_code",
+                        "error_description": "The code passed is incorrect or expired."}
+            else:
+                token = f"ghu_{secrets.token_hex(18)}"
+                state.add_token(token, login=grant["login"], user_type="User", repos=grant["repos"])
+                data = {"access_token": token, "token_type": "bearer", "scope": ""}
+        accept_json = "json" in request.headers.get("Accept", "")
+        if accept_json:
+            return Response(json.dumps(data), status=200, content_type="application/json; charset=utf-8")
+        return Response(urlencode(data), status=200, content_type="application/x-www-form-urlencoded")
+
+
 def create_app(spec: Spec, state: GitHubState, *, records: list[Recorded], violations: list[str],
                base_url: Callable[[], str], handlers: dict[str, Handler] | None = None) -> Flask:
     """The WSGI app. ``records``/``violations`` are appended to; ``handlers`` add or override
     stateful operations (by operation id) on top of ``HANDLERS``."""
     app = Flask("fake_github")
     table = {**HANDLERS, **(handlers or {})}
+    _oauth_routes(app, state, records, violations)
 
     @app.route("/", defaults={"path": ""}, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     @app.route("/<path:path>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])

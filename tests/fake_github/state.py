@@ -1,5 +1,5 @@
 """What the fake GitHub remembers: repositories, pull requests, comments, reactions, check runs,
-workflow dispatches and runs, collaborator permissions and tokens.
+workflow dispatches and runs, collaborator permissions, tokens and the OAuth web flow.
 
 Plain data, no HTTP: the Flask app (``app.py``) turns requests into calls on this object and
 its records into schema-shaped JSON. Tests set the scene through it (``add_repo``,
@@ -22,12 +22,14 @@ def now_iso() -> str:
 @dataclass
 class Token:
     """An access token the fake accepts. ``read_only`` answers 403 to every write (a fork PR's
-    ``GITHUB_TOKEN``); ``deny`` lists operation ids answered 403 even for reads."""
+    ``GITHUB_TOKEN``); ``deny`` lists operation ids answered 403 even for reads; ``repos``
+    limits a user token's reads of private repositories."""
 
     login: str = "github-actions[bot]"
     user_type: str = "Bot"
     read_only: bool = False
     deny: set[str] = field(default_factory=set)
+    repos: set[str] | None = None  # a user's token: the private repositories it may read (None: any)
 
 
 @dataclass
@@ -74,6 +76,11 @@ class GitHubState:
         self.permissions: dict[tuple[str, str], str] = {}
         self.tokens: dict[str, Token] = {}
         self.installation_id = 4711
+        # the OAuth web flow: registered apps (client id → secret), who is signed in to GitHub in
+        # the test's browser (and which private repositories they may read), codes handed out
+        self.oauth_apps: dict[str, str] = {}
+        self.browser_user: tuple[str, set[str]] | None = None
+        self.oauth_codes: dict[str, dict[str, Any]] = {}
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -106,6 +113,16 @@ class GitHubState:
         with self.lock:
             self.tokens[token] = Token(**kwargs)
             return self.tokens[token]
+
+    def add_oauth_app(self, client_id: str, client_secret: str) -> None:
+        """A GitHub App's OAuth credentials (the web application flow)."""
+        with self.lock:
+            self.oauth_apps[client_id] = client_secret
+
+    def sign_in(self, login: str, private_repos: set[str] | frozenset[str] = frozenset()) -> None:
+        """``login`` is signed in to GitHub in the browser and may read ``private_repos``."""
+        with self.lock:
+            self.browser_user = (login, set(private_repos))
 
     # -- mutations used by the handlers ------------------------------------------------------
     def create_comment(self, repo: str, issue_number: int, body: str, login: str, user_type: str) -> Comment:

@@ -127,3 +127,34 @@ def test_app_installation_token_through_pyGithub(fake_github):
     fake_github.state.add_pull(REPO, 1, head_sha="a" * 40, base_sha="b" * 40)
     comment = gh.get_repo(REPO).get_issue(1).create_comment("queued")
     assert comment.user.login == "perfgate[bot]"
+
+
+def test_oauth_web_flow_hands_out_one_user_token_per_code(fake_github):
+    """The OAuth endpoints (GitHub's web host, not the REST description): codes are single-use,
+    bound to the client, and the user token reads only what the user may."""
+    from urllib.parse import parse_qs, urlsplit
+
+    state = fake_github.state
+    state.add_repo("octo/secret", private=True)
+    state.add_repo("octo/open")
+    state.add_oauth_app("Iv1.a", "s3cret")
+    assert requests.get(f"{fake_github.url}/login/oauth/authorize?client_id=Iv1.a", timeout=5).status_code == 401
+    state.sign_in("alice")
+    back = requests.get(f"{fake_github.url}/login/oauth/authorize?client_id=Iv1.a&redirect_uri=https://x.example/cb"
+                        "&state=st", allow_redirects=False, timeout=5)
+    query = parse_qs(urlsplit(back.headers["Location"]).query)
+    assert back.headers["Location"].startswith("https://x.example/cb?") and query["state"] == ["st"]
+    post = {"client_id": "Iv1.a", "client_secret": "wrong", "code": query["code"][0]}
+    answer = requests.post(f"{fake_github.url}/login/oauth/access_token", json=post,
+                           headers={"Accept": "application/json"}, timeout=5).json()
+    assert answer["error"] == "incorrect_client_credentials"
+    post["client_secret"] = "s3cret"
+    token = requests.post(f"{fake_github.url}/login/oauth/access_token", json=post,
+                          headers={"Accept": "application/json"}, timeout=5).json()["access_token"]
+    again = requests.post(f"{fake_github.url}/login/oauth/access_token", json=post,
+                          headers={"Accept": "application/json"}, timeout=5).json()
+    assert again["error"] == "bad_verification_code"
+    headers = {"Authorization": f"Bearer {token}"}
+    assert requests.get(f"{fake_github.url}/user", headers=headers, timeout=5).json()["login"] == "alice"
+    assert requests.get(f"{fake_github.url}/repos/octo/secret", headers=headers, timeout=5).status_code == 404
+    assert requests.get(f"{fake_github.url}/repos/octo/open", headers=headers, timeout=5).status_code == 200

@@ -95,3 +95,4 @@ def populate(session) -> None:
         "number": 101, "url": "https://github.com/acme/kernels/pull/101"}))
     history_store.add_result(session, compare_doc(27, BENCH, 1e-3, 0.97e-3, pr={
         "number": 103, "url": "https://github.com/acme/kernels/pull/103"}))
+    history_store.set_visibility(session, "acme/kernels", False)  # GitHub reported it public: pages may show it

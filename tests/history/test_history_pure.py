@@ -172,3 +172,19 @@ def test_formatting():
     assert history.format_ratio(1.05) == "+5.0 %"
     assert history.format_ratio(0.968) == "-3.2 %"
     assert history.is_repository_name("acme/kernels") and not history.is_repository_name("/tmp/repo")
+
+
+def test_an_accept_covers_the_merged_pr_only_at_the_head_it_was_given_for():
+    """/perf accept at head A, then the PR is pushed to B and merged: B's regression is not
+    accepted (security review F8)."""
+    merged_at_b = [{"number": 4, "title": "fuse", "head_sha": "B" * 40}]
+    series = [_series([_cp(5, 1.0, 2.5, prs=merged_at_b)], name="norm")]
+    at_a = [{"pr_number": 4, "sha": "A" * 40, "benchmark": "norm", "user": "maint"}]
+    at_b = [{"pr_number": 4, "sha": "B" * 40, "benchmark": "norm", "user": "maint"}]
+    other_bench = [{"pr_number": 4, "sha": "B" * 40, "benchmark": "softmax", "user": "maint"}]
+    assert [a["status"] for a in history.classify_alerts(series, at_a)] == ["open"]
+    assert [a["status"] for a in history.classify_alerts(series, other_bench)] == ["open"]
+    assert [(a["status"], a["by"]) for a in history.classify_alerts(series, at_b)] == [("accepted", "maint")]
+    # the merged head comes with the PR into the change point's range
+    prs = [{"number": 4, "merge_sha": "m1", "head_sha": "B" * 40, "merged_at": None}]
+    assert history.prs_merged_between(prs, "p0", "m1", hours(1), hours(2))[0]["head_sha"] == "B" * 40

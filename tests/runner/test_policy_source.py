@@ -1,0 +1,101 @@
+"""The gate's settings are the maintainers' (security review F7): a head commit that makes the
+code 4× slower and sets ``alpha = 1e-300`` in its own perfgate.toml is still a regression,
+measured with the base revision's settings, and the report says the PR changed them."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner import config as config_mod
+from runner import results as results_mod
+from runner.cli import main
+from runner.report import policy_note, render
+
+from .gitrepo import make_repo
+
+CONFIG = """
+        device = "cpu"
+        min_rounds = 4
+        max_rounds = 16
+        min_sample_time = 0.002
+        max_time = 20
+        profile = false
+"""
+
+BASE = {
+    "perfgate.toml": CONFIG,
+    "work.py": """
+        def work(n):
+            return sum(i * i for i in range(n))
+    """,
+    "benchmarks/bench_work.py": """
+        import work
+
+        def bench_sum(device):
+            return lambda: work.work(3000)
+    """,
+}
+
+HEAD = {
+    # four times the work ...
+    "work.py": """
+        def work(n):
+            total = 0
+            for _ in range(4):
+                total = sum(i * i for i in range(n))
+            return total
+    """,
+    # ... and a verdict the PR chose for itself, plus a set-up command of its own
+    "perfgate.toml": CONFIG + """
+        alpha = 1e-300
+        threshold = 0.9
+        install = "echo owned > installed-by-head.txt"
+""",
+}
+
+
+@pytest.mark.slow
+def test_head_cannot_choose_its_own_verdict(tmp_path):
+    repo = make_repo(tmp_path / "repo", BASE, HEAD)
+    out = tmp_path / "out"
+    code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out), "--quiet"])
+    assert code == 0
+    doc = results_mod.load(out / "results.json")
+    bench = doc["benchmarks"][0]
+    assert bench["change"]["verdict"] == "regression" and bench["change"]["ratio"] > 2
+    settings = doc["settings"]
+    assert settings["alpha"] == 0.05 and settings["threshold"] == 0.02
+    assert settings["config_source"] == "base"
+    assert settings["config_changed_by_head"] == ["alpha", "install", "threshold"]
+    assert not (out / "install-head.log").exists()  # the head's install command never ran
+    report = (out / "report.md").read_text()
+    assert "This pull request changes perfgate's settings (alpha, install, threshold)" in report
+    assert "the base revision" in render(doc, "html")
+
+
+def test_a_config_file_wins_over_both_revisions(tmp_path):
+    (tmp_path / "policy.toml").write_text('alpha = 0.01\n')
+    assert config_mod.load_file(tmp_path / "policy.toml").alpha == 0.01
+    note = policy_note({"config_source": "file", "config_changed_by_head": ["alpha"]})
+    assert note and "the --config file" in note
+
+
+def test_head_changes_lists_added_removed_and_changed_keys(tmp_path):
+    base, head = tmp_path / "base", tmp_path / "head"
+    base.mkdir()
+    head.mkdir()
+    (base / "perfgate.toml").write_text('alpha = 0.05\nbenchmarks = "benchmarks"\n')
+    (head / "pyproject.toml").write_text('[tool.perfgate]\nalpha = 0.05\nthreshold = 0.5\n')
+    assert config_mod.head_changes(base, head) == ["benchmarks", "threshold"]
+    (head / "perfgate.toml").write_text("alpha = [")
+    assert config_mod.head_changes(base, head) == ["*"]
+    assert config_mod.head_changes(base, base) == []
+
+
+def test_the_note_names_only_known_keys():
+    # key names come from the PR's file: unknown ones are counted, never echoed
+    note = policy_note({"config_changed_by_head": ["alpha", "@octo/team ![x](https://e.example/p.png)"]})
+    assert note.startswith("This pull request changes perfgate's settings (alpha and 1 other key(s))")
+    assert "@" not in note and "![" not in note
+    assert policy_note({"config_changed_by_head": []}) is None and policy_note({}) is None
+    assert "(its configuration)" in policy_note({"config_changed_by_head": ["*"]})
