@@ -124,8 +124,10 @@ def _check_values(cfg: Config, where: str) -> None:
         raise ConfigError(f"{where}: max_rounds ({cfg.max_rounds}) must be >= min_rounds ({cfg.min_rounds})")
     if cfg.pair_rounds < 2:
         raise ConfigError(f"{where}: pair_rounds must be at least 2 (got {cfg.pair_rounds})")
-    if cfg.max_rounds < cfg.pair_rounds:
-        raise ConfigError(f"{where}: max_rounds ({cfg.max_rounds}) must be >= pair_rounds ({cfg.pair_rounds})")
+    if cfg.max_rounds < cfg.min_process_pairs * cfg.pair_rounds:
+        raise ConfigError(f"{where}: max_rounds ({cfg.max_rounds}) must be at least min_process_pairs × pair_rounds "
+                          f"({cfg.min_process_pairs} × {cfg.pair_rounds} = {cfg.min_process_pairs * cfg.pair_rounds}), "
+                          "or no benchmark can ever get a verdict")
     if cfg.threads < 0:
         raise ConfigError(f"{where}: threads must be >= 0 (0 = torch's default), got {cfg.threads}")
     from .conditions import ALLOCATORS

@@ -146,22 +146,19 @@ class WorkerProcess:
         return hello
 
     def end_child(self) -> None:
-        """Let the current child quit (killing its process group if it does not) and wait for it."""
+        """Let the current child quit and wait for it, then kill what is left of its process group
+        (processes the benchmark started and left behind must not outlive it)."""
         if self.child_pid is None:
             return
-        if not self._server_alive():
-            self._kill_child()
-            self.child_pid = None
-            return
-        try:
-            self._send({"cmd": "quit"})
-        except WorkerFailure:
-            self._kill_child()
-            self.child_pid = None
-            return
-        if not self._await_exit():
-            self._kill_child()
-            self._await_exit()
+        if self._server_alive():
+            try:
+                self._send({"cmd": "quit"})
+                if not self._await_exit():
+                    self._kill_child()
+                    self._await_exit()
+            except WorkerFailure:
+                pass
+        self._kill_child()
         self.child_pid = None
 
     def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
@@ -180,7 +177,7 @@ class WorkerProcess:
         return self._read(timeout or self.timeout, expect_child=True)
 
     def close(self) -> None:
-        """End the child and the fork server."""
+        """End the child and the fork server, and whatever is left in the server's session."""
         self.end_child()
         if self.server is not None:
             if self.server.poll() is None:
@@ -193,6 +190,7 @@ class WorkerProcess:
 
     # -- plumbing -------------------------------------------------------------------------
     def _kill_child(self) -> None:
+        """SIGKILL the current child's process group (the child leads it; its leftovers share it)."""
         if self.child_pid is None:
             return
         for kill in (lambda: os.killpg(self.child_pid, signal.SIGKILL), lambda: os.kill(self.child_pid, signal.SIGKILL)):
@@ -202,12 +200,12 @@ class WorkerProcess:
                 continue
 
     def _server_gone(self) -> None:
-        """Kill the server's whole session (children that did not leave it too) and forget it."""
+        """Kill the server's whole process group (what its imports started too) and forget it."""
         if self.server is not None:
-            if self.server.poll() is None:
-                try:
-                    os.killpg(self.server.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
+            try:
+                os.killpg(self.server.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                if self.server.poll() is None:
                     self.server.kill()
             self.server.wait()
         self._kill_child()

@@ -292,3 +292,30 @@ def test_parameter_values_that_are_not_json_keep_stable_names(tmp_path):
     assert names == ["bench_act[act=gelu,dtype=torch.bfloat16]", "bench_act[act=gelu,dtype=torch.float32]",
                      "bench_act[act=silu,dtype=torch.bfloat16]", "bench_act[act=silu,dtype=torch.float32]"]
     assert all(b["change"]["verdict"] not in ("failed", "new") for b in doc["benchmarks"])
+
+
+def test_processes_a_benchmark_leaves_behind_do_not_outlive_the_compare(tmp_path):
+    pids = tmp_path / "pids.txt"
+    files = {"benchmarks/bench_leftover.py": f"""
+        import subprocess
+
+        def bench_spawns(device):
+            proc = subprocess.Popen(["sleep", "600"])
+            with open({str(pids)!r}, "a") as fh:
+                fh.write(f"{{proc.pid}}\\n")
+            return lambda: sum(range(1000))
+    """, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 15\n"}
+    repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(tmp_path / "out"),
+                 "--no-profile", "--quiet"]) == 0
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) >= 6  # one per side and process pair
+    alive = []
+    for pid in started:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    assert alive == []

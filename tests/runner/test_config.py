@@ -49,3 +49,9 @@ def test_command_line_overrides_and_is_checked():
     assert cfg.threshold == 0.1 and cfg.device == "auto"
     with pytest.raises(ConfigError, match="the command line"):
         config.Config().override(min_rounds=20, max_rounds=10)
+
+
+def test_a_schedule_that_can_never_reach_a_verdict_is_refused():
+    with pytest.raises(config.ConfigError, match=r"max_rounds \(16\) must be at least min_process_pairs × pair_rounds"):
+        config.parse_table({"max_rounds": 16, "min_rounds": 8}, "perfgate.toml")
+    assert config.parse_table({"max_rounds": 16, "min_rounds": 8, "pair_rounds": 4}, "perfgate.toml").max_rounds == 16

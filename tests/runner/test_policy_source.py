@@ -15,8 +15,9 @@ from .gitrepo import make_repo
 
 CONFIG = """
         device = "cpu"
-        min_rounds = 4
-        max_rounds = 16
+        min_rounds = 12
+        max_rounds = 24
+        pair_rounds = 4
         min_sample_time = 0.002
         max_time = 20
         profile = false
