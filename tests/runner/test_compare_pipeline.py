@@ -319,3 +319,25 @@ def test_processes_a_benchmark_leaves_behind_do_not_outlive_the_compare(tmp_path
         if state != "Z":
             alive.append(pid)
     assert alive == []
+
+
+def test_benchmark_files_that_allocate_tensors_at_import_are_not_preloaded(tmp_path):
+    """Module-level data in the fork server would be shared by every process pair at the same
+    physical pages: each child imports (and allocates) it itself instead."""
+    files = {"benchmarks/bench_weights.py": """
+        import torch
+
+        W = torch.randn(1024, 1024)  # 4 MiB at import
+
+        def bench_mv(device):
+            x = torch.randn(1024)
+            return lambda: W @ x
+    """, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 20\n"}
+    repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
+    out = tmp_path / "out"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+                 "--no-profile", "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    head = doc["environment"]["worker"]["sides"]["head"]
+    assert head["preloaded"] is False and "MiB of tensors/arrays" in head["preload_refused"][0]
+    assert doc["benchmarks"][0]["change"]["verdict"] not in ("failed", "new")
