@@ -14,13 +14,13 @@ code/comment/string masks), ``classifier`` (scoring), ``impact`` (intent vs impa
 outcome counts), ``git`` (reading a change from git), ``cli`` (the command).
 """
 
-from .classifier import classify
+from .classifier import classify, classify_rules
 from .cli import main_intent, render_text
 from .git import from_git, read_change
 from .impact import STRATEGY_RISKS, intent_vs_impact, outcome_counts, outcome_of
 from .rules import STRATEGIES, UNKNOWN
 
 __all__ = [
-    "STRATEGIES", "STRATEGY_RISKS", "UNKNOWN", "classify", "from_git", "intent_vs_impact",
+    "STRATEGIES", "STRATEGY_RISKS", "UNKNOWN", "classify", "classify_rules", "from_git", "intent_vs_impact",
     "main_intent", "outcome_counts", "outcome_of", "read_change", "render_text",
 ]

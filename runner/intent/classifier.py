@@ -66,9 +66,9 @@ MAX_CANDIDATES = 5
 MAX_DIFF_LINES = 20000
 
 
-def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
-             commit_messages: Iterable[str] = (), diff: str = "") -> dict:
-    """The strategy a change most likely intends.
+def classify_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
+                   commit_messages: Iterable[str] = (), diff: str = "") -> dict:
+    """The strategy a change most likely intends, from the hand rules alone.
 
     Args:
         title, body: the PR's title and description (markdown is fine).
@@ -118,6 +118,9 @@ def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
     best = candidates[0]
     return {"strategy": best["strategy"], "confidence": best["confidence"], "signals": list(best["signals"]),
             "candidates": candidates}
+
+
+classify = classify_rules
 
 
 def non_optimisation_cues(title: str = "", body: str = "", commit_messages: Iterable[str] = ()) -> list[str]:
