@@ -42,8 +42,8 @@ import re
 from typing import Iterable
 
 from . import diff as _diff
-from .rules import (CODE_RULES, NON_OPTIMISATION_BODY, NON_OPTIMISATION_PREFIX, NON_OPTIMISATION_TITLE, PATH_RULES,
-                    STRATEGIES, TEXT_RULES, TITLE_PREFIX, UNKNOWN)
+from .rules import (CODE_RULES, FIX_PREFIX, NON_OPTIMISATION_BODY, NON_OPTIMISATION_PREFIX, NON_OPTIMISATION_TITLE,
+                    PATH_RULES, PERF_TAG, PERF_WORDS, STRATEGIES, TEXT_RULES, TITLE_PREFIX, UNKNOWN)
 
 MIN_SCORE = 1.5
 TEXT_CAP = 8.0
@@ -59,6 +59,7 @@ AUXILIARY_FACTOR = 0.5
 #: then name a strategy; the factor keeps the text's ranking of the candidates.
 NON_OPTIMISATION_FACTOR = 0.25
 NON_OPTIMISATION_TEXT_CAP = 1.0
+NON_OPTIMISATION_CODE_FACTOR = 0.25
 MAX_SIGNALS = 8
 MAX_CANDIDATES = 5
 #: A diff longer than this many changed lines is read only up to it (a vendored library or a
@@ -94,6 +95,8 @@ def classify_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
         in_title = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
                     for s, (score, sig) in in_title.items()}
     code = code_evidence(diff)
+    if cues:
+        code = {s: (score * NON_OPTIMISATION_CODE_FACTOR, sig) for s, (score, sig) in code.items()}
     scores: dict[str, float] = {}
     signals: dict[str, list[str]] = {}
     for strategy in STRATEGIES:
@@ -152,9 +155,14 @@ def non_optimisation_cues(title: str = "", body: str = "", commit_messages: Iter
 
 def _title_cue(subject: str) -> str | None:
     """The matched non-optimisation cue of one lower-cased title or commit subject, or None."""
+    if PERF_TAG.search(subject):
+        return None
     prefix = NON_OPTIMISATION_PREFIX.search(subject)
     if prefix:
         return prefix.group(0)
+    fix = FIX_PREFIX.search(subject)
+    if fix and not PERF_WORDS.search(subject):
+        return fix.group(0)
     rest = subject[TITLE_PREFIX.match(subject).end():]
     for pattern in NON_OPTIMISATION_TITLE:
         match = pattern.search(rest)
