@@ -39,8 +39,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
+from . import calibration as _calibration
 from . import diff as _diff
 from .rules import (CODE_RULES, FIX_PREFIX, NON_OPTIMISATION_BODY, NON_OPTIMISATION_PREFIX, NON_OPTIMISATION_TITLE,
                     PATH_RULES, PERF_TAG, PERF_WORDS, STRATEGIES, TEXT_RULES, TITLE_PREFIX, UNKNOWN)
@@ -50,6 +52,8 @@ TEXT_CAP = 8.0
 CODE_CAP = 10.0
 SOURCE_FACTOR = {"title": 1.5, "body": 1.0, "labels": 1.0, "commits": 1.0}
 LOCATION_FACTOR = {"code": 1.0, "string": 0.5, "comment": 0.25}
+#: Leading ``[tag]`` groups of a title.
+TAG_PREFIX = re.compile(r"^\s*(?:\[[^\]]{1,60}\]\s*)+")
 #: Changed files whose code says less about intent: tests, benchmarks, examples, docs.
 AUXILIARY_PATH = re.compile(r"(?:^|/)(?:tests?|testing|benchmarks?|bench|examples?|docs?|tutorials?)/"
                             r"|(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|conftest\.py|bench_[^/]*)$")
@@ -67,35 +71,48 @@ MAX_CANDIDATES = 5
 MAX_DIFF_LINES = 20000
 
 
-def classify_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
-                   commit_messages: Iterable[str] = (), diff: str = "") -> dict:
-    """The strategy a change most likely intends, from the hand rules alone.
+@dataclass(frozen=True)
+class Evidence:
+    """The summed rule evidence of one change (``evidence()``), before any confidence is given.
 
-    Args:
-        title, body: the PR's title and description (markdown is fine).
-        labels: PR labels, e.g. ``("performance", "module: cuda")``.
-        commit_messages: full messages of the commits between base and head.
-        diff: a unified diff of the change (``git diff base head``); may be empty.
+    ``scores``: strategy -> total (text + code, each capped) for strategies with any evidence;
+    ``code`` / ``title``: strategy -> the code-channel / title-only part; ``signals``:
+    strategy -> signal strings; ``cues``: non-optimisation cues; ``ranked``: strategies best
+    first (ties as in the module docstring).
+    """
 
-    Returns:
-        ``{"strategy", "confidence", "signals", "candidates"}``: ``strategy`` is an id from
-        STRATEGIES.md or ``"unknown"`` (then ``confidence`` is 0.0 and ``signals`` empty);
-        ``confidence`` in [0, 1]; ``signals`` short strings naming what matched and where,
-        e.g. ``'title: "fuse"'`` or ``'+code csrc/k.cu: "__launch_bounds__"'``;
-        ``candidates`` up to 5 strategies with any evidence, best first, each
-        ``{"strategy", "confidence", "signals"}`` (the named strategy is the first).
+    scores: dict
+    code: dict
+    title: dict
+    signals: dict
+    cues: list
+    ranked: list
+
+    def named(self) -> str:
+        """The strategy id the rules name, or ``unknown`` when no total reaches ``MIN_SCORE``."""
+        return self.ranked[0] if self.ranked and self.scores[self.ranked[0]] >= MIN_SCORE else UNKNOWN
+
+    def best_other(self, strategy: str) -> float:
+        """The highest total of any other strategy (0.0 when there is none)."""
+        return _best_other(self.scores, strategy)
+
+
+def evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
+             commit_messages: Iterable[str] = (), diff: str = "") -> Evidence:
+    """Rule evidence of a change: text and code channels, non-optimisation cues, ranking.
+
+    Arguments as ``classify``. Pure.
     """
     commit_messages = [str(m) for m in commit_messages]
     text = text_evidence(title=title, body=body, labels=labels, commit_messages=commit_messages)
     in_title = text_evidence(title=title) if title else {}
     cues = non_optimisation_cues(title=title, body=body, commit_messages=commit_messages)
+    code = code_evidence(diff)
     if cues:
         text = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
                 for s, (score, sig) in text.items()}
         in_title = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
                     for s, (score, sig) in in_title.items()}
-    code = code_evidence(diff)
-    if cues:
         code = {s: (score * NON_OPTIMISATION_CODE_FACTOR, sig) for s, (score, sig) in code.items()}
     scores: dict[str, float] = {}
     signals: dict[str, list[str]] = {}
@@ -110,20 +127,59 @@ def classify_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
                 f"not an optimisation? {c}" for c in cues[:1]]
     # Ties: more code evidence, then more title evidence, then the order of STRATEGIES.md.
     order = list(STRATEGIES)
-    ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code.get(s, (0.0,))[0], 9),
-                                           -round(in_title.get(s, (0.0,))[0], 9), order.index(s)))
-    candidates = [
-        {"strategy": s, "confidence": round(_confidence(scores[s], _best_other(scores, s)), 3), "signals": signals[s]}
-        for s in ranked[:MAX_CANDIDATES]
-    ]
-    if not ranked or scores[ranked[0]] < MIN_SCORE:
+    code_part = {s: min(v[0], CODE_CAP) for s, v in code.items()}
+    title_part = {s: v[0] for s, v in in_title.items()}
+    ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code_part.get(s, 0.0), 9),
+                                           -round(title_part.get(s, 0.0), 9), order.index(s)))
+    return Evidence(scores, code_part, title_part, signals, cues, ranked)
+
+
+def _result(ev: Evidence, confidence: Callable[[Evidence, str], float]) -> dict:
+    """The ``classify`` dict of evidence ``ev``, each candidate's confidence from ``confidence``."""
+    candidates = [{"strategy": s, "confidence": round(confidence(ev, s), 3), "signals": ev.signals[s]}
+                  for s in ev.ranked[:MAX_CANDIDATES]]
+    if ev.named() == UNKNOWN:
         return {"strategy": UNKNOWN, "confidence": 0.0, "signals": [], "candidates": candidates}
     best = candidates[0]
     return {"strategy": best["strategy"], "confidence": best["confidence"], "signals": list(best["signals"]),
             "candidates": candidates}
 
 
-classify = classify_rules
+def classify_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
+                   commit_messages: Iterable[str] = (), diff: str = "") -> dict:
+    """The strategy a change most likely intends, from the hand rules alone, with the rules'
+    own confidence ``strength x (0.4 + 0.6 x margin)`` (a ranking aid, not a probability).
+
+    Arguments and result as ``classify``.
+    """
+    ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
+    return _result(ev, lambda e, s: _confidence(e.scores[s], e.best_other(s)))
+
+
+def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
+             commit_messages: Iterable[str] = (), diff: str = "") -> dict:
+    """The strategy a change most likely intends, with a calibrated confidence.
+
+    The strategy is the one the rules name (``evidence``); each candidate's confidence is the
+    probability that it is the change's strategy, from the calibration model fitted on labelled
+    pull requests (``calibration.py``, trained by evaluation/train_intent_model.py).
+
+    Args:
+        title, body: the PR's title and description (markdown is fine).
+        labels: PR labels, e.g. ``("performance", "module: cuda")``.
+        commit_messages: full messages of the commits between base and head.
+        diff: a unified diff of the change (``git diff base head``); may be empty.
+
+    Returns:
+        ``{"strategy", "confidence", "signals", "candidates"}``: ``strategy`` is an id from
+        STRATEGIES.md or ``"unknown"`` (then ``confidence`` is 0.0 and ``signals`` empty);
+        ``confidence`` in [0, 1], calibrated; ``signals`` short strings naming what matched and
+        where, e.g. ``'title: "fuse"'`` or ``'+code csrc/k.cu: "__launch_bounds__"'``;
+        ``candidates`` up to 5 strategies with any evidence, best first, each
+        ``{"strategy", "confidence", "signals"}`` (the named strategy is the first).
+    """
+    ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
+    return _result(ev, _calibration.confidence)
 
 
 def non_optimisation_cues(title: str = "", body: str = "", commit_messages: Iterable[str] = ()) -> list[str]:
@@ -184,6 +240,12 @@ def _confidence(score: float, other: float) -> float:
 def text_evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
                   commit_messages: Iterable[str] = ()) -> dict[str, tuple[float, list[str]]]:
     """Text channel: strategy -> (score, signals) from title, body, labels and commit messages."""
+    # v4: leading [tags] name the area ("[mxfp8 moe training]", "[CUDA]"), not the change: they
+    # count as labels, not as title words.
+    match = TAG_PREFIX.match(title or "")
+    if match:
+        tags = match.group(0)
+        labels, title = [*labels, tags], (title or "")[len(tags):]
     sources = {
         "title": (title or "").lower(),
         "body": (body or "").lower(),

@@ -437,7 +437,8 @@ _TEXT: dict[str, list[tuple[str, float]]] = {
         (r"\b(?:fewer|less|reduce|reduces|reducing|number of|many small|too many|avoid)\b" + _FEW + r"\b(?:kernel )?launch(?:es)?\b", 2.0),
         (r"\bmulti[_ ]tensor[_ ]apply\b|\bmulti-tensor\b", 2.5),
         (r"\bbatch(?:ed|es|ing)?\b" + _FEW + r"\b(?:launches|kernel launches|small kernels|kernels)\b", 1.5),
-        (r"\b(?:cpu|python|host|dispatch|dispatcher|framework) overhead\b", 1.0),
+        (r"\b(?:python|dispatch|dispatcher|framework) overhead\b", 1.0),
+        (r"\b(?:cpu|host) overhead\b", 0.5),  # v4: 1.0 -> 0.5; on real PRs CPU overhead is mostly cut by caching
         (r"\brecorded graph\b|\bgraph replay\b|\breplay\w* (?:the |a |it as a )?(?:recorded |captured |whole )?(?:\w+ )?graphs?\b", 2.5),
         (r"\breplay\w*\b", 0.9),
         (r"\b(?:cut|cuts|cutting|trim|trims|fewer|save|saves)\b" + _FEW + r"\blaunch(?:es)?\b|\b(?:one|a single|single) launch\b|\bin one launch\b", 2.0),
