@@ -1,11 +1,11 @@
 """Classify the optimisation strategy a change intends, from its text and its diff.
 
-Pure functions over strings (no I/O, no model): the rules in ``rules.py`` are matched and
-their evidence summed per strategy, in two separate channels:
+Pure functions over strings: the rules in ``rules.py`` are matched and their evidence summed
+per strategy (``evidence``), in two separate channels:
 
 * **text** (title, body, labels, commit messages): each text rule counts once, at its
   weight times the factor of the strongest source it matched in (title 1.5, the others
-  1.0), plus 0.25 x weight for each further source that repeats it; the channel is capped
+  1.0; a title's leading ``[tags]`` count as labels), plus 0.25 x weight for each further source that repeats it; the channel is capped
   at ``TEXT_CAP`` so a long description cannot outvote the code on volume alone.
 * **code** (the diff): each match on a changed line counts ``side factor`` (the rule's
   ``added`` / ``removed``) x ``location factor`` (code 1.0, string literal 0.5, comment
@@ -20,19 +20,20 @@ Ties (equal totals) go to the strategy with more code evidence, then to the one 
 evidence in the title (the author's own one-line summary), then to the order of
 STRATEGIES.md.
 
-A change whose own words say it is not an optimisation (rules v3, ``non_optimisation_cues``: the
-title adds tests / benchmarks / docs, fixes a bug, bumps a dependency, reverts, renames or
-refactors; or the description says "test-only", "kernels are untouched") keeps only
+A change whose own words say it is not an optimisation (``non_optimisation_cues``: the title
+adds tests / benchmarks / docs, fixes a bug without naming a performance problem, bumps a
+dependency, reverts, renames, refactors or deletes; or the description says "test-only",
+"kernels are untouched"; a ``[Perf]`` / ``perf:`` tag overrides the title cues) keeps only
 ``NON_OPTIMISATION_FACTOR`` (0.25) of its text evidence per strategy, at most
-``NON_OPTIMISATION_TEXT_CAP`` (1.0, below ``MIN_SCORE``): the strategy words in it name the
-code being tested or repaired, so the text alone can no longer name a strategy. The diff
-channel is not scaled (a fix that adds ``__launch_bounds__`` to library code does change the
-kernel's occupancy, and names occupancy_control).
+``NON_OPTIMISATION_TEXT_CAP`` (1.0, below ``MIN_SCORE``), and ``NON_OPTIMISATION_CODE_FACTOR``
+(0.25) of its code evidence: the strategy words name the code being tested or repaired, and
+on real pull requests a fix's code evidence is mostly incidental (evaluation/RESULTS_intent.md).
 
 A strategy is named when its total reaches ``MIN_SCORE``; below that the answer is
-``unknown``. Confidence = ``strength x (0.4 + 0.6 x margin)`` with ``strength = 1 -
-exp(-score / 3)`` (3 points of evidence give 0.63) and ``margin = score / (score +
-best other score)``; it is a ranking aid, not a calibrated probability.
+``unknown``. ``classify`` gives each candidate the calibrated probability of
+``calibration.py`` (a logistic model over its evidence, fitted on labelled pull requests);
+``classify_rules`` keeps the rules' own ranking aid ``strength x (0.4 + 0.6 x margin)`` with
+``strength = 1 - exp(-score / 3)`` and ``margin = score / (score + best other score)``.
 """
 
 from __future__ import annotations

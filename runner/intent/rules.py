@@ -20,7 +20,10 @@ exchange across lanes" for warp shuffles, "replay the captured graph" for CUDA G
 Rules v3 (marked ``# v3``) add disambiguating phrases and the ``NON_OPTIMISATION_*`` cues (a
 change that adds tests, benchmarks or docs, fixes a bug, bumps a dependency, reverts, renames
 or refactors is not itself an optimisation; ``classifier.non_optimisation_cues``).
-evaluation/RESULTS_intent.md says on which labeled texts they were tuned.
+Rules v4 (``_V4_TEXT`` and weights marked ``v4``) were written from the errors on the
+``real-train`` split of evaluation/intent_real.jsonl (real merged pull requests): data-type and
+library names are context, and the non-optimisation cues are wider (``FIX_PREFIX``,
+``PERF_TAG``). evaluation/RESULTS_intent.md says on which labeled texts each version was tuned.
 
 Text patterns are matched against lower-cased title / body / labels / commit messages.
 Code patterns are matched, case-sensitively unless they say ``(?i:...)``, against the added
