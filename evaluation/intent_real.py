@@ -148,12 +148,12 @@ def render(name: str, m: dict, errors: bool = False, details: bool = True) -> st
     return "\n".join(out)
 
 
-def write_section(text: str, path: Path = RESULTS) -> None:
-    """Replace the marked section of RESULTS_intent.md (append it when missing)."""
-    body = f"{BEGIN}\n{text.rstrip()}\n{END}"
+def write_section(text: str, path: Path = RESULTS, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the section between ``begin`` and ``end`` of RESULTS_intent.md (append it when missing)."""
+    body = f"{begin}\n{text.rstrip()}\n{end}"
     old = path.read_text(encoding="utf-8")
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + body + old[old.index(END) + len(END):]
+    if begin in old and end in old:
+        new = old[: old.index(begin)] + body + old[old.index(end) + len(end):]
     else:
         new = old.rstrip() + "\n\n" + body + "\n"
     path.write_text(new, encoding="utf-8")

@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from intent_real import CORPUS, RESULTS, load  # noqa: E402
+from intent_real import CORPUS, load, write_section  # noqa: E402
 from runner.intent import STRATEGIES, UNKNOWN  # noqa: E402
 from runner.intent import calibration  # noqa: E402
 from runner.intent.classifier import MAX_CANDIDATES, evidence  # noqa: E402
@@ -189,16 +189,6 @@ def text_model_cv(real: list[dict], own: list[dict]) -> dict:
     return {(name, mode): (right[name, mode], total[mode]) for name in ("model", "rules") for mode in ("text", "diff")}
 
 
-def write_section(text: str, path: Path = RESULTS) -> None:
-    body = f"{BEGIN}\n{text.rstrip()}\n{END}"
-    old = path.read_text(encoding="utf-8")
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + body + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip() + "\n\n" + body + "\n"
-    path.write_text(new, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="write neither calibration.json nor RESULTS_intent.md")
@@ -230,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(data, indent=2))
     if not args.no_write:
         calibration.MODEL_PATH.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        write_section(text)
+        write_section(text, begin=BEGIN, end=END)
     return 0
 
 
