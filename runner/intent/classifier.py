@@ -1,11 +1,11 @@
 """Classify the optimisation strategy a change intends, from its text and its diff.
 
-Pure functions over strings (no I/O, no model): the rules in ``rules.py`` are matched and
-their evidence summed per strategy, in two separate channels:
+Pure functions over strings: the rules in ``rules.py`` are matched and their evidence summed
+per strategy (``evidence``), in two separate channels:
 
 * **text** (title, body, labels, commit messages): each text rule counts once, at its
   weight times the factor of the strongest source it matched in (title 1.5, the others
-  1.0), plus 0.25 x weight for each further source that repeats it; the channel is capped
+  1.0; a title's leading ``[tags]`` count as labels), plus 0.25 x weight for each further source that repeats it; the channel is capped
   at ``TEXT_CAP`` so a long description cannot outvote the code on volume alone.
 * **code** (the diff): each match on a changed line counts ``side factor`` (the rule's
   ``added`` / ``removed``) x ``location factor`` (code 1.0, string literal 0.5, comment
@@ -20,36 +20,41 @@ Ties (equal totals) go to the strategy with more code evidence, then to the one 
 evidence in the title (the author's own one-line summary), then to the order of
 STRATEGIES.md.
 
-A change whose own words say it is not an optimisation (rules v3, ``non_optimisation_cues``: the
-title adds tests / benchmarks / docs, fixes a bug, bumps a dependency, reverts, renames or
-refactors; or the description says "test-only", "kernels are untouched") keeps only
+A change whose own words say it is not an optimisation (``non_optimisation_cues``: the title
+adds tests / benchmarks / docs, fixes a bug without naming a performance problem, bumps a
+dependency, reverts, renames, refactors or deletes; or the description says "test-only",
+"kernels are untouched"; a ``[Perf]`` / ``perf:`` tag overrides the title cues) keeps only
 ``NON_OPTIMISATION_FACTOR`` (0.25) of its text evidence per strategy, at most
-``NON_OPTIMISATION_TEXT_CAP`` (1.0, below ``MIN_SCORE``): the strategy words in it name the
-code being tested or repaired, so the text alone can no longer name a strategy. The diff
-channel is not scaled (a fix that adds ``__launch_bounds__`` to library code does change the
-kernel's occupancy, and names occupancy_control).
+``NON_OPTIMISATION_TEXT_CAP`` (1.0, below ``MIN_SCORE``), and ``NON_OPTIMISATION_CODE_FACTOR``
+(0.25) of its code evidence: the strategy words name the code being tested or repaired, and
+on real pull requests a fix's code evidence is mostly incidental (evaluation/RESULTS_intent.md).
 
 A strategy is named when its total reaches ``MIN_SCORE``; below that the answer is
-``unknown``. Confidence = ``strength x (0.4 + 0.6 x margin)`` with ``strength = 1 -
-exp(-score / 3)`` (3 points of evidence give 0.63) and ``margin = score / (score +
-best other score)``; it is a ranking aid, not a calibrated probability.
+``unknown``. ``classify`` gives each candidate the calibrated probability of
+``calibration.py`` (a logistic model over its evidence, fitted on labelled pull requests);
+``classify_rules`` keeps the rules' own ranking aid ``strength x (0.4 + 0.6 x margin)`` with
+``strength = 1 - exp(-score / 3)`` and ``margin = score / (score + best other score)``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
+from . import calibration as _calibration
 from . import diff as _diff
-from .rules import (CODE_RULES, NON_OPTIMISATION_BODY, NON_OPTIMISATION_PREFIX, NON_OPTIMISATION_TITLE, PATH_RULES,
-                    STRATEGIES, TEXT_RULES, TITLE_PREFIX, UNKNOWN)
+from .rules import (CODE_RULES, FIX_PREFIX, NON_OPTIMISATION_BODY, NON_OPTIMISATION_PREFIX, NON_OPTIMISATION_TITLE,
+                    PATH_RULES, PERF_TAG, PERF_WORDS, STRATEGIES, TEXT_RULES, TITLE_PREFIX, UNKNOWN)
 
 MIN_SCORE = 1.5
 TEXT_CAP = 8.0
 CODE_CAP = 10.0
 SOURCE_FACTOR = {"title": 1.5, "body": 1.0, "labels": 1.0, "commits": 1.0}
 LOCATION_FACTOR = {"code": 1.0, "string": 0.5, "comment": 0.25}
+#: Leading ``[tag]`` groups of a title.
+TAG_PREFIX = re.compile(r"^\s*(?:\[[^\]]{1,60}\]\s*)+")
 #: Changed files whose code says less about intent: tests, benchmarks, examples, docs.
 AUXILIARY_PATH = re.compile(r"(?:^|/)(?:tests?|testing|benchmarks?|bench|examples?|docs?|tutorials?)/"
                             r"|(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|conftest\.py|bench_[^/]*)$")
@@ -59,6 +64,7 @@ AUXILIARY_FACTOR = 0.5
 #: then name a strategy; the factor keeps the text's ranking of the candidates.
 NON_OPTIMISATION_FACTOR = 0.25
 NON_OPTIMISATION_TEXT_CAP = 1.0
+NON_OPTIMISATION_CODE_FACTOR = 0.25
 MAX_SIGNALS = 8
 MAX_CANDIDATES = 5
 #: A diff longer than this many changed lines is read only up to it (a vendored library or a
@@ -66,34 +72,49 @@ MAX_CANDIDATES = 5
 MAX_DIFF_LINES = 20000
 
 
-def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
-             commit_messages: Iterable[str] = (), diff: str = "") -> dict:
-    """The strategy a change most likely intends.
+@dataclass(frozen=True)
+class Evidence:
+    """The summed rule evidence of one change (``evidence()``), before any confidence is given.
 
-    Args:
-        title, body: the PR's title and description (markdown is fine).
-        labels: PR labels, e.g. ``("performance", "module: cuda")``.
-        commit_messages: full messages of the commits between base and head.
-        diff: a unified diff of the change (``git diff base head``); may be empty.
+    ``scores``: strategy -> total (text + code, each capped) for strategies with any evidence;
+    ``code`` / ``title``: strategy -> the code-channel / title-only part; ``signals``:
+    strategy -> signal strings; ``cues``: non-optimisation cues; ``ranked``: strategies best
+    first (ties as in the module docstring).
+    """
 
-    Returns:
-        ``{"strategy", "confidence", "signals", "candidates"}``: ``strategy`` is an id from
-        STRATEGIES.md or ``"unknown"`` (then ``confidence`` is 0.0 and ``signals`` empty);
-        ``confidence`` in [0, 1]; ``signals`` short strings naming what matched and where,
-        e.g. ``'title: "fuse"'`` or ``'+code csrc/k.cu: "__launch_bounds__"'``;
-        ``candidates`` up to 5 strategies with any evidence, best first, each
-        ``{"strategy", "confidence", "signals"}`` (the named strategy is the first).
+    scores: dict
+    code: dict
+    title: dict
+    signals: dict
+    cues: list
+    ranked: list
+
+    def named(self) -> str:
+        """The strategy id the rules name, or ``unknown`` when no total reaches ``MIN_SCORE``."""
+        return self.ranked[0] if self.ranked and self.scores[self.ranked[0]] >= MIN_SCORE else UNKNOWN
+
+    def best_other(self, strategy: str) -> float:
+        """The highest total of any other strategy (0.0 when there is none)."""
+        return _best_other(self.scores, strategy)
+
+
+def evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
+             commit_messages: Iterable[str] = (), diff: str = "") -> Evidence:
+    """Rule evidence of a change: text and code channels, non-optimisation cues, ranking.
+
+    Arguments as ``classify``. Pure.
     """
     commit_messages = [str(m) for m in commit_messages]
     text = text_evidence(title=title, body=body, labels=labels, commit_messages=commit_messages)
     in_title = text_evidence(title=title) if title else {}
     cues = non_optimisation_cues(title=title, body=body, commit_messages=commit_messages)
+    code = code_evidence(diff)
     if cues:
         text = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
                 for s, (score, sig) in text.items()}
         in_title = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
                     for s, (score, sig) in in_title.items()}
-    code = code_evidence(diff)
+        code = {s: (score * NON_OPTIMISATION_CODE_FACTOR, sig) for s, (score, sig) in code.items()}
     scores: dict[str, float] = {}
     signals: dict[str, list[str]] = {}
     for strategy in STRATEGIES:
@@ -107,17 +128,59 @@ def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
                 f"not an optimisation? {c}" for c in cues[:1]]
     # Ties: more code evidence, then more title evidence, then the order of STRATEGIES.md.
     order = list(STRATEGIES)
-    ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code.get(s, (0.0,))[0], 9),
-                                           -round(in_title.get(s, (0.0,))[0], 9), order.index(s)))
-    candidates = [
-        {"strategy": s, "confidence": round(_confidence(scores[s], _best_other(scores, s)), 3), "signals": signals[s]}
-        for s in ranked[:MAX_CANDIDATES]
-    ]
-    if not ranked or scores[ranked[0]] < MIN_SCORE:
+    code_part = {s: min(v[0], CODE_CAP) for s, v in code.items()}
+    title_part = {s: v[0] for s, v in in_title.items()}
+    ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code_part.get(s, 0.0), 9),
+                                           -round(title_part.get(s, 0.0), 9), order.index(s)))
+    return Evidence(scores, code_part, title_part, signals, cues, ranked)
+
+
+def _result(ev: Evidence, confidence: Callable[[Evidence, str], float]) -> dict:
+    """The ``classify`` dict of evidence ``ev``, each candidate's confidence from ``confidence``."""
+    candidates = [{"strategy": s, "confidence": round(confidence(ev, s), 3), "signals": ev.signals[s]}
+                  for s in ev.ranked[:MAX_CANDIDATES]]
+    if ev.named() == UNKNOWN:
         return {"strategy": UNKNOWN, "confidence": 0.0, "signals": [], "candidates": candidates}
     best = candidates[0]
     return {"strategy": best["strategy"], "confidence": best["confidence"], "signals": list(best["signals"]),
             "candidates": candidates}
+
+
+def classify_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
+                   commit_messages: Iterable[str] = (), diff: str = "") -> dict:
+    """The strategy a change most likely intends, from the hand rules alone, with the rules'
+    own confidence ``strength x (0.4 + 0.6 x margin)`` (a ranking aid, not a probability).
+
+    Arguments and result as ``classify``.
+    """
+    ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
+    return _result(ev, lambda e, s: _confidence(e.scores[s], e.best_other(s)))
+
+
+def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
+             commit_messages: Iterable[str] = (), diff: str = "") -> dict:
+    """The strategy a change most likely intends, with a calibrated confidence.
+
+    The strategy is the one the rules name (``evidence``); each candidate's confidence is the
+    probability that it is the change's strategy, from the calibration model fitted on labelled
+    pull requests (``calibration.py``, trained by evaluation/train_intent_model.py).
+
+    Args:
+        title, body: the PR's title and description (markdown is fine).
+        labels: PR labels, e.g. ``("performance", "module: cuda")``.
+        commit_messages: full messages of the commits between base and head.
+        diff: a unified diff of the change (``git diff base head``); may be empty.
+
+    Returns:
+        ``{"strategy", "confidence", "signals", "candidates"}``: ``strategy`` is an id from
+        STRATEGIES.md or ``"unknown"`` (then ``confidence`` is 0.0 and ``signals`` empty);
+        ``confidence`` in [0, 1], calibrated; ``signals`` short strings naming what matched and
+        where, e.g. ``'title: "fuse"'`` or ``'+code csrc/k.cu: "__launch_bounds__"'``;
+        ``candidates`` up to 5 strategies with any evidence, best first, each
+        ``{"strategy", "confidence", "signals"}`` (the named strategy is the first).
+    """
+    ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
+    return _result(ev, _calibration.confidence)
 
 
 def non_optimisation_cues(title: str = "", body: str = "", commit_messages: Iterable[str] = ()) -> list[str]:
@@ -149,9 +212,14 @@ def non_optimisation_cues(title: str = "", body: str = "", commit_messages: Iter
 
 def _title_cue(subject: str) -> str | None:
     """The matched non-optimisation cue of one lower-cased title or commit subject, or None."""
+    if PERF_TAG.search(subject):
+        return None
     prefix = NON_OPTIMISATION_PREFIX.search(subject)
     if prefix:
         return prefix.group(0)
+    fix = FIX_PREFIX.search(subject)
+    if fix and not PERF_WORDS.search(subject):
+        return fix.group(0)
     rest = subject[TITLE_PREFIX.match(subject).end():]
     for pattern in NON_OPTIMISATION_TITLE:
         match = pattern.search(rest)
@@ -173,6 +241,12 @@ def _confidence(score: float, other: float) -> float:
 def text_evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
                   commit_messages: Iterable[str] = ()) -> dict[str, tuple[float, list[str]]]:
     """Text channel: strategy -> (score, signals) from title, body, labels and commit messages."""
+    # v4: leading [tags] name the area ("[mxfp8 moe training]", "[CUDA]"), not the change: they
+    # count as labels, not as title words.
+    match = TAG_PREFIX.match(title or "")
+    if match:
+        tags = match.group(0)
+        labels, title = [*labels, tags], (title or "")[len(tags):]
     sources = {
         "title": (title or "").lower(),
         "body": (body or "").lower(),

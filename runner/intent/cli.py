@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
+from . import calibration
 from .classifier import classify
 from .git import from_git
 from .rules import STRATEGIES
@@ -65,7 +66,10 @@ def render_text(result: dict) -> str:
     if strategy in STRATEGIES:
         level, what = STRATEGIES[strategy]
         lines.append(f"strategy:    {strategy} ({level} level: {what})")
-        lines.append(f"confidence:  {result.get('confidence', 0.0):.2f}")
+        confidence = float(result.get("confidence", 0.0))
+        level = calibration.probable_above()
+        verdict = "probable" if confidence >= level else f"unclear: below {level:.2f}, see the runners-up"
+        lines.append(f"confidence:  {confidence:.2f} (calibrated; {verdict})")
         lines.append("signals:")
         lines.extend(f"  - {s}" for s in result.get("signals", []))
     else:

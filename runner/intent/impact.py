@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from . import calibration
 from .rules import STRATEGIES, UNKNOWN
+
+#: Candidates named when the strategy is not probable enough to be stated.
+MAX_SHOWN_CANDIDATES = 3
 
 #: strategy id -> hint kinds (DESIGN.md / STRATEGIES.md "Root causes") that are known ways for
 #: that strategy to go wrong. Sources: the three recurring root causes of the study behind
@@ -57,9 +61,14 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     Returns:
         ``{"applicable": False}`` when the strategy is unknown or not an id of
         STRATEGIES.md; else ``{"applicable": True, "strategy", "level", "confidence",
-        "signals", "counts": {verdict: n} (non-zero only, report order), "outcome": one of
-        helped/neutral/regressed/mixed or None, "risks": [{"kind", "status", "benchmarks",
-        "summary"}], "other_hints": [{"kind", "benchmarks"}], "headline": str}``.
+        "probable", "candidates", "signals", "counts": {verdict: n} (non-zero only, report
+        order), "outcome": one of helped/neutral/regressed/mixed or None, "risks": [{"kind",
+        "status", "benchmarks", "summary"}], "other_hints": [{"kind", "benchmarks"}],
+        "headline": str}``.
+        ``probable`` is True when ``confidence`` reaches the calibrated level
+        (``calibration.probable_above()``): the report then says "probably <strategy>";
+        otherwise it names ``candidates`` (up to 3 ``{"strategy", "confidence"}``, the
+        strategy first) instead of stating one.
         A risk's ``status`` is ``"confirmed"`` (a hint of that kind on ``benchmarks``, its
         first ``summary`` quoted), ``"not_seen"`` (profiles were taken and no hint of that
         kind appeared) or ``"unchecked"`` (no benchmark has a profile, so nothing shows
@@ -98,11 +107,19 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     other = [{"kind": kind, "benchmarks": _unique(n for n, _ in hits)}
              for kind, hits in sorted(by_kind.items()) if kind not in risk_kinds]
 
+    confidence = float((intent or {}).get("confidence") or 0.0)
+    candidates = [{"strategy": str(c.get("strategy")), "confidence": float(c.get("confidence") or 0.0)}
+                  for c in (intent or {}).get("candidates") or [] if c.get("strategy") in STRATEGIES]
+    if not candidates or candidates[0]["strategy"] != strategy:
+        candidates = [{"strategy": strategy, "confidence": confidence}] + [
+            c for c in candidates if c["strategy"] != strategy]
     view = {
         "applicable": True,
         "strategy": strategy,
         "level": STRATEGIES[strategy][0],
-        "confidence": float((intent or {}).get("confidence") or 0.0),
+        "confidence": confidence,
+        "probable": confidence >= calibration.probable_above(),
+        "candidates": candidates[:MAX_SHOWN_CANDIDATES],
         "signals": list((intent or {}).get("signals") or []),
         "counts": counts,
         "outcome": outcome_of(counts),
@@ -115,7 +132,12 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
 
 def _headline(view: dict) -> str:
     measured = ", ".join(f"{n} {_plural(kind, n)}" for kind, n in view["counts"].items()) or "no benchmarks"
-    parts = [f"intended {view['strategy']} → measured {measured}"]
+    if view["probable"]:
+        intent = f"probably {view['strategy']}"
+    else:
+        intent = "intent unclear ({})".format(
+            " or ".join(f"{c['strategy']} {c['confidence']:.2f}" for c in view["candidates"]))
+    parts = [f"{intent} → measured {measured}"]
     confirmed = [r for r in view["risks"] if r["status"] == "confirmed"]
     for risk in confirmed:
         parts.append(f"risk {risk['kind']} confirmed on {_names(risk['benchmarks'])}")

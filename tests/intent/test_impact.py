@@ -45,7 +45,7 @@ def test_confirmed_risk_and_headline():
     assert risk["register_pressure"]["summary"] == "register_pressure on bench_x"
     assert risk["recompilation"]["status"] == "not_seen"
     assert view["other_hints"] == [{"kind": "launch_overhead", "benchmarks": ["bench_x"]}]
-    assert view["headline"] == ("intended kernel_fusion → measured 1 regression, 2 unchanged; "
+    assert view["headline"] == ("probably kernel_fusion → measured 1 regression, 2 unchanged; "
                                 "risk register_pressure confirmed on bench_x")
 
 
@@ -64,7 +64,7 @@ def test_risk_on_several_benchmarks_sorted_by_confidence():
     view = intent_vs_impact(intent, benches)
     risk = next(r for r in view["risks"] if r["kind"] == "sync_overhead")
     assert risk["benchmarks"] == ["b", "a"] and risk["summary"] == "sync_overhead on b"
-    assert view["headline"].startswith("intended host_sync_elimination → measured 2 regressions")
+    assert view["headline"].startswith("intent unclear (host_sync_elimination 0.70) → measured 2 regressions")
 
 
 @pytest.mark.parametrize("verdicts,outcome", [
@@ -124,3 +124,38 @@ def test_html_section_escapes(env):
     plain = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)))   # no autoescape
     html = plain.get_template("_intent.html.j2").render(intent_view=intent_vs_impact(FUSION, benches))
     assert "<b>x</b>" not in html and "http" not in html
+
+
+def test_report_says_probably_only_above_the_calibrated_level(env):
+    from runner.intent import calibration
+    level = calibration.probable_above()
+    assert 0.5 <= level <= 0.95
+    sure = dict(FUSION, confidence=level)
+    unsure = {"strategy": "kernel_fusion", "confidence": round(level - 0.05, 2), "signals": ['title: "fused"'],
+              "candidates": [{"strategy": "kernel_fusion", "confidence": round(level - 0.05, 2), "signals": []},
+                             {"strategy": "precision_specialization", "confidence": 0.31, "signals": []},
+                             {"strategy": "vectorization", "confidence": 0.2, "signals": []},
+                             {"strategy": "copy_avoidance", "confidence": 0.1, "signals": []}]}
+    benches = [bench("bench_x", "improvement")]
+    probable = intent_vs_impact(sure, benches)
+    assert probable["probable"] and probable["headline"].startswith("probably kernel_fusion → measured")
+    assert "- Intended: probably `kernel_fusion`" in env.get_template("_intent.md.j2").render(intent_view=probable)
+    unclear = intent_vs_impact(unsure, benches)
+    assert not unclear["probable"]
+    assert [c["strategy"] for c in unclear["candidates"]] == ["kernel_fusion", "precision_specialization",
+                                                              "vectorization"]
+    assert unclear["headline"].startswith(f"intent unclear (kernel_fusion {level - 0.05:.2f} or "
+                                          "precision_specialization 0.31 or vectorization 0.20) → measured")
+    text = env.get_template("_intent.md.j2").render(intent_view=unclear)
+    assert "probably" not in text
+    assert "- Intended: unclear; candidates `kernel_fusion`" in text and "`precision_specialization` (0.31)" in text
+    html = env.get_template("_intent.html.j2").render(intent_view=unclear)
+    assert "Intended: unclear; candidates <code>kernel_fusion</code>" in html
+
+
+def test_candidates_of_an_old_result_start_with_its_strategy():
+    intent = {"strategy": "autotuning", "confidence": 0.4, "signals": [],
+              "candidates": [{"strategy": "launch_config_tuning", "confidence": 0.5},
+                             {"strategy": "not_a_strategy", "confidence": 0.9}]}
+    view = intent_vs_impact(intent, [bench("b", "unchanged")])
+    assert [c["strategy"] for c in view["candidates"]] == ["autotuning", "launch_config_tuning"]

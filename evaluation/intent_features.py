@@ -1,0 +1,120 @@
+"""Features of a change for the learned text classifier that train_intent_model.py compares
+with the rules: words of its text, tokens of its diff, and the rule scores of
+``runner.intent.classifier``.
+
+A change becomes three blocks of named features, each a ``{name: value}`` dict:
+
+* ``text``: lower-cased word unigrams and bigrams of the title (``t:``, ``t2:``) and of the
+  body, labels and commit messages (``b:``, ``b2:``), with a light suffix stemming so that
+  "fuse" / "fused" / "fusing" / "fusion" share a feature; counts, turned into tf-idf by the
+  model.
+* ``diff``: identifiers and call tokens of the added (``+:``) and removed (``-:``) code of a
+  unified diff (comments and string literals dropped with ``diff.py``'s masks), plus path
+  parts of the changed files (``p:``: directories, extension, and ``p:aux`` for tests /
+  benchmarks / docs); counts.
+* ``rules``: per strategy, the capped text score and code score of the hand rules
+  (``r:t:<id>``, ``r:c:<id>``, divided by ``RULE_SCALE``) and the non-optimisation cues
+  (``r:cue:title``, ``r:cue:body``); used as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable
+
+from runner.intent import diff as _diff
+from runner.intent.classifier import (AUXILIARY_PATH, CODE_CAP, MAX_DIFF_LINES, TEXT_CAP, code_evidence,
+                                      non_optimisation_cues, text_evidence)
+
+#: Rule scores are divided by this so that a typical strong signal is about 1.
+RULE_SCALE = 4.0
+_WORD = re.compile(r"[a-z][a-z0-9_+]*[a-z0-9+]|[a-z]")
+_CODE_TOKEN = re.compile(r"\.?[A-Za-z_][A-Za-z0-9_]*(?:\(|<)?")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ized", "ised", "izes", "ises", "ize", "ise",
+             "ies", "ied", "es", "ed", "er", "s")
+_STOP = frozenset("a an the of to in on for and or with by is are be as at from this that it its into we our "
+                  "pr will can when which was were has have not no but if than then so also".split())
+
+
+def stem(word: str) -> str:
+    """``word`` without one common English suffix when at least four letters remain."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Stemmed lower-case words of ``text`` without stop words (markdown and code marks dropped)."""
+    out = []
+    for token in _WORD.findall((text or "").lower().replace("`", " ")):
+        if token in _STOP or len(token) > 40:
+            continue
+        out.append(stem(token))
+    return out
+
+
+def _ngrams(prefix: str, tokens: list[str]) -> Counter:
+    feats: Counter = Counter(f"{prefix}:{t}" for t in tokens)
+    feats.update(f"{prefix}2:{a} {b}" for a, b in zip(tokens, tokens[1:]))
+    return feats
+
+
+def text_features(title: str = "", body: str = "", labels: Iterable[str] = (),
+                  commit_messages: Iterable[str] = ()) -> Counter:
+    """Word unigram and bigram counts of the title (``t:``) and of the rest (``b:``)."""
+    feats = _ngrams("t", words(title))
+    rest = "\n".join([body or "", " ".join(labels), *commit_messages])
+    feats.update(_ngrams("b", words(rest)))
+    return feats
+
+
+def diff_features(diff: str) -> Counter:
+    """Code-token counts of the added / removed code and path parts of the changed files."""
+    feats: Counter = Counter()
+    if not diff:
+        return feats
+    lines, paths = _diff.parse(diff)
+    for line in lines[:MAX_DIFF_LINES]:
+        code = "".join(ch if m == "c" else " " for ch, m in zip(line.text, line.mask))
+        for token in _CODE_TOKEN.findall(code):
+            feats[f"{line.side}:{token}"] += 1
+            # ``num_warps`` also counts as ``num`` and ``warps``; ``CamelCase`` as its parts.
+            parts = [p for p in re.split(r"_+|(?<=[a-z0-9])(?=[A-Z])", token.strip(".(<")) if len(p) > 2]
+            if len(parts) > 1:
+                feats.update(f"{line.side}:{p.lower()}" for p in parts)
+    for path in paths:
+        parts = path.split("/")
+        feats.update(f"p:{p.lower()}" for p in parts[:-1])
+        name = parts[-1]
+        feats[f"p:.{name.rsplit('.', 1)[-1].lower()}" if "." in name else f"p:{name.lower()}"] += 1
+        if AUXILIARY_PATH.search(path):
+            feats["p:aux"] += 1
+    return feats
+
+
+def rule_features(title: str = "", body: str = "", labels: Iterable[str] = (),
+                  commit_messages: Iterable[str] = (), diff: str = "") -> dict[str, float]:
+    """Capped rule scores per strategy (scaled by ``RULE_SCALE``) and the non-optimisation cues."""
+    commit_messages = list(commit_messages)
+    feats: dict[str, float] = {}
+    for strategy, (score, _) in text_evidence(title=title, body=body, labels=labels,
+                                              commit_messages=commit_messages).items():
+        feats[f"r:t:{strategy}"] = min(score, TEXT_CAP) / RULE_SCALE
+    for strategy, (score, _) in code_evidence(diff).items():
+        feats[f"r:c:{strategy}"] = min(score, CODE_CAP) / RULE_SCALE
+    for cue in non_optimisation_cues(title=title, body=body, commit_messages=commit_messages):
+        feats["r:cue:" + ("body" if cue.startswith("body") else "title")] = 1.0
+    return feats
+
+
+def extract(title: str = "", body: str = "", labels: Iterable[str] = (), commit_messages: Iterable[str] = (),
+            diff: str = "") -> dict[str, dict[str, float]]:
+    """``{"text": counts, "diff": counts, "rules": values}`` of one change (see the module docstring)."""
+    labels, commit_messages = list(labels), list(commit_messages)
+    return {
+        "text": dict(text_features(title, body, labels, commit_messages)),
+        "diff": dict(diff_features(diff)),
+        "rules": rule_features(title, body, labels, commit_messages, diff),
+    }

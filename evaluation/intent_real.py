@@ -1,0 +1,188 @@
+"""Evaluate the intent classifier on real merged pull requests (``intent_real.jsonl``).
+
+Usage:
+    python evaluation/intent_real.py [--split real-train|real-test|all] [--errors] [--no-write]
+
+The corpus holds real pull requests of public GPU / deep-learning repositories: the title as
+written, a paraphrase of the description in our own words, the changed files and a short diff
+excerpt (for pull requests whose repository snapshot could be read), and a label (a strategy id
+of ../shared/STRATEGIES.md or ``unknown``) with a one-line reason. RESULTS_intent.md says how
+it was collected.
+
+``split`` is fixed by ``split_of(source)``: a seeded hash of the ``owner/repo#number`` source
+puts about 30 % of the pull requests in the blind ``real-test`` split, the rest in
+``real-train``. Nothing is tuned on ``real-test``: neither rules nor the model see it.
+
+For each classifier (``rules``: the hand rules alone, ``runner.intent.classify_rules``;
+``combined``: ``runner.intent.classify``) and each split, two modes are scored:
+``text``: title and description only; ``diff``: title, description and the diff excerpt.
+Printed: top-1 accuracy on pull requests with a strategy (strict, and accepting the listed
+``also`` label), ``unknown`` precision and recall, per-strategy precision / recall, the
+confusions and a reliability table of the confidence. With writing on (default) the
+``<!-- intent-real-eval -->`` section of RESULTS_intent.md is replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from runner.intent import STRATEGIES, UNKNOWN, classify, classify_rules  # noqa: E402
+
+CORPUS = HERE / "intent_real.jsonl"
+RESULTS = HERE / "RESULTS_intent.md"
+BEGIN, END = "<!-- intent-real-eval:begin -->", "<!-- intent-real-eval:end -->"
+#: Salt of the split hash; changing it would unblind the test split, so it is fixed.
+SPLIT_SALT = "perfgate-intent-real-v1:"
+TEST_PERCENT = 30
+SPLITS = ("real-train", "real-test")
+#: Confidence bins of the reliability table (lower edges; the last bin includes 1.0).
+BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
+CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "combined": classify}
+
+
+def split_of(source: str) -> str:
+    """``real-test`` for about 30 % of sources (seeded SHA-256 of ``owner/repo#number``), else ``real-train``."""
+    digest = hashlib.sha256((SPLIT_SALT + source).encode("utf-8")).hexdigest()
+    return "real-test" if int(digest[:8], 16) % 100 < TEST_PERCENT else "real-train"
+
+
+def load(path: Path = CORPUS) -> list[dict]:
+    """The corpus rows; raises SystemExit on a label that is not a strategy id or a split that
+    does not match ``split_of``."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    bad = [r["source"] for r in rows
+           if r["label"] not in STRATEGIES and r["label"] != UNKNOWN
+           or any(a not in STRATEGIES for a in r.get("also", []))]
+    if bad:
+        raise SystemExit(f"labels that are not strategy ids: {bad}")
+    moved = [r["source"] for r in rows if r["split"] != split_of(r["source"])]
+    if moved:
+        raise SystemExit(f"split does not match split_of(): {moved}")
+    return rows
+
+
+def predict(row: dict, with_diff: bool, classifier: Callable[..., dict] = classify) -> dict:
+    """``classifier`` on one row: title and body, plus the diff excerpt when ``with_diff``."""
+    return classifier(title=row.get("title", ""), body=row.get("body", ""),
+                      diff=row.get("diff", "") if with_diff else "")
+
+
+def evaluate(rows: list[dict], results: list[dict]) -> dict:
+    """Metrics of predictions ``results`` (``classify`` dicts, one per row)."""
+    pairs = [(r["label"], p["strategy"], float(p.get("confidence") or 0.0), r) for r, p in zip(rows, results)]
+    signal = [(t, p, r) for t, p, _, r in pairs if t != UNKNOWN]
+    correct = sum(t == p for t, p, _ in signal)
+    lenient = sum(t == p or p in r.get("also", []) for t, p, r in signal)
+    abstained = sum(p == UNKNOWN for _, p, _ in signal)
+    true_unknown = sum(t == UNKNOWN for t, _, _, _ in pairs)
+    called_unknown = sum(p == UNKNOWN for _, p, _, _ in pairs)
+    both_unknown = sum(t == UNKNOWN and p == UNKNOWN for t, p, _, _ in pairs)
+    per = {}
+    for s in STRATEGIES:
+        tp = sum(t == s and p == s for t, p, _, _ in pairs)
+        fp = sum(t != s and p == s for t, p, _, _ in pairs)
+        fn = sum(t == s and p != s for t, p, _, _ in pairs)
+        if tp + fp + fn:
+            per[s] = {"support": tp + fn, "precision": tp / (tp + fp) if tp + fp else None,
+                      "recall": tp / (tp + fn) if tp + fn else None}
+    named = [(c, t == p) for t, p, c, _ in pairs if p != UNKNOWN]
+    table = []
+    for i, low in enumerate(BINS):
+        high = BINS[i + 1] if i + 1 < len(BINS) else 1.0001
+        inside = [ok for c, ok in named if low <= c < high]
+        table.append({"low": low, "high": min(high, 1.0), "n": len(inside), "right": sum(inside)})
+    high = [ok for c, ok in named if c >= 0.8]
+    return {
+        "n": len(pairs), "n_signal": len(signal), "n_unknown": true_unknown,
+        "top1": correct / len(signal) if signal else None, "correct": correct,
+        "lenient": lenient, "abstained": abstained, "wrong": len(signal) - correct - abstained,
+        "unknown_precision": both_unknown / called_unknown if called_unknown else None,
+        "unknown_recall": both_unknown / true_unknown if true_unknown else None,
+        "unknown_called": called_unknown, "unknown_both": both_unknown,
+        "per_strategy": per, "reliability": table,
+        "high_n": len(high), "high_right": sum(high),
+        "confusions": Counter((t, p) for t, p, _, _ in pairs if t != p),
+        "errors": [(r["source"], t, p, c, r["title"]) for t, p, c, r in pairs if t != p],
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f} %"
+
+
+def render(name: str, m: dict, errors: bool = False, details: bool = True) -> str:
+    """Markdown of one evaluation."""
+    out = [f"#### {name}: {m['n']} pull requests ({m['n_signal']} with a strategy, {m['n_unknown']} `unknown`)", ""]
+    out.append(f"- top-1 on pull requests with a strategy: **{_pct(m['top1'])}** ({m['correct']}/{m['n_signal']}); "
+               f"accepting the listed second label: {m['lenient']}/{m['n_signal']}; "
+               f"called `unknown`: {m['abstained']}, wrong strategy: {m['wrong']}")
+    out.append(f"- `unknown`: precision **{_pct(m['unknown_precision'])}** ({m['unknown_both']}/{m['unknown_called']} "
+               f"called `unknown` are non-optimisations), recall **{_pct(m['unknown_recall'])}** "
+               f"({m['unknown_both']}/{m['n_unknown']} non-optimisations called `unknown`)")
+    out.append(f"- confidence >= 0.8: {m['high_right']}/{m['high_n']} right"
+               + (f" ({_pct(m['high_right'] / m['high_n'])})" if m["high_n"] else ""))
+    if details:
+        out += ["", "| confidence | named | right | share right |", "| --- | ---: | ---: | ---: |"]
+        for b in m["reliability"]:
+            share = _pct(b["right"] / b["n"]) if b["n"] else "–"
+            out.append(f"| {b['low']:.1f}–{b['high']:.1f} | {b['n']} | {b['right']} | {share} |")
+        out += ["", "| strategy | support | precision | recall |", "| --- | ---: | ---: | ---: |"]
+        for s, v in m["per_strategy"].items():
+            out.append(f"| {s} | {v['support']} | {_pct(v['precision'])} | {_pct(v['recall'])} |")
+        if m["confusions"]:
+            conf = ", ".join(f"{t} → {p} ({n})" for (t, p), n in m["confusions"].most_common())
+            out += ["", f"Confusions (true → predicted): {conf}"]
+    if errors:
+        out.append("")
+        out.extend(f"- `{s}` {t} → {p} ({c:.2f}): {title}" for s, t, p, c, title in m["errors"])
+    out.append("")
+    return "\n".join(out)
+
+
+def write_section(text: str, path: Path = RESULTS, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the section between ``begin`` and ``end`` of RESULTS_intent.md (append it when missing)."""
+    body = f"{begin}\n{text.rstrip()}\n{end}"
+    old = path.read_text(encoding="utf-8")
+    if begin in old and end in old:
+        new = old[: old.index(begin)] + body + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip() + "\n\n" + body + "\n"
+    path.write_text(new, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=[*SPLITS, "all"], default=None, help="one split only")
+    parser.add_argument("--classifier", choices=list(CLASSIFIERS), default=None, help="one classifier only")
+    parser.add_argument("--errors", action="store_true", help="list every misclassified pull request")
+    parser.add_argument("--no-write", action="store_true", help=f"do not update {RESULTS.name}")
+    args = parser.parse_args(argv)
+    rows = load()
+    splits = [args.split] if args.split else list(SPLITS)
+    names = [args.classifier] if args.classifier else list(CLASSIFIERS)
+    parts = []
+    for split in splits:
+        chosen = rows if split == "all" else [r for r in rows if r["split"] == split]
+        for name in names:
+            for with_diff in (False, True):
+                results = [predict(r, with_diff, CLASSIFIERS[name]) for r in chosen]
+                mode = "title, description and diff" if with_diff else "title and description only"
+                parts.append(render(f"{split}, {name}, {mode}", evaluate(chosen, results), errors=args.errors))
+    text = "\n".join(parts)
+    print(text)
+    if not args.no_write and not args.split and not args.classifier and not args.errors:
+        write_section(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

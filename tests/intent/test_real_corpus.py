@@ -1,0 +1,95 @@
+"""evaluation/intent_real.jsonl (real merged pull requests) and the scripts that use it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.intent import STRATEGIES, UNKNOWN, calibration
+
+EVALUATION = Path(__file__).resolve().parents[2] / "evaluation"
+
+
+def _module(name: str):
+    if str(EVALUATION) not in sys.path:
+        sys.path.insert(0, str(EVALUATION))
+    spec = importlib.util.spec_from_file_location(name, EVALUATION / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def real():
+    return _module("intent_real")
+
+
+@pytest.fixture(scope="module")
+def rows(real):
+    return real.load()
+
+
+def test_corpus_size_labels_and_unknown_share(rows):
+    assert len(rows) >= 300
+    assert len({r["source"] for r in rows}) == len(rows)
+    labels = {r["label"] for r in rows}
+    assert labels == set(STRATEGIES) | {UNKNOWN}          # every strategy is represented
+    unknown = sum(r["label"] == UNKNOWN for r in rows) / len(rows)
+    assert 0.15 <= unknown <= 0.35
+    for r in rows:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", r["source"]), r["source"]
+        assert r["url"] == "https://github.com/{}/pull/{}".format(*r["source"].split("#"))
+        assert r["title"] and r["reason"]
+        assert all(a in STRATEGIES and a != r["label"] for a in r["also"])
+        assert not re.search(r"[\w.+-]+@[\w-]+\.[\w.]+", r["body"] + r["reason"] + r["diff"])
+        assert len(r["diff"].splitlines()) <= 200
+
+
+def test_blind_split_is_the_seeded_hash(real, rows):
+    assert all(r["split"] == real.split_of(r["source"]) for r in rows)
+    test = [r for r in rows if r["split"] == "real-test"]
+    assert 0.2 <= len(test) / len(rows) <= 0.4
+    assert real.split_of("pytorch/pytorch#1") == real.split_of("pytorch/pytorch#1")
+
+
+def test_load_refuses_a_moved_row(real, rows, tmp_path):
+    moved = dict(rows[0], split="real-test" if rows[0]["split"] == "real-train" else "real-train")
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(moved) + "\n")
+    with pytest.raises(SystemExit, match="split does not match"):
+        real.load(path)
+    path.write_text(json.dumps(dict(rows[0], label="faster")) + "\n")
+    with pytest.raises(SystemExit, match="not strategy ids"):
+        real.load(path)
+
+
+def test_evaluate_counts_top1_unknown_and_reliability(real):
+    rows = [{"source": "a/b#1", "label": "kernel_fusion", "also": [], "title": "t"},
+            {"source": "a/b#2", "label": "vectorization", "also": ["kernel_fusion"], "title": "t"},
+            {"source": "a/b#3", "label": UNKNOWN, "also": [], "title": "t"},
+            {"source": "a/b#4", "label": UNKNOWN, "also": [], "title": "t"}]
+    results = [{"strategy": "kernel_fusion", "confidence": 0.95}, {"strategy": "kernel_fusion", "confidence": 0.85},
+               {"strategy": UNKNOWN, "confidence": 0.0}, {"strategy": "autotuning", "confidence": 0.5}]
+    m = real.evaluate(rows, results)
+    assert (m["correct"], m["lenient"], m["n_signal"]) == (1, 2, 2)
+    assert m["unknown_precision"] == 1.0 and m["unknown_recall"] == 0.5
+    assert (m["high_n"], m["high_right"]) == (2, 1)
+    assert sum(b["n"] for b in m["reliability"]) == 3
+
+
+@pytest.mark.slow
+def test_calibration_model_is_reproduced_from_the_corpus():
+    pytest.importorskip("sklearn")
+    train = _module("train_intent_model")
+    real_rows, own = train.training_rows()
+    assert all(r["split"] == "real-train" for r in real_rows)
+    fitted = train.fit_calibration(real_rows + own)
+    stored = calibration.model()
+    assert fitted["features"] == stored["features"]
+    assert fitted["intercept"] == pytest.approx(stored["intercept"], abs=1e-4)
+    assert fitted["coef"] == pytest.approx(stored["coef"], abs=1e-4)
