@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("worker", help="the App's background job consumer")
     p.set_defaults(handler="bot.cli:main_worker")
+
+    p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
+    p.set_defaults(handler="bot.cli:main_migrate")
     return parser
 
 
