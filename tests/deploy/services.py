@@ -58,10 +58,11 @@ def wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None
 
 
 class Postgres:
-    """``with Postgres(user, password, database) as pg: pg.port``."""
+    """``with Postgres(user, password, database) as pg: pg.port``; ``durable=False`` (tests) turns
+    fsync off, ``True`` keeps PostgreSQL's default (a load measurement)."""
 
-    def __init__(self, user: str, password: str, database: str):
-        self.user, self.password, self.database = user, password, database
+    def __init__(self, user: str, password: str, database: str, *, durable: bool = False):
+        self.user, self.password, self.database, self.durable = user, password, database, durable
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
         self.folder = Path(tempfile.mkdtemp(prefix="perfgate-pg-"))
@@ -91,7 +92,7 @@ class Postgres:
                        check=True, capture_output=True, env=env, cwd=self.folder, **self._run_as())
         self.proc = subprocess.Popen(
             [postgres_bin("postgres"), "-D", str(data), "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
-             "-c", f"unix_socket_directories={self.folder}", "-c", "fsync=off"],
+             "-c", f"unix_socket_directories={self.folder}", "-c", f"fsync={'on' if self.durable else 'off'}"],
             stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=self.folder, **self._run_as())
         import psycopg
 
