@@ -138,6 +138,12 @@ def test_nvml_that_cannot_start_skips_the_gpu_checks_only():
     assert {f.check for f in findings} >= {"cpu_governor", "load_average"}
 
 
+def test_without_pynvml_the_reason_names_the_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    info, gpus = machine_facts.nvml_facts()
+    assert info == {"available": False, "reason": "pynvml is not installed (pip install nvidia-ml-py)"} and gpus == []
+
+
 @pytest.mark.parametrize("load, status", [((0.2, 0, 0), "ok"), ((1.5, 0, 0), "warn"), ((8.0, 0, 0), "fail"), (None, "skip")])
 def test_load_average(load, status):
     assert doctor.check_load(list(load) if load else None, 16).status == status
