@@ -8,7 +8,9 @@
 #   docker run -v perfgate:/data -e ... perfgate-app perfgate worker
 #
 # With the default SQLite database and queue, web and worker share the /data volume; with
-# DATABASE_URL=postgresql://... and REDIS_URL=redis://... they can run on different machines.
+# DATABASE_URL=postgresql://... and REDIS_URL=redis://... they can run on different machines:
+# docker-compose.yml (one machine) and deploy/kubernetes/ (a cluster) run it that way, with
+# `perfgate migrate` once before web and worker start.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

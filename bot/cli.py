@@ -1,4 +1,5 @@
-"""``perfgate serve`` and ``perfgate worker`` (handlers mapped in ``runner/cli.py``).
+"""``perfgate serve``, ``perfgate worker`` and ``perfgate migrate`` (handlers mapped in
+``runner/cli.py``).
 
 Both read the App's settings from the environment (``bot.app_settings``; the database from
 ``DATABASE_URL`` / ``PERFGATE_HOME``) and stop with exit status 2 and one line naming the
@@ -41,6 +42,24 @@ def main_serve(args: argparse.Namespace) -> int:
     app = create_app(env)
     register(app, env)
     app.run(host=args.host, port=args.port, threaded=True)
+    return 0
+
+
+def main_migrate(args: argparse.Namespace) -> int:
+    """Upgrade the App's database (``DATABASE_URL``, else the SQLite file under
+    ``PERFGATE_HOME``) to the newest schema, then exit: the one-time step that runs before the
+    web and worker processes of a deployment start. Safe to repeat, and safe beside processes
+    that are starting (``bot.db.upgrade`` takes a lock).
+
+    Raises:
+        UserError: the URL is malformed or the database cannot be reached (exit 2).
+    """
+    from .config import load_settings
+    from .db import display_url, open_database
+
+    url = load_settings(dict(os.environ)).database_url
+    open_database(url).dispose()
+    print(f"perfgate: the database {display_url(url)} is at the newest schema")
     return 0
 
 

@@ -22,8 +22,9 @@ from runner.errors import UserError
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
-#: Held while migrating on PostgreSQL, so several gunicorn workers starting together
-#: upgrade one after the other (an arbitrary constant, "perfgate" in ASCII digits).
+#: Held while migrating on PostgreSQL, so several processes starting together (gunicorn
+#: workers, the queue worker, a migration job) upgrade one after the other (an arbitrary
+#: constant, "perfgate" in ASCII digits).
 _PG_MIGRATION_LOCK = 7_065_102_767
 
 
@@ -104,13 +105,21 @@ def alembic_config(engine: Engine):
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Apply the Alembic migrations up to ``revision`` (idempotent)."""
+    """Apply the Alembic migrations up to ``revision`` (idempotent).
+
+    Safe when several processes start on one database at once: each upgrade runs in one
+    transaction that holds a lock until it commits — PostgreSQL's advisory transaction lock,
+    SQLite's write lock (``BEGIN IMMEDIATE``, which also makes SQLite's DDL transactional) — so
+    the first process migrates and the others then find the schema at ``revision``.
+    """
     from alembic import command
 
     cfg = alembic_config(engine)
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+        elif engine.dialect.name == "sqlite":
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, revision)
 
@@ -143,7 +152,8 @@ def open_database(url: str, *, migrate: bool = True) -> Database:
             from sqlalchemy.exc import OperationalError
 
             if isinstance(exc, OperationalError):
-                raise UserError(f"cannot open the database {display_url(url)}: {exc.orig}") from None
+                reason = " ".join(str(exc.orig).split())  # libpq's messages span lines
+                raise UserError(f"cannot open the database {display_url(url)}: {reason}") from None
             raise
     return Database(url=url, engine=engine, session=sessionmaker(engine, expire_on_commit=False))
 

@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler="runner.intent:main_intent")
 
+    p = sub.add_parser("doctor", help="is this runner fit to measure? GPU and CPU checks, each with a fix")
+    p.add_argument("--json", action="store_true", help="print JSON {checks, failed, warned}")
+    p.add_argument("--path", default=".", metavar="DIR",
+                   help="where results and worktrees go, for the free-space check (default: .)")
+    p.set_defaults(handler="runner.doctor:main_doctor")
+
     p = sub.add_parser("history", help="store results and show series with change points")
     hsub = p.add_subparsers(dest="history_command", metavar="ACTION", parser_class=_Parser)
     hsub.required = True
@@ -159,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("worker", help="the App's background job consumer")
     p.set_defaults(handler="bot.cli:main_worker")
+
+    p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
+    p.set_defaults(handler="bot.cli:main_migrate")
     return parser
 
 

@@ -28,6 +28,7 @@ from . import results as results_mod
 from . import stats
 from .config import Config
 from .discovery import matches
+from .doctor import examine
 from .environment import capture
 from .errors import UserError
 from .manager import WorkerFailure, WorkerProcess, start_workers
@@ -450,6 +451,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
              progress: Progress, policy: dict) -> dict:
     from .telemetry import TelemetrySampler
 
+    doctor = examine([req.out])  # before the workers start: the GPU idle, nothing of ours on it
     workers, worker_conditions = start_workers(revs, cfg, req.out / "logs")
     telemetry = TelemetrySampler()
     try:
@@ -514,6 +516,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
     environment["worker"] = {**worker_conditions, "sides": sides}
+    environment["doctor"] = doctor
     doc = results_mod.new_results(
         repository=str(root),
         base={"ref": req.base, "sha": revs["base"].sha},

@@ -239,16 +239,27 @@ def _bracketed(text: str | None) -> str | None:
     return text[start + 1:end] if 0 <= start < end else text
 
 
+def _switch(path: str, on: str = "1") -> bool | None:
+    """A sysfs flag (``0``/``1``) as a bool; None when the file is absent or holds anything else."""
+    value = _read(path)
+    return None if value not in ("0", "1") else value == on
+
+
 def host_facts() -> dict:
     """Machine settings that can make one process faster than another, read once for the record:
-    transparent huge pages, NUMA nodes, the CPU frequency governor, address randomisation."""
+    transparent huge pages, NUMA nodes, the CPU frequency governor, turbo/boost (intel_pstate's
+    ``no_turbo``, else cpufreq's ``boost``), simultaneous multithreading, address randomisation.
+    A value the machine does not expose (a VM without cpufreq, a container) is None."""
     nodes = sorted(p.name for p in Path("/sys/devices/system/node").glob("node[0-9]*")) \
         if Path("/sys/devices/system/node").is_dir() else []
+    turbo = _switch("/sys/devices/system/cpu/intel_pstate/no_turbo", on="0")
     return {
         "transparent_hugepages": _bracketed(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
         "transparent_hugepages_defrag": _bracketed(_read("/sys/kernel/mm/transparent_hugepage/defrag")),
         "numa_nodes": len(nodes) or None,
         "cpu_governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "cpu_turbo": turbo if turbo is not None else _switch("/sys/devices/system/cpu/cpufreq/boost"),
+        "smt_active": _switch("/sys/devices/system/cpu/smt/active"),
         "aslr_system": _read("/proc/sys/kernel/randomize_va_space"),
     }
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from . import doctor
 from .intent import intent_vs_impact
 
 MARKER = "<!-- perfgate -->"
@@ -211,9 +212,11 @@ def view(results: dict) -> dict:
             parts.append(f"{n} {key}{plural}")
     intent_view = intent_vs_impact(results.get("intent") or {}, results.get("benchmarks", []))
     settings = results.get("settings", {})
+    env = results.get("environment", {})
     return {"r": results, "benches": benches, "changed": changed, "failed": failed,
             "headline": ", ".join(parts) or "no benchmarks", "settings": settings,
-            "env": results.get("environment", {}), "intent_view": intent_view,
+            "env": env, "intent_view": intent_view, "doctor_warning": doctor.failed_line(env.get("doctor")),
+            "doctor_line": doctor.counts_line(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings)}
 
 
@@ -290,8 +293,11 @@ def print_table(results: dict, console) -> None:
     """Print the verdict table (benchmark, base, head, change with CI, verdict) on a rich console."""
     from rich.table import Table
 
+    warning = doctor.failed_line((results.get("environment") or {}).get("doctor"))
     if results.get("base") is None:
         print_run_table(results, console)
+        if warning:
+            console.print(f"warning: {warning}", markup=False, highlight=False)
         return
     ctx = view(results)
     base, head = results.get("base") or {}, results.get("head") or {}
@@ -313,6 +319,8 @@ def print_table(results: dict, console) -> None:
                       fmt_time((b.get("head") or {}).get("median")), fmt_change(ch.get("ratio")),
                       fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
     console.print(table)
+    if warning:
+        console.print(f"warning: {warning}", markup=False, highlight=False)
     for b in ctx["failed"]:
         for side in ("base", "head"):
             err = (b.get(side) or {}).get("error")

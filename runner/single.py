@@ -15,6 +15,7 @@ from . import config as config_mod
 from . import results as results_mod
 from . import stats
 from .discovery import matches
+from .doctor import examine
 from .environment import capture
 from .errors import UserError
 from .manager import WorkerFailure, WorkerProcess, start_workers
@@ -46,6 +47,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
         bench_dir = Path(benchmarks).resolve() if benchmarks else revision.path / cfg.benchmarks
         if not bench_dir.is_dir():
             raise UserError(f"no benchmark directory {bench_dir}")
+        doctor = examine([out])  # before the worker starts: the GPU idle, nothing of ours on it
         workers, worker_conditions = start_workers({"head": revision}, cfg, out / "logs")
         worker = workers["head"]
         try:
@@ -72,7 +74,8 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
         repository=str(root), base=None, head={"ref": rev, "sha": sha},
         environment={**capture({k: v for k, v in env.items() if k not in ("cpus", "threads")}, None),
                      "worker": {**worker_conditions, "sides": {"head": {"cpus": env.get("cpus"),
-                                                                        "torch_threads": env.get("threads")}}}},
+                                                                        "torch_threads": env.get("threads")}}},
+                     "doctor": doctor},
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
                   "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time, "ci_level": RUN_CI_LEVEL},
         benchmarks=entries, intent=None, kind="run")

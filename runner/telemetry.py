@@ -148,33 +148,36 @@ def summarize_samples(samples: list[dict], *, device_name: str | None = None, dr
 # NVML reading (imperative shell, kept thin)
 
 
-def _call(fn, *args):
+def nvml_value(fn, *args):
+    """``fn(*args)``, or None when NVML raises (NotSupported, NoPermission & co. are per field:
+    a field the GPU or driver does not offer is missing, never an error)."""
     try:
         return fn(*args)
     except Exception:  # noqa: BLE001 - NVML raises NotSupported & co. per field; a missing field is None
         return None
 
 
-def _text(value):
+def nvml_text(value):
+    """An NVML string (``bytes`` from older pynvml releases) as ``str``."""
     return value.decode() if isinstance(value, bytes) else value
 
 
 def read_sample(nvml, handle) -> dict:
     """One sample from NVML (fields a GPU does not support are None)."""
-    util = _call(nvml.nvmlDeviceGetUtilizationRates, handle)
+    util = nvml_value(nvml.nvmlDeviceGetUtilizationRates, handle)
     reasons_fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
         getattr(nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
-    power = _call(nvml.nvmlDeviceGetPowerUsage, handle)
-    limit = _call(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+    power = nvml_value(nvml.nvmlDeviceGetPowerUsage, handle)
+    limit = nvml_value(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
     return {
-        "sm_clock_mhz": _call(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_SM", 1)),
-        "memory_clock_mhz": _call(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_MEM", 2)),
-        "temperature_c": _call(nvml.nvmlDeviceGetTemperature, handle, getattr(nvml, "NVML_TEMPERATURE_GPU", 0)),
+        "sm_clock_mhz": nvml_value(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_SM", 1)),
+        "memory_clock_mhz": nvml_value(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_MEM", 2)),
+        "temperature_c": nvml_value(nvml.nvmlDeviceGetTemperature, handle, getattr(nvml, "NVML_TEMPERATURE_GPU", 0)),
         "power_w": power / 1000.0 if power is not None else None,
         "power_limit_w": limit / 1000.0 if limit is not None else None,
         "memory_utilization_pct": getattr(util, "memory", None),
         "gpu_utilization_pct": getattr(util, "gpu", None),
-        "reasons": _call(reasons_fn, handle) if reasons_fn else None,
+        "reasons": nvml_value(reasons_fn, handle) if reasons_fn else None,
     }
 
 
@@ -210,8 +213,8 @@ class TelemetrySampler:
             nvml.nvmlInit()
             self._nvml = nvml
             self._handle = nvml.nvmlDeviceGetHandleByIndex(self.device_index)
-            self._device_name = _text(_call(nvml.nvmlDeviceGetName, self._handle))
-            self._driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
+            self._device_name = nvml_text(nvml_value(nvml.nvmlDeviceGetName, self._handle))
+            self._driver = nvml_text(nvml_value(nvml.nvmlSystemGetDriverVersion))
         except ImportError:
             self._reason = "pynvml is not installed (pip install nvidia-ml-py)"
             return self
@@ -251,7 +254,7 @@ class TelemetrySampler:
             self._stop.set()
             self._thread.join(timeout=5 * self.interval_s + 1)
             self._thread = None
-            _call(self._nvml.nvmlShutdown)
+            nvml_value(self._nvml.nvmlShutdown)
 
     @property
     def samples(self) -> list[dict]:

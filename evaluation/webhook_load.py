@@ -1,0 +1,188 @@
+"""How many webhook deliveries per second does one web worker take? A bounded load test.
+
+A benchmark, not a test: it starts the App's web process as the Dockerfile does (gunicorn on
+``bot:create_app()``, here with ``--workers 1`` and the image's ``--threads 4``) on 127.0.0.1,
+sends signed ``pull_request`` ``labeled`` deliveries from a few client threads over keep-alive
+connections, and prints the accepted deliveries per second and the latency percentiles. Each
+delivery goes the whole way of ``POST /webhook``: signature check, parse, the delivery recorded
+in the database, a job enqueued (nothing consumes it: no GitHub call is made). It stops after
+``--count`` deliveries or ``--max-seconds``, whichever comes first, and only ever talks to
+127.0.0.1.
+
+Usage::
+
+    python evaluation/webhook_load.py                       # SQLite database and queue (defaults)
+    python evaluation/webhook_load.py --database-url postgresql://u:p@127.0.0.1:5432/db \\
+        --queue-url redis://127.0.0.1:6379/0               # as docker-compose.yml runs it
+
+The load generator shares the machine's CPUs with the server, so the figure is a lower bound
+for a web pod with a core of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bot.webhooks import signature  # noqa: E402
+
+
+def _private_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                             serialization.NoEncryption()).decode()
+
+
+def payload(size: int) -> bytes:
+    """A ``pull_request`` ``labeled`` delivery of about ``size`` bytes (real ones are 20–30 kB:
+    the pull request, both repositories, the sender, the label)."""
+    filler = "x" * max(0, size - 600)
+    body = {"action": "labeled", "number": 7, "label": {"name": "performance"},
+            "pull_request": {"number": 7, "state": "open", "title": "Fuse the layer norm kernels", "body": filler,
+                             "labels": [{"name": "performance"}], "head": {"sha": "1" * 40, "ref": "feature"},
+                             "base": {"sha": "2" * 40, "ref": "main"}},
+            "repository": {"full_name": "octo/demo", "name": "demo", "default_branch": "main"},
+            "installation": {"id": 4711}, "sender": {"login": "maintainer", "type": "User"}}
+    return json.dumps(body).encode()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("gunicorn did not become healthy")
+
+
+def drive(port: int, secret: str, body: bytes, count: int, max_seconds: float, clients: int) -> dict:
+    """Send up to ``count`` deliveries from ``clients`` threads for at most ``max_seconds``."""
+    lock = threading.Lock()
+    state = {"sent": 0, "statuses": {}, "latencies": []}
+    stop_at = time.monotonic() + max_seconds
+    sig = "sha256=" + signature(secret, body)
+
+    def client():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        while time.monotonic() < stop_at:
+            with lock:
+                if state["sent"] >= count:
+                    return
+                state["sent"] += 1
+            headers = {"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4()),
+                       "X-Hub-Signature-256": sig, "Content-Type": "application/json"}
+            start = time.perf_counter()
+            try:
+                conn.request("POST", "/webhook", body=body, headers=headers)
+                response = conn.getresponse()
+                response.read()
+                status = response.status
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                status = "error"
+            elapsed = time.perf_counter() - start
+            with lock:
+                state["statuses"][status] = state["statuses"].get(status, 0) + 1
+                state["latencies"].append(elapsed)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    lat = sorted(state["latencies"])
+
+    def pct(q: float) -> float:
+        return lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
+
+    accepted = state["statuses"].get(202, 0)
+    return {"deliveries": len(lat), "accepted": accepted, "statuses": state["statuses"], "seconds": round(wall, 2),
+            "accepted_per_second": round(accepted / wall, 1), "p50_ms": round(pct(0.5), 1),
+            "p95_ms": round(pct(0.95), 1), "p99_ms": round(pct(0.99), 1),
+            "mean_ms": round(statistics.fmean(lat) * 1000, 1) if lat else None}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=3000, help="deliveries at most (default 3000)")
+    parser.add_argument("--max-seconds", type=float, default=60, help="seconds at most (default 60)")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent client connections (default 8)")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker (the image's 4)")
+    parser.add_argument("--size", type=int, default=25_000, help="bytes per delivery (default 25000)")
+    parser.add_argument("--database-url", help="default: a fresh SQLite file")
+    parser.add_argument("--queue-url", help="HUEY_URL (default: a fresh SQLite queue)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="perfgate-load-") as home:
+        secret = secrets.token_hex(16)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
+        env.update(PERFGATE_HOME=home, GITHUB_APP_ID="1", GITHUB_PRIVATE_KEY=_private_key(), GITHUB_WEBHOOK_SECRET=secret,
+                   GITHUB_API_URL="http://127.0.0.1:9", PYTHONPATH=str(ROOT))
+        if args.database_url:
+            env["DATABASE_URL"] = args.database_url
+        if args.queue_url:
+            env["HUEY_URL"] = args.queue_url
+        port = _free_port()
+        gunicorn = Path(sys.executable).parent / "gunicorn"
+        proc = subprocess.Popen([str(gunicorn), "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads",
+                                 str(args.threads), "--timeout", "30", "bot:create_app()"], cwd=home, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_healthy(port, proc)
+            body = payload(args.size)
+            drive(port, secret, body, min(100, args.count), 10, args.clients)  # warm-up
+            result = drive(port, secret, body, args.count, args.max_seconds, args.clients)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+    result.update(database="PostgreSQL" if args.database_url else "SQLite",
+                  queue="Redis" if (args.queue_url or "").startswith("redis") else "SQLite",
+                  web_workers=1, threads=args.threads, clients=args.clients, bytes=len(body), cpus=os.cpu_count())
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"{result['accepted_per_second']} deliveries/s accepted by one web worker ({result['threads']} threads; "
+              f"{result['database']} + {result['queue']} queue; {result['bytes']} B each; {result['clients']} clients; "
+              f"{result['cpus']} CPUs shared with the load generator)")
+        print(f"  {result['accepted']} of {result['deliveries']} accepted in {result['seconds']} s; latency p50 "
+              f"{result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms; statuses {result['statuses']}")
+    return 0 if result["accepted"] == result["deliveries"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The App's schema upgrade when a deployment starts: several processes opening one fresh
+database at the same instant all succeed (SQLite here; PostgreSQL with
+``PERFGATE_TEST_POSTGRES_URL``), and ``perfgate migrate`` is the one-time step that upgrades and
+exits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from sqlalchemy import create_engine, inspect
+
+from bot.models import all_metadata
+from runner.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Each process imports everything, says it is ready, then opens the database when told to go:
+#: the upgrades really start together (a start-time deadline is missed under load).
+_OPENER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from bot.db import open_database
+    folder = Path(sys.argv[2])
+    (folder / f"ready-{sys.argv[3]}").touch()
+    while not (folder / "go").exists():
+        time.sleep(0.001)
+    open_database(sys.argv[1]).dispose()
+""")
+
+
+def test_processes_starting_together_all_open_a_fresh_database(database_url, tmp_path):
+    n = 4
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", _OPENER, database_url, str(tmp_path), str(i)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(n)]
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("ready-*"))) < n and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.01)
+    (tmp_path / "go").touch()
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * n, "\n".join(outputs)[-3000:]
+    engine = create_engine(database_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    assert set(all_metadata().tables) <= set(inspect(engine).get_table_names())
+    engine.dispose()
+
+
+def test_migrate_upgrades_and_exits(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("PERFGATE_HOME", str(tmp_path / "home"))
+    assert main(["migrate"]) == 0
+    assert "newest schema" in capsys.readouterr().out
+    engine = create_engine(f"sqlite:///{tmp_path / 'home' / 'perfgate.db'}")
+    assert "alembic_version" in inspect(engine).get_table_names()
+    engine.dispose()
+    assert main(["migrate"]) == 0  # again: nothing to do, still fine
+
+
+def test_migrate_names_an_unreachable_database_in_one_line(monkeypatch, capsys):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://perfgate:secret@127.0.0.1:1/perfgate")
+    assert main(["migrate"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("perfgate: error: cannot open the database") and "secret" not in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1

@@ -1,0 +1,158 @@
+"""A stand-in for the ``pynvml`` module (nvidia-ml-py) over a scene of GPUs, for the doctor's and
+the telemetry's tests on machines without NVIDIA's library.
+
+Function names, argument orders, return shapes and constants are those of pynvml / ``nvml.h``:
+``nvmlDeviceGetMigMode`` and ``nvmlDeviceGetEccMode`` answer ``[current, pending]``,
+``nvmlSystemGetCudaDriverVersion`` an int (12040 for 12.4), power in milliwatts, process objects
+with ``pid`` and ``usedGpuMemory``. A field a GPU's dict leaves out (or sets to None) raises
+:class:`NVMLError` "Not Supported", as NVML does for a field the device does not offer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+NVML_CLOCK_GRAPHICS, NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1, 2
+NVML_TEMPERATURE_GPU = 0
+NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 0, 1
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_VOLATILE_ECC = 0
+
+
+class NVMLError(Exception):
+    """What pynvml raises (its per-code subclasses derive from ``NVMLError``)."""
+
+
+@dataclass
+class FakeNVML:
+    """``FakeNVML(gpus=[{...}], driver="550.54.15", cuda_driver=12040)``; ``init_error`` makes
+    ``nvmlInit`` fail (no driver). GPU keys: name, processes ([(pid, bytes)]), graphics_processes,
+    gpu_util, mem_util, mig ([cur, pending]), persistence (0/1), ecc ([cur, pending]),
+    ecc_uncorrected, sm_clock, mem_clock, app_clock, default_app_clock, max_clock, reasons
+    (bitmask), temperature, slowdown_temperature, power_mw, power_limit_mw."""
+
+    gpus: list[dict] = field(default_factory=list)
+    driver: str = "550.54.15"
+    cuda_driver: int | None = 12040
+    init_error: str | None = None
+    initialised: int = 0
+
+    def __post_init__(self):
+        for name in ("NVML_CLOCK_GRAPHICS", "NVML_CLOCK_SM", "NVML_CLOCK_MEM", "NVML_TEMPERATURE_GPU",
+                     "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN",
+                     "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", "NVML_VOLATILE_ECC"):
+            setattr(self, name, globals()[name])
+
+    # -- library ---------------------------------------------------------------------------------
+    def nvmlInit(self):  # noqa: N802 - pynvml's names
+        if self.init_error:
+            raise NVMLError(self.init_error)
+        self.initialised += 1
+
+    def nvmlShutdown(self):  # noqa: N802
+        self.initialised -= 1
+
+    def _field(self, handle, key):
+        self._require_init()
+        value = self.gpus[handle].get(key)
+        if value is None:
+            raise NVMLError("Not Supported")
+        return value
+
+    def _require_init(self):
+        if self.initialised <= 0:
+            raise NVMLError("Uninitialized")
+
+    def nvmlSystemGetDriverVersion(self):  # noqa: N802
+        self._require_init()
+        return self.driver
+
+    def nvmlSystemGetCudaDriverVersion(self):  # noqa: N802
+        self._require_init()
+        if self.cuda_driver is None:
+            raise NVMLError("Not Supported")
+        return self.cuda_driver
+
+    def nvmlDeviceGetCount(self):  # noqa: N802
+        self._require_init()
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, index):  # noqa: N802
+        self._require_init()
+        if not 0 <= index < len(self.gpus):
+            raise NVMLError("Invalid Argument")
+        return index
+
+    # -- device ----------------------------------------------------------------------------------
+    def nvmlDeviceGetName(self, handle):  # noqa: N802
+        return self._field(handle, "name")
+
+    def _procs(self, handle, key):
+        return [SimpleNamespace(pid=pid, usedGpuMemory=memory) for pid, memory in self._field(handle, key)]
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle):  # noqa: N802
+        return self._procs(handle, "processes")
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, handle):  # noqa: N802
+        return self._procs(handle, "graphics_processes")
+
+    def nvmlDeviceGetUtilizationRates(self, handle):  # noqa: N802
+        return SimpleNamespace(gpu=self._field(handle, "gpu_util"), memory=self.gpus[handle].get("mem_util", 0))
+
+    def nvmlDeviceGetMigMode(self, handle):  # noqa: N802
+        return list(self._field(handle, "mig"))
+
+    def nvmlDeviceGetPersistenceMode(self, handle):  # noqa: N802
+        return self._field(handle, "persistence")
+
+    def nvmlDeviceGetEccMode(self, handle):  # noqa: N802
+        return list(self._field(handle, "ecc"))
+
+    def nvmlDeviceGetTotalEccErrors(self, handle, error_type, counter_type):  # noqa: N802
+        assert (error_type, counter_type) == (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC)
+        return self._field(handle, "ecc_uncorrected")
+
+    def _clock(self, handle, clock_type, sm_key, mem_key):
+        if clock_type not in (NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_CLOCK_GRAPHICS):
+            raise NVMLError("Invalid Argument")
+        return self._field(handle, mem_key if clock_type == NVML_CLOCK_MEM else sm_key)
+
+    def nvmlDeviceGetClockInfo(self, handle, clock_type):  # noqa: N802
+        return self._clock(handle, clock_type, "sm_clock", "mem_clock")
+
+    def nvmlDeviceGetApplicationsClock(self, handle, clock_type):  # noqa: N802
+        return self._clock(handle, clock_type, "app_clock", "mem_clock")
+
+    def nvmlDeviceGetDefaultApplicationsClock(self, handle, clock_type):  # noqa: N802
+        return self._clock(handle, clock_type, "default_app_clock", "mem_clock")
+
+    def nvmlDeviceGetMaxClockInfo(self, handle, clock_type):  # noqa: N802
+        return self._clock(handle, clock_type, "max_clock", "mem_clock")
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle):  # noqa: N802
+        return self._field(handle, "reasons")
+
+    def nvmlDeviceGetTemperature(self, handle, sensor):  # noqa: N802
+        assert sensor == NVML_TEMPERATURE_GPU
+        return self._field(handle, "temperature")
+
+    def nvmlDeviceGetTemperatureThreshold(self, handle, threshold):  # noqa: N802
+        assert threshold == NVML_TEMPERATURE_THRESHOLD_SLOWDOWN
+        return self._field(handle, "slowdown_temperature")
+
+    def nvmlDeviceGetPowerUsage(self, handle):  # noqa: N802
+        return self._field(handle, "power_mw")
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle):  # noqa: N802
+        return self._field(handle, "power_limit_mw")
+
+
+#: A well-kept H100 at idle: persistence on, clocks locked (applications clocks setting reason),
+#: cool, nothing running, ECC on with no errors, MIG off.
+HEALTHY_H100 = {
+    "name": "NVIDIA H100 80GB HBM3", "processes": [], "graphics_processes": [], "gpu_util": 0, "mem_util": 0,
+    "mig": [0, 0], "persistence": 1, "ecc": [1, 1], "ecc_uncorrected": 0, "sm_clock": 1755, "mem_clock": 2619,
+    "app_clock": 1755, "default_app_clock": 1755, "max_clock": 1980, "reasons": 0x1 | 0x2, "temperature": 34,
+    "slowdown_temperature": 87, "power_mw": 70_000, "power_limit_mw": 700_000,
+}

@@ -1,0 +1,253 @@
+"""``perfgate doctor``: pure checks over literal facts, the gatherer with NVML absent (this
+machine) and with a fake NVML, the CLI, and the record in results.json with the report's warning."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata
+
+import pytest
+
+from runner import doctor, machine_facts, report
+from runner.cli import main
+from runner.results import validation_errors
+
+from .fake_nvml import HEALTHY_H100, FakeNVML
+
+TORCH_CU126 = {"version": "2.13.0+cu126", "cuda": "12.6", "hip": None}
+TUNED_HOST = {"cpu_governor": "performance", "cpu_turbo": False, "smt_active": False,
+              "transparent_hugepages": "madvise", "transparent_hugepages_defrag": "madvise"}
+
+
+def _facts(*gpus: dict, torch=TORCH_CU126, cuda_driver=12060, host=None, load=(0.05, 0.1, 0.1), free=500 * 2**30):
+    nvml = FakeNVML(gpus=[dict(g) for g in gpus], cuda_driver=cuda_driver)
+    info, gpu_facts = machine_facts.nvml_facts(nvml)
+    assert nvml.initialised == 0  # shut down again
+    return {"host": TUNED_HOST if host is None else host, "cpus": 16, "load_average": list(load),
+            "disks": [{"path": "/work", "free_bytes": free, "total_bytes": 1000 * 2**30}],
+            "torch": torch, "nvml": info, "gpus": gpu_facts}
+
+
+def _by_check(findings):
+    return {f.check: f for f in findings}
+
+
+def test_a_tuned_runner_passes_every_check():
+    findings = doctor.run_checks(_facts(HEALTHY_H100))
+    assert {f.status for f in findings} == {"ok"}, [f for f in findings if f.status != "ok"]
+    assert {f.check for f in findings} == {
+        "gpu_processes", "gpu_mig", "gpu_persistence", "gpu_ecc", "gpu_clocks", "gpu_throttle", "gpu_temperature",
+        "gpu_software", "cpu_governor", "cpu_turbo", "cpu_smt", "transparent_hugepages", "load_average", "disk_space"}
+    assert all(f.fix is None for f in findings)
+
+
+def test_a_badly_kept_runner_fails_and_warns_with_a_fix_for_each():
+    bad = dict(HEALTHY_H100, processes=[(4242, 3 * 2**30)], gpu_util=97, mig=[1, 1], persistence=0, ecc=[1, 0],
+               reasons=0x40 | 0x4, temperature=83, app_clock=1755, default_app_clock=1755)
+    host = {"cpu_governor": "powersave", "cpu_turbo": True, "smt_active": True,
+            "transparent_hugepages": "always", "transparent_hugepages_defrag": "madvise"}
+    findings = doctor.run_checks(_facts(bad, torch={"version": "2.13.0", "cuda": "12.8", "hip": None},
+                                        cuda_driver=12040, host=host, load=(9.0, 8, 8), free=2**30))
+    by = _by_check(findings)
+    expected = {"gpu_processes": "fail", "gpu_mig": "warn", "gpu_persistence": "warn", "gpu_ecc": "warn",
+                "gpu_clocks": "warn", "gpu_throttle": "fail", "gpu_temperature": "skip", "gpu_software": "warn",
+                "cpu_governor": "warn", "cpu_turbo": "warn", "cpu_smt": "warn", "transparent_hugepages": "warn",
+                "load_average": "fail", "disk_space": "fail"}
+    assert {k: by[k].status for k in expected} == expected
+    assert all(f.fix for f in findings if f.status in ("fail", "warn"))
+    assert "4242" in by["gpu_processes"].summary and "3072 MiB" in by["gpu_processes"].summary
+    assert "hw_thermal_slowdown" in by["gpu_throttle"].summary and "sw_power_cap" in by["gpu_throttle"].summary
+    assert "--lock-gpu-clocks=1755,1755" in by["gpu_clocks"].fix
+    assert "12.8" in by["gpu_software"].summary and "12.4" in by["gpu_software"].summary
+    assert "nvidia-smi -i 0 -pm 1" in by["gpu_persistence"].fix
+    assert "performance" in by["cpu_governor"].fix
+
+
+@pytest.mark.parametrize("gpu, status, words", [
+    ({"temperature": 80}, "fail", "slowdown threshold"),
+    ({"temperature": 66}, "warn", "66 °C at idle"),
+    ({"temperature": 40}, "ok", "40 °C at idle"),
+    ({"temperature": 80, "gpu_util": 60}, "skip", "busy"),
+    ({"temperature": None}, "skip", "no temperature"),
+])
+def test_idle_temperature(gpu, status, words):
+    finding = _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, **gpu))))["gpu_temperature"]
+    assert finding.status == status and words in finding.summary
+
+
+@pytest.mark.parametrize("gpu, status", [
+    ({"gpu_util": 40}, "fail"),                                  # busy, but no process visible (another container)
+    ({"graphics_processes": [(77, None)]}, "fail"),               # a display server
+    ({"processes": None, "graphics_processes": None, "gpu_util": None}, "skip"),
+    ({"gpu_util": 3}, "ok"),
+])
+def test_other_work_on_the_gpu(gpu, status):
+    assert _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, **gpu))))["gpu_processes"].status == status
+
+
+@pytest.mark.parametrize("gpu, status", [
+    ({"reasons": 0x1, "app_clock": 1980, "default_app_clock": 1980}, "warn"),  # boost decides
+    ({"reasons": 0x1, "app_clock": 1400, "default_app_clock": 1980}, "ok"),    # application clocks lowered
+    ({"reasons": 0x2}, "ok"),                                                   # locked clocks
+    ({"reasons": None, "app_clock": None, "max_clock": None, "default_app_clock": None}, "skip"),
+])
+def test_clock_settings(gpu, status):
+    assert _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, **gpu))))["gpu_clocks"].status == status
+
+
+def test_uncorrected_ecc_errors_fail_and_unsupported_fields_skip():
+    by = _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, ecc_uncorrected=3))))
+    assert by["gpu_ecc"].status == "fail" and "3 uncorrected" in by["gpu_ecc"].summary
+    consumer = dict(HEALTHY_H100, name="NVIDIA GeForce RTX 4090", mig=None, ecc=None, ecc_uncorrected=None)
+    by = _by_check(doctor.run_checks(_facts(consumer)))
+    assert by["gpu_mig"].status == "skip" and by["gpu_ecc"].status == "skip"
+    assert by["gpu_mig"].subject == "GPU 0 (NVIDIA GeForce RTX 4090)"
+
+
+@pytest.mark.parametrize("torch, driver, status", [
+    ({"version": "2.13.0+cpu", "cuda": None, "hip": None}, 12040, "fail"),
+    ({"version": "2.13.0", "cuda": "13.0", "hip": None}, 12080, "fail"),
+    ({"version": "2.13.0", "cuda": "12.8", "hip": None}, 12040, "warn"),
+    ({"version": "2.13.0", "cuda": "12.4", "hip": None}, 12080, "ok"),
+    ({"version": "2.13.0", "cuda": "12.4", "hip": None}, None, "skip"),
+    ({"version": "2.13.0+rocm6.2", "cuda": None, "hip": "6.2"}, 12040, "skip"),
+    (None, 12040, "skip"),
+])
+def test_driver_cuda_and_torch_compatibility(torch, driver, status):
+    finding = _by_check(doctor.run_checks(_facts(HEALTHY_H100, torch=torch, cuda_driver=driver)))["gpu_software"]
+    assert finding.status == status, finding
+
+
+def test_every_gpu_is_checked_and_ids_name_the_subject_when_several():
+    hot = dict(HEALTHY_H100, processes=[(9, None)])
+    summary = doctor.summarize(doctor.run_checks(_facts(HEALTHY_H100, hot)))
+    assert summary["failed"] == ["gpu_processes:GPU 1 (NVIDIA H100 80GB HBM3)"]
+    assert [c["subject"] for c in summary["checks"] if c["check"] == "gpu_mig"] == [
+        "GPU 0 (NVIDIA H100 80GB HBM3)", "GPU 1 (NVIDIA H100 80GB HBM3)"]
+
+
+def test_nvml_that_cannot_start_skips_the_gpu_checks_only():
+    info, gpus = machine_facts.nvml_facts(FakeNVML(init_error="Driver Not Loaded"))
+    assert info == {"available": False, "reason": "NVML unavailable: Driver Not Loaded"} and gpus == []
+    findings = doctor.run_checks({"host": TUNED_HOST, "cpus": 2, "load_average": [0, 0, 0], "disks": [],
+                                  "torch": None, "nvml": info, "gpus": gpus})
+    assert [(f.check, f.status) for f in findings][0] == ("nvml", "skip")
+    assert "Driver Not Loaded" in findings[0].summary
+    assert {f.check for f in findings} >= {"cpu_governor", "load_average"}
+
+
+def test_without_pynvml_the_reason_names_the_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    info, gpus = machine_facts.nvml_facts()
+    assert info == {"available": False, "reason": "pynvml is not installed (pip install nvidia-ml-py)"} and gpus == []
+
+
+@pytest.mark.parametrize("load, status", [((0.2, 0, 0), "ok"), ((1.5, 0, 0), "warn"), ((8.0, 0, 0), "fail"), (None, "skip")])
+def test_load_average(load, status):
+    assert doctor.check_load(list(load) if load else None, 16).status == status
+
+
+def test_transparent_hugepages_and_cpu_settings_not_exposed_are_skipped():
+    findings = _by_check(doctor.run_checks(_facts(HEALTHY_H100, host={})))
+    assert all(findings[c].status == "skip" for c in ("cpu_governor", "cpu_turbo", "cpu_smt", "transparent_hugepages"))
+    defrag = doctor.check_transparent_hugepages({"transparent_hugepages": "madvise", "transparent_hugepages_defrag": "always"})
+    assert defrag.status == "warn"
+
+
+# -- this machine (no NVML library here) -----------------------------------------------------------
+
+def test_gather_on_this_machine(tmp_path):
+    facts = machine_facts.gather([tmp_path / "not-yet" / "out"])
+    assert set(facts["host"]) >= {"cpu_governor", "cpu_turbo", "smt_active", "transparent_hugepages"}
+    assert facts["cpus"] >= 1 and len(facts["load_average"]) == 3
+    assert facts["disks"] and all(d["free_bytes"] <= d["total_bytes"] for d in facts["disks"])
+    assert len({d["path"] for d in facts["disks"]}) == len(facts["disks"])
+    assert isinstance(facts["nvml"]["available"], bool)
+    if not facts["nvml"]["available"]:
+        assert facts["nvml"]["reason"] and facts["gpus"] == []
+    findings = doctor.run_checks(facts)
+    assert {f.status for f in findings} <= set(doctor.STATUSES)
+
+
+def test_torch_build_is_read_without_importing_torch():
+    code = ("import sys, json; from runner.machine_facts import torch_build; "
+            "print(json.dumps([torch_build(), 'torch' in sys.modules]))")
+    build, imported = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                                check=True).stdout)
+    assert imported is False
+    assert build["version"] == metadata.version("torch")
+
+
+def test_cli_prints_a_table_with_fixes_and_json(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(doctor, "DISK_FAIL_BYTES", 2**62)  # make one check fail for sure
+    assert main(["doctor", "--path", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "disk_space" in out and "How to fix:" in out and "free space there" in out
+    assert main(["doctor", "--json", "--path", str(tmp_path)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert any(f.startswith("disk_space") for f in data["failed"])
+    monkeypatch.setattr(doctor, "DISK_FAIL_BYTES", 0)
+    monkeypatch.setattr(doctor, "LOAD_FAIL_PER_CPU", 10**6)
+    assert main(["doctor", "--json", "--path", str(tmp_path)]) == 0
+
+
+# -- results.json and the report --------------------------------------------------------------------
+
+def _doc_with(doctor_record):
+    from tests.action.results_doc import ENVIRONMENT, results_doc
+
+    doc = results_doc()
+    doc["environment"] = dict(ENVIRONMENT, doctor=doctor_record)
+    return doc
+
+
+def test_the_record_is_schema_valid_and_the_report_warns_on_a_failed_check():
+    bad = dict(HEALTHY_H100, processes=[(4242, None)])
+    record = doctor.summarize(doctor.run_checks(_facts(bad)))
+    doc = _doc_with(record)
+    assert validation_errors(doc) == []
+    md, html, term = (report.render(doc, fmt) for fmt in ("md", "html", "term"))
+    assert "> [!WARNING]\n> perfgate doctor: 1 check(s) failed on this runner (GPU 0 (NVIDIA H100 80GB HBM3): " in md
+    assert "| runner checks (perfgate doctor) | 1 failed (gpu_processes) |" in md
+    assert "perfgate doctor: 1 check(s) failed" in html and "warning: perfgate doctor: 1 check(s) failed" in term
+
+    clean = _doc_with(doctor.summarize(doctor.run_checks(_facts(HEALTHY_H100))))
+    md = report.render(clean, "md")
+    assert "perfgate doctor: " not in md and "| runner checks (perfgate doctor) | all checks passed |" in md
+    assert "doctor" not in report.render(_doc_with(None), "term")  # results without a record: no line
+
+
+def test_the_record_is_escaped_where_it_is_shown():
+    record = doctor.summarize([doctor.Finding("gpu_processes", "GPU 0", "fail", "1 other: <img src=x onerror=alert(1)> | x")])
+    doc = _doc_with(record)
+    html, md = report.render(doc, "html"), report.render(doc, "md")
+    assert "<img" not in html and "&lt;img" in html
+    assert "<img" not in md and "\\|" in md
+
+
+def test_a_malformed_record_is_rejected_by_the_schema():
+    doc = _doc_with({"checks": [{"check": "x", "subject": "y", "status": "bad", "summary": "z", "fix": None}],
+                     "failed": [], "warned": []})
+    assert any("doctor" in line for line in validation_errors(doc))
+
+
+@pytest.mark.slow
+def test_compare_and_run_record_the_doctor_and_the_report_warns(tmp_path, monkeypatch):
+    from .gitrepo import LIB_BASE, LIB_HEAD, make_repo
+
+    monkeypatch.setattr(doctor, "DISK_FAIL_BYTES", 2**62)
+    repo = make_repo(tmp_path / "repo", LIB_BASE, LIB_HEAD)
+    out = tmp_path / "cmp"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+                 "--filter", "bench_same", "--max-time", "10", "--no-profile", "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert validation_errors(doc) == []
+    assert any(f.startswith("disk_space") for f in doc["environment"]["doctor"]["failed"])
+    assert "perfgate doctor: " in (out / "report.md").read_text()
+    run_out = tmp_path / "run"
+    assert main(["run", "--repo", str(repo), "--rev", "base", "--out", str(run_out), "--filter", "bench_same",
+                 "--max-time", "2", "--quiet"]) == 0
+    run_doc = json.loads((run_out / "results.json").read_text())
+    assert run_doc["environment"]["doctor"]["checks"] and "perfgate doctor: " in (run_out / "report.md").read_text()
