@@ -282,7 +282,7 @@ def test_parameter_values_that_are_not_json_keep_stable_names(tmp_path):
             return lambda: act(x)
 
         bench_act.params = {"act": [F.gelu, F.silu], "dtype": [torch.float32, torch.bfloat16]}
-    """, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 20\nmin_rounds = 16\nmax_rounds = 16\n"}
+    """, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 20\nmin_rounds = 12\nmax_rounds = 12\npair_rounds = 4\n"}
     repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
     out = tmp_path / "out"
     assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
