@@ -72,7 +72,7 @@ class Config:
     label: str = "performance"
     alpha: float = 0.05
     min_rounds: int = 24
-    max_rounds: int = 128
+    max_rounds: int = 256
     pair_rounds: int = 8
     min_sample_time: float = 0.02
     cold_cache: bool = False

@@ -18,8 +18,8 @@ Method (pure functions over plain lists; scipy provides the distributions):
   Its coverage with 2–8 pairs, between-pair spread and one outlying pair is measured in
   evaluation/RESULTS.md (``python evaluation/coverage.py``); the DerSimonian–Laird interval
   used before under-covered badly there.
-* Sequential looks: a benchmark is looked at after ``J_1`` process pairs, then after about 1.5
-  times as many, ... up to ``max_rounds`` (``K`` planned looks, :func:`look_schedule`).
+* Sequential looks: a benchmark is looked at after ``J_1`` process pairs, then at geometrically
+  spaced numbers of pairs up to ``max_rounds`` (``K`` planned looks, :func:`look_schedule`).
   Looking repeatedly at a growing sample inflates the false-positive rate unless the level is
   spent across the looks; we use the Bonferroni split ``alpha / K`` per look (valid for any
   stopping rule because it bounds the union of the K events; Jennison & Turnbull, *Group
@@ -196,13 +196,16 @@ def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, b
                            within_se=math.sqrt(within_var / j), block_centers=tuple(centers))
 
 
-def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pairs: int = 1) -> list[int]:
-    """Planned looks, in rounds: after ``J_1`` process pairs, then ``ceil(1.5 J)`` pairs, ...,
-    ending at the last whole pair within ``max_rounds``.
+def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pairs: int = 1,
+                  looks: int = 5) -> list[int]:
+    """Planned looks, in rounds: ``looks`` numbers of process pairs spaced geometrically from
+    ``J_1`` to the last whole pair within ``max_rounds`` (fewer when they would repeat).
 
-    ``J_1`` is the larger of ``min_pairs`` and the pairs that ``min_rounds`` needs. With
-    ``pair_rounds = 0`` (no process pairs) the looks double from ``min_rounds`` instead.
-    Defaults (24, 128, 8, 3): looks at 3, 5, 8, 12, 16 pairs = 24, 40, 64, 96, 128 rounds.
+    ``J_1`` is the larger of ``min_pairs`` and the pairs that ``min_rounds`` needs. Few looks,
+    because each one spends ``alpha / looks`` of the level; geometric, because the interval narrows
+    with the square root of the pairs. Defaults (24, 256, 8, 3, 5): looks at 3, 6, 10, 18, 32
+    pairs = 24, 48, 80, 144, 256 rounds. With ``pair_rounds = 0`` (no process pairs) the looks
+    double from ``min_rounds`` instead.
 
     Raises:
         ValueError: min_rounds < 2, max_rounds < min_rounds, or pair_rounds of 1.
@@ -214,16 +217,15 @@ def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pa
     if pair_rounds == 1:
         raise ValueError("pair_rounds must be at least 2 (a pair's estimate needs two rounds)")
     if not pair_rounds:
-        looks = [min_rounds]
-        while looks[-1] * 2 <= max_rounds:
-            looks.append(looks[-1] * 2)
-        if looks[-1] != max_rounds:
-            looks.append(max_rounds)
-        return looks
+        rounds = [min_rounds]
+        while rounds[-1] * 2 <= max_rounds:
+            rounds.append(rounds[-1] * 2)
+        if rounds[-1] != max_rounds:
+            rounds.append(max_rounds)
+        return rounds
     last = max(1, max_rounds // pair_rounds)
-    pairs = [min(last, max(min_pairs, -(-min_rounds // pair_rounds)))]
-    while pairs[-1] < last:
-        pairs.append(min(last, max(pairs[-1] + 1, -(-3 * pairs[-1] // 2))))
+    first = min(last, max(min_pairs, -(-min_rounds // pair_rounds)))
+    pairs = sorted({math.ceil(first * (last / first) ** (k / max(1, looks - 1)) - 1e-9) for k in range(looks)})
     return [p * pair_rounds for p in pairs]
 
 

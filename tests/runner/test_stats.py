@@ -75,12 +75,13 @@ def test_look_schedule_doubles_up_to_max_without_process_pairs():
 
 
 def test_look_schedule_in_whole_process_pairs():
-    # defaults: 3, 5, 8, 12, 16 pairs of 8 rounds
-    assert stats.look_schedule(24, 128, 8, 3) == [24, 40, 64, 96, 128]
+    # defaults: five looks, geometric from 3 to 32 pairs of 8 rounds
+    assert stats.look_schedule(24, 256, 8, 3) == [24, 48, 80, 144, 256]
     # min_process_pairs wins over a smaller min_rounds; every look is a whole number of pairs
-    assert stats.look_schedule(8, 128, 8, 3) == [24, 40, 64, 96, 128]
-    assert stats.look_schedule(10, 100, 10, 2) == [20, 30, 50, 80, 100]
+    assert stats.look_schedule(8, 256, 8, 3) == [24, 48, 80, 144, 256]
+    assert stats.look_schedule(24, 128, 8, 3) == [24, 40, 56, 88, 128]
     assert all(n % 6 == 0 for n in stats.look_schedule(6, 100, 6, 2))
+    assert stats.look_schedule(12, 24, 4, 3) == [12, 16, 20, 24]  # fewer looks when they would repeat
     assert stats.look_schedule(16, 16, 8, 3) == [16]  # not enough room for 3 pairs: one look
     with pytest.raises(ValueError):
         stats.look_schedule(8, 128, 1, 2)
