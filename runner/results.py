@@ -115,16 +115,20 @@ def schema() -> dict:
     return json.loads(text)
 
 
-def validation_errors(doc: Any) -> list[str]:
-    """All the ways ``doc`` breaks schema_version 1, as ``"path: message"`` lines (empty if valid)."""
+def validation_problems(doc: Any) -> list[tuple[str, str]]:
+    """All the ways ``doc`` breaks schema_version 1, as ``(path, message)`` pairs in path
+    order (empty if valid); ``path`` is ``a/0/b`` or ``(top level)``. A message may quote
+    the offending value."""
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema())
-    errors = []
-    for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        errors.append(f"{where}: {err.message}")
-    return errors
+    return [("/".join(str(p) for p in err.absolute_path) or "(top level)", err.message)
+            for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))]
+
+
+def validation_errors(doc: Any) -> list[str]:
+    """All the ways ``doc`` breaks schema_version 1, as ``"path: message"`` lines (empty if valid)."""
+    return [f"{where}: {message}" for where, message in validation_problems(doc)]
 
 
 def validate(doc: Any) -> dict:
