@@ -118,7 +118,7 @@ def parse_event(headers: Mapping[str, str], body: bytes, secret: str | bytes) ->
     Raises:
         InvalidSignature: checked first, before the body is looked at.
         BadPayload: no ``X-GitHub-Event``/``X-GitHub-Delivery``, a body that is not a JSON
-            object, or a content type other than JSON.
+            object (nested too deep to parse included), or a content type other than JSON.
     """
     verify_signature(body, _header(headers, SIGNATURE_HEADER), secret)
     name = (_header(headers, "X-GitHub-Event") or "").strip()
@@ -134,6 +134,8 @@ def parse_event(headers: Mapping[str, str], body: bytes, secret: str | bytes) ->
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadPayload(f"body is not JSON: {exc}") from None
+    except RecursionError:  # nested deeper than the parser's recursion limit
+        raise BadPayload("body is not JSON: nested too deep") from None
     if not isinstance(data, dict):
         raise BadPayload("body is not a JSON object")
     action = data.get("action")

@@ -44,7 +44,8 @@ class CannedCompare:
 
     def __call__(self, argv, out_dir, timeout=None):
         self.argvs.append(argv)
-        base, head = argv[argv.index("--base") + 1], argv[argv.index("--head") + 1]
+        options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+        base, head = options["base"], options["head"]
         if self.status in (0, 1):
             doc = results_doc([bench("bench_sum", "regression", 4.0), bench("bench_ok", "unchanged", 1.0)],
                               base_sha=base, head_sha=head)
@@ -93,8 +94,8 @@ def test_pull_request_comment_is_created_once_then_updated(tmp_path, fake_github
 
     # the base commit was absent from the shallow checkout: the action fetched it
     argv = canned.argvs[0]
-    assert argv[argv.index("--base") + 1] == target.base_sha and argv[argv.index("--head") + 1] == target.head_sha
-    assert argv[argv.index("--labels") + 1] == "performance" and "--title" in argv
+    assert f"--base={target.base_sha}" in argv and f"--head={target.head_sha}" in argv
+    assert "--labels=performance" in argv and any(a.startswith("--title=") for a in argv)
 
     assert main(_pr_env(tmp_path / "run2", fake_github, target)) == 0
     comments = fake_github.state.issue_comments(REPO, 12)
@@ -122,7 +123,7 @@ def test_workflow_dispatch_from_the_app(tmp_path, fake_github, target, canned):
     doc = json.loads(Path(read_outputs(Path(env["GITHUB_OUTPUT"]))["results"]).read_text())
     assert doc["run_id"] == "pg-99" and doc["pull_request"]["number"] == 7
     argv = canned.argvs[0]
-    assert argv[argv.index("--title") + 1] == "Fuse kernels" and argv[argv.index("--body") + 1] == "fewer launches"
+    assert "--title=Fuse kernels" in argv and "--body=fewer launches" in argv
     assert fake_github.calls("issues/create-comment") == [] and fake_github.calls("issues/list-comments") == []
 
 

@@ -22,19 +22,18 @@ def _plan(**kw) -> Plan:
 
 def test_compare_argv_minimal_leaves_defaults_to_compare():
     argv = compare_argv(_plan(), SHA_A, SHA_B, python="py")
-    assert argv == ["py", "-m", "runner.cli", "compare", "--repo", "/ws", "--base", SHA_A, "--head", SHA_B,
-                    "--out", "/out", "--quiet"]
+    assert argv == ["py", "-m", "runner.cli", "compare", "--repo=/ws", f"--base={SHA_A}", f"--head={SHA_B}",
+                    "--out=/out", "--quiet"]
 
 
 def test_compare_argv_carries_every_setting():
     argv = compare_argv(_plan(config=Path("/ws/ci/perfgate.toml"), benchmarks="bench", filter="norm*", device="cuda",
                               threshold=0.03, max_time=60.0, profile=False, fail_on_regression=True, title="T",
                               body="B", labels=("performance", "fusion")), SHA_A, SHA_B, python="py")
-    text = " ".join(argv)
-    for part in ("--config /ws/ci/perfgate.toml", "--benchmarks bench", "--filter norm*", "--device cuda",
-                 "--threshold 0.03", "--max-time 60.0", "--no-profile", "--fail-on-regression", "--title T",
-                 "--body B", "--labels performance,fusion"):
-        assert part in text
+    for part in ("--config=/ws/ci/perfgate.toml", "--benchmarks=bench", "--filter=norm*", "--device=cuda",
+                 "--threshold=0.03", "--max-time=60.0", "--no-profile", "--fail-on-regression", "--title=T",
+                 "--body=B", "--labels=performance,fusion"):
+        assert part in argv
 
 
 def test_run_compare_keeps_the_stderr_tail_and_status(tmp_path):
