@@ -820,11 +820,13 @@ def main_trace_diff(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from .escape import term
+
     console = Console()
-    console.print(f"[bold]base[/bold] {args.base_trace}\n[bold]head[/bold] {args.head_trace}")
+    console.print(f"[bold]base[/bold] {term(args.base_trace)}\n[bold]head[/bold] {term(args.head_trace)}")
     if hints:
         for h in hints:
-            console.print(f"• [bold]{h['kind']}[/bold] ({h['confidence']:.0%}): {h['summary']}")
+            console.print(f"• [bold]{term(h['kind'])}[/bold] ({h['confidence']:.0%}): {term(h['summary'])}")
     else:
         console.print("no hints: the traces show no change in time beyond noise")
     rows = side_by_side(base, head, top=15)
@@ -833,7 +835,7 @@ def main_trace_diff(args) -> int:
         for col in ("name", "match", "base", "head", "Δ"):
             t.add_column(col, justify="left" if col in ("name", "match") else "right")
         for r in rows:
-            t.add_row(_short(r["name"], 70), r["match"],
+            t.add_row(term(_short(r["name"], 70)), r["match"],
                       "-" if r["base_total_us"] is None else f"{r['base_count']:g} × → {_us(r['base_total_us'])}",
                       "-" if r["head_total_us"] is None else f"{r['head_count']:g} × → {_us(r['head_total_us'])}",
                       _signed_us(r["delta_us"]))

@@ -555,8 +555,10 @@ def render_summary(summary: dict, console, title: str = "trace", top: int = 15) 
     """Print a summary as rich tables on ``console`` (a ``rich.console.Console``)."""
     from rich.table import Table
 
+    from .escape import term
+
     rt = summary["runtime"]
-    head = [f"[bold]{title}[/bold]", f"device: {summary.get('device_name') or 'CPU only'}",
+    head = [f"[bold]{term(title)}[/bold]", f"device: {term(summary.get('device_name') or 'CPU only')}",
             f"span {_fmt_us(summary['span_us'])}"]
     if summary.get("iterations"):
         head.append(f"{summary['iterations']} calls")
@@ -574,7 +576,7 @@ def render_summary(summary: dict, console, title: str = "trace", top: int = 15) 
             occ = f"{k['occupancy']:.0%}" if k.get("occupancy") is not None else "-"
             if k.get("est_achieved_occupancy") is not None:
                 occ += f" (est. {k['est_achieved_occupancy']:.0%})"
-            t.add_row(_short(k["name"]), str(k["count"]), _fmt_us(k["total_us"]), _fmt_us(k["mean_us"]),
+            t.add_row(term(_short(k["name"])), str(k["count"]), _fmt_us(k["total_us"]), _fmt_us(k["mean_us"]),
                       str(k.get("registers_per_thread") if k.get("registers_per_thread") is not None else "-"),
                       str(k.get("shared_memory_bytes") if k.get("shared_memory_bytes") is not None else "-"),
                       "x".join(map(str, k.get("grid") or [])) or "-", "x".join(map(str, k.get("block") or [])) or "-",
@@ -585,16 +587,16 @@ def render_summary(summary: dict, console, title: str = "trace", top: int = 15) 
             t.add_column(col, justify="left" if col == "call" else "right")
         t.add_row("kernel launches", str(rt["launches"]["count"]), _fmt_us(rt["launches"]["total_us"]))
         for api, v in rt["sync"].items():
-            t.add_row(api, str(v["count"]), _fmt_us(v["total_us"]))
+            t.add_row(term(api), str(v["count"]), _fmt_us(v["total_us"]))
         for direction, v in rt["memcpy"].items():
-            t.add_row(f"memcpy {direction} ({v['bytes']} B)", str(v["count"]), _fmt_us(v["total_us"]))
+            t.add_row(term(f"memcpy {direction} ({v['bytes']} B)"), str(v["count"]), _fmt_us(v["total_us"]))
         console.print(t)
     if summary["operators"]:
         t = Table(title="operators (by self time)")
         for col in ("operator", "count", "self", "total", "mean"):
             t.add_column(col, justify="left" if col == "operator" else "right")
         for o in summary["operators"][:top]:
-            t.add_row(_short(o["name"]), str(o["count"]), _fmt_us(o["self_us"]), _fmt_us(o["total_us"]), _fmt_us(o["mean_us"]))
+            t.add_row(term(_short(o["name"])), str(o["count"]), _fmt_us(o["self_us"]), _fmt_us(o["total_us"]), _fmt_us(o["mean_us"]))
         console.print(t)
 
 
