@@ -160,11 +160,11 @@ def prepare(data: bytes, *, head_sha: str, kind: str, repository: str, pr_number
 
 def check_renders(doc: dict, details_url: str | None = None) -> None:
     """Render ``doc`` everywhere the App shows it (sticky comment, check-run title and
-    summary, the run page's HTML, its history points); raises what a renderer raises."""
-    comment_body(doc, details_url)
-    check_summary(doc, details_url)
-    check_title(doc, conclusion(doc, 0.0, False))
-    report.render(doc, "html")
+    summary, the run page's HTML — each encoded as UTF-8, as it is sent —, its history
+    points); raises what a renderer raises."""
+    for text in (comment_body(doc, details_url), check_summary(doc, details_url),
+                 check_title(doc, conclusion(doc, 0.0, False)), report.render(doc, "html")):
+        text.encode("utf-8")
     history.points_of(doc)
     history.fingerprint_of(doc.get("environment") or {}).as_dict()
 

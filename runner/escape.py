@@ -71,9 +71,22 @@ _LINE_START = re.compile(r"^(?:([#+=-])|([0-9]+)([.)])(?=\s|$))")
 _MERMAID_KEEP = set(" _-=.,:/+*%")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _text(value: Any) -> str:
-    """``value`` as text; None is ``""``."""
-    return "" if value is None else str(value)
+    """``value`` as text (None is ``""``) that can be encoded: a lone surrogate (JSON's
+    ``"\\ud800"`` decodes to one) becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", "" if value is None else str(value))
+
+
+def encodable(value: Any) -> Any:
+    """``value`` with lone surrogates replaced by U+FFFD if it is a string (a
+    :class:`markupsafe.Markup` stays one), else unchanged: jinja2's ``finalize`` for
+    templates whose output is written as UTF-8."""
+    if not isinstance(value, str) or not _SURROGATE.search(value):
+        return value
+    return type(value)(_SURROGATE.sub("\ufffd", value))
 
 
 def one_line(value: Any) -> str:

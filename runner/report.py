@@ -89,7 +89,7 @@ def html_escape(value: Any) -> Markup:
     None and jinja2's Undefined (a field an older result lacks) give ""."""
     if value is None or isinstance(value, jinja2.Undefined):
         return Markup("")
-    return escape(str(value))
+    return escape(value)
 
 
 def short_sha(sha: Any) -> str:
@@ -217,7 +217,7 @@ def environment() -> jinja2.Environment:
                              autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
                                                                  default_for_string=False),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.ChainableUndefined)
+                             undefined=jinja2.ChainableUndefined, finalize=esc.encodable)
     env.filters.update(time=fmt_time, change=fmt_change, interval=fmt_interval, bytes=fmt_bytes,
                        pct=fmt_pct, sha=short_sha, icon=lambda v: VERDICT_ICON.get(v, ""),
                        e=html_escape, escape=html_escape, error_tail=error_tail,
