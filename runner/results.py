@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,8 @@ from . import __version__
 from .errors import ResultsError
 
 SCHEMA_VERSION = 1
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: Every verdict a benchmark can carry, in the order reports list them.
 VERDICTS = ("regression", "improvement", "inconclusive", "unchanged", "failed", "new", "removed")
@@ -131,14 +134,38 @@ def validation_errors(doc: Any) -> list[str]:
     return [f"{where}: {message}" for where, message in validation_problems(doc)]
 
 
+def unicode_problem(doc: Any) -> str | None:
+    """The path (``a/0/b``) of the first string or key of ``doc`` that is not Unicode text (a
+    lone surrogate, which JSON's ``"\\ud800"`` escape produces and no UTF-8 writer, database
+    or web page can take; RFC 7493 forbids it), or None."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return where or "(top level)"
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                path = f"{where}/{k}" if where else str(k)
+                if isinstance(k, str) and _SURROGATE.search(k):
+                    return path
+                stack.append((v, path))
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}/{i}" if where else str(i)) for i, v in enumerate(value))
+    return None
+
+
 def validate(doc: Any) -> dict:
-    """Return ``doc`` if it is a valid schema_version 1 document.
+    """Return ``doc`` if it is a valid schema_version 1 document whose text is Unicode.
 
     Raises:
         ResultsError: naming the first problems (path and message).
     """
     if isinstance(doc, dict) and doc.get("schema_version") not in (None, SCHEMA_VERSION):
         raise ResultsError(f"unsupported schema_version {doc.get('schema_version')!r} (this perfgate reads {SCHEMA_VERSION})")
+    bad_text = unicode_problem(doc)
+    if bad_text is not None:
+        raise ResultsError(f"invalid results.json: {bad_text}: text that is not Unicode (a lone surrogate)")
     errors = validation_errors(doc)
     if errors:
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""

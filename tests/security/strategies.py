@@ -5,8 +5,6 @@ every shown field."""
 
 from __future__ import annotations
 
-import copy
-
 from hypothesis import strategies as st
 
 from . import documents
@@ -69,8 +67,9 @@ def fuzzed_documents(draw):
 
 @st.composite
 def mutated_documents(draw):
-    """The full document with one drawn place (any depth) replaced by, or given, an arbitrary
-    JSON value: often invalid, sometimes valid in a way the readers did not expect."""
+    """The full document with one drawn field (every field equally likely) replaced by an
+    arbitrary JSON value, removed, or given an arbitrary sibling: often invalid, sometimes
+    valid in a way the readers did not expect."""
     doc = documents.full_document()
     places: list[tuple] = []
 
@@ -84,13 +83,19 @@ def mutated_documents(draw):
                 walk(v, path + (i,))
 
     walk(doc, ())
-    path = draw(st.sampled_from(places[1:]))
+    # every field equally likely, whatever the length of the lists it sits in
+    shapes: dict[tuple, list[tuple]] = {}
+    for place in places[1:]:
+        shapes.setdefault(tuple("*" if isinstance(p, int) else p for p in place), []).append(place)
+    path = draw(st.sampled_from(shapes[draw(st.sampled_from(sorted(shapes, key=repr)))]))
     target = doc
     for p in path[:-1]:
         target = target[p]
-    value = draw(json_values)
-    if isinstance(target, dict) and draw(st.booleans()):
-        target[draw(untrusted_text)] = copy.deepcopy(value)  # an extra field
+    how = draw(st.sampled_from(["replace", "add", "remove"]))
+    if how == "remove":  # an older (or newer) writer may lack an optional field
+        del target[path[-1]]
+    elif how == "add" and isinstance(target, dict):
+        target[draw(untrusted_text)] = draw(json_values)
     else:
-        target[path[-1]] = value
+        target[path[-1]] = draw(json_values)
     return doc
