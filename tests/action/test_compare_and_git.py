@@ -58,3 +58,21 @@ def test_ensure_commit_fetches_into_a_shallow_clone(tmp_path):
         ensure_commit(target.checkout, "f" * 40)
     with pytest.raises(ActionInputError, match="not a git checkout"):
         ensure_commit(tmp_path, "HEAD")
+
+
+@pytest.mark.parametrize("title", ["-O3", "--Fix-everything", "- fix stuff", "--title", "--body=x"])
+def test_a_pr_title_that_looks_like_an_option_is_the_title(title):
+    from runner.cli import build_parser
+
+    argv = compare_argv(_plan(title=title, body="--labels", labels=("-x",)), SHA_A, SHA_B, python="py")
+    args = build_parser().parse_args(argv[3:])
+    assert (args.title, args.body, args.labels) == (title, "--labels", "-x")
+
+
+def test_a_ref_that_looks_like_an_option_is_a_ref(tmp_path):
+    target = make_target_repo(tmp_path)
+    marker = tmp_path / "pwned"
+    for ref in (f"--upload-pack=touch {marker}", f"--output={marker}"):
+        with pytest.raises(ActionInputError, match="could not be fetched"):
+            ensure_commit(target.checkout, ref)
+    assert not marker.exists()

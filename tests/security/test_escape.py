@@ -134,3 +134,16 @@ def test_html_escape_filter_is_markup_safe():
 
     once = html_escape("<b>")
     assert isinstance(once, Markup) and once == "&lt;b&gt;" and html_escape(once) == once
+
+
+def test_compare_progress_shows_names_with_brackets_as_they_are(capsys):
+    from runner.compare_cli import RichProgress
+
+    with RichProgress() as progress:
+        progress.start(2)
+        for name in ("bench_layer_norm[rows=4096]", "bench[/]\x1b[2J"):
+            progress.benchmark(0, name)
+            progress.rounds(name, 4, None)
+            progress.finished(name, "regression")
+    err = capsys.readouterr().err
+    assert "bench_layer_norm[rows=4096]: regression" in err and "bench[/][2J: regression" in err
