@@ -475,7 +475,7 @@ def bench_url(public_url: str | None, repository: str, benchmark: str) -> str:
     """Absolute (or, without ``public_url``, root-relative) URL of a benchmark's history page."""
     from urllib.parse import quote
 
-    path = f"/{repository}/bench/{quote(benchmark, safe='')}"
+    path = f"/{repository}/bench/{quote(benchmark, safe='', errors='replace')}"
     return (public_url or "").rstrip("/") + path
 
 

@@ -192,3 +192,9 @@ def test_a_deeply_nested_signed_body_is_a_400(client):
     body = b"[" * 100_000 + b"]" * 100_000
     response = client.post("/webhook", data=body, headers=P.headers("pull_request", body))
     assert response.status_code == 400 and "nested too deep" in response.get_json()["error"]
+
+
+def test_every_page_template_is_autoescaped(app):
+    names = app.jinja_env.list_templates()
+    assert any(n.startswith("history/") for n in names) and any(n.startswith("app/") for n in names)
+    assert all(app.select_jinja_autoescape(name) for name in names)

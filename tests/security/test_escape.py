@@ -147,3 +147,13 @@ def test_compare_progress_shows_names_with_brackets_as_they_are(capsys):
             progress.finished(name, "regression")
     err = capsys.readouterr().err
     assert "bench_layer_norm[rows=4096]: regression" in err and "bench[/][2J: regression" in err
+
+
+def test_every_html_template_is_autoescaped_and_no_markdown_one_is():
+    from runner import report
+
+    env = report.environment()
+    names = env.list_templates()
+    assert [n for n in names if n.endswith(".html.j2")] and [n for n in names if n.endswith(".md.j2")]
+    for name in names:
+        assert env.get_template(name).environment.autoescape(name) is name.endswith(".html.j2"), name

@@ -95,3 +95,19 @@ def test_app_messages(text, other, third):
                                     limit=200)):
         assert inspect(body, links=LINKS + ("https://perfgate.example.org/",),
                        mentions=frozenset({"maintainer"})).problems == []
+
+
+@given(untrusted_text, untrusted_text, untrusted_text, untrusted_text)
+def test_history_reply(name, label, sha, asked):
+    import datetime as dt
+
+    from bot import history
+
+    when = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
+    series = history.Series(benchmark=name, fingerprint={"key": "k", "label": label},
+                            points=[history.Point(sha=sha, time=when, value=1e-3)],
+                            change_points=[history.ChangePoint(index=0, sha=sha, prev_sha=sha, before=1e-3, after=2e-3,
+                                                               ratio=2.0, p_value=0.01, prs=({"number": 12},))])
+    for text in (history.history_table_markdown([series], repository="octo/demo", public_url="https://perfgate.example.org"),
+                 history.history_table_markdown([], repository="octo/demo", public_url=None, benchmark=asked)):
+        assert inspect(text, links=("https://perfgate.example.org/octo/demo",), references=frozenset({"#12"})).problems == []
