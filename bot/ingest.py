@@ -107,9 +107,10 @@ def _validated(doc) -> dict:
     """``doc`` if it is a valid schema_version 1 document, else :class:`IngestError` naming
     the first invalid field's path (the schema's own message quotes the value: log only)."""
     try:
-        bad_text = results_schema.unicode_problem(doc)
+        bad_text = results_schema.text_problem(doc)
         if bad_text is not None:
-            raise IngestError(f"{INVALID}: results.json holds text that is not Unicode at {md_code(plain(bad_text, 200))}")
+            raise IngestError(f"{INVALID}: results.json holds text with a NUL or a lone surrogate at "
+                              f"{md_code(plain(bad_text, 200))}")
         problems = results_schema.validation_problems(doc)
         if not problems:
             return results_schema.validate(doc)

@@ -157,3 +157,18 @@ def test_every_html_template_is_autoescaped_and_no_markdown_one_is():
     assert [n for n in names if n.endswith(".html.j2")] and [n for n in names if n.endswith(".md.j2")]
     for name in names:
         assert env.get_template(name).environment.autoescape(name) is name.endswith(".html.j2"), name
+
+
+def test_results_text_must_be_storable():
+    from runner.errors import ResultsError
+    from runner.results import storable, text_problem, validate
+    from tests.security.documents import full_document
+
+    doc = full_document()
+    doc["benchmarks"][2]["head"]["error"] = "boom\x00"
+    assert text_problem(doc) == "benchmarks/2/head/error"
+    with pytest.raises(ResultsError, match="benchmarks/2/head/error: text with a NUL"):
+        validate(doc)
+    doc["environment"]["telemetry"]["sides"]["\ud800"] = {}
+    fixed = storable(doc)
+    assert text_problem(fixed) is None and validate(fixed)["benchmarks"][2]["head"]["error"] == "boom\ufffd"

@@ -14,7 +14,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from bot import ingest
-from runner.results import unicode_problem, validation_problems
+from runner.results import text_problem, validation_problems
 from tests.security.documents import HEAD
 from tests.security.markdown_check import inspect
 from tests.security.strategies import fuzzed_documents, json_values, mutated_documents, untrusted_text
@@ -105,7 +105,7 @@ def test_untrusted_text_in_every_field_is_stored_and_shown(store, pair, kind):
     doc, _ = pair
     head = doc["head"]["sha"]
     prepared = _prepare(_zip(json.dumps(doc).encode()), head_sha=head, kind=kind)
-    if unicode_problem(doc) is not None:  # "\ud800": not text any database or page can hold
+    if text_problem(doc) is not None:  # "\ud800", "\u0000": not text every database and page can hold
         assert prepared is None
         return
     assert prepared is not None  # text alone (within the schema's lengths) never makes a document invalid
@@ -120,7 +120,7 @@ def test_a_document_the_schema_takes_is_one_every_reader_takes(store, doc, kind)
     sha = head.get("sha") if isinstance(head, dict) else None
     prepared = _prepare(_zip(json.dumps(doc).encode()), head_sha=sha if isinstance(sha, str) else HEAD, kind=kind)
     event("accepted" if prepared is not None else "refused as invalid")
-    if isinstance(sha, str) and not validation_problems(doc) and unicode_problem(doc) is None:
+    if isinstance(sha, str) and not validation_problems(doc) and text_problem(doc) is None:
         # refused only by the render check would mean the schema lets through what a reader cannot take
         assert prepared is not None
     if prepared is not None:
