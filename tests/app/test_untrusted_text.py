@@ -198,3 +198,14 @@ def test_every_page_template_is_autoescaped(app):
     names = app.jinja_env.list_templates()
     assert any(n.startswith("history/") for n in names) and any(n.startswith("app/") for n in names)
     assert all(app.select_jinja_autoescape(name) for name in names)
+
+
+@pytest.mark.parametrize("name,payload,status", [
+    ("issue_comment", {"action": "created", "installation": {"id": 2 ** 70}}, 202),  # stored without the id
+    ("issue_comment", {"action": "created", "repository": {"full_name": "o/" + "r" * 300}}, 202),
+    ("issue_comment", {"action": "x" * 100}, 400),
+    ("e" * 100, {"action": "created"}, 400),
+])
+def test_signed_payloads_of_odd_shapes_are_recorded_or_refused_never_503(client, name, payload, status):
+    body = P.encode(payload)
+    assert client.post("/webhook", data=body, headers=P.headers(name, body)).status_code == status

@@ -104,21 +104,24 @@ ROUTES = [("pull_request", "labeled"), ("pull_request", "synchronize"), ("pull_r
           ("workflow_run", "completed"), ("workflow_run", "in_progress"), ("check_run", "rerequested"),
           ("check_run", "requested_action"), ("installation", "created"), ("push", None), ("ping", None),
           ("star", "created"), ("", None)]
-ANSWERS = {200, 202, 204, 400, 401, 413, 503}
+#: 503 is for a database that is down; with it up, a payload that cannot be recorded is a bug.
+ANSWERS = {200, 202, 204, 400, 401, 413}
 
 
 @given(st.data())
 def test_webhook_intake_answers_anything_without_a_500(intake, data):
     kind = data.draw(st.sampled_from(["bytes", "json", "payload"]))
-    name, action = data.draw(st.sampled_from(ROUTES))
+    name, action = data.draw(st.one_of(st.sampled_from(ROUTES), st.tuples(
+        st.text(st.characters(min_codepoint=33, max_codepoint=126), max_size=80), st.none())))
     if kind == "bytes":
         body = data.draw(st.binary(max_size=512))
     elif kind == "json":
         body = json.dumps(data.draw(json_values)).encode()
     else:  # the shape of a real payload with untrusted values anywhere
         payload = {"action": data.draw(st.one_of(st.just(action), untrusted_text)),
-                   "installation": {"id": data.draw(st.one_of(st.integers(), json_values))},
-                   "repository": data.draw(st.one_of(st.just({"full_name": "octo/demo"}), json_values)),
+                   "installation": {"id": data.draw(st.one_of(st.integers(), st.integers(min_value=2 ** 62), json_values))},
+                   "repository": data.draw(st.one_of(st.just({"full_name": "octo/demo"}), json_values,
+                                                     untrusted_text.map(lambda t: {"full_name": t * 40}))),
                    "sender": {"login": data.draw(untrusted_text), "type": "User"},
                    "comment": {"id": data.draw(st.one_of(st.integers(min_value=1, max_value=2 ** 40), json_values)),
                                "body": data.draw(untrusted_text)},
