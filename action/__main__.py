@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from runner.errors import UserError
+from runner.escape import md_text
 
 from . import compare as compare_mod
 from . import git_credentials, git_shas, publish
@@ -198,7 +199,7 @@ def publish_results(plan: Plan) -> int:
         raise ActionInputError(outcome.last_error_line.removeprefix("perfgate: error: "))
     if outcome.status not in (compare_mod.EXIT_OK, compare_mod.EXIT_REGRESSION) or not outcome.results_path.is_file():
         message = f"perfgate compare failed (exit status {outcome.status}): {outcome.last_error_line}"
-        publish.write_summary(plan.summary_path, f"## perfgate\n\n{message} (see the job log)\n")
+        publish.write_summary(plan.summary_path, f"## perfgate\n\n{md_text(message)} (see the job log)\n")
         say(publish.annotation("error", message))
         return EXIT_INTERNAL
 

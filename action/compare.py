@@ -25,30 +25,34 @@ EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = None) -> list[str]:
-    """The ``perfgate compare`` command for ``plan`` at the two resolved SHAs (pure)."""
-    argv = [python or sys.executable, "-m", "runner.cli", "compare", "--repo", str(plan.workspace),
-            "--base", base_sha, "--head", head_sha, "--out", str(plan.out_dir), "--quiet"]
+    """The ``perfgate compare`` command for ``plan`` at the two resolved SHAs (pure).
+
+    Every value is one ``--option=value`` item: a PR title like ``-O3`` or
+    ``--Fix-everything`` is then the option's value, never read as an option itself.
+    """
+    argv = [python or sys.executable, "-m", "runner.cli", "compare", f"--repo={plan.workspace}",
+            f"--base={base_sha}", f"--head={head_sha}", f"--out={plan.out_dir}", "--quiet"]
     if plan.config is not None:
-        argv += ["--config", str(plan.config)]
+        argv.append(f"--config={plan.config}")
     for flag, value in (("--benchmarks", plan.benchmarks), ("--filter", plan.filter), ("--device", plan.device)):
         if value is not None:
-            argv += [flag, value]
+            argv.append(f"{flag}={value}")
     if plan.threshold is not None:
-        argv += ["--threshold", repr(plan.threshold)]
+        argv.append(f"--threshold={plan.threshold!r}")
     if plan.max_time is not None:
-        argv += ["--max-time", repr(plan.max_time)]
+        argv.append(f"--max-time={plan.max_time!r}")
     if plan.min_rounds is not None:
-        argv += ["--min-rounds", str(plan.min_rounds)]
+        argv.append(f"--min-rounds={plan.min_rounds}")
     if plan.profile is not None:
         argv.append("--profile" if plan.profile else "--no-profile")
     if plan.fail_on_regression:
         argv.append("--fail-on-regression")
     if plan.title:
-        argv += ["--title", plan.title]
+        argv.append(f"--title={plan.title}")
     if plan.body:
-        argv += ["--body", plan.body]
+        argv.append(f"--body={plan.body}")
     if plan.labels:
-        argv += ["--labels", ",".join(plan.labels)]
+        argv.append(f"--labels={','.join(plan.labels)}")
     return argv
 
 

@@ -39,7 +39,7 @@ def auth_environment(server_url: str, token: str | None) -> dict[str, str]:
 
 
 def _local_commit(repo: Path, ref: str) -> str | None:
-    proc = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    proc = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
@@ -49,7 +49,7 @@ def fetch_candidates(ref: str, pr_number: int | None) -> list[list[str]]:
     A full SHA is fetched by itself (depth 1, no tags), then, for a PR, through its head ref;
     a name (branch or tag) is fetched from origin as is.
     """
-    base = ["fetch", "--no-tags", "--quiet", "--depth=1", "origin"]
+    base = ["fetch", "--no-tags", "--quiet", "--depth=1", "--end-of-options", "origin"]
     if FULL_SHA.fullmatch(ref):
         tries = [base + [ref]]
         if pr_number:

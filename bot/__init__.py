@@ -33,6 +33,7 @@ def create_app(config: Mapping[str, str] | None = None):
     settings = load_settings(dict(os.environ) if config is None else dict(config))
     app = Flask(__name__)
     app.config["TESTING"] = settings.testing
+    _harden(app, settings.github_url)
     database = open_database(settings.database_url)
     app.extensions["perfgate"] = {"settings": settings, "db": database}
     access.init_app(app)
@@ -50,3 +51,28 @@ def create_app(config: Mapping[str, str] | None = None):
         return jsonify(status="ok", database="ok")
 
     return app
+
+
+#: Every page is server-rendered HTML and inline SVG with inline styles; no script, font,
+#: frame or form, and nothing from another origin.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+                           "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def _harden(app, github_url: str) -> None:
+    """Headers on every response (:data:`CONTENT_SECURITY_POLICY`, no MIME sniffing, no
+    referrer); for the templates: the ``github_link`` filter (a URL from stored data or a
+    payload is a link only when it is ``https://`` under ``github_url``), the ``github_url``
+    global, and output that is always encodable (``runner.escape.encodable``)."""
+    from runner.escape import encodable, safe_link
+
+    app.jinja_env.finalize = encodable  # a stored lone surrogate must not make a page unencodable
+    app.jinja_env.filters["github_link"] = lambda url: safe_link(url, github_url)
+    app.jinja_env.globals["github_url"] = github_url
+
+    @app.after_request
+    def security_headers(response):
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        return response

@@ -7,6 +7,10 @@
 ``GITHUB_WEBHOOK_SECRET``      the webhook secret (required)
 ``GITHUB_API_URL``             REST base URL (default ``https://api.github.com``; GitHub
                                Enterprise: ``https://HOST/api/v3``)
+``GITHUB_SERVER_URL``          GitHub's web address (default: from ``GITHUB_API_URL``,
+                               ``https://github.com`` or ``https://HOST``); links read
+                               from payloads or stored results are rendered only when
+                               they point under it
 ``HUEY_URL`` / ``REDIS_URL``   the job queue: ``redis://...`` (several machines),
                                ``sqlite:///PATH`` or unset (a SQLite file next to the
                                database, one machine), ``memory://`` (tests)
@@ -29,6 +33,7 @@ from typing import Mapping
 from runner.errors import UserError
 
 DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_SERVER_URL = "https://github.com"
 DEFAULT_WORKFLOW = "perfgate.yml"
 DEFAULT_RUN_TIMEOUT = 3 * 3600.0
 DEFAULT_ARTIFACT_LIMIT = 256 * 1024 * 1024
@@ -47,12 +52,44 @@ class AppSettings:
     api_url: str = DEFAULT_API_URL
     queue_url: str | None = None
     public_url: str | None = None
+    github_url: str = DEFAULT_SERVER_URL
     workflow: str = DEFAULT_WORKFLOW
     run_timeout: float = DEFAULT_RUN_TIMEOUT
     artifact_limit: int = DEFAULT_ARTIFACT_LIMIT
 
     def __repr__(self) -> str:  # never print secrets
         return f"AppSettings(app_id={self.app_id!r}, api_url={self.api_url!r}, public_url={self.public_url!r})"
+
+
+
+def server_url(source: Mapping[str, str]) -> str:
+    """GitHub's web address: ``GITHUB_SERVER_URL``, else :func:`github_web_url` of
+    ``GITHUB_API_URL``; no trailing slash.
+
+    Raises:
+        UserError: ``GITHUB_SERVER_URL`` is not an ``https://`` URL.
+    """
+    given = (source.get("GITHUB_SERVER_URL") or "").strip().rstrip("/")
+    if not given:
+        return github_web_url(source.get("GITHUB_API_URL"))
+    if not given.startswith("https://") or len(given) <= len("https://"):
+        raise UserError(f"GITHUB_SERVER_URL must be an https:// URL, got {given!r}")
+    return given
+
+
+def github_web_url(api_url: str | None) -> str:
+    """The GitHub web host of a REST base URL: ``https://api.github.com`` →
+    ``https://github.com``; GitHub Enterprise ``https://HOST/api/v3`` → ``https://HOST``
+    (GitHub's docs, "REST API endpoints for GitHub Enterprise Server"); None → github.com."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit((api_url or DEFAULT_API_URL).strip().rstrip("/"))
+    host = parts.netloc
+    if host.lower() == "api.github.com":
+        host = "github.com"
+    elif host.lower().startswith("api.") and host.lower().endswith(".ghe.com"):  # GitHub Enterprise Cloud with data residency
+        host = host[4:]
+    return f"{parts.scheme}://{host}"
 
 
 def has_github_settings(source: Mapping[str, str]) -> bool:
@@ -111,6 +148,6 @@ def load_app_settings(source: Mapping[str, str]) -> AppSettings:
     if "/" in workflow or not workflow.endswith((".yml", ".yaml")):
         raise UserError(f"PERFGATE_WORKFLOW must be a workflow file name like perfgate.yml, got {workflow!r}")
     return AppSettings(app_id=app_id, private_key=key, webhook_secret=secret, api_url=api_url, queue_url=queue_url,
-                       public_url=public, workflow=workflow,
+                       public_url=public, github_url=server_url(source), workflow=workflow,
                        run_timeout=_number(source, "PERFGATE_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT),
                        artifact_limit=int(_number(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)))

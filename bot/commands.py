@@ -22,6 +22,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from runner.escape import md_code
+
 PREFIX = "/perf"
 NAMES = ("run", "profile", "accept", "cancel", "history", "help")
 MAX_ROUNDS = 10_000
@@ -41,7 +43,10 @@ USAGE = """\
 
 
 class CommandError(ValueError):
-    """A ``/perf`` comment that does not parse; the message says what is wrong (for the reply)."""
+    """A ``/perf`` comment that does not parse; the message says what is wrong (for the reply).
+
+    The message is Markdown: every echoed word of the comment is a code span
+    (:func:`runner.escape.md_code`), so the reply never renders the commenter's markup."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,7 @@ def _int(name: str, text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise CommandError(f"`--{name}` needs a whole number, got `{text}`") from None
+        raise CommandError(f"`--{name}` needs a whole number, got {md_code(text)}") from None
     if not 2 <= value <= MAX_ROUNDS:
         raise CommandError(f"`--{name}` must be between 2 and {MAX_ROUNDS}, got {value}")
     return value
@@ -87,9 +92,10 @@ def _fraction(name: str, text: str) -> float:
     try:
         value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
-        raise CommandError(f"`--{name}` needs a number, got `{text}`") from None
+        raise CommandError(f"`--{name}` needs a number, got {md_code(text)}") from None
     if not 0 < value < 1:
-        raise CommandError(f"`--{name}` is a fraction of the base time between 0 and 1 (e.g. 0.02 or 2%), got `{text}`")
+        raise CommandError(f"`--{name}` is a fraction of the base time between 0 and 1 (e.g. 0.02 or 2%), "
+                           f"got {md_code(text)}")
     return value
 
 
@@ -111,7 +117,7 @@ def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dic
             key, eq, value = word[2:].partition("=")
             if not eq:
                 if i + 1 >= len(words):
-                    raise CommandError(f"`--{key}` needs a value")
+                    raise CommandError(f"{md_code('--' + key)} needs a value")
                 value = words[i + 1]
                 i += 1
         elif "=" in word and word.split("=", 1)[0] in allowed:
@@ -119,10 +125,10 @@ def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dic
         if key is None:
             positional.append(word)
         elif key not in allowed:
-            raise CommandError(f"unknown option `--{key}`" + (f" (options: {', '.join('--' + a for a in allowed)})"
-                                                             if allowed else ""))
+            raise CommandError(f"unknown option {md_code('--' + key)}"
+                               + (f" (options: {', '.join('--' + a for a in allowed)})" if allowed else ""))
         elif key in options:
-            raise CommandError(f"`--{key}` given twice")
+            raise CommandError(f"{md_code('--' + key)} given twice")
         else:
             options[key] = value or ""
         i += 1
@@ -146,7 +152,7 @@ def parse(body: str | None) -> Command | None:
         return Command("help", text)
     name, rest = words[1].lower(), words[2:]
     if name not in NAMES:
-        raise CommandError(f"unknown command `{words[1]}` (commands: {', '.join(NAMES)})")
+        raise CommandError(f"unknown command {md_code(words[1])} (commands: {', '.join(NAMES)})")
     if name == "run":
         positional, opts = _options(rest, ("rounds", "threshold", "sha"))
         if len(positional) > 1:

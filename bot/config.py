@@ -15,6 +15,7 @@ from typing import Mapping
 from runner.errors import UserError
 
 from . import db
+from .app_settings import DEFAULT_SERVER_URL, server_url
 
 READ_ACCESS_MODES = ("public", "all")
 
@@ -24,7 +25,9 @@ class Settings:
     """``database_url``: SQLAlchemy URL (``DATABASE_URL``, else ``$PERFGATE_HOME/perfgate.db``);
     ``public_url``: where the App is reachable, for links in comments (``PERFGATE_PUBLIC_URL``,
     no trailing slash; None: links are root-relative); ``testing``: Flask's TESTING;
-    ``read_access``: ``public`` or ``all`` (``bot.access``); the rest: signing in with GitHub."""
+    ``read_access``: ``public`` or ``all`` (``bot.access``); the rest: signing in with GitHub;
+    ``github_url``: GitHub's web address (``bot.app_settings.server_url``), the only host
+    the pages link to from stored data."""
 
     database_url: str
     public_url: str | None = None
@@ -39,6 +42,7 @@ class Settings:
     def oauth(self) -> bool:
         """Can people sign in with GitHub?"""
         return bool(self.oauth_client_id and self.oauth_client_secret and self.session_secret)
+    github_url: str = DEFAULT_SERVER_URL
 
 
 def load_settings(source: Mapping[str, str]) -> Settings:
@@ -65,4 +69,4 @@ def load_settings(source: Mapping[str, str]) -> Settings:
     api_url = (source.get("GITHUB_API_URL") or "").strip().rstrip("/") or "https://api.github.com"
     return Settings(database_url=db.database_url(source), public_url=public, testing=testing, read_access=mode,
                     api_url=api_url, oauth_client_id=client_id, oauth_client_secret=client_secret,
-                    session_secret=session_secret)
+                    session_secret=session_secret, github_url=server_url(source))

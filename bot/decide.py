@@ -348,7 +348,7 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
             return actions  # this exact command at this head was handled already
         actions.append(SavePull(repo, number, {"head_sha": pull.head_sha, "base_sha": pull.base_sha,
                                                "is_fork": pull.is_fork, "approved_sha": pull.head_sha}))
-        actions += _supersede(facts, f"Superseded by `{command.text}` from @{login}.")
+        actions += _supersede(facts, messages.superseded_by_command(command.text, login))
         actions.append(StartRun(_pr_spec(event, facts, pull, "command", key, command=command,
                                          react_comment_id=comment_id)))
     elif command.name == "cancel":

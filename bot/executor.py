@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from runner.config import Config
 from runner.errors import UserError
+from runner.escape import md_code, md_text, safe_link
 
 from . import access, app_store, decide, history_store, ingest, messages
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
@@ -47,6 +48,11 @@ class Runtime:
     def details_url(self, key: str) -> str | None:
         """The run page (check run ``details_url``); None without ``PERFGATE_PUBLIC_URL``."""
         return f"{self.settings.public_url}/runs/{key}" if self.settings.public_url else None
+
+    def github_link(self, url: str | None) -> str | None:
+        """``url`` if it is an ``https://`` page of the configured GitHub host, else None
+        (payload and stored URLs are written into comments only through here)."""
+        return safe_link(url, self.settings.github_url)
 
 
 # -- entry points -------------------------------------------------------------------------------
@@ -177,7 +183,7 @@ def _config(client: InstallationClient, repo: str, data: dict) -> Config:
     try:
         return client.target_config(repo, branch)
     except GitHubError as exc:
-        log.warning("%s: cannot read the perfgate config (%s); using the defaults", repo, exc)
+        log.warning("%s: cannot read the perfgate config (%s); using the defaults", repo, exc.detail)
         return Config()
 
 
@@ -235,7 +241,7 @@ def _react(rt: Runtime, client: InstallationClient, a: React) -> None:
     try:
         client.react(a.repository, a.pr_number, a.comment_id, a.content)
     except GitHubError as exc:  # a reaction is a courtesy: never fail the job for it
-        log.warning("%s#%s: reaction %s failed: %s", a.repository, a.pr_number, a.content, exc)
+        log.warning("%s#%s: reaction %s failed: %s", a.repository, a.pr_number, a.content, exc.detail)
 
 
 def _reply_history(rt: Runtime, client: InstallationClient, a: ReplyHistory) -> None:
@@ -268,6 +274,7 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
         ref = spec.workflow_ref or client.default_branch(spec.repository)
         dispatched = client.dispatch(spec.repository, rt.settings.workflow, ref, decide.dispatch_inputs(spec))
     except GitHubError as exc:
+        log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
         client.update_check_run(spec.repository, check_id, status="completed", conclusion="failure",
                                 title="Could not start the benchmark",
                                 summary=messages.dispatch_failed(rt.settings.workflow, str(exc)))
@@ -281,10 +288,11 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
             _react(rt, client, React(spec.repository, spec.pr_number, spec.react_comment_id, "confused"))
         return
     with rt.db.session() as session, session.begin():
-        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id, workflow_run_url=dispatched.html_url)
+        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id,
+                             workflow_run_url=rt.github_link(dispatched.html_url))
     if spec.pr_number is not None:
         body = messages.queued(base_sha=spec.base_sha, head_sha=spec.head_sha, requested_by=spec.requested_by,
-                               trigger=spec.trigger, details_url=details, workflow_url=dispatched.html_url,
+                               trigger=spec.trigger, details_url=details, workflow_url=rt.github_link(dispatched.html_url),
                                filter_=spec.filter, rounds=spec.rounds, threshold=spec.threshold, profile=spec.profile)
         _upsert_comment(rt, client, UpsertComment(spec.repository, spec.pr_number, body))
     if spec.react_comment_id and spec.pr_number is not None:
@@ -320,11 +328,12 @@ def _mark_in_progress(rt: Runtime, client: InstallationClient, a: MarkInProgress
         run = app_store.get_run(session, a.key)
         if run is None or run.status != "queued":
             return
-        app_store.update_run(session, a.key, status="in_progress", workflow_run_url=a.workflow_url or run.workflow_run_url)
+        workflow_url = rt.github_link(a.workflow_url)
+        app_store.update_run(session, a.key, status="in_progress", workflow_run_url=workflow_url or run.workflow_run_url)
         check_id, repo = run.check_run_id, run.repository
     if check_id:
         client.update_check_run(repo, check_id, status="in_progress", title="Benchmarking on a GPU runner",
-                                summary=f"The workflow run started: {a.workflow_url or 'see the Actions tab'}.")
+                                summary=f"The workflow run started: {workflow_url or 'see the Actions tab'}.")
 
 
 def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
@@ -332,34 +341,33 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
         run = app_store.get_run(session, a.key)
     if run is None or run.status not in ("queued", "in_progress"):
         return
+    workflow_url = rt.github_link(a.workflow_url)
     with rt.db.session() as session, session.begin():
-        app_store.update_run(session, a.key, workflow_run_url=a.workflow_url or run.workflow_run_url)
+        app_store.update_run(session, a.key, workflow_run_url=workflow_url or run.workflow_run_url)
     try:
         artifact = ingest.pick_artifact(client.artifacts(run.repository, a.workflow_run_id), run.key)
         if artifact is None:
-            raise ingest.IngestError(f"produced no `{ingest.artifact_name(run.key)}` artifact")
+            raise ingest.IngestError(f"produced no {md_code(ingest.artifact_name(run.key))} artifact")
         if artifact.size_in_bytes > rt.settings.artifact_limit:
             raise ingest.IngestError(f"its artifact is {artifact.size_in_bytes} bytes, over the limit of "
                                      f"{rt.settings.artifact_limit} (PERFGATE_ARTIFACT_LIMIT)")
-        doc = ingest.results_from_zip(client.download(artifact.archive_download_url, rt.settings.artifact_limit))
-        if (doc.get("head") or {}).get("sha") != run.head_sha:
-            raise ingest.IngestError(f"its results are for head `{messages.short((doc.get('head') or {}).get('sha'))}`, "
-                                     f"not the requested `{messages.short(run.head_sha)}`")
-    except (UserError, GitHubError) as exc:
-        _fail_run(rt, client, run, a.workflow_conclusion, a.workflow_url, str(exc))
+        data = client.download(artifact.archive_download_url, rt.settings.artifact_limit)
+        doc = ingest.prepare(data, head_sha=run.head_sha, kind=run.kind, repository=run.repository,
+                             pr_number=run.pr_number, github_url=rt.settings.github_url,
+                             workflow_url=workflow_url, details_url=rt.details_url(run.key) or workflow_url)
+    except GitHubError as exc:
+        log.warning("run %s: no results: %s", run.key, exc.detail)
+        _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, md_text(str(exc)))
         return
-    if run.kind == "history":
-        doc = ingest.as_history_run(doc)
-    if run.pr_number is not None:
-        doc = dict(doc, pull_request={"number": run.pr_number,
-                                      "url": f"https://github.com/{run.repository}/pull/{run.pr_number}"})
-    if a.workflow_url:
-        doc["run_url"] = a.workflow_url
+    except ingest.IngestError as exc:
+        log.info("run %s: no results: %s", run.key, exc)
+        _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, str(exc))
+        return
     with rt.db.session() as session, session.begin():
         outcome = history_store.add_result(session, doc, repository=run.repository)
         app_store.update_run(session, run.key, result_id=outcome.result_id)
         run = app_store.get_run(session, run.key)
-    _conclude(rt, client, run, workflow_url=a.workflow_url)
+    _conclude(rt, client, run, workflow_url=workflow_url)
 
 
 def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url: str | None) -> None:
@@ -372,7 +380,7 @@ def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url
         notes = history_store.regression_history_notes(session, run.repository, doc, rt.settings.public_url)
     config = _config(client, run.repository, {})
     verdict = ingest.conclusion(doc, config.fail_threshold, [a["benchmark"] for a in accepts])
-    details = rt.details_url(run.key) or workflow_url
+    details = rt.details_url(run.key) or rt.github_link(workflow_url)
     title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
     if run.check_run_id:
         client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion=verdict, title=title,
@@ -419,7 +427,7 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
     for run in stale:
         try:
             client = rt.client_for(run.installation_id) if run.installation_id else None
-            text = messages.timed_out(rt.settings.run_timeout / 3600, run.workflow_run_url)
+            text = messages.timed_out(rt.settings.run_timeout / 3600, rt.github_link(run.workflow_run_url))
             if client is not None:
                 if run.check_run_id:
                     client.update_check_run(run.repository, run.check_run_id, status="completed",
@@ -427,7 +435,7 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
                 if run.pr_number is not None:
                     _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, text))
         except GitHubError as exc:
-            log.warning("run %s: could not report the time-out: %s", run.key, exc)
+            log.warning("run %s: could not report the time-out: %s", run.key, exc.detail)
         with rt.db.session() as session, session.begin():
             app_store.update_run(session, run.key, status="timed_out", conclusion="timed_out",
                                  headline="timed out")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -27,11 +28,25 @@ from .decide import PullInfo, pull_from_payload
 
 
 class GitHubError(Exception):
-    """A GitHub API call failed. ``status``: HTTP status (0: no answer)."""
+    """A GitHub API call failed. ``status``: HTTP status (0: no answer).
 
-    def __init__(self, status: int, message: str):
+    The message is fixed text that may be published (what failed, the HTTP status);
+    ``detail`` is the underlying error for the App's log only — never for a comment or a
+    check run (a transport error's text can hold a pre-signed storage URL)."""
+
+    def __init__(self, status: int, message: str, detail: str | None = None):
         super().__init__(message)
         self.status = status
+        self.detail = detail or message
+
+
+_QUERY = re.compile(r"\?[^\s'\"<>()]+")
+
+
+def redact(text: str) -> str:
+    """``text`` with every URL query string (absolute or a bare path's, as in requests'
+    errors) replaced by ``?…``: signatures and tokens stay out of the log."""
+    return _QUERY.sub("?…", text)
 
 
 class ArtifactTooLarge(GitHubError):
@@ -68,9 +83,11 @@ def _wrap(doing: str, func: Callable[[], Any]) -> Any:
     try:
         return func()
     except GithubException as exc:
-        raise GitHubError(exc.status, f"GitHub could not {doing} (HTTP {exc.status}: {_message(exc)})") from None
+        raise GitHubError(exc.status, f"GitHub could not {doing} (HTTP {exc.status})",
+                          redact(f"GitHub could not {doing} (HTTP {exc.status}: {_message(exc)})")) from None
     except (OSError, ValueError) as exc:  # connection refused, timeouts (requests' errors are OSErrors)
-        raise GitHubError(0, f"could not reach GitHub to {doing}: {exc}") from None
+        raise GitHubError(0, f"could not reach GitHub to {doing}",
+                          redact(f"could not reach GitHub to {doing}: {type(exc).__name__}: {exc}")) from None
 
 
 class Gateway:
@@ -312,7 +329,8 @@ class InstallationClient:
                         raise ArtifactTooLarge(413, f"the artifact is over the limit of {limit} bytes")
                 return buffer.getvalue()
         except requests.RequestException as exc:
-            raise GitHubError(0, f"could not download the artifact: {exc}") from None
+            raise GitHubError(0, "could not download the artifact (the connection failed)",
+                              redact(f"could not download the artifact: {type(exc).__name__}: {exc}")) from None
 
 
 # -- signing in with GitHub (the App's OAuth web flow; bot.access) ----------------------------------

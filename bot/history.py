@@ -480,7 +480,7 @@ def bench_url(public_url: str | None, repository: str, benchmark: str) -> str:
     """Absolute (or, without ``public_url``, root-relative) URL of a benchmark's history page."""
     from urllib.parse import quote
 
-    path = f"/{repository}/bench/{quote(benchmark, safe='')}"
+    path = f"/{repository}/bench/{quote(benchmark, safe='', errors='replace')}"
     return (public_url or "").rstrip("/") + path
 
 
@@ -491,8 +491,10 @@ def history_table_markdown(series: Sequence[Series], *, repository: str, public_
     One row per series: benchmark, environment, latest value, points, and the ``limit``
     latest change points (``+5.0 % at abc1234 (#12)``). Without series, one sentence.
     """
+    from runner.escape import md_cell, md_code, md_text
+
     if not series:
-        what = f"`{benchmark}`" if benchmark else "this repository"
+        what = md_code(benchmark) if benchmark else "this repository"
         return f"No history stored for {what} yet."
     lines = ["| benchmark | environment | latest | points | recent change points |",
              "|---|---|---:|---:|---|"]
@@ -501,10 +503,10 @@ def history_table_markdown(series: Sequence[Series], *, repository: str, public_
         cps = []
         for c in s.change_points[-limit:][::-1]:
             prs = ", ".join(f"#{p['number']}" for p in c.prs)
-            cps.append(f"{format_ratio(c.ratio)} at `{(c.sha or '?')[:7]}`" + (f" ({prs})" if prs else ""))
-        name = f"[`{s.benchmark}`]({bench_url(public_url, repository, s.benchmark)})"
-        lines.append(f"| {name} | {s.fingerprint.get('label', '')} | {format_seconds(latest)} | "
-                     f"{len(s.points)} | {'; '.join(cps) or 'none'} |")
+            cps.append(f"{format_ratio(c.ratio)} at {md_code((c.sha or '?')[:7])}" + (f" ({prs})" if prs else ""))
+        name = f"[{md_code(s.benchmark)}]({bench_url(public_url, repository, s.benchmark)})"
+        lines.append(f"| {md_cell(name)} | {md_text(s.fingerprint.get('label', ''))} | {format_seconds(latest)} | "
+                     f"{len(s.points)} | {md_cell('; '.join(cps)) or 'none'} |")
     root = (public_url or "").rstrip("/") + f"/{repository}"
     lines += ["", f"Full history: {root}"]
     return "\n".join(lines)

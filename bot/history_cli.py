@@ -15,6 +15,7 @@ from typing import Mapping, TextIO
 
 from runner import results as results_schema
 from runner.errors import UserError
+from runner.escape import term
 
 from . import db as dbmod
 from . import history, history_store
@@ -46,8 +47,8 @@ def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None =
     for s in series:
         if s.change_points:
             last = s.change_points[-1]
-            print(f"  {s.benchmark}: latest change point {history.format_ratio(last.ratio)} "
-                  f"at {last.commit_range}", file=out)
+            print(term(f"  {s.benchmark}: latest change point {history.format_ratio(last.ratio)} "
+                       f"at {last.commit_range}", markup=False), file=out)
     return 0
 
 
@@ -100,7 +101,7 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
               file=out)
         return 0
     for s in series:
-        print(render_series_text(s), file=out)
+        print(term(render_series_text(s), markup=False), file=out)
     return 0
 
 

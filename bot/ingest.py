@@ -1,5 +1,11 @@
 """Ingesting a run's results, the pure part: pick the artifact, unpack ``results.json`` from
-its zip (size-limited), validate it, decide the check run's conclusion, write the texts.
+its zip (size-limited), validate it, render it once, decide the check run's conclusion, write
+the texts.
+
+The artifact is written by the job that ran the pull request's code, so every byte of it is
+untrusted: :func:`prepare` maps every failure of unzipping, parsing, validating and rendering
+to :class:`IngestError` ("its results artifact is invalid: ..."), whose message is fixed text
+safe to publish; the underlying error goes to the log.
 
 The I/O around it (download, store, edit the comment and the check run) is
 ``bot.executor``; everything here takes bytes and dicts.
@@ -9,14 +15,18 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import zipfile
 from typing import Iterable, Sequence
 
 from runner import report
 from runner import results as results_schema
-from runner.errors import UserError
+from runner.errors import ResultsError, UserError
+from runner.escape import md_code, plain
 
-from . import messages
+from . import history, messages
+
+log = logging.getLogger("perfgate.bot")
 
 #: Largest ``results.json`` accepted once unpacked (bytes). A real one with profiles of a few
 #: hundred benchmarks is a few MB; this bounds a zip bomb.
@@ -24,8 +34,13 @@ RESULTS_LIMIT = 64 * 1024 * 1024
 ARTIFACT_PREFIX = "perfgate-results"
 
 
+#: How every published ingestion failure of the artifact's content starts.
+INVALID = "its results artifact is invalid"
+
+
 class IngestError(UserError):
-    """The run's artifact is missing, not a zip, too large or not a valid results.json."""
+    """The run's artifact is missing, not a zip, too large or not a valid results.json. The
+    message is Markdown that may be published (fixed text; untrusted parts as code spans)."""
 
 
 def artifact_name(key: str) -> str:
@@ -47,9 +62,28 @@ def results_from_zip(data: bytes, limit: int = RESULTS_LIMIT) -> dict:
     """The validated ``results.json`` inside an artifact zip (the shallowest one).
 
     Raises:
-        IngestError: not a zip, no ``results.json``, larger than ``limit`` unpacked, not JSON.
-        runner.errors.ResultsError: not a valid schema_version 1 document.
+        IngestError: for every way the archive or the document can be broken: not a zip,
+            no ``results.json``, larger than ``limit`` unpacked, not readable (bad CRC,
+            encrypted, unknown compression), not UTF-8 JSON (or nested too deep to parse),
+            not a valid schema_version 1 document. The message names the problem (the
+            first invalid field's path for a schema error) and never quotes the content.
     """
+    try:
+        raw = _unpack(data, limit)
+    except IngestError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of an untrusted archive is the archive's
+        log.warning("unreadable results artifact: %s: %s", type(exc).__name__, exc)
+        raise IngestError(f"{INVALID}: results.json cannot be unpacked") from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except Exception as exc:  # noqa: BLE001 - UnicodeDecodeError, ValueError, RecursionError (deep nesting)
+        log.warning("results.json is not JSON: %s: %s", type(exc).__name__, str(exc)[:300])
+        raise IngestError(f"{INVALID}: results.json is not JSON") from None
+    return _validated(doc)
+
+
+def _unpack(data: bytes, limit: int) -> bytes:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -66,11 +100,79 @@ def results_from_zip(data: bytes, limit: int = RESULTS_LIMIT) -> dict:
             raw = handle.read(limit + 1)
         if len(raw) > limit:
             raise IngestError(f"results.json is over the limit of {limit} bytes unpacked")
+    return raw
+
+
+def _validated(doc) -> dict:
+    """``doc`` if it is a valid schema_version 1 document, else :class:`IngestError` naming
+    the first invalid field's path (the schema's own message quotes the value: log only)."""
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise IngestError(f"results.json is not JSON: {exc}") from None
-    return results_schema.validate(doc)
+        bad_text = results_schema.text_problem(doc)
+        if bad_text is not None:
+            raise IngestError(f"{INVALID}: results.json holds text with a NUL or a lone surrogate at "
+                              f"{md_code(plain(bad_text, 200))}")
+        problems = results_schema.validation_problems(doc)
+        if not problems:
+            return results_schema.validate(doc)
+    except IngestError:
+        raise
+    except ResultsError as exc:  # an unsupported schema_version
+        log.info("invalid results.json: %s", exc)
+        raise IngestError(f"{INVALID}: results.json is not a schema_version 1 document") from None
+    except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on a document nested deep
+        log.warning("results.json cannot be validated: %s: %s", type(exc).__name__, str(exc)[:300])
+        raise IngestError(f"{INVALID}: results.json cannot be validated") from None
+    where, message = problems[0]
+    log.info("invalid results.json at %s: %s (%d problems)", where, message[:300], len(problems))
+    more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+    raise IngestError(f"{INVALID}: results.json does not match schema_version 1 at {md_code(plain(where, 200))}{more}")
+
+
+def prepare(data: bytes, *, head_sha: str, kind: str, repository: str, pr_number: int | None,
+            github_url: str, workflow_url: str | None = None, details_url: str | None = None,
+            limit: int = RESULTS_LIMIT) -> dict:
+    """The document to store for a run, from its artifact's bytes.
+
+    Unpacked and validated (:func:`results_from_zip`); it must be for ``head_sha``; a push
+    (``kind`` ``history``) keeps only its head side (:func:`as_history_run`); the App's
+    metadata replaces the document's own (``pull_request`` from the run — a document cannot
+    name or re-title a PR —, ``run_url`` = ``workflow_url``); then it is rendered once
+    (comment, check-run summary and title, run page, history points), so what is stored is
+    known to render.
+
+    Raises:
+        IngestError: every failure on the way (message safe to publish; details logged).
+    """
+    doc = results_from_zip(data, limit)
+    head = (doc.get("head") or {}).get("sha")
+    if head != head_sha:
+        raise IngestError(f"its results are for head {md_code(messages.short(head))}, "
+                          f"not the requested {md_code(messages.short(head_sha))}")
+    try:
+        if kind == "history":
+            doc = as_history_run(doc)
+        doc = {k: v for k, v in doc.items() if k != "pull_request"}
+        if pr_number is not None:
+            doc["pull_request"] = {"number": pr_number, "url": f"{github_url.rstrip('/')}/{repository}/pull/{pr_number}"}
+        if workflow_url:
+            doc["run_url"] = workflow_url
+        results_schema.validate(doc)
+        check_renders(doc, details_url)
+    except Exception as exc:  # noqa: BLE001 - a schema-valid document the readers still cannot take
+        log.warning("results cannot be rendered: %s: %s", type(exc).__name__, str(exc)[:300], exc_info=True)
+        raise IngestError(f"{INVALID}: its results cannot be shown") from None
+    return doc
+
+
+def check_renders(doc: dict, details_url: str | None = None) -> None:
+    """Render ``doc`` everywhere the App shows it (sticky comment, check-run title and
+    summary, the run page's HTML — each encoded as UTF-8, as it is sent —, its history
+    points); raises what a renderer raises."""
+    for text in (comment_body(doc, details_url), check_summary(doc, details_url),
+                 check_title(doc, conclusion(doc, 0.0)), report.render(doc, "html")):
+        text.encode("utf-8")
+    history.points_of(doc)
+    history.fingerprint_of(doc.get("environment") or {}).as_dict()
 
 
 def as_history_run(doc: dict) -> dict:
@@ -124,7 +226,7 @@ def check_title(doc: dict, verdict: str, accepted_by: str | None = None) -> str:
     headline = report.view(doc)["headline"]
     if verdict == "success" and accepted_by and blocking_regressions(doc, -1.0):
         headline += f" (accepted by @{accepted_by})"
-    return headline[:250]
+    return plain(headline, 250)
 
 
 def comment_body(doc: dict, details_url: str | None, accepts: Sequence[dict] = (),

@@ -1,10 +1,17 @@
 """Every text the App writes on GitHub (sticky comment states, replies, check-run output),
 as pure functions. The results comment itself is ``runner.report.render`` (the CLI's report).
+
+Arguments named ``problem`` or ``reason`` are Markdown written by perfgate (untrusted parts
+already escaped, e.g. ``bot.ingest.IngestError`` messages); every other text argument is
+escaped here for its place (:mod:`runner.escape`). GitHub logins are GitHub's own
+(``[A-Za-z0-9-]``) and are mentioned on purpose. URLs are passed in checked
+(``runner.escape.safe_link``) or built from the App's settings.
 """
 
 from __future__ import annotations
 
-from runner.report import COMMENT_LIMIT, MARKER
+from runner.escape import md_code, md_text
+from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
 
 from .commands import USAGE
 
@@ -14,13 +21,15 @@ CHECK_NAME = "perfgate"
 
 
 def short(sha: str | None) -> str:
-    return (sha or "?")[:7]
+    """The first 7 characters of a SHA (GitHub's; a SHA read from a document goes through
+    ``runner.escape.md_code`` as well)."""
+    return (sha if isinstance(sha, str) and sha else "?")[:7]
 
 
 def _options(filter_: str | None, rounds: int | None, threshold: float | None, profile: bool) -> str:
     parts = []
     if filter_:
-        parts.append(f"filter `{filter_}`")
+        parts.append(f"filter {md_code(filter_)}")
     if rounds:
         parts.append(f"{rounds} rounds")
     if threshold:
@@ -37,7 +46,7 @@ def queued(*, base_sha: str | None, head_sha: str, requested_by: str | None, tri
     who = f" by @{requested_by}" if requested_by else ""
     lines = [MARKER, "## ⏳ perfgate: queued",
              "",
-             f"Benchmarking `{short(base_sha)}` (base) against `{short(head_sha)}` (head){_options(filter_, rounds, threshold, profile)}, "
+             f"Benchmarking {md_code(short(base_sha))} (base) against {md_code(short(head_sha))} (head){_options(filter_, rounds, threshold, profile)}, "
              f"requested{who} ({trigger}).",
              ""]
     if workflow_url:
@@ -50,28 +59,36 @@ def queued(*, base_sha: str | None, head_sha: str, requested_by: str | None, tri
 
 
 def cancelled(reason: str) -> str:
+    """Sticky comment of a cancelled run; ``reason`` is Markdown (e.g. :func:`superseded_by_command`)."""
     return f"{MARKER}\n## ⏹️ perfgate: cancelled\n\n{reason}\n"
+
+
+def superseded_by_command(command_text: str, login: str) -> str:
+    """Why runs were cancelled by a newer ``/perf run``: the command echoed as a code span."""
+    return f"Superseded by {md_code(command_text)} from @{login}."
 
 
 def fork_needs_approval(head_sha: str) -> str:
     """Sticky comment when new commits arrive on a fork PR (fork safety)."""
     return (f"{MARKER}\n## ⏸️ perfgate: waiting for approval\n\n"
-            f"New commits were pushed (head `{short(head_sha)}`). This PR comes from a fork, so its code runs on "
+            f"New commits were pushed (head {md_code(short(head_sha))}). This PR comes from a fork, so its code runs on "
             "the GPU runners only after a maintainer asks for it: comment `/perf run` to benchmark this head "
             f"(or `/perf run --sha {short(head_sha)}`).\n")
 
 
 def dispatch_failed(workflow: str, error: str) -> str:
+    """Sticky comment when the dispatch failed; ``error`` is plain text (``GitHubError``'s fixed message)."""
     return (f"{MARKER}\n## ❌ perfgate: could not start the benchmark\n\n"
-            f"Dispatching the workflow `{workflow}` failed: {error}\n\n"
+            f"Dispatching the workflow {md_code(workflow)} failed: {md_text(error)}\n\n"
             f"Check that `.github/workflows/{workflow}` exists on the default branch with a `workflow_dispatch` "
             "trigger and that the App may run workflows (`actions: write`).\n")
 
 
 def workflow_failed(conclusion: str | None, workflow_url: str | None, problem: str) -> str:
+    """Sticky comment (and check-run summary) of a run without results; ``problem`` is Markdown."""
     link = f" ([workflow run]({workflow_url}))" if workflow_url else ""
     return (f"{MARKER}\n## ❌ perfgate: no results\n\n"
-            f"The benchmark workflow ended `{conclusion or 'unknown'}`{link} and {problem}\n")
+            f"The benchmark workflow ended {md_code(conclusion or 'unknown')}{link} and {problem}\n")
 
 
 def timed_out(hours: float, workflow_url: str | None) -> str:
@@ -89,7 +106,7 @@ def refusal(login: str, permission: str | None) -> str:
 
 
 def label_refusal(login: str, label: str) -> str:
-    return (f"@{login} added the `{label}` label, but only people with write, maintain or admin permission can start "
+    return (f"@{login} added the {md_code(label)} label, but only people with write, maintain or admin permission can start "
             "a benchmark run. A maintainer can add the label again or comment `/perf run`.")
 
 
@@ -107,6 +124,7 @@ def nothing_to_accept(head_sha: str | None) -> str:
 
 
 def command_error(error: str) -> str:
+    """The reply to a malformed command; ``error`` is a ``CommandError`` message (Markdown)."""
     return f"Sorry, I could not understand that command: {error}\n\n{USAGE}"
 
 
@@ -119,7 +137,7 @@ def nothing_to_cancel() -> str:
 
 
 def accepted_note(user: str, reason: str | None) -> str:
-    why = f": {reason}" if reason else ""
+    why = f": {md_text(reason)}" if reason else ""
     return f"\n\n> ✅ Regression accepted by @{user}{why}\n"
 
 
@@ -133,7 +151,7 @@ def history_notes(notes) -> str:
         within = n.get("within_noise")
         verdict = ("within its usual noise" if within else "beyond its usual noise") if within is not None \
             else "not enough history to compare"
-        lines.append(f"- [`{n['benchmark']}`]({n['url']}): {verdict}")
+        lines.append(f"- [{md_code(n['benchmark'])}]({n['url']}): {verdict}")
     return "\n".join(lines) + "\n"
 
 
@@ -142,4 +160,4 @@ def with_note(report_md: str, note: str, limit: int = COMMENT_LIMIT) -> str:
     if not note:
         return report_md
     room = limit - len(note)
-    return (report_md if len(report_md) <= room else report_md[: max(0, room - 2)] + "…\n") + note
+    return (report_md if len(report_md) <= room else cut_markdown(report_md, max(0, room - 2)) + "…\n") + note

@@ -81,13 +81,17 @@ class Event:
 
     @property
     def installation_id(self) -> int | None:
+        """``installation.id`` when it is a GitHub id (a positive 64-bit integer), else None."""
         inst = self.data.get("installation")
-        return int(inst["id"]) if isinstance(inst, dict) and isinstance(inst.get("id"), int) else None
+        value = inst.get("id") if isinstance(inst, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2 ** 63 else None
 
     @property
     def repository(self) -> str | None:
+        """``repository.full_name`` when it is a string of at most 200 characters, else None."""
         repo = self.data.get("repository")
-        return repo.get("full_name") if isinstance(repo, dict) else None
+        name = repo.get("full_name") if isinstance(repo, dict) else None
+        return name if isinstance(name, str) and len(name) <= 200 else None
 
     @property
     def sender(self) -> str | None:
@@ -117,14 +121,15 @@ def parse_event(headers: Mapping[str, str], body: bytes, secret: str | bytes) ->
         :class:`Event`.
     Raises:
         InvalidSignature: checked first, before the body is looked at.
-        BadPayload: no ``X-GitHub-Event``/``X-GitHub-Delivery``, a body that is not a JSON
-            object, or a content type other than JSON.
+        BadPayload: no ``X-GitHub-Event``/``X-GitHub-Delivery`` (or longer than 64/100
+            characters), a body that is not a JSON object (nested too deep to parse included),
+            an ``action`` longer than 64 characters, or a content type other than JSON.
     """
     verify_signature(body, _header(headers, SIGNATURE_HEADER), secret)
     name = (_header(headers, "X-GitHub-Event") or "").strip()
     delivery = (_header(headers, "X-GitHub-Delivery") or "").strip()
-    if not name:
-        raise BadPayload("missing X-GitHub-Event")
+    if not name or len(name) > 64:
+        raise BadPayload("missing or oversized X-GitHub-Event")
     if not delivery or len(delivery) > 100:
         raise BadPayload("missing or oversized X-GitHub-Delivery")
     content_type = (_header(headers, "Content-Type") or "application/json").split(";")[0].strip().lower()
@@ -134,9 +139,13 @@ def parse_event(headers: Mapping[str, str], body: bytes, secret: str | bytes) ->
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadPayload(f"body is not JSON: {exc}") from None
+    except RecursionError:  # nested deeper than the parser's recursion limit
+        raise BadPayload("body is not JSON: nested too deep") from None
     if not isinstance(data, dict):
         raise BadPayload("body is not a JSON object")
     action = data.get("action")
+    if isinstance(action, str) and len(action) > 64:
+        raise BadPayload("oversized action")
     return Event(name=name, delivery_id=delivery, data=data, action=action if isinstance(action, str) else None)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from . import config as config_mod
 from . import results as results_mod
 from .errors import UserError
+from .escape import term
 from .report import print_table, render
 
 
@@ -37,24 +38,24 @@ class RichProgress:
 
     def phase(self, text: str) -> None:
         if not self.quiet:
-            self.console.print(f"[dim]perfgate:[/] {text}", highlight=False)
+            self.console.print(f"[dim]perfgate:[/] {term(text)}", highlight=False)
 
     def start(self, total: int) -> None:
         self.task = self.bar.add_task("timing", total=total)
 
     def benchmark(self, index: int, name: str) -> None:
-        self.bar.update(self.task, description=f"{name}: set-up")
+        self.bar.update(self.task, description=f"{term(name)}: set-up")
 
     def rounds(self, name: str, rounds: int, estimate) -> None:
-        text = f"{name}: {rounds} rounds"
+        text = f"{term(name)}: {rounds} rounds"
         if estimate is not None:
-            text += f", {100 * (estimate.ratio - 1):+.1f} % [{100 * (estimate.ci_low - 1):+.1f}, {100 * (estimate.ci_high - 1):+.1f}]"
+            text += f", {100 * (estimate.ratio - 1):+.1f} % \\[{100 * (estimate.ci_low - 1):+.1f}, {100 * (estimate.ci_high - 1):+.1f}]"
         self.bar.update(self.task, description=text)
 
     def finished(self, name: str, verdict: str) -> None:
         self.bar.advance(self.task)
         if not self.quiet:
-            self.bar.console.print(f"  {name}: {verdict}", highlight=False)
+            self.bar.console.print(f"  {term(name)}: {verdict}", highlight=False)
 
 
 def default_out(kind: str = "") -> Path:
@@ -102,7 +103,8 @@ def main_compare(args) -> int:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
         tripped = fail_on_regression(doc, fail_threshold)
         if tripped:
-            print(f"perfgate: regression beyond {fail_threshold:.0%} in: {', '.join(tripped)}", file=sys.stderr)
+            print(f"perfgate: regression beyond {fail_threshold:.0%} in: {term(', '.join(tripped), markup=False)}",
+                  file=sys.stderr)
             return 1
     return 0
 

@@ -847,14 +847,15 @@ def main_trace_diff(args) -> int:
         print(json.dumps(_round_floats(out), indent=1))
         return 0
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
+    from .escape import term
+
     console = Console()
-    console.print(f"[bold]base[/bold] {escape(str(args.base_trace))}\n[bold]head[/bold] {escape(str(args.head_trace))}")
+    console.print(f"[bold]base[/bold] {term(args.base_trace)}\n[bold]head[/bold] {term(args.head_trace)}")
     if hints:
         for h in hints:
-            console.print(f"• [bold]{h['kind']}[/bold] ({h['confidence']:.0%}): {escape(h['summary'])}")
+            console.print(f"• [bold]{term(h['kind'])}[/bold] ({h['confidence']:.0%}): {term(h['summary'])}")
     else:
         console.print("no hints: the traces show no change in time beyond noise")
     rows = side_by_side(base, head, top=15)
@@ -863,7 +864,7 @@ def main_trace_diff(args) -> int:
         for col in ("name", "match", "base", "head", "Δ"):
             t.add_column(col, justify="left" if col in ("name", "match") else "right")
         for r in rows:
-            t.add_row(escape(_short(r["name"], 70)), r["match"],
+            t.add_row(term(_short(r["name"], 70)), r["match"],
                       "-" if r["base_total_us"] is None else f"{r['base_count']:g} × → {_us(r['base_total_us'])}",
                       "-" if r["head_total_us"] is None else f"{r['head_count']:g} × → {_us(r['head_total_us'])}",
                       _signed_us(r["delta_us"]))

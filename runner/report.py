@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
+from markupsafe import Markup, escape
 
 from . import doctor
+from . import escape as esc
 from .intent import intent_vs_impact
 
 MARKER = "<!-- perfgate -->"
@@ -82,25 +85,31 @@ def fmt_pct(fraction: float | None) -> str:
     return f"{fraction * 100:g} %"
 
 
-def md_escape(text: Any) -> str:
-    """Escape the characters that break a markdown table cell."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def html_escape(value: Any) -> str:
-    """HTML-escape a value; None and jinja2's Undefined (a field an older result lacks) give ""."""
+def html_escape(value: Any) -> Markup:
+    """HTML-escape a value (markupsafe: safe to use under autoescape, never escaped twice);
+    None and jinja2's Undefined (a field an older result lacks) give ""."""
     if value is None or isinstance(value, jinja2.Undefined):
-        return ""
-    return html.escape(str(value))
+        return Markup("")
+    return escape(value)
 
 
-def short_sha(sha: str | None) -> str:
-    return (sha or "")[:12]
+def short_sha(sha: Any) -> str:
+    """The first 12 characters of a SHA ("" for None); escape the result for its context."""
+    return (sha if isinstance(sha, str) else "")[:12]
+
+
+def error_tail(text: Any, lines: int = 40, chars: int = 4000) -> str:
+    """The end of an error text for a comment: its last ``lines`` lines and ``chars``
+    characters (an error is told by its last lines; the comment stays within GitHub's limit
+    with its structure whole). ``…`` marks a cut."""
+    text = "" if text is None else str(text).rstrip()
+    kept = "\n".join(text.splitlines()[-lines:])[-chars:]
+    return kept if kept == text else "…\n" + kept
 
 
 # -- the paired-sample plot ------------------------------------------------------------------
 def paired_plot_svg(base: list[float], head: list[float], threshold: float, width: int = 560,
-                    height: int = 220) -> str:
+                    height: int = 220) -> Markup:
     """Inline SVG of one benchmark's paired samples.
 
     Left panel: every base sample and every head sample as a dot (seconds per call, log scale)
@@ -110,17 +119,22 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
     Args:
         base, head: seconds per call, paired by index (unpaired tails are drawn unjoined).
         threshold: practical threshold (fraction) drawn as the band.
+
+    Returns:
+        the ``<svg>`` element as :class:`markupsafe.Markup` (every text in it is a number
+        formatted here, escaped), "" without samples. Values that are not finite and
+        positive are drawn at the bottom and left out of the scale and the ratios.
     """
     if not base and not head:
-        return ""
+        return Markup("")
     pad, mid = 36, width // 2
-    values = [v for v in base + head if v > 0]
+    values = [v for v in base + head if _positive(v)]
     lo, hi = (min(values), max(values)) if values else (1.0, 1.0)
     if hi <= lo:
         lo, hi = lo * 0.95, hi * 1.05 + 1e-12
 
     def y_time(v: float) -> float:
-        t = (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo)) if v > 0 else 0.0
+        t = (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo)) if _positive(v) else 0.0
         return height - pad - t * (height - 2 * pad)
 
     parts = [f'<svg class="paired" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -139,8 +153,9 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
             parts.append(f'<circle class="{cls}" cx="{x + jitter:.1f}" cy="{y_time(v):.1f}" r="2.5">'
                          f'<title>{cls == "b" and "base" or "head"} round {i + 1}: {html.escape(fmt_time(v))}</title></circle>')
     if n:
-        ratios = [(head[i] / base[i] - 1.0) * 100 for i in range(n) if base[i] > 0]
-        span = max([abs(r) for r in ratios] + [threshold * 100 * 1.5, 1.0])
+        ratios = [(head[i] / base[i] - 1.0) * 100 for i in range(n) if _positive(base[i]) and _positive(head[i])]
+        ratios = [r for r in ratios if math.isfinite(r)]
+        span = max([abs(r) for r in ratios] + [threshold * 100 * 1.5 if math.isfinite(threshold) else 0.0, 1.0])
         x0, x1 = mid + pad, width - 10
 
         def y_pct(p: float) -> float:
@@ -157,7 +172,12 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
             parts.append(f'<circle class="r" cx="{x0 + step * (i + 0.5):.1f}" cy="{y_pct(r):.1f}" r="2.5">'
                          f'<title>round {i + 1}: {r:+.2f} %</title></circle>')
     parts.append("</svg>")
-    return "".join(parts)
+    return Markup("".join(parts))
+
+
+def _positive(v: Any) -> bool:
+    """A finite number > 0 (a sample that can be drawn on the log scale)."""
+    return _number(v) and math.isfinite(v) and v > 0
 
 
 # -- mermaid ---------------------------------------------------------------------------------
@@ -165,16 +185,17 @@ def mermaid_chart(benchmarks: list[dict], limit: int = 30) -> str:
     """A mermaid ``xychart-beta`` bar chart of the % change per benchmark ("" if nothing to draw).
 
     GitHub renders mermaid code blocks in comments and job summaries. At most ``limit`` bars,
-    the largest changes first.
+    the largest changes first; labels through :func:`runner.escape.mermaid_label`.
     """
-    rows = [(b["name"], (b["change"]["ratio"] - 1.0) * 100.0) for b in benchmarks
-            if (b.get("change") or {}).get("ratio") is not None]
+    ratios = [(b["name"], (b.get("change") or {}).get("ratio")) for b in benchmarks]
+    rows = [(name, (ratio - 1.0) * 100.0) for name, ratio in ratios if _number(ratio) and math.isfinite(ratio)]
+    rows = [(name, pct) for name, pct in rows if math.isfinite(pct)]
     if not rows:
         return ""
     rows.sort(key=lambda r: -abs(r[1]))
     rows = rows[:limit]
     span = max(5.0, math.ceil(max(abs(r[1]) for r in rows) / 5.0) * 5.0)
-    labels = ", ".join('"' + name.replace('"', "'")[:40] + '"' for name, _ in rows)
+    labels = ", ".join(f'"{esc.mermaid_label(name)}"' for name, _ in rows)
     values = ", ".join(f"{pct:.2f}" for _, pct in rows)
     return ("```mermaid\nxychart-beta\n"
             '    title "Change in time per call, head vs base (%; > 0 is slower)"\n'
@@ -186,13 +207,23 @@ def mermaid_chart(benchmarks: list[dict], limit: int = 30) -> str:
 # -- rendering -------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The jinja2 environment over ``runner/templates`` with perfgate's filters."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("runner", "templates"), autoescape=False,
+    """The jinja2 environment over ``runner/templates`` with perfgate's filters.
+
+    ``*.html.j2`` templates are autoescaped (markupsafe). Markdown templates pass every value
+    from the document through the filter of its context (:mod:`runner.escape`): ``text``
+    (inline text), ``code`` (code span), ``cell`` (a fragment in a table cell),
+    ``inline_html`` (text in raw HTML such as ``<summary>``), ``fence`` (fenced block).
+    """
+    env = jinja2.Environment(loader=jinja2.PackageLoader("runner", "templates"),
+                             autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
+                                                                 default_for_string=False),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.ChainableUndefined)
+                             undefined=jinja2.ChainableUndefined, finalize=esc.encodable)
     env.filters.update(time=fmt_time, change=fmt_change, interval=fmt_interval, bytes=fmt_bytes,
-                       pct=fmt_pct, md=md_escape, sha=short_sha, icon=lambda v: VERDICT_ICON.get(v, ""),
-                       e=html_escape, escape=html_escape)
+                       pct=fmt_pct, sha=short_sha, icon=lambda v: VERDICT_ICON.get(v, ""),
+                       e=html_escape, escape=html_escape, error_tail=error_tail,
+                       text=esc.md_text, code=esc.md_code, cell=esc.md_cell, inline_html=esc.md_html,
+                       fence=esc.md_fence)
     env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart)
     return env
 
@@ -273,8 +304,40 @@ def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, deta
         text = template.render(**ctx, detail=False, row_limit=rows)
     if len(text) > max_chars:
         tail = f"\n\n… trimmed to fit; full report: {details_url or 'see the run artifacts'}\n"
-        text = text[: max_chars - len(tail)] + tail
+        text = cut_markdown(text, max_chars - len(tail)) + tail
     return text
+
+
+_FENCE = re.compile(r"^(`{3,})")
+
+
+def cut_markdown(text: str, limit: int, size: Callable[[str], int] = len) -> str:
+    """The longest prefix of ``text`` that ends at a line break outside every fenced code block
+    and ``<details>`` element, of ``size`` at most ``limit`` (``size``: ``len`` for
+    characters, or UTF-8 bytes). A cut there leaves the document's structure whole.
+
+    Reads the structure perfgate's templates write: fences open at the start of a line (the
+    escaped text inside is never a closing fence), ``<details>``/``</details>`` tags appear
+    only outside fences (escaped text never contains them). "" when not even the first line
+    fits.
+    """
+    fence, depth, pos, total, best = 0, 0, 0, 0, 0
+    for line in re.findall(r"[^\n]*\n|[^\n]+\Z", text):
+        pos += len(line)
+        total += size(line)
+        stripped = line.strip()
+        if fence:
+            if set(stripped) == {"`"} and len(stripped) >= fence:
+                fence = 0
+        elif (m := _FENCE.match(line)) is not None:
+            fence = len(m.group(1))
+        else:
+            depth += line.count("<details") - line.count("</details>")
+        if total > limit:
+            break
+        if not fence and depth <= 0:
+            best = pos
+    return text[:best]
 
 
 def render_terminal(results: dict, width: int = 120) -> str:
@@ -302,8 +365,9 @@ def print_table(results: dict, console) -> None:
     ctx = view(results)
     base, head = results.get("base") or {}, results.get("head") or {}
     title = f"perfgate: {ctx['headline']}"
-    table = Table(title=title, caption=(f"base {base.get('ref')} ({short_sha(base.get('sha'))}) → head "
-                                        f"{head.get('ref')} ({short_sha(head.get('sha'))}); change = head/base − 1, "
+    t = esc.term
+    table = Table(title=title, caption=(f"base {t(base.get('ref'))} ({t(short_sha(base.get('sha')))}) → head "
+                                        f"{t(head.get('ref'))} ({t(short_sha(head.get('sha')))}); change = head/base − 1, "
                                         f"{ctx['ci_pct']} CI; threshold ±{fmt_pct(ctx['settings'].get('threshold'))}"))
     table.add_column("benchmark", overflow="fold")
     table.add_column("base", justify="right")
@@ -315,7 +379,7 @@ def print_table(results: dict, console) -> None:
     for b in ctx["benches"]:
         ch = b.get("change") or {}
         v = ch.get("verdict", "")
-        table.add_row(b["name"], fmt_time((b.get("base") or {}).get("median")),
+        table.add_row(t(b["name"]), fmt_time((b.get("base") or {}).get("median")),
                       fmt_time((b.get("head") or {}).get("median")), fmt_change(ch.get("ratio")),
                       fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
     console.print(table)
@@ -325,21 +389,22 @@ def print_table(results: dict, console) -> None:
         for side in ("base", "head"):
             err = (b.get(side) or {}).get("error")
             if err:
-                console.print(f"[red]{b['name']} failed on {side}:[/]")
-                console.print("  " + "\n  ".join(err.splitlines()[-4:]), markup=False, highlight=False)
+                console.print(f"[red]{t(b['name'])} failed on {side}:[/]")
+                console.print("  " + "\n  ".join(t(err, markup=False).splitlines()[-4:]), markup=False, highlight=False)
     for b in ctx["changed"]:
         for h in (b.get("hints") or [])[:3]:
-            console.print(f"  {b['name']}: [{h['kind']}] {h['summary']}", highlight=False)
+            console.print(f"  {t(b['name'])}: \\[{t(h['kind'])}] {t(h['summary'])}", highlight=False)
 
 
 def print_run_table(results: dict, console) -> None:
     """The table of a single-revision ``perfgate run``: median, its interval, samples, errors."""
     from rich.table import Table
 
+    t = esc.term
     head = results.get("head") or {}
     level = (results.get("settings") or {}).get("ci_level", 0.95)
-    table = Table(title=f"perfgate run: {len(results.get('benchmarks', []))} benchmarks at {head.get('ref')} "
-                        f"({short_sha(head.get('sha'))})",
+    table = Table(title=f"perfgate run: {len(results.get('benchmarks', []))} benchmarks at {t(head.get('ref'))} "
+                        f"({t(short_sha(head.get('sha')))})",
                   caption=f"median time per call with its {level * 100:g} % confidence interval")
     for col, justify in (("benchmark", "left"), ("median", "right"), ("CI", "right"), ("samples", "right"),
                          ("error", "left")):
@@ -348,6 +413,6 @@ def print_run_table(results: dict, console) -> None:
         side = b.get("head") or {}
         ci = f"[{fmt_time(side.get('ci_low'))}, {fmt_time(side.get('ci_high'))}]" if side.get("ci_low") else ""
         err = (side.get("error") or "").strip().splitlines()
-        table.add_row(b["name"], fmt_time(side.get("median")), ci, str(len(side.get("samples") or [])),
-                      err[-1] if err else "")
+        table.add_row(t(b["name"]), fmt_time(side.get("median")), t(ci), str(len(side.get("samples") or [])),
+                      t(err[-1]) if err else "")
     console.print(table)

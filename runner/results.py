@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,9 @@ from . import __version__
 from .errors import ResultsError
 
 SCHEMA_VERSION = 1
+
+#: Characters no UTF-8 writer (a lone surrogate) or PostgreSQL text column (NUL) can hold.
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 #: Every verdict a benchmark can carry, in the order reports list them.
 VERDICTS = ("regression", "improvement", "inconclusive", "unchanged", "failed", "new", "removed")
@@ -90,6 +94,9 @@ def new_results(*, repository: str, base: dict | None, head: dict | None, enviro
         settings: ``{threshold, alpha, min_rounds, max_time, ...}``.
         benchmarks: entries ``{name, file, unit, base, head, change, hints, profile}``.
         intent: ``{strategy, confidence, signals}``; ``unknown`` with confidence 0 if None.
+
+    Text is made storable (:func:`storable`): a name or error text with a NUL does not make
+    the document invalid.
     """
     doc = {
         "schema_version": SCHEMA_VERSION,
@@ -105,7 +112,19 @@ def new_results(*, repository: str, base: dict | None, head: dict | None, enviro
         "summary": summarize(benchmarks),
     }
     doc.update(extra)
-    return doc
+    return storable(doc)
+
+
+def storable(value: Any) -> Any:
+    """``value`` with NUL and lone surrogates in its strings and keys replaced by U+FFFD (a
+    benchmark's name or error text comes from the code under test; see :func:`text_problem`)."""
+    if isinstance(value, str):
+        return _NOT_TEXT.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
 
 
 @lru_cache(maxsize=1)
@@ -115,26 +134,55 @@ def schema() -> dict:
     return json.loads(text)
 
 
-def validation_errors(doc: Any) -> list[str]:
-    """All the ways ``doc`` breaks schema_version 1, as ``"path: message"`` lines (empty if valid)."""
+def validation_problems(doc: Any) -> list[tuple[str, str]]:
+    """All the ways ``doc`` breaks schema_version 1, as ``(path, message)`` pairs in path
+    order (empty if valid); ``path`` is ``a/0/b`` or ``(top level)``. A message may quote
+    the offending value."""
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema())
-    errors = []
-    for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        errors.append(f"{where}: {err.message}")
-    return errors
+    return [("/".join(str(p) for p in err.absolute_path) or "(top level)", err.message)
+            for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))]
+
+
+def validation_errors(doc: Any) -> list[str]:
+    """All the ways ``doc`` breaks schema_version 1, as ``"path: message"`` lines (empty if valid)."""
+    return [f"{where}: {message}" for where, message in validation_problems(doc)]
+
+
+def text_problem(doc: Any) -> str | None:
+    """The path (``a/0/b``) of the first string or key of ``doc`` that is not storable text,
+    or None: a lone surrogate (JSON's ``"\\ud800"`` escape; no UTF-8 writer, database or web
+    page takes one, RFC 7493 forbids it) or NUL (``"\\u0000"``; PostgreSQL text cannot hold it)."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            if _NOT_TEXT.search(value):
+                return where or "(top level)"
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                path = f"{where}/{k}" if where else str(k)
+                if isinstance(k, str) and _NOT_TEXT.search(k):
+                    return path
+                stack.append((v, path))
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}/{i}" if where else str(i)) for i, v in enumerate(value))
+    return None
 
 
 def validate(doc: Any) -> dict:
-    """Return ``doc`` if it is a valid schema_version 1 document.
+    """Return ``doc`` if it is a valid schema_version 1 document whose text is storable
+    (:func:`text_problem`).
 
     Raises:
         ResultsError: naming the first problems (path and message).
     """
     if isinstance(doc, dict) and doc.get("schema_version") not in (None, SCHEMA_VERSION):
         raise ResultsError(f"unsupported schema_version {doc.get('schema_version')!r} (this perfgate reads {SCHEMA_VERSION})")
+    bad_text = text_problem(doc)
+    if bad_text is not None:
+        raise ResultsError(f"invalid results.json: {bad_text}: text with a NUL or a lone surrogate")
     errors = validation_errors(doc)
     if errors:
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""

@@ -60,7 +60,7 @@ def resolve(repo: str | Path, ref: str) -> str:
     Raises:
         GitError: naming the ref when it does not resolve to a commit.
     """
-    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
                           capture_output=True, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise GitError(f"unknown ref {ref!r} in {repo} (fetch it, or check the branch/SHA name)")
@@ -127,7 +127,7 @@ class Checkouts:
 
     def add(self, side: str, ref: str, sha: str) -> Revision:
         path = self.tmp / side
-        git(self._scratch_repository(), "worktree", "add", "--detach", "--force", str(path), sha)
+        git(self._scratch_repository(), "worktree", "add", "--detach", "--force", "--", str(path), sha)
         rev = Revision(side=side, ref=ref, sha=sha, path=path)
         rev.sys_path = [str(path / "src")] if (path / "src").is_dir() else []
         rev.sys_path.append(str(path))

@@ -27,6 +27,7 @@ from typing import Any
 
 from . import roofline
 from . import trace_names as names
+from .escape import term
 from .errors import UserError
 
 #: Device-side work (canonical categories, :data:`runner.trace_names.CATEGORIES`).
@@ -738,7 +739,7 @@ def header_line(summary: dict, title: str = "trace") -> str:
     """The one-line header of a summary: device (or "GPU, no name in trace, N CUs"), span,
     calls, GPU busy/idle, peak memory."""
     device = summary.get("device") or {}
-    head = [f"[bold]{title}[/bold]", f"device: {device.get('label') or summary.get('device_name') or 'CPU only'}",
+    head = [f"[bold]{term(title)}[/bold]", f"device: {term(device.get('label') or summary.get('device_name') or 'CPU only')}",
             f"span {_fmt_us(summary['span_us'])}"]
     if summary.get("iterations"):
         head.append(f"{summary['iterations']} calls")
@@ -754,19 +755,18 @@ def header_line(summary: dict, title: str = "trace") -> str:
 
 def render_summary(summary: dict, console, title: str = "trace", top: int = 15) -> None:
     """Print a summary as rich tables on ``console`` (a ``rich.console.Console``)."""
-    from rich.markup import escape
     from rich.table import Table
 
     rt = summary["runtime"]
     device = summary.get("device") or {}
-    console.print(header_line(summary, escape(title)))
+    console.print(header_line(summary, title))
     for r in summary.get("repaired") or []:
-        console.print(f"read after repairing a known torch export bug ({r['issue']}): {escape(r['what'])}")
+        console.print(f"read after repairing a known torch export bug ({r['issue']}): {term(r['what'])}")
     if device.get("peaks"):
-        console.print(f"roofline peaks: {escape(device['peaks']['model'])} ({escape(device['peaks']['source'])}; "
-                      f"matched by {escape(device['peaks']['method'])})")
+        console.print(f"roofline peaks: {term(device['peaks']['model'])} ({term(device['peaks']['source'])}; "
+                      f"matched by {term(device['peaks']['method'])})")
     elif device.get("peaks_note"):
-        console.print(f"roofline: {escape(device['peaks_note'])}")
+        console.print(f"roofline: {term(device['peaks_note'])}")
     if summary["kernels"]:
         t = Table(title="kernels (by total time)")
         for col in ("kernel", "count", "total", "mean", "regs/thread", "smem B", "grid", "block", "occupancy", "waves"):
@@ -775,7 +775,7 @@ def render_summary(summary: dict, console, title: str = "trace", top: int = 15) 
             occ = f"{k['occupancy']:.0%}" if k.get("occupancy") is not None else "-"
             if k.get("est_achieved_occupancy") is not None:
                 occ += f" (est. {k['est_achieved_occupancy']:.0%})"
-            t.add_row(escape(_short(k["name"])), str(k["count"]), _fmt_us(k["total_us"]), _fmt_us(k["mean_us"]),
+            t.add_row(term(_short(k["name"])), str(k["count"]), _fmt_us(k["total_us"]), _fmt_us(k["mean_us"]),
                       str(k.get("registers_per_thread") if k.get("registers_per_thread") is not None else "-"),
                       str(k.get("shared_memory_bytes") if k.get("shared_memory_bytes") is not None else "-"),
                       "x".join(map(str, k.get("grid") or [])) or "-", "x".join(map(str, k.get("block") or [])) or "-",
@@ -794,9 +794,9 @@ def render_summary(summary: dict, console, title: str = "trace", top: int = 15) 
             t.add_row("  of which graph launches", str(rt["graph_launches"]),
                       _fmt_us(rt["calls_by_kind"]["graph_launch"]["total_us"]))
         for api, v in rt["sync"].items():
-            t.add_row(escape(api), str(v["count"]), _fmt_us(v["total_us"]))
+            t.add_row(term(api), str(v["count"]), _fmt_us(v["total_us"]))
         for direction, v in rt["memcpy"].items():
-            t.add_row(f"memcpy {direction} ({v['bytes']} B)", str(v["count"]), _fmt_us(v["total_us"]))
+            t.add_row(term(f"memcpy {direction} ({v['bytes']} B)"), str(v["count"]), _fmt_us(v["total_us"]))
         if rt["memset"]["count"]:
             t.add_row(f"memset ({rt['memset']['bytes']} B)", str(rt["memset"]["count"]), _fmt_us(rt["memset"]["total_us"]))
         alloc = (rt.get("calls_by_kind") or {}).get("alloc") or {}
@@ -808,7 +808,7 @@ def render_summary(summary: dict, console, title: str = "trace", top: int = 15) 
         for col in ("operator", "count", "self", "total", "mean"):
             t.add_column(col, justify="left" if col == "operator" else "right")
         for o in summary["operators"][:top]:
-            t.add_row(escape(_short(o["name"])), str(o["count"]), _fmt_us(o["self_us"]), _fmt_us(o["total_us"]),
+            t.add_row(term(_short(o["name"])), str(o["count"]), _fmt_us(o["self_us"]), _fmt_us(o["total_us"]),
                       _fmt_us(o["mean_us"]))
         console.print(t)
 

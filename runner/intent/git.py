@@ -28,7 +28,7 @@ def _git(repo: Path, *args: str) -> str:
 
 def _resolve(repo: Path, ref: str, side: str) -> str:
     try:
-        return _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+        return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
     except GitError:
         raise GitError(f"--{side} {ref!r} is not a commit in {repo} (try a branch, tag or SHA that `git log` shows)") from None
 
@@ -48,9 +48,9 @@ def read_change(repo: str | Path, base: str, head: str) -> tuple[list[str], str]
         raise GitError(f"--repo {str(repo)!r} is not a git repository") from None
     base_sha = _resolve(path, base, "base")
     head_sha = _resolve(path, head, "head")
-    log = _git(path, "log", "--no-color", "--format=%B%x00", f"{base_sha}..{head_sha}")
+    log = _git(path, "log", "--no-color", "--format=%B%x00", "--end-of-options", f"{base_sha}..{head_sha}")
     messages = [m.strip() for m in log.split("\x00") if m.strip()]
-    diff = _git(path, "diff", "--no-color", "--no-ext-diff", "-M", base_sha, head_sha)
+    diff = _git(path, "diff", "--no-color", "--no-ext-diff", "-M", "--end-of-options", base_sha, head_sha)
     return messages, diff
 
 

@@ -45,7 +45,8 @@ class CannedCompare:
 
     def __call__(self, argv, out_dir, timeout=None):
         self.argvs.append(argv)
-        base, head = argv[argv.index("--base") + 1], argv[argv.index("--head") + 1]
+        options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+        base, head = options["base"], options["head"]
         if self.status in (0, 1):
             doc = results_doc([bench("bench_sum", "regression", 4.0), bench("bench_ok", "unchanged", 1.0)],
                               base_sha=base, head_sha=head)
@@ -94,8 +95,8 @@ def test_pull_request_comment_is_created_once_then_updated(tmp_path, fake_github
 
     # the base commit was absent from the shallow checkout: the action fetched it
     argv = canned.argvs[0]
-    assert argv[argv.index("--base") + 1] == target.base_sha and argv[argv.index("--head") + 1] == target.head_sha
-    assert argv[argv.index("--labels") + 1] == "performance" and "--title" in argv
+    assert f"--base={target.base_sha}" in argv and f"--head={target.head_sha}" in argv
+    assert "--labels=performance" in argv and any(a.startswith("--title=") for a in argv)
 
     assert main(_pr_env(tmp_path / "run2", fake_github, target)) == 0
     comments = fake_github.state.issue_comments(REPO, 12)
@@ -123,7 +124,7 @@ def test_workflow_dispatch_from_the_app(tmp_path, fake_github, target, canned):
     doc = json.loads(Path(read_outputs(Path(env["GITHUB_OUTPUT"]))["results"]).read_text())
     assert doc["run_id"] == "pg-99" and doc["pull_request"]["number"] == 7
     argv = canned.argvs[0]
-    assert argv[argv.index("--title") + 1] == "Fuse kernels" and argv[argv.index("--body") + 1] == "fewer launches"
+    assert "--title=Fuse kernels" in argv and "--body=fewer launches" in argv
     assert fake_github.calls("issues/create-comment") == [] and fake_github.calls("issues/list-comments") == []
 
 
@@ -205,14 +206,14 @@ def test_a_dispatched_run_uses_the_default_branchs_settings(tmp_path, fake_githu
     env["GITHUB_SHA"] = target.base_sha
     assert main(env) == 0
     argv = canned.argvs[0]
-    settings = Path(argv[argv.index("--config") + 1])
+    settings = Path(next(a for a in argv if a.startswith("--config=")).split("=", 1)[1])  # --opt=value form
     assert settings.read_text() == (target.origin / "perfgate.toml").read_text()
     assert settings.is_relative_to(Path(env["PERFGATE_OUT_DIR"]))
 
 
 def test_a_pull_request_run_leaves_the_settings_to_the_base_revision(tmp_path, fake_github, target, canned):
     assert main(_pr_env(tmp_path, fake_github, target)) == 0
-    assert "--config" not in canned.argvs[0]  # compare's default: the base revision, not the checkout (head)
+    assert not any(a.startswith("--config") for a in canned.argvs[0])  # compare's default: the base revision, not the checkout (head)
 
 
 def test_a_pull_requests_config_input_is_read_from_the_base_not_the_checkout(tmp_path, fake_github, target, canned,
@@ -230,6 +231,6 @@ def test_a_pull_requests_config_input_is_read_from_the_base_not_the_checkout(tmp
     assert canned.argvs == []
     assert main(_pr_env(tmp_path / "again", fake_github, target, config="perfgate.toml")) == 0
     argv = canned.argvs[0]
-    settings = Path(argv[argv.index("--config") + 1])
+    settings = Path(next(a for a in argv if a.startswith("--config=")).split("=", 1)[1])  # --opt=value form
     assert settings.read_text() == subprocess.run(["git", "-C", str(target.origin), "show", f"{target.base_sha}:perfgate.toml"],
                                                   capture_output=True, text=True, check=True).stdout

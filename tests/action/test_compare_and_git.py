@@ -23,19 +23,18 @@ def _plan(**kw) -> Plan:
 
 def test_compare_argv_minimal_leaves_defaults_to_compare():
     argv = compare_argv(_plan(), SHA_A, SHA_B, python="py")
-    assert argv == ["py", "-m", "runner.cli", "compare", "--repo", "/ws", "--base", SHA_A, "--head", SHA_B,
-                    "--out", "/out", "--quiet"]
+    assert argv == ["py", "-m", "runner.cli", "compare", "--repo=/ws", f"--base={SHA_A}", f"--head={SHA_B}",
+                    "--out=/out", "--quiet"]
 
 
 def test_compare_argv_carries_every_setting():
     argv = compare_argv(_plan(config=Path("/ws/ci/perfgate.toml"), benchmarks="bench", filter="norm*", device="cuda",
                               threshold=0.03, max_time=60.0, profile=False, fail_on_regression=True, title="T",
                               body="B", labels=("performance", "fusion")), SHA_A, SHA_B, python="py")
-    text = " ".join(argv)
-    for part in ("--config /ws/ci/perfgate.toml", "--benchmarks bench", "--filter norm*", "--device cuda",
-                 "--threshold 0.03", "--max-time 60.0", "--no-profile", "--fail-on-regression", "--title T",
-                 "--body B", "--labels performance,fusion"):
-        assert part in text
+    for part in ("--config=/ws/ci/perfgate.toml", "--benchmarks=bench", "--filter=norm*", "--device=cuda",
+                 "--threshold=0.03", "--max-time=60.0", "--no-profile", "--fail-on-regression", "--title=T",
+                 "--body=B", "--labels=performance,fusion"):
+        assert part in argv
 
 
 def test_run_compare_keeps_the_stderr_tail_and_status(tmp_path):
@@ -84,3 +83,21 @@ def test_fetch_authentication_lives_in_the_environment_only():
     assert env["GIT_CONFIG_KEY_0"] == env["GIT_CONFIG_KEY_1"] == "http.https://ghe.example/.extraheader"
     assert env["GIT_CONFIG_VALUE_0"] == ""  # drops any header configured already (GitHub refuses two)
     assert env["GIT_CONFIG_VALUE_1"] == "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX2FiYw=="
+
+
+@pytest.mark.parametrize("title", ["-O3", "--Fix-everything", "- fix stuff", "--title", "--body=x"])
+def test_a_pr_title_that_looks_like_an_option_is_the_title(title):
+    from runner.cli import build_parser
+
+    argv = compare_argv(_plan(title=title, body="--labels", labels=("-x",)), SHA_A, SHA_B, python="py")
+    args = build_parser().parse_args(argv[3:])
+    assert (args.title, args.body, args.labels) == (title, "--labels", "-x")
+
+
+def test_a_ref_that_looks_like_an_option_is_a_ref(tmp_path):
+    target = make_target_repo(tmp_path)
+    marker = tmp_path / "pwned"
+    for ref in (f"--upload-pack=touch {marker}", f"--output={marker}"):
+        with pytest.raises(ActionInputError, match="could not be fetched"):
+            ensure_commit(target.checkout, ref)
+    assert not marker.exists()

@@ -55,7 +55,7 @@ def fake_github(github_openapi, scene):  # noqa: F811
 def app_env(database_url, tmp_path, fake_github, app_private_key) -> dict[str, str]:
     return {"DATABASE_URL": database_url, "PERFGATE_HOME": str(tmp_path / "home"), "TESTING": "1",
             "GITHUB_APP_ID": "12345", "GITHUB_PRIVATE_KEY": app_private_key, "GITHUB_WEBHOOK_SECRET": SECRET,
-            "GITHUB_API_URL": fake_github.url, "HUEY_URL": "memory://",
+            "GITHUB_API_URL": fake_github.url, "GITHUB_SERVER_URL": "https://github.com", "HUEY_URL": "memory://",
             "PERFGATE_PUBLIC_URL": "https://perfgate.example.org"}
 
 

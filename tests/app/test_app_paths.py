@@ -122,7 +122,8 @@ def test_cancel_command(client, gh):
 
 @pytest.mark.parametrize("problem,expected", [
     ("missing", "no `perfgate-results-"),
-    ("invalid", "invalid results.json"),
+    # the field is named, its (untrusted) value is not quoted
+    ("invalid", "results artifact is invalid: results.json does not match schema_version 1 at `benchmarks/0/change`"),
     ("other_sha", "not the requested"),
 ])
 def test_ingestion_problems_fail_the_check_with_a_reason(client, gh, scene, problem, expected):

@@ -12,7 +12,7 @@ import pytest
 
 from bot import ingest
 from bot.app_settings import MissingSetting, load_app_settings
-from runner.errors import ResultsError, UserError
+from runner.errors import UserError
 from runner.report import COMMENT_LIMIT, MARKER
 from tests.action.results_doc import bench, results_doc
 
@@ -55,7 +55,7 @@ def _zip(name: str, data: bytes) -> bytes:
     (_zip("report.md", b"# hi"), ingest.IngestError, "no results.json"),
     (_zip("results.json", b"\x00" * 5000), ingest.IngestError, "over the limit"),
     (_zip("results.json", b"[1, 2"), ingest.IngestError, "not JSON"),
-    (_zip("results.json", b'{"schema_version": 1}'), ResultsError, "invalid results.json"),
+    (_zip("results.json", b'{"schema_version": 1}'), ingest.IngestError, "does not match schema_version 1 at"),
 ])
 def test_bad_artifacts(data, error, fragment):
     with pytest.raises(error, match=fragment):

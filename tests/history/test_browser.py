@@ -66,6 +66,7 @@ def browser(tmp_path):
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run", "--window-size=1280,1000", f"--user-data-dir={tmp_path / 'chromium-profile'}"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     driver.set_page_load_timeout(30)
     yield driver
@@ -121,3 +122,19 @@ def test_repository_page_renders(server, browser):
     assert browser.find_element(By.ID, "alert-accuracy").text.count("1") >= 2
     ARTIFACTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "repository_page.png"))
+
+
+def test_the_content_security_policy_blocks_scripts_but_not_the_pages(server, browser):
+    from selenium.webdriver.common.by import By
+
+    for path in ("/acme/kernels", f"/acme/kernels/bench/{quote(BENCH, safe='')}"):
+        browser.get(server + path)
+        # the inline style sheet applies (style-src 'unsafe-inline'): the header's background
+        header = browser.find_element(By.TAG_NAME, "header")
+        assert header.value_of_css_property("background-color") == "rgba(246, 248, 250, 1)"
+        assert not [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]], path
+    # a script injected into the page does not run, and the browser says why
+    ran = browser.execute_script("var s = document.createElement('script'); s.textContent = 'window.injected = 1';"
+                                 "document.body.appendChild(s); return window.injected === 1;")
+    assert ran is False
+    assert any("Content Security Policy" in e["message"] for e in browser.get_log("browser"))

@@ -99,7 +99,9 @@ def test_outcome_counts_per_strategy():
 
 @pytest.fixture()
 def env():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=jinja2.select_autoescape(["html.j2"]))
+    from runner import report
+
+    return report.environment()  # the report's filters; autoescape for *.html.j2
 
 
 def test_markdown_section(env):

@@ -8,7 +8,6 @@ import io
 import json
 import random
 
-import jinja2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -60,10 +59,10 @@ def _check(s):
             s["gpu_busy_us"] + s["gpu_idle_us"] - s["span_us"]) < 0.01
 
 
-@functools.lru_cache(maxsize=None)
 def _templates():
-    return jinja2.Environment(loader=jinja2.PackageLoader("runner", "templates"), autoescape=False, trim_blocks=True,
-                              lstrip_blocks=True, undefined=jinja2.ChainableUndefined)
+    from runner.report import environment
+
+    return environment()  # the report's own environment: its filters and autoescaping
 
 
 @settings(max_examples=40, deadline=None)

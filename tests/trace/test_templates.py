@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import jinja2
 import pytest
 
-from runner import hints, telemetry, trace
+from runner import hints, report, telemetry, trace
 from tests.trace.synth import repeat
 
 REGRESSION = {"ratio": 1.6, "ci_low": 1.5, "ci_high": 1.7, "p_value": 0.001, "verdict": "regression"}
@@ -13,10 +12,8 @@ REGRESSION = {"ratio": 1.6, "ci_low": 1.5, "ci_high": 1.7, "p_value": 0.001, "ve
 
 @pytest.fixture(scope="module")
 def env():
-    # the same settings as runner.report's environment
-    return jinja2.Environment(loader=jinja2.PackageLoader("runner", "templates"), autoescape=False,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                              undefined=jinja2.ChainableUndefined)
+    # runner.report's environment: its escaping filters, autoescape for *.html.j2
+    return report.environment()
 
 
 @pytest.fixture(scope="module")
