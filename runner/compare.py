@@ -32,6 +32,7 @@ from .doctor import examine
 from .environment import capture
 from .errors import UserError
 from .manager import WorkerFailure, WorkerProcess, start_workers
+from .sampling import timer_description
 from .revisions import Checkouts, Revision, repo_root, resolve
 
 
@@ -520,7 +521,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     }
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
-    environment["worker"] = {**worker_conditions, "sides": sides}
+    environment["worker"] = {**worker_conditions, "sides": sides, "timer": timer_description(environment.get("device"))}
     environment["doctor"] = doctor
     doc = results_mod.new_results(
         repository=str(root),

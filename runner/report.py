@@ -109,7 +109,7 @@ def error_tail(text: Any, lines: int = 40, chars: int = 4000) -> str:
 
 # -- the paired-sample plot ------------------------------------------------------------------
 def paired_plot_svg(base: list[float], head: list[float], threshold: float, width: int = 560,
-                    height: int = 220) -> Markup:
+                    height: int = 220, pairs: list[dict] | None = None) -> Markup:
     """Inline SVG of one benchmark's paired samples.
 
     Left panel: every base sample and every head sample as a dot (seconds per call, log scale)
@@ -119,6 +119,9 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
     Args:
         base, head: seconds per call, paired by index (unpaired tails are drawn unjoined).
         threshold: practical threshold (fraction) drawn as the band.
+        pairs: ``change.pairs`` (``{start, rounds, ratio, used}``): the right panel shades each
+            process pair's rounds in turn and names the pair and its own change, so a pair that
+            disagrees with the others shows.
 
     Returns:
         the ``<svg>`` element as :class:`markupsafe.Markup` (every text in it is a number
@@ -161,6 +164,7 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
         def y_pct(p: float) -> float:
             return pad + (span - p) / (2 * span) * (height - 2 * pad)
 
+        stripes_at = len(parts)  # the process pairs' stripes go under the band and the dots
         band_top, band_bottom = y_pct(threshold * 100), y_pct(-threshold * 100)
         parts.append(f'<rect class="band" x="{x0}" y="{band_top:.1f}" width="{x1 - x0}" height="{band_bottom - band_top:.1f}"/>')
         parts.append(f'<line class="zero" x1="{x0}" y1="{y_pct(0):.1f}" x2="{x1}" y2="{y_pct(0):.1f}"/>')
@@ -168,16 +172,66 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
         parts.append(f'<text x="{x1}" y="{y_pct(span) + 10:.1f}" text-anchor="end" class="lbl">{span:+.1f} %</text>')
         parts.append(f'<text x="{x1}" y="{y_pct(-span) - 2:.1f}" text-anchor="end" class="lbl">{-span:+.1f} %</text>')
         step = (x1 - x0) / max(n, 1)
+        pair_of, stripes = {}, []
+        for k, p in enumerate(_valid_pairs(pairs, n)):
+            for i in range(p["start"], min(n, p["start"] + p["rounds"])):
+                pair_of[i] = k + 1
+            own = f"{(p['ratio'] - 1) * 100:+.2f} %" if _positive(p.get("ratio")) else "–"
+            stripes.append(f'<rect class="pp{k % 2}" x="{x0 + step * p["start"]:.1f}" y="{pad}" '
+                         f'width="{step * min(p["rounds"], n - p["start"]):.1f}" height="{height - 2 * pad}">'
+                         f'<title>process pair {k + 1}: rounds {p["start"] + 1}–{p["start"] + p["rounds"]}, '
+                         f'its own change {own}{"" if p.get("used", True) else " (cut short: not in the estimate)"}'
+                         f'</title></rect>')
+        parts[stripes_at:stripes_at] = stripes
         for i, r in enumerate(ratios):
+            where = f", pair {pair_of[i]}" if i in pair_of else ""
             parts.append(f'<circle class="r" cx="{x0 + step * (i + 0.5):.1f}" cy="{y_pct(r):.1f}" r="2.5">'
-                         f'<title>round {i + 1}: {r:+.2f} %</title></circle>')
+                         f'<title>round {i + 1}{where}: {r:+.2f} %</title></circle>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def _valid_pairs(pairs: Any, rounds: int) -> list[dict]:
+    """The well-formed entries of ``change.pairs`` within ``rounds`` (stored data: checked)."""
+    if not isinstance(pairs, list):
+        return []
+    return [p for p in pairs if isinstance(p, dict) and isinstance(p.get("start"), int)
+            and isinstance(p.get("rounds"), int) and 0 <= p["start"] < rounds and p["rounds"] > 0]
 
 
 def _positive(v: Any) -> bool:
     """A finite number > 0 (a sample that can be drawn on the log scale)."""
     return _number(v) and math.isfinite(v) and v > 0
+
+
+def head_time(bench: dict) -> float | None:
+    """The head column of the tables: base's median times the estimated change where the
+    benchmark was compared, so that base, head and change are one estimate (head's own median
+    of all samples can disagree with the paired estimate over process pairs, and did by 11 %
+    beside an identical median); head's own median otherwise (``new``, a single run)."""
+    base = (bench.get("base") or {}).get("median")
+    ratio = (bench.get("change") or {}).get("ratio")
+    if _positive(base) and _positive(ratio):
+        return base * ratio
+    return (bench.get("head") or {}).get("median")
+
+
+def conditions_line(environment: dict | None) -> str | None:
+    """One sentence on what both workers ran under (plain text; escape for where it is shown):
+    the CPU plan's note and the allocator, from ``environment.worker``; None for older results."""
+    worker = (environment or {}).get("worker")
+    if not isinstance(worker, dict) or not isinstance(worker.get("note"), str):
+        return None
+    line = f"Both sides ran {worker['note']}"
+    if isinstance(worker.get("allocator"), str):
+        line += f"; allocator {worker['allocator']}"
+    if isinstance(worker.get("timer"), str):
+        line += f"; {worker['timer']}"
+    return line + "."
+
+
+TABLE_NOTE = ("base is the median of base's samples; head is base × the change, the paired estimate over "
+              "fresh process pairs, so the three columns agree (head's own median is in the HTML report)")
 
 
 # -- mermaid ---------------------------------------------------------------------------------
@@ -224,7 +278,8 @@ def environment() -> jinja2.Environment:
                        e=html_escape, escape=html_escape, error_tail=error_tail,
                        text=esc.md_text, code=esc.md_code, cell=esc.md_cell, inline_html=esc.md_html,
                        fence=esc.md_fence)
-    env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart)
+    env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart, head_time=head_time,
+                       table_note=TABLE_NOTE)
     return env
 
 
@@ -248,7 +303,8 @@ def view(results: dict) -> dict:
             "headline": ", ".join(parts) or "no benchmarks", "settings": settings,
             "env": env, "intent_view": intent_view, "doctor_warning": doctor.failed_line(env.get("doctor")),
             "doctor_line": doctor.counts_line(env.get("doctor")),
-            "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings)}
+            "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings),
+            "conditions": conditions_line(env)}
 
 
 def policy_note(settings: dict) -> str | None:
@@ -366,9 +422,12 @@ def print_table(results: dict, console) -> None:
     base, head = results.get("base") or {}, results.get("head") or {}
     title = f"perfgate: {ctx['headline']}"
     t = esc.term
-    table = Table(title=title, caption=(f"base {t(base.get('ref'))} ({t(short_sha(base.get('sha')))}) → head "
-                                        f"{t(head.get('ref'))} ({t(short_sha(head.get('sha')))}); change = head/base − 1, "
-                                        f"{ctx['ci_pct']} CI; threshold ±{fmt_pct(ctx['settings'].get('threshold'))}"))
+    caption = (f"base {t(base.get('ref'))} ({t(short_sha(base.get('sha')))}) → head {t(head.get('ref'))} "
+               f"({t(short_sha(head.get('sha')))}); change = head/base − 1, {ctx['ci_pct']} CI; threshold "
+               f"±{fmt_pct(ctx['settings'].get('threshold'))}; {TABLE_NOTE}")
+    if ctx["conditions"]:
+        caption += f"\n{t(ctx['conditions'])}"
+    table = Table(title=title, caption=caption)
     table.add_column("benchmark", overflow="fold")
     table.add_column("base", justify="right")
     table.add_column("head", justify="right")
@@ -380,7 +439,7 @@ def print_table(results: dict, console) -> None:
         ch = b.get("change") or {}
         v = ch.get("verdict", "")
         table.add_row(t(b["name"]), fmt_time((b.get("base") or {}).get("median")),
-                      fmt_time((b.get("head") or {}).get("median")), fmt_change(ch.get("ratio")),
+                      fmt_time(head_time(b)), fmt_change(ch.get("ratio")),
                       fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
     console.print(table)
     if warning:

@@ -19,6 +19,7 @@ from .doctor import examine
 from .environment import capture
 from .errors import UserError
 from .manager import WorkerFailure, WorkerProcess, start_workers
+from .sampling import timer_description
 from .revisions import Checkouts, repo_root, resolve
 
 #: Coverage of the interval stored with each median.
@@ -73,8 +74,8 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
     doc = results_mod.new_results(
         repository=str(root), base=None, head={"ref": rev, "sha": sha},
         environment={**capture({k: v for k, v in env.items() if k not in ("cpus", "threads")}, None),
-                     "worker": {**worker_conditions, "sides": {"head": {"cpus": env.get("cpus"),
-                                                                        "torch_threads": env.get("threads")}}},
+                     "worker": {**worker_conditions, "timer": timer_description(env.get("device")),
+                                "sides": {"head": {"cpus": env.get("cpus"), "torch_threads": env.get("threads")}}},
                      "doctor": doctor},
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
                   "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time, "ci_level": RUN_CI_LEVEL},

@@ -93,3 +93,47 @@ def test_results_validation_names_the_problem(tmp_path):
         results_mod.load(bad)
     with pytest.raises(ResultsError, match="unsupported schema_version"):
         results_mod.validate({"schema_version": 2})
+
+
+def _contradicting_bench():
+    """The real case: all samples' medians equal (43.7 ms) beside a paired estimate of -11 %."""
+    b = _bench("bench_loss", "improvement", 0.89, base=43.7e-3, n=24)
+    b["head"] = results_mod.side_result(list(b["base"]["samples"]))  # head's own median: the same 43.7 ms
+    b["change"].update(process_pairs=3, between_process_sd=0.057,
+                       pairs=[{"start": 0, "rounds": 8, "ratio": 0.563, "used": True},
+                              {"start": 8, "rounds": 8, "ratio": 1.004, "used": True},
+                              {"start": 16, "rounds": 8, "ratio": 0.991, "used": True}])
+    return b
+
+
+def test_the_base_head_and_change_columns_are_one_estimate_everywhere():
+    doc = _doc([_contradicting_bench()])
+    md, term = report.render(doc, "md"), report.render(doc, "term")
+    html = report.render(doc, "html")
+    # head = base median x the estimated ratio: 43.7 ms x 0.89 = 38.9 ms, never "43.7 | 43.7 | -11 %"
+    assert "| `bench_loss` | 43.7 ms | 38.9 ms | -11.0 % |" in md
+    assert "38.9 ms" in term and "43.7 ms │ 43.7 ms" not in term
+    assert '<td class="num">43.7 ms</td><td class="num">38.9 ms</td>' in html
+    for text in (md, term, html):
+        assert "head is base × the change" in " ".join(text.split())
+    assert "head 43.7 ms" in html  # the raw medians stay visible, named as such
+
+
+def test_html_shows_which_process_pair_each_round_came_from():
+    html = report.render(_doc([_contradicting_bench()]), "html")
+    assert html.count('class="pp0"') == 2 and html.count('class="pp1"') == 1
+    assert "process pair 1: rounds 1–8, its own change -43.70 %" in html
+    assert "round 9, pair 2:" in html
+    assert "Process pairs' own changes: -43.7 %, +0.4 %, -0.9 %" in html
+
+
+def test_the_conditions_are_stated_next_to_the_numbers():
+    doc = _doc([_bench("bench_a", "unchanged", 1.0)])
+    doc["environment"]["worker"] = {"note": "pinned to 1 CPU (1) with 1 thread: this machine has 2 CPU(s), too few "
+                                            "to keep torch's default of 2 threads", "allocator": "steady",
+                                    "timer": "timed with time.perf_counter_ns around the calls"}
+    for fmt in ("md", "html", "term"):
+        text = " ".join(report.render(doc, fmt).split())
+        assert "Both sides ran pinned to 1 CPU (1) with 1 thread" in text, fmt
+        assert "allocator steady" in text
+    assert "Both sides ran" not in report.render(_doc([_bench("bench_a", "unchanged", 1.0)]), "md")  # older results
