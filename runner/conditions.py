@@ -172,8 +172,13 @@ def plan_cpus(choice: str, threads: int, allowed: list[int], default_threads: in
         n = threads or min(default_threads, len(cpus))
         return CpuPlan(cpus, n, default_threads, n < default_threads,
                        f"pinned to {_cpus_word(cpus)} (cpus = {choice!r}), {_threads_word(n)}")
-    rest = allowed[1:] if len(allowed) >= 2 else list(allowed)
     want = threads or default_threads
+    if len(allowed) < 2:
+        n = min(want, len(allowed))
+        return CpuPlan(list(allowed), n, default_threads, n < default_threads,
+                       f"pinned to the only CPU this process may use ({','.join(map(str, allowed))}), "
+                       f"{_threads_word(n)}; perfgate's parent shares it")
+    rest = allowed[1:]
     if len(rest) >= want:
         return CpuPlan(rest, want, default_threads, want < default_threads,
                        f"pinned to {_cpus_word(rest)}, {_threads_word(want)} (the default here); "

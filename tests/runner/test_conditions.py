@@ -66,3 +66,8 @@ def test_describe_records_what_both_sides_ran_under():
     assert rec["cpus"] == [1] and rec["threads"] == 1 and rec["reduced"] is True
     assert rec["allocator_env"]["MALLOC_TRIM_THRESHOLD_"] == str(16 * 2**30)
     assert set(rec["host"]) >= {"transparent_hugepages", "numa_nodes", "cpu_governor"}
+
+
+def test_a_single_cpu_is_shared_and_said_so():
+    plan = conditions.plan_cpus("auto", 0, [0], 1)
+    assert plan.cpus == [0] and plan.threads == 1 and "parent shares it" in plan.note and "left to" not in plan.note
