@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from runner.errors import UserError
-from runner.escape import md_text
+from runner.report.escape import md_text
 
 from . import compare as compare_mod
 from . import git_credentials, git_shas, publish

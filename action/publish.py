@@ -14,7 +14,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from runner.report import COMMENT_LIMIT, MARKER, SUMMARY_LIMIT, VERDICT_ORDER
+from runner import results as results_mod
+from runner.report import COMMENT_LIMIT, MARKER, SUMMARY_LIMIT
+from runner.report.view import VERDICT_RANK
 
 #: ``render(max_chars) -> markdown``: runner.report.render bound to a result and a details URL.
 Renderer = Callable[[int], str]
@@ -27,8 +29,8 @@ def overall_verdict(summary: Mapping[str, int]) -> str:
     """One word for the whole run: the most severe verdict present, in report order
     (regression, failed, improvement, inconclusive, new, removed, unchanged); ``none`` for
     a run without benchmarks."""
-    present = [v for v, n in summary.items() if n and v in VERDICT_ORDER]
-    return min(present, key=VERDICT_ORDER.__getitem__) if present else "none"
+    present = [v for v, n in summary.items() if n and v in VERDICT_RANK]
+    return min(present, key=VERDICT_RANK.__getitem__) if present else "none"
 
 
 def step_outputs(results: Mapping[str, Any], results_path: Path, out_dir: Path) -> dict[str, str]:
@@ -143,10 +145,8 @@ def with_run_metadata(results: dict, *, run_id: str | None, run_url: str | None,
     """``results`` plus the optional top-level fields the App looks for: ``run_id`` (the App's
     id of this run), ``run_url`` (the workflow run page), ``pull_request`` ``{number, url}``
     (or None); ``base.ref``/``head.ref`` become branch names when known (compare saw SHAs)."""
-    doc = dict(results)
-    doc["run_id"] = run_id
-    doc["run_url"] = run_url
-    doc["pull_request"] = {"number": pr_number, "url": pr_url} if pr_number else None
+    doc = results_mod.with_run(results, run_id=run_id, run_url=run_url,
+                               pull_request={"number": pr_number, "url": pr_url} if pr_number else None)
     for side, label in (("base", base_label), ("head", head_label)):
         if label and isinstance(doc.get(side), dict):
             doc[side] = {**doc[side], "ref": label}

@@ -63,8 +63,8 @@ def _harden(app, github_url: str) -> None:
     """Headers on every response (:data:`CONTENT_SECURITY_POLICY`, no MIME sniffing, no
     referrer); for the templates: the ``github_link`` filter (a URL from stored data or a
     payload is a link only when it is ``https://`` under ``github_url``), the ``github_url``
-    global, and output that is always encodable (``runner.escape.encodable``)."""
-    from runner.escape import encodable, safe_link
+    global, and output that is always encodable (``runner.report.escape.encodable``)."""
+    from runner.report.escape import encodable, safe_link
 
     app.jinja_env.finalize = encodable  # a stored lone surrogate must not make a page unencodable
     app.jinja_env.filters["github_link"] = lambda url: safe_link(url, github_url)

@@ -22,7 +22,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from runner.escape import md_code
+from runner.report.escape import md_code
 
 PREFIX = "/perf"
 NAMES = ("run", "profile", "accept", "cancel", "history", "help")
@@ -46,7 +46,7 @@ class CommandError(ValueError):
     """A ``/perf`` comment that does not parse; the message says what is wrong (for the reply).
 
     The message is Markdown: every echoed word of the comment is a code span
-    (:func:`runner.escape.md_code`), so the reply never renders the commenter's markup."""
+    (:func:`runner.report.escape.md_code`), so the reply never renders the commenter's markup."""
 
 
 @dataclass(frozen=True)

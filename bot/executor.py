@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from runner.config import Config
 from runner.errors import UserError
-from runner.escape import md_code, md_text, safe_link
+from runner.report.escape import md_code, md_text, safe_link
 
 from . import access, app_store, decide, history_store, ingest, messages
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,

@@ -491,7 +491,7 @@ def history_table_markdown(series: Sequence[Series], *, repository: str, public_
     One row per series: benchmark, environment, latest value, points, and the ``limit``
     latest change points (``+5.0 % at abc1234 (#12)``). Without series, one sentence.
     """
-    from runner.escape import md_cell, md_code, md_text
+    from runner.report.escape import md_cell, md_code, md_text
 
     if not series:
         what = md_code(benchmark) if benchmark else "this repository"

@@ -2,7 +2,7 @@
 
 The database is ``DATABASE_URL``, else the SQLite file ``$PERFGATE_HOME/perfgate.db``
 (``PERFGATE_HOME`` defaults to ``~/.local/share/perfgate``); it is upgraded to the newest
-schema first. Handlers take the ``argparse.Namespace`` of ``runner.cli`` and return the exit
+schema first. Handlers take the ``argparse.Namespace`` of ``runner.cli.main`` and return the exit
 status; bad input raises ``UserError`` (one line, exit 2).
 """
 
@@ -15,7 +15,7 @@ from typing import Mapping, TextIO
 
 from runner import results as results_schema
 from runner.errors import UserError
-from runner.escape import term
+from runner.report.escape import term
 
 from . import db as dbmod
 from . import history, history_store

@@ -22,7 +22,8 @@ from typing import Iterable, Sequence
 from runner import report
 from runner import results as results_schema
 from runner.errors import ResultsError, UserError
-from runner.escape import md_code, plain
+from runner.report import view as report_view
+from runner.report.escape import md_code, plain
 
 from . import history, messages
 
@@ -192,18 +193,6 @@ def as_history_run(doc: dict) -> dict:
     return results_schema.validate(run)
 
 
-def blocking_regressions(doc: dict, fail_threshold: float) -> list[dict]:
-    """Benchmarks whose verdict is ``regression`` and whose slowdown (``ratio - 1``) exceeds
-    ``fail_threshold`` (a fraction)."""
-    out = []
-    for bench in doc.get("benchmarks", []):
-        change = bench.get("change") or {}
-        ratio = change.get("ratio")
-        if change.get("verdict") == "regression" and ratio is not None and ratio - 1 > fail_threshold:
-            out.append(bench)
-    return out
-
-
 def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] = ()) -> str:
     """The check run's conclusion for a results document.
 
@@ -213,7 +202,7 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
     broken (``failed``); ``success`` otherwise (accepted regressions included).
     """
     accepted = set(accepted)
-    if any(None not in accepted and b.get("name") not in accepted for b in blocking_regressions(doc, fail_threshold)):
+    if any(None not in accepted and b.get("name") not in accepted for b in results_schema.regressions_beyond(doc, fail_threshold)):
         return "failure"
     summary = doc.get("summary") or {}
     if summary.get("inconclusive") or summary.get("failed"):
@@ -223,8 +212,8 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
 
 def check_title(doc: dict, verdict: str, accepted_by: str | None = None) -> str:
     """One line for the check run's title, e.g. ``2 regressions, 1 improvement``."""
-    headline = report.view(doc)["headline"]
-    if verdict == "success" and accepted_by and blocking_regressions(doc, -1.0):
+    headline = report_view.headline(doc.get("summary"))
+    if verdict == "success" and accepted_by and results_schema.regressions_beyond(doc, -1.0):
         headline += f" (accepted by @{accepted_by})"
     return plain(headline, 250)
 

@@ -3,14 +3,14 @@ as pure functions. The results comment itself is ``runner.report.render`` (the C
 
 Arguments named ``problem`` or ``reason`` are Markdown written by perfgate (untrusted parts
 already escaped, e.g. ``bot.ingest.IngestError`` messages); every other text argument is
-escaped here for its place (:mod:`runner.escape`). GitHub logins are GitHub's own
+escaped here for its place (:mod:`runner.report.escape`). GitHub logins are GitHub's own
 (``[A-Za-z0-9-]``) and are mentioned on purpose. URLs are passed in checked
-(``runner.escape.safe_link``) or built from the App's settings.
+(``runner.report.escape.safe_link``) or built from the App's settings.
 """
 
 from __future__ import annotations
 
-from runner.escape import md_code, md_text
+from runner.report.escape import md_code, md_text
 from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
 
 from .commands import USAGE
@@ -22,7 +22,7 @@ CHECK_NAME = "perfgate"
 
 def short(sha: str | None) -> str:
     """The first 7 characters of a SHA (GitHub's; a SHA read from a document goes through
-    ``runner.escape.md_code`` as well)."""
+    ``runner.report.escape.md_code`` as well)."""
     return (sha if isinstance(sha, str) and sha else "?")[:7]
 
 

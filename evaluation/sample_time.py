@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner.compare import WARMUP_SAMPLES_MAX  # noqa: E402
-from runner.manager import start_workers  # noqa: E402
-from runner.revisions import Revision  # noqa: E402
+from runner.pipeline.timing import WARMUP_SAMPLES_MAX  # noqa: E402
+from runner.pipeline.workers import start_workers  # noqa: E402
+from runner.pipeline.revisions import Revision  # noqa: E402
 
 BENCH = '''
 import functools

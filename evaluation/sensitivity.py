@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner.cli import main as perfgate  # noqa: E402
+from runner.cli.main import main as perfgate  # noqa: E402
 
 SIZES = [0.01, 0.02, 0.05, 0.10]
 

@@ -11,7 +11,7 @@ removing known secrets from a copy.
 
 git run by the target's code reads neither the system nor the global git configuration
 (credential helpers live there: ``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL``) and never
-prompts. The repository configuration is kept away by :mod:`runner.revisions` (the worktrees
+prompts. The repository configuration is kept away by :mod:`runner.pipeline.revisions` (the worktrees
 belong to a scratch repository of perfgate's own) and, in GitHub Actions, by
 ``action.git_credentials``, which removes what ``actions/checkout`` persisted.
 

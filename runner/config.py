@@ -23,6 +23,9 @@ else:  # pragma: no cover
 
 from .errors import ConfigError
 
+#: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies them).
+ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
+
 
 @dataclass(frozen=True)
 class Config:
@@ -53,13 +56,13 @@ class Config:
         min_process_pairs: fresh worker pairs a benchmark must have run in before any verdict
             (see runner.stats.decide; the t interval of 2 pairs is too wide to decide anything).
         allocator: host allocator of both workers: ``steady`` (glibc with fixed thresholds, the
-            default: see runner.conditions.GLIBC_STEADY), ``system`` (as the process finds it),
+            default: see runner.pipeline.conditions.GLIBC_STEADY), ``system`` (as the process finds it),
             ``jemalloc`` or ``tcmalloc`` (``LD_PRELOAD``; the library must be installed).
         cuda_alloc_conf: ``PYTORCH_CUDA_ALLOC_CONF`` for both workers ("" = the environment's,
             else torch's default).
         cpus: CPUs both workers are pinned to: ``auto`` (all but the first, keeping torch's default
             thread count where the machine is big enough, else reduced and said so), ``all`` (no
-            pinning) or a list like ``"2,3"``; see runner.conditions.plan_cpus.
+            pinning) or a list like ``"2,3"``; see runner.pipeline.conditions.plan_cpus.
         threads: intra-op threads of both workers; 0 = torch's default (capped by the CPUs).
     """
 
@@ -130,8 +133,6 @@ def _check_values(cfg: Config, where: str) -> None:
                           "or no benchmark can ever get a verdict")
     if cfg.threads < 0:
         raise ConfigError(f"{where}: threads must be >= 0 (0 = torch's default), got {cfg.threads}")
-    from .conditions import ALLOCATORS
-
     if cfg.allocator not in ALLOCATORS:
         raise ConfigError(f"{where}: allocator must be one of {', '.join(ALLOCATORS)} (got {cfg.allocator!r})")
 

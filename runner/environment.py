@@ -32,7 +32,7 @@ def capture(worker_env: dict | None, telemetry: dict | None) -> dict:
     Args:
         worker_env: the worker's ``env`` response: ``{device, device_name, torch, cuda,
             driver, ...}`` (None when no worker could start).
-        telemetry: :meth:`runner.telemetry.TelemetrySampler.summary` or None.
+        telemetry: :meth:`runner.pipeline.telemetry.TelemetrySampler.summary` or None.
 
     Returns:
         ``{device, device_name, torch, cuda, driver, python, platform, cpu, telemetry, ...}``.

@@ -26,11 +26,17 @@ SCHEMA_VERSION = 1
 #: Characters no UTF-8 writer (a lone surrogate) or PostgreSQL text column (NUL) can hold.
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
-#: Every verdict a benchmark can carry, in the order reports list them.
-VERDICTS = ("regression", "improvement", "inconclusive", "unchanged", "failed", "new", "removed")
+#: Every verdict a benchmark can carry (``change.verdict``), in the schema's order.
+VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
 
-#: Keys of ``summary`` (DESIGN.md lists the first six; ``removed`` is counted as well).
-SUMMARY_KEYS = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
+#: The order reports list benchmarks and count verdicts in: what needs attention first.
+REPORT_ORDER = ("regression", "failed", "improvement", "inconclusive", "new", "removed", "unchanged")
+
+#: Verdicts of a decided change.
+CHANGED = ("regression", "improvement")
+
+#: Coverage of the interval stored with each side's median (``side.ci_low``/``ci_high``).
+MEDIAN_CI_LEVEL = 0.95
 
 
 def utc_now_iso() -> str:
@@ -38,8 +44,9 @@ def utc_now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def side_result(samples: Iterable[float] | None = None, *, peak_memory_bytes: int | None = None,
-                error: str | None = None, **extra: Any) -> dict:
+# -- constructors -------------------------------------------------------------------------------
+def side(samples: Iterable[float] | None = None, *, peak_memory_bytes: int | None = None,
+         error: str | None = None, **extra: Any) -> dict:
     """One side (base or head) of one benchmark.
 
     Args:
@@ -49,16 +56,24 @@ def side_result(samples: Iterable[float] | None = None, *, peak_memory_bytes: in
         extra: optional fields (``number`` calls per sample, ``warmup_calls``, ...).
 
     Returns:
-        ``{samples, median, peak_memory_bytes, error, **extra}``; ``median`` in seconds or None.
+        ``{samples, median, peak_memory_bytes, error, **extra}``; ``median`` in seconds or None;
+        with two samples or more also ``ci_low``/``ci_high``, the distribution-free
+        :data:`MEDIAN_CI_LEVEL` interval of the median (:func:`runner.stats.median_interval`),
+        so no reader of the document recomputes a statistic.
     """
     values = [float(s) for s in (samples or [])]
-    return {
+    entry = {
         "samples": values,
         "median": _median(values),
         "peak_memory_bytes": int(peak_memory_bytes) if peak_memory_bytes is not None else None,
         "error": error,
         **extra,
     }
+    if len(values) >= 2:
+        from .stats import median_interval
+
+        _, entry["ci_low"], entry["ci_high"] = median_interval(values, MEDIAN_CI_LEVEL)
+    return entry
 
 
 def _median(values: list[float]) -> float | None:
@@ -69,12 +84,74 @@ def _median(values: list[float]) -> float | None:
     return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
 
 
+def _no_change(verdict: str) -> dict:
+    return {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": verdict}
+
+
+def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | None, change: dict | None,
+              hints: list | None = None, profile: dict | None = None) -> dict:
+    """One ``benchmarks[]`` entry ``{name, file, unit, base, head, change, hints, profile}``
+    (``unit`` is always seconds per call)."""
+    return {"name": name, "file": file, "unit": "s", "base": base, "head": head, "change": change,
+            "hints": list(hints or []), "profile": profile}
+
+
+def failed_file(file: str, error: str) -> dict:
+    """The entry of a benchmark file that could not be imported or listed: ``failed`` on head."""
+    return benchmark(file, file, base=None, head=side(error=error), change=_no_change("failed"))
+
+
+def removed(name: str, file: str | None) -> dict:
+    """The entry of a benchmark that exists on base only."""
+    return benchmark(name, file, base=None, head=None, change=_no_change("removed"))
+
+
+def measured(name: str, file: str | None, head: dict) -> dict:
+    """The entry of a single-revision ``perfgate run``: head measured, no change."""
+    return benchmark(name, file, base=None, head=head, change=None)
+
+
+# -- accessors and derived rules ------------------------------------------------------------------
+def change_of(entry: dict) -> dict:
+    """``entry["change"]``, or ``{}`` for a benchmark without one (a single run)."""
+    return entry.get("change") or {}
+
+
+def side_of(entry: dict, name: str) -> dict:
+    """``entry[name]`` (``base``/``head``), or ``{}`` when that side was not measured."""
+    return entry.get(name) or {}
+
+
+def verdict_of(entry: dict) -> str | None:
+    """The benchmark's verdict, None without a change."""
+    return change_of(entry).get("verdict")
+
+
+def regressions_beyond(doc: dict, fail_threshold: float) -> list[dict]:
+    """The benchmarks whose verdict is ``regression`` with ``ratio > 1 + fail_threshold``: what
+    ``--fail-on-regression`` and the App's check run fail on."""
+    out = []
+    for entry in doc.get("benchmarks") or []:
+        change = change_of(entry)
+        ratio = change.get("ratio")
+        if change.get("verdict") == "regression" and isinstance(ratio, (int, float)) and ratio > 1.0 + fail_threshold:
+            out.append(entry)
+    return out
+
+
+def with_run(doc: dict, *, run_id: str | None, run_url: str | None, pull_request: dict | None) -> dict:
+    """A copy of ``doc`` that names the CI run it came from (``run_id``, the App's id of the run;
+    ``run_url``, the workflow run page) and the pull request it measured (``{number, url}`` or
+    None). The Action and the App set these; whatever the document carried is replaced."""
+    return {**doc, "run_id": run_id, "run_url": run_url, "pull_request": pull_request}
+
+
 def summarize(benchmarks: Iterable[dict]) -> dict:
     """Count verdicts: ``{regression, improvement, unchanged, inconclusive, failed, new, removed}``.
 
     Benchmarks without a ``change`` (a single-revision ``perfgate run``) are not counted.
     """
-    counts = {key: 0 for key in SUMMARY_KEYS}
+    counts = {key: 0 for key in VERDICTS}
     for bench in benchmarks:
         change = bench.get("change")
         if change and change.get("verdict") in counts:

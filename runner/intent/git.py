@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Iterable
 
 from ..errors import GitError
+from ..git import git
 from .classifier import classify
-
-#: Seconds one git command may take before it is abandoned.
-GIT_TIMEOUT = 60.0
-
-
-def _git(repo: Path, *args: str) -> str:
-    try:
-        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              errors="replace", timeout=GIT_TIMEOUT)
-    except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise GitError(f"git {args[0]} in {repo} took longer than {GIT_TIMEOUT:.0f} s") from None
-    if proc.returncode != 0:
-        raise GitError(f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.strip().splitlines()[-1:] or ['?']}")
-    return proc.stdout
-
 
 def _resolve(repo: Path, ref: str, side: str) -> str:
     try:
-        return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
+        return git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     except GitError:
         raise GitError(f"--{side} {ref!r} is not a commit in {repo} (try a branch, tag or SHA that `git log` shows)") from None
 
@@ -43,14 +26,14 @@ def read_change(repo: str | Path, base: str, head: str) -> tuple[list[str], str]
     if not path.is_dir():
         raise GitError(f"--repo {str(repo)!r} is not a directory")
     try:
-        _git(path, "rev-parse", "--git-dir")
+        git(path, "rev-parse", "--git-dir")
     except GitError:
         raise GitError(f"--repo {str(repo)!r} is not a git repository") from None
     base_sha = _resolve(path, base, "base")
     head_sha = _resolve(path, head, "head")
-    log = _git(path, "log", "--no-color", "--format=%B%x00", "--end-of-options", f"{base_sha}..{head_sha}")
+    log = git(path, "log", "--no-color", "--format=%B%x00", "--end-of-options", f"{base_sha}..{head_sha}", strip=False)
     messages = [m.strip() for m in log.split("\x00") if m.strip()]
-    diff = _git(path, "diff", "--no-color", "--no-ext-diff", "-M", "--end-of-options", base_sha, head_sha)
+    diff = git(path, "diff", "--no-color", "--no-ext-diff", "-M", "--end-of-options", base_sha, head_sha, strip=False)
     return messages, diff
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from ..results import VERDICTS
 from . import calibration
 from .rules import STRATEGIES, UNKNOWN
 
@@ -45,8 +46,6 @@ STRATEGY_RISKS: dict[str, list[str]] = {
 
 #: Verdicts that say the benchmark measured a decided or undecided change (not a failure).
 _MEASURED = ("improvement", "regression", "unchanged", "inconclusive")
-_COUNT_ORDER = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
-OUTCOMES = ("helped", "neutral", "regressed", "mixed")
 
 
 def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapping[str, Any]]) -> dict:
@@ -78,7 +77,7 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     if strategy not in STRATEGIES:
         return {"applicable": False}
     benches = list(benchmarks)
-    counts = {v: 0 for v in _COUNT_ORDER}
+    counts = {v: 0 for v in VERDICTS}
     for bench in benches:
         verdict = (bench.get("change") or {}).get("verdict")
         if verdict in counts:
@@ -207,45 +206,3 @@ def _as_counts(verdicts) -> dict[str, int]:
     for verdict in verdicts:
         counts[str(verdict)] = counts.get(str(verdict), 0) + 1
     return counts
-
-
-def outcome_counts(records: Iterable[Any]) -> dict[str, dict[str, int]]:
-    """Per-strategy outcome counts over many results, for history statistics.
-
-    Args:
-        records: each either a pair ``(strategy, verdicts)`` - ``verdicts`` as
-            ``outcome_of`` takes them (a ``{verdict: count}`` summary or a list of verdict
-            strings) - or a whole results.json document (its ``intent.strategy`` and
-            ``summary``, else the verdicts of its ``benchmarks``).
-
-    Returns:
-        ``{strategy: {"helped", "neutral", "regressed", "mixed", "total"}}`` with one entry
-        per strategy that occurs (``unknown`` included, for the caller to show or drop),
-        strategies in first-seen order. The outcome of one result is ``outcome_of`` its
-        verdicts; a result where nothing was measured (outcome None) is not counted, so
-        ``total`` is the number of results with an outcome.
-
-    Example: ``{"kernel_fusion": {"helped": 6, "neutral": 3, "regressed": 1, "mixed": 0,
-    "total": 10}}`` reads "fusion PRs here: 6 helped, 3 neutral, 1 regressed".
-    """
-    table: dict[str, dict[str, int]] = {}
-    for record in records:
-        strategy, verdicts = _record(record)
-        outcome = outcome_of(verdicts)
-        if outcome is None:
-            continue
-        row = table.setdefault(strategy, {**{o: 0 for o in OUTCOMES}, "total": 0})
-        row[outcome] += 1
-        row["total"] += 1
-    return table
-
-
-def _record(record: Any) -> tuple[str, Any]:
-    if isinstance(record, Mapping):
-        strategy = (record.get("intent") or {}).get("strategy") or UNKNOWN
-        if record.get("summary"):
-            return strategy, record["summary"]
-        return strategy, [(b.get("change") or {}).get("verdict") for b in record.get("benchmarks") or []
-                          if (b.get("change") or {}).get("verdict")]
-    strategy, verdicts = record
-    return str(strategy or UNKNOWN), verdicts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.results import new_results, side_result
+from runner.results import new_results, side as side_result
 
 ENVIRONMENT = {"device": "cpu", "device_name": None, "torch": None, "cuda": None, "driver": None,
                "python": "3.11", "platform": "linux", "cpu": "test", "telemetry": None}

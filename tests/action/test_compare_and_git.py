@@ -87,7 +87,7 @@ def test_fetch_authentication_lives_in_the_environment_only():
 
 @pytest.mark.parametrize("title", ["-O3", "--Fix-everything", "- fix stuff", "--title", "--body=x"])
 def test_a_pr_title_that_looks_like_an_option_is_the_title(title):
-    from runner.cli import build_parser
+    from runner.cli.main import build_parser
 
     argv = compare_argv(_plan(title=title, body="--labels", labels=("-x",)), SHA_A, SHA_B, python="py")
     args = build_parser().parse_args(argv[3:])

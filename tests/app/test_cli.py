@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import main
+from runner.cli.main import main
 
 from . import payloads as P
 from .conftest import CLIENT_OPTIONS

@@ -15,7 +15,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, inspect
 
 from bot.models import all_metadata
-from runner.cli import main
+from runner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ import hashlib
 
 import numpy as np
 
-from runner.results import new_results, side_result
+from runner.results import new_results, side as side_result
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 SETTINGS = {"threshold": 0.02, "alpha": 0.05, "min_rounds": 5, "max_time": 60}

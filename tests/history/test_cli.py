@@ -7,7 +7,7 @@ import json
 import pytest
 
 from runner import results as results_schema
-from runner.cli import main
+from runner.cli.main import main
 from tests.history.factory import compare_doc, run_doc
 
 

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from runner.cli import main
+from runner.cli.main import main
 from runner.errors import GitError, UserError
-from runner.intent import from_git
+from runner.intent.git import from_git
 
 
 def git(repo, *args):

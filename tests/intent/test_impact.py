@@ -1,4 +1,4 @@
-"""intent_vs_impact, outcome_of, outcome_counts and the report templates."""
+"""intent_vs_impact, outcome_of and the report templates."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from runner.intent import STRATEGY_RISKS, intent_vs_impact, outcome_counts, outcome_of
+from runner.intent import STRATEGY_RISKS, intent_vs_impact
+from runner.intent.impact import outcome_of
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "runner" / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "runner" / "report" / "templates"
 FUSION = {"strategy": "kernel_fusion", "confidence": 0.8, "signals": ['title: "fuse"']}
 
 
@@ -81,20 +82,6 @@ def test_risk_on_several_benchmarks_sorted_by_confidence():
 ])
 def test_outcome_of(verdicts, outcome):
     assert outcome_of(verdicts) == outcome
-
-
-def test_outcome_counts_per_strategy():
-    records = [("kernel_fusion", ["improvement"])] * 6 + [("kernel_fusion", {"unchanged": 4})] * 3 + [
-        ("kernel_fusion", ["regression", "unchanged"]),
-        ("kernel_fusion", ["failed"]),                      # nothing measured: not counted
-        ("host_sync_elimination", ["improvement", "regression"]),
-        {"intent": {"strategy": "autotuning"}, "summary": {"improvement": 1, "regression": 0}},
-        {"intent": {"strategy": "autotuning"}, "benchmarks": [{"change": {"verdict": "unchanged"}}]},
-    ]
-    table = outcome_counts(records)
-    assert table["kernel_fusion"] == {"helped": 6, "neutral": 3, "regressed": 1, "mixed": 0, "total": 10}
-    assert table["host_sync_elimination"]["mixed"] == 1
-    assert table["autotuning"] == {"helped": 1, "neutral": 1, "regressed": 0, "mixed": 0, "total": 2}
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner import results as results_mod
-from runner.cli import main
+from runner.cli.main import main
 
 from .gitrepo import LIB_BASE, LIB_HEAD, make_repo
 

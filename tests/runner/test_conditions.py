@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner import conditions
+from runner.pipeline import conditions
 
 
 def test_big_machine_keeps_the_default_threads_and_leaves_a_cpu_to_the_parent():

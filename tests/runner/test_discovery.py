@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from runner import discovery
+from runner.worker import discovery
+from runner.pipeline import select
 
 
 def test_params_cartesian_product_and_names():
@@ -29,7 +30,7 @@ def test_params_cartesian_product_and_names():
     ("softmax", "bench_layer_norm", False),
 ])
 def test_filter(pattern, name, hit):
-    assert discovery.matches(name, pattern) is hit
+    assert select.matches(name, pattern) is hit
 
 
 def test_collect_imports_files_and_reports_broken_ones(tmp_path):

@@ -10,8 +10,10 @@ from importlib import metadata
 
 import pytest
 
-from runner import doctor, machine_facts, report
-from runner.cli import main
+from runner import report
+
+from runner.pipeline import doctor, machine_facts
+from runner.cli.main import main
 from runner.results import validation_errors
 
 from .fake_nvml import HEALTHY_H100, FakeNVML
@@ -172,7 +174,7 @@ def test_gather_on_this_machine(tmp_path):
 
 
 def test_torch_build_is_read_without_importing_torch():
-    code = ("import sys, json; from runner.machine_facts import torch_build; "
+    code = ("import sys, json; from runner.pipeline.machine_facts import torch_build; "
             "print(json.dumps([torch_build(), 'torch' in sys.modules]))")
     build, imported = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                                 check=True).stdout)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from runner.cli import main
+from runner.cli.main import main
 
 from .gitrepo import make_repo
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.gpu
 def test_cuda_timer_events_cold_cache_and_peak_memory():
     import torch
 
-    from runner.sampling import Timer, calibrate
+    from runner.worker.sampling import Timer, calibrate
 
     x = torch.randn(4096, 4096, device="cuda")
     fn = lambda: x @ x  # noqa: E731
@@ -63,7 +63,7 @@ def test_work_on_a_side_stream_is_inside_the_timed_interval():
     current stream alone would stop before the long side-stream kernel ends."""
     import torch
 
-    from runner.sampling import Timer
+    from runner.worker.sampling import Timer
 
     side = torch.cuda.Stream()
     big = torch.randn(8192, 8192, device="cuda")

@@ -8,8 +8,9 @@ import pytest
 
 from runner import config as config_mod
 from runner import results as results_mod
-from runner.cli import main
-from runner.report import policy_note, render
+from runner.cli.main import main
+from runner.report import render
+from runner.report.view import policy_note
 
 from .gitrepo import make_repo
 

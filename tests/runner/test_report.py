@@ -7,6 +7,7 @@ import pytest
 from runner import report
 from runner import results as results_mod
 from runner.errors import ResultsError
+from runner.report import units
 
 
 def _bench(name, verdict, ratio, base=1e-3, n=8, error=None):
@@ -15,7 +16,7 @@ def _bench(name, verdict, ratio, base=1e-3, n=8, error=None):
     change = {"ratio": ratio, "ci_low": ratio and ratio * 0.98, "ci_high": ratio and ratio * 1.02,
               "p_value": 0.001 if ratio else None, "verdict": verdict}
     return {"name": name, "file": "bench_x.py", "unit": "s",
-            "base": results_mod.side_result(b), "head": results_mod.side_result(h, error=error),
+            "base": results_mod.side(b), "head": results_mod.side(h, error=error),
             "change": change, "hints": [], "profile": None}
 
 
@@ -34,7 +35,7 @@ def test_markdown_has_marker_table_chart_and_failures():
                 _bench("bench_boom", "failed", None, error="Traceback...\nRuntimeError: boom on head")])
     md = report.render(doc, "md")
     assert md.startswith(report.MARKER)
-    assert "1 regression, 1 improvement, 1 failed, 1 unchanged" in md
+    assert "1 regression, 1 failed, 1 improvement, 1 unchanged" in md  # runner.results.REPORT_ORDER
     assert "| 🔴 | `bench_slow` | 1 ms | 1.3 ms | +30.0 % | [+27.4, +32.6] % | regression |" in md
     assert "xychart-beta" in md and "bar [30.00, -30.00, 0.00]" in md
     assert "RuntimeError: boom on head" in md
@@ -76,10 +77,10 @@ def test_old_documents_without_optional_settings_still_render():
 
 
 def test_formatters():
-    assert report.fmt_time(1.234e-3) == "1.23 ms" and report.fmt_time(4.56e-7) == "456 ns"
-    assert report.fmt_time(None) == "–" and report.fmt_change(0.7) == "-30.0 %"
-    assert report.fmt_interval(0.9, 1.1) == "[-10.0, +10.0] %"
-    assert report.fmt_bytes(3 * 2**20) == "3.0 MiB"
+    assert units.fmt_time(1.234e-3) == "1.23 ms" and units.fmt_time(4.56e-7) == "456 ns"
+    assert units.fmt_time(None) == "–" and units.fmt_change(0.7) == "-30.0 %"
+    assert units.fmt_interval(0.9, 1.1) == "[-10.0, +10.0] %"
+    assert units.fmt_bytes(3 * 2**20) == "3.0 MiB"
 
 
 def test_results_validation_names_the_problem(tmp_path):
@@ -98,7 +99,7 @@ def test_results_validation_names_the_problem(tmp_path):
 def _contradicting_bench():
     """The real case: all samples' medians equal (43.7 ms) beside a paired estimate of -11 %."""
     b = _bench("bench_loss", "improvement", 0.89, base=43.7e-3, n=24)
-    b["head"] = results_mod.side_result(list(b["base"]["samples"]))  # head's own median: the same 43.7 ms
+    b["head"] = results_mod.side(list(b["base"]["samples"]))  # head's own median: the same 43.7 ms
     b["change"].update(process_pairs=3, between_process_sd=0.057,
                        pairs=[{"start": 0, "rounds": 8, "ratio": 0.563, "used": True},
                               {"start": 8, "rounds": 8, "ratio": 1.004, "used": True},

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from runner.cli import main
+from runner.cli.main import main
 
 from .gitrepo import LIB_BASE, LIB_HEAD, make_repo
 

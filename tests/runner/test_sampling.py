@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from runner.sampling import Timer
+from runner.worker.sampling import Timer
 
 
 class _FakeEvent:

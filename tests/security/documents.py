@@ -8,8 +8,13 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from runner import hints, telemetry, trace
-from runner.results import new_results, side_result
+from runner.pipeline import telemetry
+
+from runner.profile import hints
+
+from runner.profile import summaries as trace
+from runner.results import new_results, side as side_result
+from runner.profile import diff as profile_diff
 from tests.trace.synth import repeat
 
 HEAD, BASE = "1" * 40, "0" * 40
@@ -41,7 +46,7 @@ def _full_json() -> str:
     b = trace.summarize(repeat(lambda t: t.kernel("void k<float>(float*)", dur=100, regs=40)))
     h = trace.summarize(repeat(lambda t: t.kernel("void k<float>(float*)", dur=160, regs=128)))
     found = [{k: v for k, v in x.items() if not k.startswith("_")} for x in hints.hints_for(regression, b, h)]
-    profile = hints.profile_for_results(b, h)
+    profile = profile_diff.profile_for_results(b, h)
     operators_only = {"base": {**profile["base"], "kernels": []}, "head": {**profile["head"], "kernels": []}}
     samples = ([{"side": "base", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 50, "power_w": 400,
                  "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0}] * 5

@@ -8,7 +8,7 @@ import re
 import pytest
 from markupsafe import Markup
 
-from runner import escape as esc
+from runner.report import escape as esc
 from tests.security.markdown_check import inspect
 
 ATTACKS = [
@@ -130,14 +130,14 @@ def test_safe_link_allows_only_https_pages_of_the_github_host(url, ok):
 
 
 def test_html_escape_filter_is_markup_safe():
-    from runner.report import html_escape
+    from runner.report.render import html_escape
 
     once = html_escape("<b>")
     assert isinstance(once, Markup) and once == "&lt;b&gt;" and html_escape(once) == once
 
 
 def test_compare_progress_shows_names_with_brackets_as_they_are(capsys):
-    from runner.compare_cli import RichProgress
+    from runner.cli.compare import RichProgress
 
     with RichProgress() as progress:
         progress.start(2)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from action import publish
 from bot import ingest, messages
 from runner import report
-from runner.escape import md_text
+from runner.report.escape import md_text
 from tests.security.html_check import inspect_html
 from tests.security.markdown_check import inspect
 from tests.security.strategies import fuzzed_documents, untrusted_text

@@ -10,8 +10,12 @@ import re
 
 import pytest
 
-from runner import hints, trace
-from runner.cli import main
+from runner.profile import hints
+
+from runner.profile import summaries as trace
+from runner.cli.main import main
+from runner.profile import diff as profile_diff
+from runner.profile import kineto
 from tests.conftest import TRACES
 
 IMPROVEMENT = {"ratio": 0.7, "ci_low": 0.65, "ci_high": 0.75, "p_value": 0.001, "verdict": "improvement"}
@@ -68,7 +72,7 @@ def test_rocm_launches_and_syncs_are_counted_like_cuda():
     # torch's .item() copy: cudaMemcpyAsync + cudaStreamSynchronize on CUDA, hipMemcpyWithStream on ROCm
     assert h["runtime"]["sync"]["cudaStreamSynchronize"]["count"] == 1
     assert m["runtime"]["sync"]["hipMemcpyWithStream"]["count"] == 1
-    assert hints._sync_count(h) == hints._sync_count(m) == 3
+    assert profile_diff._sync_count(h) == profile_diff._sync_count(m) == 3
     assert m["device"]["peaks"]["model"] == "AMD Instinct MI300X"  # "MI300X VF": the SR-IOV function of one
 
 
@@ -82,7 +86,7 @@ def test_mi300x_vs_h100_names_the_device_change_and_no_launch_or_sync_cause(orde
     assert found[0]["evidence"]["vendor"] == ({"base": "AMD", "head": "NVIDIA"} if order == "mi300_then_h100"
                                               else {"base": "NVIDIA", "head": "AMD"})
     assert not {"launch_overhead", "sync_overhead"} & {x["kind"] for x in found}
-    d = hints.diff(base, head)
+    d = profile_diff.diff(base, head)
     assert d["totals"]["launches"]["delta"] == 0 and d["totals"]["sync_count"]["delta"] == 0
 
 
@@ -163,7 +167,7 @@ def test_fp4_and_fp8_gemms_of_b200_are_classed_by_their_names():
 
 
 def test_precision_change_fires_for_fp8_to_fp4():
-    head_doc = trace.load_trace(TRACES / "b200_eager_trace.json.gz")
+    head_doc = kineto.load_trace(TRACES / "b200_eager_trace.json.gz")
     base_doc = copy.deepcopy(head_doc)
     for e in base_doc["traceEvents"]:  # the same model with MXFP8 weights: what an fp8 → fp4 PR changes
         if e.get("cat") == "kernel":
@@ -192,7 +196,7 @@ def test_collectives_are_communication_not_precision():
 
 
 def test_l40_is_not_an_l4_and_unknown_gpus_say_so():
-    from runner import roofline
+    from runner.profile import roofline
 
     l40 = roofline.peaks_for("NVIDIA L40")
     assert l40["model"] == "NVIDIA L40" and l40["bandwidth_bytes_per_s"] == 864e9
@@ -218,7 +222,7 @@ def test_traces_with_known_torch_export_defects_are_read(name, issue, capsys):
 def test_unrepairable_json_names_the_repair_that_was_tried():
     text = '{"traceEvents": [{"name": "C:\\Users\\me", "cat": "python_function"},]}'
     with pytest.raises(ValueError, match=r"Expecting value .* after repairing unescaped backslashes .*#98432"):
-        trace.parse_trace_json(text)
+        kineto.parse_trace_json(text)
 
 
 # ---- more traces of the same kinds -----------------------------------------------------------
@@ -247,7 +251,7 @@ def test_cupti_range_profile_has_launches_but_no_gpu_activity():
     assert s["runtime"]["launches"]["count"] == 77 and s["kernel_totals"]["count"] == 0
     assert s["gpu_busy_us"] is None and s["gpu_idle_us"] is None
     other = _summary("hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz")
-    d = hints.diff(s, other)  # a consumer comparing busy/idle gets None deltas, not a crash
+    d = profile_diff.diff(s, other)  # a consumer comparing busy/idle gets None deltas, not a crash
     assert d["totals"]["gpu_busy_us"]["delta"] is None and d["totals"]["gpu_idle_us"]["delta"] is None
     hints.hints_for(None, s, other)
     hints.hints_for(None, other, s)
@@ -296,7 +300,7 @@ def test_triton_kernel_name_and_occupancy():
 def test_trace_compare_pair_diff_names_the_kernels_that_differ():
     base = _summary("hta_trace_compare_base_base.json.gz")
     head = _summary("hta_trace_compare_test_test.json.gz")
-    d = hints.diff(base, head)
+    d = profile_diff.diff(base, head)
     changed = [k for k in d["kernels"] if k["delta_us"] != 0 or k["base"]["count"] != k["head"]["count"]]
     assert [k["name"] for k in changed] == [
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<int>, at::detail::Array<char*, 3> >"
@@ -309,7 +313,7 @@ def test_trace_compare_pair_diff_names_the_kernels_that_differ():
 def test_trace_diff_pair_a100_vs_v100():
     base = _summary("hta_trace_diff_control_step1010.json.gz")
     head = _summary("hta_trace_diff_test_step1010.json.gz")
-    d = hints.diff(base, head)
+    d = profile_diff.diff(base, head)
     assert d["unmatched_base"] and d["unmatched_head"]  # cuBLAS picks other GEMM kernels on V100
     assert any(k["match"] == "family" for k in d["kernels"])
     found = hints.hints_for(None, base, head)

@@ -6,9 +6,13 @@ import json
 
 import pytest
 
-from runner import hints, trace
-from runner.cli import main
-from runner.telemetry import summarize_samples
+from runner.profile import hints
+
+from runner.profile import summaries as trace
+from runner.cli.main import main
+from runner.pipeline.telemetry import summarize_samples
+from runner.profile import diff as profile_diff
+from runner.profile import match
 from tests.trace.synth import TraceBuilder, repeat, write
 
 REGRESSION = {"ratio": 1.25, "ci_low": 1.2, "ci_high": 1.3, "p_value": 0.001, "verdict": "regression"}
@@ -36,10 +40,10 @@ def check_shape(found):
 
 def test_kernel_keys_normalise_templates_lambdas_and_triton_indices():
     a = "void at::native::(anonymous namespace)::foo<float, 4>(at::TensorIteratorBase&)::{lambda()#1}"
-    assert hints.kernel_key(a, "signature") == "at::native::anon::foo<float,4>"
-    assert hints.kernel_key("triton_poi_fused_add_cos_sin_0", "signature") == "triton_poi_fused_add_cos_sin"
-    assert hints.kernel_key("triton_poi_fused_add_cos_sin_0", "family") is None
-    assert hints.kernel_key("ampere_sgemm_128x64_nn", "family") == hints.kernel_key("ampere_sgemm_64x32_nn", "family")
+    assert match.kernel_key(a, "signature") == "at::native::anon::foo<float,4>"
+    assert match.kernel_key("triton_poi_fused_add_cos_sin_0", "signature") == "triton_poi_fused_add_cos_sin"
+    assert match.kernel_key("triton_poi_fused_add_cos_sin_0", "family") is None
+    assert match.kernel_key("ampere_sgemm_128x64_nn", "family") == match.kernel_key("ampere_sgemm_64x32_nn", "family")
 
 
 def test_match_kernels_levels_and_unmatched():
@@ -47,7 +51,7 @@ def test_match_kernels_levels_and_unmatched():
             {"name": "only_in_base", "total_us": 1}]
     head = [{"name": "triton_poi_fused_add_3", "total_us": 6}, {"name": "ampere_sgemm_64x64_nn", "total_us": 8},
             {"name": "only_in_head", "total_us": 2}]
-    pairs, ub, uh = hints.match_kernels(base, head)
+    pairs, ub, uh = match.match_kernels(base, head)
     levels = {b["name"]: level for b, h, level in pairs}
     assert levels == {"triton_poi_fused_add_0": "signature", "ampere_sgemm_128x64_nn": "family"}
     assert [k["name"] for k in ub] == ["only_in_base"] and [k["name"] for k in uh] == ["only_in_head"]
@@ -56,7 +60,7 @@ def test_match_kernels_levels_and_unmatched():
 def test_diff_is_per_call_when_both_sides_count_calls():
     b = summary(lambda t: t.kernel("k", dur=10), calls=2)
     h = summary(lambda t: t.kernel("k", dur=10, count=2), calls=4)
-    d = hints.diff(b, h)
+    d = profile_diff.diff(b, h)
     assert d["per_call"] is True
     assert d["totals"]["kernel_count"] == {"base": 1.0, "head": 2.0, "delta": 1.0}
     assert d["kernels"][0]["delta_us"] == 10.0
@@ -289,10 +293,10 @@ def test_trace_diff_infers_direction_from_the_traces():
 def test_side_by_side_rows_and_profile_for_results():
     b = summary(lambda t: t.kernel("a", dur=10).kernel("b", dur=5))
     h = summary(lambda t: t.kernel("a", dur=12).kernel("c", dur=7))
-    rows = hints.side_by_side(b, h)
+    rows = profile_diff.side_by_side(b, h)
     by = {r["name"]: r for r in rows}
     assert by["a"]["delta_us"] == 2.0 and by["b"]["match"] == "base only" and by["c"]["head_count"] == 1
-    prof = hints.profile_for_results(b, h)
+    prof = profile_diff.profile_for_results(b, h)
     assert set(prof) == {"base", "head", "kernels"} and json.dumps(prof)
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.hints import hints_for
-from runner.profile_noise import drop_within_noise, median_pass, pass_spread
+from runner.profile.hints import hints_for
+from runner.profile.noise import drop_within_noise, median_pass, pass_spread
 
 
 def _summary(ops: dict[str, tuple[int, float]], iterations: int = 5) -> dict:

@@ -9,8 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from runner import hints, trace  # noqa: E402
-from runner.profiling import profile_callable  # noqa: E402
+from runner.profile import hints  # noqa: E402
+from runner.profile import summaries as trace  # noqa: E402
+from runner.worker.profiling import profile_callable  # noqa: E402
 
 
 def test_profile_callable_cpu_writes_a_gzipped_trace_that_summarises(tmp_path):

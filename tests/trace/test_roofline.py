@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from runner import roofline
+from runner.profile import roofline
 
 #: Device names as CUDA/HIP report them → the row they must get (None: no peaks, with a note).
 NAMES = [

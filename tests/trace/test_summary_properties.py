@@ -12,7 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from runner import hints, trace
+from runner.profile import hints
+
+from runner.profile import summaries as trace
+from runner.profile import cli as profile_cli
+from runner.profile import diff as profile_diff
+from runner.profile import kineto
 from tests.conftest import TRACES
 
 SOURCES = ("pytorch18_small.json", "h100_bert-small.json.gz", "mi300_bert-small.json.gz",
@@ -26,7 +31,7 @@ REGRESSION = {"ratio": 1.3, "ci_low": 1.2, "ci_high": 1.4, "p_value": 0.001, "ve
 
 @functools.lru_cache(maxsize=None)
 def _doc(name):
-    return trace.load_trace(TRACES / name)
+    return kineto.load_trace(TRACES / name)
 
 
 @st.composite
@@ -72,14 +77,14 @@ def test_any_part_of_a_real_trace_summarises_and_every_consumer_takes_it(base_do
     _check(base)
     _check(head)
     json.dumps(trace.compact(base))
-    d = hints.diff(base, head)
+    d = profile_diff.diff(base, head)
     json.dumps(d)
     for change in (None, REGRESSION):
         found = hints.hints_for(change, base, head)
         assert all(h["summary"].endswith(".") for h in found)
-    profile = hints.profile_for_results(base, head)
+    profile = profile_diff.profile_for_results(base, head)
     bench = {"name": "b", "change": REGRESSION, "hints": hints.hints_for(REGRESSION, base, head), "profile": profile}
     for fmt in ("md", "html"):
         for partial in ("_hints", "_profile"):
             _templates().get_template(f"{partial}.{fmt}.j2").render(bench=bench)
-    trace.render_summary(base, Console(file=io.StringIO(), width=120))
+    profile_cli.render_summary(base, Console(file=io.StringIO(), width=120))

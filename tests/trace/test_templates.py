@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from runner import hints, report, telemetry, trace
+from runner import report
+
+from runner.pipeline import telemetry
+
+from runner.profile import hints
+
+from runner.profile import summaries as trace
+from runner.profile import diff as profile_diff
 from tests.trace.synth import repeat
 
 REGRESSION = {"ratio": 1.6, "ci_low": 1.5, "ci_high": 1.7, "p_value": 0.001, "verdict": "regression"}
@@ -21,7 +28,7 @@ def bench():
     b = trace.summarize(repeat(lambda t: t.kernel("void k<float>(float*)", dur=100, regs=40)))
     h = trace.summarize(repeat(lambda t: t.kernel("void k<float>(float*)", dur=160, regs=128)))
     return {"name": "bench_x", "change": REGRESSION, "hints": hints.hints_for(REGRESSION, b, h),
-            "profile": hints.profile_for_results(b, h)}
+            "profile": profile_diff.profile_for_results(b, h)}
 
 
 @pytest.mark.parametrize("fmt", ["md", "html"])

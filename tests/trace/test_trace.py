@@ -7,9 +7,12 @@ import json
 
 import pytest
 
-from runner import roofline, trace
-from runner.cli import main
+from runner.profile import roofline
+
+from runner.profile import summaries as trace
+from runner.cli.main import main
 from runner.errors import UserError
+from runner.profile import kineto
 from tests.trace.synth import A100, TraceBuilder, repeat, write
 
 
@@ -131,8 +134,8 @@ def test_compact_keeps_top_kernels_and_counts_the_rest():
 
 def test_load_trace_reads_gz_and_json_and_bare_lists(tmp_path):
     doc = _gpu_trace()
-    assert trace.load_trace(write(doc, tmp_path / "t.json.gz"))["traceEvents"]
-    assert trace.load_trace(write(doc, tmp_path / "t.json"))["traceEvents"]
+    assert kineto.load_trace(write(doc, tmp_path / "t.json.gz"))["traceEvents"]
+    assert kineto.load_trace(write(doc, tmp_path / "t.json"))["traceEvents"]
     (tmp_path / "list.json").write_text(json.dumps(doc["traceEvents"]))
     assert trace.summarize(tmp_path / "list.json")["iterations"] == 4
 
@@ -149,7 +152,7 @@ def test_load_trace_errors_are_user_errors(tmp_path, content, message):
     if content is not None:
         path.write_bytes(content)
     with pytest.raises(UserError, match=message):
-        trace.load_trace(path)
+        kineto.load_trace(path)
 
 
 def test_cli_trace_summary_json_and_table(tmp_path, capsys):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner import trace
-from runner import trace_names as names
+from runner.profile import summaries as trace
+from runner.profile import names
 
 
 def test_every_api_has_one_kind_and_reported_syncs_are_syncs():

@@ -9,15 +9,15 @@ import datetime as _dt
 import sys
 from pathlib import Path
 
-from . import config as config_mod
-from . import results as results_mod
-from .errors import UserError
-from .escape import term
-from .report import print_table, render
+from .. import config as config_mod
+from .. import results as results_mod
+from ..errors import UserError
+from ..report.escape import term
+from ..report import print_table, render
 
 
 class RichProgress:
-    """A :class:`runner.compare.Progress` that draws a rich progress bar on standard error."""
+    """A :class:`runner.pipeline.timing.Progress` that draws a rich progress bar on standard error."""
 
     def __init__(self, quiet: bool = False):
         from rich.console import Console
@@ -80,8 +80,24 @@ def write_reports(doc: dict, out: Path) -> None:
     (out / "report.html").write_text(render(doc, "html"), "utf-8")
 
 
+def compare_and_show(req, *, quiet: bool = False) -> dict:
+    """Run one compare (:func:`runner.pipeline.compare.compare`) with a progress bar, write its
+    reports beside ``results.json`` and print the table; returns the results document."""
+    from rich.console import Console
+
+    from ..pipeline.compare import compare
+
+    with RichProgress(quiet=quiet) as progress:
+        doc = compare(req, progress)
+    write_reports(doc, req.out)
+    print_table(doc, Console())
+    print(f"results: {req.out / 'results.json'}  report: {req.out / 'report.md'}, {req.out / 'report.html'}",
+          file=sys.stderr)
+    return doc
+
+
 def main_compare(args) -> int:
-    from .compare import CompareRequest, PullRequestText, compare, fail_on_regression
+    from ..pipeline.compare import CompareRequest, PullRequestText
 
     overrides = overrides_from_args(args)
     if overrides["min_rounds"] is not None and overrides["min_rounds"] < 2:
@@ -92,16 +108,10 @@ def main_compare(args) -> int:
                          benchmarks=args.benchmarks, filter=args.filter,
                          pr=PullRequestText(args.title or "", args.body or "", labels),
                          config_overrides=overrides, config_file=args.config)
-    with RichProgress(quiet=args.quiet) as progress:
-        doc = compare(req, progress)
-    write_reports(doc, out)
-    from rich.console import Console
-
-    print_table(doc, Console())
-    print(f"results: {out / 'results.json'}  report: {out / 'report.md'}, {out / 'report.html'}", file=sys.stderr)
+    doc = compare_and_show(req, quiet=args.quiet)
     if args.fail_on_regression:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
-        tripped = fail_on_regression(doc, fail_threshold)
+        tripped = [b["name"] for b in results_mod.regressions_beyond(doc, fail_threshold)]
         if tripped:
             print(f"perfgate: regression beyond {fail_threshold:.0%} in: {term(', '.join(tripped), markup=False)}",
                   file=sys.stderr)
@@ -110,7 +120,7 @@ def main_compare(args) -> int:
 
 
 def main_run(args) -> int:
-    from .single import run_single
+    from ..pipeline.run import run_single
 
     out = Path(args.out) if args.out else default_out("run")
     with RichProgress(quiet=args.quiet) as progress:

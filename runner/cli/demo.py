@@ -9,14 +9,13 @@ alone), then runs ``perfgate compare --base base --head head`` on it, profiling 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
-from argparse import Namespace
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
+from ..git import git
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 DEMO_TITLE = "Faster pairwise_distance: a matmul-based algorithm instead of broadcasting"
 DEMO_BODY = ("Replace the (n, m, d) broadcast temporary in pairwise_distance with |a|^2 + |b|^2 - 2ab^T "
@@ -25,8 +24,8 @@ DEMO_BODY = ("Replace the (n, m, d) broadcast temporary in pairwise_distance wit
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=perfgate demo", "-c", "user.email=demo@perfgate.invalid",
-                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
+    git(repo, "-c", "user.name=perfgate demo", "-c", "user.email=demo@perfgate.invalid", "-c", "commit.gpgsign=false",
+        *args)
 
 
 def build_demo_repo(dest: Path, examples: Path = EXAMPLES) -> Path:
@@ -50,16 +49,17 @@ def build_demo_repo(dest: Path, examples: Path = EXAMPLES) -> Path:
 
 
 def main_demo(args) -> int:
-    from .compare_cli import default_out, main_compare
+    from ..pipeline.compare import CompareRequest, PullRequestText
+    from .compare import compare_and_show, default_out
 
     out = Path(args.out) if args.out else default_out("demo")
     tmp = Path(tempfile.mkdtemp(prefix="perfgate-demo-"))
     try:
         repo = build_demo_repo(tmp / "tinyops")
-        ns = Namespace(repo=str(repo), base="base", head="head", benchmarks=None, filter=None, device=None,
-                       threshold=None, alpha=None, max_time=args.max_time, min_rounds=None, min_sample_time=None,
-                       cold_cache=None, timeout=None, profile=args.profile, config=None, out=str(out), quiet=args.quiet,
-                       fail_on_regression=False, title=DEMO_TITLE, body=DEMO_BODY, labels="performance")
-        return main_compare(ns)
+        req = CompareRequest(repo=str(repo), base="base", head="head", config=None, out=out,
+                             pr=PullRequestText(DEMO_TITLE, DEMO_BODY, ["performance"]),
+                             config_overrides={"max_time": args.max_time, "profile": args.profile})
+        compare_and_show(req, quiet=args.quiet)
+        return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 
 from . import conditions
-from .child_env import child_environment
-from .errors import UserError
+from ..child_env import child_environment
+from ..errors import UserError
 from .revisions import Revision
 
-_RUNNER_PARENT = str(Path(__file__).resolve().parents[1])
+_RUNNER_PARENT = str(Path(__file__).resolve().parents[2])
 
 #: Seconds to wait for the server to report a child's exit after ``quit`` or a kill.
 _EXIT_WAIT = 15.0
@@ -334,7 +334,7 @@ def _describe_signal(code: int) -> str:
 
 
 def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[str, "WorkerProcess"], dict]:
-    """One :class:`WorkerProcess` per side, all under the same conditions (:mod:`runner.conditions`).
+    """One :class:`WorkerProcess` per side, all under the same conditions (:mod:`runner.pipeline.conditions`).
 
     Args:
         revs: ``{side: Revision}``.
@@ -344,7 +344,7 @@ def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[s
 
     Returns:
         ``(workers, conditions)`` with ``conditions`` the ``environment.worker`` record
-        (:func:`runner.conditions.describe`). Nothing is started until the first request.
+        (:func:`runner.pipeline.conditions.describe`). Nothing is started until the first request.
 
     Raises:
         UserError: the configured allocator's library is not installed, or ``cpus`` names CPUs

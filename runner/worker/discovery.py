@@ -16,7 +16,6 @@ inside a worker process.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import importlib.util
 import itertools
@@ -107,19 +106,6 @@ def expand_params(params: dict[str, Iterable[Any]] | None) -> list[dict[str, Any
             raise TypeError(f"params[{key!r}] must be a list of values, got {vals!r}")
         values.append(list(vals))
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
-
-
-def matches(name: str, pattern: str | None) -> bool:
-    """``--filter``: a glob (``*``, ``?``, ``[``) matched against the name, else a substring.
-
-    A glob is matched against the whole name and against the name without its parameters,
-    so ``bench_norm*`` selects every ``bench_norm[...]`` case.
-    """
-    if not pattern:
-        return True
-    if any(ch in pattern for ch in "*?"):
-        return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name.split("[", 1)[0], pattern)
-    return pattern in name
 
 
 def bench_files(directory: str | Path) -> list[Path]:

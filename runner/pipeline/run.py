@@ -11,20 +11,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from . import config as config_mod
-from . import results as results_mod
-from . import stats
-from .discovery import matches
+from .. import config as config_mod
+from .. import results as results_mod
+from .select import matches
 from .doctor import examine
-from .environment import capture
-from .errors import UserError
-from .manager import WorkerFailure, WorkerProcess, start_workers
-from .sampling import timer_description
-from .revisions import Checkouts, repo_root, resolve
-
-#: Coverage of the interval stored with each median.
-RUN_CI_LEVEL = 0.95
-
+from ..environment import capture
+from ..errors import UserError
+from .conditions import timer_description
+from .workers import WorkerFailure, WorkerProcess, start_workers
+from ..git import repo_root, resolve
+from .revisions import Checkouts
 
 def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None, filter: str | None = None,
                overrides: dict | None = None, progress=None, config_file: str | None = None) -> dict:
@@ -33,7 +29,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
     Raises:
         UserError: bad repository, ref, configuration, or no benchmarks.
     """
-    from .compare import NoProgress
+    from .timing import NoProgress
 
     progress = progress or NoProgress()
     root = repo_root(repo)
@@ -66,8 +62,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                 progress.benchmark(i, case["name"])
                 entries.append(_measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress))
                 progress.finished(case["name"], "failed" if entries[-1]["head"]["error"] else "measured")
-            entries += [{"name": e["file"], "file": e["file"], "unit": "s", "base": None,
-                         "head": results_mod.side_result(error=e["error"]), "change": None, "hints": [], "profile": None}
+            entries += [results_mod.measured(e["file"], e["file"], results_mod.side(error=e["error"]))
                         for e in listing.get("errors", [])]
         finally:
             worker.close()
@@ -78,15 +73,14 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                                 "sides": {"head": {"cpus": env.get("cpus"), "torch_threads": env.get("threads")}}},
                      "doctor": doctor},
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
-                  "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time, "ci_level": RUN_CI_LEVEL},
+                  "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time,
+                  "ci_level": results_mod.MEDIAN_CI_LEVEL},
         benchmarks=entries, intent=None, kind="run")
     results_mod.dump(doc, out / "results.json")
     return doc
 
 
 def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget: float, progress) -> dict:
-    entry = {"name": case["name"], "file": case["file"], "unit": "s", "base": None, "head": None,
-             "change": None, "hints": [], "profile": None}
     deadline = time.monotonic() + budget
     target = max(cfg.min_rounds, 16)
     try:
@@ -103,9 +97,5 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
         error = None if resp.get("ok") else resp.get("error")
     except WorkerFailure as exc:
         samples, peak, error = [], None, str(exc)
-    side = results_mod.side_result(samples, peak_memory_bytes=peak, error=error)
-    if len(samples) >= 2:
-        _, low, high = stats.median_interval(samples, RUN_CI_LEVEL)
-        side.update(ci_low=low, ci_high=high)
-    entry["head"] = side
-    return entry
+    return results_mod.measured(case["name"], case["file"],
+                                results_mod.side(samples, peak_memory_bytes=peak, error=error))

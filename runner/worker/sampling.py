@@ -29,14 +29,6 @@ import time
 from typing import Callable
 
 
-def timer_description(device: str | None) -> str:
-    """How a sample is timed on ``device``, in words, for the record (``environment.worker.timer``)."""
-    if device and device.startswith("cuda"):
-        return ("timed with CUDA events on the current stream, the device synchronised before the end event "
-                "(work on every stream is inside the interval)")
-    return "timed with time.perf_counter_ns around the calls"
-
-
 class Timer:
     """Times ``number`` calls of ``fn`` on one device; see the module docstring.
 

@@ -1,7 +1,7 @@
 """What ``perfgate doctor`` judges, read from this machine: the imperative shell of the doctor.
 
-:func:`gather` returns plain data (the shape is in its docstring) that :mod:`runner.doctor`'s
-pure checks turn into findings. Sources: the host settings of :func:`runner.conditions.host_facts`
+:func:`gather` returns plain data (the shape is in its docstring) that :mod:`runner.pipeline.doctor`'s
+pure checks turn into findings. Sources: the host settings of :func:`runner.pipeline.conditions.host_facts`
 (the same readers that record ``environment.worker.host``), ``os.getloadavg``,
 ``shutil.disk_usage``, torch's ``version.py`` (read as text: torch is never imported here, so the
 parent of a compare stays torch-free), and NVML through ``pynvml`` (package ``nvidia-ml-py``; the
@@ -168,7 +168,7 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
             the revisions' worktrees go); the temporary folder is always added.
         nvml: a ``pynvml``-like module for tests (default: ``pynvml`` when installed).
     Returns:
-        ``{host: runner.conditions.host_facts(), cpus: the machine's CPU count (the load average
+        ``{host: runner.pipeline.conditions.host_facts(), cpus: the machine's CPU count (the load average
         counts the whole machine's runnable tasks, whatever this process's affinity), load_average: [1m, 5m, 15m] | None,
         disks: [{path, free_bytes, total_bytes}], torch: {version, cuda, hip} | None,
         nvml: {available, reason, driver, cuda_driver ("12.4")}, gpus: [{index, name,

@@ -22,49 +22,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .child_env import child_environment
-from .errors import GitError, UserError
-
-
-def git(repo: str | Path, *args: str, check: bool = True) -> str:
-    """Run ``git -C repo ARGS`` and return its standard output, stripped.
-
-    Raises:
-        GitError: git failed; the message carries git's own first error line.
-    """
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        first = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise GitError(f"git {' '.join(args[:2])} failed in {repo}: {first}")
-    return proc.stdout.strip()
-
-
-def repo_root(path: str | Path) -> Path:
-    """The top-level folder of the git repository containing ``path``.
-
-    Raises:
-        GitError: ``path`` does not exist or is not inside a git repository.
-    """
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise GitError(f"--repo {path}: no such directory")
-    proc = subprocess.run(["git", "-C", str(p), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise GitError(f"--repo {path}: not a git repository")
-    return Path(proc.stdout.strip())
-
-
-def resolve(repo: str | Path, ref: str) -> str:
-    """The full commit SHA that ``ref`` names in ``repo``.
-
-    Raises:
-        GitError: naming the ref when it does not resolve to a commit.
-    """
-    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise GitError(f"unknown ref {ref!r} in {repo} (fetch it, or check the branch/SHA name)")
-    return proc.stdout.strip()
+from ..child_env import child_environment
+from ..errors import UserError
+from ..git import git
 
 
 @dataclass

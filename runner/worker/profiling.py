@@ -3,7 +3,7 @@
 Separate from timing because profiling perturbs time. torch is imported inside the function
 only, so importing this module stays light. The trace is written gzipped
 (``traces/<side>/<benchmark>.json.gz``); Perfetto and chrome://tracing open it as is, and
-:func:`runner.trace.summarize` reads it in the parent.
+:func:`runner.profile.summaries.summarize` reads it in the parent.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-#: Name of the annotation around each profiled call (``runner.trace.CALL_ANNOTATION``).
+#: Name of the annotation around each profiled call (``runner.profile.summaries.CALL_ANNOTATION``).
 CALL_ANNOTATION = "perfgate::call"
 
 #: Untimed calls before the profiled ones (lazy init, allocator warm-up, autotuning).

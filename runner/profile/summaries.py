@@ -1,36 +1,31 @@
-"""Kineto (torch.profiler) trace files: load, summarise, compact; ``perfgate trace-summary``.
+"""Kineto (torch.profiler) trace summaries: what a trace says, per kernel, runtime call, copy,
+operator and device; and their compact form for results.json.
 
 The summary is computed from the trace file itself, so perfgate's own traces, stored traces
 and third-party traces of any torch version and GPU vendor work: every name that differs
 between CUDA, ROCm and Intel XPU traces or between Kineto versions (event categories such as
 PyTorch 1.8's ``Kernel``/``Runtime``/``Operator``, runtime calls such as ``cudaLaunchKernel`` /
 ``hipExtModuleLaunchKernel`` / ``urEnqueueKernelLaunch``, ``deviceProperties`` /
-``computeProperties``) is looked up in :mod:`runner.trace_names`. Kernel ``args`` carry
+``computeProperties``) is looked up in :mod:`runner.profile.names`. Kernel ``args`` carry
 ``registers per thread``, ``shared memory``, ``grid``, ``block``, ``stream``, ``correlation``
 and ``est. achieved occupancy %``; the top level carries the device properties.
 
 Units: times in microseconds (``*_us``, as in the trace), sizes in bytes (``*_bytes``),
-occupancy as a fraction 0..1. Pure except :func:`load_trace` and :func:`main_trace_summary`.
-This module never imports torch.
+occupancy as a fraction 0..1. Pure (:func:`summarize` given a path reads it through
+:func:`runner.profile.kineto.load_trace`); never imports torch.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
-import zlib
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
-from . import roofline
-from . import trace_names as names
-from .escape import term
-from .errors import UserError
+from . import names, roofline
+from .kineto import REPAIRED_KEY, load_trace
 
-#: Device-side work (canonical categories, :data:`runner.trace_names.CATEGORIES`).
+#: Device-side work (canonical categories, :data:`runner.profile.names.CATEGORIES`).
 GPU_CATS = names.GPU_CATEGORIES
 
 #: A kernel shorter than this is "small" (STRATEGIES.md, sync_overhead: under ~10 µs).
@@ -83,88 +78,6 @@ TENSOR_PRECISIONS = ("tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8")
 
 
 #: Key under which :func:`load_trace` records the known export defects it repaired.
-REPAIRED_KEY = "perfgate_repaired"
-
-_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt]|.)', re.S)
-
-
-def _escape_backslashes(text: str) -> str:
-    """Double every backslash that does not start a valid JSON escape (``C:\\Users`` in a name)."""
-    return _ESCAPE.sub(lambda m: m.group(0) if len(m.group(1)) > 1 or m.group(1) in '"\\/bfnrt'
-                       else "\\\\" + m.group(1), text)
-
-
-def parse_trace_json(text: str) -> tuple[object, list[dict]]:
-    """Parse a trace's JSON text, repairing only the defects torch's exporter is known to write.
-
-    Strict JSON first; on an error listed in :data:`runner.trace_names.KNOWN_EXPORT_DEFECTS`
-    (raw control characters in strings, pytorch/pytorch#113001; unescaped backslashes of
-    Windows paths, pytorch/pytorch#98432) that defect is repaired — control characters are
-    accepted inside strings, stray backslashes are escaped — and the text parsed again.
-
-    Returns:
-        ``(document, repairs)``: repairs ``[{issue, what, repair}]`` applied, in order.
-
-    Raises:
-        ValueError: the text is not JSON even after those repairs (the message names the repairs
-            made).
-    """
-    repairs: list[dict] = []
-    strict = True
-    while True:
-        try:
-            return json.loads(text, strict=strict), repairs
-        except json.JSONDecodeError as exc:
-            done = {r["repair"] for r in repairs}
-            defect = next((d for d in names.KNOWN_EXPORT_DEFECTS
-                           if exc.msg.startswith(d["message"]) and d["repair"] not in done), None)
-            if defect is None:
-                after = "; ".join(f"after repairing {r['what']} ({r['issue']})" for r in repairs)
-                raise ValueError(f"{exc.msg} at line {exc.lineno} column {exc.colno}" + (f" {after}" if after else "")) \
-                    from None
-            if defect["repair"] == "control_characters":
-                strict = False
-            else:
-                text = _escape_backslashes(text)
-            repairs.append({"issue": defect["issue"], "what": defect["what"], "repair": defect["repair"]})
-
-
-def load_trace(path: str | Path) -> dict:
-    """Read a Kineto/Chrome trace (``.json`` or ``.json.gz``).
-
-    Invalid JSON that torch is known to write (:func:`parse_trace_json`) is read after repair;
-    the repairs are listed under :data:`REPAIRED_KEY` (``[{issue, what, repair}]``).
-
-    Returns:
-        the trace document: a dict with ``traceEvents`` (a bare event list is wrapped).
-
-    Raises:
-        UserError: the file is missing or unreadable, not (gzipped) JSON, or not a trace.
-    """
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read trace {path}: {exc.strerror or exc}") from None
-    try:
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        doc, repairs = parse_trace_json(raw.decode("utf-8"))
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError) as exc:
-        raise UserError(f"{path} is not a JSON trace (.json or .json.gz): {str(exc).splitlines()[0][:200]}") from None
-    if isinstance(doc, list):
-        doc = {"traceEvents": doc}
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise UserError(f"{path} is JSON but not a Kineto/Chrome trace (no 'traceEvents' list)")
-    if repairs:
-        doc[REPAIRED_KEY] = repairs
-    return doc
-
-
-# ---------------------------------------------------------------------------------------------
-# summarising (pure)
-
-
 def _num(value, default=0.0) -> float:
     try:
         out = float(value)
@@ -234,12 +147,12 @@ def kernel_dtype(name: str) -> str | None:
 
 def is_collective(kernel_name: str) -> bool:
     """Whether a kernel is collective communication (NCCL/RCCL, custom all-reduce):
-    :data:`runner.trace_names.COLLECTIVE_KERNEL`."""
+    :data:`runner.profile.names.COLLECTIVE_KERNEL`."""
     return bool(names.COLLECTIVE_KERNEL.search(kernel_name))
 
 
 def _arg(args: dict, key: str, default=None):
-    """``args[key]`` under any spelling of :data:`runner.trace_names.ARG_NAMES`."""
+    """``args[key]`` under any spelling of :data:`runner.profile.names.ARG_NAMES`."""
     for spelling in names.ARG_NAMES.get(key, (key,)):
         if spelling in args:
             return args[spelling]
@@ -311,7 +224,7 @@ def _operator_self_times(ops: list[dict]) -> dict[int, float]:
 
 def device_properties(doc: dict, device=None) -> dict | None:
     """The trace's properties of ``device`` (its ``id``; else the first entry), keys renamed to
-    perfgate's (:data:`runner.trace_names.DEVICE_PROPERTY_KEYS`: ``numSms``, ``computeMajor``,
+    perfgate's (:data:`runner.profile.names.DEVICE_PROPERTY_KEYS`: ``numSms``, ``computeMajor``,
     ``maxThreadsPerMultiprocessor``, ...) from ``deviceProperties`` or the older
     ``computeProperties``; None when the trace has neither."""
     entries = []
@@ -456,7 +369,7 @@ def summarize(trace_or_path) -> dict:
         total_us, small_count, small_us}, communication: {count, total_us, streams},
         runtime: {api (cuda|hip|xpu), launches: {count, total_us} (kernel and graph launches),
         graph_launches, calls_by_kind: {kind: {count, total_us}} (kinds of
-        :data:`runner.trace_names.CALL_KINDS`), sync: {API: {count, total_us}} (host
+        :data:`runner.profile.names.CALL_KINDS`), sync: {API: {count, total_us}} (host
         synchronisations, stream waits and synchronous copies), cuda_sync: {kind: count},
         memcpy: {HtoD|DtoH|DtoD|...: {count, bytes, total_us, pageable_count}}, memset: {count,
         bytes, total_us}, launch_delay_mean_us, calls: {API: {count, total_us}}}, gpu_busy_us,
@@ -502,7 +415,7 @@ def summarize(trace_or_path) -> dict:
         elif e.get("name") == "[memory]":
             memory.append(e)
 
-    # runtime calls by API and by kind (runner.trace_names.RUNTIME_CALLS)
+    # runtime calls by API and by kind (runner.profile.names.RUNTIME_CALLS)
     calls_by_api: dict[str, dict] = {}
     for r in runtime:
         c = calls_by_api.setdefault(r.get("name", "?"), {"count": 0, "total_us": 0.0})
@@ -715,115 +628,3 @@ def compact(summary: dict, top: int = 25, *, max_name: int = 300) -> dict:
         runtime["calls"] = dict(list(runtime["calls"].items())[:10])
     out["runtime"] = runtime
     return _round_floats(out)
-
-
-# ---------------------------------------------------------------------------------------------
-# CLI (imperative shell)
-
-
-def _fmt_us(us) -> str:
-    if us is None:
-        return "-"
-    if us >= 1e6:
-        return f"{us / 1e6:.2f} s"
-    if us >= 1e3:
-        return f"{us / 1e3:.2f} ms"
-    return f"{us:.1f} µs"
-
-
-def _short(name: str, width: int = 70) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"
-
-
-def header_line(summary: dict, title: str = "trace") -> str:
-    """The one-line header of a summary: device (or "GPU, no name in trace, N CUs"), span,
-    calls, GPU busy/idle, peak memory."""
-    device = summary.get("device") or {}
-    head = [f"[bold]{term(title)}[/bold]", f"device: {term(device.get('label') or summary.get('device_name') or 'CPU only')}",
-            f"span {_fmt_us(summary['span_us'])}"]
-    if summary.get("iterations"):
-        head.append(f"{summary['iterations']} calls")
-    if summary.get("gpu_idle_us") is not None:
-        idle_share = summary["gpu_idle_us"] / summary["span_us"] if summary["span_us"] else 0
-        head.append(f"GPU busy {_fmt_us(summary['gpu_busy_us'])}, idle {_fmt_us(summary['gpu_idle_us'])} ({idle_share:.0%})")
-    elif summary.get("gpu_busy_us") is None:
-        head.append("no GPU activity recorded")
-    if summary.get("peak_memory_bytes") is not None:
-        head.append(f"peak memory {summary['peak_memory_bytes'] / 2**20:.1f} MiB")
-    return " · ".join(head)
-
-
-def render_summary(summary: dict, console, title: str = "trace", top: int = 15) -> None:
-    """Print a summary as rich tables on ``console`` (a ``rich.console.Console``)."""
-    from rich.table import Table
-
-    rt = summary["runtime"]
-    device = summary.get("device") or {}
-    console.print(header_line(summary, title))
-    for r in summary.get("repaired") or []:
-        console.print(f"read after repairing a known torch export bug ({r['issue']}): {term(r['what'])}")
-    if device.get("peaks"):
-        console.print(f"roofline peaks: {term(device['peaks']['model'])} ({term(device['peaks']['source'])}; "
-                      f"matched by {term(device['peaks']['method'])})")
-    elif device.get("peaks_note"):
-        console.print(f"roofline: {term(device['peaks_note'])}")
-    if summary["kernels"]:
-        t = Table(title="kernels (by total time)")
-        for col in ("kernel", "count", "total", "mean", "regs/thread", "smem B", "grid", "block", "occupancy", "waves"):
-            t.add_column(col, justify="left" if col == "kernel" else "right")
-        for k in summary["kernels"][:top]:
-            occ = f"{k['occupancy']:.0%}" if k.get("occupancy") is not None else "-"
-            if k.get("est_achieved_occupancy") is not None:
-                occ += f" (est. {k['est_achieved_occupancy']:.0%})"
-            t.add_row(term(_short(k["name"])), str(k["count"]), _fmt_us(k["total_us"]), _fmt_us(k["mean_us"]),
-                      str(k.get("registers_per_thread") if k.get("registers_per_thread") is not None else "-"),
-                      str(k.get("shared_memory_bytes") if k.get("shared_memory_bytes") is not None else "-"),
-                      "x".join(map(str, k.get("grid") or [])) or "-", "x".join(map(str, k.get("block") or [])) or "-",
-                      occ, str(k.get("waves") or "-"))
-        console.print(t)
-        comm = summary.get("communication") or {}
-        if comm.get("count"):
-            console.print(f"collective communication: {comm['count']} kernels, {_fmt_us(comm['total_us'])} "
-                          f"on stream(s) {', '.join(map(str, comm['streams'])) or '-'}")
-    if device.get("kind") == "gpu" or summary["kernels"]:
-        t = Table(title=f"{names.RUNTIME_TITLES.get(rt.get('api'), 'GPU')} runtime")
-        for col in ("call", "count", "total"):
-            t.add_column(col, justify="left" if col == "call" else "right")
-        t.add_row("kernel launches", str(rt["launches"]["count"]), _fmt_us(rt["launches"]["total_us"]))
-        if rt.get("graph_launches"):
-            t.add_row("  of which graph launches", str(rt["graph_launches"]),
-                      _fmt_us(rt["calls_by_kind"]["graph_launch"]["total_us"]))
-        for api, v in rt["sync"].items():
-            t.add_row(term(api), str(v["count"]), _fmt_us(v["total_us"]))
-        for direction, v in rt["memcpy"].items():
-            t.add_row(term(f"memcpy {direction} ({v['bytes']} B)"), str(v["count"]), _fmt_us(v["total_us"]))
-        if rt["memset"]["count"]:
-            t.add_row(f"memset ({rt['memset']['bytes']} B)", str(rt["memset"]["count"]), _fmt_us(rt["memset"]["total_us"]))
-        alloc = (rt.get("calls_by_kind") or {}).get("alloc") or {}
-        if alloc.get("count"):
-            t.add_row("allocation and free", str(alloc["count"]), _fmt_us(alloc["total_us"]))
-        console.print(t)
-    if summary["operators"]:
-        t = Table(title="operators (by self time)")
-        for col in ("operator", "count", "self", "total", "mean"):
-            t.add_column(col, justify="left" if col == "operator" else "right")
-        for o in summary["operators"][:top]:
-            t.add_row(term(_short(o["name"])), str(o["count"]), _fmt_us(o["self_us"]), _fmt_us(o["total_us"]),
-                      _fmt_us(o["mean_us"]))
-        console.print(t)
-
-
-def main_trace_summary(args) -> int:
-    """``perfgate trace-summary TRACE [--json]``: print the summary (JSON or tables); exit 0.
-
-    Raises:
-        UserError: the trace cannot be read (exit 2, one line).
-    """
-    summary = summarize(load_trace(args.trace))
-    if getattr(args, "json", False):
-        print(json.dumps(_round_floats(summary), indent=1))
-        return 0
-    from rich.console import Console
-
-    render_summary(summary, Console(), title=str(args.trace))
-    return 0

@@ -4,7 +4,7 @@ both sides, and recorded in ``results.json`` ``environment.worker``.
 Each setting here exists because an A/A run (identical code on both sides) showed that leaving it
 to chance made one side's process faster than the other's for its whole life; the measurement
 that justified it is in the docstring and in evaluation/RESULTS.md. Pure functions of the parent's
-environment and the configuration; :mod:`runner.manager` applies them when it starts a worker.
+environment and the configuration; :mod:`runner.pipeline.workers` applies them when it starts a worker.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
+
+from ..config import ALLOCATORS
 
 #: glibc malloc settings of the ``steady`` allocator preset (bytes).
 #:
@@ -32,8 +34,6 @@ GLIBC_STEADY = {
     "MALLOC_TOP_PAD_": str(64 * 2**20),
 }
 
-#: Allocator presets (config key ``allocator``).
-ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
 
 _PRELOAD_NAMES = {"jemalloc": ("jemalloc",), "tcmalloc": ("tcmalloc_minimal", "tcmalloc")}
 _PRELOAD_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
@@ -293,3 +293,11 @@ def describe(added_env: Mapping[str, str], plan: CpuPlan, *, allocator: str, lay
         "aslr": "off (setarch -R)" if layout_pinned else "system default",
         "host": host_facts(),
     }
+
+
+def timer_description(device: str | None) -> str:
+    """How a sample is timed on ``device``, in words, for the record (``environment.worker.timer``)."""
+    if device and device.startswith("cuda"):
+        return ("timed with CUDA events on the current stream, the device synchronised before the end event "
+                "(work on every stream is inside the interval)")
+    return "timed with time.perf_counter_ns around the calls"

@@ -1,18 +1,17 @@
-"""The compare pipeline: refs → worktrees → workers → paired sampling → verdicts → profiles → results.
+"""The timing pass: every benchmark in fresh process pairs, rounds interleaved (ABBA), looked
+at on a schedule until decided, within a time budget.
 
-``compare()`` is the orchestration (the imperative shell); every decision it takes is made by
-a pure function elsewhere: the stopping rule and verdicts in :mod:`runner.stats`, names and
-filters in :mod:`runner.discovery`, hints in :mod:`runner.hints`, intent in :mod:`runner.intent`.
-
-Schedule. Benchmarks are taken one after another. For each, both workers set it up
-(warm-up, calibration), then rounds alternate the order base-head, head-base (ABBA) so each
-base sample has an adjacent head sample. At each planned look (runner.stats.look_schedule)
-the estimate is tested and the benchmark stops when decided; each look's new rounds run in a
-fresh pair of workers, and the pairs are combined with a random-effects model
-(runner.stats.blocked_estimate), so process-level effects widen the interval instead of
-passing for a change. Each benchmark may spend its
-fair share of what is left of ``max_time``; benchmarks still inconclusive after the first pass
-continue their looks with whatever budget remains.
+Schedule. Benchmarks are taken one after another. For each, a fresh pair of workers sets it up
+(the first pair calibrates the calls per sample for both sides), then rounds alternate the order
+base-head, head-base so each base sample has an adjacent head sample. After every
+``pair_rounds`` rounds the benchmark moves to another fresh pair (which side starts first
+alternates), so the process pair is the unit of replication. At each planned look
+(:func:`runner.stats.look_schedule`) the estimate over the pairs
+(:func:`runner.stats.blocked_estimate`) is tested and the benchmark stops when decided. Each
+benchmark may spend its fair share of what is left of ``max_time``; benchmarks still
+inconclusive after the first pass continue their looks with whatever budget remains, and
+Benjamini–Hochberg across the run decides the final verdicts. The pure decisions live in
+:mod:`runner.stats`; this module only drives the workers.
 """
 
 from __future__ import annotations
@@ -21,19 +20,12 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Protocol
 
-from . import results as results_mod
-from . import stats
-from .config import Config
-from .discovery import matches
-from .doctor import examine
-from .environment import capture
-from .errors import UserError
-from .manager import WorkerFailure, WorkerProcess, start_workers
-from .sampling import timer_description
-from .revisions import Checkouts, Revision, repo_root, resolve
+from .. import results as results_mod
+from .. import stats
+from ..config import Config
+from .workers import WorkerFailure, WorkerProcess
 
 
 class Progress(Protocol):
@@ -54,18 +46,6 @@ class NoProgress:
     def benchmark(self, index, name): pass
     def rounds(self, name, rounds, estimate): pass
     def finished(self, name, verdict): pass
-
-
-@dataclass
-class PullRequestText:
-    """What the PR says about itself (for intent); empty fields mean "use the commits"."""
-
-    title: str = ""
-    body: str = ""
-    labels: list[str] = field(default_factory=list)
-
-    def given(self) -> bool:
-        return bool(self.title or self.body or self.labels)
 
 
 @dataclass
@@ -143,11 +123,11 @@ def safe_filename(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=,-]+", "-", name).strip("-") or "benchmark"
 
 
-class Session:
+class TimingPass:
     """The two workers of one compare and the telemetry sampler, with the sampling loop.
 
     Isolation: every benchmark starts in a fresh pair of worker processes (forked by each side's
-    server, :mod:`runner.manager`), and after every ``pair_rounds`` rounds the benchmark moves to
+    server, :mod:`runner.pipeline.workers`), and after every ``pair_rounds`` rounds the benchmark moves to
     another fresh pair, so the process pair is the unit the statistics replicate
     (:func:`runner.stats.blocked_estimate`) and no benchmark runs in a process another one used.
     """
@@ -369,276 +349,9 @@ def benchmark_entry(state: BenchState, ci_level: float, pair_rounds: int) -> dic
         "stop_reason": state.stop_reason,
         "seconds": round(state.seconds, 3),
     }
-    return {
-        "name": state.name,
-        "file": state.case.get("file"),
-        "unit": "s",
-        "base": _side_entry(state.sides["base"]),
-        "head": _side_entry(state.sides["head"]),
-        "change": change,
-        "hints": [],
-        "profile": None,
-    }
+    return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(state.sides["base"]),
+                                 head=_side_entry(state.sides["head"]), change=change)
 
 
 def _side_entry(side: SideState) -> dict:
-    return results_mod.side_result(side.samples, peak_memory_bytes=side.peak, error=side.error, **side.info())
-
-
-@dataclass
-class CompareRequest:
-    """Everything one compare needs (from the CLI, the Action, or a test)."""
-
-    repo: str
-    base: str
-    head: str
-    config: Config
-    out: Path
-    benchmarks: str | None = None
-    filter: str | None = None
-    pr: PullRequestText = field(default_factory=PullRequestText)
-    config_overrides: dict = field(default_factory=dict)
-    config_file: str | None = None
-
-
-def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
-    """Run the whole pipeline and write ``OUT/results.json`` (reports are the caller's).
-
-    Raises:
-        UserError: not a git repository, unknown ref, bad config, no benchmarks, a failed
-            install command. Benchmark failures are not raised: they are results.
-    """
-    from . import config as config_mod
-
-    progress = progress or NoProgress()
-    if req.config_file:
-        config_mod.load_file(req.config_file)  # a broken --config fails before any checkout
-    root = repo_root(req.repo)
-    base_sha = resolve(root, req.base)
-    head_sha = resolve(root, req.head)
-    req.out.mkdir(parents=True, exist_ok=True)
-    with Checkouts(root, req.out) as co:
-        progress.phase("checking out base and head")
-        base_rev = co.add("base", req.base, base_sha)
-        head_rev = co.add("head", req.head, head_sha)
-        # The policy is the maintainers': --config FILE, else the base revision's file, never the head's.
-        policy = {"config_source": "file" if req.config_file else "base",
-                  "config_changed_by_head": config_mod.head_changes(base_rev.path, head_rev.path)}
-        cfg = req.config
-        if cfg is None:
-            if req.config_file:
-                file_cfg = config_mod.load_file(req.config_file)
-            else:
-                file_cfg, _ = config_mod.load(base_rev.path)
-            cfg = file_cfg.override(**req.config_overrides)
-        if cfg.install:
-            for rev in (base_rev, head_rev):
-                progress.phase(f"installing {rev.side} ({rev.sha[:12]}): {cfg.install}")
-                co.install(rev, cfg.install)
-        bench_dirs = _bench_dirs(req.benchmarks, cfg, base_rev, head_rev)
-        results = _measure(req, cfg, {"base": base_rev, "head": head_rev}, bench_dirs, root, progress, policy)
-    return results
-
-
-def _bench_dirs(override: str | None, cfg: Config, base: Revision, head: Revision) -> dict[str, str]:
-    if override:
-        path = Path(override).expanduser().resolve()
-        if not path.is_dir():
-            raise UserError(f"--benchmarks {override}: no such directory")
-        return {"base": str(path), "head": str(path), "shared": True}
-    head_dir = head.path / cfg.benchmarks
-    if not head_dir.is_dir():
-        raise UserError(f"no benchmark directory {cfg.benchmarks!r} at head {head.sha[:12]} "
-                        f"(set `benchmarks` in [tool.perfgate] or pass --benchmarks DIR)")
-    return {"base": str(base.path / cfg.benchmarks), "head": str(head_dir), "shared": False}
-
-
-def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_dirs: dict, root: Path,
-             progress: Progress, policy: dict) -> dict:
-    from .telemetry import TelemetrySampler
-
-    doctor = examine([req.out])  # before the workers start: the GPU idle, nothing of ours on it
-    workers, worker_conditions = start_workers(revs, cfg, req.out / "logs")
-    telemetry = TelemetrySampler()
-    try:
-        progress.phase("starting workers")
-        listing = _preload(workers["head"], bench_dirs["head"])
-        base_listing = None
-        if Path(bench_dirs["base"]).is_dir():
-            base_listing = _preload(workers["base"], bench_dirs["base"])
-        env_resp = {}
-        for side in ("head", "base"):
-            try:
-                env_resp[side] = workers[side].request("env")
-            except WorkerFailure as exc:
-                raise UserError(f"the {side} worker could not start: {exc}") from None
-            if not env_resp[side].get("ok"):
-                raise UserError(f"the {side} worker could not start: {env_resp[side].get('error')}")
-            workers[side].end_child()
-        cases = [c for c in listing["benchmarks"] if matches(c["name"], req.filter)]
-        file_errors = [e for e in listing["errors"] if matches(e["file"], req.filter) or not req.filter]
-        if not cases and not file_errors:
-            if listing["benchmarks"] and req.filter:
-                names = ", ".join(c["name"] for c in listing["benchmarks"][:8])
-                raise UserError(f"no benchmark matches --filter {req.filter!r} (there are: {names})")
-            raise UserError(f"no benchmarks found in {bench_dirs['head']} (bench_*.py files with bench_* functions)")
-        removed = []
-        if not bench_dirs.get("shared") and base_listing is not None:
-            head_names = {c["name"] for c in listing["benchmarks"]}
-            removed = [c for c in base_listing.get("benchmarks", [])
-                       if c["name"] not in head_names and matches(c["name"], req.filter)]
-
-        states = [BenchState(case=c) for c in cases]
-        session = Session(workers, cfg, {"base": bench_dirs["base"], "head": bench_dirs["head"]},
-                          telemetry=telemetry, progress=progress)
-        telemetry.start()
-        try:
-            session.time_all(states)
-        finally:
-            telemetry.stop()
-        telemetry_summary = telemetry.summary()
-        entries = [benchmark_entry(s, session.ci_level, cfg.pair_rounds) for s in states]
-        entries += [_file_error_entry(e) for e in file_errors]
-        entries += [_removed_entry(c) for c in removed]
-        if cfg.profile:
-            _profile_pass(session, states, entries, req.out, telemetry_summary, progress)
-        sides = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
-                        "preload_refused": w.preload_refused or None,
-                        # as a worker saw them (pinning and thread count), for the record
-                        "cpus": env_resp[side].pop("cpus", None), "torch_threads": env_resp[side].pop("threads", None)}
-                 for side, w in workers.items()}
-    finally:
-        for w in workers.values():
-            w.close()
-
-    settings = {
-        "threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
-        "max_rounds": cfg.max_rounds, "pair_rounds": cfg.pair_rounds, "looks": session.looks,
-        "ci_level": session.ci_level, "min_sample_time": cfg.min_sample_time, "cold_cache": cfg.cold_cache,
-        "fail_threshold": cfg.fail_threshold, "process_noise": cfg.process_noise,
-        "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
-        "filter": req.filter, "profile": cfg.profile, **policy,
-    }
-    intent = _intent(req, root, revs)
-    environment = capture(env_resp.get("head"), telemetry_summary)
-    environment["worker"] = {**worker_conditions, "sides": sides, "timer": timer_description(environment.get("device"))}
-    environment["doctor"] = doctor
-    doc = results_mod.new_results(
-        repository=str(root),
-        base={"ref": req.base, "sha": revs["base"].sha},
-        head={"ref": req.head, "sha": revs["head"].sha},
-        environment=environment,
-        settings=settings, benchmarks=entries, intent=intent)
-    results_mod.dump(doc, req.out / "results.json")
-    return doc
-
-
-def _preload(worker: WorkerProcess, directory: str) -> dict:
-    """List the benchmarks under ``directory`` and import them into the side's fork server.
-
-    Raises:
-        UserError: the files could not even be listed (the server died or hung importing them).
-    """
-    try:
-        listing = worker.preload(directory)
-    except WorkerFailure as exc:
-        raise UserError(f"cannot list benchmarks in {directory}: {exc}") from None
-    if not listing.get("ok"):
-        raise UserError(f"cannot list benchmarks in {directory}: {listing.get('error')}")
-    return listing
-
-
-def _file_error_entry(err: dict) -> dict:
-    return {"name": err["file"], "file": err["file"], "unit": "s", "base": None,
-            "head": results_mod.side_result(error=err["error"]),
-            "change": {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": "failed"},
-            "hints": [], "profile": None}
-
-
-def _removed_entry(case: dict) -> dict:
-    return {"name": case["name"], "file": case["file"], "unit": "s", "base": None, "head": None,
-            "change": {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": "removed"},
-            "hints": [], "profile": None}
-
-
-#: Profile passes per side for a benchmark that may get hints (changed or inconclusive).
-PROFILE_PASSES = 3
-
-
-def _profile_pass(session: Session, states: list[BenchState], entries: list[dict], out: Path,
-                  telemetry_summary: dict, progress: Progress) -> None:
-    """After timing (profiling perturbs time): trace both sides, summarise, diff, hint.
-
-    A benchmark that may get hints is profiled :data:`PROFILE_PASSES` times per side, sides
-    alternating, each pass in a fresh process; the pass with the median total time of each side is
-    the one diffed and kept (``traces/<side>/<benchmark>.json.gz``), and the spread over the passes
-    decides which differences a hint may cite (:mod:`runner.profile_noise`). An ``unchanged``
-    benchmark gets one pass (its side-by-side table; it gets no hints).
-    """
-    from .hints import hints_for, profile_for_results
-    from .profile_noise import median_pass, pass_spread
-    from .trace import summarize
-
-    profilable = [(s, e) for s, e in zip(states, entries) if s.verdict not in ("failed", "new")]
-    progress.phase(f"profiling {len(profilable)} benchmark(s)")
-    for state, entry in profilable:
-        passes = PROFILE_PASSES if state.verdict in ("regression", "improvement", "inconclusive") else 1
-        summaries: dict[str, list[tuple[Path, dict]]] = {"base": [], "head": []}
-        for p in range(passes):
-            for side in (("base", "head") if p % 2 == 0 else ("head", "base")):
-                trace_path = out / "traces" / side / f"{safe_filename(state.name)}.pass{p + 1}.json.gz"
-                session.fresh_processes()
-                ok = session.setup(state, side)
-                resp = session.request(side, "profile", trace_path=str(trace_path), calls=5) if ok else {}
-                if not resp.get("ok"):
-                    entry.setdefault("profile_errors", {})[side] = resp.get("error") or state.sides[side].error
-                    continue
-                try:
-                    summaries[side].append((trace_path, summarize(trace_path)))
-                except UserError as exc:
-                    entry.setdefault("profile_errors", {})[side] = str(exc)
-        session.fresh_processes()
-        kept = {}
-        for side, done in summaries.items():
-            if not done:
-                continue
-            keep = median_pass([summary for _, summary in done])
-            final = out / "traces" / side / f"{safe_filename(state.name)}.json.gz"
-            for i, (path, _) in enumerate(done):
-                if i == keep:
-                    path.replace(final)
-                else:
-                    path.unlink(missing_ok=True)
-            kept[side] = done[keep][1]
-        if len(kept) == 2:
-            noise = pass_spread([s for _, s in summaries["base"]], [s for _, s in summaries["head"]])
-            entry["profile"] = profile_for_results(kept["base"], kept["head"])
-            entry["profile"]["traces"] = {side: str(Path("traces") / side / f"{safe_filename(state.name)}.json.gz")
-                                          for side in ("base", "head")}
-            entry["profile"]["passes"] = noise["passes"]
-            entry["hints"] = hints_for(entry["change"], kept["base"], kept["head"], telemetry_summary,
-                                       noise=noise if min(noise["passes"].values()) > 1 else None)
-        elif entry["change"]["verdict"] in ("regression", "improvement"):
-            entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
-
-
-def _intent(req: CompareRequest, root: Path, revs: dict[str, Revision]) -> dict:
-    """``intent`` of results.json: the PR's text when given, always with the commits and the diff."""
-    from . import intent as intent_mod
-
-    found = intent_mod.from_git(root, revs["base"].sha, revs["head"].sha, title=req.pr.title,
-                                body=req.pr.body, labels=req.pr.labels)
-    found["source"] = "pull request and commits" if req.pr.given() else "commits"
-    return found
-
-
-def fail_on_regression(doc: dict, fail_threshold: float) -> list[str]:
-    """Names of benchmarks whose verdict is ``regression`` with ratio > 1 + fail_threshold."""
-    out = []
-    for b in doc["benchmarks"]:
-        ch = b.get("change") or {}
-        if ch.get("verdict") == "regression" and ch.get("ratio") and ch["ratio"] > 1.0 + fail_threshold:
-            out.append(b["name"])
-    return out
-
-
+    return results_mod.side(side.samples, peak_memory_bytes=side.peak, error=side.error, **side.info())

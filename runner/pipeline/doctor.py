@@ -2,7 +2,7 @@
 
 pyperf's ``system show`` is the model (it lists what makes a CPU benchmark unstable and how to
 tune it); this adds the GPU's side. The checks are pure functions over the facts that
-:func:`runner.machine_facts.gather` reads (functional core, imperative shell):
+:func:`runner.pipeline.machine_facts.gather` reads (functional core, imperative shell):
 
 GPU (NVML), per device
     ``gpu_processes`` other processes or load on the GPU · ``gpu_mig`` MIG mode ·
@@ -22,8 +22,6 @@ machine does not expose it). ``compare`` and ``run`` record the findings in ``re
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 from dataclasses import asdict, dataclass
 from typing import Iterable
@@ -324,7 +322,7 @@ def check_disk(disk: dict) -> Finding:
 
 
 def run_checks(facts: dict) -> list[Finding]:
-    """Every check over ``facts`` (the shape of :func:`runner.machine_facts.gather`), GPUs first."""
+    """Every check over ``facts`` (the shape of :func:`runner.pipeline.machine_facts.gather`), GPUs first."""
     findings: list[Finding] = []
     nvml, gpus = facts.get("nvml") or {}, facts.get("gpus") or []
     if not nvml.get("available"):
@@ -360,27 +358,6 @@ def summarize(findings: Iterable[Finding]) -> dict:
             "warned": [ident(f) for f in findings if f.status == "warn"]}
 
 
-def failed_line(doctor: dict | None) -> str | None:
-    """The report's one-line warning when a doctor check failed (None when none did)."""
-    failed = [c for c in (doctor or {}).get("checks", []) if c.get("status") == "fail"]
-    if not failed:
-        return None
-    what = "; ".join(f"{c['subject']}: {c['summary']}" for c in failed[:3])
-    more = f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
-    return (f"perfgate doctor: {len(failed)} check(s) failed on this runner ({what}{more}); "
-            f"timings may reflect the machine rather than the code")
-
-
-def counts_line(doctor: dict | None) -> str | None:
-    """``"1 failed (load_average); 2 warnings (cpu_turbo, gpu_clocks)"`` for the report's
-    environment table, ``"all checks passed"``, or None when the result has no doctor record."""
-    if not doctor:
-        return None
-    parts = [f"{len(doctor[key])} {label} ({', '.join(doctor[key])})"
-             for key, label in (("failed", "failed"), ("warned", "warnings")) if doctor.get(key)]
-    return "; ".join(parts) or "all checks passed"
-
-
 # -- shell -------------------------------------------------------------------------------------
 
 def examine(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
@@ -388,42 +365,3 @@ def examine(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
     from .machine_facts import gather
 
     return summarize(run_checks(gather(paths, nvml=nvml)))
-
-
-def render_text(findings: list[Finding], width: int = 120) -> str:
-    """The findings as a plain-text table (rich, no colour codes), fixes under the table."""
-    import io
-
-    from rich.console import Console
-    from rich.table import Table
-
-    buf = io.StringIO()
-    console = Console(file=buf, width=width, color_system=None, force_terminal=False)
-    table = Table(title="perfgate doctor: is this runner fit to measure?")
-    for column in ("status", "check", "subject", "finding"):
-        table.add_column(column, overflow="fold")
-    for f in findings:
-        table.add_row(f.status, f.check, f.subject, f.summary)
-    console.print(table)
-    fixes = [f for f in findings if f.fix and f.status in ("fail", "warn")]
-    if fixes:
-        console.print("How to fix:")
-        for f in fixes:
-            console.print(f"  [{f.status}] {f.check} ({f.subject}): {f.fix}", markup=False, highlight=False)
-    failed = sum(f.status == "fail" for f in findings)
-    console.print(f"{failed} failed, {sum(f.status == 'warn' for f in findings)} warnings, "
-                  f"{sum(f.status == 'ok' for f in findings)} ok, {sum(f.status == 'skip' for f in findings)} skipped",
-                  markup=False, highlight=False)
-    return buf.getvalue()
-
-
-def main_doctor(args: argparse.Namespace) -> int:
-    """``perfgate doctor [--json]``: exit 0 when no check failed, 1 when one did."""
-    from .machine_facts import gather
-
-    findings = run_checks(gather([args.path]))
-    if args.json:
-        print(json.dumps(summarize(findings), indent=2))
-    else:
-        print(render_text(findings), end="")
-    return 1 if any(f.status == "fail" for f in findings) else 0

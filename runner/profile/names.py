@@ -2,7 +2,7 @@
 
 Everything that depends on *who* wrote a trace (CUDA/CUPTI, ROCm/roctracer/rocprofiler, Intel
 XPU/PTI) or *which* Kineto wrote it (PyTorch 1.8 … today) is a table here, so the analysis in
-:mod:`runner.trace` has no vendor or version branches. Sources, per table:
+:mod:`runner.profile.summaries` has no vendor or version branches. Sources, per table:
 
 - event categories: ``libkineto/include/ActivityType.h`` (pytorch/kineto @114171df, today's
   names) and the TensorBoard plugin's ``EventTypeMap``, which read both spellings
@@ -200,7 +200,7 @@ COLLECTIVE_KERNEL = re.compile(
 # ---------------------------------------------------------------------------------------------
 # known defects of torch's trace export
 
-#: JSON errors torch's exporter is known to cause, and how :func:`runner.trace.load_trace`
+#: JSON errors torch's exporter is known to cause, and how :func:`runner.profile.kineto.load_trace`
 #: repairs them: ``{message (prefix of json's error), issue, what, repair}``.
 KNOWN_EXPORT_DEFECTS = (
     {"message": "Invalid control character", "issue": "pytorch/pytorch#113001", "repair": "control_characters",

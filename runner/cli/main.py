@@ -1,8 +1,11 @@
 """The ``perfgate`` command line (DESIGN.md, "Contracts / CLI").
 
-Each sub-command's arguments are defined here, in one place, and its handler is named as
-``"module:function"`` and imported only when that sub-command runs, so ``perfgate --help``
-and the light commands never import torch, scipy or Flask. A handler takes the parsed
+The engine's sub-commands are defined here, each handler named as ``"module:function"`` of this
+package and imported only when that sub-command runs, so ``perfgate --help`` and the light
+commands never import torch or scipy. Other parts plug their sub-commands in through the entry
+point group ``perfgate.commands`` (the App adds ``history``, ``serve``, ``worker``, ``migrate``):
+each entry point is a ``register(subparsers, parser_class)`` function, and the engine never names
+them. A handler — a ``"module:function"`` string or a callable — takes the parsed
 ``argparse.Namespace`` and returns the exit status.
 
 Exit status: 0 done; 1 a regression tripped ``--fail-on-regression``; 2 bad input (one line
@@ -16,8 +19,8 @@ import importlib
 import sys
 import traceback
 
-from . import __version__
-from .errors import UserError
+from .. import __version__
+from ..errors import UserError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -97,36 +100,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="PR title, for the intent section")
     p.add_argument("--body", help="PR body, for the intent section")
     p.add_argument("--labels", help="comma-separated PR labels, for the intent section")
-    p.set_defaults(handler="runner.compare_cli:main_compare")
+    p.set_defaults(handler="runner.cli.compare:main_compare")
 
     p = sub.add_parser("run", help="benchmark one revision (history on the default branch)")
     p.add_argument("--rev", default="HEAD", metavar="REF")
     _add_measure_options(p)
-    p.set_defaults(handler="runner.compare_cli:main_run")
+    p.set_defaults(handler="runner.cli.compare:main_run")
 
     p = sub.add_parser("report", help="re-render a stored results.json")
     p.add_argument("results", metavar="RESULTS.json")
     p.add_argument("--format", choices=["md", "html", "term"], default="term")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
-    p.set_defaults(handler="runner.compare_cli:main_report")
+    p.set_defaults(handler="runner.cli.compare:main_report")
 
     p = sub.add_parser("demo", help="the real compare, end to end, on the bundled example")
     p.add_argument("--out", metavar="DIR", help="output folder (default: .perfgate/demo-<timestamp>)")
     p.add_argument("--max-time", type=_positive_float, default=None, metavar="SECONDS")
     p.add_argument("--no-profile", dest="profile", action="store_false", default=True)
     p.add_argument("--quiet", action="store_true")
-    p.set_defaults(handler="runner.demo:main_demo")
+    p.set_defaults(handler="runner.cli.demo:main_demo")
 
     p = sub.add_parser("trace-summary", help="summarise a Kineto trace (.json/.json.gz)")
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler="runner.trace:main_trace_summary")
+    p.set_defaults(handler="runner.profile.cli:main_trace_summary")
 
     p = sub.add_parser("trace-diff", help="profile diff + root-cause hints of two traces")
     p.add_argument("base_trace", metavar="BASE_TRACE")
     p.add_argument("head_trace", metavar="HEAD_TRACE")
     p.add_argument("--json", action="store_true", help="print JSON {base, head, hints}")
-    p.set_defaults(handler="runner.hints:main_trace_diff")
+    p.set_defaults(handler="runner.profile.cli:main_trace_diff")
 
     p = sub.add_parser("intent", help="classify the optimisation strategy of a change")
     p.add_argument("--title", default="")
@@ -137,41 +140,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", metavar="REF")
     p.add_argument("--head", metavar="REF")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler="runner.intent:main_intent")
+    p.set_defaults(handler="runner.intent.cli:main_intent")
 
     p = sub.add_parser("doctor", help="is this runner fit to measure? GPU and CPU checks, each with a fix")
     p.add_argument("--json", action="store_true", help="print JSON {checks, failed, warned}")
     p.add_argument("--path", default=".", metavar="DIR",
                    help="where results and worktrees go, for the free-space check (default: .)")
-    p.set_defaults(handler="runner.doctor:main_doctor")
+    p.set_defaults(handler="runner.cli.doctor:main_doctor")
 
-    p = sub.add_parser("history", help="store results and show series with change points")
-    hsub = p.add_subparsers(dest="history_command", metavar="ACTION", parser_class=_Parser)
-    hsub.required = True
-    h = hsub.add_parser("add", help="store a compare or run result")
-    h.add_argument("results", metavar="RESULTS.json")
-    h.add_argument("--repository", metavar="OWNER/NAME")
-    h.set_defaults(handler="bot.history_cli:main_add")
-    h = hsub.add_parser("show", help="series and change points")
-    h.add_argument("bench", nargs="?", metavar="BENCH")
-    h.add_argument("--repository", metavar="OWNER/NAME")
-    h.add_argument("--json", action="store_true")
-    h.set_defaults(handler="bot.history_cli:main_show")
-
-    p = sub.add_parser("serve", help="the GitHub App (development server)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.set_defaults(handler="bot.cli:main_serve")
-
-    p = sub.add_parser("worker", help="the App's background job consumer")
-    p.set_defaults(handler="bot.cli:main_worker")
-
-    p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
-    p.set_defaults(handler="bot.cli:main_migrate")
+    for plugin in _plugins():
+        plugin(sub, _Parser)
     return parser
 
 
-def _resolve(handler: str):
+#: The entry point group through which other parts add sub-commands.
+PLUGIN_GROUP = "perfgate.commands"
+
+
+def _plugins() -> list:
+    """The ``register`` functions of the installed ``perfgate.commands`` entry points, by name."""
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda ep: ep.name)]
+
+
+def _resolve(handler):
+    if callable(handler):
+        return handler
     module_name, func_name = handler.split(":")
     try:
         module = importlib.import_module(module_name)
@@ -179,8 +174,7 @@ def _resolve(handler: str):
         missing = exc.name or module_name
         if missing.split(".")[0] in ("runner", "bot", "action"):
             raise
-        extra = "bot" if module_name.startswith("bot") else "runner"
-        raise UserError(f"this command needs the Python package {missing!r}: pip install 'perfgate[{extra}]'") from None
+        raise UserError(f"this command needs the Python package {missing!r}: pip install 'perfgate[runner]'") from None
     return getattr(module, func_name)
 
 

@@ -6,7 +6,7 @@ either operator. So the profiling pass traces each side several times, alternati
 hint may cite an operator's or a kernel's difference only when it exceeds that item's own spread
 over the passes (:func:`drop_within_noise`); what remains unexplained is called ``unexplained``.
 
-Pure functions over trace summaries (:func:`runner.trace.summarize`). Times are microseconds per
+Pure functions over trace summaries (:func:`runner.profile.summaries.summarize`). Times are microseconds per
 profiled call (a summary's totals divided by its ``iterations`` when it counts them).
 """
 
@@ -71,7 +71,7 @@ def pass_spread(base_passes: list[dict], head_passes: list[dict]) -> dict:
 
 
 def drop_within_noise(d: dict, spread: dict) -> dict:
-    """A profile diff (:func:`runner.hints.diff`) in which no hint can cite a time difference that
+    """A profile diff (:func:`runner.profile.diff.diff`) in which no hint can cite a time difference that
     is not larger than that operator's or kernel's spread over the passes.
 
     Such an item stays in the diff (its call counts are exact and count-based rules may use them),

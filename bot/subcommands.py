@@ -1,0 +1,53 @@
+"""The App's sub-commands of ``perfgate`` (``history``, ``serve``, ``worker``, ``migrate``),
+plugged into the engine's command line through the ``perfgate.commands`` entry point group.
+
+Imports nothing but argparse: ``perfgate --help`` stays light; each handler imports its module
+(Flask, SQLAlchemy, PyGithub) only when its sub-command runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from runner.errors import UserError
+
+
+def _lazy(module_name: str, func_name: str):
+    """A handler that imports ``module_name`` when it runs; a missing App dependency is a user
+    error naming the extra to install."""
+    def handler(args):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] in ("runner", "bot"):
+                raise
+            raise UserError(f"this command needs the Python package {exc.name!r}: pip install 'perfgate[bot]'") from None
+        return getattr(module, func_name)(args)
+    return handler
+
+
+def register(sub, parser_class) -> None:
+    """Add the App's sub-commands to the ``perfgate`` sub-parsers ``sub``."""
+    p = sub.add_parser("history", help="store results and show series with change points")
+    hsub = p.add_subparsers(dest="history_command", metavar="ACTION", parser_class=parser_class)
+    hsub.required = True
+    h = hsub.add_parser("add", help="store a compare or run result")
+    h.add_argument("results", metavar="RESULTS.json")
+    h.add_argument("--repository", metavar="OWNER/NAME")
+    h.set_defaults(handler=_lazy("bot.history_cli", "main_add"))
+    h = hsub.add_parser("show", help="series and change points")
+    h.add_argument("bench", nargs="?", metavar="BENCH")
+    h.add_argument("--repository", metavar="OWNER/NAME")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(handler=_lazy("bot.history_cli", "main_show"))
+
+    p = sub.add_parser("serve", help="the GitHub App (development server)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(handler=_lazy("bot.cli", "main_serve"))
+
+    p = sub.add_parser("worker", help="the App's background job consumer")
+    p.set_defaults(handler=_lazy("bot.cli", "main_worker"))
+
+    p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
+    p.set_defaults(handler=_lazy("bot.cli", "main_migrate"))

@@ -1,0 +1,47 @@
+"""``perfgate doctor [--json] [--path DIR]``: is this runner fit to measure? (the checks are
+:mod:`runner.pipeline.doctor`'s)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..pipeline.doctor import Finding, run_checks, summarize
+from ..pipeline.machine_facts import gather
+
+
+def render_text(findings: list[Finding], width: int = 120) -> str:
+    """The findings as a plain-text table (rich, no colour codes), fixes under the table."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, color_system=None, force_terminal=False)
+    table = Table(title="perfgate doctor: is this runner fit to measure?")
+    for column in ("status", "check", "subject", "finding"):
+        table.add_column(column, overflow="fold")
+    for f in findings:
+        table.add_row(f.status, f.check, f.subject, f.summary)
+    console.print(table)
+    fixes = [f for f in findings if f.fix and f.status in ("fail", "warn")]
+    if fixes:
+        console.print("How to fix:")
+        for f in fixes:
+            console.print(f"  [{f.status}] {f.check} ({f.subject}): {f.fix}", markup=False, highlight=False)
+    failed = sum(f.status == "fail" for f in findings)
+    console.print(f"{failed} failed, {sum(f.status == 'warn' for f in findings)} warnings, "
+                  f"{sum(f.status == 'ok' for f in findings)} ok, {sum(f.status == 'skip' for f in findings)} skipped",
+                  markup=False, highlight=False)
+    return buf.getvalue()
+
+
+def main_doctor(args: argparse.Namespace) -> int:
+    """``perfgate doctor [--json]``: exit 0 when no check failed, 1 when one did."""
+    findings = run_checks(gather([args.path]))
+    if args.json:
+        print(json.dumps(summarize(findings), indent=2))
+    else:
+        print(render_text(findings), end="")
+    return 1 if any(f.status == "fail" for f in findings) else 0

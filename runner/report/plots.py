@@ -1,0 +1,134 @@
+"""Pictures of a result, inline and offline: the paired-sample SVG and the mermaid bar chart."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from markupsafe import Markup
+
+from . import escape as esc
+from .units import fmt_time, is_number
+
+
+def paired_plot_svg(base: list[float], head: list[float], threshold: float, width: int = 560,
+                    height: int = 220, pairs: list[dict] | None = None) -> Markup:
+    """Inline SVG of one benchmark's paired samples.
+
+    Left panel: every base sample and every head sample as a dot (seconds per call, log scale)
+    with each pair joined by a line, so drift and outliers show. Right panel: the per-round
+    change head/base in percent, with the ±threshold band shaded.
+
+    Args:
+        base, head: seconds per call, paired by index (unpaired tails are drawn unjoined).
+        threshold: practical threshold (fraction) drawn as the band.
+        pairs: ``change.pairs`` (``{start, rounds, ratio, used}``): the right panel shades each
+            process pair's rounds in turn and names the pair and its own change, so a pair that
+            disagrees with the others shows.
+
+    Returns:
+        the ``<svg>`` element as :class:`markupsafe.Markup` (every text in it is a number
+        formatted here, escaped), "" without samples. Values that are not finite and
+        positive are drawn at the bottom and left out of the scale and the ratios.
+    """
+    if not base and not head:
+        return Markup("")
+    pad, mid = 36, width // 2
+    values = [v for v in base + head if _positive(v)]
+    lo, hi = (min(values), max(values)) if values else (1.0, 1.0)
+    if hi <= lo:
+        lo, hi = lo * 0.95, hi * 1.05 + 1e-12
+
+    def y_time(v: float) -> float:
+        t = (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo)) if _positive(v) else 0.0
+        return height - pad - t * (height - 2 * pad)
+
+    parts = [f'<svg class="paired" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img">']
+    xb, xh = pad + 30, mid - 40
+    parts.append(f'<text x="{xb}" y="{height - 8}" text-anchor="middle" class="lbl">base</text>')
+    parts.append(f'<text x="{xh}" y="{height - 8}" text-anchor="middle" class="lbl">head</text>')
+    parts.append(f'<text x="4" y="{pad - 12}" class="lbl">{html.escape(fmt_time(hi))}</text>')
+    parts.append(f'<text x="4" y="{height - pad + 14}" class="lbl">{html.escape(fmt_time(lo))}</text>')
+    n = min(len(base), len(head))
+    for i in range(n):
+        parts.append(f'<line class="pair" x1="{xb}" y1="{y_time(base[i]):.1f}" x2="{xh}" y2="{y_time(head[i]):.1f}"/>')
+    for cls, x, series in (("b", xb, base), ("h", xh, head)):
+        for i, v in enumerate(series):
+            jitter = ((i * 7919) % 17 - 8) * 0.8
+            parts.append(f'<circle class="{cls}" cx="{x + jitter:.1f}" cy="{y_time(v):.1f}" r="2.5">'
+                         f'<title>{cls == "b" and "base" or "head"} round {i + 1}: {html.escape(fmt_time(v))}</title></circle>')
+    if n:
+        ratios = [(head[i] / base[i] - 1.0) * 100 for i in range(n) if _positive(base[i]) and _positive(head[i])]
+        ratios = [r for r in ratios if math.isfinite(r)]
+        span = max([abs(r) for r in ratios] + [threshold * 100 * 1.5 if math.isfinite(threshold) else 0.0, 1.0])
+        x0, x1 = mid + pad, width - 10
+
+        def y_pct(p: float) -> float:
+            return pad + (span - p) / (2 * span) * (height - 2 * pad)
+
+        stripes_at = len(parts)  # the process pairs' stripes go under the band and the dots
+        band_top, band_bottom = y_pct(threshold * 100), y_pct(-threshold * 100)
+        parts.append(f'<rect class="band" x="{x0}" y="{band_top:.1f}" width="{x1 - x0}" height="{band_bottom - band_top:.1f}"/>')
+        parts.append(f'<line class="zero" x1="{x0}" y1="{y_pct(0):.1f}" x2="{x1}" y2="{y_pct(0):.1f}"/>')
+        parts.append(f'<text x="{x0}" y="{pad - 12}" class="lbl">change per round, % (band: ±{threshold * 100:g} %)</text>')
+        parts.append(f'<text x="{x1}" y="{y_pct(span) + 10:.1f}" text-anchor="end" class="lbl">{span:+.1f} %</text>')
+        parts.append(f'<text x="{x1}" y="{y_pct(-span) - 2:.1f}" text-anchor="end" class="lbl">{-span:+.1f} %</text>')
+        step = (x1 - x0) / max(n, 1)
+        pair_of, stripes = {}, []
+        for k, p in enumerate(_valid_pairs(pairs, n)):
+            for i in range(p["start"], min(n, p["start"] + p["rounds"])):
+                pair_of[i] = k + 1
+            own = f"{(p['ratio'] - 1) * 100:+.2f} %" if _positive(p.get("ratio")) else "–"
+            stripes.append(f'<rect class="pp{k % 2}" x="{x0 + step * p["start"]:.1f}" y="{pad}" '
+                         f'width="{step * min(p["rounds"], n - p["start"]):.1f}" height="{height - 2 * pad}">'
+                         f'<title>process pair {k + 1}: rounds {p["start"] + 1}–{p["start"] + p["rounds"]}, '
+                         f'its own change {own}{"" if p.get("used", True) else " (cut short: not in the estimate)"}'
+                         f'</title></rect>')
+        parts[stripes_at:stripes_at] = stripes
+        for i, r in enumerate(ratios):
+            where = f", pair {pair_of[i]}" if i in pair_of else ""
+            parts.append(f'<circle class="r" cx="{x0 + step * (i + 0.5):.1f}" cy="{y_pct(r):.1f}" r="2.5">'
+                         f'<title>round {i + 1}{where}: {r:+.2f} %</title></circle>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _valid_pairs(pairs: Any, rounds: int) -> list[dict]:
+    """The well-formed entries of ``change.pairs`` within ``rounds`` (stored data: checked)."""
+    if not isinstance(pairs, list):
+        return []
+    return [p for p in pairs if isinstance(p, dict) and isinstance(p.get("start"), int)
+            and isinstance(p.get("rounds"), int) and 0 <= p["start"] < rounds and p["rounds"] > 0]
+
+
+def _positive(v: Any) -> bool:
+    """A finite number > 0 (a sample that can be drawn on the log scale)."""
+    return is_number(v) and math.isfinite(v) and v > 0
+
+
+
+def mermaid_chart(benchmarks: list[dict], limit: int = 30) -> str:
+    """A mermaid ``xychart-beta`` bar chart of the % change per benchmark ("" if nothing to draw).
+
+    GitHub renders mermaid code blocks in comments and job summaries. At most ``limit`` bars,
+    the largest changes first; labels through :func:`runner.report.escape.mermaid_label`.
+    """
+    ratios = [(b["name"], (b.get("change") or {}).get("ratio")) for b in benchmarks]
+    rows = [(name, (ratio - 1.0) * 100.0) for name, ratio in ratios if is_number(ratio) and math.isfinite(ratio)]
+    rows = [(name, pct) for name, pct in rows if math.isfinite(pct)]
+    if not rows:
+        return ""
+    rows.sort(key=lambda r: -abs(r[1]))
+    rows = rows[:limit]
+    span = max(5.0, math.ceil(max(abs(r[1]) for r in rows) / 5.0) * 5.0)
+    labels = ", ".join(f'"{esc.mermaid_label(name)}"' for name, _ in rows)
+    values = ", ".join(f"{pct:.2f}" for _, pct in rows)
+    return ("```mermaid\nxychart-beta\n"
+            '    title "Change in time per call, head vs base (%; > 0 is slower)"\n'
+            f"    x-axis [{labels}]\n"
+            f'    y-axis "% change" {-span:g} --> {span:g}\n'
+            f"    bar [{values}]\n```")
+
+

@@ -1,0 +1,180 @@
+"""The layers of ARCHITECTURE.md, kept true: every module's imports, parsed from its source.
+
+Imports are read with :mod:`ast` — ``import x``, ``from x import y``, relative imports resolved
+against the module's package, imports inside functions too — and so are the strings that name a
+module at run time (``importlib.import_module("x")``, ``"x.y:func"`` handler strings) and the
+``[project.entry-points]`` of pyproject.toml. A rule that fails names the module and the import.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("runner", "bot", "action")
+
+#: The runner's wings, lowest first. A module may import its own wing and the wings below it;
+#: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
+RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
+                 "runner.config", "runner.results")
+RUNNER_WINGS = {
+    "runner.worker": (),                                     # inside the worker processes: torch lives here
+    "runner.intent": (),                                     # what a change means to do
+    "runner.report": ("runner.intent",),                     # rendering a stored result
+    "runner.profile": ("runner.report",),                    # trace analysis, hints
+    "runner.pipeline": ("runner.profile", "runner.report", "runner.intent"),   # the parent of a compare
+    "runner.cli": ("runner.pipeline", "runner.profile", "runner.report", "runner.intent"),
+}
+
+#: What the App and the Action may take from the engine: the data model, its rendering, the
+#: configuration, the errors, and the environment of processes that run the target's code.
+RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env")
+
+#: Libraries that do I/O (network, database, web): pure modules import none of them.
+IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
+                "socket", "urllib.request", "http")
+
+#: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
+PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match", "runner.profile.diff",
+        "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
+        "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.impact",
+        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" not in path.parts:
+                found[_module_name(path)] = path
+    return found
+
+
+SOURCES = _sources()
+
+
+def _imports(name: str, path: Path) -> list[str]:
+    """Every module ``name`` imports or names for a run-time import, absolute."""
+    tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out.append(module)
+            out += [f"{module}.{alias.name}" for alias in node.names
+                    if f"{module}.{alias.name}" in SOURCES]  # "from pkg import submodule"
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                out.append(node.args[0].value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            if ":" in text and text.split(":", 1)[0] in SOURCES and text.split(":", 1)[1].isidentifier():
+                out.append(text.split(":", 1)[0])  # a "module:function" handler
+    return out
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def _ours(module: str) -> bool:
+    return any(_under(module, p) for p in PACKAGES)
+
+
+IMPORTS = {name: _imports(name, path) for name, path in SOURCES.items()}
+
+
+def _violations(rule) -> list[str]:
+    return [f"{name} imports {target}" for name, targets in sorted(IMPORTS.items()) for target in targets
+            if rule(name, target)]
+
+
+def test_the_engine_does_not_know_the_app_or_the_action():
+    assert _violations(lambda name, target: _under(name, "runner") and (_under(target, "bot")
+                                                                       or _under(target, "action"))) == []
+
+
+def test_the_app_and_the_action_use_only_the_engines_face():
+    def breaks(name, target):
+        return (not _under(name, "runner") and _under(target, "runner")
+                and not any(_under(target, face) for face in RUNNER_FACE) and target != "runner")
+    assert _violations(breaks) == []
+
+
+def _wing(module: str) -> str | None:
+    return next((w for w in RUNNER_WINGS if _under(module, w)), None)
+
+
+def test_each_runner_wing_imports_only_itself_the_wings_below_and_the_leaves():
+    def breaks(name, target):
+        if not _under(name, "runner") or not _under(target, "runner") or target in RUNNER_LEAVES:
+            return False
+        own, theirs = _wing(name), _wing(target)
+        if own is None:  # a leaf: nothing of the wings
+            return theirs is not None
+        return theirs is not None and theirs != own and theirs not in RUNNER_WINGS[own]
+    assert _violations(breaks) == []
+
+
+def test_the_parent_never_imports_the_workers_code():
+    """torch is imported by the worker side only; the line between them is a folder line."""
+    assert _violations(lambda name, target: not _under(name, "runner.worker") and _under(target, "runner.worker")) == []
+
+
+@pytest.mark.parametrize("pure", PURE)
+def test_pure_modules_import_no_io_library(pure):
+    modules = [m for m in IMPORTS if _under(m, pure)]
+    assert modules, f"{pure} does not exist"
+    bad = [f"{m} imports {t}" for m in modules for t in IMPORTS[m]
+           if any(_under(t, lib) for lib in IO_LIBRARIES)]
+    assert bad == []
+
+
+def test_app_subcommands_plug_in_through_the_entry_point_group():
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    group = project["entry-points"]["perfgate.commands"]
+    assert all(value.split(":")[0] in SOURCES and value.startswith("bot.") for value in group.values())
+    assert not [line for line in (ROOT / "runner" / "cli" / "main.py").read_text().splitlines() if "bot." in line]
+
+
+def test_rendering_a_result_loads_no_torch_numpy_or_scipy():
+    code = ("import sys, runner.results, runner.report, runner.report.escape; "
+            "from runner import results; results.validate; "
+            "print(sorted(m for m in ('torch', 'numpy', 'scipy', 'runner.intent.cli', 'runner.intent.git') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_rules_see_every_module():
+    """The checks above read every module of the three packages (a new wing must be placed)."""
+    runner_modules = [m for m in SOURCES if _under(m, "runner")]
+    unplaced = [m for m in runner_modules if m not in RUNNER_LEAVES and _wing(m) is None]
+    assert unplaced == []
+    assert len(IMPORTS) == len(SOURCES) > 60
