@@ -35,7 +35,23 @@ def traces() -> Path:
     return TRACES
 
 
-POSTGRES_URL = os.environ.get("PERFGATE_TEST_POSTGRES_URL")
+@pytest.fixture(scope="session")
+def postgres_server_url():
+    """URL of a throwaway PostgreSQL database for the whole session: the one named by
+    ``PERFGATE_TEST_POSTGRES_URL`` when set, else a server this fixture starts from the installed
+    ``initdb``/``postgres`` programs (tests/deploy/services.py) on a free 127.0.0.1 port and stops
+    at the end. Skips only when neither is there (PostgreSQL not installed)."""
+    url = os.environ.get("PERFGATE_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    from tests.deploy.services import Postgres, postgres_bin
+
+    missing = [name for name in ("initdb", "postgres") if not postgres_bin(name)]
+    if missing:
+        pytest.skip(f"PostgreSQL is not installed ({', '.join(missing)} not found; Debian: apt install postgresql)")
+    with Postgres("perfgate", "perfgate", "perfgate_test") as server:
+        yield server.url()
 
 
 def _reset_postgres(url: str) -> None:
@@ -50,24 +66,22 @@ def _reset_postgres(url: str) -> None:
     engine.dispose()
 
 
-def _empty_database(kind: str, folder: Path) -> str:
+def _empty_database(request, kind: str, folder: Path) -> str:
     if kind == "sqlite":
         return f"sqlite:///{folder / 'perfgate.db'}"
-    if not POSTGRES_URL:
-        pytest.skip("PERFGATE_TEST_POSTGRES_URL is not set (a throwaway PostgreSQL database)")
-    _reset_postgres(POSTGRES_URL)
-    return POSTGRES_URL
+    url = request.getfixturevalue("postgres_server_url")
+    _reset_postgres(url)
+    return url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request, tmp_path):
-    """URL of an empty database: a fresh SQLite file, or the throwaway PostgreSQL database named
-    by ``PERFGATE_TEST_POSTGRES_URL`` with its ``public`` schema dropped and recreated (the
-    postgresql variant skips without it; .ci/postgres starts one)."""
-    return _empty_database(request.param, tmp_path)
+    """URL of an empty database: a fresh SQLite file, or the session's throwaway PostgreSQL
+    database (``postgres_server_url``) with its ``public`` schema dropped and recreated."""
+    return _empty_database(request, request.param, tmp_path)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def module_database_url(request, tmp_path_factory):
     """Like ``database_url``, shared by the (read-only) tests of one module."""
-    return _empty_database(request.param, tmp_path_factory.mktemp("db"))
+    return _empty_database(request, request.param, tmp_path_factory.mktemp("db"))

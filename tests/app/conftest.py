@@ -1,6 +1,6 @@
 """Fixtures of the App's tests: the shared fake GitHub (with workflow-run artifacts and
 repository files), an App key pair, and an App (``bot.create_app`` + ``bot.webhook.register``)
-on a fresh SQLite database — or PostgreSQL when ``PERFGATE_TEST_POSTGRES_URL`` is set."""
+on a fresh SQLite database — or a throwaway PostgreSQL the tests start when it is installed."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The App's schema upgrade when a deployment starts: several processes opening one fresh
-database at the same instant all succeed (SQLite here; PostgreSQL with
-``PERFGATE_TEST_POSTGRES_URL``), and ``perfgate migrate`` is the one-time step that upgrades and
+database at the same instant all succeed (SQLite, and a throwaway
+PostgreSQL the tests start when it is installed), and ``perfgate migrate`` is the one-time step that upgrades and
 exits."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The history tests use the shared ``database_url`` fixture of tests/conftest.py (a fresh
-SQLite file each, and PostgreSQL when ``PERFGATE_TEST_POSTGRES_URL`` names a throwaway
-database)."""
+SQLite file each, and a throwaway PostgreSQL database the tests start when PostgreSQL is
+installed)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""bot.history_store on a real database (SQLite; PostgreSQL too with PERFGATE_TEST_POSTGRES_URL)."""
+"""bot.history_store on a real database (SQLite and PostgreSQL; the tests start a throwaway PostgreSQL when it is installed)."""
 
 from __future__ import annotations
 
