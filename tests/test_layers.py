@@ -25,10 +25,11 @@ RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats"
 RUNNER_WINGS = {
     "runner.worker": (),                                     # inside the worker processes: torch lives here
     "runner.intent": (),                                     # what a change means to do
+    "runner.scaffold": (),                                   # perfgate init: files for a target repository
     "runner.report": ("runner.intent",),                     # rendering a stored result
     "runner.profile": ("runner.report",),                    # trace analysis, hints
     "runner.pipeline": ("runner.profile", "runner.report", "runner.intent"),   # the parent of a compare
-    "runner.cli": ("runner.pipeline", "runner.profile", "runner.report", "runner.intent"),
+    "runner.cli": ("runner.pipeline", "runner.profile", "runner.report", "runner.intent", "runner.scaffold"),
 }
 
 #: What the App and the Action may take from the engine: the data model, its rendering, the
@@ -43,7 +44,8 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
 PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match", "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.impact",
-        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor")
+        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
+        "runner.scaffold.plan")
 
 
 def _module_name(path: Path) -> str:

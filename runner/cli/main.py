@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 
@@ -148,6 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where results and worktrees go, for the free-space check (default: .)")
     p.set_defaults(handler="runner.cli.doctor:main_doctor")
 
+    p = sub.add_parser("init", help="make a repository ready for perfgate: workflow, perfgate.toml, an example benchmark")
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help="the target repository (default: .)")
+    p.add_argument("--mode", choices=["app", "standalone"], default="app",
+                   help="app: dispatched by the perfgate App (default); standalone: started by hand, comments itself")
+    p.add_argument("--runs-on", metavar="LABELS", help="comma-separated runner labels (default: self-hosted,gpu)")
+    p.add_argument("--force", action="store_true", help="overwrite files that exist")
+    p.set_defaults(handler="runner.cli.init:main_init")
+
     for plugin in _plugins():
         plugin(sub, _Parser)
     return parser
@@ -189,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("perfgate: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `perfgate ... | head`: the reader left; nothing to report
+        # Python's documented recipe (library/signal, "Note on SIGPIPE"): no second error at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
     except Exception:  # noqa: BLE001 - the last line of defence: report, exit 3

@@ -1,0 +1,48 @@
+"""``perfgate init [PATH] [--mode app|standalone] [--runs-on LABELS] [--force]``: make a
+repository ready for perfgate (the files are decided by :mod:`runner.scaffold.plan`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import UserError
+from ..scaffold.inspect import inspect_repo
+from ..scaffold.plan import BENCHMARK_PATH, CONFIG_PATH, DEFAULT_RUNS_ON, WORKFLOW_PATH, plan
+
+NEXT_STEPS = {
+    "app": ("commit these files to the default branch; install the perfgate App on the repository "
+            "(README: \"Set up\"); label a self-hosted GPU runner {labels}; then label a pull request "
+            "`performance`."),
+    "standalone": ("commit these files to the default branch; label a self-hosted GPU runner {labels}; "
+                   "then Actions → perfgate standalone → Run workflow with the PR number and its two SHAs."),
+}
+
+
+def main_init(args: argparse.Namespace) -> int:
+    """Write the planned files that do not exist yet (all of them with ``--force``); print each
+    path with what it is, and the next steps. Exit status 0, or 2 for a bad path or label."""
+    root = Path(args.path)
+    if not root.is_dir():
+        raise UserError(f"{root}: no such directory (perfgate init PATH: the target repository)")
+    runs_on = (tuple(label.strip() for label in args.runs_on.split(",")) if args.runs_on is not None
+               else DEFAULT_RUNS_ON)
+    facts = inspect_repo(root, (WORKFLOW_PATH, CONFIG_PATH, BENCHMARK_PATH))
+    files = plan(facts, mode=args.mode, runs_on=runs_on)
+    for planned in files:
+        target = root / planned.path
+        if planned.path in facts.existing and not args.force:
+            print(f"kept     {planned.path} (exists; --force overwrites it)")
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(planned.text, encoding="utf-8")
+        print(f"wrote    {planned.path}: {planned.why}")
+    if facts.pyproject_config:
+        print(f"kept     pyproject.toml [tool.perfgate] (a {CONFIG_PATH} would override it)")
+    if facts.has_bench_files:
+        print("kept     benchmarks/bench_*.py (the existing suite)")
+    if facts.pytest_benchmark_files:
+        print(f"found    pytest-benchmark tests in {', '.join(facts.pytest_benchmark_files[:3])}: "
+              "perfgate times bench_* files; see README \"Benchmark files\"")
+    print("next: " + NEXT_STEPS[args.mode].format(labels="[" + ", ".join(runs_on) + "]"))
+    return 0

@@ -1,0 +1,198 @@
+"""Which files ``perfgate init`` writes, and their text: a pure function of the repository's
+facts (:class:`runner.scaffold.inspect.RepoFacts`) and the user's choices."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import textwrap
+from dataclasses import dataclass
+from importlib import resources
+
+from ..config import Config
+from ..errors import UserError
+from .inspect import ModuleClass, RepoFacts
+
+WORKFLOW_PATH = ".github/workflows/perfgate.yml"
+CONFIG_PATH = "perfgate.toml"
+BENCHMARK_PATH = "benchmarks/bench_example.py"
+
+#: ``--mode`` → the workflow file in runner/scaffold/workflows/ (README: "Two ways to run it").
+WORKFLOWS = {"app": "perfgate.yml", "standalone": "perfgate-standalone.yml"}
+
+DEFAULT_RUNS_ON = ("self-hosted", "gpu")
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_RUNS_ON_LINE = "    runs-on: [self-hosted, gpu]\n"
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One file ``init`` offers to write: ``path`` relative to the repository root (POSIX),
+    its ``text``, and ``why`` (one line for the summary)."""
+
+    path: str
+    text: str
+    why: str
+
+
+def workflow_template(mode: str) -> str:
+    """The text of the workflow file of ``mode`` (``app`` or ``standalone``), as shipped."""
+    return resources.files("runner.scaffold").joinpath("workflows", WORKFLOWS[mode]).read_text("utf-8")
+
+
+def workflow_text(template: str, runs_on: tuple[str, ...]) -> str:
+    """``template`` with its job's ``runs-on`` set to ``runs_on`` (runner labels).
+
+    Raises:
+        UserError: a label that is not a plain runner label (letters, digits, ``.``, ``_``, ``-``).
+    """
+    bad = [label for label in runs_on if not _LABEL.match(label)]
+    if bad or not runs_on:
+        raise UserError(f"--runs-on: {', '.join(map(repr, bad)) or 'no label'} is not a runner label "
+                        "(comma-separated labels of letters, digits, '.', '_', '-', e.g. self-hosted,gpu)")
+    if _RUNS_ON_LINE not in template:
+        raise ValueError("the workflow template has no `runs-on: [self-hosted, gpu]` line")
+    return template.replace(_RUNS_ON_LINE, f"    runs-on: [{', '.join(runs_on)}]\n")
+
+
+def config_descriptions() -> dict[str, str]:
+    """Each :class:`runner.config.Config` field's description, from its docstring's
+    ``Attributes:`` section (the one place the keys are documented), joined to one line."""
+    doc = inspect.cleandoc(Config.__doc__ or "").split("Attributes:", 1)[-1]
+    out: dict[str, str] = {}
+    current = None
+    for line in doc.splitlines():
+        match = re.match(r"^    (\w+): (.*)$", line)
+        if match:
+            current = match.group(1)
+            out[current] = match.group(2).strip()
+        elif current and line.startswith("        "):
+            out[current] += " " + line.strip()
+    return out
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def config_text(settings: dict[str, object]) -> str:
+    """A ``perfgate.toml``: the keys in ``settings`` set, every other key of
+    :class:`runner.config.Config` commented out at its default, each with its description."""
+    descriptions = config_descriptions()
+    lines = ["# perfgate's settings for this repository (README: \"Configuration\").",
+             "# perfgate reads this file from the base branch, never from the pull request.",
+             "# Commented keys show their defaults.", ""]
+    for f in dataclasses.fields(Config):
+        for part in textwrap.wrap(descriptions.get(f.name, ""), 96):
+            lines.append(f"# {part}")
+        value = settings.get(f.name, f.default)
+        prefix = "" if f.name in settings else "# "
+        lines.append(f"{prefix}{f.name} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+_EXAMPLE_INPUT = '''
+def _example_input(model, batch, device):
+    """An input for ``model`` shaped from its first layer (perfgate init's guess: replace it
+    with the shapes your users run)."""
+    for layer in model.modules():
+        if isinstance(layer, torch.nn.Linear):
+            return torch.randn(batch, layer.in_features, device=device)
+        if isinstance(layer, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)):
+            spatial = [32] * (layer.weight.dim() - 2)
+            return torch.randn(batch, layer.in_channels, *spatial, device=device)
+        if isinstance(layer, torch.nn.LayerNorm):
+            return torch.randn(batch, *layer.normalized_shape, device=device)
+        if isinstance(layer, torch.nn.Embedding):
+            return torch.randint(layer.num_embeddings, (batch, 16), device=device)
+    raise RuntimeError(f"perfgate init could not guess an input for {type(model).__name__}: "
+                       f"write one in _example_input ({__file__})")
+'''
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def benchmark_text(module: ModuleClass | None, others: tuple[ModuleClass, ...] = ()) -> str:
+    """An example ``bench_*.py``: the forward pass of ``module`` (built with its default
+    arguments, input guessed from its first layer) when there is one, else a documented template
+    timing a matrix product."""
+    if module is None:
+        return textwrap.dedent('''\
+            """perfgate benchmarks: every ``bench_*`` function sets up its inputs and returns the
+            zero-argument callable perfgate times (README: "Benchmark files"). ``device`` is "cuda" or
+            "cpu"; ``params`` gives the cases, each a benchmark of its own. Replace this example with
+            calls into your library."""
+
+            import torch
+
+
+            def bench_matmul(device, n=1024, dtype=torch.float32):
+                torch.manual_seed(0)
+                a = torch.randn(n, n, device=device, dtype=dtype)
+                b = torch.randn(n, n, device=device, dtype=dtype)
+                return lambda: a @ b
+
+
+            bench_matmul.params = {"n": [1024], "dtype": [torch.float32, torch.bfloat16]}
+            ''')
+    also = ""
+    if others:
+        names = ", ".join(f"{m.import_path}.{m.name}" for m in others[:5])
+        also = f"\nOther modules perfgate init found that could be benchmarked the same way: {names}.\n"
+    func = f"bench_{_snake(module.name)}_forward"
+    return (f'"""perfgate benchmarks: every ``bench_*`` function sets up its inputs and returns the\n'
+            f'zero-argument callable perfgate times (README: "Benchmark files").\n\n'
+            f'Written by ``perfgate init``: the forward pass of ``{module.name}`` ({module.file}) with\n'
+            f'its default arguments, in inference mode, on an input guessed from its first layer.\n'
+            f'{also}"""\n\n'
+            f"import torch\n\nfrom {module.import_path} import {module.name}\n\n\n"
+            f"{_EXAMPLE_INPUT.strip()}\n\n\n"
+            f"def {func}(device, batch=32):\n"
+            f"    torch.manual_seed(0)\n"
+            f"    model = {module.name}().to(device).eval()\n"
+            f"    x = _example_input(model, batch, device)\n\n"
+            f"    def forward():\n"
+            f"        with torch.inference_mode():\n"
+            f"            return model(x)\n\n"
+            f"    return forward\n\n\n"
+            f'{func}.params = {{"batch": [32]}}\n')
+
+
+def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFAULT_RUNS_ON,
+         workflow_template_text: str | None = None) -> list[PlannedFile]:
+    """The files ``init`` writes for a repository with ``facts``.
+
+    An existing benchmark suite is pointed at instead of adding an example: an asv suite's
+    ``benchmark_dir`` becomes ``benchmarks``; with ``bench_*`` files nothing is added.
+
+    Raises:
+        UserError: an unknown ``mode`` or a bad runner label.
+    """
+    if mode not in WORKFLOWS:
+        raise UserError(f"--mode must be one of {', '.join(WORKFLOWS)}, not {mode!r}")
+    template = workflow_template_text if workflow_template_text is not None else workflow_template(mode)
+    files = [PlannedFile(WORKFLOW_PATH, workflow_text(template, runs_on),
+                         f"the {mode} workflow on runners labelled [{', '.join(runs_on)}], least privilege")]
+    settings: dict[str, object] = {}
+    if facts.asv_benchmark_dir:
+        settings["benchmarks"] = facts.asv_benchmark_dir
+        suite_note = f"points at the asv suite in {facts.asv_benchmark_dir}/"
+    else:
+        suite_note = "defaults, each key explained"
+    if not facts.pyproject_config:  # perfgate.toml would override the [tool.perfgate] table silently
+        files.append(PlannedFile(CONFIG_PATH, config_text(settings), suite_note))
+    if not facts.has_bench_files and not facts.asv_benchmark_dir:
+        module = facts.modules[0] if facts.modules else None
+        why = (f"times {module.name}'s forward pass ({module.file})" if module
+               else "a template: no torch.nn.Module buildable without arguments was found")
+        files.append(PlannedFile(BENCHMARK_PATH, benchmark_text(module, facts.modules[1:]), why))
+    return files

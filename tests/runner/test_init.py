@@ -1,0 +1,140 @@
+"""``perfgate init``: the files it writes for a target repository are valid and run, and it never
+overwrites a file without ``--force``."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from runner.cli.main import main
+from runner.config import Config, parse_table
+from runner.scaffold.inspect import inspect_repo, module_classes
+from runner.scaffold.plan import (BENCHMARK_PATH, CONFIG_PATH, WORKFLOW_PATH, config_descriptions, config_text,
+                                  plan, workflow_template, workflow_text)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+MODEL = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+
+    class TinyConvNet(nn.Module):
+        def __init__(self, channels: int = 3, width: int = 8):
+            super().__init__()
+            self.conv = nn.Conv2d(channels, width, 3, padding=1)
+            self.head = nn.Linear(width, 10)
+
+        def forward(self, x):
+            return self.head(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+
+
+    class NeedsArguments(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+    """)
+
+
+def _library(root: Path) -> Path:
+    (root / "src" / "visionlib").mkdir(parents=True)
+    (root / "src" / "visionlib" / "__init__.py").write_text("")
+    (root / "src" / "visionlib" / "nets.py").write_text(MODEL)
+    return root
+
+
+def test_module_classes_finds_only_those_buildable_without_arguments():
+    found = module_classes(MODEL, "visionlib.nets", "src/visionlib/nets.py")
+    assert [m.name for m in found] == ["TinyConvNet"]
+    assert module_classes("class Broken(:\n", "x", "x.py") == []
+
+
+def test_init_writes_a_workflow_a_config_and_a_benchmark_that_runs(tmp_path, capsys, monkeypatch):
+    root = _library(tmp_path)
+    assert main(["init", str(root), "--runs-on", "self-hosted,linux,h100"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote    {WORKFLOW_PATH}" in out and "TinyConvNet" in out and "next:" in out
+
+    workflow = (root / WORKFLOW_PATH).read_text()
+    assert "runs-on: [self-hosted, linux, h100]" in workflow and "[self-hosted, gpu]" not in workflow
+    proc = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
+                           str(root / WORKFLOW_PATH)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    table = tomllib.loads((root / CONFIG_PATH).read_text())
+    assert parse_table(table, CONFIG_PATH) == Config()  # every key commented out at its default
+
+    # The example benchmark imports the library the way a worker does (src/ on sys.path) and
+    # its callable runs the real forward pass.
+    monkeypatch.syspath_prepend(str(root / "src"))
+    spec = importlib.util.spec_from_file_location("bench_example", root / BENCHMARK_PATH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.bench_tiny_conv_net_forward.params == {"batch": [32]}
+    assert tuple(bench.bench_tiny_conv_net_forward("cpu", batch=4)().shape) == (4, 10)
+
+
+def test_init_keeps_existing_files_unless_forced(tmp_path, capsys):
+    root = _library(tmp_path)
+    (root / "perfgate.toml").write_text("threshold = 0.05\n")
+    assert main(["init", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "kept     perfgate.toml (exists; --force overwrites it)" in out
+    assert (root / "perfgate.toml").read_text() == "threshold = 0.05\n"
+    assert main(["init", str(root), "--force"]) == 0
+    assert (root / "perfgate.toml").read_text().startswith("# perfgate's settings")
+
+
+def test_existing_suites_and_configs_are_pointed_at_not_replaced(tmp_path):
+    (tmp_path / "asv.conf.json").write_text('// asv allows comments\n{"version": 1, "benchmark_dir": "asv_bench"}\n')
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    files = {f.path: f for f in plan(inspect_repo(tmp_path, ()))}
+    assert BENCHMARK_PATH not in files
+    assert tomllib.loads(files[CONFIG_PATH].text) == {"benchmarks": "asv_bench"}
+
+    (tmp_path / "asv.conf.json").unlink()
+    (tmp_path / "pyproject.toml").write_text("[tool.perfgate]\nthreshold = 0.03\n")
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "bench_ops.py").write_text("def bench_x(device):\n    return lambda: None\n")
+    assert [f.path for f in plan(inspect_repo(tmp_path, ()))] == [WORKFLOW_PATH]
+
+
+def test_without_a_module_the_example_is_the_documented_template(tmp_path):
+    files = {f.path: f for f in plan(inspect_repo(tmp_path, ()))}
+    assert "def bench_matmul(device" in files[BENCHMARK_PATH].text
+    assert "no torch.nn.Module" in files[BENCHMARK_PATH].why
+
+
+def test_every_config_key_is_described_once():
+    descriptions = config_descriptions()
+    assert set(descriptions) == {f for f in Config.__dataclass_fields__}
+    assert all(len(text) > 10 for text in descriptions.values())
+    assert "threshold = 0.03" in config_text({"threshold": 0.03}).splitlines()
+
+
+def test_the_shipped_workflows_are_the_examples_readme_links():
+    for mode, name in (("app", "perfgate.yml"), ("standalone", "perfgate-standalone.yml")):
+        assert workflow_template(mode) == (REPO_ROOT / "examples" / "workflows" / name).read_text()
+
+
+@pytest.mark.parametrize("labels", ["", "gpu,", "a b", "x]", "${{ secrets.T }}"])
+def test_bad_runner_labels_are_one_line_errors(tmp_path, capsys, labels):
+    assert main(["init", str(tmp_path), "--runs-on", labels]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("perfgate: error: --runs-on") and "Traceback" not in err
+    assert not (tmp_path / WORKFLOW_PATH).exists()
+
+
+def test_a_missing_directory_is_a_one_line_error(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "nope")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_workflow_text_refuses_a_template_without_the_runs_on_line():
+    with pytest.raises(ValueError):
+        workflow_text("jobs: {}\n", ("gpu",))
