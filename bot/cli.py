@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 
 from runner.errors import UserError
 
@@ -33,14 +34,35 @@ def main_serve(args: argparse.Namespace) -> int:
         UserError: a setting is missing or malformed (exit 2).
     """
     from . import create_app
-    from .app_settings import load_app_settings
+    from .app_settings import has_github_settings, load_app_settings
     from .webhook import register
 
     env = dict(os.environ)
+    if not has_github_settings(env):
+        return _serve_setup(args, env)
     load_app_settings(env)  # fail before anything starts, naming the setting
     _logging()
     app = create_app(env)
     register(app, env)
+    app.run(host=args.host, port=args.port, threaded=True)
+    return 0
+
+
+def _serve_setup(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """No App credentials at all: serve the pages and ``/setup`` (register the App from its
+    manifest, bot.setup_views) until the user restarts with the credentials it stored."""
+    from . import create_app
+    from .app_settings import DEFAULT_API_URL, github_web_url
+    from .db import default_home
+    from .setup_views import init_setup
+
+    _logging()
+    app = create_app(env)
+    api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).strip().rstrip("/")
+    init_setup(app, home=default_home(env), public_url=(env.get("PERFGATE_PUBLIC_URL") or "").strip(),
+               github_url=(env.get("GITHUB_SERVER_URL") or github_web_url(api_url)).strip(), api_url=api_url)
+    print(f"perfgate: no GitHub App credentials (GITHUB_APP_ID, ...): open http://{args.host}:{args.port}/setup "
+          "to register the App from its manifest", file=sys.stderr)
     app.run(host=args.host, port=args.port, threaded=True)
     return 0
 

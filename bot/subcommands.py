@@ -1,4 +1,5 @@
-"""The App's sub-commands of ``perfgate`` (``history``, ``serve``, ``worker``, ``migrate``),
+"""The App's sub-commands of ``perfgate`` (``history``, ``serve``, ``worker``, ``migrate``,
+``app manifest``),
 plugged into the engine's command line through the ``perfgate.commands`` entry point group.
 
 Imports nothing but argparse: ``perfgate --help`` stays light; each handler imports its module
@@ -48,6 +49,15 @@ def register(sub, parser_class) -> None:
 
     p = sub.add_parser("worker", help="the App's background job consumer")
     p.set_defaults(handler=_lazy("bot.cli", "main_worker"))
+
+    p = sub.add_parser("app", help="register the GitHub App: its manifest")
+    asub = p.add_subparsers(dest="app_command", metavar="ACTION", parser_class=parser_class)
+    asub.required = True
+    a = asub.add_parser("manifest", help="print the GitHub App manifest for a server at --url")
+    a.add_argument("--url", required=True, metavar="PUBLIC_URL", help="the https:// address GitHub delivers to")
+    a.add_argument("--name", default="perfgate", help="the App's name on GitHub (default: perfgate)")
+    a.add_argument("--organization", metavar="ORG", help="register it for an organization")
+    a.set_defaults(handler=_lazy("bot.setup_views", "main_app_manifest"))
 
     p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
     p.set_defaults(handler=_lazy("bot.cli", "main_migrate"))

@@ -32,13 +32,14 @@ def clean_env(monkeypatch, tmp_path):
     return monkeypatch
 
 
-@pytest.mark.parametrize("command", ["serve", "worker"])
-@pytest.mark.parametrize("env,named", [
-    ({}, "GITHUB_APP_ID"),
+@pytest.mark.parametrize("command,env,named", [
+    ("worker", {}, "GITHUB_APP_ID"),  # `serve` with no GitHub setting at all serves /setup instead
+    *[(command, env, named) for command in ("serve", "worker") for env, named in [
     ({"GITHUB_APP_ID": "12"}, "GITHUB_PRIVATE_KEY"),
     ({"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY_PATH": "/nonexistent/key.pem"}, "GITHUB_PRIVATE_KEY_PATH"),
     ({"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nx\n"}, "GITHUB_WEBHOOK_SECRET"),
     ({"GITHUB_APP_ID": "my-app"}, "GITHUB_APP_ID"),
+    ]],
 ])
 def test_a_missing_setting_stops_start_up_naming_it(clean_env, capsys, command, env, named):
     for name, value in env.items():
@@ -105,3 +106,39 @@ def test_perfgate_serve_answers_webhooks(tmp_path, app_private_key):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_perfgate_serve_without_credentials_serves_the_app_registration(tmp_path):
+    port = _free_port()
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
+    env.update(PERFGATE_HOME=str(tmp_path), PYTHONPATH=str(root), PERFGATE_PUBLIC_URL="https://perfgate.example.com",
+               GITHUB_API_URL="https://ghe.example.com/api/v3", PERFGATE_LOG_LEVEL="WARNING")
+    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "serve", "--port", str(port)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/setup", timeout=2) as response:
+                    html = response.read().decode()
+                    break
+            except urllib.error.URLError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stdout.read().decode(errors="replace")[-2000:]) from None
+                time.sleep(0.2)
+        assert 'action="https://ghe.example.com/settings/apps/new?state=' in html
+        assert "https://perfgate.example.com/webhook" in html
+        with pytest.raises(urllib.error.HTTPError) as refused:  # the App itself is not there yet
+            urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/webhook", data=b"{}"), timeout=5)
+        assert refused.value.code in (404, 503)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert b"/setup to register the App" in proc.stdout.read()

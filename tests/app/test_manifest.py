@@ -1,0 +1,135 @@
+"""Registering the App from a manifest: the manifest (pure), and the setup pages of a server
+without credentials, against the fake GitHub (the conversion call validated against GitHub's
+OpenAPI description)."""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from bot.manifest import EVENTS, PERMISSIONS, app_manifest, registration_url, settings_file
+from runner.errors import UserError
+from tests.fake_github.fixtures import fake_github, github_openapi  # noqa: F401
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_manifest_points_github_at_this_server():
+    manifest = app_manifest("https://perfgate.example.com/app/")
+    assert manifest["hook_attributes"] == {"url": "https://perfgate.example.com/app/webhook", "active": True}
+    assert manifest["redirect_url"] == "https://perfgate.example.com/app/setup/callback"
+    assert manifest["callback_urls"] == ["https://perfgate.example.com/app/login/callback"]
+    assert manifest["default_permissions"] == PERMISSIONS and manifest["public"] is False
+
+
+def test_the_readme_lists_the_permissions_and_events_the_manifest_asks_for():
+    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    for name, access in PERMISSIONS.items():
+        assert f"`{name}: {access}`" in readme
+    sentence = readme.split("and the events", 1)[1].split(".", 1)[0]
+    assert [e.strip(" ,") for e in re.findall(r"[a-z_]+", sentence.split("(")[0])] == list(EVENTS)
+
+
+@pytest.mark.parametrize("url", ["http://perfgate.example.com", "perfgate.example.com", "https://x.example/?a=1", ""])
+def test_a_webhook_address_github_would_not_use_is_refused(url):
+    with pytest.raises(UserError, match="https://"):
+        app_manifest(url)
+
+
+def test_registration_url_for_a_user_and_an_organization():
+    assert registration_url("https://github.com") == "https://github.com/settings/apps/new"
+    assert registration_url("https://ghe.corp/", "ml-infra", "s t") == \
+        "https://ghe.corp/organizations/ml-infra/settings/apps/new?state=s%20t"
+    with pytest.raises(UserError):
+        registration_url("https://github.com", "../evil")
+
+
+def test_settings_file_refuses_line_breaks_that_would_add_settings():
+    with pytest.raises(ValueError):
+        settings_file({"id": 1, "webhook_secret": "a\nGITHUB_API_URL=https://evil"}, "/k.pem")
+    text = settings_file({"id": 7, "webhook_secret": "s", "client_id": "Iv1", "client_secret": "c", "slug": "pg"},
+                         "/k.pem")
+    assert "GITHUB_APP_ID=7\n" in text and "GITHUB_PRIVATE_KEY_PATH=/k.pem\n" in text and "GITHUB_CLIENT_ID=Iv1\n" in text
+
+
+@pytest.fixture
+def setup_app(tmp_path, fake_github):  # noqa: F811
+    from bot import create_app
+    from bot.setup_views import init_setup
+    from bot.webhook import TESTING_CLIENT_OPTIONS
+
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}", "PERFGATE_HOME": str(tmp_path),
+                      "TESTING": "1"})
+    options = {k: v for k, v in TESTING_CLIENT_OPTIONS.items() if k != "seconds_between_writes"}
+    init_setup(app, home=tmp_path / "home", public_url="https://perfgate.example.com", github_url="https://github.com",
+               api_url=fake_github.url, client_options=options)
+    return app, tmp_path / "home", fake_github
+
+
+def test_setup_page_posts_the_manifest_to_github_only(setup_app):
+    app, _, _ = setup_app
+    response = app.test_client().get("/setup?organization=ml-infra")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    state = app.extensions["perfgate_setup"]["state"]
+    action = unescape(re.search(r'<form action="([^"]+)"', html).group(1))
+    assert action == f"https://github.com/organizations/ml-infra/settings/apps/new?state={state}"
+    manifest = json.loads(unescape(re.search(r'name="manifest" value="([^"]+)"', html).group(1)))
+    assert manifest["hook_attributes"]["url"] == "https://perfgate.example.com/webhook"
+    assert response.headers["Content-Security-Policy"].endswith("form-action https://github.com")
+
+
+def test_callback_stores_the_credentials_once_with_mode_0600(setup_app):
+    app, home, github = setup_app
+    client = app.test_client()
+    state = app.extensions["perfgate_setup"]["state"]
+    assert client.get("/setup/callback?code=abc123&state=wrong").status_code == 403
+    assert github.calls("apps/create-from-manifest") == []
+
+    response = client.get(f"/setup/callback?code=abc123&state={state}")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert len(github.calls("apps/create-from-manifest")) == 1
+    env, key = home / "github-app.env", home / "github-app.pem"
+    for path in (env, key):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    values = dict(line.split("=", 1) for line in env.read_text().splitlines() if not line.startswith("#"))
+    assert values["GITHUB_PRIVATE_KEY_PATH"] == str(key) and values["GITHUB_APP_ID"].isdigit()
+    assert "PRIVATE KEY" in key.read_text()
+    from bot.app_settings import load_app_settings
+
+    settings = load_app_settings({**values, "GITHUB_PRIVATE_KEY_PATH": str(key)})
+    assert str(settings.app_id) == values["GITHUB_APP_ID"]
+
+    # A second callback (a replay, or a second tab) changes nothing and calls GitHub no more.
+    again = client.get(f"/setup/callback?code=abc123&state={state}")
+    assert "registered its App already" in again.get_data(as_text=True)
+    assert len(github.calls("apps/create-from-manifest")) == 1
+    assert "registered its App already" in client.get("/setup").get_data(as_text=True)
+
+
+def test_a_malformed_or_refused_code_stores_nothing(tmp_path, github_openapi):  # noqa: F811
+    from bot import create_app
+    from bot.setup_views import init_setup
+    from tests.fake_github.server import FakeGitHub
+
+    def expired(ctx):
+        return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+
+    with FakeGitHub(github_openapi, handlers={"apps/create-from-manifest": expired}) as github:
+        app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}", "TESTING": "1"})
+        init_setup(app, home=tmp_path / "home", public_url="https://perfgate.example.com",
+                   github_url="https://github.com", api_url=github.url, client_options={"retry": None})
+        state = app.extensions["perfgate_setup"]["state"]
+        client = app.test_client()
+        assert client.get(f"/setup/callback?code=bad%20code&state={state}").status_code == 400
+        assert github.calls("apps/create-from-manifest") == []
+        response = client.get(f"/setup/callback?code=expired1&state={state}")
+        assert response.status_code == 502 and "valid for one hour" in response.get_data(as_text=True)
+        assert len(github.calls("apps/create-from-manifest")) == 1
+        github.assert_no_violations()
+    assert not (tmp_path / "home").exists()
