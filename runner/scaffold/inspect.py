@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,14 +58,16 @@ class RepoFacts:
 
 
 def _python_files(root: Path) -> list[Path]:
+    """The library's own ``.py`` files, at most :data:`MAX_FILES`, without descending into
+    :data:`SKIPPED_DIRS` or hidden folders (a checkout's .git or .venv is never walked)."""
     found: list[Path] = []
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root).parts
-        if any(part in SKIPPED_DIRS or part.startswith(".") for part in rel[:-1]):
-            continue
-        found.append(path)
-        if len(found) >= MAX_FILES:
-            break
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                found.append(Path(folder) / name)
+                if len(found) >= MAX_FILES:
+                    return found
     return found
 
 
