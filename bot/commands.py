@@ -1,7 +1,8 @@
 """Slash commands in PR comments, parsed without I/O.
 
 Only the first line of a comment counts (GITHUB.md, "How slash-command bots behave"); it is
-split with :mod:`shlex`, so quoted filters work. Grammar::
+split with :mod:`shlex`, so quoted filters work — except ``accept``, whose reason is free text
+taken as written (an apostrophe is not a quote). Grammar::
 
     /perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]   (also rounds=N, ...)
     /perf profile FILTER [--sha SHA]
@@ -143,6 +144,11 @@ def parse(body: str | None) -> Command | None:
     """
     if not is_command(body):
         return None
+    raw = first_line(body).split()
+    if len(raw) >= 2 and raw[1].lower() == "accept":
+        # The reason is free text ("it's expected"): never split like shell words.
+        reason = " ".join(raw[2:])
+        return Command("accept", " ".join(["/perf", "accept", *raw[2:]]), reason=reason or None)
     try:
         words = shlex.split(first_line(body))
     except ValueError as exc:
@@ -166,8 +172,6 @@ def parse(body: str | None) -> Command | None:
         if len(positional) != 1:
             raise CommandError("`/perf profile` needs exactly one FILTER")
         return Command("profile", text, filter=positional[0], sha=_sha(opts["sha"]) if "sha" in opts else None)
-    if name == "accept":
-        return Command("accept", text, reason=" ".join(rest) or None)
     if name == "history":
         if len(rest) > 1:
             raise CommandError("`/perf history` takes at most one benchmark name")

@@ -5,6 +5,8 @@ answers (401/400/204/503, never 500)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
 import pytest
 
@@ -72,16 +74,23 @@ def test_fork_code_runs_only_at_an_approved_sha(client, gh):
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [HEAD, NEW]
 
 
-def test_accept_turns_a_failed_check_green(app, client, gh, scene):
+#: A maintainer's real accept, with an apostrophe in the reason (tests/app/cases/github/).
+REAL_ACCEPT = json.loads((Path(__file__).parent / "cases" / "github" / "issue_comment_accept_apostrophe.json")
+                         .read_text())["payload"]["comment"]["body"]
+
+
+@pytest.mark.parametrize("text, reason", [("/perf accept trades time for accuracy", "trades time for accuracy"),
+                                          (REAL_ACCEPT, "it's the price of the fp32 accumulation fix")])
+def test_accept_turns_a_failed_check_green(app, client, gh, scene, text, reason):
     label(client)
     (dispatch,) = gh.state.dispatches
     upload(scene, dispatch, results_doc([bench("bench_norm", "regression", 1.2)], base_sha=BASE, head_sha=HEAD))
     complete(gh, client, dispatch)
     (check,) = gh.state.check_runs.values()
     assert check["conclusion"] == "failure"
-    note = command(client, gh, "/perf accept trades time for accuracy")
+    note = command(client, gh, text)
     assert check["conclusion"] == "success" and "accepted by @maintainer" in check["output"]["title"]
-    assert "Regression accepted by @maintainer: trades time for accuracy" in sticky(gh).body
+    assert f"Regression accepted by @maintainer: {reason}" in sticky(gh).body
     assert [r["content"] for r in gh.state.reactions if r["comment_id"] == note.id] == ["eyes", "+1"]
     assert set(deliveries(app).values()) == {"done"}
 

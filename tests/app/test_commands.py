@@ -65,3 +65,15 @@ def test_run_and_profile_take_the_sha_they_approve():
     for bad in ("/perf run --sha main", "/perf run --sha abc", "/perf run --sha " + "a" * 65):
         with pytest.raises(CommandError, match="commit SHA"):
             parse(bad)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("/perf accept it's the new kernel, the drop is expected", "it's the new kernel, the drop is expected"),
+    ('/perf accept the "fast path" is gone', 'the "fast path" is gone'),
+    ("/perf accept a \"dangling quote and a \\ backslash", "a \"dangling quote and a \\ backslash"),
+    ("/perf ACCEPT   spaced    out", "spaced out"),
+    ("/perf accept", None),
+])
+def test_an_accept_reason_is_free_text_never_shell_words(line, reason):
+    command = parse(line)
+    assert command.name == "accept" and command.reason == reason
