@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..scaffold.inspect import inspect_repo
-from ..scaffold.plan import BENCHMARK_PATH, CONFIG_PATH, DEFAULT_RUNS_ON, WORKFLOW_PATH, plan
+from ..scaffold.plan import (BENCHMARK_PATH, CONFIG_PATH, DEFAULT_RUNS_ON, GITIGNORE_PATH, RESULTS_DIR,
+                             WORKFLOW_PATH, gitignore_text, plan)
 
 NEXT_STEPS = {
     "app": ("commit these files to the default branch; install the perfgate App on the repository "
@@ -37,12 +38,20 @@ def main_init(args: argparse.Namespace) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(planned.text, encoding="utf-8")
         print(f"wrote    {planned.path}: {planned.why}")
+    ignore = root / GITIGNORE_PATH
+    updated = gitignore_text(ignore.read_text("utf-8", "replace") if ignore.is_file() else None)
+    if updated is not None:
+        ignore.write_text(updated, encoding="utf-8")
+        print(f"wrote    {GITIGNORE_PATH}: ignores {RESULTS_DIR} (where compare and run write their results)")
+    if not (root / ".git").exists():
+        print(f"warning: {root} is not a git repository: perfgate compares commits, so `git init` and commit "
+              "these files first")
     if facts.pyproject_config:
         print(f"kept     pyproject.toml [tool.perfgate] (a {CONFIG_PATH} would override it)")
     if facts.has_bench_files:
         print("kept     benchmarks/bench_*.py (the existing suite)")
     if facts.pytest_benchmark_files:
         print(f"found    pytest-benchmark tests in {', '.join(facts.pytest_benchmark_files[:3])}: "
-              "perfgate times bench_* files; see README \"Benchmark files\"")
+              "perfgate times bench_* files; see README \"Benchmarks\"")
     print("next: " + NEXT_STEPS[args.mode].format(labels="[" + ", ".join(runs_on) + "]"))
     return 0

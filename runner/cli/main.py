@@ -60,7 +60,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits with status 2 and one line, as every other bad input does."""
 
     def error(self, message: str) -> None:  # pragma: no cover - exercised through main()
-        raise UserError(f"{self.prog}: {message}")
+        # main() prints "perfgate: error: ..."; name the sub-command, not the program twice.
+        command = self.prog.removeprefix("perfgate").strip()
+        raise UserError(f"{command}: {message}" if command else message)
 
 
 def _add_measure_options(p: argparse.ArgumentParser) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import escape as esc
-from .units import fmt_change, fmt_interval, fmt_pct, fmt_time, short_sha
+from .units import fmt_change, fmt_interval, fmt_pct, fmt_time, plural, short_sha
 from .view import TABLE_NOTE, doctor_warning, head_time, view
 
 
@@ -73,7 +73,7 @@ def print_run_table(results: dict, console) -> None:
     t = esc.term
     head = results.get("head") or {}
     level = (results.get("settings") or {}).get("ci_level", 0.95)
-    table = Table(title=f"perfgate run: {len(results.get('benchmarks', []))} benchmarks at {t(head.get('ref'))} "
+    table = Table(title=f"perfgate run: {plural(len(results.get('benchmarks', [])), 'benchmark')} at {t(head.get('ref'))} "
                         f"({t(short_sha(head.get('sha')))})",
                   caption=f"median time per call with its {level * 100:g} % confidence interval")
     for col, justify in (("benchmark", "left"), ("median", "right"), ("CI", "right"), ("samples", "right"),

@@ -91,3 +91,8 @@ def short_sha(sha: Any) -> str:
     return (sha if isinstance(sha, str) else "")[:12]
 
 
+
+
+def plural(count: int, noun: str) -> str:
+    """``"1 benchmark"``, ``"3 benchmarks"`` (English ``-s`` plural)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -17,6 +17,10 @@ from .inspect import ModuleClass, RepoFacts
 WORKFLOW_PATH = ".github/workflows/perfgate.yml"
 CONFIG_PATH = "perfgate.toml"
 BENCHMARK_PATH = "benchmarks/bench_example.py"
+GITIGNORE_PATH = ".gitignore"
+
+#: Where ``perfgate compare``/``run`` write their results by default (``--out``).
+RESULTS_DIR = ".perfgate/"
 
 #: ``--mode`` → the workflow file in runner/scaffold/workflows/ (README: "Two ways to run it").
 WORKFLOWS = {"app": "perfgate.yml", "standalone": "perfgate-standalone.yml"}
@@ -128,7 +132,7 @@ def benchmark_text(module: ModuleClass | None, others: tuple[ModuleClass, ...] =
     if module is None:
         return textwrap.dedent('''\
             """perfgate benchmarks: every ``bench_*`` function sets up its inputs and returns the
-            zero-argument callable perfgate times (README: "Benchmark files"). ``device`` is "cuda" or
+            zero-argument callable perfgate times (README: "Benchmarks"). ``device`` is "cuda" or
             "cpu"; ``params`` gives the cases, each a benchmark of its own. Replace this example with
             calls into your library."""
 
@@ -150,7 +154,7 @@ def benchmark_text(module: ModuleClass | None, others: tuple[ModuleClass, ...] =
         also = f"\nOther modules perfgate init found that could be benchmarked the same way: {names}.\n"
     func = f"bench_{_snake(module.name)}_forward"
     return (f'"""perfgate benchmarks: every ``bench_*`` function sets up its inputs and returns the\n'
-            f'zero-argument callable perfgate times (README: "Benchmark files").\n\n'
+            f'zero-argument callable perfgate times (README: "Benchmarks").\n\n'
             f'Written by ``perfgate init``: the forward pass of ``{module.name}`` ({module.file}) with\n'
             f'its default arguments, in inference mode, on an input guessed from its first layer.\n'
             f'{also}"""\n\n'
@@ -196,3 +200,15 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
                else "a template: no torch.nn.Module buildable without arguments was found")
         files.append(PlannedFile(BENCHMARK_PATH, benchmark_text(module, facts.modules[1:]), why))
     return files
+
+
+def gitignore_text(existing: str | None) -> str | None:
+    """``.gitignore``'s text with perfgate's results folder ignored, or None when it already is
+    (a line ``.perfgate``, ``.perfgate/``, ``/.perfgate`` or ``/.perfgate/``)."""
+    lines = (existing or "").splitlines()
+    if any(line.strip().strip("/") == RESULTS_DIR.strip("/") for line in lines):
+        return None
+    prefix = existing or ""
+    if prefix and not prefix.endswith("\n"):
+        prefix += "\n"
+    return prefix + "# perfgate's results (perfgate compare / run --out)\n" + RESULTS_DIR + "\n"

@@ -16,6 +16,7 @@ from runner.cli.main import main
 from runner.config import Config, parse_table
 from runner.scaffold.inspect import inspect_repo, module_classes
 from runner.scaffold.plan import (BENCHMARK_PATH, CONFIG_PATH, WORKFLOW_PATH, config_descriptions, config_text,
+                                  gitignore_text,
                                   plan, workflow_template, workflow_text)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -138,3 +139,23 @@ def test_a_missing_directory_is_a_one_line_error(tmp_path, capsys):
 def test_workflow_text_refuses_a_template_without_the_runs_on_line():
     with pytest.raises(ValueError):
         workflow_text("jobs: {}\n", ("gpu",))
+
+
+@pytest.mark.parametrize("existing, expected", [
+    (None, "# perfgate's results (perfgate compare / run --out)\n.perfgate/\n"),
+    ("build/", "build/\n# perfgate's results (perfgate compare / run --out)\n.perfgate/\n"),
+    ("/.perfgate\n", None),
+    (".perfgate/\n*.pyc\n", None),
+])
+def test_the_results_folder_is_ignored_once(existing, expected):
+    assert gitignore_text(existing) == expected
+
+
+def test_init_outside_a_git_repository_warns(tmp_path, capsys):
+    assert main(["init", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "is not a git repository" in out and (tmp_path / ".gitignore").read_text().endswith(".perfgate/\n")
+    (tmp_path / ".git").mkdir()
+    assert main(["init", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "not a git repository" not in out and "wrote    .gitignore" not in out
