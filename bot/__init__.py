@@ -26,7 +26,7 @@ def create_app(config: Mapping[str, str] | None = None):
     from flask import Flask, jsonify
     from sqlalchemy import text
 
-    from . import access, dashboard, webhook
+    from .web import dashboard, intake, signin
     from .config import load_settings
     from .db import open_database
 
@@ -36,10 +36,10 @@ def create_app(config: Mapping[str, str] | None = None):
     _harden(app, settings.github_url)
     database = open_database(settings.database_url)
     app.extensions["perfgate"] = {"settings": settings, "db": database}
-    access.init_app(app)
+    signin.init_app(app)
     app.register_blueprint(dashboard.pages)
     app.register_blueprint(dashboard.api)
-    webhook.register(app, dict(os.environ) if config is None else dict(config))  # the GitHub App (issue 6)
+    intake.register(app, dict(os.environ) if config is None else dict(config))
 
     @app.get("/healthz")
     def healthz():

@@ -34,7 +34,7 @@ def main_serve(args: argparse.Namespace) -> int:
     """
     from . import create_app
     from .app_settings import load_app_settings
-    from .webhook import register
+    from .web.intake import register
 
     env = dict(os.environ)
     load_app_settings(env)  # fail before anything starts, naming the setting
@@ -64,7 +64,7 @@ def main_migrate(args: argparse.Namespace) -> int:
 
 
 def build_worker(env: dict[str, str], client_options: dict | None = None):
-    """The consumer's job queue (``bot.queue.JobQueue``) with the App's tasks registered; no
+    """The consumer's job queue (``bot.app.queue.JobQueue``) with the App's tasks registered; no
     thread started. ``client_options``: extra ``GithubIntegration`` arguments (tests).
 
     Raises:
@@ -73,9 +73,9 @@ def build_worker(env: dict[str, str], client_options: dict | None = None):
     from .app_settings import load_app_settings
     from .db import default_home, open_database
     from .config import load_settings
-    from .executor import Runtime
-    from .gateway import Gateway
-    from .queue import build_queue, make_huey
+    from .app.executor import Runtime
+    from .app.gateway import Gateway
+    from .app.queue import build_queue, make_huey
 
     settings = load_app_settings(env)
     if settings.queue_url and settings.queue_url.startswith("memory://"):

@@ -1,6 +1,6 @@
 """The web application's settings, read once (from a mapping or the environment) by ``create_app``.
 
-The database, the public URL and who may read the pages (``bot.access``):
+The database, the public URL and who may read the pages (``bot.app.access``):
 ``PERFGATE_READ_ACCESS`` (``public``, the default, or ``all``), and for signing in with GitHub
 ``GITHUB_CLIENT_ID`` / ``GITHUB_CLIENT_SECRET`` (the GitHub App's OAuth credentials) with
 ``PERFGATE_SESSION_SECRET`` (signs the session cookie) and ``GITHUB_API_URL``. The App's own
@@ -25,7 +25,7 @@ class Settings:
     """``database_url``: SQLAlchemy URL (``DATABASE_URL``, else ``$PERFGATE_HOME/perfgate.db``);
     ``public_url``: where the App is reachable, for links in comments (``PERFGATE_PUBLIC_URL``,
     no trailing slash; None: links are root-relative); ``testing``: Flask's TESTING;
-    ``read_access``: ``public`` or ``all`` (``bot.access``); the rest: signing in with GitHub;
+    ``read_access``: ``public`` or ``all`` (``bot.app.access``); the rest: signing in with GitHub;
     ``github_url``: GitHub's web address (``bot.app_settings.server_url``), the only host
     the pages link to from stored data."""
 

@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from bot import executor
+from bot.app import executor
 from runner.report import MARKER
 from tests.action.results_doc import bench, results_doc
 
@@ -98,7 +98,7 @@ def test_fail_threshold_comes_from_the_target_config(client, gh, scene):
 def test_unlabel_cancels_and_a_merge_is_recorded_for_history(app, client, gh):
     from sqlalchemy import select
 
-    from bot.models import PullRequest
+    from bot.history.tables import PullRequest
 
     label(client)
     deliver(client, P.pull_request("unlabeled", head_sha=HEAD, base_sha=BASE, label="performance"))
@@ -196,7 +196,7 @@ def test_an_edited_comment_reruns_only_when_its_command_changed(client, gh):
 
 
 def test_a_push_run_feeds_the_history_series(app, client, gh, scene):
-    from bot import history_store
+    from bot.history import store as history_store
 
     deliver(client, P.push(before=BASE, after=NEW))
     (dispatch,) = gh.state.dispatches
@@ -247,7 +247,7 @@ def test_intake_answers(app, client, gh):
 
 def test_without_github_settings_the_webhook_is_503(tmp_path):
     from bot import create_app
-    from bot.webhook import register
+    from bot.web.intake import register
 
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "PERFGATE_HOME": str(tmp_path)}
     app = create_app(env)

@@ -58,7 +58,7 @@ def test_the_worker_refuses_the_in_process_queue(clean_env, capsys, app_private_
 def test_sqlite_queue_from_web_process_to_worker(app_env, tmp_path, fake_github):
     from bot import create_app
     from bot.cli import build_worker
-    from bot.webhook import register
+    from bot.web.intake import register
 
     env = dict(app_env, HUEY_URL=f"sqlite:///{tmp_path / 'queue.db'}")
     web = create_app(env)

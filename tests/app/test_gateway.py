@@ -1,4 +1,4 @@
-"""bot.gateway against the fake GitHub: the sticky comment is found and edited (never
+"""bot.app.gateway against the fake GitHub: the sticky comment is found and edited (never
 duplicated, never someone else's), permissions fold to none, the target's config is read,
 artifact downloads follow the redirect without the token and stop at the size limit."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.gateway import ArtifactTooLarge, Gateway, GitHubError
+from bot.app.gateway import ArtifactTooLarge, Gateway, GitHubError
 from runner.report import MARKER
 from tests.action.results_doc import results_doc
 

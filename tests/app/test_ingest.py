@@ -1,4 +1,4 @@
-"""bot.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion, texts;
+"""bot.app.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion, texts;
 bot.app_settings: the environment contract."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot import ingest
+from bot.app import ingest
 from bot.app_settings import MissingSetting, load_app_settings
 from runner.errors import UserError
 from runner.report import COMMENT_LIMIT, MARKER

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bot import changepoints as cp
+from bot.history import changepoints as cp
 from tests.history.factory import step_series
 
 

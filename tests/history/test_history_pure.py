@@ -1,4 +1,4 @@
-"""bot.history: fingerprints, points, noise, PR placement, alerts, JSON and Markdown shapes."""
+"""bot.history.core: fingerprints, points, noise, PR placement, alerts, JSON and Markdown shapes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from bot import history
+from bot.history import core as history
 from tests.history.factory import compare_doc, environment, run_doc
 
 T = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)

@@ -1,4 +1,4 @@
-"""bot.history_store on a real database (SQLite and PostgreSQL; the tests start a throwaway PostgreSQL when it is installed)."""
+"""bot.history.store on a real database (SQLite and PostgreSQL; the tests start a throwaway PostgreSQL when it is installed)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from bot import history, history_store
-from bot.models import BenchmarkPoint, ChangePointRow, Result
+from bot.history import core as history
+from bot.history import store as history_store
+from bot.history.tables import BenchmarkPoint, ChangePointRow, Result
 from runner.errors import UserError
 from tests.history.factory import compare_doc, environment, run_doc, sha, when
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from bot import ingest
+from bot.app import ingest
 from runner.results import text_problem, validation_problems
 from tests.security.documents import HEAD
 from tests.security.markdown_check import inspect
@@ -58,8 +58,8 @@ def _store_and_show(app, doc: dict) -> None:
 
     from sqlalchemy import delete
 
-    from bot import history_store
-    from bot.models import BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result
+    from bot.history import store as history_store
+    from bot.history.tables import BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result
 
     db = app.extensions["perfgate"]["db"]
     try:

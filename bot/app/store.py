@@ -1,4 +1,4 @@
-"""The App's storage shell: rows of ``bot.app_models`` in, plain data (``bot.decide``'s
+"""The App's storage shell: rows of ``bot.app.tables`` in, plain data (``bot.app.decide``'s
 ``RunInfo``) out. Every function takes an open ``Session``; the caller commits
 (``with db.session() as s, s.begin(): ...``).
 """
@@ -12,11 +12,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..db import utc_now
 from .actions import RunSpec
-from .app_models import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Refusal, Run
-from .decide import RunInfo
-from .models import utc_now
-from .webhooks import Event
+from .events import Event
+from .facts import RunInfo
+from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Refusal, Run
 
 
 # -- deliveries ---------------------------------------------------------------------------------

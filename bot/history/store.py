@@ -2,7 +2,7 @@
 
 Every function takes an open SQLAlchemy ``Session`` and leaves committing to the caller
 (``with db.session() as s, s.begin(): ...``). Decisions are made by the pure modules
-``bot.history`` and ``bot.changepoints``; this module only reads and writes rows.
+``bot.history.core`` and ``bot.history.changepoints``; this module only reads and writes rows.
 
 Incremental change points: storing a result touches only the series of its ``main``
 points. For each such series, when the new point is the latest one, the cached change
@@ -24,8 +24,9 @@ from sqlalchemy.orm import Session
 from runner import results as results_schema
 from runner.errors import UserError
 
-from . import changepoints, history
-from .models import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
+from . import changepoints
+from . import core as history
+from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
                      Result, utc_now)
 
 
@@ -384,7 +385,7 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
 
 def history_reply_markdown(session: Session, repository: str, benchmark: str | None,
                            public_url: str | None) -> str:
-    """The App's reply to ``/perf history [BENCH]``: ``bot.history.history_table_markdown``
+    """The App's reply to ``/perf history [BENCH]``: ``bot.history.core.history_table_markdown``
     over the series of ``BENCH`` (exact name, else names containing it; all when None)."""
     series = load_series(session, repository)
     if benchmark:

@@ -17,8 +17,9 @@ from runner import results as results_schema
 from runner.errors import UserError
 from runner.report.escape import term
 
-from . import db as dbmod
-from . import history, history_store
+from .. import db as dbmod
+from . import core as history
+from . import store as history_store
 
 
 def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The background job (imperative shell): a stored delivery → facts → ``bot.decide`` →
+"""The background job (imperative shell): a stored delivery → facts → ``bot.app.decide`` →
 actions carried out against the database and GitHub; plus result ingestion and the
 time-out sweep.
 
@@ -18,18 +18,21 @@ from runner.config import Config
 from runner.errors import UserError
 from runner.report.escape import md_code, md_text, safe_link
 
-from . import access, app_store, decide, history_store, ingest, messages
+from ..app_settings import AppSettings
+from ..db import Database, utc_now
+from ..history import store as history_store
+from ..history.core import is_repository_name
+from ..history.tables import Result
+from . import access, decide, ingest, messages
+from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
-from .app_models import Run
-from .app_settings import AppSettings
 from .commands import CommandError, is_command
 from .commands import parse as parse_command
-from .db import Database
+from .events import Event
+from .facts import ConcludedRun, Facts, may_command, run_key
 from .gateway import GitHubError, InstallationClient
-from .history import is_repository_name
-from .models import Result, utc_now
-from .webhooks import Event
+from .tables import Run
 
 log = logging.getLogger("perfgate.bot")
 
@@ -89,7 +92,7 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
 
 def _remember_visibility(rt: Runtime, event: Event) -> None:
     """Record whether the repositories of a (signed) delivery are public: who may read the
-    pages depends on it (``bot.access``)."""
+    pages depends on it (``bot.app.access``)."""
     found = access.visibility(event.data)
     if found:
         with rt.db.session() as session, session.begin():
@@ -103,8 +106,8 @@ def _finish(rt: Runtime, delivery_id: str, status: str, error: str | None = None
         app_store.finish_delivery(session, delivery_id, status, error)
 
 
-def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -> decide.Facts:
-    """The :class:`bot.decide.Facts` this event's decision needs (GitHub calls only where needed)."""
+def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -> Facts:
+    """The :class:`bot.Facts` this event's decision needs (GitHub calls only where needed)."""
     repo, data = event.repository, event.data
     if event.name == "pull_request" and client is not None and repo:
         number = int(data["pull_request"]["number"])
@@ -114,47 +117,47 @@ def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -
             pull = app_store.get_pull(session, repo, number)
             runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
             refused = bool(event.sender) and app_store.refused_before(session, repo, number, event.sender)
-        return decide.Facts(label=config.label, permission=permission, refused_before=refused,
+        return Facts(label=config.label, permission=permission, refused_before=refused,
                             approved_sha=pull.approved_sha if pull else None, runs=runs)
     if event.name == "issue_comment" and client is not None and repo:
         issue, comment = data.get("issue") or {}, data.get("comment") or {}
         if not issue.get("pull_request") or not is_command(comment.get("body")):
-            return decide.Facts()
+            return Facts()
         number, login = int(issue["number"]), (comment.get("user") or {}).get("login") or event.sender
         with rt.db.session() as session:
             runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
             last = app_store.last_command(session, repo, int(comment["id"]))
             refused = app_store.refused_before(session, repo, number, login)
         permission = client.permission(repo, login)
-        if not decide.may_command(permission):
-            return decide.Facts(permission=permission, runs=runs, last_command=last, refused_before=refused)
+        if not may_command(permission):
+            return Facts(permission=permission, runs=runs, last_command=last, refused_before=refused)
         pull = client.pull(repo, number)
         with rt.db.session() as session:
             stored = app_store.get_pull(session, repo, number)
             seen = stored.head_seen_at if stored is not None and stored.head_sha == pull.head_sha else None
             concluded = _concluded_before(session, repo, number, decide.written_at(event)) \
                 if _command_name(comment.get("body")) == "accept" else None
-        return decide.Facts(permission=permission, pull=pull, runs=runs, last_command=last, refused_before=refused,
+        return Facts(permission=permission, pull=pull, runs=runs, last_command=last, refused_before=refused,
                             head_seen_at=seen, concluded=concluded)
     if event.name == "workflow_run" and repo:
         with rt.db.session() as session:
             row = app_store.run_for_workflow(session, repo, int(data["workflow_run"]["id"]))
-            return decide.Facts(run=app_store.run_info(row) if row else None)
+            return Facts(run=app_store.run_info(row) if row else None)
     if event.name == "check_run" and repo:
         key = (data.get("check_run") or {}).get("external_id") or ""
         with rt.db.session() as session:
             row = app_store.get_run(session, key)
             if row is None or row.repository != repo:
-                return decide.Facts()
+                return Facts()
             runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, row.pr_number)) \
                 if row.pr_number is not None else ()
-            return decide.Facts(run=app_store.run_info(row), runs=runs)
+            return Facts(run=app_store.run_info(row), runs=runs)
     if event.name == "push" and repo:
         with rt.db.session() as session:
-            key = decide.run_key(repo, "push", data.get("after"))
+            key = run_key(repo, "push", data.get("after"))
             row = app_store.get_run(session, key)
-            return decide.Facts(runs=(app_store.run_info(row),) if row else ())
-    return decide.Facts()
+            return Facts(runs=(app_store.run_info(row),) if row else ())
+    return Facts()
 
 
 def _command_name(body: str | None) -> str | None:
@@ -165,7 +168,7 @@ def _command_name(body: str | None) -> str | None:
     return command.name if command else None
 
 
-def _concluded_before(session, repo: str, number: int, moment) -> decide.ConcludedRun | None:
+def _concluded_before(session, repo: str, number: int, moment) -> ConcludedRun | None:
     """The PR's newest run whose results were reported before ``moment`` (what a comment
     written then could have seen), with the benchmarks that regressed in it."""
     run = app_store.latest_concluded_run(session, repo, number, before=moment) if moment is not None else None
@@ -174,7 +177,7 @@ def _concluded_before(session, repo: str, number: int, moment) -> decide.Conclud
     doc = session.get(Result, run.result_id).document
     regressed = tuple(sorted({str(b.get("name")) for b in doc.get("benchmarks", [])
                               if (b.get("change") or {}).get("verdict") == "regression"}))
-    return decide.ConcludedRun(run.key, run.head_sha, regressed)
+    return ConcludedRun(run.key, run.head_sha, regressed)
 
 
 def _config(client: InstallationClient, repo: str, data: dict) -> Config:
@@ -205,7 +208,7 @@ def _save_installation(rt: Runtime, client, a: SaveInstallation) -> None:
 
 
 def _record_merge(rt: Runtime, client, a: RecordMerge) -> None:
-    from .history import parse_time
+    from ..history.core import parse_time
 
     with rt.db.session() as session, session.begin():
         repo = history_store.get_or_create_repository(session, a.repository)

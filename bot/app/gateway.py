@@ -3,7 +3,7 @@
 ``GithubIntegration(auth=Auth.AppAuth(app_id, private_key), base_url=GITHUB_API_URL)``
 signs the App's JWT; :meth:`Gateway.installation` gives a client acting with that
 installation's token (PyGithub refreshes it; GITHUB.md). Every call here is one or two REST
-requests; decisions live in ``bot.decide``. GitHub errors become :class:`GitHubError` with
+requests; decisions live in ``bot.app.decide``. GitHub errors become :class:`GitHubError` with
 the HTTP status, so the caller can tell "not allowed" (401/403), "not found" (404) and the
 rest apart.
 
@@ -24,7 +24,10 @@ from runner.config import Config, parse_table
 from runner.errors import ConfigError
 from runner.report import MARKER
 
-from .decide import PullInfo, pull_from_payload
+from .facts import PullInfo, pull_from_payload
+
+#: ``GithubIntegration`` options under ``TESTING``: no retries, no pacing sleeps (GITHUB.md).
+TESTING_CLIENT_OPTIONS = {"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0, "timeout": 10}
 
 
 class GitHubError(Exception):
@@ -333,7 +336,7 @@ class InstallationClient:
                               redact(f"could not download the artifact: {type(exc).__name__}: {exc}")) from None
 
 
-# -- signing in with GitHub (the App's OAuth web flow; bot.access) ----------------------------------
+# -- signing in with GitHub (the App's OAuth web flow; bot.app.access) ----------------------------------
 def _user_client(api_url: str, token: str | None = None, client_options: dict | None = None) -> Any:
     from github import Auth, Github
 

@@ -1,8 +1,8 @@
 """What each webhook means for perfgate: verified event + facts → list of actions (pure).
 
-The shell (``bot.executor``) gathers the :class:`Facts` an event needs (the target's
+The shell (``bot.app.executor``) gathers the :class:`Facts` an event needs (the target's
 configuration, the sender's permission, the PR as GitHub sees it now, what the App stored)
-and carries out the returned ``bot.actions``. Nothing here does I/O, so every rule below is a
+and carries out the returned ``bot.app.actions``. Nothing here does I/O, so every rule below is a
 unit test with literal payloads:
 
 - ``pull_request`` ``labeled`` with the trigger label (``[tool.perfgate] label``, default
@@ -11,7 +11,7 @@ unit test with literal payloads:
   and a new run starts at the new head; on a fork PR no code runs until a maintainer approves
   the new head (``/perf run``): fork code is only ever dispatched at a SHA a maintainer saw.
 - ``unlabeled`` (the trigger label) / ``closed`` → cancel; a merge is recorded for history.
-- ``issue_comment`` ``created``/``edited`` on a PR → slash commands (``bot.commands``),
+- ``issue_comment`` ``created``/``edited`` on a PR → slash commands (``bot.app.commands``),
   authorised by the collaborator permission API (write, maintain, admin), never by
   ``author_association``, before anything is answered: whatever someone without that
   permission posts (a malformed command included) and whatever label they add, they get one
@@ -31,127 +31,18 @@ unit test with literal payloads:
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-from dataclasses import dataclass
 
+from ..history.core import parse_time
 from . import messages
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, RunSpec, SaveInstallation, SavePull, StartRun,
                       UpsertComment)
 from .commands import Command, CommandError, first_line, is_command, parse
-from .history import parse_time
-from .webhooks import Event, Router
+from .events import Event, Router
+from .facts import Facts, PullInfo, may_command, pull_from_payload, run_key
 
-#: Permissions (``get_collaborator_permission``) allowed to command perfgate. GitHub folds
-#: maintain into write and triage into read; both spellings are accepted here.
-WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 ZERO_SHA = "0" * 40
 RERUN_ACTION = "rerun"
-
-
-@dataclass(frozen=True)
-class PullInfo:
-    """A PR as GitHub describes it (payload or ``pulls/get``)."""
-
-    number: int
-    head_sha: str
-    base_sha: str
-    head_ref: str | None = None
-    base_ref: str | None = None
-    is_fork: bool = False
-    labels: tuple[str, ...] = ()
-    state: str = "open"
-    url: str | None = None
-    title: str | None = None
-    updated_at: str | None = None  # ISO-8601, as GitHub sent it
-
-    def tracked(self) -> dict:
-        """The ``SavePull`` changes that record this head, with the time GitHub says the PR was
-        last updated: the head existed then (evidence for approvals, ``head_seen_at``)."""
-        return {"head_sha": self.head_sha, "base_sha": self.base_sha, "is_fork": self.is_fork,
-                "head_seen_at": parse_time(self.updated_at)}
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A stored run (``bot.app_models.Run``) as plain data."""
-
-    key: str
-    status: str
-    head_sha: str
-    base_sha: str | None = None
-    pr_number: int | None = None
-    kind: str = "pr"
-    filter: str | None = None
-    rounds: int | None = None
-    threshold: float | None = None
-    profile: bool = False
-    base_ref: str | None = None
-    head_ref: str | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.status in ("queued", "in_progress")
-
-
-@dataclass(frozen=True)
-class ConcludedRun:
-    """A run whose results were reported: the head it measured and the benchmarks that regressed."""
-
-    key: str
-    head_sha: str
-    regressions: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What a decision may look at besides the payload.
-
-    ``label``: the target's trigger label; ``permission``: the sender's collaborator
-    permission (None when not looked up); ``pull``: the PR now; ``approved_sha``: the head
-    SHA a maintainer last approved (label or command; fork safety); ``runs``: the stored runs of this PR (of the pushed commit for
-    ``push``); ``run``: the run a workflow_run/check_run event is about; ``last_command``: the command last acted on for
-    this comment; ``refused_before``: this sender was already told once on this PR; ``head_seen_at``: the
-    earliest time a ``pull_request`` event showed ``pull.head_sha`` as the PR's head (None: never seen);
-    ``concluded``: the PR's newest run whose results were reported before the comment was written.
-    """
-
-    label: str = "performance"
-    permission: str | None = None
-    pull: PullInfo | None = None
-    approved_sha: str | None = None
-    runs: tuple[RunInfo, ...] = ()
-    last_command: str | None = None
-    refused_before: bool = False
-    default_branch: str | None = None
-    run: RunInfo | None = None
-    head_seen_at: _dt.datetime | None = None
-    concluded: ConcludedRun | None = None
-
-
-def run_key(*parts: object) -> str:
-    """A deterministic 20-hex run id from its identifying parts (repository, PR, head SHA,
-    trigger, ...): the same trigger handled twice (a job retry) yields the same key."""
-    text = "\x1f".join("" if p is None else str(p) for p in parts)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
-
-
-def may_command(permission: str | None) -> bool:
-    return (permission or "none") in WRITE_PERMISSIONS
-
-
-def pull_from_payload(pr: dict) -> PullInfo:
-    """:class:`PullInfo` from a webhook's or the REST API's pull request object."""
-    head, base = pr.get("head") or {}, pr.get("base") or {}
-    head_repo = (head.get("repo") or {}).get("full_name")
-    base_repo = (base.get("repo") or {}).get("full_name")
-    return PullInfo(number=int(pr["number"]), head_sha=head.get("sha", ""), base_sha=base.get("sha", ""),
-                    head_ref=head.get("ref"), base_ref=base.get("ref"),
-                    # a deleted fork has no head repo: treat it as a fork (the safe side)
-                    is_fork=head.get("repo") is None or (bool(head_repo) and head_repo != base_repo),
-                    labels=tuple(lb.get("name", "") for lb in pr.get("labels") or []),
-                    state=pr.get("state", "open"), url=pr.get("html_url"), title=pr.get("title"),
-                    updated_at=pr.get("updated_at"))
 
 
 router = Router()
@@ -477,7 +368,7 @@ def on_ping(event: Event, facts: Facts) -> list[Action]:
 @router.register("repository", action="publicized")
 def on_visibility(event: Event, facts: Facts) -> list[Action]:
     """Nothing to do but what every delivery does: record the repository's visibility (the
-    executor, for ``bot.access``)."""
+    executor, for ``bot.app.access``)."""
     return []
 
 

@@ -1,6 +1,6 @@
 """Regression history, the pure part: fingerprints, points, series, noise, alerts, replies.
 
-Plain data in, plain data out; no database, no Flask. ``bot.history_store`` is the shell
+Plain data in, plain data out; no database, no Flask. ``bot.history.store`` is the shell
 that reads and writes the tables and calls these.
 
 Terms: a *point* is one benchmark's median time per call (seconds) in one result, with the
@@ -273,7 +273,7 @@ def order_points(points: Iterable[Point]) -> list[Point]:
 
 
 def change_points_from_splits(points: Sequence[Point], splits) -> list[ChangePoint]:
-    """Attach SHAs and times to ``bot.changepoints.Split`` results of ``points``' values."""
+    """Attach SHAs and times to ``bot.history.changepoints.Split`` results of ``points``' values."""
     out = []
     for s in splits:
         here, prev = points[s.index], points[s.index - 1]

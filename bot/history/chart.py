@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .history import Point, Series, format_ratio, format_seconds, iso
+from .core import Point, Series, format_ratio, format_seconds, iso
 
 WIDTH, HEIGHT = 960, 360
 MARGIN = {"left": 78, "right": 24, "top": 24, "bottom": 46}

@@ -1,7 +1,7 @@
-"""What the App decides to do, as plain data (``bot.decide`` returns lists of these;
-``bot.executor`` carries them out, in order, against the database and GitHub).
+"""What the App decides to do, as plain data (``bot.app.decide`` returns lists of these;
+``bot.app.executor`` carries them out, in order, against the database and GitHub).
 
-Storage actions change the App's own tables; GitHub actions go through ``bot.gateway``.
+Storage actions change the App's own tables; GitHub actions go through ``bot.app.gateway``.
 :class:`StartRun` is deliberately one action: its steps depend on each other's answers
 (the check run's id, the dispatched workflow run's id) and it is idempotent by ``spec.key``.
 """
@@ -16,7 +16,7 @@ from typing import Any
 class RunSpec:
     """A benchmark run to dispatch.
 
-    ``key``: deterministic public id (``bot.decide.run_key``); ``kind``: ``pr`` (compare a
+    ``key``: deterministic public id (``bot.app.decide.run_key``); ``kind``: ``pr`` (compare a
     PR's base and head) or ``history`` (a push to the default branch); ``trigger``: label,
     synchronize, reopened, command, rerun, push; ``rounds``: round pairs before the first look
     (None: the target's config); ``threshold``: fraction (None: config).

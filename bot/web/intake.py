@@ -1,4 +1,4 @@
-"""The App's HTTP surface (Flask blueprint): ``POST /webhook``, ``/`` and the run pages.
+"""The webhook intake (Flask blueprint): ``POST /webhook``.
 
 ``POST /webhook`` answers within milliseconds and makes no GitHub call:
 
@@ -8,11 +8,10 @@
 4. enqueue ``process_delivery`` (Huey) → 202.
 
 It never answers 500: an unexpected failure while recording is a 503 (GitHub shows it as
-failed; redeliver once the database is back). ``GET /`` lists recent runs; ``GET /runs/<key>``
-is a run's page (the check run's ``details_url``) with the full report; ``GET /api/runs/<key>``
-the same as JSON. Each shows a repository's data only to those who may read it (``bot.access``).
+failed; redeliver once the database is back).
 
-:func:`register` adds all of it to the app made by ``bot.create_app``.
+:func:`register` adds it, the job queue and the run pages (``bot.web.runs``) to the app made by
+``bot.create_app``.
 """
 
 from __future__ import annotations
@@ -21,22 +20,20 @@ import logging
 import os
 from typing import Any, Mapping
 
-from flask import Blueprint, Flask, abort, current_app, jsonify, render_template, request
+from flask import Blueprint, Flask, current_app, jsonify, request
 
-from . import access, app_store, decide
-from .app_settings import has_github_settings, load_app_settings
-from .webhooks import WebhookError, parse_event
+from ..app import decide
+from ..app import store as app_store
+from ..app.events import WebhookError, parse_event
+from ..app_settings import has_github_settings, load_app_settings
+from . import runs
 
 log = logging.getLogger("perfgate.bot")
 
 #: GitHub caps payloads at 25 MB (GITHUB.md); a little room for headers.
 MAX_BODY = 26 * 1024 * 1024
 
-#: ``GithubIntegration`` options under ``TESTING``: no retries, no pacing sleeps (GITHUB.md).
-TESTING_CLIENT_OPTIONS = {"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0, "timeout": 10}
-
 intake = Blueprint("app_webhook", __name__)
-pages = Blueprint("app_pages", __name__, template_folder="templates")
 
 
 def register(app: Flask, source: Mapping[str, str] | None = None, *, client_options: dict | None = None) -> None:
@@ -56,10 +53,10 @@ def register(app: Flask, source: Mapping[str, str] | None = None, *, client_opti
     source = dict(os.environ) if source is None else dict(source)
     state: dict[str, Any] = {"settings": None, "queue": None, "runtime": None}
     if has_github_settings(source):
-        from .db import default_home
-        from .executor import Runtime
-        from .gateway import Gateway
-        from .queue import build_queue, make_huey
+        from ..db import default_home
+        from ..app.executor import Runtime
+        from ..app.gateway import TESTING_CLIENT_OPTIONS, Gateway
+        from ..app.queue import build_queue, make_huey
 
         settings = load_app_settings(source)
         if client_options is None and str(source.get("TESTING", "")).lower() in ("1", "true", "yes"):
@@ -74,7 +71,7 @@ def register(app: Flask, source: Mapping[str, str] | None = None, *, client_opti
     if app.config.get("MAX_CONTENT_LENGTH") is None:
         app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.register_blueprint(intake)
-    app.register_blueprint(pages)
+    app.register_blueprint(runs.pages)
 
 
 def _state() -> dict:
@@ -110,54 +107,3 @@ def webhook():
     except Exception:  # noqa: BLE001 - the delivery is stored (status queued); the job failed or the queue is down
         log.exception("job for delivery %s failed or could not be queued", event.delivery_id)
     return jsonify(status="queued", delivery=event.delivery_id), 202
-
-
-@pages.get("/")
-def index():
-    with _db().session() as session:
-        installations = app_store.installations(session)
-        runs = app_store.recent_runs(session)
-    readable = {name: access.allowed(name) for name in {r.repository for r in runs}}
-    # Which accounts installed the App is theirs to tell: listed only where everything is open.
-    shown = installations if current_app.extensions["perfgate"]["settings"].read_access == "all" else []
-    return render_template("app/index.html", installations=shown, runs=[r for r in runs if readable[r.repository]],
-                           viewer=access.viewer(), oauth=current_app.extensions["perfgate"]["settings"].oauth)
-
-
-def _run_json(run) -> dict:
-    return {"key": run.key, "repository": run.repository, "pr_number": run.pr_number, "kind": run.kind,
-            "trigger": run.trigger, "requested_by": run.requested_by, "base_sha": run.base_sha,
-            "head_sha": run.head_sha, "filter": run.filter, "status": run.status, "conclusion": run.conclusion,
-            "headline": run.headline, "workflow_run_url": run.workflow_run_url,
-            "created_at": run.created_at.isoformat(), "result_id": run.result_id}
-
-
-@pages.get("/runs/<key>")
-def run_page(key: str):
-    from runner import report
-
-    from .models import Result
-
-    with _db().session() as session:
-        run = app_store.get_run(session, key)
-        if run is None:
-            abort(404)
-        access.require(run.repository)
-        doc = session.get(Result, run.result_id).document if run.result_id else None
-    if doc is None:
-        return render_template("app/run.html", run=run)
-    html = report.render(doc, "html")
-    banner = render_template("app/run.html", run=run).split("<body>", 1)[1].split("</body>", 1)[0]
-    banner = banner.replace("<p>The full report appears here once the run has reported back.</p>", "")
-    at = html.find(">", html.find("<body")) + 1 if "<body" in html else 0
-    return html[:at] + f'<div class="perfgate-run">{banner}</div>' + html[at:]
-
-
-@pages.get("/api/runs/<key>")
-def run_api(key: str):
-    with _db().session() as session:
-        run = app_store.get_run(session, key)
-        if run is None:
-            abort(404)
-        access.require(run.repository, page=False)
-        return jsonify(_run_json(run))

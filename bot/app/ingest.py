@@ -8,7 +8,7 @@ to :class:`IngestError` ("its results artifact is invalid: ..."), whose message 
 safe to publish; the underlying error goes to the log.
 
 The I/O around it (download, store, edit the comment and the check run) is
-``bot.executor``; everything here takes bytes and dicts.
+``bot.app.executor``; everything here takes bytes and dicts.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from runner.errors import ResultsError, UserError
 from runner.report import view as report_view
 from runner.report.escape import md_code, plain
 
-from . import history, messages
+from ..history import core as history
+from . import messages
 
 log = logging.getLogger("perfgate.bot")
 
