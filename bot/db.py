@@ -185,6 +185,15 @@ class Database:
     def dispose(self) -> None:
         self.engine.dispose()
 
+    def reachable(self) -> bool:
+        """Does the database answer ``SELECT 1``? (Any failure: no.)"""
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except Exception:  # noqa: BLE001 - any database failure means unreachable
+            return False
+        return True
+
 
 def open_database(url: str, *, migrate: bool = True) -> Database:
     """Connect to ``url`` and (by default) upgrade its schema to the newest migration.

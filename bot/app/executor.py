@@ -16,13 +16,14 @@ from typing import Any, Callable
 
 from runner.config import Config
 from runner.errors import UserError
+from runner.results import verdict_of
 from runner.report.escape import md_code, md_text, safe_link
 
-from ..app_settings import AppSettings
 from ..db import Database, utc_now
 from ..history import store as history_store
 from ..history.core import is_repository_name
 from ..history.tables import Result
+from ..settings import Settings
 from . import access, decide, ingest, messages
 from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
@@ -42,11 +43,14 @@ RERUN_BUTTON = {"label": "Re-run", "identifier": decide.RERUN_ACTION,
 
 @dataclass
 class Runtime:
-    """What a job needs: the database, the App's settings and a way to act as an installation."""
+    """What a job needs: the database, the App's settings and a way to act as an installation;
+    ``queue``: the job queue (``bot.app.queue.JobQueue``) once ``bot.app.runtime.build_runtime``
+    has made it."""
 
     db: Database
-    settings: AppSettings
+    settings: Settings
     client_for: Callable[[int], InstallationClient]
+    queue: Any = None
 
     def details_url(self, key: str) -> str | None:
         """The run page (check run ``details_url``); None without ``PERFGATE_PUBLIC_URL``."""
@@ -175,8 +179,7 @@ def _concluded_before(session, repo: str, number: int, moment) -> ConcludedRun |
     if run is None:
         return None
     doc = session.get(Result, run.result_id).document
-    regressed = tuple(sorted({str(b.get("name")) for b in doc.get("benchmarks", [])
-                              if (b.get("change") or {}).get("verdict") == "regression"}))
+    regressed = tuple(sorted({str(b.get("name")) for b in doc.get("benchmarks", []) if verdict_of(b) == "regression"}))
     return ConcludedRun(run.key, run.head_sha, regressed)
 
 
@@ -355,7 +358,7 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
             raise ingest.IngestError(f"its artifact is {artifact.size_in_bytes} bytes, over the limit of "
                                      f"{rt.settings.artifact_limit} (PERFGATE_ARTIFACT_LIMIT)")
         data = client.download(artifact.archive_download_url, rt.settings.artifact_limit)
-        doc = ingest.prepare(data, head_sha=run.head_sha, kind=run.kind, repository=run.repository,
+        doc = ingest.prepare(data, run_id=run.key, head_sha=run.head_sha, kind=run.kind, repository=run.repository,
                              pr_number=run.pr_number, github_url=rt.settings.github_url,
                              workflow_url=workflow_url, details_url=rt.details_url(run.key) or workflow_url)
     except GitHubError as exc:

@@ -73,21 +73,16 @@ class Dispatched:
     html_url: str | None
 
 
-def _message(exc: Any) -> str:
-    data = getattr(exc, "data", None)
-    if isinstance(data, dict) and data.get("message"):
-        return str(data["message"])
-    return str(exc)
-
-
 def _wrap(doing: str, func: Callable[[], Any]) -> Any:
     from github import GithubException
 
     try:
         return func()
     except GithubException as exc:
+        data = getattr(exc, "data", None)  # GitHub's JSON error: its "message" says why
+        why = str(data["message"]) if isinstance(data, dict) and data.get("message") else str(exc)
         raise GitHubError(exc.status, f"GitHub could not {doing} (HTTP {exc.status})",
-                          redact(f"GitHub could not {doing} (HTTP {exc.status}: {_message(exc)})")) from None
+                          redact(f"GitHub could not {doing} (HTTP {exc.status}: {why})")) from None
     except (OSError, ValueError) as exc:  # connection refused, timeouts (requests' errors are OSErrors)
         raise GitHubError(0, f"could not reach GitHub to {doing}",
                           redact(f"could not reach GitHub to {doing}: {type(exc).__name__}: {exc}")) from None

@@ -248,15 +248,6 @@ def record_accept(session: Session, repository: str, *, user: str, pr_number: in
     return row
 
 
-def accepted(session: Session, repository: str, pr_number: int, benchmark: str | None = None) -> bool:
-    """Has a regression of PR ``pr_number`` (for ``benchmark``, or all) been accepted?"""
-    repo = get_repository(session, repository)
-    if repo is None:
-        return False
-    rows = session.scalars(select(Accept).where(Accept.repository_id == repo.id, Accept.pr_number == pr_number))
-    return any(r.benchmark in (None, benchmark) for r in rows)
-
-
 # --------------------------------------------------------------------------- reading
 
 def list_repositories(session: Session) -> list[str]:
@@ -337,14 +328,6 @@ def load_side_points(session: Session, repository: str, benchmark: str | None = 
     return [_point(r, pr_urls) for r in reversed(session.scalars(query).all())]
 
 
-def benchmark_names(session: Session, repository: str) -> list[str]:
-    repo = get_repository(session, repository)
-    if repo is None:
-        return []
-    return list(session.scalars(select(BenchmarkPoint.benchmark).where(BenchmarkPoint.repository_id == repo.id)
-                                .group_by(BenchmarkPoint.benchmark).order_by(BenchmarkPoint.benchmark)))
-
-
 def accepts_of(session: Session, repository: str) -> list[dict]:
     """``[{pr_number, sha, benchmark, user, reason, created_at}]`` oldest first."""
     repo = get_repository(session, repository)
@@ -373,7 +356,7 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
     key = history.fingerprint_of(doc.get("environment") or {}).key
     notes = []
     for bench in doc.get("benchmarks") or []:
-        change = bench.get("change") or {}
+        change = results_schema.change_of(bench)
         if change.get("verdict") != "regression":
             continue
         series = next((s for s in load_series(session, repository, bench["name"])

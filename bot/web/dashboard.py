@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, jsonify, render_template
 
+from runner.report.units import fmt_change, fmt_time
+
 from ..history import chart
 from ..history import core as history
 from ..history import store as history_store
@@ -74,7 +76,7 @@ def repository_page(owner: str, repo: str):
         overview = _overview(session, name)
         results = history_store.result_count(session, name)
     return render_template("history/repository.html", repository=name, overview=overview, results=results,
-                           fmt_s=history.format_seconds, fmt_ratio=history.format_ratio,
+                           fmt_s=fmt_time, fmt_ratio=fmt_change,
                            bench_url=lambda b: history.bench_url(None, name, b))
 
 
@@ -87,8 +89,8 @@ def bench_page(owner: str, repo: str, bench: str):
         abort(404)
     shapes = chart.bench_chart(series, side, changes)
     return render_template("history/bench.html", repository=name, benchmark=bench, series=series, side=side,
-                           chart=shapes, fingerprint_changes=changes, fmt_s=history.format_seconds,
-                           fmt_ratio=history.format_ratio, iso=history.iso,
+                           chart=shapes, fingerprint_changes=changes, fmt_s=fmt_time,
+                           fmt_ratio=fmt_change, iso=history.iso,
                            noise={s.fingerprint.get("key"): history.historical_noise(
                                s.values, [c.index for c in s.change_points])[0] for s in series})
 

@@ -1,5 +1,5 @@
 """Fixtures of the App's tests: the shared fake GitHub (with workflow-run artifacts and
-repository files), an App key pair, and an App (``bot.create_app`` + ``bot.web.intake.register``)
+repository files), an App key pair, and an App (``bot.create_app``)
 on a fresh SQLite database — or a throwaway PostgreSQL the tests start when it is installed."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .payloads import SECRET
 
 
 #: PyGithub without retries or pacing sleeps (GITHUB.md: never sleep in tests); what
-#: ``bot.web.intake.register`` also uses when ``TESTING`` is set.
+#: ``bot.app.runtime.build_runtime`` also uses when ``TESTING`` is set.
 CLIENT_OPTIONS = TESTING_CLIENT_OPTIONS
 
 
@@ -62,10 +62,8 @@ def app_env(database_url, tmp_path, fake_github, app_private_key) -> dict[str, s
 @pytest.fixture
 def app(app_env):
     from bot import create_app
-    from bot.web.intake import register
 
     flask_app = create_app(app_env)
-    register(flask_app, app_env)  # a no-op once create_app registers the App itself
     yield flask_app
     flask_app.extensions["perfgate"]["db"].dispose()
 

@@ -1,5 +1,5 @@
 """bot.app.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion, texts;
-bot.app_settings: the environment contract."""
+bot.settings: the environment contract."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from bot.app import ingest
-from bot.app_settings import MissingSetting, load_app_settings
+from bot.settings import MissingSetting, load_settings
 from runner.errors import UserError
 from runner.report import COMMENT_LIMIT, MARKER
 from tests.action.results_doc import bench, results_doc
@@ -93,7 +93,7 @@ KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
 def test_settings_from_the_environment(tmp_path):
     key_file = tmp_path / "app.pem"
     key_file.write_text(KEY)
-    s = load_app_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
+    s = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
                            "GITHUB_WEBHOOK_SECRET": "s3cret", "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
                            "REDIS_URL": "redis://cache:6379/0", "PERFGATE_PUBLIC_URL": "https://perf.example.com/",
                            "PERFGATE_RUN_TIMEOUT": "600"})
@@ -101,7 +101,7 @@ def test_settings_from_the_environment(tmp_path):
     assert (s.queue_url, s.public_url, s.run_timeout, s.workflow) == ("redis://cache:6379/0", "https://perf.example.com",
                                                                       600.0, "perfgate.yml")
     assert "s3cret" not in repr(s) and "PRIVATE" not in repr(s)
-    one_line = load_app_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY": KEY.replace("\n", "\\n"),
+    one_line = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY": KEY.replace("\n", "\\n"),
                                   "GITHUB_WEBHOOK_SECRET": "s"})
     assert one_line.private_key.startswith("-----BEGIN RSA PRIVATE KEY-----\n")
 
@@ -119,6 +119,6 @@ def test_settings_from_the_environment(tmp_path):
 ])
 def test_bad_settings_name_the_variable(env, fragment):
     with pytest.raises(UserError, match=fragment) as info:
-        load_app_settings(env)
+        load_settings(env)
     if fragment in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"):
         assert isinstance(info.value, MissingSetting)

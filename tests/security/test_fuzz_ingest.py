@@ -31,7 +31,7 @@ def _zip(raw: bytes, name: str = "results.json") -> bytes:
 
 def _prepare(data: bytes, head_sha: str = HEAD, kind: str = "pr") -> dict | None:
     try:
-        return ingest.prepare(data, head_sha=head_sha, kind=kind, repository="octo/demo",
+        return ingest.prepare(data, run_id="k1", head_sha=head_sha, kind=kind, repository="octo/demo",
                               pr_number=7 if kind == "pr" else None, github_url="https://github.com",
                               workflow_url="https://github.com/octo/demo/actions/runs/1", details_url=DETAILS)
     except ingest.IngestError as exc:
