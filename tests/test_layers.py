@@ -202,6 +202,12 @@ def test_rendering_a_result_loads_no_torch_numpy_or_scipy():
     assert out.strip() == "[]"
 
 
+def test_the_app_and_the_action_do_not_know_each_other():
+    """They meet only through GitHub: the workflow the App dispatches, the artifact the Action uploads."""
+    assert _violations(lambda name, target: (_under(name, "bot") and _under(target, "action"))
+                       or (_under(name, "action") and _under(target, "bot"))) == []
+
+
 def _bot_wing(module: str) -> str | None:
     return next((w for w in BOT_WINGS if _under(module, w)), None)
 
