@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from runner.config import Config
-from runner.errors import UserError
+from runner.config import from_texts as config_from_texts
+from runner.errors import ConfigError, UserError
 from runner.results import verdict_of
 from runner.report.escape import md_code, md_text, safe_link
 
@@ -187,10 +188,12 @@ def _config(client: InstallationClient, repo: str, data: dict) -> Config:
     """The target's config from its default branch (a PR cannot change its own trigger)."""
     branch = (data.get("repository") or {}).get("default_branch")
     try:
-        return client.target_config(repo, branch)
+        return config_from_texts(client.config_texts(repo, branch), f"{repo}@{branch or 'default branch'}")[0]
     except GitHubError as exc:
         log.warning("%s: cannot read the perfgate config (%s); using the defaults", repo, exc.detail)
-        return Config()
+    except ConfigError as exc:  # a broken file is the compare's to report, on the runner
+        log.info("%s: the perfgate config is broken (%s); using the defaults", repo, exc)
+    return Config()
 
 
 # -- actions ------------------------------------------------------------------------------------
@@ -278,7 +281,7 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
         app_store.update_run(session, spec.key, check_run_id=check_id)
     try:
         ref = spec.workflow_ref or client.default_branch(spec.repository)
-        dispatched = client.dispatch(spec.repository, rt.settings.workflow, ref, decide.dispatch_inputs(spec))
+        dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, decide.dispatch_inputs(spec))
     except GitHubError as exc:
         log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
         client.update_check_run(spec.repository, check_id, status="completed", conclusion="failure",

@@ -20,8 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from runner.config import Config, parse_table
-from runner.errors import ConfigError
+from runner.config import CONFIG_FILES
 from runner.report import MARKER
 
 from .facts import PullInfo, pull_from_payload
@@ -158,29 +157,16 @@ class InstallationClient:
         pr = _wrap(f"read pull request #{number}", lambda: self._repo(repo).get_pull(number))
         return pull_from_payload(pr.raw_data)
 
-    def target_config(self, repo: str, ref: str | None = None) -> Config:
-        """The target's ``perfgate.toml`` or ``[tool.perfgate]`` at ``ref`` (default branch when
-        None); defaults when neither exists. A broken file also yields the defaults (the error
-        is the compare's to report, on the runner)."""
-        import sys
-
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        for path in ("perfgate.toml", "pyproject.toml"):
-            text = self._file(repo, path, ref)
-            if text is None:
-                continue
-            try:
-                data = tomllib.loads(text)
-                table = data if path == "perfgate.toml" else (data.get("tool") or {}).get("perfgate")
-                if table is None:
-                    continue
-                return parse_table(table, path)
-            except (tomllib.TOMLDecodeError, ConfigError, AttributeError):
-                return Config()
-        return Config()
+    def config_texts(self, repo: str, ref: str | None = None) -> dict[str, str | None]:
+        """The texts of the target's configuration files at ``ref`` (default branch when None),
+        ``{name: text or None}`` for ``runner.config.CONFIG_FILES``, fetched in that order up to
+        the first that exists (``runner.config.from_texts`` reads them)."""
+        texts: dict[str, str | None] = {}
+        for name in CONFIG_FILES:
+            texts[name] = self._file(repo, name, ref)
+            if texts[name] is not None:
+                break
+        return texts
 
     def _file(self, repo: str, path: str, ref: str | None) -> str | None:
         kwargs = {"ref": ref} if ref else {}
@@ -268,7 +254,7 @@ class InstallationClient:
               lambda: self._repo(repo).get_issue(number).get_comment(int(comment_id)).create_reaction(content))
 
     # -- workflows ----------------------------------------------------------------------------
-    def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> Dispatched:
+    def dispatch_workflow(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> Dispatched:
         """``workflow_dispatch`` of ``workflow`` on branch ``ref`` with ``inputs`` (≤ 25)."""
         def run() -> Dispatched:
             wf = self._repo(repo).get_workflow(workflow)
