@@ -1,4 +1,4 @@
-"""What the App decides to do, as plain data (``bot.app.decide`` returns lists of these;
+"""What the App decides to do, as plain data (``bot.app.handlers`` returns lists of these;
 ``bot.app.executor`` carries them out, in order, against the database and GitHub).
 
 Storage actions change the App's own tables; GitHub actions go through ``bot.app.gateway``.
@@ -16,7 +16,7 @@ from typing import Any
 class RunSpec:
     """A benchmark run to dispatch.
 
-    ``key``: deterministic public id (``bot.app.decide.run_key``); ``kind``: ``pr`` (compare a
+    ``key``: deterministic public id (``bot.app.facts.run_key``); ``kind``: ``pr`` (compare a
     PR's base and head) or ``history`` (a push to the default branch); ``trigger``: label,
     synchronize, reopened, command, rerun, push; ``rounds``: round pairs before the first look
     (None: the target's config); ``threshold``: fraction (None: config).
@@ -176,3 +176,22 @@ class Ingest:
 
 Action = (SavePull | SaveInstallation | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
           | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | MarkInProgress | Ingest)
+
+
+def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
+    """The ``workflow_dispatch`` inputs of a run (examples/workflows/perfgate.yml): the exact
+    SHAs, the PR number and the run id always; ``filter``, ``rounds``, ``threshold`` and
+    ``profile`` only when the command set them (GitHub rejects inputs a workflow does not
+    declare, so a plain run works with the minimal workflow)."""
+    inputs = {"base-sha": spec.base_sha or spec.head_sha, "head-sha": spec.head_sha, "run-id": spec.key}
+    if spec.pr_number is not None:
+        inputs["pr-number"] = str(spec.pr_number)
+    if spec.filter:
+        inputs["filter"] = spec.filter
+    if spec.rounds:
+        inputs["rounds"] = str(spec.rounds)
+    if spec.threshold:
+        inputs["threshold"] = f"{spec.threshold:g}"
+    if spec.profile:
+        inputs["profile"] = "true"
+    return inputs

@@ -1,4 +1,5 @@
-"""The background job (imperative shell): a stored delivery → facts → ``bot.app.decide`` →
+"""The background job (imperative shell): a stored delivery → the facts its handler declares
+(``bot.app.handlers.facts_for``) → ``bot.app.handlers.decide`` →
 actions carried out against the database and GitHub; plus result ingestion and the
 time-out sweep.
 
@@ -25,20 +26,20 @@ from ..history import store as history_store
 from ..history.core import is_repository_name
 from ..history.tables import Result
 from ..settings import Settings
-from . import access, decide, ingest, messages
+from . import access, handlers, ingest, messages
 from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
-                      RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
-from .commands import CommandError, is_command
-from .commands import parse as parse_command
+                      RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment,
+                      dispatch_inputs)
 from .events import Event
-from .facts import ConcludedRun, Facts, may_command, run_key
+from .facts import ConcludedRun, FactRequest, Facts, may_command
+from .handlers.check_run import RERUN_ACTION
 from .gateway import GitHubError, InstallationClient
 from .tables import Run
 
 log = logging.getLogger("perfgate.bot")
 
-RERUN_BUTTON = {"label": "Re-run", "identifier": decide.RERUN_ACTION,
+RERUN_BUTTON = {"label": "Re-run", "identifier": RERUN_ACTION,
                 "description": "Benchmark the same commits again"}
 
 
@@ -77,13 +78,13 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
             return []
         event = Event(row.event, row.delivery_id, dict(row.payload), row.action)
     _remember_visibility(rt, event)
-    if not decide.handled(event.name, event.action):
+    if not handlers.handled(event.name, event.action):
         _finish(rt, delivery_id, "ignored")
         return []
     try:
         client = rt.client_for(event.installation_id) if event.installation_id else None
-        facts = gather_facts(rt, client, event)
-        actions = decide.decide(event, facts)
+        facts = fetch_facts(rt, client, event, handlers.facts_for(event))
+        actions = handlers.decide(event, facts)
         if actions and client is None and any(not isinstance(a, SaveInstallation) for a in actions):
             raise UserError(f"{event.name} delivery without an installation id")
         for action in actions:
@@ -111,66 +112,51 @@ def _finish(rt: Runtime, delivery_id: str, status: str, error: str | None = None
         app_store.finish_delivery(session, delivery_id, status, error)
 
 
-def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -> Facts:
-    """The :class:`bot.Facts` this event's decision needs (GitHub calls only where needed)."""
-    repo, data = event.repository, event.data
-    if event.name == "pull_request" and client is not None and repo:
-        number = int(data["pull_request"]["number"])
-        config = _config(client, repo, data)
-        permission = client.permission(repo, event.sender) if event.action == "labeled" and event.sender else None
-        with rt.db.session() as session:
-            pull = app_store.get_pull(session, repo, number)
-            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
-            refused = bool(event.sender) and app_store.refused_before(session, repo, number, event.sender)
-        return Facts(label=config.label, permission=permission, refused_before=refused,
-                            approved_sha=pull.approved_sha if pull else None, runs=runs)
-    if event.name == "issue_comment" and client is not None and repo:
-        issue, comment = data.get("issue") or {}, data.get("comment") or {}
-        if not issue.get("pull_request") or not is_command(comment.get("body")):
-            return Facts()
-        number, login = int(issue["number"]), (comment.get("user") or {}).get("login") or event.sender
-        with rt.db.session() as session:
-            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
-            last = app_store.last_command(session, repo, int(comment["id"]))
-            refused = app_store.refused_before(session, repo, number, login)
-        permission = client.permission(repo, login)
-        if not may_command(permission):
-            return Facts(permission=permission, runs=runs, last_command=last, refused_before=refused)
+def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event, request: FactRequest) -> Facts:
+    """The :class:`bot.app.facts.Facts` that ``request`` (``bot.app.handlers.facts_for``) asks for,
+    from the database and GitHub (GitHub only where asked; nothing that needs GitHub without a
+    client)."""
+    repo = event.repository
+    if not repo or (request.needs_github and client is None):
+        return Facts()
+    found: dict[str, Any] = {}
+    if request.config:
+        found["label"] = _config(client, repo, event.data).label
+    if request.permission_of is not None:
+        found["permission"] = client.permission(repo, request.permission_of)
+    number = request.pr_number
+    with rt.db.session() as session:
+        if number is not None:
+            found["runs"] = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
+            if request.approved_sha:
+                stored = app_store.get_pull(session, repo, number)
+                found["approved_sha"] = stored.approved_sha if stored else None
+            if request.refusal_of:
+                found["refused_before"] = app_store.refused_before(session, repo, number, request.refusal_of)
+        if request.comment_id is not None:
+            found["last_command"] = app_store.last_command(session, repo, request.comment_id)
+        if request.workflow_run_id is not None:
+            row = app_store.run_for_workflow(session, repo, request.workflow_run_id)
+            found["run"] = app_store.run_info(row) if row else None
+        if request.run_key is not None:
+            row = app_store.get_run(session, request.run_key)
+            if row is None or row.repository != repo:
+                return Facts()
+            found["run"] = app_store.run_info(row)
+            found["runs"] = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, row.pr_number)) \
+                if row.pr_number is not None else ()
+        if request.keyed_runs:
+            rows = [app_store.get_run(session, key) for key in request.keyed_runs]
+            found["runs"] = tuple(app_store.run_info(row) for row in rows if row)
+    if request.pull_if_permitted and number is not None and may_command(found.get("permission")):
         pull = client.pull(repo, number)
         with rt.db.session() as session:
             stored = app_store.get_pull(session, repo, number)
-            seen = stored.head_seen_at if stored is not None and stored.head_sha == pull.head_sha else None
-            concluded = _concluded_before(session, repo, number, decide.written_at(event)) \
-                if _command_name(comment.get("body")) == "accept" else None
-        return Facts(permission=permission, pull=pull, runs=runs, last_command=last, refused_before=refused,
-                            head_seen_at=seen, concluded=concluded)
-    if event.name == "workflow_run" and repo:
-        with rt.db.session() as session:
-            row = app_store.run_for_workflow(session, repo, int(data["workflow_run"]["id"]))
-            return Facts(run=app_store.run_info(row) if row else None)
-    if event.name == "check_run" and repo:
-        key = (data.get("check_run") or {}).get("external_id") or ""
-        with rt.db.session() as session:
-            row = app_store.get_run(session, key)
-            if row is None or row.repository != repo:
-                return Facts()
-            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, row.pr_number)) \
-                if row.pr_number is not None else ()
-            return Facts(run=app_store.run_info(row), runs=runs)
-    if event.name == "push" and repo:
-        with rt.db.session() as session:
-            key = run_key(repo, "push", data.get("after"))
-            row = app_store.get_run(session, key)
-            return Facts(runs=(app_store.run_info(row),) if row else ())
-    return Facts()
-
-
-def _command_name(body: str | None) -> str | None:
-    try:
-        command = parse_command(body)
-    except CommandError:
-        return None
-    return command.name if command else None
+            found["pull"] = pull
+            found["head_seen_at"] = stored.head_seen_at if stored is not None and stored.head_sha == pull.head_sha \
+                else None
+            found["concluded"] = _concluded_before(session, repo, number, request.concluded_before)
+    return Facts(**found)
 
 
 def _concluded_before(session, repo: str, number: int, moment) -> ConcludedRun | None:
@@ -281,7 +267,7 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
         app_store.update_run(session, spec.key, check_run_id=check_id)
     try:
         ref = spec.workflow_ref or client.default_branch(spec.repository)
-        dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, decide.dispatch_inputs(spec))
+        dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, dispatch_inputs(spec))
     except GitHubError as exc:
         log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
         client.update_check_run(spec.repository, check_id, status="completed", conclusion="failure",

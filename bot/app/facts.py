@@ -1,6 +1,6 @@
 """What a decision may know besides the payload, as plain data: the PR, the stored runs, the
 sender's permission (:class:`Facts` and its parts), and the rules that name them (:func:`run_key`,
-:func:`may_command`, :func:`pull_from_payload`). The decisions (``bot.app.decide``), the GitHub
+:func:`may_command`, :func:`pull_from_payload`). The decisions (``bot.app.handlers``), the GitHub
 gateway and the store all speak these types; nothing here does I/O.
 """
 
@@ -120,3 +120,38 @@ def pull_from_payload(pr: dict) -> PullInfo:
                     labels=tuple(lb.get("name", "") for lb in pr.get("labels") or []),
                     state=pr.get("state", "open"), url=pr.get("html_url"), title=pr.get("title"),
                     updated_at=pr.get("updated_at"))
+
+
+@dataclass(frozen=True)
+class FactRequest:
+    """Which :class:`Facts` a decision needs, declared by its event's handler module
+    (``facts_for``) and fetched by the executor.
+
+    ``pr_number``: the PR whose stored runs (``Facts.runs``) are read; with ``approved_sha``
+    also the head SHA a maintainer approved. ``config``: the target's configuration from its
+    default branch (``Facts.label``). ``permission_of``: whose collaborator permission to ask.
+    ``refusal_of``: whether this login was refused on the PR before. ``comment_id``: the command
+    last acted on for this comment. ``pull_if_permitted``: when ``permission_of`` may command,
+    the PR as GitHub sees it now and since when its head was seen (``head_seen_at``); with
+    ``concluded_before`` also the PR's newest run concluded before that moment. ``workflow_run_id``:
+    the stored run dispatched as this workflow run (``Facts.run``). ``run_key``: the stored run
+    with this key in the event's repository (``Facts.run``) and the runs of its PR.
+    ``keyed_runs``: stored runs by key (``Facts.runs``).
+    """
+
+    pr_number: int | None = None
+    approved_sha: bool = False
+    config: bool = False
+    permission_of: str | None = None
+    refusal_of: str | None = None
+    comment_id: int | None = None
+    pull_if_permitted: bool = False
+    concluded_before: _dt.datetime | None = None
+    workflow_run_id: int | None = None
+    run_key: str | None = None
+    keyed_runs: tuple[str, ...] = ()
+
+    @property
+    def needs_github(self) -> bool:
+        """Does fetching these facts ask GitHub (an installation client is needed)?"""
+        return self.config or self.permission_of is not None or self.pull_if_permitted

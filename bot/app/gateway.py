@@ -3,7 +3,7 @@
 ``GithubIntegration(auth=Auth.AppAuth(app_id, private_key), base_url=GITHUB_API_URL)``
 signs the App's JWT; :meth:`Gateway.installation` gives a client acting with that
 installation's token (PyGithub refreshes it; GITHUB.md). Every call here is one or two REST
-requests; decisions live in ``bot.app.decide``. GitHub errors become :class:`GitHubError` with
+requests; decisions live in ``bot.app.handlers``. GitHub errors become :class:`GitHubError` with
 the HTTP status, so the caller can tell "not allowed" (401/403), "not found" (404) and the
 rest apart.
 

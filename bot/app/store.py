@@ -1,4 +1,4 @@
-"""The App's storage shell: rows of ``bot.app.tables`` in, plain data (``bot.app.decide``'s
+"""The App's storage shell: rows of ``bot.app.tables`` in, plain data (``bot.app.handlers``'s
 ``RunInfo``) out. Every function takes an open ``Session``; the caller commits
 (``with db.session() as s, s.begin(): ...``).
 """

@@ -20,7 +20,7 @@ import logging
 
 from flask import Blueprint, current_app, jsonify, request
 
-from ..app import decide
+from ..app import handlers
 from ..app import store as app_store
 from ..app.events import WebhookError, parse_event
 
@@ -50,7 +50,7 @@ def webhook():
         event = parse_event(request.headers, body, runtime.settings.webhook_secret)
     except WebhookError as exc:
         return jsonify(error=str(exc)), exc.status
-    if not decide.handled(event.name, event.action):
+    if not handlers.handled(event.name, event.action):
         return "", 204
     try:
         with _db().session() as session, session.begin():

@@ -1,4 +1,4 @@
-"""bot.app.decide: webhook (published-schema-valid payloads) + facts → actions, without I/O."""
+"""bot.app.handlers: webhook (published-schema-valid payloads) + facts → actions, without I/O."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from bot.app import messages
 from bot.app.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge, RememberCommand, RememberRefusal,
                          Reply, ReplyHistory, SaveInstallation, SavePull, StartRun)
 from bot.app.commands import USAGE
-from bot.app.decide import decide, handled
+from bot.app.handlers import decide, handled
 from bot.app.facts import ConcludedRun, Facts, PullInfo, RunInfo, run_key
 from bot.history.core import parse_time
 from bot.app.events import Event
