@@ -6,6 +6,7 @@ same as JSON. Each shows a repository's data only to those who may read it (``bo
 from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, jsonify, render_template
+from markupsafe import Markup
 
 from ..app import store as app_store
 from . import signin
@@ -51,11 +52,7 @@ def run_page(key: str):
         doc = session.get(Result, run.result_id).document if run.result_id else None
     if doc is None:
         return render_template("app/run.html", run=run)
-    html = report.render(doc, "html")
-    banner = render_template("app/run.html", run=run).split("<body>", 1)[1].split("</body>", 1)[0]
-    banner = banner.replace("<p>The full report appears here once the run has reported back.</p>", "")
-    at = html.find(">", html.find("<body")) + 1 if "<body" in html else 0
-    return html[:at] + f'<div class="perfgate-run">{banner}</div>' + html[at:]
+    return report.render(doc, "html", banner=Markup(render_template("app/run_banner.html", run=run)))
 
 
 @pages.get("/api/runs/<key>")
