@@ -3,7 +3,9 @@
 
 Storage actions change the App's own tables; GitHub actions go through ``bot.app.gateway``.
 :class:`StartRun` is deliberately one action: its steps depend on each other's answers
-(the check run's id, the dispatched workflow run's id) and it is idempotent by ``spec.key``.
+(the check run's id, the dispatched workflow run's id) and it is idempotent by ``spec.key``;
+what follows each step of a run (dispatched, dispatch failed, results in, failed, timed out)
+is decided by ``bot.app.conclude`` as lists of the primitive actions here.
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ class SaveInstallation:
     installation_id: int
     account: str | None
     active: bool
+
+
+@dataclass(frozen=True)
+class UpdateRun:
+    """Write ``changes`` (column → value: ``status``, ``conclusion``, ``headline``, ...) to the
+    stored run ``key``."""
+
+    key: str
+    changes: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -157,6 +168,16 @@ class React:
 
 
 @dataclass(frozen=True)
+class UpdateCheckRun:
+    """Update check run ``check_run_id`` of ``repository`` (``fields``: ``status``,
+    ``conclusion``, ``title``, ``summary``, ``details_url``, ``actions``; GitHub's check-run API)."""
+
+    repository: str
+    check_run_id: int
+    fields: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
 class MarkInProgress:
     """The dispatched workflow started on a runner: check run and run become ``in_progress``."""
 
@@ -174,8 +195,9 @@ class Ingest:
     workflow_url: str | None
 
 
-Action = (SavePull | SaveInstallation | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
-          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | MarkInProgress | Ingest)
+Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
+          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
+          | Ingest)
 
 
 def dispatch_inputs(spec: RunSpec) -> dict[str, str]:

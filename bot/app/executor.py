@@ -26,22 +26,17 @@ from ..history import store as history_store
 from ..history.core import is_repository_name
 from ..history.tables import Result
 from ..settings import Settings
-from . import access, handlers, ingest, messages
+from . import access, conclude, handlers, ingest, messages
 from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
-                      RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment,
-                      dispatch_inputs)
+                      RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpdateCheckRun,
+                      UpdateRun, UpsertComment, dispatch_inputs)
 from .events import Event
 from .facts import ConcludedRun, FactRequest, Facts, may_command
-from .handlers.check_run import RERUN_ACTION
 from .gateway import GitHubError, InstallationClient
 from .tables import Run
 
 log = logging.getLogger("perfgate.bot")
-
-RERUN_BUTTON = {"label": "Re-run", "identifier": RERUN_ACTION,
-                "description": "Benchmark the same commits again"}
-
 
 @dataclass
 class Runtime:
@@ -252,12 +247,9 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
             log.info("run %s exists; not starting it again", spec.key)
             return
     details = rt.details_url(spec.key)
-    what = f"`{messages.short(spec.base_sha)}` → `{messages.short(spec.head_sha)}`"
     try:
         check_id = client.create_check_run(spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha,
-                                           external_id=spec.key, details_url=details, status="queued",
-                                           title="Queued on the GPU runners",
-                                           summary=f"Benchmarking {what}; requested by @{spec.requested_by} ({spec.trigger}).")
+                                           external_id=spec.key, details_url=details, **conclude.queued_check_run(spec))
     except GitHubError:
         # Nothing happened on GitHub yet: forget the run so a retry of this job starts it afresh.
         with rt.db.session() as session, session.begin():
@@ -270,28 +262,12 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
         dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, dispatch_inputs(spec))
     except GitHubError as exc:
         log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
-        client.update_check_run(spec.repository, check_id, status="completed", conclusion="failure",
-                                title="Could not start the benchmark",
-                                summary=messages.dispatch_failed(rt.settings.workflow, str(exc)))
-        with rt.db.session() as session, session.begin():
-            app_store.update_run(session, spec.key, status="completed", conclusion="failure",
-                                 headline=f"dispatch failed: {exc}"[:500])
-        if spec.pr_number is not None:
-            _upsert_comment(rt, client, UpsertComment(spec.repository, spec.pr_number,
-                                                      messages.dispatch_failed(rt.settings.workflow, str(exc))))
-        if spec.react_comment_id and spec.pr_number is not None:
-            _react(rt, client, React(spec.repository, spec.pr_number, spec.react_comment_id, "confused"))
+        _carry_out(rt, client, conclude.dispatch_failed(spec, check_id, workflow=rt.settings.workflow, error=str(exc)))
         return
+    workflow_url = rt.github_link(dispatched.html_url)
     with rt.db.session() as session, session.begin():
-        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id,
-                             workflow_run_url=rt.github_link(dispatched.html_url))
-    if spec.pr_number is not None:
-        body = messages.queued(base_sha=spec.base_sha, head_sha=spec.head_sha, requested_by=spec.requested_by,
-                               trigger=spec.trigger, details_url=details, workflow_url=rt.github_link(dispatched.html_url),
-                               filter_=spec.filter, rounds=spec.rounds, threshold=spec.threshold, profile=spec.profile)
-        _upsert_comment(rt, client, UpsertComment(spec.repository, spec.pr_number, body))
-    if spec.react_comment_id and spec.pr_number is not None:
-        _react(rt, client, React(spec.repository, spec.pr_number, spec.react_comment_id, "rocket"))
+        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id, workflow_run_url=workflow_url)
+    _carry_out(rt, client, conclude.dispatched(spec, details_url=details, workflow_url=workflow_url))
 
 
 def _cancel_run(rt: Runtime, client: InstallationClient, a: CancelRun) -> None:
@@ -374,40 +350,37 @@ def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url
                    if a["pr_number"] == run.pr_number and a["sha"] == run.head_sha] if run.pr_number is not None else []
         notes = history_store.regression_history_notes(session, run.repository, doc, rt.settings.public_url)
     config = _config(client, run.repository, {})
-    verdict = ingest.conclusion(doc, config.fail_threshold, [a["benchmark"] for a in accepts])
-    details = rt.details_url(run.key) or rt.github_link(workflow_url)
-    title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
-    if run.check_run_id:
-        client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion=verdict, title=title,
-                                summary=ingest.check_summary(doc, details), details_url=rt.details_url(run.key),
-                                actions=[RERUN_BUTTON])
-    if run.pr_number is not None:
-        body = ingest.comment_body(doc, details, accepts, notes)
-        _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, body))
-    with rt.db.session() as session, session.begin():
-        app_store.update_run(session, run.key, status="completed", conclusion=verdict, headline=title)
+    _carry_out(rt, client, conclude.concluded(
+        app_store.run_info(run), doc, fail_threshold=config.fail_threshold, accepts=accepts, notes=notes,
+        details_url=rt.details_url(run.key) or rt.github_link(workflow_url), run_page_url=rt.details_url(run.key)))
 
 
 def _fail_run(rt: Runtime, client: InstallationClient, run: Run, workflow_conclusion: str | None,
               workflow_url: str | None, problem: str) -> None:
-    cancelled = workflow_conclusion == "cancelled"
-    conclusion = "cancelled" if cancelled else "failure"
-    text = messages.workflow_failed(workflow_conclusion, workflow_url, problem)
-    if run.check_run_id:
-        client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion=conclusion,
-                                title="No results" if not cancelled else "Cancelled", summary=text)
-    if run.pr_number is not None:
-        _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, text))
+    _carry_out(rt, client, conclude.failed(app_store.run_info(run), workflow_conclusion=workflow_conclusion,
+                                           workflow_url=workflow_url, problem=problem))
+
+
+def _carry_out(rt: Runtime, client: InstallationClient | None, actions: list[Action]) -> None:
+    for action in actions:
+        execute(rt, client, action)
+
+
+def _update_run(rt: Runtime, client, a: UpdateRun) -> None:
     with rt.db.session() as session, session.begin():
-        app_store.update_run(session, run.key, status="cancelled" if cancelled else "completed",
-                             conclusion=conclusion, headline=problem[:500])
+        app_store.update_run(session, a.key, **a.changes)
+
+
+def _update_check_run(rt: Runtime, client: InstallationClient, a: UpdateCheckRun) -> None:
+    client.update_check_run(a.repository, a.check_run_id, **a.fields)
 
 
 _HANDLERS: dict[type, Callable[[Runtime, Any, Any], None]] = {
     SavePull: _save_pull, SaveInstallation: _save_installation, RecordMerge: _record_merge,
     RememberCommand: _remember_command, RememberRefusal: _remember_refusal, UpsertComment: _upsert_comment,
     Reply: _reply, React: _react, ReplyHistory: _reply_history, StartRun: _start_run, CancelRun: _cancel_run,
-    AcceptRegression: _accept, MarkInProgress: _mark_in_progress, Ingest: _ingest,
+    AcceptRegression: _accept, MarkInProgress: _mark_in_progress, Ingest: _ingest, UpdateRun: _update_run,
+    UpdateCheckRun: _update_check_run,
 }
 
 
@@ -420,19 +393,15 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
         stale = app_store.expired(app_store.active_runs(session), now, rt.settings.run_timeout)
     done = []
     for run in stale:
+        actions = conclude.timed_out(app_store.run_info(run), timeout_hours=rt.settings.run_timeout / 3600,
+                                     workflow_url=rt.github_link(run.workflow_run_url))
+        on_github = [a for a in actions if not isinstance(a, UpdateRun)]
         try:
             client = rt.client_for(run.installation_id) if run.installation_id else None
-            text = messages.timed_out(rt.settings.run_timeout / 3600, rt.github_link(run.workflow_run_url))
             if client is not None:
-                if run.check_run_id:
-                    client.update_check_run(run.repository, run.check_run_id, status="completed",
-                                            conclusion="timed_out", title="Timed out", summary=text)
-                if run.pr_number is not None:
-                    _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, text))
+                _carry_out(rt, client, on_github)
         except GitHubError as exc:
             log.warning("run %s: could not report the time-out: %s", run.key, exc.detail)
-        with rt.db.session() as session, session.begin():
-            app_store.update_run(session, run.key, status="timed_out", conclusion="timed_out",
-                                 headline="timed out")
+        _carry_out(rt, None, [a for a in actions if isinstance(a, UpdateRun)])
         done.append(run.key)
     return done

@@ -56,6 +56,8 @@ class RunInfo:
     profile: bool = False
     base_ref: str | None = None
     head_ref: str | None = None
+    repository: str = ""
+    check_run_id: int | None = None
 
     @property
     def active(self) -> bool:

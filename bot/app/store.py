@@ -93,7 +93,8 @@ def save_pull(session: Session, repository: str, number: int, changes: dict[str,
 def run_info(row: Run) -> RunInfo:
     return RunInfo(key=row.key, status=row.status, head_sha=row.head_sha, base_sha=row.base_sha,
                    pr_number=row.pr_number, kind=row.kind, filter=row.filter, rounds=row.rounds,
-                   threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref)
+                   threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref,
+                   repository=row.repository, check_run_id=row.check_run_id)
 
 
 def get_run(session: Session, key: str) -> Run | None:
