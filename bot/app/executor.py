@@ -19,7 +19,7 @@ from runner.config import Config
 from runner.config import from_texts as config_from_texts
 from runner.errors import ConfigError, UserError
 from runner.results import verdict_of
-from runner.report.escape import md_code, md_text, safe_link
+from runner.report.escape import md_text, safe_link
 
 from ..db import Database, utc_now
 from ..history import store as history_store
@@ -316,12 +316,8 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
     with rt.db.session() as session, session.begin():
         app_store.update_run(session, a.key, workflow_run_url=workflow_url or run.workflow_run_url)
     try:
-        artifact = ingest.pick_artifact(client.artifacts(run.repository, a.workflow_run_id), run.key)
-        if artifact is None:
-            raise ingest.IngestError(f"produced no {md_code(ingest.artifact_name(run.key))} artifact")
-        if artifact.size_in_bytes > rt.settings.artifact_limit:
-            raise ingest.IngestError(f"its artifact is {artifact.size_in_bytes} bytes, over the limit of "
-                                     f"{rt.settings.artifact_limit} (PERFGATE_ARTIFACT_LIMIT)")
+        artifact = ingest.results_artifact(client.artifacts(run.repository, a.workflow_run_id), run.key,
+                                           rt.settings.artifact_limit)
         data = client.download(artifact.archive_download_url, rt.settings.artifact_limit)
         doc = ingest.prepare(data, run_id=run.key, head_sha=run.head_sha, kind=run.kind, repository=run.repository,
                              pr_number=run.pr_number, github_url=rt.settings.github_url,

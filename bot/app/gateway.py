@@ -317,7 +317,7 @@ class InstallationClient:
                               redact(f"could not download the artifact: {type(exc).__name__}: {exc}")) from None
 
 
-# -- signing in with GitHub (the App's OAuth web flow; bot.app.access) ----------------------------------
+# -- signing in with GitHub (the App's OAuth web flow; bot.web.signin) ---------------------------------
 def _user_client(api_url: str, token: str | None = None, client_options: dict | None = None) -> Any:
     from github import Auth, Github
 

@@ -60,6 +60,21 @@ def pick_artifact(artifacts: Iterable, key: str):
     return live[0] if len(live) == 1 else None
 
 
+def results_artifact(artifacts: Iterable, key: str, limit: int):
+    """The artifact to download for run ``key`` (:func:`pick_artifact`).
+
+    Raises:
+        IngestError: there is none, or it is larger than ``limit`` bytes (``PERFGATE_ARTIFACT_LIMIT``).
+    """
+    artifact = pick_artifact(artifacts, key)
+    if artifact is None:
+        raise IngestError(f"produced no {md_code(artifact_name(key))} artifact")
+    if artifact.size_in_bytes > limit:
+        raise IngestError(f"its artifact is {artifact.size_in_bytes} bytes, over the limit of {limit} "
+                          "(PERFGATE_ARTIFACT_LIMIT)")
+    return artifact
+
+
 def results_from_zip(data: bytes, limit: int = RESULTS_LIMIT) -> dict:
     """The validated ``results.json`` inside an artifact zip (the shallowest one).
 

@@ -16,7 +16,7 @@ JSON (``/api``), the same data:
 - ``GET /api/<owner>/<repo>/alerts``: ``{alerts, alert_accuracy}``.
 
 Views are thin: read with ``bot.history.store``, shape with ``bot.history.core``/``bot.history.chart``. Every
-view first checks that the viewer may read the repository (``bot.app.access``; 404 otherwise).
+view first checks that the viewer may read the repository (``bot.web.signin``; 404 otherwise).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _perfgate() -> dict:
 
 
 def _repository(owner: str, repo: str, *, page: bool = True) -> str:
-    """``owner/name``, after checking the viewer may read it (``bot.app.access``; 404 otherwise)."""
+    """``owner/name``, after checking the viewer may read it (``bot.web.signin``; 404 otherwise)."""
     name = f"{owner}/{repo}"
     if not history.is_repository_name(name):
         abort(404)

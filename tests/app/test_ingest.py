@@ -33,6 +33,20 @@ def test_pick_artifact():
     assert ingest.pick_artifact([A("perfgate-results-k1", expired=True)], "k1") is None
 
 
+def test_the_results_artifact_must_exist_and_fit_the_limit():
+    @dataclass
+    class Sized:
+        name: str
+        size_in_bytes: int
+        expired: bool = False
+
+    assert ingest.results_artifact([Sized("perfgate-results-k1", 100)], "k1", 100).size_in_bytes == 100
+    with pytest.raises(ingest.IngestError, match="101 bytes, over the limit of 100"):
+        ingest.results_artifact([Sized("perfgate-results-k1", 101)], "k1", 100)
+    with pytest.raises(ingest.IngestError, match="produced no `perfgate-results-k1` artifact"):
+        ingest.results_artifact([Sized("logs", 1)], "k1", 100)
+
+
 def test_results_from_zip_prefers_the_shallowest_results_json():
     doc = results_doc()
     buffer = io.BytesIO()
