@@ -6,47 +6,62 @@ imports neither Flask nor torch; ``create_app`` imports Flask.
 
 from __future__ import annotations
 
+import logging
 import os
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .settings import Settings
+
+log = logging.getLogger("perfgate.bot")
 
 
-def create_app(config: Mapping[str, str] | None = None):
-    """Build the Flask application.
+def create_app(config: "Mapping[str, str] | Settings | None" = None):
+    """Build the Flask application: the one place the web process is composed.
 
     Args:
-        config: settings by environment-variable name (``DATABASE_URL``,
-            ``PERFGATE_HOME``, ``PERFGATE_PUBLIC_URL``, ``TESTING``, and the GitHub App's, see
-            ``bot.app_settings``); None reads ``os.environ``. Read once, here.
+        config: the settings (``bot.settings.Settings``), or settings by environment-variable
+            name (``bot.settings``); None reads ``os.environ``. Read once, here.
     Returns:
         a ``flask.Flask`` whose database has been upgraded to the newest migration.
-        ``app.extensions["perfgate"]`` holds ``{"settings": Settings, "db": Database}``.
+        ``app.extensions["perfgate"]`` holds ``{"settings": Settings, "db": Database,
+        "runtime": Runtime | None}`` (the App's runtime, ``bot.app.runtime.build_runtime``;
+        None without the GitHub App's settings: the pages work and ``/webhook`` answers 503).
     Raises:
         runner.errors.UserError: a setting is malformed or the database cannot be opened.
     """
     from flask import Flask, jsonify
-    from sqlalchemy import text
 
-    from . import access, dashboard, webhook
-    from .config import load_settings
     from .db import open_database
+    from .settings import Settings, load_settings
+    from .web import dashboard, intake, runs, signin
 
-    settings = load_settings(dict(os.environ) if config is None else dict(config))
+    if isinstance(config, Settings):
+        settings = config
+    else:
+        settings = load_settings(dict(os.environ) if config is None else dict(config))
     app = Flask(__name__)
     app.config["TESTING"] = settings.testing
+    app.config["MAX_CONTENT_LENGTH"] = intake.MAX_BODY
     _harden(app, settings.github_url)
     database = open_database(settings.database_url)
-    app.extensions["perfgate"] = {"settings": settings, "db": database}
-    access.init_app(app)
+    runtime = None
+    if settings.has_app:
+        from .app.runtime import build_runtime
+
+        runtime = build_runtime(settings, database)
+    else:
+        log.warning("no GitHub App settings (GITHUB_APP_ID, ...): /webhook answers 503")
+    app.extensions["perfgate"] = {"settings": settings, "db": database, "runtime": runtime}
+    signin.init_app(app)
     app.register_blueprint(dashboard.pages)
     app.register_blueprint(dashboard.api)
-    webhook.register(app, dict(os.environ) if config is None else dict(config))  # the GitHub App (issue 6)
+    app.register_blueprint(intake.intake)
+    app.register_blueprint(runs.pages)
 
     @app.get("/healthz")
     def healthz():
-        try:
-            with database.engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
-        except Exception:  # noqa: BLE001 - any database failure means unhealthy
+        if not database.reachable():
             return jsonify(status="error", database="unreachable"), 503
         return jsonify(status="ok", database="ok")
 

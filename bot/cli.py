@@ -1,8 +1,8 @@
-"""``perfgate serve``, ``perfgate worker`` and ``perfgate migrate`` (handlers mapped in
-``runner/cli.py``).
+"""``perfgate serve``, ``perfgate worker`` and ``perfgate migrate`` (plugged into ``perfgate``
+by ``bot.subcommands``).
 
-Both read the App's settings from the environment (``bot.app_settings``; the database from
-``DATABASE_URL`` / ``PERFGATE_HOME``) and stop with exit status 2 and one line naming the
+``serve`` and ``worker`` read the App's settings from the environment once (``bot.settings``)
+and stop with exit status 2 and one line naming the
 missing or malformed setting. ``serve`` is Flask's development server; in production run
 ``gunicorn "bot:create_app()"`` (the Dockerfile does). ``worker`` is the Huey consumer that
 does the GitHub work; the web process and the worker must see the same ``HUEY_URL`` (or the
@@ -15,6 +15,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import Mapping
 
 from runner.errors import UserError
 
@@ -34,33 +35,27 @@ def main_serve(args: argparse.Namespace) -> int:
         UserError: a setting is missing or malformed (exit 2).
     """
     from . import create_app
-    from .app_settings import has_github_settings, load_app_settings
-    from .webhook import register
+    from .settings import load_settings
 
-    env = dict(os.environ)
-    if not has_github_settings(env):
-        return _serve_setup(args, env)
-    load_app_settings(env)  # fail before anything starts, naming the setting
+    settings = load_settings(dict(os.environ))  # fail before anything starts, naming the setting
+    if not settings.has_app:
+        return _serve_setup(args, settings)
     _logging()
-    app = create_app(env)
-    register(app, env)
+    app = create_app(settings)
     app.run(host=args.host, port=args.port, threaded=True)
     return 0
 
 
-def _serve_setup(args: argparse.Namespace, env: dict[str, str]) -> int:
+def _serve_setup(args: argparse.Namespace, settings) -> int:
     """No App credentials at all: serve the pages and ``/setup`` (register the App from its
-    manifest, bot.setup_views) until the user restarts with the credentials it stored."""
+    manifest, :mod:`bot.web.setup`) until the user restarts with the credentials it stored."""
     from . import create_app
-    from .app_settings import DEFAULT_API_URL, github_web_url
-    from .db import default_home
-    from .setup_views import init_setup
+    from .web.setup import init_setup
 
     _logging()
-    app = create_app(env)
-    api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).strip().rstrip("/")
-    init_setup(app, home=default_home(env), public_url=(env.get("PERFGATE_PUBLIC_URL") or "").strip(),
-               github_url=(env.get("GITHUB_SERVER_URL") or github_web_url(api_url)).strip(), api_url=api_url)
+    app = create_app(settings)
+    init_setup(app, home=settings.home, public_url=settings.public_url or "", github_url=settings.github_url,
+               api_url=settings.api_url)
     print(f"perfgate: no GitHub App credentials (GITHUB_APP_ID, ...): open http://{args.host}:{args.port}/setup "
           "to register the App from its manifest", file=sys.stderr)
     app.run(host=args.host, port=args.port, threaded=True)
@@ -76,37 +71,30 @@ def main_migrate(args: argparse.Namespace) -> int:
     Raises:
         UserError: the URL is malformed or the database cannot be reached (exit 2).
     """
-    from .config import load_settings
-    from .db import display_url, open_database
+    from .db import database_url, display_url, open_database
 
-    url = load_settings(dict(os.environ)).database_url
+    url = database_url(os.environ)
     open_database(url).dispose()
     print(f"perfgate: the database {display_url(url)} is at the newest schema")
     return 0
 
 
-def build_worker(env: dict[str, str], client_options: dict | None = None):
-    """The consumer's job queue (``bot.queue.JobQueue``) with the App's tasks registered; no
-    thread started. ``client_options``: extra ``GithubIntegration`` arguments (tests).
+def build_worker(env: Mapping[str, str], client_options: dict | None = None):
+    """The consumer's job queue (``bot.app.queue.JobQueue``): the settings of ``env`` read once,
+    composed by ``bot.app.runtime.build_runtime``; no thread started. ``client_options``: extra
+    ``GithubIntegration`` arguments.
 
     Raises:
         UserError: a setting is missing or malformed, or HUEY_URL is ``memory://``.
     """
-    from .app_settings import load_app_settings
-    from .db import default_home, open_database
-    from .config import load_settings
-    from .executor import Runtime
-    from .gateway import Gateway
-    from .queue import build_queue, make_huey
+    from .app.runtime import build_runtime
+    from .db import open_database
+    from .settings import load_settings
 
-    settings = load_app_settings(env)
+    settings = load_settings(env).require_app()
     if settings.queue_url and settings.queue_url.startswith("memory://"):
         raise UserError("HUEY_URL=memory:// runs jobs inside the web process; the worker needs sqlite:///PATH or redis://")
-    database = open_database(load_settings(env).database_url)
-    gateway = Gateway(settings.app_id, settings.private_key, settings.api_url, client_options)
-    runtime = Runtime(db=database, settings=settings, client_for=gateway.installation)
-    huey = make_huey(settings.queue_url, default_home(env))
-    return build_queue(huey, lambda: runtime)
+    return build_runtime(settings, open_database(settings.database_url), client_options=client_options).queue
 
 
 def main_worker(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""Database connection: engine, sessions and the schema upgrade (SQLAlchemy 2 + Alembic).
+"""Database connection: engine, sessions, the schema upgrade (SQLAlchemy 2 + Alembic), and the
+declarative :class:`Base` every table is declared on (``bot.history.tables``, ``bot.app.tables``).
 
 The URL comes from ``DATABASE_URL``; without it, a SQLite file
 ``$PERFGATE_HOME/perfgate.db`` with ``PERFGATE_HOME`` defaulting to
@@ -9,14 +10,16 @@ Alembic revision before anything else touches it; the App and the CLI both call 
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping, Optional
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import JSON, Double, Engine, MetaData, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import DateTime, TypeDecorator
 
 from runner.errors import UserError
 
@@ -26,6 +29,53 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 #: workers, the queue worker, a migration job) upgrade one after the other (an arbitrary
 #: constant, "perfgate" in ASCII digits).
 _PG_MIGRATION_LOCK = 7_065_102_767
+
+
+#: Constraint names that are the same on every dialect (Alembic needs names to alter them).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator):
+    """A timezone-aware UTC timestamp on every dialect.
+
+    SQLite has no time zones and returns naive values; this type stores UTC and always hands
+    back an aware ``datetime`` in UTC. Naive values given to it are taken as UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Optional[_dt.datetime], dialect) -> Optional[_dt.datetime]:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        value = value.astimezone(_dt.timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Optional[_dt.datetime], dialect) -> Optional[_dt.datetime]:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=_dt.timezone.utc)
+        return value.astimezone(_dt.timezone.utc)
+
+
+def utc_now() -> _dt.datetime:
+    """Now, timezone-aware UTC."""
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {_dt.datetime: UTCDateTime(), dict[str, Any]: JSON(), float: Double()}
+
 
 
 def default_home(env: Mapping[str, str]) -> Path:
@@ -134,6 +184,15 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+    def reachable(self) -> bool:
+        """Does the database answer ``SELECT 1``? (Any failure: no.)"""
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except Exception:  # noqa: BLE001 - any database failure means unreachable
+            return False
+        return True
 
 
 def open_database(url: str, *, migrate: bool = True) -> Database:

@@ -35,12 +35,12 @@ def register(sub, parser_class) -> None:
     h = hsub.add_parser("add", help="store a compare or run result")
     h.add_argument("results", metavar="RESULTS.json")
     h.add_argument("--repository", metavar="OWNER/NAME")
-    h.set_defaults(handler=_lazy("bot.history_cli", "main_add"))
+    h.set_defaults(handler=_lazy("bot.history.cli", "main_add"))
     h = hsub.add_parser("show", help="series and change points")
     h.add_argument("bench", nargs="?", metavar="BENCH")
     h.add_argument("--repository", metavar="OWNER/NAME")
     h.add_argument("--json", action="store_true")
-    h.set_defaults(handler=_lazy("bot.history_cli", "main_show"))
+    h.set_defaults(handler=_lazy("bot.history.cli", "main_show"))
 
     p = sub.add_parser("serve", help="the GitHub App (development server)")
     p.add_argument("--host", default="127.0.0.1")
@@ -57,7 +57,7 @@ def register(sub, parser_class) -> None:
     a.add_argument("--url", required=True, metavar="PUBLIC_URL", help="the https:// address GitHub delivers to")
     a.add_argument("--name", default="perfgate", help="the App's name on GitHub (default: perfgate)")
     a.add_argument("--organization", metavar="ORG", help="register it for an organization")
-    a.set_defaults(handler=_lazy("bot.setup_views", "main_app_manifest"))
+    a.set_defaults(handler=_lazy("bot.web.setup", "main_app_manifest"))
 
     p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
     p.set_defaults(handler=_lazy("bot.cli", "main_migrate"))

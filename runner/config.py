@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -161,11 +161,56 @@ def parse_table(table: dict, where: str) -> Config:
     return cfg
 
 
-def load(repo: str | Path) -> tuple[Config, str | None]:
-    """Read the configuration of the repository (or worktree) at ``repo``.
+#: The files that may hold the configuration, the one that wins first: ``perfgate.toml`` (its
+#: top-level keys), then ``pyproject.toml`` (its ``[tool.perfgate]`` table).
+CONFIG_FILES = ("perfgate.toml", "pyproject.toml")
 
-    ``perfgate.toml`` at the root wins over ``[tool.perfgate]`` in ``pyproject.toml``; with
-    neither, the defaults.
+
+def from_texts(texts: Mapping[str, str | None], where: str | None = None) -> tuple[Config, str | None]:
+    """The configuration held by the texts of :data:`CONFIG_FILES` (pure: the caller reads them,
+    from a worktree or through GitHub's API).
+
+    Args:
+        texts: ``{"perfgate.toml": text or None, "pyproject.toml": text or None}`` (None or
+            missing: no such file).
+        where: the folder (or ``repo@ref``) the files are in, for messages and the returned source.
+    Returns:
+        ``(config, source)``: ``perfgate.toml`` wins over ``[tool.perfgate]``; with neither, the
+        defaults and None.
+    Raises:
+        ConfigError: a file that is not TOML, or a bad key (named, with the file).
+    """
+    for name in CONFIG_FILES:
+        text = texts.get(name)
+        if text is None:
+            continue
+        source = str(Path(where) / name) if where else name
+        config = _from_text(name, text, source)
+        if config is not None:
+            return config, source
+    return Config(), None
+
+
+def _from_text(kind: str, text: str, source: str) -> Config | None:
+    """The configuration in one file's text (``kind``: ``pyproject.toml`` reads
+    ``[tool.perfgate]``, anything else the top level); None: a pyproject.toml without the table."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    if kind != "pyproject.toml":
+        return parse_table(data, source)
+    tool = data.get("tool")
+    table = tool.get("perfgate") if isinstance(tool, dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [tool.perfgate] must be a table")
+    return parse_table(table, f"{source} [tool.perfgate]")
+
+
+def load(repo: str | Path) -> tuple[Config, str | None]:
+    """Read the configuration of the repository (or worktree) at ``repo`` (:func:`from_texts`).
 
     Returns:
         ``(config, source)`` where ``source`` is the file read, or None.
@@ -174,17 +219,7 @@ def load(repo: str | Path) -> tuple[Config, str | None]:
         ConfigError: a file that is not TOML, or a bad key (named, with the file).
     """
     root = Path(repo)
-    own = root / "perfgate.toml"
-    if own.is_file():
-        return parse_table(_read_toml(own), str(own)), str(own)
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        table = _read_toml(pyproject).get("tool", {}).get("perfgate")
-        if table is not None:
-            if not isinstance(table, dict):
-                raise ConfigError(f"{pyproject}: [tool.perfgate] must be a table")
-            return parse_table(table, f"{pyproject} [tool.perfgate]"), str(pyproject)
-    return Config(), None
+    return from_texts({name: _read_text(root / name) for name in CONFIG_FILES}, str(root))
 
 
 def load_file(path: str | Path) -> Config:
@@ -196,11 +231,21 @@ def load_file(path: str | Path) -> Config:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"--config {path}: no such file")
-    table = _read_toml(path)
-    if path.name == "pyproject.toml":
-        table = table.get("tool", {}).get("perfgate", {})
-        return parse_table(table, f"{path} [tool.perfgate]")
-    return parse_table(table, str(path))
+    return _from_text(path.name, _read_text(path), str(path)) or Config()
+
+
+def _read_text(path: Path) -> str | None:
+    """The text of ``path``; None when it is not a file.
+
+    Raises:
+        ConfigError: it cannot be read.
+    """
+    if not path.is_file():
+        return None
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _read_toml(path: Path) -> dict:

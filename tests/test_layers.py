@@ -48,6 +48,36 @@ PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match
         "runner.scaffold.plan")
 
 
+#: The App's wings, lowest first: a module may import its own wing, the wings below it and the
+#: floor. ``bot.web`` (Flask views) → ``bot.app`` (the App's event logic and its shell) →
+#: ``bot.history`` → the floor; nothing imports upward.
+BOT_FLOOR = ("bot.db", "bot.settings")
+BOT_WINGS = {
+    "bot.history": (),
+    "bot.app": ("bot.history",),
+    "bot.web": ("bot.app", "bot.history"),
+}
+#: Where the App is composed and started (may import every wing): the Flask factory, the
+#: sub-commands, the schema of every table.
+BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema")
+
+#: The App's decisions: pure functions over plain data.
+BOT_PURE = ("bot.app.events", "bot.app.commands", "bot.app.facts", "bot.app.handlers", "bot.app.actions",
+            "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.core",
+            "bot.history.changepoints", "bot.history.chart")
+
+#: Which bot modules may import a library that does I/O (the library → the modules).
+BOT_IO_HOMES = {
+    "github": ("bot.app.gateway",),
+    "requests": ("bot.app.gateway",),
+    "huey": ("bot.app.queue",),
+    "flask": ("bot", "bot.web"),
+    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables", "bot.history.store",
+                   "bot.history.tables"),
+    "alembic": ("bot.db",),
+}
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -174,9 +204,53 @@ def test_rendering_a_result_loads_no_torch_numpy_or_scipy():
     assert out.strip() == "[]"
 
 
+def test_the_app_and_the_action_do_not_know_each_other():
+    """They meet only through GitHub: the workflow the App dispatches, the artifact the Action uploads."""
+    assert _violations(lambda name, target: (_under(name, "bot") and _under(target, "action"))
+                       or (_under(name, "action") and _under(target, "bot"))) == []
+
+
+def _bot_wing(module: str) -> str | None:
+    return next((w for w in BOT_WINGS if _under(module, w)), None)
+
+
+def test_each_bot_wing_imports_only_itself_the_wings_below_and_the_floor():
+    def breaks(name, target):
+        if not _under(name, "bot") or not _under(target, "bot") or name in BOT_TOP or target == "bot":
+            return False
+        if name in BOT_FLOOR:  # the floor imports nothing of the App but the floor
+            return target not in BOT_FLOOR
+        own, theirs = _bot_wing(name), _bot_wing(target)
+        if target in BOT_TOP:
+            return True
+        return theirs is not None and theirs != own and theirs not in BOT_WINGS[own]
+    assert _violations(breaks) == []
+
+
+@pytest.mark.parametrize("pure", BOT_PURE)
+def test_the_apps_decisions_import_no_io_library(pure):
+    modules = [m for m in IMPORTS if _under(m, pure)]
+    assert modules, f"{pure} does not exist"
+    bad = [f"{m} imports {t}" for m in modules for t in IMPORTS[m] if any(_under(t, lib) for lib in IO_LIBRARIES)]
+    assert bad == []
+
+
+@pytest.mark.parametrize("library", sorted(BOT_IO_HOMES))
+def test_each_io_library_has_its_homes_in_the_app(library):
+    """PyGithub and requests only in the gateway, huey only in the queue, Flask only in the
+    web wing (and the factory), SQLAlchemy only in the database, the tables and the stores."""
+    homes = BOT_IO_HOMES[library]
+    bad = [f"{name} imports {target}" for name, targets in sorted(IMPORTS.items()) if _under(name, "bot")
+           for target in targets if _under(target, library)
+           and not any(name == home or (home != "bot" and _under(name, home)) for home in homes)]
+    assert bad == []
+
+
 def test_the_rules_see_every_module():
     """The checks above read every module of the three packages (a new wing must be placed)."""
     runner_modules = [m for m in SOURCES if _under(m, "runner")]
     unplaced = [m for m in runner_modules if m not in RUNNER_LEAVES and _wing(m) is None]
     assert unplaced == []
+    bot_modules = [m for m in SOURCES if _under(m, "bot")]
+    assert [m for m in bot_modules if m not in BOT_TOP + BOT_FLOOR and _bot_wing(m) is None] == []
     assert len(IMPORTS) == len(SOURCES) > 60

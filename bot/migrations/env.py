@@ -10,7 +10,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from bot.models import all_metadata
+from bot.schema import all_metadata
 
 config = context.config
 target_metadata = all_metadata()

@@ -73,7 +73,8 @@ def environment() -> jinja2.Environment:
 
 
 
-def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, details_url: str | None = None) -> str:
+def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, details_url: str | None = None,
+           banner: Markup | None = None) -> str:
     """Render ``results`` as ``md`` (starts with the ``<!-- perfgate -->`` marker), ``html``
     (self-contained page) or ``term`` (plain text table).
 
@@ -82,6 +83,8 @@ def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, deta
             ``details_url`` for the rest; GitHub's limits are :data:`COMMENT_LIMIT` and
             :data:`SUMMARY_LIMIT`.
         details_url: where the full report lives (the run page or the workflow run).
+        banner: html only: markup the caller rendered (and escaped) itself, shown above the
+            report in the page's ``banner`` block (the App's run page puts the run's facts there).
 
     Raises:
         ValueError: an unknown format.
@@ -92,6 +95,7 @@ def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, deta
         raise ValueError(f"unknown format {fmt!r} (md, html, term)")
     ctx = view(results)
     ctx["details_url"] = details_url
+    ctx["banner"] = banner if fmt == "html" else None
     template = environment().get_template(f"report.{fmt}.j2")
     if fmt == "html" or max_chars is None:
         return template.render(**ctx, detail=True, row_limit=None)

@@ -21,16 +21,18 @@ def fmt_time(seconds: float | None) -> str:
     """Seconds as a short human time with 3 significant digits: ``1.23 ms``, ``456 ns``."""
     if not is_number(seconds) or math.isnan(seconds):
         return "–"
+    magnitude = abs(float(f"{seconds:.3g}"))  # 0.99996 ms is "1 ms", not "1e+03 µs"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(seconds) >= scale or unit == "ns":
+        if magnitude >= scale or unit == "ns":
             value = seconds / scale
             return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return f"{seconds:.3g} s"  # pragma: no cover
 
 
 def fmt_change(ratio: float | None) -> str:
-    """A head/base ratio as a signed percentage of time: 1.302 → ``+30.2 %``."""
-    if not is_number(ratio):
+    """A head/base ratio as a signed percentage of time: 1.302 → ``+30.2 %``; ``–`` for None
+    and for a ratio that is not finite."""
+    if not is_number(ratio) or not math.isfinite(ratio):
         return "–"
     pct = (ratio - 1.0) * 100.0
     return f"{pct:+.1f} %" if abs(pct) >= 0.1 else f"{pct:+.2f} %"

@@ -1,5 +1,5 @@
 """Fixtures of the App's tests: the shared fake GitHub (with workflow-run artifacts and
-repository files), an App key pair, and an App (``bot.create_app`` + ``bot.webhook.register``)
+repository files), an App key pair, and an App (``bot.create_app``)
 on a fresh SQLite database — or a throwaway PostgreSQL the tests start when it is installed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import github  # noqa: F401
 import pytest
 
-from bot.webhook import TESTING_CLIENT_OPTIONS
+from bot.app.gateway import TESTING_CLIENT_OPTIONS
 from tests.fake_github import FakeGitHub
 from tests.fake_github.fixtures import github_openapi  # noqa: F401
 
@@ -18,7 +18,7 @@ from .payloads import SECRET
 
 
 #: PyGithub without retries or pacing sleeps (GITHUB.md: never sleep in tests); what
-#: ``bot.webhook.register`` also uses when ``TESTING`` is set.
+#: ``bot.app.runtime.build_runtime`` also uses when ``TESTING`` is set.
 CLIENT_OPTIONS = TESTING_CLIENT_OPTIONS
 
 
@@ -62,10 +62,8 @@ def app_env(database_url, tmp_path, fake_github, app_private_key) -> dict[str, s
 @pytest.fixture
 def app(app_env):
     from bot import create_app
-    from bot.webhook import register
 
     flask_app = create_app(app_env)
-    register(flask_app, app_env)  # a no-op once create_app registers the App itself
     yield flask_app
     flask_app.extensions["perfgate"]["db"].dispose()
 

@@ -53,6 +53,7 @@ def test_label_dispatch_ingest_and_commands(app, client, fake_github, scene):
     assert after.id == comment.id and "bench_norm[rows=4096]" in after.body and "regression" in after.body
     page = client.get(f"/runs/{key}")
     assert page.status_code == 200 and b"bench_norm[rows=4096]" in page.data and HEAD.encode() in page.data
+    assert page.data.count(b'<div class="perfgate-run">') == 1 and f"<code>{key}</code>".encode() in page.data
     assert client.get("/api/runs/" + key).get_json()["conclusion"] == "failure"
 
     # 3. /perf run by a maintainer: a second run at the same SHAs, the same comment

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import executor
+from bot.app import executor
 from runner.report import MARKER
 from tests.action.results_doc import bench, results_doc
 
@@ -107,7 +107,7 @@ def test_fail_threshold_comes_from_the_target_config(client, gh, scene):
 def test_unlabel_cancels_and_a_merge_is_recorded_for_history(app, client, gh):
     from sqlalchemy import select
 
-    from bot.models import PullRequest
+    from bot.history.tables import PullRequest
 
     label(client)
     deliver(client, P.pull_request("unlabeled", head_sha=HEAD, base_sha=BASE, label="performance"))
@@ -166,14 +166,14 @@ def test_a_job_that_failed_before_touching_github_is_retried_cleanly(app, client
     (delivery, status), = deliveries(app).items()
     assert status == "failed"
     del scene.failures["checks/create"]
-    executor.handle_delivery(app.extensions["perfgate_app"]["runtime"], delivery)  # Huey's retry
+    executor.handle_delivery(app.extensions["perfgate"]["runtime"], delivery)  # Huey's retry
     assert len(gh.state.dispatches) == 1 and deliveries(app)[delivery] == "done"
     assert len(gh.state.check_runs) == 1 and "queued" in sticky(gh).body
 
 
 def test_runs_that_never_report_back_time_out(app, client, gh):
     label(client)
-    rt = app.extensions["perfgate_app"]["runtime"]
+    rt = app.extensions["perfgate"]["runtime"]
     assert executor.expire_runs(rt) == []
     later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=4)
     (key,) = executor.expire_runs(rt, now=later)
@@ -205,7 +205,7 @@ def test_an_edited_comment_reruns_only_when_its_command_changed(client, gh):
 
 
 def test_a_push_run_feeds_the_history_series(app, client, gh, scene):
-    from bot import history_store
+    from bot.history import store as history_store
 
     deliver(client, P.push(before=BASE, after=NEW))
     (dispatch,) = gh.state.dispatches
@@ -256,12 +256,9 @@ def test_intake_answers(app, client, gh):
 
 def test_without_github_settings_the_webhook_is_503(tmp_path):
     from bot import create_app
-    from bot.webhook import register
 
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "PERFGATE_HOME": str(tmp_path)}
     app = create_app(env)
-    register(app, env)
-    register(app, env)  # idempotent
     assert app.test_client().post("/webhook", data=b"{}").status_code == 503
     assert app.test_client().get("/").status_code == 200
     app.extensions["perfgate"]["db"].dispose()

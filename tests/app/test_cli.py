@@ -59,11 +59,9 @@ def test_the_worker_refuses_the_in_process_queue(clean_env, capsys, app_private_
 def test_sqlite_queue_from_web_process_to_worker(app_env, tmp_path, fake_github):
     from bot import create_app
     from bot.cli import build_worker
-    from bot.webhook import register
 
     env = dict(app_env, HUEY_URL=f"sqlite:///{tmp_path / 'queue.db'}")
     web = create_app(env)
-    register(web, env, client_options=CLIENT_OPTIONS)
     fake_github.state.add_pull(P.REPO, 7, head_sha="1" * 40, base_sha="2" * 40, labels=["performance"])
     fake_github.state.set_permission(P.REPO, "maintainer", "admin")
     assert deliver(web.test_client(), P.pull_request("labeled", head_sha="1" * 40, base_sha="2" * 40)).status_code == 202

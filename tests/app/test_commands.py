@@ -1,10 +1,10 @@
-"""bot.commands: slash-command parsing (first line, shlex)."""
+"""bot.app.commands: slash-command parsing (first line, shlex)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.commands import Command, CommandError, parse
+from bot.app.commands import Command, CommandError, parse
 
 
 @pytest.mark.parametrize("body", ["", "LGTM", "/performance is great", "see /perf run below", "\n\nnothing"])

@@ -1,16 +1,17 @@
-"""bot.decide: webhook (published-schema-valid payloads) + facts → actions, without I/O."""
+"""bot.app.handlers: webhook (published-schema-valid payloads) + facts → actions, without I/O."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot import messages
-from bot.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge, RememberCommand, RememberRefusal,
+from bot.app import messages
+from bot.app.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge, RememberCommand, RememberRefusal,
                          Reply, ReplyHistory, SaveInstallation, SavePull, StartRun)
-from bot.commands import USAGE
-from bot.decide import ConcludedRun, Facts, PullInfo, RunInfo, decide, handled, run_key
-from bot.history import parse_time
-from bot.webhooks import Event
+from bot.app.commands import USAGE
+from bot.app.handlers import decide, handled
+from bot.app.facts import ConcludedRun, Facts, PullInfo, RunInfo, run_key
+from bot.history.core import parse_time
+from bot.app.events import Event
 
 from . import payloads as P
 

@@ -1,4 +1,4 @@
-"""bot.gateway against the fake GitHub: the sticky comment is found and edited (never
+"""bot.app.gateway against the fake GitHub: the sticky comment is found and edited (never
 duplicated, never someone else's), permissions fold to none, the target's config is read,
 artifact downloads follow the redirect without the token and stop at the size limit."""
 
@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.gateway import ArtifactTooLarge, Gateway, GitHubError
+from bot.app.gateway import ArtifactTooLarge, Gateway, GitHubError
+from runner.config import from_texts
+from runner.errors import ConfigError
 from runner.report import MARKER
 from tests.action.results_doc import results_doc
 
@@ -44,13 +46,15 @@ def test_permissions(gh, client):
     assert [client.permission(P.REPO, u) for u in ("m", "t", "stranger")] == ["write", "read", "none"]
 
 
-def test_target_config(gh, client, scene):
-    assert client.target_config(P.REPO).label == "performance"
+def test_config_texts(gh, client, scene):
+    assert from_texts(client.config_texts(P.REPO))[0].label == "performance"
     scene.files[(P.REPO, "pyproject.toml")] = '[project]\nname = "x"\n[tool.perfgate]\nlabel = "perf"\nfail_threshold = 0.1\n'
-    config = client.target_config(P.REPO, "main")
+    config = from_texts(client.config_texts(P.REPO, "main"))[0]
     assert (config.label, config.fail_threshold) == ("perf", 0.1)
     scene.files[(P.REPO, "perfgate.toml")] = "label = [broken"
-    assert client.target_config(P.REPO).label == "performance"
+    assert client.config_texts(P.REPO) == {"perfgate.toml": "label = [broken"}  # the first file that exists wins
+    with pytest.raises(ConfigError, match="perfgate.toml: not valid TOML"):
+        from_texts(client.config_texts(P.REPO))
 
 
 def test_artifact_download_and_limit(gh, client, scene):
@@ -67,6 +71,6 @@ def test_artifact_download_and_limit(gh, client, scene):
 def test_dispatch_errors_carry_the_status(gh, client, scene):
     scene.failures["actions/create-workflow-dispatch"] = 404
     with pytest.raises(GitHubError) as info:
-        client.dispatch(P.REPO, "perfgate.yml", "main", {"head-sha": "1" * 40})
+        client.dispatch_workflow(P.REPO, "perfgate.yml", "main", {"head-sha": "1" * 40})
     assert info.value.status == 404 and "perfgate.yml" in str(info.value)
     gh.violations.clear()

@@ -1,5 +1,5 @@
-"""bot.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion, texts;
-bot.app_settings: the environment contract."""
+"""bot.app.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion, texts;
+bot.settings: the environment contract."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot import ingest
-from bot.app_settings import MissingSetting, load_app_settings
+from bot.app import ingest
+from bot.settings import MissingSetting, load_settings
 from runner.errors import UserError
 from runner.report import COMMENT_LIMIT, MARKER
 from tests.action.results_doc import bench, results_doc
@@ -31,6 +31,20 @@ def test_pick_artifact():
     assert ingest.pick_artifact([A("perfgate-results-123-1")], "k9").name == "perfgate-results-123-1"
     assert ingest.pick_artifact([A("perfgate-results-a"), A("perfgate-results-b")], "k9") is None
     assert ingest.pick_artifact([A("perfgate-results-k1", expired=True)], "k1") is None
+
+
+def test_the_results_artifact_must_exist_and_fit_the_limit():
+    @dataclass
+    class Sized:
+        name: str
+        size_in_bytes: int
+        expired: bool = False
+
+    assert ingest.results_artifact([Sized("perfgate-results-k1", 100)], "k1", 100).size_in_bytes == 100
+    with pytest.raises(ingest.IngestError, match="101 bytes, over the limit of 100"):
+        ingest.results_artifact([Sized("perfgate-results-k1", 101)], "k1", 100)
+    with pytest.raises(ingest.IngestError, match="produced no `perfgate-results-k1` artifact"):
+        ingest.results_artifact([Sized("logs", 1)], "k1", 100)
 
 
 def test_results_from_zip_prefers_the_shallowest_results_json():
@@ -93,7 +107,7 @@ KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
 def test_settings_from_the_environment(tmp_path):
     key_file = tmp_path / "app.pem"
     key_file.write_text(KEY)
-    s = load_app_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
+    s = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
                            "GITHUB_WEBHOOK_SECRET": "s3cret", "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
                            "REDIS_URL": "redis://cache:6379/0", "PERFGATE_PUBLIC_URL": "https://perf.example.com/",
                            "PERFGATE_RUN_TIMEOUT": "600"})
@@ -101,7 +115,7 @@ def test_settings_from_the_environment(tmp_path):
     assert (s.queue_url, s.public_url, s.run_timeout, s.workflow) == ("redis://cache:6379/0", "https://perf.example.com",
                                                                       600.0, "perfgate.yml")
     assert "s3cret" not in repr(s) and "PRIVATE" not in repr(s)
-    one_line = load_app_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY": KEY.replace("\n", "\\n"),
+    one_line = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY": KEY.replace("\n", "\\n"),
                                   "GITHUB_WEBHOOK_SECRET": "s"})
     assert one_line.private_key.startswith("-----BEGIN RSA PRIVATE KEY-----\n")
 
@@ -119,6 +133,6 @@ def test_settings_from_the_environment(tmp_path):
 ])
 def test_bad_settings_name_the_variable(env, fragment):
     with pytest.raises(UserError, match=fragment) as info:
-        load_app_settings(env)
+        load_settings(env)
     if fragment in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"):
         assert isinstance(info.value, MissingSetting)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.manifest import EVENTS, PERMISSIONS, app_manifest, registration_url, settings_file
+from bot.app.manifest import EVENTS, PERMISSIONS, app_manifest, registration_url, settings_file
 from runner.errors import UserError
 from tests.fake_github.fixtures import fake_github, github_openapi  # noqa: F401
 
@@ -51,17 +51,18 @@ def test_registration_url_for_a_user_and_an_organization():
 
 def test_settings_file_refuses_line_breaks_that_would_add_settings():
     with pytest.raises(ValueError):
-        settings_file({"id": 1, "webhook_secret": "a\nGITHUB_API_URL=https://evil"}, "/k.pem")
+        settings_file({"id": 1, "webhook_secret": "a\nGITHUB_API_URL=https://evil"}, "/k.pem", "s" * 48)
     text = settings_file({"id": 7, "webhook_secret": "s", "client_id": "Iv1", "client_secret": "c", "slug": "pg"},
-                         "/k.pem")
+                         "/k.pem", "x" * 48)
     assert "GITHUB_APP_ID=7\n" in text and "GITHUB_PRIVATE_KEY_PATH=/k.pem\n" in text and "GITHUB_CLIENT_ID=Iv1\n" in text
+    assert f"PERFGATE_SESSION_SECRET={'x' * 48}\n" in text
 
 
 @pytest.fixture
 def setup_app(tmp_path, fake_github):  # noqa: F811
     from bot import create_app
-    from bot.setup_views import init_setup
-    from bot.webhook import TESTING_CLIENT_OPTIONS
+    from bot.web.setup import init_setup
+    from bot.app.gateway import TESTING_CLIENT_OPTIONS
 
     app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}", "PERFGATE_HOME": str(tmp_path),
                       "TESTING": "1"})
@@ -100,10 +101,10 @@ def test_callback_stores_the_credentials_once_with_mode_0600(setup_app):
     values = dict(line.split("=", 1) for line in env.read_text().splitlines() if not line.startswith("#"))
     assert values["GITHUB_PRIVATE_KEY_PATH"] == str(key) and values["GITHUB_APP_ID"].isdigit()
     assert "PRIVATE KEY" in key.read_text()
-    from bot.app_settings import load_app_settings
+    from bot.settings import load_settings
 
-    settings = load_app_settings({**values, "GITHUB_PRIVATE_KEY_PATH": str(key)})
-    assert str(settings.app_id) == values["GITHUB_APP_ID"]
+    settings = load_settings({**values, "GITHUB_PRIVATE_KEY_PATH": str(key)})  # the file as the App reads it
+    assert str(settings.app_id) == values["GITHUB_APP_ID"] and settings.has_app and settings.oauth
 
     # A second callback (a replay, or a second tab) changes nothing and calls GitHub no more.
     again = client.get(f"/setup/callback?code=abc123&state={state}")
@@ -114,7 +115,7 @@ def test_callback_stores_the_credentials_once_with_mode_0600(setup_app):
 
 def test_a_malformed_or_refused_code_stores_nothing(tmp_path, github_openapi):  # noqa: F811
     from bot import create_app
-    from bot.setup_views import init_setup
+    from bot.web.setup import init_setup
     from tests.fake_github.server import FakeGitHub
 
     def expired(ctx):

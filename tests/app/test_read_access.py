@@ -29,7 +29,7 @@ def gh(fake_github):
 
 
 def _runs(app):
-    from bot import app_store
+    from bot.app import store as app_store
 
     with app.extensions["perfgate"]["db"].session() as s:
         return {r.repository: r.key for r in app_store.recent_runs(s)}
@@ -46,7 +46,7 @@ def test_by_default_only_public_repositories_are_shown(app, client, gh):
     runs = _runs(app)
     with app.extensions["perfgate"]["db"].session() as s, s.begin():
         populate(s)  # a history of acme/kernels, reported public by populate ...
-        from bot import history_store
+        from bot.history import store as history_store
 
         history_store.set_visibility(s, "acme/kernels", True)  # ... then made private on GitHub
         history_store.get_or_create_repository(s, "acme/unknown")  # stored from the CLI: never reported
@@ -165,7 +165,7 @@ def test_read_access_settings_are_checked_at_start(app_env):
         create_app({**app_env, "GITHUB_CLIENT_ID": "Iv1.x", "GITHUB_CLIENT_SECRET": "y"})
     everything = create_app({**app_env, "PERFGATE_READ_ACCESS": "all"})
     with everything.extensions["perfgate"]["db"].session() as s, s.begin():
-        from bot import history_store
+        from bot.history import store as history_store
 
         history_store.get_or_create_repository(s, "acme/unknown")
     assert everything.test_client().get("/api/acme/unknown").status_code == 200

@@ -117,7 +117,7 @@ def test_a_broken_artifact_ends_the_run_as_invalid(app, client, gh, scene, artif
 
 
 def test_a_history_run_cannot_name_or_retitle_a_pull_request(app, client, gh, scene):
-    from bot import history_store
+    from bot.history import store as history_store
 
     new = "3" * 40
     deliver(client, P.push(before=BASE, after=new))
@@ -128,7 +128,7 @@ def test_a_history_run_cannot_name_or_retitle_a_pull_request(app, client, gh, sc
     complete(gh, client, dispatch)
     from sqlalchemy import select
 
-    from bot.models import PullRequest
+    from bot.history.tables import PullRequest
 
     with app.extensions["perfgate"]["db"].session() as session:
         assert history_store.load_side_points(session, P.REPO) == []
@@ -142,7 +142,7 @@ def test_a_history_run_cannot_name_or_retitle_a_pull_request(app, client, gh, sc
 def test_stored_links_render_only_to_the_github_host(app, client):
     """A result stored by ``perfgate history add`` may still carry a PR link: the pages link
     only ``https://`` pages of the configured GitHub host."""
-    from bot import history_store
+    from bot.history import store as history_store
 
     doc = results_doc([bench("bench_a", "regression", 1.3)], base_sha=BASE, head_sha=HEAD)
     doc["pull_request"] = {"number": 7, "url": "javascript:alert(document.domain)"}

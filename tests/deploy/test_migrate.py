@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect
 
-from bot.models import all_metadata
+from bot.schema import all_metadata
 from runner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -76,7 +76,8 @@ def populate(session) -> None:
     """A repository history with everything the pages draw: two benchmarks, a regression
     change point with its PR (merged, accepted), a later fix, PR results and an environment
     change (driver upgrade) starting a new series."""
-    from bot import history, history_store
+    from bot.history import core as history
+    from bot.history import store as history_store
 
     rng = np.random.default_rng(123)
     levels = [1e-3] * 12 + [1.15e-3] * 12 + [1e-3] * 10

@@ -1,11 +1,12 @@
-"""bot.chart: the geometry of the server-side SVG chart."""
+"""bot.history.chart: the geometry of the server-side SVG chart."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 
-from bot import chart, history
+from bot.history import chart
+from bot.history import core as history
 
 T = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
 

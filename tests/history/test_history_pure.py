@@ -1,4 +1,4 @@
-"""bot.history: fingerprints, points, noise, PR placement, alerts, JSON and Markdown shapes."""
+"""bot.history.core: fingerprints, points, noise, PR placement, alerts, JSON and Markdown shapes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import datetime as dt
 
 import pytest
 
-from bot import history
+from bot.history import core as history
+from runner.report.units import fmt_change, fmt_time
 from tests.history.factory import compare_doc, environment, run_doc
 
 T = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
@@ -49,28 +50,28 @@ def test_points_of_run_result_are_main_with_their_ci():
     assert points[0].sha == doc["head"]["sha"] and points[0].ratio is None
 
 
-def test_points_of_compare_result_pr_or_compare_and_ci_from_samples():
+def test_points_of_compare_result_pr_or_compare_with_the_stored_ci():
     doc = compare_doc(3, "a", 1e-3, 1.1e-3, pr={"number": 7, "url": "https://github.com/acme/kernels/pull/7"})
     (p,) = history.points_of(doc)
     assert p.kind == "pr" and p.verdict == "regression" and p.ratio == pytest.approx(1.1, rel=0.02)
-    samples = doc["benchmarks"][0]["head"]["samples"]
-    assert (p.ci_low, p.ci_high) == history.median_ci(samples)
+    head = doc["benchmarks"][0]["head"]
+    assert (p.ci_low, p.ci_high) == (head["ci_low"], head["ci_high"])
     assert p.ci_low <= p.value <= p.ci_high
     (q,) = history.points_of(compare_doc(3, "a", 1e-3, 1e-3))
     assert q.kind == "compare"
+
+
+def test_a_point_without_a_stored_interval_shows_none_never_a_recomputed_one():
+    doc = run_doc(1, {"a": 1e-3})
+    del doc["benchmarks"][0]["head"]["ci_low"], doc["benchmarks"][0]["head"]["ci_high"]
+    (p,) = history.points_of(doc)
+    assert p.value == doc["benchmarks"][0]["head"]["median"] and (p.ci_low, p.ci_high) == (None, None)
 
 
 def test_failed_benchmarks_give_no_point():
     doc = run_doc(1, {"a": 1e-3})
     doc["benchmarks"][0]["head"]["error"] = "RuntimeError: CUDA out of memory"
     assert history.points_of(doc) == []
-
-
-@pytest.mark.parametrize("n, rank", [(10, 2), (100, 40), (3, 1)])
-def test_median_ci_order_statistics(n, rank):
-    low, high = history.median_ci(list(range(1, n + 1)))
-    assert (low, high) == (rank, n + 1 - rank)
-    assert history.median_ci([]) == (None, None)
 
 
 def test_historical_noise_skips_pairs_across_change_points():
@@ -165,12 +166,12 @@ def test_history_table_markdown():
 
 
 def test_formatting():
-    assert history.format_seconds(0.0123) == "12.3 ms"
-    assert history.format_seconds(2.5e-6) == "2.5 µs"
-    assert history.format_seconds(None) == "–"
-    assert history.format_seconds(0.00099996) == "1 ms"
-    assert history.format_ratio(1.05) == "+5.0 %"
-    assert history.format_ratio(0.968) == "-3.2 %"
+    assert fmt_time(0.0123) == "12.3 ms"
+    assert fmt_time(2.5e-6) == "2.5 µs"
+    assert fmt_time(None) == "–"
+    assert fmt_time(0.00099996) == "1 ms"
+    assert fmt_change(1.05) == "+5.0 %"
+    assert fmt_change(0.968) == "-3.2 %"
     assert history.is_repository_name("acme/kernels") and not history.is_repository_name("/tmp/repo")
 
 

@@ -1,4 +1,4 @@
-"""Alembic migrations produce exactly the schema of bot.models, on SQLite and PostgreSQL."""
+"""Alembic migrations produce exactly the schema of bot.history.tables, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
 from bot import db as dbmod
-from bot.models import all_metadata
+from bot.schema import all_metadata
 
 
 def _diff(engine):

@@ -1,4 +1,4 @@
-"""bot.history_store on a real database (SQLite and PostgreSQL; the tests start a throwaway PostgreSQL when it is installed)."""
+"""bot.history.store on a real database (SQLite and PostgreSQL; the tests start a throwaway PostgreSQL when it is installed)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from bot import history, history_store
-from bot.models import BenchmarkPoint, ChangePointRow, Result
+from bot.history import core as history
+from bot.history import store as history_store
+from bot.history.tables import BenchmarkPoint, ChangePointRow, Result
 from runner.errors import UserError
 from tests.history.factory import compare_doc, environment, run_doc, sha, when
 
@@ -119,8 +120,8 @@ def test_accepts_and_alert_classification(db):
         row = history_store.record_accept(s, "acme/kernels", user="octocat", pr_number=5, reason="needed for fp8")
         assert row.id and row.created_at.tzinfo is not None
     with db.session() as s:
-        assert history_store.accepted(s, "acme/kernels", 5, "anything")
-        assert not history_store.accepted(s, "acme/kernels", 6)
+        assert [(a["pr_number"], a["benchmark"], a["user"]) for a in history_store.accepts_of(s, "acme/kernels")] \
+            == [(5, None, "octocat")]
         series = history_store.load_series(s, "acme/kernels")
         alerts = history.classify_alerts(series, history_store.accepts_of(s, "acme/kernels"))
         assert [(a["status"], a["by"]) for a in alerts] == [("accepted", "octocat")]

@@ -26,6 +26,16 @@ def test_perfgate_toml_wins(tmp_path):
     assert config.load(tmp_path)[0].threshold == 0.01
 
 
+def test_from_texts_is_the_rule_of_which_file_and_table_hold_the_config():
+    both = {"perfgate.toml": "threshold = 0.01\n", "pyproject.toml": "[tool.perfgate]\nthreshold = 0.05\n"}
+    assert config.from_texts(both, "o/r@main")[0].threshold == 0.01
+    assert config.from_texts(both, "o/r@main")[1] == "o/r@main/perfgate.toml"
+    assert config.from_texts({"pyproject.toml": "[tool.perfgate]\nthreshold = 0.05\n"})[0].threshold == 0.05
+    assert config.from_texts({"perfgate.toml": None, "pyproject.toml": '[project]\nname = "x"\n'}) == (config.Config(), None)
+    with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.perfgate\] must be a table"):
+        config.from_texts({"pyproject.toml": "[tool]\nperfgate = 3\n"})
+
+
 @pytest.mark.parametrize("text,needle", [
     ("treshold = 0.05\n", "unknown key 'treshold'"),
     ('threshold = "2%"\n', "key 'threshold' must be a number"),

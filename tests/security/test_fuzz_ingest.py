@@ -13,7 +13,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from bot import ingest
+from bot.app import ingest
 from runner.results import text_problem, validation_problems
 from tests.security.documents import HEAD
 from tests.security.markdown_check import inspect
@@ -31,7 +31,7 @@ def _zip(raw: bytes, name: str = "results.json") -> bytes:
 
 def _prepare(data: bytes, head_sha: str = HEAD, kind: str = "pr") -> dict | None:
     try:
-        return ingest.prepare(data, head_sha=head_sha, kind=kind, repository="octo/demo",
+        return ingest.prepare(data, run_id="k1", head_sha=head_sha, kind=kind, repository="octo/demo",
                               pr_number=7 if kind == "pr" else None, github_url="https://github.com",
                               workflow_url="https://github.com/octo/demo/actions/runs/1", details_url=DETAILS)
     except ingest.IngestError as exc:
@@ -58,8 +58,8 @@ def _store_and_show(app, doc: dict) -> None:
 
     from sqlalchemy import delete
 
-    from bot import history_store
-    from bot.models import BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result
+    from bot.history import store as history_store
+    from bot.history.tables import BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result
 
     db = app.extensions["perfgate"]["db"]
     try:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from action import publish
-from bot import ingest, messages
+from bot.app import ingest, messages
 from runner import report
 from runner.report.escape import md_text
 from tests.security.html_check import inspect_html
@@ -101,7 +101,7 @@ def test_app_messages(text, other, third):
 def test_history_reply(name, label, sha, asked):
     import datetime as dt
 
-    from bot import history
+    from bot.history import core as history
 
     when = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
     series = history.Series(benchmark=name, fingerprint={"key": "k", "label": label},

@@ -1,9 +1,11 @@
-"""What the App decides to do, as plain data (``bot.decide`` returns lists of these;
-``bot.executor`` carries them out, in order, against the database and GitHub).
+"""What the App decides to do, as plain data (``bot.app.handlers`` returns lists of these;
+``bot.app.executor`` carries them out, in order, against the database and GitHub).
 
-Storage actions change the App's own tables; GitHub actions go through ``bot.gateway``.
+Storage actions change the App's own tables; GitHub actions go through ``bot.app.gateway``.
 :class:`StartRun` is deliberately one action: its steps depend on each other's answers
-(the check run's id, the dispatched workflow run's id) and it is idempotent by ``spec.key``.
+(the check run's id, the dispatched workflow run's id) and it is idempotent by ``spec.key``;
+what follows each step of a run (dispatched, dispatch failed, results in, failed, timed out)
+is decided by ``bot.app.conclude`` as lists of the primitive actions here.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 class RunSpec:
     """A benchmark run to dispatch.
 
-    ``key``: deterministic public id (``bot.decide.run_key``); ``kind``: ``pr`` (compare a
+    ``key``: deterministic public id (``bot.app.facts.run_key``); ``kind``: ``pr`` (compare a
     PR's base and head) or ``history`` (a push to the default branch); ``trigger``: label,
     synchronize, reopened, command, rerun, push; ``rounds``: round pairs before the first look
     (None: the target's config); ``threshold``: fraction (None: config).
@@ -56,6 +58,15 @@ class SaveInstallation:
     installation_id: int
     account: str | None
     active: bool
+
+
+@dataclass(frozen=True)
+class UpdateRun:
+    """Write ``changes`` (column → value: ``status``, ``conclusion``, ``headline``, ...) to the
+    stored run ``key``."""
+
+    key: str
+    changes: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -157,6 +168,16 @@ class React:
 
 
 @dataclass(frozen=True)
+class UpdateCheckRun:
+    """Update check run ``check_run_id`` of ``repository`` (``fields``: ``status``,
+    ``conclusion``, ``title``, ``summary``, ``details_url``, ``actions``; GitHub's check-run API)."""
+
+    repository: str
+    check_run_id: int
+    fields: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
 class MarkInProgress:
     """The dispatched workflow started on a runner: check run and run become ``in_progress``."""
 
@@ -174,5 +195,25 @@ class Ingest:
     workflow_url: str | None
 
 
-Action = (SavePull | SaveInstallation | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
-          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | MarkInProgress | Ingest)
+Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
+          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
+          | Ingest)
+
+
+def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
+    """The ``workflow_dispatch`` inputs of a run (examples/workflows/perfgate.yml): the exact
+    SHAs, the PR number and the run id always; ``filter``, ``rounds``, ``threshold`` and
+    ``profile`` only when the command set them (GitHub rejects inputs a workflow does not
+    declare, so a plain run works with the minimal workflow)."""
+    inputs = {"base-sha": spec.base_sha or spec.head_sha, "head-sha": spec.head_sha, "run-id": spec.key}
+    if spec.pr_number is not None:
+        inputs["pr-number"] = str(spec.pr_number)
+    if spec.filter:
+        inputs["filter"] = spec.filter
+    if spec.rounds:
+        inputs["rounds"] = str(spec.rounds)
+    if spec.threshold:
+        inputs["threshold"] = f"{spec.threshold:g}"
+    if spec.profile:
+        inputs["profile"] = "true"
+    return inputs

@@ -1,31 +1,19 @@
-"""Who may read what the App shows: the run pages, the index, the dashboard and its JSON.
+"""Signing in with GitHub and the read check of every view (Flask shell of ``bot.app.access``).
 
-A repository's runs, reports and history are shown only to those who may read the repository:
-
-- ``PERFGATE_READ_ACCESS=public`` (the default): repositories GitHub reported as public in its
-  webhooks (``repository.private``, recorded per repository by the App) are readable by
-  everyone; any other one answers 404, as if it did not exist.
-- Signing in with GitHub (``GITHUB_CLIENT_ID``/``GITHUB_CLIENT_SECRET`` of the GitHub App, and
-  ``PERFGATE_SESSION_SECRET``): the web application flow at ``/login``; a signed-in user also
-  sees the private repositories for which GitHub answers ``GET /repos/{owner}/{repo}`` with
-  their user token (the App is installed there and they may read it). The answer is cached in
-  the signed session cookie for :data:`CACHE_SECONDS`.
-- ``PERFGATE_READ_ACCESS=all``: everything to everyone, for deployments behind their own
-  authentication (a VPN, an authenticating proxy).
-
-:func:`may_read` and :func:`visibility` decide (pure); the rest is the Flask shell: the
-``/login``, ``/login/callback`` and ``/logout`` routes and :func:`allowed` / :func:`require` for
-the views.
+``/login``, ``/login/callback`` and ``/logout`` (registered only when signing in is configured);
+:func:`allowed` / :func:`require` / :func:`viewer` for the views. Who may read what is decided by
+``bot.app.access.may_read``; this module only gathers its inputs (the recorded visibility, the
+signed-in user's answer from GitHub, cached in the session cookie).
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from flask import Blueprint, abort, current_app, redirect, request, session
+
+from ..app.access import may_read, safe_next
 
 #: Seconds a signed-in user's answer from GitHub about one repository is reused.
 CACHE_SECONDS = 600
@@ -35,41 +23,6 @@ CACHE_ENTRIES = 20
 auth = Blueprint("access", __name__)
 
 
-def may_read(mode: str, private: bool | None, user_can_read: bool | None = None) -> bool:
-    """May this viewer read a repository? (pure)
-
-    Args:
-        mode: ``PERFGATE_READ_ACCESS`` (``public`` or ``all``).
-        private: GitHub's ``repository.private`` as recorded; None when never reported (treated
-            as private).
-        user_can_read: the signed-in user's access as GitHub answered it (None: not signed in).
-    """
-    return mode == "all" or private is False or user_can_read is True
-
-
-def visibility(payload: Mapping[str, Any]) -> dict[str, bool]:
-    """``{owner/name: private}`` for every repository a webhook payload describes (pure): its
-    ``repository``, and an installation's ``repositories`` / ``repositories_added``."""
-    found: dict[str, bool] = {}
-    repos = [payload.get("repository")]
-    for key in ("repositories", "repositories_added"):
-        repos += list(payload.get(key) or [])
-    for repo in repos:
-        if isinstance(repo, Mapping) and isinstance(repo.get("full_name"), str) and isinstance(repo.get("private"), bool):
-            found[repo["full_name"]] = repo["private"]
-    return found
-
-
-def safe_next(target: str | None) -> str:
-    """A local path to return to after signing in (anything else: ``/``), so ``/login?next=``
-    cannot send people elsewhere."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
-        return "/"
-    parts = urlsplit(target)
-    return target if not parts.scheme and not parts.netloc else "/"
-
-
-# -- Flask shell --------------------------------------------------------------------------------
 def init_app(app) -> None:
     """Session cookie settings and, when configured, the sign-in routes."""
     settings = app.extensions["perfgate"]["settings"]
@@ -85,13 +38,13 @@ def _settings():
 
 
 def _client_options() -> dict | None:
-    from .webhook import TESTING_CLIENT_OPTIONS
+    from ..app.gateway import TESTING_CLIENT_OPTIONS
 
     return TESTING_CLIENT_OPTIONS if current_app.config.get("TESTING") else None
 
 
 def _private(repository: str) -> bool | None:
-    from . import history_store
+    from ..history import store as history_store
 
     with current_app.extensions["perfgate"]["db"].session() as s:
         return history_store.visibility(s, repository)
@@ -100,7 +53,7 @@ def _private(repository: str) -> bool | None:
 def _user_can_read(repository: str) -> bool | None:
     """The signed-in user's access to ``repository`` (None: nobody signed in); asks GitHub at
     most once per :data:`CACHE_SECONDS`; a GitHub failure reads as no."""
-    from .gateway import GitHubError, user_can_read
+    from ..app.gateway import GitHubError, user_can_read
 
     settings = _settings()
     if not settings.oauth or not session.get("token"):
@@ -144,7 +97,7 @@ def viewer() -> str | None:
 
 @auth.get("/login")
 def login():
-    from .gateway import oauth_login_url
+    from ..app.gateway import oauth_login_url
 
     settings = _settings()
     state = secrets.token_urlsafe(24)
@@ -156,7 +109,7 @@ def login():
 
 @auth.get("/login/callback")
 def callback():
-    from .gateway import GitHubError, oauth_user
+    from ..app.gateway import GitHubError, oauth_user
 
     settings = _settings()
     expected = session.pop("oauth_state", None)

@@ -1,6 +1,6 @@
 """Regression history, the pure part: fingerprints, points, series, noise, alerts, replies.
 
-Plain data in, plain data out; no database, no Flask. ``bot.history_store`` is the shell
+Plain data in, plain data out; no database, no Flask. ``bot.history.store`` is the shell
 that reads and writes the tables and calls these.
 
 Terms: a *point* is one benchmark's median time per call (seconds) in one result, with the
@@ -21,8 +21,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
-#: The confidence level of a point's interval when it is computed here from samples.
-POINT_CI_LEVEL = 0.95
+from runner import results as results_schema
+from runner.report.units import fmt_change, fmt_time
+
 #: Fewest consecutive-point pairs before "within historical noise" is decided.
 MIN_NOISE_PAIRS = 4
 #: Quantile of the run-to-run |log change| that bounds "historical noise".
@@ -121,28 +122,6 @@ def iso(value: _dt.datetime | None) -> str | None:
     return value.astimezone(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def median_ci(samples: Sequence[float], level: float = POINT_CI_LEVEL) -> tuple[float | None, float | None]:
-    """Distribution-free confidence interval of the median from order statistics.
-
-    ``[x_(j), x_(n-j+1)]`` with ``j`` the largest rank whose binomial(n, 1/2) tail is at most
-    ``(1-level)/2`` (the sign-test interval). With fewer than 6 samples no such ``j`` exists
-    at 95 % and the interval is ``[min, max]`` (coverage below ``level``).
-    Returns ``(None, None)`` without samples.
-    """
-    from scipy.stats import binom
-
-    x = sorted(float(s) for s in samples)
-    n = len(x)
-    if n == 0:
-        return None, None
-    tail = (1 - level) / 2
-    j = int(binom.ppf(tail, n, 0.5))  # smallest k with P(B <= k) >= tail, so P(B <= j-1) < tail
-    if binom.cdf(j, n, 0.5) <= tail:
-        j += 1
-    j = max(j, 1)
-    return x[j - 1], x[n - j]
-
-
 @dataclass(frozen=True)
 class PointRecord:
     """One benchmark value extracted from a results document (before it is stored)."""
@@ -179,26 +158,24 @@ def pull_request_of(doc: dict) -> dict | None:
 def points_of(doc: dict) -> list[PointRecord]:
     """The history points of a (valid) results.json document.
 
-    A ``run`` result gives ``main`` points from each benchmark's ``head`` (its own
-    ``ci_low``/``ci_high`` when present, else computed from its samples); a ``compare``
-    result gives its head medians as ``pr`` points when the document names a PR, else as
-    ``compare`` points. Benchmarks whose head failed or has no median are skipped.
+    A ``run`` result gives ``main`` points from each benchmark's ``head``; a ``compare`` result
+    gives its head medians as ``pr`` points when the document names a PR, else as ``compare``
+    points. Each point carries the interval the runner stored with the median
+    (``ci_low``/``ci_high``; None when the document has none: nothing is recomputed).
+    Benchmarks whose head failed or has no median are skipped.
     """
     kind = result_kind(doc)
     point_kind = "pr" if pull_request_of(doc) else ("main" if kind == "run" else "compare")
     sha = (doc.get("head") or {}).get("sha")
     out = []
     for bench in doc.get("benchmarks") or []:
-        head = bench.get("head") or {}
+        head = results_schema.side_of(bench, "head")
         value = head.get("median")
         if head.get("error") or value is None or not (value > 0) or math.isinf(value):
             continue
-        low, high = head.get("ci_low"), head.get("ci_high")
-        if low is None or high is None:
-            low, high = median_ci(head.get("samples") or [])
-        change = bench.get("change") or {}
+        change = results_schema.change_of(bench)
         out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(value),
-                               ci_low=low, ci_high=high, ratio=change.get("ratio"),
+                               ci_low=head.get("ci_low"), ci_high=head.get("ci_high"), ratio=change.get("ratio"),
                                verdict=change.get("verdict")))
     return out
 
@@ -270,17 +247,6 @@ class Series:
 def order_points(points: Iterable[Point]) -> list[Point]:
     """Points in measurement order (stable for equal times)."""
     return sorted(points, key=lambda p: p.time)
-
-
-def change_points_from_splits(points: Sequence[Point], splits) -> list[ChangePoint]:
-    """Attach SHAs and times to ``bot.changepoints.Split`` results of ``points``' values."""
-    out = []
-    for s in splits:
-        here, prev = points[s.index], points[s.index - 1]
-        out.append(ChangePoint(index=s.index, sha=here.sha, prev_sha=prev.sha, before=s.before,
-                               after=s.after, ratio=s.ratio, p_value=s.p_value, time=here.time,
-                               prev_time=prev.time))
-    return out
 
 
 def prs_merged_between(prs: Iterable[dict], prev_sha: str | None, sha: str | None,
@@ -429,7 +395,7 @@ def alert_accuracy(alerts: Sequence[dict]) -> dict:
 # --------------------------------------------------------------------------- JSON and text
 
 def series_json(series: Series, *, detailed: bool = False) -> dict:
-    """The CLI's JSON shape of one series (issue 7)::
+    """The CLI's JSON shape of one series::
 
         {benchmark, fingerprint, points: [{sha, time, value, ci_low, ci_high}],
          change_points: [{index, sha, before, after, ratio}]}
@@ -456,24 +422,6 @@ def series_json(series: Series, *, detailed: bool = False) -> dict:
         doc["fingerprint_fields"] = {k: series.fingerprint.get(k)
                                      for k in ("gpu", "driver", "cuda", "torch", "runner_label")}
     return doc
-
-
-def format_seconds(value: float | None) -> str:
-    """Seconds → ``12.3 ms`` style (3 significant digits), ``–`` for None."""
-    if value is None:
-        return "–"
-    rounded = float(f"{value:.3g}")  # 0.00099996 is "1 ms", not "1e+03 µs"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(rounded) >= scale or unit == "ns":
-            return f"{rounded / scale:.3g} {unit}"
-    return f"{value:.3g} s"  # pragma: no cover - loop always returns
-
-
-def format_ratio(ratio: float | None) -> str:
-    """head/base ratio → signed percent of time change, ``+5.0 %`` (slower) / ``-3.2 %``."""
-    if ratio is None or not math.isfinite(ratio):
-        return "–"
-    return f"{(ratio - 1) * 100:+.1f} %"
 
 
 def bench_url(public_url: str | None, repository: str, benchmark: str) -> str:
@@ -503,9 +451,9 @@ def history_table_markdown(series: Sequence[Series], *, repository: str, public_
         cps = []
         for c in s.change_points[-limit:][::-1]:
             prs = ", ".join(f"#{p['number']}" for p in c.prs)
-            cps.append(f"{format_ratio(c.ratio)} at {md_code((c.sha or '?')[:7])}" + (f" ({prs})" if prs else ""))
+            cps.append(f"{fmt_change(c.ratio)} at {md_code((c.sha or '?')[:7])}" + (f" ({prs})" if prs else ""))
         name = f"[{md_code(s.benchmark)}]({bench_url(public_url, repository, s.benchmark)})"
-        lines.append(f"| {md_cell(name)} | {md_text(s.fingerprint.get('label', ''))} | {format_seconds(latest)} | "
+        lines.append(f"| {md_cell(name)} | {md_text(s.fingerprint.get('label', ''))} | {fmt_time(latest)} | "
                      f"{len(s.points)} | {md_cell('; '.join(cps)) or 'none'} |")
     root = (public_url or "").rstrip("/") + f"/{repository}"
     lines += ["", f"Full history: {root}"]

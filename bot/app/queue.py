@@ -63,7 +63,7 @@ def make_huey(queue_url: str | None, home: Path, name: str = "perfgate"):
 
 
 def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
-    """Register the App's tasks on ``huey``; ``runtime_factory()`` → ``bot.executor.Runtime``."""
+    """Register the App's tasks on ``huey``; ``runtime_factory()`` → ``bot.app.executor.Runtime``."""
     from huey import crontab
 
     from . import executor

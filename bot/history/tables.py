@@ -1,13 +1,10 @@
-"""The App's storage model (SQLAlchemy 2, typed declarative).
-
-Tables of the regression history (issue 7):
+"""The regression history's tables (SQLAlchemy 2, typed declarative, on ``bot.db.Base``).
 
 - ``repositories``: one row per ``owner/name``, with its visibility on GitHub when known.
-- ``pull_requests``: what is known of a PR (number, URL, title, head/merge SHA, merge time);
-  the App (issue 6) adds its own columns (state, labels, sticky comment id, ...) through a
-  new migration.
+- ``pull_requests``: what is known of a PR (number, URL, title, head/merge SHA, merge time).
+  The App keeps its own per-PR state in ``app_pulls`` (``bot.app.tables``).
 - ``environments``: one row per environment fingerprint (GPU model, driver, CUDA, torch,
-  runner label; ``bot.history.Fingerprint``), so series can be labelled.
+  runner label; ``bot.history.core.Fingerprint``), so series can be labelled.
 - ``results``: every stored results.json document, verbatim, linked to its PR when there is
   one. The bot re-renders only from ``document``.
 - ``benchmark_points``: one measured value (median seconds per call with its confidence
@@ -17,81 +14,19 @@ Tables of the regression history (issue 7):
 - ``accepts``: who accepted which regression (``/perf accept``).
 
 Everything is dialect-neutral (SQLite and PostgreSQL): generic types, timezone-aware
-timestamps through :class:`UTCDateTime`, named constraints for Alembic.
+timestamps through ``bot.db.UTCDateTime``, named constraints for Alembic.
 Schema changes go through ``bot/migrations`` (a test checks migrations == these models).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 from typing import Any, Optional
 
-from sqlalchemy import (JSON, Boolean, Double, ForeignKey, Index, Integer, MetaData, String, Text,
-                        UniqueConstraint)
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
-from sqlalchemy.types import DateTime, TypeDecorator
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-#: Constraint names that are the same on every dialect (Alembic needs names to alter them).
-NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-
-#: Every module that declares tables on :class:`Base` (Alembic's env.py and the schema test
-#: load them all through :func:`all_metadata`; add a module here when it declares tables).
-MODEL_MODULES = ("bot.models", "bot.app_models")
-
-
-def all_metadata() -> MetaData:
-    """``Base.metadata`` with the tables of every module in ``MODEL_MODULES`` registered."""
-    for name in MODEL_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:  # a module not written yet; its own imports must work
-            if exc.name != name:
-                raise
-    return Base.metadata
-
-
-class UTCDateTime(TypeDecorator):
-    """A timezone-aware UTC timestamp on every dialect.
-
-    SQLite has no time zones and returns naive values; this type stores UTC and always hands
-    back an aware ``datetime`` in UTC. Naive values given to it are taken as UTC.
-    """
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: Optional[_dt.datetime], dialect) -> Optional[_dt.datetime]:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
-        value = value.astimezone(_dt.timezone.utc)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: Optional[_dt.datetime], dialect) -> Optional[_dt.datetime]:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=_dt.timezone.utc)
-        return value.astimezone(_dt.timezone.utc)
-
-
-def utc_now() -> _dt.datetime:
-    """Now, timezone-aware UTC."""
-    return _dt.datetime.now(_dt.timezone.utc)
-
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map = {_dt.datetime: UTCDateTime(), dict[str, Any]: JSON(), float: Double()}
+from ..db import Base, utc_now
 
 
 class Repository(Base):
@@ -101,7 +36,7 @@ class Repository(Base):
     full_name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
     # GitHub's repository.private from the App's webhooks; None: never reported (pages treat it
-    # as private, bot.access).
+    # as private, bot.app.access).
     private: Mapped[Optional[bool]] = mapped_column(Boolean)
 
     results: Mapped[list["Result"]] = relationship(back_populates="repository")
@@ -124,7 +59,7 @@ class PullRequest(Base):
 
 
 class Environment(Base):
-    """One environment fingerprint; ``key`` is ``bot.history.Fingerprint.key``."""
+    """One environment fingerprint; ``key`` is ``bot.history.core.Fingerprint.key``."""
 
     __tablename__ = "environments"
 
@@ -198,7 +133,7 @@ class BenchmarkPoint(Base):
 
 
 class ChangePointRow(Base):
-    """A detected change point of one series (cache; rebuilt by ``bot.history_store``)."""
+    """A detected change point of one series (cache; rebuilt by ``bot.history.store``)."""
 
     __tablename__ = "change_points"
     __table_args__ = (Index("ix_change_points_series", "repository_id", "benchmark", "environment_id"),)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .history import Point, Series, format_ratio, format_seconds, iso
+from runner.report.units import fmt_change, fmt_time
+
+from .core import Point, Series, iso
 
 WIDTH, HEIGHT = 960, 360
 MARGIN = {"left": 78, "right": 24, "top": 24, "bottom": 46}
@@ -49,10 +51,10 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
 def _title(p: Point) -> str:
     ci = ""
     if p.ci_low is not None and p.ci_high is not None:
-        ci = f" (95 % CI {format_seconds(p.ci_low)} – {format_seconds(p.ci_high)})"
+        ci = f" (95 % CI {fmt_time(p.ci_low)} – {fmt_time(p.ci_high)})"
     what = f"PR #{p.pr_number}" if p.pr_number else ("commit" if p.kind == "main" else "compare head")
-    extra = f" · {format_ratio(p.ratio)} vs base ({p.verdict})" if p.ratio is not None else ""
-    return f"{what} {(p.sha or '?')[:12]} · {iso(p.time)} · {format_seconds(p.value)}{ci}{extra}"
+    extra = f" · {fmt_change(p.ratio)} vs base ({p.verdict})" if p.ratio is not None else ""
+    return f"{what} {(p.sha or '?')[:12]} · {iso(p.time)} · {fmt_time(p.value)}{ci}{extra}"
 
 
 def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
@@ -124,11 +126,11 @@ def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
         for c in s.change_points:
             x = (x_of[(si, c.index - 1)] + x_of[(si, c.index)]) / 2
             prs = ", ".join(f"#{p['number']}" for p in c.prs)
-            title = (f"change point {c.commit_range}: {format_seconds(c.before)} → {format_seconds(c.after)} "
-                     f"({format_ratio(c.ratio)}, p = {c.p_value:.3g})" + (f" · PRs {prs}" if prs else ""))
+            title = (f"change point {c.commit_range}: {fmt_time(c.before)} → {fmt_time(c.after)} "
+                     f"({fmt_change(c.ratio)}, p = {c.p_value:.3g})" + (f" · PRs {prs}" if prs else ""))
             chart["change_points"].append({"x": round(x, 2), "y1": plot["y"], "y2": plot["y"] + plot["h"],
                                            "cls": "regression" if c.ratio > 1 else "improvement",
-                                           "title": title, "label": format_ratio(c.ratio)})
+                                           "title": title, "label": fmt_change(c.ratio)})
 
     for pi, p in enumerate(side_points):
         chart["pr_points"].append({"x": round(x_of[(-1, pi)], 2), "y": round(y_of(p.value), 2), "title": _title(p),

@@ -2,7 +2,7 @@
 as pure functions. The results comment itself is ``runner.report.render`` (the CLI's report).
 
 Arguments named ``problem`` or ``reason`` are Markdown written by perfgate (untrusted parts
-already escaped, e.g. ``bot.ingest.IngestError`` messages); every other text argument is
+already escaped, e.g. ``bot.app.ingest.IngestError`` messages); every other text argument is
 escaped here for its place (:mod:`runner.report.escape`). GitHub logins are GitHub's own
 (``[A-Za-z0-9-]``) and are mentioned on purpose. URLs are passed in checked
 (``runner.report.escape.safe_link``) or built from the App's settings.

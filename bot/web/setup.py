@@ -1,9 +1,10 @@
 """``/setup``: register the GitHub App from perfgate's manifest, served by ``perfgate serve``
-while it has no App credentials (the manifest itself is :mod:`bot.manifest`'s).
+while it has no App credentials (the manifest itself is :mod:`bot.app.manifest`'s; the call to
+GitHub is :func:`bot.app.gateway.convert_manifest`).
 
 GitHub's flow: the browser posts the manifest to GitHub, the user confirms, GitHub redirects to
 ``/setup/callback?code=…&state=…``, and this server exchanges the one-hour code for the App's
-credentials (``POST /app-manifests/{code}/conversions``, through PyGithub). They are written to
+credentials (``POST /app-manifests/{code}/conversions``). They are written to
 ``$PERFGATE_HOME/github-app.env`` and ``github-app.pem``, created with mode 0600 and never
 overwritten; the page then says to restart with them and to install the App. The ``state`` is a
 random value of this process, compared in constant time, so a callback forged from elsewhere
@@ -26,7 +27,8 @@ from flask import Blueprint, Flask, current_app, render_template, request
 
 from runner.errors import UserError
 
-from .manifest import app_manifest, registration_url, settings_file
+from ..app.gateway import GitHubError, convert_manifest
+from ..app.manifest import app_manifest, registration_url, settings_file
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +43,7 @@ def init_setup(app: Flask, *, home: Path, public_url: str, github_url: str, api_
                client_options: dict | None = None) -> None:
     """Serve ``/setup`` on ``app``: credentials go under ``home``; ``public_url`` is where GitHub
     will deliver webhooks ("" = the address the browser used, which must then be https);
-    ``client_options``: extra PyGithub ``Github`` arguments (tests)."""
+    ``client_options``: extra PyGithub client arguments (tests)."""
     app.extensions["perfgate_setup"] = {"state": secrets.token_urlsafe(24), "home": Path(home),
                                         "public_url": public_url, "github_url": github_url.rstrip("/"),
                                         "api_url": api_url.rstrip("/"), "client_options": client_options or {}}
@@ -81,19 +83,6 @@ def setup_page():
                  organization=organization)
 
 
-def convert(api_url: str, code: str, client_options: dict) -> dict:
-    """GitHub's answer to ``POST /app-manifests/{code}/conversions`` (unauthenticated).
-
-    Raises:
-        github.GithubException: GitHub refused the code (expired, used, unknown).
-    """
-    from github import Github
-
-    github = Github(base_url=api_url, **client_options)
-    _, data = github.requester.requestJsonAndCheck("POST", f"/app-manifests/{code}/conversions")
-    return data
-
-
 def _write_private(path: Path, text: str) -> None:
     """Create ``path`` with mode 0600 (never replacing a file) and write ``text``."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -103,8 +92,6 @@ def _write_private(path: Path, text: str) -> None:
 
 @setup.get("/setup/callback")
 def setup_callback():
-    from github import GithubException
-
     cfg = _cfg()
     home = cfg["home"]
     if (home / ENV_FILE).exists():
@@ -115,13 +102,13 @@ def setup_callback():
     if not _CODE.match(code):
         return _page(400, error="GitHub's callback carries no valid code")
     try:
-        answer = convert(cfg["api_url"], code, cfg["client_options"])
-        env_text = settings_file(answer, str(home / KEY_FILE))
+        answer = convert_manifest(cfg["api_url"], code, cfg["client_options"])
+        env_text = settings_file(answer, str(home / KEY_FILE), secrets.token_urlsafe(48))
         pem = str(answer.get("pem") or "")
         if "PRIVATE KEY" not in pem:
             raise ValueError("GitHub's answer has no private key")
-    except GithubException as exc:
-        log.warning("manifest conversion refused: %s %s", exc.status, exc.data)
+    except GitHubError as exc:
+        log.warning("manifest conversion failed: %s", exc.detail)
         return _page(502, error=f"GitHub refused the registration code (HTTP {exc.status}); it is valid for one "
                                 "hour and once")
     except ValueError as exc:

@@ -3,7 +3,7 @@
 ``GithubIntegration(auth=Auth.AppAuth(app_id, private_key), base_url=GITHUB_API_URL)``
 signs the App's JWT; :meth:`Gateway.installation` gives a client acting with that
 installation's token (PyGithub refreshes it; GITHUB.md). Every call here is one or two REST
-requests; decisions live in ``bot.decide``. GitHub errors become :class:`GitHubError` with
+requests; decisions live in ``bot.app.handlers``. GitHub errors become :class:`GitHubError` with
 the HTTP status, so the caller can tell "not allowed" (401/403), "not found" (404) and the
 rest apart.
 
@@ -20,11 +20,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from runner.config import Config, parse_table
-from runner.errors import ConfigError
+from runner.config import CONFIG_FILES
 from runner.report import MARKER
 
-from .decide import PullInfo, pull_from_payload
+from .facts import PullInfo, pull_from_payload
+
+#: ``GithubIntegration`` options under ``TESTING``: no retries, no pacing sleeps (GITHUB.md).
+TESTING_CLIENT_OPTIONS = {"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0, "timeout": 10}
 
 
 class GitHubError(Exception):
@@ -70,21 +72,16 @@ class Dispatched:
     html_url: str | None
 
 
-def _message(exc: Any) -> str:
-    data = getattr(exc, "data", None)
-    if isinstance(data, dict) and data.get("message"):
-        return str(data["message"])
-    return str(exc)
-
-
 def _wrap(doing: str, func: Callable[[], Any]) -> Any:
     from github import GithubException
 
     try:
         return func()
     except GithubException as exc:
+        data = getattr(exc, "data", None)  # GitHub's JSON error: its "message" says why
+        why = str(data["message"]) if isinstance(data, dict) and data.get("message") else str(exc)
         raise GitHubError(exc.status, f"GitHub could not {doing} (HTTP {exc.status})",
-                          redact(f"GitHub could not {doing} (HTTP {exc.status}: {_message(exc)})")) from None
+                          redact(f"GitHub could not {doing} (HTTP {exc.status}: {why})")) from None
     except (OSError, ValueError) as exc:  # connection refused, timeouts (requests' errors are OSErrors)
         raise GitHubError(0, f"could not reach GitHub to {doing}",
                           redact(f"could not reach GitHub to {doing}: {type(exc).__name__}: {exc}")) from None
@@ -160,29 +157,16 @@ class InstallationClient:
         pr = _wrap(f"read pull request #{number}", lambda: self._repo(repo).get_pull(number))
         return pull_from_payload(pr.raw_data)
 
-    def target_config(self, repo: str, ref: str | None = None) -> Config:
-        """The target's ``perfgate.toml`` or ``[tool.perfgate]`` at ``ref`` (default branch when
-        None); defaults when neither exists. A broken file also yields the defaults (the error
-        is the compare's to report, on the runner)."""
-        import sys
-
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        for path in ("perfgate.toml", "pyproject.toml"):
-            text = self._file(repo, path, ref)
-            if text is None:
-                continue
-            try:
-                data = tomllib.loads(text)
-                table = data if path == "perfgate.toml" else (data.get("tool") or {}).get("perfgate")
-                if table is None:
-                    continue
-                return parse_table(table, path)
-            except (tomllib.TOMLDecodeError, ConfigError, AttributeError):
-                return Config()
-        return Config()
+    def config_texts(self, repo: str, ref: str | None = None) -> dict[str, str | None]:
+        """The texts of the target's configuration files at ``ref`` (default branch when None),
+        ``{name: text or None}`` for ``runner.config.CONFIG_FILES``, fetched in that order up to
+        the first that exists (``runner.config.from_texts`` reads them)."""
+        texts: dict[str, str | None] = {}
+        for name in CONFIG_FILES:
+            texts[name] = self._file(repo, name, ref)
+            if texts[name] is not None:
+                break
+        return texts
 
     def _file(self, repo: str, path: str, ref: str | None) -> str | None:
         kwargs = {"ref": ref} if ref else {}
@@ -270,7 +254,7 @@ class InstallationClient:
               lambda: self._repo(repo).get_issue(number).get_comment(int(comment_id)).create_reaction(content))
 
     # -- workflows ----------------------------------------------------------------------------
-    def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> Dispatched:
+    def dispatch_workflow(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> Dispatched:
         """``workflow_dispatch`` of ``workflow`` on branch ``ref`` with ``inputs`` (≤ 25)."""
         def run() -> Dispatched:
             wf = self._repo(repo).get_workflow(workflow)
@@ -333,7 +317,7 @@ class InstallationClient:
                               redact(f"could not download the artifact: {type(exc).__name__}: {exc}")) from None
 
 
-# -- signing in with GitHub (the App's OAuth web flow; bot.access) ----------------------------------
+# -- signing in with GitHub (the App's OAuth web flow; bot.web.signin) ---------------------------------
 def _user_client(api_url: str, token: str | None = None, client_options: dict | None = None) -> Any:
     from github import Auth, Github
 
@@ -379,3 +363,19 @@ def user_can_read(api_url: str, token: str, repository: str, client_options: dic
             return False
         raise
     return permissions is None or bool(permissions.pull)
+
+
+# -- registering the App from its manifest (bot.web.setup) ---------------------------------------
+def convert_manifest(api_url: str, code: str, client_options: dict | None = None) -> dict:
+    """GitHub's answer to ``POST /app-manifests/{code}/conversions`` (no authentication): the
+    new App's ``id``, ``slug``, ``webhook_secret``, ``pem``, ``client_id``, ``client_secret``.
+
+    Raises:
+        GitHubError: GitHub refused the code (expired after an hour, used, unknown) or is
+            unreachable.
+    """
+    def run() -> dict:
+        _, data = _user_client(api_url, client_options=client_options).requester.requestJsonAndCheck(
+            "POST", f"/app-manifests/{code}/conversions")
+        return data if isinstance(data, dict) else {}
+    return _wrap("register the App", run)

@@ -1,4 +1,4 @@
-"""The App's storage shell: rows of ``bot.app_models`` in, plain data (``bot.decide``'s
+"""The App's storage shell: rows of ``bot.app.tables`` in, plain data (``bot.app.handlers``'s
 ``RunInfo``) out. Every function takes an open ``Session``; the caller commits
 (``with db.session() as s, s.begin(): ...``).
 """
@@ -12,11 +12,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..db import utc_now
 from .actions import RunSpec
-from .app_models import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Refusal, Run
-from .decide import RunInfo
-from .models import utc_now
-from .webhooks import Event
+from .events import Event
+from .facts import RunInfo
+from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Refusal, Run
 
 
 # -- deliveries ---------------------------------------------------------------------------------
@@ -93,7 +93,8 @@ def save_pull(session: Session, repository: str, number: int, changes: dict[str,
 def run_info(row: Run) -> RunInfo:
     return RunInfo(key=row.key, status=row.status, head_sha=row.head_sha, base_sha=row.base_sha,
                    pr_number=row.pr_number, kind=row.kind, filter=row.filter, rounds=row.rounds,
-                   threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref)
+                   threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref,
+                   repository=row.repository, check_run_id=row.check_run_id)
 
 
 def get_run(session: Session, key: str) -> Run | None:

@@ -1,4 +1,4 @@
-"""The App's own tables (issue 6), on the declarative ``Base`` of :mod:`bot.models`.
+"""The App's own tables, on the declarative ``Base`` of :mod:`bot.db`.
 
 - ``app_installations``: the GitHub App's installations (``installation*`` events).
 - ``app_deliveries``: every accepted webhook delivery, de-duplicated by ``X-GitHub-Delivery``;
@@ -7,7 +7,7 @@
   on, the head SHA a maintainer approved (fork safety) and since when GitHub showed that head
   (``head_seen_at``: a ``/perf run`` must be written after it), the sticky comment's id.
 - ``app_runs``: one benchmark run the App dispatched; ``key`` (deterministic, see
-  ``bot.decide.run_key``) is the public run id: check run ``external_id``, the workflow's
+  ``bot.app.facts.run_key``) is the public run id: check run ``external_id``, the workflow's
   ``run-id`` input, the artifact name suffix, and the run page URL.
 - ``app_commands``: the last command acted on per comment (edited comments re-run only if it
   changed); ``app_refusals``: who was told once that they may not command perfgate.
@@ -25,12 +25,12 @@ from typing import Any, Optional
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .models import Base, utc_now
+from ..db import Base, utc_now
 
-#: Run states. ``queued``: created, dispatched or about to be; ``completed``: results ingested
-#: (or the workflow failed); ``cancelled``: superseded, unlabeled, closed or /perf cancel;
-#: ``timed_out``: never reported back within the configured time.
-RUN_STATES = ("queued", "in_progress", "completed", "cancelled", "timed_out")
+#: The states of a run that has not ended. A run is ``queued`` (created, dispatched or about to
+#: be), ``in_progress``, ``completed`` (results ingested, or the workflow failed), ``cancelled``
+#: (superseded, unlabeled, closed or /perf cancel) or ``timed_out`` (never reported back within
+#: the configured time).
 ACTIVE_STATES = ("queued", "in_progress")
 
 

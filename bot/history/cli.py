@@ -16,9 +16,11 @@ from typing import Mapping, TextIO
 from runner import results as results_schema
 from runner.errors import UserError
 from runner.report.escape import term
+from runner.report.units import fmt_change, fmt_time
 
-from . import db as dbmod
-from . import history, history_store
+from .. import db as dbmod
+from . import core as history
+from . import store as history_store
 
 
 def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
@@ -47,7 +49,7 @@ def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None =
     for s in series:
         if s.change_points:
             last = s.change_points[-1]
-            print(term(f"  {s.benchmark}: latest change point {history.format_ratio(last.ratio)} "
+            print(term(f"  {s.benchmark}: latest change point {fmt_change(last.ratio)} "
                        f"at {last.commit_range}", markup=False), file=out)
     return 0
 
@@ -114,15 +116,15 @@ def render_series_text(series: history.Series, last: int = 10) -> str:
         lines.append(f"  ... {start} earlier points")
     for i, p in enumerate(series.points[start:], start):
         mark = "  <- change point" if i in cut else ""
-        ci = (f"  [{history.format_seconds(p.ci_low)}, {history.format_seconds(p.ci_high)}]"
+        ci = (f"  [{fmt_time(p.ci_low)}, {fmt_time(p.ci_high)}]"
               if p.ci_low is not None and p.ci_high is not None else "")
-        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {history.format_seconds(p.value):>10}{ci}{mark}")
+        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {fmt_time(p.value):>10}{ci}{mark}")
     if series.change_points:
         lines.append("  change points:")
         for c in series.change_points:
             prs = " ".join(f"#{p['number']}" for p in c.prs)
-            lines.append(f"    {c.commit_range}  {history.format_seconds(c.before)} -> {history.format_seconds(c.after)}"
-                         f"  {history.format_ratio(c.ratio)}  (p = {c.p_value:.3g}){'  PRs ' + prs if prs else ''}")
+            lines.append(f"    {c.commit_range}  {fmt_time(c.before)} -> {fmt_time(c.after)}"
+                         f"  {fmt_change(c.ratio)}  (p = {c.p_value:.3g}){'  PRs ' + prs if prs else ''}")
     else:
         lines.append("  no change points")
     return "\n".join(lines)

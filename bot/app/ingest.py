@@ -8,7 +8,7 @@ to :class:`IngestError` ("its results artifact is invalid: ..."), whose message 
 safe to publish; the underlying error goes to the log.
 
 The I/O around it (download, store, edit the comment and the check run) is
-``bot.executor``; everything here takes bytes and dicts.
+``bot.app.executor``; everything here takes bytes and dicts.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from runner.errors import ResultsError, UserError
 from runner.report import view as report_view
 from runner.report.escape import md_code, plain
 
-from . import history, messages
+from ..history import core as history
+from . import messages
 
 log = logging.getLogger("perfgate.bot")
 
@@ -57,6 +58,21 @@ def pick_artifact(artifacts: Iterable, key: str):
     if exact:
         return exact[0]
     return live[0] if len(live) == 1 else None
+
+
+def results_artifact(artifacts: Iterable, key: str, limit: int):
+    """The artifact to download for run ``key`` (:func:`pick_artifact`).
+
+    Raises:
+        IngestError: there is none, or it is larger than ``limit`` bytes (``PERFGATE_ARTIFACT_LIMIT``).
+    """
+    artifact = pick_artifact(artifacts, key)
+    if artifact is None:
+        raise IngestError(f"produced no {md_code(artifact_name(key))} artifact")
+    if artifact.size_in_bytes > limit:
+        raise IngestError(f"its artifact is {artifact.size_in_bytes} bytes, over the limit of {limit} "
+                          "(PERFGATE_ARTIFACT_LIMIT)")
+    return artifact
 
 
 def results_from_zip(data: bytes, limit: int = RESULTS_LIMIT) -> dict:
@@ -129,17 +145,17 @@ def _validated(doc) -> dict:
     raise IngestError(f"{INVALID}: results.json does not match schema_version 1 at {md_code(plain(where, 200))}{more}")
 
 
-def prepare(data: bytes, *, head_sha: str, kind: str, repository: str, pr_number: int | None,
+def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: str, pr_number: int | None,
             github_url: str, workflow_url: str | None = None, details_url: str | None = None,
             limit: int = RESULTS_LIMIT) -> dict:
-    """The document to store for a run, from its artifact's bytes.
+    """The document to store for run ``run_id`` (the App's run key), from its artifact's bytes.
 
     Unpacked and validated (:func:`results_from_zip`); it must be for ``head_sha``; a push
     (``kind`` ``history``) keeps only its head side (:func:`as_history_run`); the App's
-    metadata replaces the document's own (``pull_request`` from the run — a document cannot
-    name or re-title a PR —, ``run_url`` = ``workflow_url``); then it is rendered once
-    (comment, check-run summary and title, run page, history points), so what is stored is
-    known to render.
+    metadata replaces the document's own (``runner.results.with_run``: ``run_id``,
+    ``pull_request`` from the run — a document cannot name or re-title a PR —, ``run_url`` =
+    ``workflow_url`` when the App has one); then it is rendered once (comment, check-run
+    summary and title, run page, history points), so what is stored is known to render.
 
     Raises:
         IngestError: every failure on the way (message safe to publish; details logged).
@@ -152,12 +168,10 @@ def prepare(data: bytes, *, head_sha: str, kind: str, repository: str, pr_number
     try:
         if kind == "history":
             doc = as_history_run(doc)
-        doc = {k: v for k, v in doc.items() if k != "pull_request"}
-        if pr_number is not None:
-            doc["pull_request"] = {"number": pr_number, "url": f"{github_url.rstrip('/')}/{repository}/pull/{pr_number}"}
-        if workflow_url:
-            doc["run_url"] = workflow_url
-        results_schema.validate(doc)
+        pull = {"number": pr_number, "url": f"{github_url.rstrip('/')}/{repository}/pull/{pr_number}"} \
+            if pr_number is not None else None
+        doc = results_schema.validate(results_schema.with_run(doc, run_id=run_id, run_url=workflow_url or doc.get("run_url"),
+                                                              pull_request=pull))
         check_renders(doc, details_url)
     except Exception as exc:  # noqa: BLE001 - a schema-valid document the readers still cannot take
         log.warning("results cannot be rendered: %s: %s", type(exc).__name__, str(exc)[:300], exc_info=True)
@@ -186,9 +200,7 @@ def as_history_run(doc: dict) -> dict:
     """
     if doc.get("base") is None:
         return doc
-    benchmarks = [{"name": b["name"], "file": b.get("file"), "unit": b.get("unit", "s"), "base": None,
-                   "head": b.get("head"), "change": None, "hints": [], "profile": None}
-                  for b in doc.get("benchmarks", [])]
+    benchmarks = [results_schema.measured(b["name"], b.get("file"), b.get("head")) for b in doc.get("benchmarks", [])]
     run = dict(doc, base=None, benchmarks=benchmarks, summary=results_schema.summarize(benchmarks))
     return results_schema.validate(run)
 

@@ -8,22 +8,27 @@ Pages (HTML, server-side SVG charts, no scripts, nothing loaded from the network
 
 JSON (``/api``), the same data:
 
-- ``GET /api/<owner>/<repo>``: ``bot.history.repository_overview``.
+- ``GET /api/<owner>/<repo>``: ``bot.history.core.repository_overview``.
 - ``GET /api/<owner>/<repo>/series``: ``{series: [...]}`` of every benchmark
-  (``bot.history.series_json(detailed=True)``).
+  (``bot.history.core.series_json(detailed=True)``).
 - ``GET /api/<owner>/<repo>/bench/<name>``: ``{repository, benchmark, series, pr_points,
   fingerprint_changes}``.
 - ``GET /api/<owner>/<repo>/alerts``: ``{alerts, alert_accuracy}``.
 
-Views are thin: read with ``bot.history_store``, shape with ``bot.history``/``bot.chart``. Every
-view first checks that the viewer may read the repository (``bot.access``; 404 otherwise).
+Views are thin: read with ``bot.history.store``, shape with ``bot.history.core``/``bot.history.chart``. Every
+view first checks that the viewer may read the repository (``bot.web.signin``; 404 otherwise).
 """
 
 from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, jsonify, render_template
 
-from . import access, chart, history, history_store
+from runner.report.units import fmt_change, fmt_time
+
+from ..history import chart
+from ..history import core as history
+from ..history import store as history_store
+from . import signin
 
 pages = Blueprint("history_pages", __name__, template_folder="templates")
 api = Blueprint("history_api", __name__, url_prefix="/api")
@@ -34,11 +39,11 @@ def _perfgate() -> dict:
 
 
 def _repository(owner: str, repo: str, *, page: bool = True) -> str:
-    """``owner/name``, after checking the viewer may read it (``bot.access``; 404 otherwise)."""
+    """``owner/name``, after checking the viewer may read it (``bot.web.signin``; 404 otherwise)."""
     name = f"{owner}/{repo}"
     if not history.is_repository_name(name):
         abort(404)
-    access.require(name, page=page)
+    signin.require(name, page=page)
     return name
 
 
@@ -71,7 +76,7 @@ def repository_page(owner: str, repo: str):
         overview = _overview(session, name)
         results = history_store.result_count(session, name)
     return render_template("history/repository.html", repository=name, overview=overview, results=results,
-                           fmt_s=history.format_seconds, fmt_ratio=history.format_ratio,
+                           fmt_s=fmt_time, fmt_ratio=fmt_change,
                            bench_url=lambda b: history.bench_url(None, name, b))
 
 
@@ -84,8 +89,8 @@ def bench_page(owner: str, repo: str, bench: str):
         abort(404)
     shapes = chart.bench_chart(series, side, changes)
     return render_template("history/bench.html", repository=name, benchmark=bench, series=series, side=side,
-                           chart=shapes, fingerprint_changes=changes, fmt_s=history.format_seconds,
-                           fmt_ratio=history.format_ratio, iso=history.iso,
+                           chart=shapes, fingerprint_changes=changes, fmt_s=fmt_time,
+                           fmt_ratio=fmt_change, iso=history.iso,
                            noise={s.fingerprint.get("key"): history.historical_noise(
                                s.values, [c.index for c in s.change_points])[0] for s in series})
 

@@ -1,4 +1,5 @@
-"""The background job (imperative shell): a stored delivery → facts → ``bot.decide`` →
+"""The background job (imperative shell): a stored delivery → the facts its handler declares
+(``bot.app.handlers.facts_for``) → ``bot.app.handlers.decide`` →
 actions carried out against the database and GitHub; plus result ingestion and the
 time-out sweep.
 
@@ -15,35 +16,38 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from runner.config import Config
-from runner.errors import UserError
-from runner.report.escape import md_code, md_text, safe_link
+from runner.config import from_texts as config_from_texts
+from runner.errors import ConfigError, UserError
+from runner.results import verdict_of
+from runner.report.escape import md_text, safe_link
 
-from . import access, app_store, decide, history_store, ingest, messages
+from ..db import Database, utc_now
+from ..history import store as history_store
+from ..history.core import is_repository_name
+from ..history.tables import Result
+from ..settings import Settings
+from . import access, conclude, handlers, ingest, messages
+from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
-                      RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpsertComment)
-from .app_models import Run
-from .app_settings import AppSettings
-from .commands import CommandError, is_command
-from .commands import parse as parse_command
-from .db import Database
+                      RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpdateCheckRun,
+                      UpdateRun, UpsertComment, dispatch_inputs)
+from .events import Event
+from .facts import ConcludedRun, FactRequest, Facts, may_command
 from .gateway import GitHubError, InstallationClient
-from .history import is_repository_name
-from .models import Result, utc_now
-from .webhooks import Event
+from .tables import Run
 
 log = logging.getLogger("perfgate.bot")
 
-RERUN_BUTTON = {"label": "Re-run", "identifier": decide.RERUN_ACTION,
-                "description": "Benchmark the same commits again"}
-
-
 @dataclass
 class Runtime:
-    """What a job needs: the database, the App's settings and a way to act as an installation."""
+    """What a job needs: the database, the App's settings and a way to act as an installation;
+    ``queue``: the job queue (``bot.app.queue.JobQueue``) once ``bot.app.runtime.build_runtime``
+    has made it."""
 
     db: Database
-    settings: AppSettings
+    settings: Settings
     client_for: Callable[[int], InstallationClient]
+    queue: Any = None
 
     def details_url(self, key: str) -> str | None:
         """The run page (check run ``details_url``); None without ``PERFGATE_PUBLIC_URL``."""
@@ -69,13 +73,13 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
             return []
         event = Event(row.event, row.delivery_id, dict(row.payload), row.action)
     _remember_visibility(rt, event)
-    if not decide.handled(event.name, event.action):
+    if not handlers.handled(event.name, event.action):
         _finish(rt, delivery_id, "ignored")
         return []
     try:
         client = rt.client_for(event.installation_id) if event.installation_id else None
-        facts = gather_facts(rt, client, event)
-        actions = decide.decide(event, facts)
+        facts = fetch_facts(rt, client, event, handlers.facts_for(event))
+        actions = handlers.decide(event, facts)
         if actions and client is None and any(not isinstance(a, SaveInstallation) for a in actions):
             raise UserError(f"{event.name} delivery without an installation id")
         for action in actions:
@@ -89,7 +93,7 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
 
 def _remember_visibility(rt: Runtime, event: Event) -> None:
     """Record whether the repositories of a (signed) delivery are public: who may read the
-    pages depends on it (``bot.access``)."""
+    pages depends on it (``bot.app.access``)."""
     found = access.visibility(event.data)
     if found:
         with rt.db.session() as session, session.begin():
@@ -103,88 +107,74 @@ def _finish(rt: Runtime, delivery_id: str, status: str, error: str | None = None
         app_store.finish_delivery(session, delivery_id, status, error)
 
 
-def gather_facts(rt: Runtime, client: InstallationClient | None, event: Event) -> decide.Facts:
-    """The :class:`bot.decide.Facts` this event's decision needs (GitHub calls only where needed)."""
-    repo, data = event.repository, event.data
-    if event.name == "pull_request" and client is not None and repo:
-        number = int(data["pull_request"]["number"])
-        config = _config(client, repo, data)
-        permission = client.permission(repo, event.sender) if event.action == "labeled" and event.sender else None
-        with rt.db.session() as session:
-            pull = app_store.get_pull(session, repo, number)
-            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
-            refused = bool(event.sender) and app_store.refused_before(session, repo, number, event.sender)
-        return decide.Facts(label=config.label, permission=permission, refused_before=refused,
-                            approved_sha=pull.approved_sha if pull else None, runs=runs)
-    if event.name == "issue_comment" and client is not None and repo:
-        issue, comment = data.get("issue") or {}, data.get("comment") or {}
-        if not issue.get("pull_request") or not is_command(comment.get("body")):
-            return decide.Facts()
-        number, login = int(issue["number"]), (comment.get("user") or {}).get("login") or event.sender
-        with rt.db.session() as session:
-            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
-            last = app_store.last_command(session, repo, int(comment["id"]))
-            refused = app_store.refused_before(session, repo, number, login)
-        permission = client.permission(repo, login)
-        if not decide.may_command(permission):
-            return decide.Facts(permission=permission, runs=runs, last_command=last, refused_before=refused)
+def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event, request: FactRequest) -> Facts:
+    """The :class:`bot.app.facts.Facts` that ``request`` (``bot.app.handlers.facts_for``) asks for,
+    from the database and GitHub (GitHub only where asked; nothing that needs GitHub without a
+    client)."""
+    repo = event.repository
+    if not repo or (request.needs_github and client is None):
+        return Facts()
+    found: dict[str, Any] = {}
+    if request.config:
+        found["label"] = _config(client, repo, event.data).label
+    if request.permission_of is not None:
+        found["permission"] = client.permission(repo, request.permission_of)
+    number = request.pr_number
+    with rt.db.session() as session:
+        if number is not None:
+            found["runs"] = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, number))
+            if request.approved_sha:
+                stored = app_store.get_pull(session, repo, number)
+                found["approved_sha"] = stored.approved_sha if stored else None
+            if request.refusal_of:
+                found["refused_before"] = app_store.refused_before(session, repo, number, request.refusal_of)
+        if request.comment_id is not None:
+            found["last_command"] = app_store.last_command(session, repo, request.comment_id)
+        if request.workflow_run_id is not None:
+            row = app_store.run_for_workflow(session, repo, request.workflow_run_id)
+            found["run"] = app_store.run_info(row) if row else None
+        if request.run_key is not None:
+            row = app_store.get_run(session, request.run_key)
+            if row is None or row.repository != repo:
+                return Facts()
+            found["run"] = app_store.run_info(row)
+            found["runs"] = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, row.pr_number)) \
+                if row.pr_number is not None else ()
+        if request.keyed_runs:
+            rows = [app_store.get_run(session, key) for key in request.keyed_runs]
+            found["runs"] = tuple(app_store.run_info(row) for row in rows if row)
+    if request.pull_if_permitted and number is not None and may_command(found.get("permission")):
         pull = client.pull(repo, number)
         with rt.db.session() as session:
             stored = app_store.get_pull(session, repo, number)
-            seen = stored.head_seen_at if stored is not None and stored.head_sha == pull.head_sha else None
-            concluded = _concluded_before(session, repo, number, decide.written_at(event)) \
-                if _command_name(comment.get("body")) == "accept" else None
-        return decide.Facts(permission=permission, pull=pull, runs=runs, last_command=last, refused_before=refused,
-                            head_seen_at=seen, concluded=concluded)
-    if event.name == "workflow_run" and repo:
-        with rt.db.session() as session:
-            row = app_store.run_for_workflow(session, repo, int(data["workflow_run"]["id"]))
-            return decide.Facts(run=app_store.run_info(row) if row else None)
-    if event.name == "check_run" and repo:
-        key = (data.get("check_run") or {}).get("external_id") or ""
-        with rt.db.session() as session:
-            row = app_store.get_run(session, key)
-            if row is None or row.repository != repo:
-                return decide.Facts()
-            runs = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, row.pr_number)) \
-                if row.pr_number is not None else ()
-            return decide.Facts(run=app_store.run_info(row), runs=runs)
-    if event.name == "push" and repo:
-        with rt.db.session() as session:
-            key = decide.run_key(repo, "push", data.get("after"))
-            row = app_store.get_run(session, key)
-            return decide.Facts(runs=(app_store.run_info(row),) if row else ())
-    return decide.Facts()
+            found["pull"] = pull
+            found["head_seen_at"] = stored.head_seen_at if stored is not None and stored.head_sha == pull.head_sha \
+                else None
+            found["concluded"] = _concluded_before(session, repo, number, request.concluded_before)
+    return Facts(**found)
 
 
-def _command_name(body: str | None) -> str | None:
-    try:
-        command = parse_command(body)
-    except CommandError:
-        return None
-    return command.name if command else None
-
-
-def _concluded_before(session, repo: str, number: int, moment) -> decide.ConcludedRun | None:
+def _concluded_before(session, repo: str, number: int, moment) -> ConcludedRun | None:
     """The PR's newest run whose results were reported before ``moment`` (what a comment
     written then could have seen), with the benchmarks that regressed in it."""
     run = app_store.latest_concluded_run(session, repo, number, before=moment) if moment is not None else None
     if run is None:
         return None
     doc = session.get(Result, run.result_id).document
-    regressed = tuple(sorted({str(b.get("name")) for b in doc.get("benchmarks", [])
-                              if (b.get("change") or {}).get("verdict") == "regression"}))
-    return decide.ConcludedRun(run.key, run.head_sha, regressed)
+    regressed = tuple(sorted({str(b.get("name")) for b in doc.get("benchmarks", []) if verdict_of(b) == "regression"}))
+    return ConcludedRun(run.key, run.head_sha, regressed)
 
 
 def _config(client: InstallationClient, repo: str, data: dict) -> Config:
     """The target's config from its default branch (a PR cannot change its own trigger)."""
     branch = (data.get("repository") or {}).get("default_branch")
     try:
-        return client.target_config(repo, branch)
+        return config_from_texts(client.config_texts(repo, branch), f"{repo}@{branch or 'default branch'}")[0]
     except GitHubError as exc:
         log.warning("%s: cannot read the perfgate config (%s); using the defaults", repo, exc.detail)
-        return Config()
+    except ConfigError as exc:  # a broken file is the compare's to report, on the runner
+        log.info("%s: the perfgate config is broken (%s); using the defaults", repo, exc)
+    return Config()
 
 
 # -- actions ------------------------------------------------------------------------------------
@@ -205,7 +195,7 @@ def _save_installation(rt: Runtime, client, a: SaveInstallation) -> None:
 
 
 def _record_merge(rt: Runtime, client, a: RecordMerge) -> None:
-    from .history import parse_time
+    from ..history.core import parse_time
 
     with rt.db.session() as session, session.begin():
         repo = history_store.get_or_create_repository(session, a.repository)
@@ -257,12 +247,9 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
             log.info("run %s exists; not starting it again", spec.key)
             return
     details = rt.details_url(spec.key)
-    what = f"`{messages.short(spec.base_sha)}` → `{messages.short(spec.head_sha)}`"
     try:
         check_id = client.create_check_run(spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha,
-                                           external_id=spec.key, details_url=details, status="queued",
-                                           title="Queued on the GPU runners",
-                                           summary=f"Benchmarking {what}; requested by @{spec.requested_by} ({spec.trigger}).")
+                                           external_id=spec.key, details_url=details, **conclude.queued_check_run(spec))
     except GitHubError:
         # Nothing happened on GitHub yet: forget the run so a retry of this job starts it afresh.
         with rt.db.session() as session, session.begin():
@@ -272,31 +259,15 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
         app_store.update_run(session, spec.key, check_run_id=check_id)
     try:
         ref = spec.workflow_ref or client.default_branch(spec.repository)
-        dispatched = client.dispatch(spec.repository, rt.settings.workflow, ref, decide.dispatch_inputs(spec))
+        dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, dispatch_inputs(spec))
     except GitHubError as exc:
         log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
-        client.update_check_run(spec.repository, check_id, status="completed", conclusion="failure",
-                                title="Could not start the benchmark",
-                                summary=messages.dispatch_failed(rt.settings.workflow, str(exc)))
-        with rt.db.session() as session, session.begin():
-            app_store.update_run(session, spec.key, status="completed", conclusion="failure",
-                                 headline=f"dispatch failed: {exc}"[:500])
-        if spec.pr_number is not None:
-            _upsert_comment(rt, client, UpsertComment(spec.repository, spec.pr_number,
-                                                      messages.dispatch_failed(rt.settings.workflow, str(exc))))
-        if spec.react_comment_id and spec.pr_number is not None:
-            _react(rt, client, React(spec.repository, spec.pr_number, spec.react_comment_id, "confused"))
+        _carry_out(rt, client, conclude.dispatch_failed(spec, check_id, workflow=rt.settings.workflow, error=str(exc)))
         return
+    workflow_url = rt.github_link(dispatched.html_url)
     with rt.db.session() as session, session.begin():
-        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id,
-                             workflow_run_url=rt.github_link(dispatched.html_url))
-    if spec.pr_number is not None:
-        body = messages.queued(base_sha=spec.base_sha, head_sha=spec.head_sha, requested_by=spec.requested_by,
-                               trigger=spec.trigger, details_url=details, workflow_url=rt.github_link(dispatched.html_url),
-                               filter_=spec.filter, rounds=spec.rounds, threshold=spec.threshold, profile=spec.profile)
-        _upsert_comment(rt, client, UpsertComment(spec.repository, spec.pr_number, body))
-    if spec.react_comment_id and spec.pr_number is not None:
-        _react(rt, client, React(spec.repository, spec.pr_number, spec.react_comment_id, "rocket"))
+        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id, workflow_run_url=workflow_url)
+    _carry_out(rt, client, conclude.dispatched(spec, details_url=details, workflow_url=workflow_url))
 
 
 def _cancel_run(rt: Runtime, client: InstallationClient, a: CancelRun) -> None:
@@ -345,14 +316,10 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
     with rt.db.session() as session, session.begin():
         app_store.update_run(session, a.key, workflow_run_url=workflow_url or run.workflow_run_url)
     try:
-        artifact = ingest.pick_artifact(client.artifacts(run.repository, a.workflow_run_id), run.key)
-        if artifact is None:
-            raise ingest.IngestError(f"produced no {md_code(ingest.artifact_name(run.key))} artifact")
-        if artifact.size_in_bytes > rt.settings.artifact_limit:
-            raise ingest.IngestError(f"its artifact is {artifact.size_in_bytes} bytes, over the limit of "
-                                     f"{rt.settings.artifact_limit} (PERFGATE_ARTIFACT_LIMIT)")
+        artifact = ingest.results_artifact(client.artifacts(run.repository, a.workflow_run_id), run.key,
+                                           rt.settings.artifact_limit)
         data = client.download(artifact.archive_download_url, rt.settings.artifact_limit)
-        doc = ingest.prepare(data, head_sha=run.head_sha, kind=run.kind, repository=run.repository,
+        doc = ingest.prepare(data, run_id=run.key, head_sha=run.head_sha, kind=run.kind, repository=run.repository,
                              pr_number=run.pr_number, github_url=rt.settings.github_url,
                              workflow_url=workflow_url, details_url=rt.details_url(run.key) or workflow_url)
     except GitHubError as exc:
@@ -379,40 +346,37 @@ def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url
                    if a["pr_number"] == run.pr_number and a["sha"] == run.head_sha] if run.pr_number is not None else []
         notes = history_store.regression_history_notes(session, run.repository, doc, rt.settings.public_url)
     config = _config(client, run.repository, {})
-    verdict = ingest.conclusion(doc, config.fail_threshold, [a["benchmark"] for a in accepts])
-    details = rt.details_url(run.key) or rt.github_link(workflow_url)
-    title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
-    if run.check_run_id:
-        client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion=verdict, title=title,
-                                summary=ingest.check_summary(doc, details), details_url=rt.details_url(run.key),
-                                actions=[RERUN_BUTTON])
-    if run.pr_number is not None:
-        body = ingest.comment_body(doc, details, accepts, notes)
-        _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, body))
-    with rt.db.session() as session, session.begin():
-        app_store.update_run(session, run.key, status="completed", conclusion=verdict, headline=title)
+    _carry_out(rt, client, conclude.concluded(
+        app_store.run_info(run), doc, fail_threshold=config.fail_threshold, accepts=accepts, notes=notes,
+        details_url=rt.details_url(run.key) or rt.github_link(workflow_url), run_page_url=rt.details_url(run.key)))
 
 
 def _fail_run(rt: Runtime, client: InstallationClient, run: Run, workflow_conclusion: str | None,
               workflow_url: str | None, problem: str) -> None:
-    cancelled = workflow_conclusion == "cancelled"
-    conclusion = "cancelled" if cancelled else "failure"
-    text = messages.workflow_failed(workflow_conclusion, workflow_url, problem)
-    if run.check_run_id:
-        client.update_check_run(run.repository, run.check_run_id, status="completed", conclusion=conclusion,
-                                title="No results" if not cancelled else "Cancelled", summary=text)
-    if run.pr_number is not None:
-        _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, text))
+    _carry_out(rt, client, conclude.failed(app_store.run_info(run), workflow_conclusion=workflow_conclusion,
+                                           workflow_url=workflow_url, problem=problem))
+
+
+def _carry_out(rt: Runtime, client: InstallationClient | None, actions: list[Action]) -> None:
+    for action in actions:
+        execute(rt, client, action)
+
+
+def _update_run(rt: Runtime, client, a: UpdateRun) -> None:
     with rt.db.session() as session, session.begin():
-        app_store.update_run(session, run.key, status="cancelled" if cancelled else "completed",
-                             conclusion=conclusion, headline=problem[:500])
+        app_store.update_run(session, a.key, **a.changes)
+
+
+def _update_check_run(rt: Runtime, client: InstallationClient, a: UpdateCheckRun) -> None:
+    client.update_check_run(a.repository, a.check_run_id, **a.fields)
 
 
 _HANDLERS: dict[type, Callable[[Runtime, Any, Any], None]] = {
     SavePull: _save_pull, SaveInstallation: _save_installation, RecordMerge: _record_merge,
     RememberCommand: _remember_command, RememberRefusal: _remember_refusal, UpsertComment: _upsert_comment,
     Reply: _reply, React: _react, ReplyHistory: _reply_history, StartRun: _start_run, CancelRun: _cancel_run,
-    AcceptRegression: _accept, MarkInProgress: _mark_in_progress, Ingest: _ingest,
+    AcceptRegression: _accept, MarkInProgress: _mark_in_progress, Ingest: _ingest, UpdateRun: _update_run,
+    UpdateCheckRun: _update_check_run,
 }
 
 
@@ -425,19 +389,15 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
         stale = app_store.expired(app_store.active_runs(session), now, rt.settings.run_timeout)
     done = []
     for run in stale:
+        actions = conclude.timed_out(app_store.run_info(run), timeout_hours=rt.settings.run_timeout / 3600,
+                                     workflow_url=rt.github_link(run.workflow_run_url))
+        on_github = [a for a in actions if not isinstance(a, UpdateRun)]
         try:
             client = rt.client_for(run.installation_id) if run.installation_id else None
-            text = messages.timed_out(rt.settings.run_timeout / 3600, rt.github_link(run.workflow_run_url))
             if client is not None:
-                if run.check_run_id:
-                    client.update_check_run(run.repository, run.check_run_id, status="completed",
-                                            conclusion="timed_out", title="Timed out", summary=text)
-                if run.pr_number is not None:
-                    _upsert_comment(rt, client, UpsertComment(run.repository, run.pr_number, text))
+                _carry_out(rt, client, on_github)
         except GitHubError as exc:
             log.warning("run %s: could not report the time-out: %s", run.key, exc.detail)
-        with rt.db.session() as session, session.begin():
-            app_store.update_run(session, run.key, status="timed_out", conclusion="timed_out",
-                                 headline="timed out")
+        _carry_out(rt, None, [a for a in actions if isinstance(a, UpdateRun)])
         done.append(run.key)
     return done

@@ -2,7 +2,7 @@
 
 Every function takes an open SQLAlchemy ``Session`` and leaves committing to the caller
 (``with db.session() as s, s.begin(): ...``). Decisions are made by the pure modules
-``bot.history`` and ``bot.changepoints``; this module only reads and writes rows.
+``bot.history.core`` and ``bot.history.changepoints``; this module only reads and writes rows.
 
 Incremental change points: storing a result touches only the series of its ``main``
 points. For each such series, when the new point is the latest one, the cached change
@@ -24,8 +24,9 @@ from sqlalchemy.orm import Session
 from runner import results as results_schema
 from runner.errors import UserError
 
-from . import changepoints, history
-from .models import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
+from . import changepoints
+from . import core as history
+from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
                      Result, utc_now)
 
 
@@ -247,15 +248,6 @@ def record_accept(session: Session, repository: str, *, user: str, pr_number: in
     return row
 
 
-def accepted(session: Session, repository: str, pr_number: int, benchmark: str | None = None) -> bool:
-    """Has a regression of PR ``pr_number`` (for ``benchmark``, or all) been accepted?"""
-    repo = get_repository(session, repository)
-    if repo is None:
-        return False
-    rows = session.scalars(select(Accept).where(Accept.repository_id == repo.id, Accept.pr_number == pr_number))
-    return any(r.benchmark in (None, benchmark) for r in rows)
-
-
 # --------------------------------------------------------------------------- reading
 
 def list_repositories(session: Session) -> list[str]:
@@ -336,14 +328,6 @@ def load_side_points(session: Session, repository: str, benchmark: str | None = 
     return [_point(r, pr_urls) for r in reversed(session.scalars(query).all())]
 
 
-def benchmark_names(session: Session, repository: str) -> list[str]:
-    repo = get_repository(session, repository)
-    if repo is None:
-        return []
-    return list(session.scalars(select(BenchmarkPoint.benchmark).where(BenchmarkPoint.repository_id == repo.id)
-                                .group_by(BenchmarkPoint.benchmark).order_by(BenchmarkPoint.benchmark)))
-
-
 def accepts_of(session: Session, repository: str) -> list[dict]:
     """``[{pr_number, sha, benchmark, user, reason, created_at}]`` oldest first."""
     repo = get_repository(session, repository)
@@ -372,7 +356,7 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
     key = history.fingerprint_of(doc.get("environment") or {}).key
     notes = []
     for bench in doc.get("benchmarks") or []:
-        change = bench.get("change") or {}
+        change = results_schema.change_of(bench)
         if change.get("verdict") != "regression":
             continue
         series = next((s for s in load_series(session, repository, bench["name"])
@@ -384,7 +368,7 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
 
 def history_reply_markdown(session: Session, repository: str, benchmark: str | None,
                            public_url: str | None) -> str:
-    """The App's reply to ``/perf history [BENCH]``: ``bot.history.history_table_markdown``
+    """The App's reply to ``/perf history [BENCH]``: ``bot.history.core.history_table_markdown``
     over the series of ``BENCH`` (exact name, else names containing it; all when None)."""
     series = load_series(session, repository)
     if benchmark:

@@ -152,12 +152,6 @@ def change_p_values(values: Sequence[float], *, min_size: int = DEFAULT_MIN_SIZE
     return (1 + exceed_step) / (1 + permutations), (1 + exceed_interval) / (1 + permutations)
 
 
-def change_p_value(values: Sequence[float], **options) -> float:
-    """p-value of "the segment's level changes somewhere": ``min(1, 2 * min(step, interval))``."""
-    p_step, p_interval = change_p_values(values, **options)
-    return min(1.0, 2 * min(p_step, p_interval))
-
-
 def propose_splits(values: Sequence[float], count: int, min_size: int = DEFAULT_MIN_SIZE) -> list[int]:
     """Where ruptures' binary segmentation (l2 cost on :func:`robust_log`) splits a segment.
 

@@ -1,0 +1,159 @@
+"""What a decision may know besides the payload, as plain data: the PR, the stored runs, the
+sender's permission (:class:`Facts` and its parts), and the rules that name them (:func:`run_key`,
+:func:`may_command`, :func:`pull_from_payload`). The decisions (``bot.app.handlers``), the GitHub
+gateway and the store all speak these types; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from dataclasses import dataclass
+
+from ..history.core import parse_time
+
+#: Permissions (``get_collaborator_permission``) allowed to command perfgate. GitHub folds
+#: maintain into write and triage into read; both spellings are accepted here.
+WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    """A PR as GitHub describes it (payload or ``pulls/get``)."""
+
+    number: int
+    head_sha: str
+    base_sha: str
+    head_ref: str | None = None
+    base_ref: str | None = None
+    is_fork: bool = False
+    labels: tuple[str, ...] = ()
+    state: str = "open"
+    url: str | None = None
+    title: str | None = None
+    updated_at: str | None = None  # ISO-8601, as GitHub sent it
+
+    def tracked(self) -> dict:
+        """The ``SavePull`` changes that record this head, with the time GitHub says the PR was
+        last updated: the head existed then (evidence for approvals, ``head_seen_at``)."""
+        return {"head_sha": self.head_sha, "base_sha": self.base_sha, "is_fork": self.is_fork,
+                "head_seen_at": parse_time(self.updated_at)}
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run (``bot.app.tables.Run``) as plain data."""
+
+    key: str
+    status: str
+    head_sha: str
+    base_sha: str | None = None
+    pr_number: int | None = None
+    kind: str = "pr"
+    filter: str | None = None
+    rounds: int | None = None
+    threshold: float | None = None
+    profile: bool = False
+    base_ref: str | None = None
+    head_ref: str | None = None
+    repository: str = ""
+    check_run_id: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("queued", "in_progress")
+
+
+@dataclass(frozen=True)
+class ConcludedRun:
+    """A run whose results were reported: the head it measured and the benchmarks that regressed."""
+
+    key: str
+    head_sha: str
+    regressions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a decision may look at besides the payload.
+
+    ``label``: the target's trigger label; ``permission``: the sender's collaborator
+    permission (None when not looked up); ``pull``: the PR now; ``approved_sha``: the head
+    SHA a maintainer last approved (label or command; fork safety); ``runs``: the stored runs of this PR (of the pushed commit for
+    ``push``); ``run``: the run a workflow_run/check_run event is about; ``last_command``: the command last acted on for
+    this comment; ``refused_before``: this sender was already told once on this PR; ``head_seen_at``: the
+    earliest time a ``pull_request`` event showed ``pull.head_sha`` as the PR's head (None: never seen);
+    ``concluded``: the PR's newest run whose results were reported before the comment was written.
+    """
+
+    label: str = "performance"
+    permission: str | None = None
+    pull: PullInfo | None = None
+    approved_sha: str | None = None
+    runs: tuple[RunInfo, ...] = ()
+    last_command: str | None = None
+    refused_before: bool = False
+    default_branch: str | None = None
+    run: RunInfo | None = None
+    head_seen_at: _dt.datetime | None = None
+    concluded: ConcludedRun | None = None
+
+
+def run_key(*parts: object) -> str:
+    """A deterministic 20-hex run id from its identifying parts (repository, PR, head SHA,
+    trigger, ...): the same trigger handled twice (a job retry) yields the same key."""
+    text = "\x1f".join("" if p is None else str(p) for p in parts)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def may_command(permission: str | None) -> bool:
+    return (permission or "none") in WRITE_PERMISSIONS
+
+
+def pull_from_payload(pr: dict) -> PullInfo:
+    """:class:`PullInfo` from a webhook's or the REST API's pull request object."""
+    head, base = pr.get("head") or {}, pr.get("base") or {}
+    head_repo = (head.get("repo") or {}).get("full_name")
+    base_repo = (base.get("repo") or {}).get("full_name")
+    return PullInfo(number=int(pr["number"]), head_sha=head.get("sha", ""), base_sha=base.get("sha", ""),
+                    head_ref=head.get("ref"), base_ref=base.get("ref"),
+                    # a deleted fork has no head repo: treat it as a fork (the safe side)
+                    is_fork=head.get("repo") is None or (bool(head_repo) and head_repo != base_repo),
+                    labels=tuple(lb.get("name", "") for lb in pr.get("labels") or []),
+                    state=pr.get("state", "open"), url=pr.get("html_url"), title=pr.get("title"),
+                    updated_at=pr.get("updated_at"))
+
+
+@dataclass(frozen=True)
+class FactRequest:
+    """Which :class:`Facts` a decision needs, declared by its event's handler module
+    (``facts_for``) and fetched by the executor.
+
+    ``pr_number``: the PR whose stored runs (``Facts.runs``) are read; with ``approved_sha``
+    also the head SHA a maintainer approved. ``config``: the target's configuration from its
+    default branch (``Facts.label``). ``permission_of``: whose collaborator permission to ask.
+    ``refusal_of``: whether this login was refused on the PR before. ``comment_id``: the command
+    last acted on for this comment. ``pull_if_permitted``: when ``permission_of`` may command,
+    the PR as GitHub sees it now and since when its head was seen (``head_seen_at``); with
+    ``concluded_before`` also the PR's newest run concluded before that moment. ``workflow_run_id``:
+    the stored run dispatched as this workflow run (``Facts.run``). ``run_key``: the stored run
+    with this key in the event's repository (``Facts.run``) and the runs of its PR.
+    ``keyed_runs``: stored runs by key (``Facts.runs``).
+    """
+
+    pr_number: int | None = None
+    approved_sha: bool = False
+    config: bool = False
+    permission_of: str | None = None
+    refusal_of: str | None = None
+    comment_id: int | None = None
+    pull_if_permitted: bool = False
+    concluded_before: _dt.datetime | None = None
+    workflow_run_id: int | None = None
+    run_key: str | None = None
+    keyed_runs: tuple[str, ...] = ()
+
+    @property
+    def needs_github(self) -> bool:
+        """Does fetching these facts ask GitHub (an installation client is needed)?"""
+        return self.config or self.permission_of is not None or self.pull_if_permitted

@@ -1,0 +1,42 @@
+"""``check_run`` ``rerequested`` / ``requested_action`` (``rerun``): the same run again, once per
+check run (the key comes from the signed payload, not the unsigned delivery id)."""
+
+from __future__ import annotations
+
+from ..actions import Action, RunSpec, StartRun
+from ..events import Event
+from ..facts import FactRequest, Facts, run_key
+from .common import default_branch, installation_of, router, supersede
+
+#: The identifier of the check run's "Re-run" button.
+RERUN_ACTION = "rerun"
+
+
+def facts_for(event: Event) -> FactRequest:
+    """The stored run of this check run (its ``external_id``) and the other runs of its PR."""
+    return FactRequest(run_key=(event.data.get("check_run") or {}).get("external_id") or "")
+
+
+def _rerun(event: Event, facts: Facts) -> list[Action]:
+    if event.action == "requested_action" and (event.data.get("requested_action") or {}).get("identifier") != RERUN_ACTION:
+        return []
+    run = facts.run
+    if run is None:
+        return []
+    # Signed content only: replaying a captured delivery with a new X-GitHub-Delivery id gives
+    # the same key, so it starts nothing new. Re-run the newest check run to run again.
+    check_run_id = (event.data.get("check_run") or {}).get("id")
+    key = run_key(event.repository, run.key, "rerun", check_run_id, event.action,
+                  (event.data.get("requested_action") or {}).get("identifier"))
+    if any(r.key == key for r in facts.runs):
+        return []
+    spec = RunSpec(key=key, repository=event.repository or "", installation_id=installation_of(event), kind=run.kind,
+                   trigger="rerun", head_sha=run.head_sha, base_sha=run.base_sha, pr_number=run.pr_number,
+                   head_ref=run.head_ref, base_ref=run.base_ref, requested_by=event.sender, filter=run.filter,
+                   rounds=run.rounds, threshold=run.threshold, profile=run.profile,
+                   workflow_ref=default_branch(event, facts))
+    return [*supersede(facts, "Superseded by a re-run."), StartRun(spec)]
+
+
+router.register("check_run", action="rerequested")(_rerun)
+router.register("check_run", action="requested_action")(_rerun)

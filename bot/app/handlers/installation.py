@@ -1,0 +1,31 @@
+"""``installation`` / ``installation_repositories``: the installation rows; ``ping``: nothing."""
+
+from __future__ import annotations
+
+from ..actions import Action, SaveInstallation
+from ..events import Event
+from ..facts import FactRequest, Facts
+from .common import router
+
+
+def facts_for(event: Event) -> FactRequest:
+    """Nothing beyond the payload."""
+    return FactRequest()
+
+
+def _installation_actions(event: Event, facts: Facts) -> list[Action]:
+    inst = event.data.get("installation") or {}
+    if not isinstance(inst.get("id"), int):
+        return []
+    account = (inst.get("account") or {}).get("login")
+    active = event.action not in ("deleted", "suspend")
+    return [SaveInstallation(int(inst["id"]), account, active)]
+
+
+router.register("installation")(_installation_actions)
+router.register("installation_repositories")(_installation_actions)
+
+
+@router.register("ping")
+def on_ping(event: Event, facts: Facts) -> list[Action]:
+    return []

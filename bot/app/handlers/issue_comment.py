@@ -1,0 +1,139 @@
+"""``issue_comment`` on a PR: the ``/perf`` commands, authorised by the collaborator permission
+(never ``author_association``) before anything is answered; approvals bind to the head the
+maintainer could see when writing the comment."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from ...history.core import parse_time
+from .. import messages
+from ..actions import (AcceptRegression, Action, React, RememberCommand, RememberRefusal, Reply, ReplyHistory,
+                       SavePull, StartRun, UpsertComment)
+from ..commands import Command, CommandError, first_line, is_command, parse
+from ..events import Event
+from ..facts import FactRequest, Facts, PullInfo, may_command, run_key
+from .common import pr_spec, router, supersede
+
+
+def facts_for(event: Event) -> FactRequest:
+    """For a command on a PR: the PR's stored runs, the command last acted on for this comment,
+    whether its author was refused before, their permission, and — when they may command — the
+    PR as GitHub sees it now with the time its head was first seen, and for ``accept`` the run
+    concluded before the comment was written."""
+    issue, comment = event.data.get("issue") or {}, event.data.get("comment") or {}
+    if not issue.get("pull_request") or not is_command(comment.get("body")):
+        return FactRequest()
+    login = (comment.get("user") or {}).get("login") or event.sender
+    return FactRequest(pr_number=int(issue["number"]), comment_id=int(comment["id"]), refusal_of=login,
+                       permission_of=login, pull_if_permitted=True,
+                       concluded_before=written_at(event) if _command_name(comment.get("body")) == "accept" else None)
+
+
+def _command_name(body: str | None) -> str | None:
+    try:
+        command = parse(body)
+    except CommandError:
+        return None
+    return command.name if command else None
+
+
+def _comment_actions(event: Event, facts: Facts) -> list[Action]:
+    issue = event.data.get("issue") or {}
+    comment = event.data.get("comment") or {}
+    if not issue.get("pull_request"):
+        return []  # a plain issue, not a PR
+    if (comment.get("user") or {}).get("type") == "Bot" or (event.data.get("sender") or {}).get("type") == "Bot":
+        return []  # never answer bots (ourselves included)
+    body = comment.get("body") or ""
+    repo, number, comment_id = event.repository, int(issue["number"]), int(comment["id"])
+    login = (comment.get("user") or {}).get("login") or event.sender or "someone"
+    if event.action == "edited" and not _command_line_changed(event):
+        return []  # the edit did not touch the command line
+    if not is_command(body):
+        return []
+    if not may_command(facts.permission):
+        # Before anything is parsed or echoed: one reply per PR, whatever they post.
+        if facts.refused_before:
+            return []
+        return [RememberRefusal(repo, number, login), Reply(repo, number, messages.refusal(login, facts.permission))]
+    try:
+        command = parse(body)
+    except CommandError as exc:
+        return [React(repo, number, comment_id, "confused"), Reply(repo, number, messages.command_error(str(exc)))]
+    if command is None or (event.action == "edited" and facts.last_command == command.text):
+        return []
+    actions: list[Action] = [React(repo, number, comment_id, "eyes"), RememberCommand(repo, comment_id, command.text, login)]
+    pull = facts.pull
+    if command.name in ("run", "profile"):
+        if pull is None or pull.state != "open":
+            return actions + [Reply(repo, number, "This pull request is closed; there is nothing to benchmark.")]
+        refused = approval_problem(pull, command, facts.head_seen_at, written_at(event))
+        if refused:
+            return actions + [React(repo, number, comment_id, "confused"), Reply(repo, number, refused)]
+        key = run_key(repo, number, pull.head_sha, "comment", comment_id, command.text)
+        if any(r.key == key for r in facts.runs):
+            return actions  # this exact command at this head was handled already
+        actions.append(SavePull(repo, number, {"head_sha": pull.head_sha, "base_sha": pull.base_sha,
+                                               "is_fork": pull.is_fork, "approved_sha": pull.head_sha}))
+        actions += supersede(facts, messages.superseded_by_command(command.text, login))
+        actions.append(StartRun(pr_spec(event, facts, pull, "command", key, command=command,
+                                         react_comment_id=comment_id)))
+    elif command.name == "cancel":
+        cancels = supersede(facts, f"Cancelled by @{login} (`/perf cancel`).")
+        if not cancels:
+            return actions + [Reply(repo, number, messages.nothing_to_cancel())]
+        actions += cancels
+        actions.append(UpsertComment(repo, number, messages.cancelled(f"Cancelled by @{login} (`/perf cancel`).")))
+        actions.append(React(repo, number, comment_id, "+1"))
+    elif command.name == "accept":
+        seen = facts.concluded
+        if seen is None or not seen.regressions:
+            return actions + [Reply(repo, number, messages.nothing_to_accept(seen.head_sha if seen else None))]
+        actions += [AcceptRegression(repo, number, seen.head_sha, login, command.reason, seen.regressions),
+                    React(repo, number, comment_id, "+1")]
+    elif command.name == "history":
+        actions.append(ReplyHistory(repo, number, command.benchmark))
+    else:  # help
+        actions.append(Reply(repo, number, messages.help_text()))
+    return actions
+
+
+def written_at(event: Event) -> _dt.datetime | None:
+    """When the comment's text was written: ``updated_at`` of an edit, else ``created_at``
+    (signed payload fields; None when absent)."""
+    comment = event.data.get("comment") or {}
+    return parse_time(comment.get("updated_at") if event.action == "edited" else comment.get("created_at"))
+
+
+def approval_problem(pull: PullInfo, command: Command, head_seen_at: _dt.datetime | None,
+                     written: _dt.datetime | None) -> str | None:
+    """Why ``command`` may not run ``pull``'s current head (None: it may).
+
+    ``--sha`` must name the head. Without it a fork PR's head must have been seen by the App
+    (a ``pull_request`` event) strictly before the comment was written: a head pushed after the
+    comment (or in the same second) was not what the maintainer approved. Heads of PRs from
+    the repository itself are pushed by people with write access and need no such proof.
+    """
+    if command.sha:
+        if not pull.head_sha.lower().startswith(command.sha.lower()):
+            return messages.head_moved(pull.head_sha, f"`{command.sha}` is not the head of this pull request")
+        return None
+    if not pull.is_fork:
+        return None
+    if head_seen_at is None or written is None or not head_seen_at < written:
+        return messages.head_moved(pull.head_sha, "perfgate cannot tell that this head was there when you wrote "
+                                                  "the command (it was pushed after it, or perfgate never saw it)")
+    return None
+
+
+def _command_line_changed(event: Event) -> bool:
+    """For ``edited``: did the first line change? (True when GitHub sent no previous body.)"""
+    body_change = (event.data.get("changes") or {}).get("body")
+    if not isinstance(body_change, dict) or "from" not in body_change:
+        return True
+    return first_line(body_change.get("from")) != first_line((event.data.get("comment") or {}).get("body"))
+
+
+router.register("issue_comment", action="created")(_comment_actions)
+router.register("issue_comment", action="edited")(_comment_actions)

@@ -1,0 +1,115 @@
+"""``pull_request``: the trigger label starts a run at the PR's head; new commits supersede it
+(a fork's new head waits for a maintainer's approval); unlabeling or closing cancels; a merge
+is recorded for the history."""
+
+from __future__ import annotations
+
+from .. import messages
+from ..actions import Action, RecordMerge, RememberRefusal, Reply, SavePull, StartRun, UpsertComment
+from ..events import Event
+from ..facts import FactRequest, Facts, PullInfo, may_command, pull_from_payload, run_key
+from .common import pr_spec, router, supersede
+
+
+def facts_for(event: Event) -> FactRequest:
+    """The target's configuration (its trigger label), the PR's stored runs and approval, whether
+    the sender was refused before, and for ``labeled`` the sender's permission."""
+    number = int(event.data["pull_request"]["number"])
+    return FactRequest(pr_number=number, config=True, approved_sha=True, refusal_of=event.sender or None,
+                       permission_of=event.sender if event.action == "labeled" and event.sender else None)
+
+
+def _auto_run(event: Event, facts: Facts, pull: PullInfo, trigger: str) -> list[Action]:
+    """A run for the PR's current head from a label/synchronize/reopen, unless this head was
+    measured (or is being measured) already."""
+    if any(r.head_sha == pull.head_sha and r.status in ("queued", "in_progress", "completed") for r in facts.runs):
+        return []
+    attempt = sum(1 for r in facts.runs if r.head_sha == pull.head_sha)
+    key = run_key(event.repository, pull.number, pull.head_sha, "auto", attempt)
+    actions: list[Action] = supersede(facts, f"Superseded by a new run at `{messages.short(pull.head_sha)}`.")
+    actions.append(StartRun(pr_spec(event, facts, pull, trigger, key)))
+    return actions
+
+
+@router.register("pull_request", action="labeled")
+def on_labeled(event: Event, facts: Facts) -> list[Action]:
+    label = (event.data.get("label") or {}).get("name")
+    if label != facts.label:
+        return []
+    pull = pull_from_payload(event.data["pull_request"])
+    if pull.state != "open":
+        return []
+    if not may_command(facts.permission):
+        # Triage users can label; the label alone must not run (fork) code on the GPU runners.
+        return _refuse_once(event, facts, pull.number, messages.label_refusal(event.sender or "someone", label))
+    save = SavePull(event.repository, pull.number, {"labeled": True, **pull.tracked(), "approved_sha": pull.head_sha})
+    return [save, *_auto_run(event, facts, pull, "label")]
+
+
+def _refuse_once(event: Event, facts: Facts, number: int, body: str) -> list[Action]:
+    """The one reply per PR that someone without write permission gets, whatever they do."""
+    if facts.refused_before or not event.sender:
+        return []
+    return [RememberRefusal(event.repository, number, event.sender), Reply(event.repository, number, body)]
+
+
+@router.register("pull_request", action="opened")
+def on_opened(event: Event, facts: Facts) -> list[Action]:
+    """Record the head (and when GitHub saw it), so a later ``/perf run`` can tell whether the
+    maintainer could have seen it."""
+    pull = pull_from_payload(event.data["pull_request"])
+    return [SavePull(event.repository, pull.number, {**pull.tracked(), "labeled": facts.label in pull.labels})]
+
+
+@router.register("pull_request", action="synchronize")
+def on_synchronize(event: Event, facts: Facts) -> list[Action]:
+    pull = pull_from_payload(event.data["pull_request"])
+    labeled = facts.label in pull.labels
+    actions: list[Action] = [SavePull(event.repository, pull.number, {**pull.tracked(), "labeled": labeled})]
+    if not labeled:
+        return actions
+    if pull.is_fork and facts.approved_sha != pull.head_sha:
+        actions += supersede(facts, f"New commits were pushed to the fork (head `{messages.short(pull.head_sha)}`).")
+        actions.append(UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha)))
+        return actions
+    return actions + _auto_run(event, facts, pull, "synchronize")
+
+
+@router.register("pull_request", action="reopened")
+def on_reopened(event: Event, facts: Facts) -> list[Action]:
+    pull = pull_from_payload(event.data["pull_request"])
+    if facts.label not in pull.labels:
+        return []
+    save = SavePull(event.repository, pull.number, pull.tracked())
+    if pull.is_fork and facts.approved_sha != pull.head_sha:
+        return [save, UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha))]
+    return [save, *_auto_run(event, facts, pull, "reopened")]
+
+
+@router.register("pull_request", action="unlabeled")
+def on_unlabeled(event: Event, facts: Facts) -> list[Action]:
+    if (event.data.get("label") or {}).get("name") != facts.label:
+        return []
+    number = int(event.data["pull_request"]["number"])
+    actions: list[Action] = [SavePull(event.repository, number, {"labeled": False})]
+    cancels = supersede(facts, f"The `{facts.label}` label was removed by @{event.sender}.")
+    if cancels:
+        actions += cancels
+        actions.append(UpsertComment(event.repository, number,
+                                     messages.cancelled(f"The `{facts.label}` label was removed by @{event.sender}.")))
+    return actions
+
+
+@router.register("pull_request", action="closed")
+def on_closed(event: Event, facts: Facts) -> list[Action]:
+    pr = event.data["pull_request"]
+    number = int(pr["number"])
+    actions: list[Action] = []
+    if pr.get("merged"):
+        actions.append(RecordMerge(event.repository, number, pr.get("merge_commit_sha"), pr.get("merged_at"),
+                                   pr.get("html_url"), pr.get("title"), (pr.get("head") or {}).get("sha")))
+    cancels = supersede(facts, "The pull request was closed.")
+    if cancels:
+        actions += cancels
+        actions.append(UpsertComment(event.repository, number, messages.cancelled("The pull request was closed.")))
+    return actions

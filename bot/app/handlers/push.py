@@ -1,0 +1,32 @@
+"""``push`` to the default branch: a history run of the pushed commit."""
+
+from __future__ import annotations
+
+from ..actions import Action, RunSpec, StartRun
+from ..events import Event
+from ..facts import FactRequest, Facts, run_key
+from .common import installation_of, router
+
+ZERO_SHA = "0" * 40
+
+
+def facts_for(event: Event) -> FactRequest:
+    """The stored run of the pushed commit, if any."""
+    return FactRequest(keyed_runs=(run_key(event.repository, "push", event.data.get("after")),))
+
+
+@router.register("push")
+def on_push(event: Event, facts: Facts) -> list[Action]:
+    data = event.data
+    default = (data.get("repository") or {}).get("default_branch") or facts.default_branch
+    after, before = data.get("after") or ZERO_SHA, data.get("before") or ZERO_SHA
+    if data.get("ref") != f"refs/heads/{default}" or data.get("deleted") or after == ZERO_SHA:
+        return []
+    key = run_key(event.repository, "push", after)
+    if any(r.key == key for r in facts.runs):
+        return []
+    spec = RunSpec(key=key, repository=event.repository or "", installation_id=installation_of(event),
+                   kind="history", trigger="push", head_sha=after,
+                   base_sha=None if before == ZERO_SHA else before, head_ref=default, base_ref=default,
+                   requested_by=event.sender, workflow_ref=default)
+    return [StartRun(spec)]

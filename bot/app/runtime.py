@@ -1,0 +1,32 @@
+"""The composition root of the App's work, shared by the web process (``bot.create_app``) and
+the worker (``perfgate worker``): settings + database → GitHub gateway → the executor's
+``Runtime`` → the job queue with the App's tasks registered.
+"""
+
+from __future__ import annotations
+
+from ..db import Database
+from ..settings import Settings
+from .executor import Runtime
+from .gateway import TESTING_CLIENT_OPTIONS, Gateway
+from .queue import build_queue, make_huey
+
+
+def build_runtime(settings: Settings, db: Database, *, client_options: dict | None = None) -> Runtime:
+    """The App's runtime on ``db``, its job queue in ``runtime.queue`` (no thread started).
+
+    Args:
+        settings: with the GitHub App configured.
+        client_options: extra ``GithubIntegration`` keyword arguments; default: none, or
+            ``TESTING_CLIENT_OPTIONS`` when ``settings.testing``.
+    Raises:
+        bot.settings.MissingSetting: the GitHub App is not configured.
+        runner.errors.UserError: the queue backend cannot be made (``bot.app.queue.make_huey``).
+    """
+    settings.require_app()
+    if client_options is None and settings.testing:
+        client_options = TESTING_CLIENT_OPTIONS
+    gateway = Gateway(settings.app_id, settings.private_key, settings.api_url, client_options)
+    runtime = Runtime(db=db, settings=settings, client_for=gateway.installation)
+    runtime.queue = build_queue(make_huey(settings.queue_url, settings.home), lambda: runtime)
+    return runtime

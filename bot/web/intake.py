@@ -1,0 +1,67 @@
+"""The webhook intake (Flask blueprint): ``POST /webhook``.
+
+``POST /webhook`` answers within milliseconds and makes no GitHub call:
+
+1. verify ``X-Hub-Signature-256`` over the raw body (401 otherwise; nothing parsed before);
+2. parse (400 on a malformed delivery); events/actions perfgate does not act on → 204;
+3. record the delivery, de-duplicated by ``X-GitHub-Delivery`` (a repeat → 200 ``duplicate``);
+4. enqueue ``process_delivery`` (Huey) → 202.
+
+It never answers 500: an unexpected failure while recording is a 503 (GitHub shows it as
+failed; redeliver once the database is back).
+
+The job queue is the App's runtime's (``bot.app.runtime.build_runtime``, made by ``bot.create_app``);
+without the GitHub App's settings there is none and ``/webhook`` answers 503.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Blueprint, current_app, jsonify, request
+
+from ..app import handlers
+from ..app import store as app_store
+from ..app.events import WebhookError, parse_event
+
+log = logging.getLogger("perfgate.bot")
+
+#: GitHub caps payloads at 25 MB (GITHUB.md); a little room for headers.
+MAX_BODY = 26 * 1024 * 1024
+
+intake = Blueprint("app_webhook", __name__)
+
+
+def _runtime():
+    return current_app.extensions["perfgate"]["runtime"]
+
+
+def _db():
+    return current_app.extensions["perfgate"]["db"]
+
+
+@intake.post("/webhook")
+def webhook():
+    runtime = _runtime()
+    if runtime is None:
+        return jsonify(error="the GitHub App is not configured on this server"), 503
+    body = request.get_data(cache=False)
+    try:
+        event = parse_event(request.headers, body, runtime.settings.webhook_secret)
+    except WebhookError as exc:
+        return jsonify(error=str(exc)), exc.status
+    if not handlers.handled(event.name, event.action):
+        return "", 204
+    try:
+        with _db().session() as session, session.begin():
+            row = app_store.record_delivery(session, event)
+    except Exception:  # noqa: BLE001 - the database is down: tell GitHub, do not crash
+        log.exception("could not record delivery %s", event.delivery_id)
+        return jsonify(error="could not record the delivery; redeliver later"), 503
+    if row is None:
+        return jsonify(status="duplicate", delivery=event.delivery_id), 200
+    try:
+        runtime.queue.enqueue_delivery(event.delivery_id)
+    except Exception:  # noqa: BLE001 - the delivery is stored (status queued); the job failed or the queue is down
+        log.exception("job for delivery %s failed or could not be queued", event.delivery_id)
+    return jsonify(status="queued", delivery=event.delivery_id), 202

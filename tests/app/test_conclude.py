@@ -1,0 +1,62 @@
+"""bot.app.conclude: what follows each step of a run, as primitive actions, without I/O."""
+
+from __future__ import annotations
+
+from bot.app import conclude
+from bot.app.actions import React, RunSpec, UpdateCheckRun, UpdateRun, UpsertComment
+from bot.app.facts import RunInfo
+from tests.action.results_doc import results_doc
+
+REPO, HEAD, BASE = "octo/demo", "1" * 40, "2" * 40
+
+
+def _spec(**changes) -> RunSpec:
+    fields = dict(key="k1", repository=REPO, installation_id=1, kind="pr", trigger="command", head_sha=HEAD,
+                  base_sha=BASE, pr_number=7, requested_by="maintainer", react_comment_id=99)
+    return RunSpec(**{**fields, **changes})
+
+
+def test_a_dispatched_run_is_announced_and_its_command_gets_a_rocket():
+    actions = conclude.dispatched(_spec(), details_url="https://perf.example/runs/k1", workflow_url=None)
+    assert [type(a) for a in actions] == [UpsertComment, React]
+    assert "https://perf.example/runs/k1" in actions[0].body and actions[1].content == "rocket"
+    assert conclude.dispatched(_spec(pr_number=None, kind="history"), details_url=None, workflow_url=None) == []
+
+
+def test_a_failed_dispatch_fails_the_check_run_and_the_run_and_says_why():
+    error = "GitHub could not dispatch (HTTP 422)"
+    actions = conclude.dispatch_failed(_spec(), 5, workflow="perfgate.yml", error=error)
+    check, run, comment, reaction = actions
+    assert isinstance(check, UpdateCheckRun) and check.check_run_id == 5 and check.fields["conclusion"] == "failure"
+    assert run == UpdateRun("k1", {"status": "completed", "conclusion": "failure",
+                                   "headline": "dispatch failed: GitHub could not dispatch (HTTP 422)"})
+    assert "HTTP 422" in comment.body and reaction.content == "confused"
+
+
+def test_a_workflow_without_results_is_cancelled_or_failed():
+    run = RunInfo("k1", "in_progress", HEAD, BASE, 7, repository=REPO, check_run_id=5)
+    cancelled = conclude.failed(run, workflow_conclusion="cancelled", workflow_url=None, problem="cancelled")
+    assert cancelled[0].fields["conclusion"] == "cancelled" and cancelled[-1].changes["status"] == "cancelled"
+    failed = conclude.failed(run, workflow_conclusion="failure", workflow_url=None, problem="no artifact")
+    assert failed[0].fields["title"] == "No results" and failed[-1].changes == {
+        "status": "completed", "conclusion": "failure", "headline": "no artifact"}
+
+
+def test_results_conclude_the_check_run_unless_a_regression_is_accepted():
+    run = RunInfo("k1", "in_progress", HEAD, BASE, 7, repository=REPO, check_run_id=5)
+    doc = results_doc()
+    assert doc["summary"]["regression"]  # the fixture has a regression beyond any threshold
+    check, comment, stored = conclude.concluded(run, doc, fail_threshold=0.0, accepts=[], notes=[],
+                                                details_url=None, run_page_url=None)
+    assert check.fields["conclusion"] == "failure" and check.fields["actions"] == [conclude.RERUN_BUTTON]
+    assert stored.changes["conclusion"] == "failure" and comment.pr_number == 7
+    accepted = [{"benchmark": None, "user": "lead", "reason": "known", "pr_number": 7, "sha": HEAD}]
+    check, *_ = conclude.concluded(run, doc, fail_threshold=0.0, accepts=accepted, notes=[], details_url=None,
+                                   run_page_url=None)
+    assert check.fields["conclusion"] == "success" and "accepted by @lead" in check.fields["title"]
+
+
+def test_a_timed_out_run_without_a_check_run_or_pr_is_only_recorded():
+    run = RunInfo("k1", "queued", HEAD, None, None, kind="history", repository=REPO)
+    assert conclude.timed_out(run, timeout_hours=3, workflow_url=None) == [
+        UpdateRun("k1", {"status": "timed_out", "conclusion": "timed_out", "headline": "timed out"})]
