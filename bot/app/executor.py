@@ -132,6 +132,12 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event, re
             found["last_command"] = app_store.last_command(session, repo, request.comment_id)
         if request.workflow_run_id is not None:
             row = app_store.run_for_workflow(session, repo, request.workflow_run_id)
+            if row is None and request.dispatched_key \
+                    and request.workflow_path == f".github/workflows/{rt.settings.workflow}":
+                row = app_store.get_run(session, request.dispatched_key)
+                if row is None or row.repository != repo or row.workflow_run_id is not None or \
+                        row.status not in ("queued", "in_progress"):
+                    row = None
             found["run"] = app_store.run_info(row) if row else None
         if request.run_key is not None:
             row = app_store.get_run(session, request.run_key)
@@ -140,6 +146,8 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event, re
             found["run"] = app_store.run_info(row)
             found["runs"] = tuple(app_store.run_info(r) for r in app_store.runs_of_pull(session, repo, row.pr_number)) \
                 if row.pr_number is not None else ()
+        if request.head_sha:
+            found["runs"] = tuple(app_store.run_info(r) for r in app_store.runs_at_head(session, repo, request.head_sha))
         if request.keyed_runs:
             rows = [app_store.get_run(session, key) for key in request.keyed_runs]
             found["runs"] = tuple(app_store.run_info(row) for row in rows if row)

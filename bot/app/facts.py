@@ -58,6 +58,7 @@ class RunInfo:
     head_ref: str | None = None
     repository: str = ""
     check_run_id: int | None = None
+    workflow_run_id: int | None = None
 
     @property
     def active(self) -> bool:
@@ -138,7 +139,11 @@ class FactRequest:
     ``concluded_before`` also the PR's newest run concluded before that moment. ``workflow_run_id``:
     the stored run dispatched as this workflow run (``Facts.run``). ``run_key``: the stored run
     with this key in the event's repository (``Facts.run``) and the runs of its PR.
-    ``keyed_runs``: stored runs by key (``Facts.runs``).
+    ``keyed_runs``: stored runs by key (``Facts.runs``). ``dispatched_key`` with
+    ``workflow_path``: when no stored run has ``workflow_run_id``, the active run with this key
+    that has no workflow run yet, provided ``workflow_path`` is the App's workflow file (a
+    server that dispatched without giving the run's id). ``head_sha``: the stored runs of this
+    head commit in the event's repository, oldest first (``Facts.runs``).
     """
 
     pr_number: int | None = None
@@ -152,6 +157,9 @@ class FactRequest:
     workflow_run_id: int | None = None
     run_key: str | None = None
     keyed_runs: tuple[str, ...] = ()
+    dispatched_key: str | None = None
+    workflow_path: str | None = None
+    head_sha: str | None = None
 
     @property
     def needs_github(self) -> bool:

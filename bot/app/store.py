@@ -94,7 +94,7 @@ def run_info(row: Run) -> RunInfo:
     return RunInfo(key=row.key, status=row.status, head_sha=row.head_sha, base_sha=row.base_sha,
                    pr_number=row.pr_number, kind=row.kind, filter=row.filter, rounds=row.rounds,
                    threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref,
-                   repository=row.repository, check_run_id=row.check_run_id)
+                   repository=row.repository, check_run_id=row.check_run_id, workflow_run_id=row.workflow_run_id)
 
 
 def get_run(session: Session, key: str) -> Run | None:
@@ -103,6 +103,12 @@ def get_run(session: Session, key: str) -> Run | None:
 
 def run_for_workflow(session: Session, repository: str, workflow_run_id: int) -> Run | None:
     return session.scalar(select(Run).where(Run.repository == repository, Run.workflow_run_id == workflow_run_id))
+
+
+def runs_at_head(session: Session, repository: str, head_sha: str) -> list[Run]:
+    """The runs of ``repository`` that measured ``head_sha``, oldest first."""
+    return list(session.scalars(select(Run).where(Run.repository == repository, Run.head_sha == head_sha)
+                                .order_by(Run.created_at, Run.id)))
 
 
 def runs_of_pull(session: Session, repository: str, number: int) -> list[Run]:

@@ -108,7 +108,8 @@ def workflow_run_completed(run_id: int, *, conclusion: str = "success", head_sha
 
 
 def workflow_run(action: str, run_id: int, *, conclusion: str | None = "success", head_sha: str = "f" * 40,
-                 repo: str = REPO) -> tuple[str, dict]:
+                 repo: str = REPO, display_title: str | None = None, event: str = "workflow_dispatch",
+                 path: str = ".github/workflows/perfgate.yml") -> tuple[str, dict]:
     payload = ws.example("workflow_run", "completed")
     payload["action"] = action
     if action != "completed":
@@ -117,8 +118,9 @@ def workflow_run(action: str, run_id: int, *, conclusion: str | None = "success"
     payload.pop("organization", None)
     wr = payload["workflow_run"]
     wr.update(id=run_id, conclusion=conclusion, status="completed" if action == "completed" else action,
-              head_sha=head_sha, event="workflow_dispatch", html_url=f"https://github.com/{repo}/actions/runs/{run_id}",
-              path=".github/workflows/perfgate.yml")
+              head_sha=head_sha, event=event, html_url=f"https://github.com/{repo}/actions/runs/{run_id}", path=path)
+    if display_title is not None:
+        wr["display_title"] = wr["name"] = display_title
     return _finish("workflow_run", action, payload)
 
 

@@ -202,18 +202,37 @@ def test_run_on_a_closed_pr_is_answered_not_dispatched():
 # -- workflow_run, check_run, installation, ping, push ------------------------------------------
 def test_workflow_completed_ingests_only_active_known_runs():
     event = ev(P.workflow_run_completed(777, conclusion="success"))
-    assert decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7))) == [
+    assert decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7, workflow_run_id=777))) == [
         Ingest("r1", 777, "success", f"https://github.com/{P.REPO}/actions/runs/777")]
-    assert decide(event, Facts(run=RunInfo("r1", "cancelled", HEAD, BASE, 7))) == []
+    assert decide(event, Facts(run=RunInfo("r1", "cancelled", HEAD, BASE, 7, workflow_run_id=777))) == []
     assert decide(event, Facts()) == []
 
 
 def test_workflow_started_marks_a_queued_run_in_progress():
     event = ev(P.workflow_run("in_progress", 777))
     assert event.data["workflow_run"]["conclusion"] is None
-    (action,) = decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7)))
+    (action,) = decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7, workflow_run_id=777)))
     assert action.key == "r1"
-    assert decide(event, Facts(run=RunInfo("r1", "in_progress", HEAD, BASE, 7))) == []
+    assert decide(event, Facts(run=RunInfo("r1", "in_progress", HEAD, BASE, 7, workflow_run_id=777))) == []
+
+
+def test_a_run_dispatched_without_its_id_is_found_by_name_and_bound_to_it():
+    from bot.app.actions import UpdateRun
+    from bot.app.handlers import facts_for
+    from bot.app.handlers.workflow_run import dispatched_key
+
+    key = run_key("x")
+    event = ev(P.workflow_run_completed(777, conclusion="success"))
+    event.data["workflow_run"]["display_title"] = f"perfgate {key}"
+    assert facts_for(event).dispatched_key == key
+    assert facts_for(event).workflow_path == ".github/workflows/perfgate.yml"
+    assert decide(event, Facts(run=RunInfo(key, "queued", HEAD, BASE, 7))) == [
+        UpdateRun(key, {"workflow_run_id": 777}),
+        Ingest(key, 777, "success", f"https://github.com/{P.REPO}/actions/runs/777")]
+    for wr in ({"event": "pull_request", "display_title": f"perfgate {key}"},
+               {"event": "workflow_dispatch", "display_title": f"perfgate {key} and more"},
+               {"event": "workflow_dispatch", "display_title": "perfgate " + "1" * 40}):
+        assert dispatched_key(wr) is None
 
 
 def test_check_run_rerun_repeats_the_run_at_the_same_shas():

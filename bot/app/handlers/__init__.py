@@ -26,6 +26,8 @@ payloads:
   progress / ingest its artifact.
 - ``check_run`` ``rerequested`` / ``requested_action`` (``rerun``) → the same run again, once per
   check run (the key comes from the signed payload, not the unsigned delivery id).
+- ``check_suite`` ``rerequested`` ("Re-run all checks") → the newest run of the suite's head
+  commit again, once per request.
 - ``installation*`` → installation rows; ``ping`` → nothing; ``push`` to the default
   branch → a history run of the pushed commit.
 """
@@ -35,12 +37,13 @@ from __future__ import annotations
 from ..actions import Action
 from ..events import Event
 from ..facts import FactRequest, Facts
-from . import check_run, installation, issue_comment, pull_request, push, repository, workflow_run
+from . import check_run, check_suite, installation, issue_comment, pull_request, push, repository, workflow_run
 from .common import router
 
 #: Each event's declaration of the facts its handlers need.
 _FACTS_FOR = {"pull_request": pull_request.facts_for, "issue_comment": issue_comment.facts_for,
-              "workflow_run": workflow_run.facts_for, "check_run": check_run.facts_for, "push": push.facts_for,
+              "workflow_run": workflow_run.facts_for, "check_run": check_run.facts_for,
+              "check_suite": check_suite.facts_for, "push": push.facts_for,
               "installation": installation.facts_for, "installation_repositories": installation.facts_for,
               "ping": installation.facts_for, "repository": repository.facts_for}
 

@@ -17,17 +17,10 @@ def facts_for(event: Event) -> FactRequest:
     return FactRequest(run_key=(event.data.get("check_run") or {}).get("external_id") or "")
 
 
-def _rerun(event: Event, facts: Facts) -> list[Action]:
-    if event.action == "requested_action" and (event.data.get("requested_action") or {}).get("identifier") != RERUN_ACTION:
-        return []
-    run = facts.run
-    if run is None:
-        return []
-    # Signed content only: replaying a captured delivery with a new X-GitHub-Delivery id gives
-    # the same key, so it starts nothing new. Re-run the newest check run to run again.
-    check_run_id = (event.data.get("check_run") or {}).get("id")
-    key = run_key(event.repository, run.key, "rerun", check_run_id, event.action,
-                  (event.data.get("requested_action") or {}).get("identifier"))
+def rerun(event: Event, facts: Facts, run, key: str) -> list[Action]:
+    """Start ``run`` again as run ``key``, superseding the PR's active runs (``facts.runs``);
+    nothing when a run with ``key`` exists. The caller derives ``key`` from signed parts of the
+    payload, so a replayed delivery with a new, unsigned delivery id starts nothing."""
     if any(r.key == key for r in facts.runs):
         return []
     spec = RunSpec(key=key, repository=event.repository or "", installation_id=installation_of(event), kind=run.kind,
@@ -36,6 +29,17 @@ def _rerun(event: Event, facts: Facts) -> list[Action]:
                    rounds=run.rounds, threshold=run.threshold, profile=run.profile,
                    workflow_ref=default_branch(event, facts))
     return [*supersede(facts, "Superseded by a re-run."), StartRun(spec)]
+
+
+def _rerun(event: Event, facts: Facts) -> list[Action]:
+    if event.action == "requested_action" and (event.data.get("requested_action") or {}).get("identifier") != RERUN_ACTION:
+        return []
+    if facts.run is None:
+        return []
+    # Re-run the newest check run to run again.
+    key = run_key(event.repository, facts.run.key, "rerun", (event.data.get("check_run") or {}).get("id"),
+                  event.action, (event.data.get("requested_action") or {}).get("identifier"))
+    return rerun(event, facts, facts.run, key)
 
 
 router.register("check_run", action="rerequested")(_rerun)
