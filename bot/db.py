@@ -124,8 +124,8 @@ def make_engine(url: str) -> Engine:
     kwargs: dict = {}
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        kwargs["connect_args"] = {"timeout": 30}
+            private_file(Path(parsed.database).expanduser())
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT}
     else:
         kwargs["pool_pre_ping"] = True
     try:
@@ -137,10 +137,29 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+#: Seconds a SQLite writer waits for the lock: below GitHub's 10 s webhook deadline, so a busy
+#: database answers 503 (GitHub shows the delivery failed; redeliver) instead of timing out.
+SQLITE_BUSY_TIMEOUT = 5.0
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` (and its folder) readable by this account only (mode 0600) unless it
+    exists; SQLite gives its ``-wal``/``-shm`` files the database file's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    return path
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    """Foreign keys on; write-ahead logging, so the pages read while the worker writes
+    (readers never wait for a writer); the busy time-out of :data:`SQLITE_BUSY_TIMEOUT`."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT * 1000)}")
+    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
 
 

@@ -22,6 +22,8 @@ from typing import Any, Callable
 
 from runner.errors import UserError
 
+from ..db import SQLITE_BUSY_TIMEOUT, private_file
+
 log = logging.getLogger("perfgate.bot")
 
 #: Job retries and the pause between them (seconds): GitHub hiccups are usually short.
@@ -57,9 +59,8 @@ def make_huey(queue_url: str | None, home: Path, name: str = "perfgate"):
         except ImportError:
             raise UserError("HUEY_URL/REDIS_URL is a Redis URL but the Python package 'redis' is not installed "
                             "(pip install redis)") from None
-    path = Path(queue_url[len("sqlite:///"):]) if queue_url else home / "huey.db"
-    path.expanduser().parent.mkdir(parents=True, exist_ok=True)
-    return SqliteHuey(name, filename=str(path.expanduser()))
+    path = private_file((Path(queue_url[len("sqlite:///"):]) if queue_url else home / "huey.db").expanduser())
+    return SqliteHuey(name, filename=str(path), timeout=SQLITE_BUSY_TIMEOUT)
 
 
 def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:

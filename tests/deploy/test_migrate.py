@@ -68,3 +68,21 @@ def test_migrate_names_an_unreachable_database_in_one_line(monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("perfgate: error: cannot open the database") and "secret" not in err
     assert "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_sqlite_files_are_private_and_in_wal_mode_with_a_busy_timeout_below_githubs_deadline(tmp_path):
+    import stat
+
+    from sqlalchemy import text
+
+    from bot.app.queue import make_huey
+    from bot.db import SQLITE_BUSY_TIMEOUT, open_database
+
+    database = open_database(f"sqlite:///{tmp_path / 'home' / 'perfgate.db'}")
+    with database.engine.connect() as conn:
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"  # readers never wait for the writer
+        assert conn.execute(text("PRAGMA busy_timeout")).scalar() == SQLITE_BUSY_TIMEOUT * 1000 < 10_000
+    database.dispose()
+    make_huey(None, tmp_path / "home")
+    for name in ("perfgate.db", "huey.db"):
+        assert stat.S_IMODE((tmp_path / "home" / name).stat().st_mode) == 0o600, name
