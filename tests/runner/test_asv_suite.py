@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from runner import results as results_mod
 from runner.config import Config, parse_table
 from runner.errors import ConfigError, UserError
 from runner.pipeline import select, suites
@@ -212,6 +213,15 @@ def test_suite_config_key():
         parse_table({"suite": "airspeed"}, "pyproject.toml")
 
 
+def test_skipped_note_names_each_skip_with_its_reason():
+    from runner.report.view import skipped_note
+
+    assert skipped_note({}) is None and skipped_note({"skipped": []}) is None
+    many = [{"name": f"m.time_{i}", "reason": "skip_params"} for i in range(12)]
+    note = skipped_note({"skipped": many}, limit=2)
+    assert note == "12 benchmark(s) skipped, not measured: m.time_0 (skip_params); m.time_1 (skip_params); and 10 more."
+
+
 # -- the whole pipeline on an asv suite -------------------------------------------------------------
 @pytest.mark.slow
 def test_compare_an_asv_suite_finds_the_slowed_benchmark(tmp_path):
@@ -228,3 +238,20 @@ def test_compare_an_asv_suite_finds_the_slowed_benchmark(tmp_path):
     assert set(skipped) == {"arith.Scale.time_scale(2, complex)", "arith.Sorting.peakmem_sort"}
     assert "NotImplementedError" in skipped["arith.Scale.time_scale(2, complex)"]
     assert "skipped" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_run_an_asv_suite_lists_skips_apart(tmp_path):
+    from runner.cli.main import main
+
+    repo = suite_repo(tmp_path / "repo", EXAMPLE, "asvlib.py", '"sort": 20000', '"sort": 30000')
+    out = tmp_path / "out"
+    assert main(["run", "--repo", str(repo), "--rev", "head", "--out", str(out), "--max-time", "8",
+                 "--filter", "*.time_scale", "--quiet"]) == 0
+    doc = results_mod.load(out / "results.json")
+    assert sorted(b["name"] for b in doc["benchmarks"]) == [
+        "arith.Scale.time_scale(1, complex)", "arith.Scale.time_scale(1, float)", "arith.Scale.time_scale(2, float)"]
+    assert all(len(b["head"]["samples"]) >= 2 and b["head"]["error"] is None for b in doc["benchmarks"])
+    assert [s["name"] for s in doc["settings"]["skipped"]] == ["arith.Scale.time_scale(2, complex)"]
+    assert doc["settings"]["suite"] == "asv"
+    assert "1 benchmark(s) skipped, not measured: arith.Scale.time_scale(2, complex)" in (out / "report.md").read_text()
