@@ -201,6 +201,13 @@ def test_suite_detection(tmp_path):
         suites.detect(root, "auto", "benchmarks")
 
 
+def test_suite_of_a_directory_given_as_it_is(tmp_path):
+    assert suites.detect_in(EXAMPLE / "benchmarks", "auto") == "asv"  # asv.conf.json beside it
+    assert suites.detect_in(EXAMPLE / "benchmarks", "perfgate") == "perfgate"
+    assert suites.detect_in(EXAMPLE.parent / "pytest_benchmark_example" / "benchmarks", "auto") == "pytest-benchmark"
+    assert suites.detect_in(tmp_path, "auto") == "perfgate"
+
+
 def test_asv_conf_comments_and_trailing_commas_but_not_inside_strings():
     conf = suites.read_asv_conf('{"a": "http://x//y", /* c */ "b": [1, 2,], "c": "1,]"}', "asv.conf.json")
     assert conf == {"a": "http://x//y", "b": [1, 2], "c": "1,]"}
