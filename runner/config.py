@@ -23,6 +23,11 @@ else:  # pragma: no cover
 
 from .errors import ConfigError
 
+#: Benchmark conventions (key ``suite``): "auto" picks asv when an ``asv.conf.json`` is found, else
+#: pytest-benchmark when the benchmark directory has tests using the ``benchmark`` fixture and no
+#: ``bench_*.py`` file, else perfgate's ``bench_*`` (runner.pipeline.suites).
+SUITES = ("auto", "perfgate", "asv", "pytest-benchmark")
+
 #: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies them).
 ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
 
@@ -32,7 +37,9 @@ class Config:
     """Settings of one compare.
 
     Attributes:
-        benchmarks: directory of ``bench_*.py`` files, relative to the repository root.
+        benchmarks: directory of ``bench_*.py`` files, relative to the repository root (for asv:
+            the ``benchmark_dir`` of ``asv.conf.json`` wins; for pytest-benchmark: the tests).
+        suite: the benchmarks' convention, one of :data:`SUITES` (default ``auto``).
         install: shell command run in each revision's fresh venv ("" = none: the worktree root,
             and ``src/`` if present, go first on the worker's ``sys.path``).
         device: ``auto`` | ``cpu`` | ``cuda``.
@@ -67,6 +74,7 @@ class Config:
     """
 
     benchmarks: str = "benchmarks"
+    suite: str = "auto"
     install: str = ""
     device: str = "auto"
     threshold: float = 0.02
@@ -97,7 +105,7 @@ class Config:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "benchmarks": (str,), "install": (str,), "device": (str,), "label": (str,),
+    "benchmarks": (str,), "suite": (str,), "install": (str,), "device": (str,), "label": (str,),
     "threshold": (int, float), "fail_threshold": (int, float), "max_time": (int, float),
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
     "process_noise": (int, float), "min_process_pairs": (int,),
@@ -107,6 +115,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _check_values(cfg: Config, where: str) -> None:
+    if cfg.suite not in SUITES:
+        raise ConfigError(f"{where}: suite must be one of {', '.join(SUITES)} (got {cfg.suite!r})")
     if cfg.device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"{where}: device must be one of auto, cpu, cuda (got {cfg.device!r})")
     for key in ("threshold", "fail_threshold"):

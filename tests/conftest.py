@@ -9,6 +9,9 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+#: Benchmark suites the runner tests list and run (their test_*.py files are not this project's tests).
+collect_ignore_glob = ["fixtures/suites/*"]
+
 
 def pytest_collection_modifyitems(config, items):
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]

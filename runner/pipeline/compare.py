@@ -19,6 +19,7 @@ from .conditions import timer_description
 from .doctor import examine
 from ..git import repo_root, resolve
 from .revisions import Checkouts, Revision
+from . import suites
 from .select import matches
 from .timing import BenchState, NoProgress, Progress, TimingPass, benchmark_entry, safe_filename
 from .workers import WorkerFailure, WorkerProcess, start_workers
@@ -91,17 +92,26 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
     return results
 
 
-def _bench_dirs(override: str | None, cfg: Config, base: Revision, head: Revision) -> dict[str, str]:
+def _bench_dirs(override: str | None, cfg: Config, base: Revision, head: Revision) -> dict:
+    """``{base, head, shared, suite}``: each side's benchmark directory and the suite's convention
+    (:mod:`.suites`, decided on the head revision, the directory the same on both sides)."""
     if override:
         path = Path(override).expanduser().resolve()
         if not path.is_dir():
             raise UserError(f"--benchmarks {override}: no such directory")
-        return {"base": str(path), "head": str(path), "shared": True}
-    head_dir = head.path / cfg.benchmarks
+        return {"base": str(path), "head": str(path), "shared": True, "suite": suites.detect_in(path, cfg.suite)}
+    suite = suites.detect(head.path, cfg.suite, cfg.benchmarks)
+    head_dir = head.path / suite.directory
     if not head_dir.is_dir():
-        raise UserError(f"no benchmark directory {cfg.benchmarks!r} at head {head.sha[:12]} "
+        raise UserError(f"no benchmark directory {suite.directory!r} at head {head.sha[:12]} "
                         f"(set `benchmarks` in [tool.perfgate] or pass --benchmarks DIR)")
-    return {"base": str(base.path / cfg.benchmarks), "head": str(head_dir), "shared": False}
+    return {"base": str(base.path / suite.directory), "head": str(head_dir), "shared": False, "suite": suite.kind}
+
+
+#: What "no benchmarks found" says each convention looks for.
+_LOOKED_FOR = {"perfgate": "bench_*.py files with bench_* functions",
+               "asv": "asv time_* functions or methods",
+               "pytest-benchmark": "tests that use the benchmark fixture"}
 
 
 def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_dirs: dict, root: Path,
@@ -113,10 +123,11 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     telemetry = TelemetrySampler()
     try:
         progress.phase("starting workers")
-        listing = _preload(workers["head"], bench_dirs["head"])
+        suite = bench_dirs["suite"]
+        listing = _preload(workers["head"], bench_dirs["head"], suite)
         base_listing = None
         if Path(bench_dirs["base"]).is_dir():
-            base_listing = _preload(workers["base"], bench_dirs["base"])
+            base_listing = _preload(workers["base"], bench_dirs["base"], suite)
         env_resp = {}
         for side in ("head", "base"):
             try:
@@ -128,11 +139,12 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
             workers[side].end_child()
         cases = [c for c in listing["benchmarks"] if matches(c["name"], req.filter)]
         file_errors = [e for e in listing["errors"] if matches(e["file"], req.filter) or not req.filter]
-        if not cases and not file_errors:
+        skipped = [dict(s) for s in listing.get("skipped") or [] if matches(s["name"], req.filter)]
+        if not cases and not file_errors and not skipped:
             if listing["benchmarks"] and req.filter:
                 names = ", ".join(c["name"] for c in listing["benchmarks"][:8])
                 raise UserError(f"no benchmark matches --filter {req.filter!r} (there are: {names})")
-            raise UserError(f"no benchmarks found in {bench_dirs['head']} (bench_*.py files with bench_* functions)")
+            raise UserError(f"no benchmarks found in {bench_dirs['head']} ({_LOOKED_FOR[suite]})")
         removed = []
         if not bench_dirs.get("shared") and base_listing is not None:
             head_names = {c["name"] for c in listing["benchmarks"]}
@@ -148,6 +160,9 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         finally:
             telemetry.stop()
         telemetry_summary = telemetry.summary()
+        skipped += [{"name": s.name, "file": s.case.get("file"), "reason": s.stop_reason}
+                    for s in states if s.verdict == "skipped"]
+        states = [s for s in states if s.verdict != "skipped"]
         entries = [benchmark_entry(s, session.ci_level, cfg.pair_rounds) for s in states]
         entries += [results_mod.failed_file(e["file"], e["error"]) for e in file_errors]
         entries += [results_mod.removed(c["name"], c["file"]) for c in removed]
@@ -169,6 +184,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         "fail_threshold": cfg.fail_threshold, "process_noise": cfg.process_noise,
         "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
         "filter": req.filter, "profile": cfg.profile, **policy,
+        "suite": bench_dirs["suite"], "skipped": skipped,
     }
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
@@ -184,14 +200,15 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     return doc
 
 
-def _preload(worker: WorkerProcess, directory: str) -> dict:
-    """List the benchmarks under ``directory`` and import them into the side's fork server.
+def _preload(worker: WorkerProcess, directory: str, suite: str) -> dict:
+    """List the benchmarks under ``directory`` (convention ``suite``) and import them into the
+    side's fork server.
 
     Raises:
         UserError: the files could not even be listed (the server died or hung importing them).
     """
     try:
-        listing = worker.preload(directory)
+        listing = worker.preload(directory, suite)
     except WorkerFailure as exc:
         raise UserError(f"cannot list benchmarks in {directory}: {exc}") from None
     if not listing.get("ok"):

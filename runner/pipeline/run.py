@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import config as config_mod
 from .. import results as results_mod
+from . import suites
 from .select import matches
 from .doctor import examine
 from ..environment import capture
@@ -41,7 +42,12 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
         cfg = file_cfg.override(**(overrides or {}))
         if cfg.install:
             co.install(revision, cfg.install)
-        bench_dir = Path(benchmarks).resolve() if benchmarks else revision.path / cfg.benchmarks
+        if benchmarks:
+            bench_dir = Path(benchmarks).resolve()
+            suite = suites.detect_in(bench_dir, cfg.suite)
+        else:
+            found = suites.detect(revision.path, cfg.suite, cfg.benchmarks)
+            bench_dir, suite = revision.path / found.directory, found.kind
         if not bench_dir.is_dir():
             raise UserError(f"no benchmark directory {bench_dir}")
         doctor = examine([out])  # before the worker starts: the GPU idle, nothing of ours on it
@@ -49,19 +55,25 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
         worker = workers["head"]
         try:
             try:
-                listing = worker.preload(str(bench_dir))
+                listing = worker.preload(str(bench_dir), suite)
                 env = worker.request("env")
             except WorkerFailure as exc:
                 raise UserError(f"the worker could not start: {exc}") from None
             cases = [c for c in listing.get("benchmarks", []) if matches(c["name"], filter)]
-            if not cases and not listing.get("errors"):
+            skipped = [dict(s) for s in listing.get("skipped") or [] if matches(s["name"], filter)]
+            if not cases and not listing.get("errors") and not skipped:
                 raise UserError(f"no benchmarks found in {bench_dir}" + (f" matching {filter!r}" if filter else ""))
             progress.start(len(cases))
             entries = []
             for i, case in enumerate(cases):
                 progress.benchmark(i, case["name"])
-                entries.append(_measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress))
-                progress.finished(case["name"], "failed" if entries[-1]["head"]["error"] else "measured")
+                entry, skip = _measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress)
+                if skip:
+                    skipped.append({"name": case["name"], "file": case.get("file"), "reason": skip})
+                    progress.finished(case["name"], "skipped")
+                    continue
+                entries.append(entry)
+                progress.finished(case["name"], "failed" if entry["head"]["error"] else "measured")
             entries += [results_mod.measured(e["file"], e["file"], results_mod.side(error=e["error"]))
                         for e in listing.get("errors", [])]
         finally:
@@ -74,22 +86,27 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                      "doctor": doctor},
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
                   "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time,
-                  "ci_level": results_mod.MEDIAN_CI_LEVEL},
+                  "ci_level": results_mod.MEDIAN_CI_LEVEL, "suite": suite, "skipped": skipped},
         benchmarks=entries, intent=None, kind="run")
     results_mod.dump(doc, out / "results.json")
     return doc
 
 
-def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget: float, progress) -> dict:
+def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget: float,
+                 progress) -> tuple[dict | None, str | None]:
+    """``(entry, None)`` for a benchmark measured or failed, ``(None, reason)`` for one its suite skips."""
     deadline = time.monotonic() + budget
     target = max(cfg.min_rounds, 16)
     try:
         worker.new_child()  # every benchmark in a fresh process
         resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
+                              suite=case.get("suite"), timeout=case.get("timeout"),
                               min_sample_time=cfg.min_sample_time, cold_cache=cfg.cold_cache)
+        if resp.get("skipped"):
+            return None, resp["skipped"]
         samples, peak = [], None
         while resp.get("ok") and len(samples) < target and (len(samples) < 2 or time.monotonic() < deadline):
-            resp = worker.request("sample", count=1)
+            resp = worker.request("sample", count=1, timeout=case.get("timeout"))
             if resp.get("ok"):
                 samples.extend(resp["samples"])
                 peak = resp.get("peak_memory_bytes") if peak is None else max(peak, resp.get("peak_memory_bytes") or 0)
@@ -98,4 +115,4 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
     except WorkerFailure as exc:
         samples, peak, error = [], None, str(exc)
     return results_mod.measured(case["name"], case["file"],
-                                results_mod.side(samples, peak_memory_bytes=peak, error=error))
+                                results_mod.side(samples, peak_memory_bytes=peak, error=error)), None

@@ -54,11 +54,13 @@ class SideState:
 
     ``samples`` are seconds per call in round order; ``number`` is the calls per sample this
     side took (the benchmark's, :attr:`BenchState.number`), ``warmup_samples`` the warm-up its
-    later process pairs take (from its first pair).
+    later process pairs take (from its first pair); ``skipped`` is the reason when the benchmark's
+    own suite skipped it on this side (asv's ``NotImplementedError`` from a setup, a pytest skip).
     """
 
     samples: list[float] = field(default_factory=list)
     error: str | None = None
+    skipped: str | None = None
     peak: int | None = None
     number: int | None = None
     warmup_samples: int | None = None
@@ -166,8 +168,11 @@ class TimingPass:
     def setup(self, state: BenchState, side: str) -> bool:
         case, own = state.case, state.sides[side]
         resp = self.request(side, "setup", dir=self.bench_dirs[side], file=case["file"], func=case["func"],
-                            name=case["name"], min_sample_time=self.cfg.min_sample_time,
+                            name=case["name"], suite=case.get("suite"), timeout=case.get("timeout"),
+                            min_sample_time=self.cfg.min_sample_time,
                             cold_cache=self.cfg.cold_cache, number=state.number, warmup_samples=own.warmup_samples)
+        if resp.get("skipped"):
+            own.skipped = resp["skipped"]
         if not resp.get("ok"):
             own.error = resp.get("error") or "set-up failed"
             return False
@@ -183,7 +188,7 @@ class TimingPass:
 
     def sample(self, state: BenchState, side: str) -> bool:
         own = state.sides[side]
-        resp = self.request(side, "sample", count=1)
+        resp = self.request(side, "sample", count=1, timeout=state.case.get("timeout"))
         if not resp.get("ok"):
             own.error = resp.get("error") or "sample failed"
             return False
@@ -200,6 +205,10 @@ class TimingPass:
             self.fresh_processes()
             base_ok = self.setup(state, "base")
             head_ok = self.setup(state, "head")
+            if not head_ok and state.sides["head"].skipped:
+                # not a result: the compare lists it apart (settings.skipped), never as failed
+                state.verdict, state.stop_reason = "skipped", state.sides["head"].skipped
+                return
             if not head_ok:
                 state.verdict, state.stop_reason = "failed", "head failed to set up"
                 return

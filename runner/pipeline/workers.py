@@ -63,6 +63,7 @@ class WorkerProcess:
         self.child_pid: int | None = None
         self.children_started = 0
         self.preload_dir: str | None = None
+        self.preload_suite: str | None = None
         self.preload_refused: list[str] = []
         self._buf = b""
         self._log = None
@@ -87,7 +88,7 @@ class WorkerProcess:
             self.close()
             raise WorkerFailure(f"worker for {self.rev.side} could not start: {hello.get('error')}")
         if self.preload_dir and not self.preload_refused:
-            self._preload(self.preload_dir)
+            self._preload(self.preload_dir, self.preload_suite)
 
     def _server_alive(self) -> bool:
         return self.server is not None and self.server.poll() is None
@@ -100,8 +101,8 @@ class WorkerProcess:
             self._server_gone()
             raise WorkerFailure(f"worker for {self.rev.side} is gone ({exc})") from None
 
-    def _preload(self, directory: str) -> dict:
-        self._send({"cmd": "preload", "dir": directory})
+    def _preload(self, directory: str, suite: str | None) -> dict:
+        self._send({"cmd": "preload", "dir": directory, "suite": suite})
         resp = self._read(max(self.timeout, 120.0), expect_child=False)
         if resp.get("ok") and not resp.get("fork_safe", True):
             # The benchmark files started threads or CUDA on import: a child forked from this
@@ -111,11 +112,12 @@ class WorkerProcess:
             self._start_server()
         return resp
 
-    def preload(self, directory: str) -> dict:
-        """Import the benchmark files under ``directory`` into the fork server, once, and list them.
+    def preload(self, directory: str, suite: str | None = None) -> dict:
+        """Import the benchmark files under ``directory`` into the fork server, once, and list them
+        by the convention ``suite`` (``perfgate``, ``asv``, ``pytest-benchmark``; None = perfgate).
 
         Returns:
-            The worker's listing ``{ok, benchmarks, errors, fork_safe, hazards}``; after an unsafe
+            The worker's listing ``{ok, benchmarks, errors, skipped, fork_safe, hazards}``; after an unsafe
             import (``fork_safe`` false) the server has been restarted without the files.
 
         Raises:
@@ -124,8 +126,8 @@ class WorkerProcess:
         if not self._server_alive():
             self._start_server()
         self.end_child()
-        self.preload_dir = directory
-        return self._preload(directory)
+        self.preload_dir, self.preload_suite = directory, suite
+        return self._preload(directory, suite)
 
     # -- children -------------------------------------------------------------------------
     def new_child(self) -> dict:

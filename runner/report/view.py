@@ -77,7 +77,7 @@ def view(results: dict) -> dict:
             "env": env, "intent_view": intent_view, "doctor_warning": doctor_warning(env.get("doctor")),
             "doctor_line": doctor_counts(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings),
-            "conditions": conditions_line(env)}
+            "skipped_note": skipped_note(settings), "conditions": conditions_line(env)}
 
 
 def policy_note(settings: dict) -> str | None:
@@ -100,6 +100,18 @@ def policy_note(settings: dict) -> str | None:
     return (f"This pull request changes perfgate's settings ({what}); it was measured with the settings of "
             f"{source}, not its own.")
 
+
+
+def skipped_note(settings: dict, limit: int = 10) -> str | None:
+    """One sentence naming the benchmarks the suite has but this run did not measure
+    (``settings.skipped``: asv's ``NotImplementedError`` from a setup, types other than
+    ``time_``, ``skip_params``, pytest skips), with each reason; None when there are none."""
+    skipped = [s for s in settings.get("skipped") or [] if isinstance(s, dict)]
+    if not skipped:
+        return None
+    listed = "; ".join(f"{s.get('name')} ({s.get('reason')})" for s in skipped[:limit])
+    more = f"; and {len(skipped) - limit} more" if len(skipped) > limit else ""
+    return f"{len(skipped)} benchmark(s) skipped, not measured: {listed}{more}."
 
 
 def doctor_warning(doctor: dict | None) -> str | None:

@@ -20,8 +20,26 @@ import re
 import importlib.util
 import itertools
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
+
+#: Benchmark conventions a worker can list and run (config key ``suite``, "auto" resolved by the parent).
+SUITES = ("perfgate", "asv", "pytest-benchmark")
+
+
+class Skipped(Exception):
+    """A benchmark case its own suite skips on this revision (asv: ``NotImplementedError`` from a
+    setup; pytest: a skip); reported as skipped, not failed. The message says why."""
+
+
+@dataclass
+class Prepared:
+    """A benchmark case set up in a worker: ``fn`` is the zero-argument callable timed,
+    ``teardown`` (or None) runs when the worker process ends."""
+
+    fn: Callable[[], Any]
+    teardown: Callable[[], None] | None = None
 
 
 def param_label(value: Any, position: int | None = None) -> str:
@@ -156,6 +174,51 @@ def collect(directory: str | Path) -> tuple[list[dict], list[dict]]:
             for labels, _ in combos:
                 cases.append({"name": case_name(attr, labels), "file": rel, "func": attr, "params": labels})
     return cases, errors
+
+
+def list_suite(directory: str | Path, suite: str | None = None) -> dict:
+    """List the benchmarks of ``directory`` by the convention ``suite`` (one of :data:`SUITES`;
+    None = perfgate's ``bench_*``), worker side.
+
+    Returns:
+        ``{benchmarks, errors, skipped}`` (:func:`collect`; ``skipped`` lists ``{name, file,
+        reason}`` of benchmarks the suite has but perfgate does not run).
+    """
+    if suite == "asv":
+        from .asv_suite import collect as collect_asv
+
+        return collect_asv(directory)
+    if suite == "pytest-benchmark":
+        from .pytest_suite import collect as collect_pytest
+
+        return collect_pytest(directory)
+    cases, errors = collect(directory)
+    return {"benchmarks": cases, "errors": errors, "skipped": []}
+
+
+def prepare(req: dict, device: str) -> Prepared:
+    """Set up the case a ``setup`` request names (``dir``, ``file``, ``func``, ``name``, ``suite``).
+
+    Raises:
+        LookupError: the case is not defined on this revision.
+        Skipped: the suite skips the case (:class:`Skipped`).
+        TypeError: a perfgate benchmark did not return a callable.
+    """
+    suite = req.get("suite")
+    if suite == "asv":
+        from .asv_suite import prepare as prepare_asv
+
+        return prepare_asv(req["dir"], req["file"], req["func"], req["name"])
+    if suite == "pytest-benchmark":
+        from .pytest_suite import prepare as prepare_pytest
+
+        return prepare_pytest(req["dir"], req["name"])
+    module = import_file(Path(req["dir"]) / req["file"])
+    func, params = resolve_case(module, req["func"], req["name"], req["file"])
+    fn = func(device, **params)
+    if not callable(fn):
+        raise TypeError(f"{req['func']} must return the zero-argument callable to time, got {type(fn).__name__}")
+    return Prepared(fn)
 
 
 def resolve_case(module, func_name: str, name: str, file: str):

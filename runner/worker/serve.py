@@ -25,9 +25,9 @@ new server without preloading (each child then imports the files itself).
 Protocol: one JSON object per line, requests on standard input, responses on a private copy of
 the original standard output (file descriptor 1 then points at standard error, so whatever
 benchmarks print goes to the worker log and cannot corrupt the protocol). The server answers
-``preload`` {dir} and ``quit``; on ``fork`` it forks, and the *child* answers first
-(``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir}, ``setup`` {dir, file, func,
-name, min_sample_time, cold_cache, number?, warmup_samples?}, ``sample`` {count},
+``preload`` {dir, suite?} and ``quit``; on ``fork`` it forks, and the *child* answers first
+(``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?}, ``setup`` {dir, file, func,
+name, suite?, min_sample_time, cold_cache, number?, warmup_samples?}, ``sample`` {count},
 ``profile`` {trace_path, calls} until ``quit`` or end of input; when the child has exited the
 server writes ``{child_exited: pid, status}`` (status as ``os.waitstatus_to_exitcode``: negative
 is the signal). Failures carry ``error`` (the traceback's last lines).
@@ -43,9 +43,8 @@ import json
 import os
 import sys
 import warnings
-from pathlib import Path
 
-from .discovery import collect, format_error, import_file, resolve_case
+from .discovery import Skipped, format_error, list_suite, prepare
 from .sampling import Timer, calibrate, recalibrate, warm_up
 
 
@@ -58,6 +57,7 @@ class Worker:
         self.fn = None
         self.timer: Timer | None = None
         self.number = 1
+        self.teardowns: list = []
 
     @staticmethod
     def _resolve_device(device: str) -> str:
@@ -108,8 +108,7 @@ class Worker:
         return info
 
     def list(self, req: dict) -> dict:
-        cases, errors = collect(req["dir"])
-        return {"benchmarks": cases, "errors": errors}
+        return list_suite(req["dir"], req.get("suite"))
 
     def setup(self, req: dict) -> dict:
         """Set a benchmark up: call its function, make the first call, calibrate, warm up.
@@ -118,14 +117,17 @@ class Worker:
         first process pair of a benchmark) and reused as given otherwise, so every process pair
         of one side takes samples of the same length. ``warmup_samples`` fixes the warm-up to
         that many samples (later pairs); without it the warm-up runs until steady
-        (:func:`runner.worker.sampling.warm_up`).
+        (:func:`runner.worker.sampling.warm_up`). A case its suite skips answers ``ok`` false
+        with ``skipped`` (the reason) instead of an error.
         """
         self.fn = None
-        module = import_file(Path(req["dir"]) / req["file"])
-        func, params = resolve_case(module, req["func"], req["name"], req["file"])
-        fn = func(self.device, **params)
-        if not callable(fn):
-            raise TypeError(f"{req['func']} must return the zero-argument callable to time, got {type(fn).__name__}")
+        try:
+            prepared = prepare(req, self.device)
+        except Skipped as exc:
+            return {"ok": False, "skipped": str(exc), "error": f"skipped: {exc}"}
+        if prepared.teardown is not None:
+            self.teardowns.append(prepared.teardown)
+        fn = prepared.fn
         self.timer = Timer(self.device, cold_cache=bool(req.get("cold_cache")))
         min_sample_time = float(req["min_sample_time"])
         fn()  # first call: lazy initialisation, compilation, autotuning
@@ -151,6 +153,15 @@ class Worker:
         self.timer.reset_peak_memory()
         values = [self.timer.time(self.fn, self.number) for _ in range(int(req.get("count", 1)))]
         return {"samples": values, "peak_memory_bytes": self.timer.peak_memory()}
+
+    def close(self) -> None:
+        """Run the teardowns of the cases set up in this process (asv ``teardown``), last first;
+        one that raises is logged and does not stop the others."""
+        while self.teardowns:
+            try:
+                self.teardowns.pop()()
+            except Exception as exc:  # noqa: BLE001 - the measurements are taken; say it in the log
+                print(f"teardown failed: {format_error(exc, 3)}", file=sys.stderr)
 
     def profile(self, req: dict) -> dict:
         if self.fn is None:
@@ -344,7 +355,10 @@ def _run_child(chan: Channel, device: str) -> int:
         chan.respond({"ok": False, "error": str(exc), "fatal": True})
         return 1
     chan.respond({"ok": True, "ready": True, "pid": os.getpid(), "device": worker.device})
-    serve(worker, chan.requests(), chan.respond)
+    try:
+        serve(worker, chan.requests(), chan.respond)
+    finally:
+        worker.close()
     return 0
 
 
@@ -362,10 +376,9 @@ def serve_forks(chan: Channel, device: str) -> None:
             chan.respond({"ok": True})
             return
         if cmd == "preload":
-            cases, errors = collect(req["dir"])
+            listing = list_suite(req["dir"], req.get("suite"))
             hazards = fork_hazards(threads_before, data_check=True)
-            chan.respond({"ok": True, "benchmarks": cases, "errors": errors, "fork_safe": not hazards,
-                          "hazards": hazards})
+            chan.respond({"ok": True, **listing, "fork_safe": not hazards, "hazards": hazards})
             if hazards:
                 return  # a child of this process could hang or break; the parent starts a new server
             continue

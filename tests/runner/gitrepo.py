@@ -93,3 +93,24 @@ LIB_BASE = {
 
 #: Head: 30 % more work in slow, 30 % less in fast, same untouched, fragile raises.
 LIB_HEAD = {"mylib/work.py": _work_module(26000, 14000, fragile_raises=True)}
+
+
+def suite_repo(root: Path, example: Path, lib: str, old: str, new: str) -> Path:
+    """A repo whose base is a copy of the example suite ``example`` (with a [tool.perfgate] for a
+    short compare) and whose head replaces ``old`` by ``new`` in its library file ``lib``."""
+    files = {p.relative_to(example).as_posix(): p.read_text() for p in example.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts}
+    files["pyproject.toml"] = "[tool.perfgate]\nmax_time = 90\nmin_sample_time = 0.01\nprofile = false\n"
+    changed = files[lib].replace(old, new)
+    assert changed != files[lib], f"{old!r} is not in {lib}"
+    return make_repo(root, files, {lib: changed})
+
+
+def compare_ok(repo: Path, out: Path) -> dict:
+    """``perfgate compare base head`` on ``repo`` into ``out``: exits 0; its results.json."""
+    from runner import results as results_mod
+    from runner.cli.main import main
+
+    code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out), "--quiet"])
+    assert code == 0
+    return results_mod.load(out / "results.json")

@@ -1,0 +1,375 @@
+"""asv (airspeed velocity) benchmark suites as they are, measured with perfgate's sampler.
+
+Discovery follows asv's own rules (``asv_runner.discovery`` and ``asv_runner.benchmarks._base``):
+the benchmark directory is imported as a package (its parent goes first on ``sys.path``) and
+every module and sub-package in it is walked; a benchmark is a module-level function or a method
+of a (non-abstract) class whose name matches ``time_*``/``Time*`` (timed here), or ``peakmem_*``,
+``mem_*``, ``track_*``, ``timeraw_*`` (not run by perfgate: listed as skipped, see below). Its
+attributes are looked up on the function first, then the class instance, then the module:
+
+- ``params`` (a list of lists → their product; a single flat list → one parameter) and
+  ``param_names`` (missing names become ``param1``, ``param2``... as in asv);
+- ``setup`` and ``teardown`` on every level (module, class, function attribute; names compared
+  without case), all of them run — setups module first, teardowns function first — with the
+  parameter values as arguments;
+- ``setup_cache``: called once per worker process (asv: once per environment, pickled), its
+  return value passed as the first argument of the setups, the benchmark and the teardowns;
+- ``timeout``: seconds one set-up or one sample may take (in place of the config's ``timeout``);
+- skips: ``NotImplementedError`` raised by a setup skips that combination, ``skip_params``
+  (``asv_runner.benchmarks.mark.skip_for_params``) skips the listed value tuples, and
+  ``skip_benchmark`` drops the function, as asv does;
+- ``benchmark_name`` renames a benchmark, as in asv.
+
+``number``, ``repeat``, ``rounds``, ``sample_time``, ``warmup_time``, ``min_run_count`` and
+``processes`` are ignored: perfgate's sampler and its process pairs own them.
+
+Names are asv's (``module.Class.time_method``, the module relative to the benchmark directory)
+with the parameter values in parentheses, each written by :func:`runner.worker.discovery.param_label`
+(stable across processes: ``time_mm(256, torch.float32)``).
+
+The pure helpers (:func:`kind_of`, :func:`normalize_params`, :func:`labelled_combos`,
+:func:`case_name`, :func:`module_name`) import no suite; :func:`collect` and :func:`prepare`
+import the suite and so run only inside a worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import itertools
+import pkgutil
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from .discovery import Prepared, Skipped, format_error, param_label
+
+#: asv's benchmark types: the name pattern of each (``name_regex`` in asv_runner).
+KINDS = {
+    "time": re.compile(r"^(Time[A-Z_].+)|(time_.+)$"),
+    "peakmem": re.compile(r"^(PeakMem[A-Z_].+)|(peakmem_.+)$"),
+    "mem": re.compile(r"^(Mem[A-Z_].+)|(mem_.+)$"),
+    "track": re.compile(r"^(Track[A-Z_].+)|(track_.+)$"),
+    "timeraw": re.compile(r"^(Timeraw[A-Z_].+)|(timeraw_.+)$"),
+}
+
+#: Why each asv benchmark type other than ``time`` is not run (listed as skipped with this reason).
+NOT_RUN = {
+    "peakmem": "peakmem_ benchmarks (peak resident memory) are not run: perfgate compares time only",
+    "mem": "mem_ benchmarks (object sizes) are not run: perfgate compares time only",
+    "track": "track_ benchmarks (a returned value) are not run: perfgate compares time only",
+    "timeraw": "timeraw_ benchmarks (code run in a new interpreter) are not run by perfgate",
+}
+
+
+def kind_of(name: str) -> str | None:
+    """asv's benchmark type of a function or method called ``name`` (``time``, ``peakmem``, ``mem``,
+    ``track``, ``timeraw``), or None when the name is not a benchmark's."""
+    for kind, pattern in KINDS.items():
+        if pattern.match(name):
+            return kind
+    return None
+
+
+def normalize_params(params: Any, param_names: Any) -> tuple[list[list], list[str]]:
+    """asv's reading of ``params`` and ``param_names`` (``_validate_params``): a flat list is one
+    parameter, a list of lists one parameter per inner list; names missing at the end become
+    ``paramK`` (K from 1), extra names are dropped.
+
+    Raises:
+        TypeError: ``params`` or ``param_names`` is not a list.
+    """
+    if isinstance(params, (str, bytes)) or not isinstance(params, (list, tuple)):
+        raise TypeError(f"params must be a list (or a list of lists), got {type(params).__name__}")
+    if isinstance(param_names, (str, bytes)) or not isinstance(param_names, (list, tuple)):
+        raise TypeError(f"param_names must be a list of strings, got {type(param_names).__name__}")
+    params = list(params)
+    if params and not isinstance(params[0], (tuple, list)):
+        params = [params]
+    else:
+        params = [list(entry) for entry in params]
+    names = [str(n) for n in param_names][: len(params)]
+    names += [f"param{k + 1}" for k in range(len(names), len(params))]
+    return params, names
+
+
+def _unique_labels(values: list) -> list[str]:
+    """:func:`param_label` of each value of one parameter; equal labels get `` (k)`` as in asv."""
+    labels = [param_label(v, i) for i, v in enumerate(values)]
+    seen: dict[str, int] = {}
+    repeated = {label for label in labels if labels.count(label) > 1}
+    out = []
+    for label in labels:
+        if label in repeated:
+            out.append(f"{label} ({seen.get(label, 0)})")
+            seen[label] = seen.get(label, 0) + 1
+        else:
+            out.append(label)
+    return out
+
+
+def labelled_combos(params: list[list], param_names: list[str]) -> list[tuple[dict[str, str], tuple]]:
+    """Every parameter combination (asv's order: the product of ``params``) as ``(labels, values)``:
+    ``labels`` maps each name of :func:`normalize_params` to the value's label, ``values`` is the
+    tuple the setups and the benchmark are called with. No params → ``[({}, ())]``."""
+    if not params:
+        return [({}, ())]
+    labels = [_unique_labels(values) for values in params]
+    out = []
+    for index in itertools.product(*(range(len(values)) for values in params)):
+        out.append(({name: labels[k][i] for k, (name, i) in enumerate(zip(param_names, index))},
+                    tuple(params[k][i] for k, i in enumerate(index))))
+    return out
+
+
+def case_name(bench_name: str, labels: dict[str, str]) -> str:
+    """``module.Class.time_x`` or ``module.Class.time_x(1, torch.float32)`` (labels in order)."""
+    return f"{bench_name}({', '.join(labels.values())})" if labels else bench_name
+
+
+def module_name(package: str, rel_file: str) -> str:
+    """The dotted module name of ``rel_file`` (relative to the benchmark directory, ``/``-separated)
+    in the package ``package``: ``("benchmarks", "sub/mod.py")`` → ``benchmarks.sub.mod``;
+    ``__init__.py`` files name their package."""
+    parts = [p for p in rel_file.split("/") if p]
+    parts[-1] = parts[-1][: -len(".py")] if parts[-1].endswith(".py") else parts[-1]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([package, *parts])
+
+
+# -- worker side: import and run ----------------------------------------------------------------
+def _import_package(root: Path):
+    """Import the benchmark directory ``root`` as the package ``root.name`` (asv's way: its parent
+    goes first on ``sys.path``), dropping a same-named package imported from elsewhere."""
+    package = root.name
+    loaded = sys.modules.get(package)
+    paths = [str(Path(p).resolve()) for p in getattr(loaded, "__path__", [])] if loaded else []
+    if loaded is not None and str(root.resolve()) not in paths:
+        for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
+            del sys.modules[key]
+    parent = str(root.resolve().parent)
+    if parent not in sys.path[:1]:
+        sys.path.insert(0, parent)
+    importlib.invalidate_caches()
+    return importlib.import_module(package)
+
+
+def _walk_modules(root: Path) -> tuple[list[tuple[str, Any]], list[dict]]:
+    """``([(rel_file, module), ...], errors)``: the package ``root`` and every module below it
+    (asv's ``disc_modules``); a module that fails to import is an error of its file alone."""
+    found: list[tuple[str, Any]] = []
+    errors: list[dict] = []
+    try:
+        top = _import_package(root)
+    except BaseException as exc:  # noqa: BLE001 - a broken package must not stop the compare
+        return [], [{"file": "__init__.py", "error": format_error(exc)}]
+
+    def rel(module) -> str:
+        path = Path(getattr(module, "__file__", None) or root / "__init__.py").resolve()
+        try:
+            return path.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            return path.name
+
+    def walk(module) -> None:
+        found.append((rel(module), module))
+        for info in pkgutil.iter_modules(getattr(module, "__path__", None) or [], module.__name__ + "."):
+            try:
+                sub = importlib.import_module(info.name)
+            except BaseException as exc:  # noqa: BLE001
+                suffix = "/__init__.py" if info.ispkg else ".py"
+                errors.append({"file": info.name.split(".", 1)[1].replace(".", "/") + suffix,
+                               "error": format_error(exc)})
+                continue
+            walk(sub)
+
+    walk(top)
+    return found, errors
+
+
+def _attrs(sources: list, name: str, ignore_case: bool = False) -> list:
+    """The attribute ``name`` of every source that has one (not None), in order (asv's
+    ``_get_all_attrs``; with ``ignore_case``, names compared without case).
+
+    Raises:
+        ValueError: a source has two attributes of that name in different case.
+    """
+    out = []
+    for source in sources:
+        if ignore_case:
+            vals = [getattr(source, key) for key in dir(source) if key.lower() == name.lower()]
+            if len(vals) > 1:
+                raise ValueError(f"{getattr(source, '__name__', source)!s} has several {name} functions")
+            val = vals[0] if vals else None
+        else:
+            val = getattr(source, name, None)
+        if val is not None:
+            out.append(val)
+    return out
+
+
+def _first(sources: list, name: str, default: Any = None) -> Any:
+    found = _attrs(sources, name)
+    return found[0] if found else default
+
+
+def _benchmarks(module) -> list[tuple[str, str, Callable, list]]:
+    """``(attr_path, kind, func, sources)`` of every benchmark asv finds in ``module`` (names not
+    starting with ``_``; classes instantiated, as asv does)."""
+    out = []
+    for attr, value in list(vars(module).items()):
+        if attr.startswith("_"):
+            continue
+        if inspect.isclass(value) and not inspect.isabstract(value):
+            members = [(n, m) for n, m in inspect.getmembers(value) if inspect.isfunction(m) or inspect.ismethod(m)]
+            if not any(kind_of(getattr(m, "benchmark_name", n).split(".")[-1]) for n, m in members):
+                continue
+            instance = value()
+            for name, member in members:
+                found = _benchmark(f"{attr}.{name}", getattr(instance, name), [instance, module], member)
+                if found:
+                    out.append(found)
+        elif inspect.isfunction(value):
+            found = _benchmark(attr, value, [module], value)
+            if found:
+                out.append(found)
+    return out
+
+
+def _benchmark(attr_path: str, func: Callable, owners: list, raw: Callable):
+    if getattr(raw, "skip_benchmark", False):
+        return None
+    kind = kind_of(getattr(raw, "benchmark_name", attr_path.split(".")[-1]).split(".")[-1])
+    return (attr_path, kind, func, [func, *owners]) if kind else None
+
+
+def _bench_name(module, attr_path: str, func: Callable) -> str:
+    custom = getattr(func, "benchmark_name", None)
+    if custom:
+        return str(custom)
+    return ".".join(module.__name__.split(".", 1)[1:] + [attr_path])
+
+
+def _combos(sources: list) -> list[tuple[dict[str, str], tuple]]:
+    params, names = normalize_params(_first(sources, "params", []), _first(sources, "param_names", []))
+    return labelled_combos(params, names)
+
+
+def _skipped_by_params(sources: list, values: tuple) -> bool:
+    """asv's ``skip_params``: the value tuple is listed (compared with ``==``)."""
+    for entry in _first(sources, "skip_params", []) or []:
+        try:
+            if tuple(entry) == values:
+                return True
+        except Exception:  # noqa: BLE001 - values whose == is not a bool (arrays) never match
+            continue
+    return False
+
+
+def collect(directory: str | Path) -> dict:
+    """Import the asv suite in ``directory`` (worker side) and list its benchmarks.
+
+    Returns:
+        ``{benchmarks, errors, skipped}``: benchmarks are ``{name, file, func, params, suite,
+        timeout?}`` (``func`` the attribute path in the module, ``file`` relative to
+        ``directory``); errors ``{file, error}`` for modules that failed to import and benchmarks
+        whose params are malformed; skipped ``{name, file, reason}`` for benchmarks perfgate does
+        not run (other types than ``time``, ``skip_params``).
+    """
+    root = Path(directory)
+    modules, errors = _walk_modules(root)
+    cases: list[dict] = []
+    skipped: list[dict] = []
+    for rel, module in modules:
+        try:
+            benchmarks = _benchmarks(module)
+        except BaseException as exc:  # noqa: BLE001 - a class that cannot be instantiated
+            errors.append({"file": rel, "error": format_error(exc)})
+            continue
+        for attr_path, kind, func, sources in benchmarks:
+            name = _bench_name(module, attr_path, func)
+            if kind != "time":
+                skipped.append({"name": name, "file": rel, "reason": NOT_RUN[kind]})
+                continue
+            try:
+                combos = _combos(sources)
+            except TypeError as exc:
+                errors.append({"file": rel, "error": f"{name}: {exc}"})
+                continue
+            timeout = _first(sources, "timeout")
+            for labels, values in combos:
+                case = {"name": case_name(name, labels), "file": rel, "func": attr_path, "params": labels,
+                        "suite": "asv"}
+                if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+                    case["timeout"] = float(timeout)
+                if _skipped_by_params(sources, values):
+                    skipped.append({"name": case["name"], "file": rel, "reason": "skip_params"})
+                else:
+                    cases.append(case)
+    return {"benchmarks": cases, "errors": errors, "skipped": skipped}
+
+
+def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prepared:
+    """Set up the asv benchmark case ``name`` (worker side): ``setup_cache`` once, every setup with
+    the case's values, and the callable perfgate times — the benchmark with the values applied.
+
+    Raises:
+        LookupError: the benchmark or that parameter combination is not in ``file`` on this revision.
+        Skipped: a setup raised ``NotImplementedError`` (asv's skip), or ``skip_params`` lists it.
+    """
+    root = Path(directory)
+    _import_package(root)
+    module = importlib.import_module(module_name(root.name, file))
+    owner: Any = module
+    head, _, leaf = attr_path.rpartition(".")
+    if head:
+        klass = getattr(module, head, None)
+        if not inspect.isclass(klass):
+            raise LookupError(f"{head} is not a class in {file} on this revision")
+        owner = klass()
+    func = getattr(owner, leaf, None)
+    if not callable(func):
+        raise LookupError(f"{attr_path} is not defined in {file} on this revision")
+    sources = [func, owner] + ([module] if owner is not module else [])
+    bench_name = _bench_name(module, attr_path, func)
+    values = next((v for labels, v in _combos(sources) if case_name(bench_name, labels) == name), None)
+    if values is None:
+        raise LookupError(f"{name} is not among the params of {attr_path} in {file} on this revision")
+    if _skipped_by_params(sources, values):
+        raise Skipped(f"{name}: in skip_params")
+    setups = _attrs(sources, "setup", ignore_case=True)[::-1]
+    teardowns = _attrs(sources, "teardown", ignore_case=True)
+    setup_cache = _first(sources, "setup_cache")
+    args = values
+    if setup_cache is not None:
+        for setup in setups:
+            if _parameter_free(setup):
+                setup()
+        cache = setup_cache()
+        if cache is not None:
+            args = (cache, *values)
+    try:
+        for setup in setups:
+            setup(*args)
+    except NotImplementedError as exc:
+        raise Skipped(f"{name}: setup raised NotImplementedError{f': {exc}' if str(exc) else ''}") from None
+
+    def teardown() -> None:
+        for down in teardowns:
+            down(*args)
+
+    return Prepared(functools.partial(func, *args), teardown)
+
+
+def _parameter_free(setup: Callable) -> bool:
+    """A module-level setup callable without arguments (asv runs those before ``setup_cache``)."""
+    if inspect.ismethod(setup):
+        return False
+    try:
+        inspect.signature(setup).bind()
+    except (TypeError, ValueError):
+        return False
+    return True
