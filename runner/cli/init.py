@@ -50,8 +50,5 @@ def main_init(args: argparse.Namespace) -> int:
         print(f"kept     pyproject.toml [tool.perfgate] (a {CONFIG_PATH} would override it)")
     if facts.has_bench_files:
         print("kept     benchmarks/bench_*.py (the existing suite)")
-    if facts.pytest_benchmark_files:
-        print(f"found    pytest-benchmark tests in {', '.join(facts.pytest_benchmark_files[:3])}: "
-              "perfgate times bench_* files; see README \"Benchmarks\"")
     print("next: " + NEXT_STEPS[args.mode].format(labels="[" + ", ".join(runs_on) + "]"))
     return 0

@@ -175,8 +175,9 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
          workflow_template_text: str | None = None) -> list[PlannedFile]:
     """The files ``init`` writes for a repository with ``facts``.
 
-    An existing benchmark suite is pointed at instead of adding an example: an asv suite's
-    ``benchmark_dir`` becomes ``benchmarks``; with ``bench_*`` files nothing is added.
+    An existing benchmark suite is run as it is instead of adding an example: an asv suite
+    (``suite = "asv"``), pytest-benchmark tests (``suite = "pytest-benchmark"`` and their folder
+    as ``benchmarks``); with ``bench_*`` files nothing is added.
 
     Raises:
         UserError: an unknown ``mode`` or a bad runner label.
@@ -187,14 +188,18 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
     files = [PlannedFile(WORKFLOW_PATH, workflow_text(template, runs_on),
                          f"the {mode} workflow on runners labelled [{', '.join(runs_on)}], least privilege")]
     settings: dict[str, object] = {}
+    pytest_dir = facts.pytest_benchmark_files[0].rsplit("/", 1)[0] if facts.pytest_benchmark_files else ""
     if facts.asv_benchmark_dir:
-        settings["benchmarks"] = facts.asv_benchmark_dir
-        suite_note = f"points at the asv suite in {facts.asv_benchmark_dir}/"
+        settings["suite"] = "asv"  # asv.conf.json's benchmark_dir is read from the file (runner.pipeline.suites)
+        suite_note = f"runs the asv suite in {facts.asv_benchmark_dir}/ as it is"
+    elif pytest_dir and not facts.has_bench_files:
+        settings.update(suite="pytest-benchmark", benchmarks=pytest_dir)
+        suite_note = f"runs the pytest-benchmark tests in {pytest_dir}/ as they are"
     else:
         suite_note = "defaults, each key explained"
     if not facts.pyproject_config:  # perfgate.toml would override the [tool.perfgate] table silently
         files.append(PlannedFile(CONFIG_PATH, config_text(settings), suite_note))
-    if not facts.has_bench_files and not facts.asv_benchmark_dir:
+    if not facts.has_bench_files and "suite" not in settings:
         module = facts.modules[0] if facts.modules else None
         why = (f"times {module.name}'s forward pass ({module.file})" if module
                else "a template: no torch.nn.Module buildable without arguments was found")

@@ -96,7 +96,8 @@ def test_existing_suites_and_configs_are_pointed_at_not_replaced(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     files = {f.path: f for f in plan(inspect_repo(tmp_path, ()))}
     assert BENCHMARK_PATH not in files
-    assert tomllib.loads(files[CONFIG_PATH].text) == {"benchmarks": "asv_bench"}
+    assert tomllib.loads(files[CONFIG_PATH].text) == {"suite": "asv"}
+    assert "asv_bench/" in files[CONFIG_PATH].why
 
     (tmp_path / "asv.conf.json").unlink()
     (tmp_path / "pyproject.toml").write_text("[tool.perfgate]\nthreshold = 0.03\n")
@@ -159,3 +160,14 @@ def test_init_outside_a_git_repository_warns(tmp_path, capsys):
     assert main(["init", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "not a git repository" not in out and "wrote    .gitignore" not in out
+
+
+def test_pytest_benchmark_tests_are_run_as_they_are(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_speed.py").write_text("def test_sort(benchmark):\n    benchmark(sorted, [3, 1, 2])\n")
+    (tmp_path / "tests" / "test_plain.py").write_text("def test_ok():\n    assert True\n")
+    files = {f.path: f for f in plan(inspect_repo(tmp_path, ()))}
+    assert BENCHMARK_PATH not in files
+    table = tomllib.loads(files[CONFIG_PATH].text)
+    assert table == {"suite": "pytest-benchmark", "benchmarks": "tests"}
+    assert parse_table(table, CONFIG_PATH).suite == "pytest-benchmark"
