@@ -32,8 +32,9 @@ def register(sub, parser_class) -> None:
     p = sub.add_parser("history", help="store results and show series with change points")
     hsub = p.add_subparsers(dest="history_command", metavar="ACTION", parser_class=parser_class)
     hsub.required = True
-    h = hsub.add_parser("add", help="store a compare or run result")
-    h.add_argument("results", metavar="RESULTS.json")
+    h = hsub.add_parser("add", help="store a compare or run result, or import asv / pytest-benchmark results")
+    h.add_argument("results", metavar="PATH",
+                   help="a results.json, a pytest-benchmark JSON file, an asv result file or results/ directory")
     h.add_argument("--repository", metavar="OWNER/NAME")
     h.set_defaults(handler=_lazy("bot.history.cli", "main_add"))
     h = hsub.add_parser("show", help="series and change points")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Mapping, TextIO
 
 from runner import results as results_schema
@@ -20,30 +21,84 @@ from runner.report.units import fmt_change, fmt_time
 
 from .. import db as dbmod
 from . import core as history
+from . import imports
 from . import store as history_store
 
 
-def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """``perfgate history add RESULTS.json [--repository OWNER/NAME]``.
+def documents_of(path: str | Path, repository: str | None) -> list[tuple[str, dict]]:
+    """The results documents at ``path``, each with a label for messages: a perfgate
+    results.json, a pytest-benchmark JSON file, an asv result file, or an asv results directory
+    (``results/``: every ``<machine>/*.json`` beside a ``machine.json``). Imported documents
+    (:mod:`bot.history.imports`) belong to ``repository``.
 
-    Prints one line: what was stored and the change points of the updated series.
+    Raises:
+        UserError: unreadable or unrecognised input, or an import without ``--repository``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = [(f, m) for m in sorted(path.glob("*/machine.json")) for f in sorted(m.parent.glob("*.json"))
+                 if f.name != "machine.json"]
+        if not files:
+            raise UserError(f"{path}: not an asv results directory (no <machine>/machine.json in it)")
+        return [(str(f), _imported(f, _read_json(f), repository, _read_json(m))) for f, m in files]
+    doc = _read_json(path)
+    if imports.is_pytest_benchmark(doc) or imports.is_asv_result(doc):
+        machine = path.parent / "machine.json"
+        return [(str(path), _imported(path, doc, repository, _read_json(machine) if machine.is_file() else None))]
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        raise UserError(f"{path} is not a perfgate results.json, a pytest-benchmark JSON file or an asv result file")
+    return [(str(path), results_schema.validate(doc))]
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path} is not JSON: {exc}") from None
+
+
+def _imported(path: Path, doc: dict, repository: str | None, machine: dict | None) -> dict:
+    if not repository:
+        raise UserError(f"{path} comes from another tool and names no repository: pass --repository OWNER/NAME")
+    try:
+        converted = imports.from_pytest_benchmark(doc, repository) if imports.is_pytest_benchmark(doc) \
+            else imports.from_asv_result(doc, repository, machine)
+    except ValueError as exc:
+        raise UserError(f"{path}: {exc}") from None
+    return results_schema.validate(converted)
+
+
+def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
+    """``perfgate history add PATH [--repository OWNER/NAME]``: a perfgate results.json, or the
+    results of asv (a result file or a whole ``results/`` directory) or pytest-benchmark (a JSON
+    file) — see :mod:`bot.history.imports`.
+
+    Prints one line per document: what was stored and the change points of the updated series.
     """
     out = out or sys.stdout
-    doc = results_schema.load(args.results)
-    name = history_store.resolve_repository_name(doc, getattr(args, "repository", None))
+    repository = getattr(args, "repository", None)
+    found = documents_of(args.results, repository)
     database = dbmod.open_from_environment(os.environ if env is None else env)
     try:
-        with database.session() as session, session.begin():
-            outcome = history_store.add_result(session, doc, name)
-            if not outcome.created:
-                print(f"already stored: {args.results} is result #{outcome.result_id} of {name}", file=out)
-                return 0
-            series = [s for s in history_store.load_series(session, name)
-                      if (s.benchmark, s.fingerprint.get("key")) in set(outcome.series)]
+        for label, doc in found:
+            _add_one(database, label, doc, history_store.resolve_repository_name(doc, repository), out)
     finally:
         database.dispose()
+    return 0
+
+
+def _add_one(database, label: str, doc: dict, name: str, out: TextIO) -> None:
+    with database.session() as session, session.begin():
+        outcome = history_store.add_result(session, doc, name)
+        if not outcome.created:
+            print(f"already stored: {label} is result #{outcome.result_id} of {name}", file=out)
+            return
+        series = [s for s in history_store.load_series(session, name)
+                  if (s.benchmark, s.fingerprint.get("key")) in set(outcome.series)]
     kind = "run" if outcome.kind == "run" else "compare"
-    print(f"stored {args.results} ({kind}) as result #{outcome.result_id} of {name}: "
+    print(f"stored {label} ({kind}) as result #{outcome.result_id} of {name}: "
           f"{outcome.points} benchmark point{'s' if outcome.points != 1 else ''}, "
           f"{len(outcome.series)} series updated", file=out)
     for s in series:
@@ -51,7 +106,6 @@ def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None =
             last = s.change_points[-1]
             print(term(f"  {s.benchmark}: latest change point {fmt_change(last.ratio)} "
                        f"at {last.commit_range}", markup=False), file=out)
-    return 0
 
 
 def _pick_repository(session, requested: str | None, url: str) -> str:
