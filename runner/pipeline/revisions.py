@@ -47,6 +47,25 @@ class Revision:
     venv: Path | None = None
 
 
+def share_site_packages(venv: Path) -> Path:
+    """Let ``venv`` import what the running interpreter can (its torch, its CUDA build), after
+    its own packages: a ``.pth`` file naming the running environment's site-packages.
+
+    ``--system-site-packages`` alone shares only the *base* interpreter's packages, so when
+    perfgate itself runs in a venv (the usual case) the side's venv would not see torch. Entries
+    of a ``.pth`` file come after the venv's own site-packages, so what the install command puts
+    there wins. Returns the ``.pth`` file."""
+    import sysconfig
+
+    ours = sysconfig.get_paths()
+    theirs = sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})
+    target = Path(theirs["purelib"])
+    target.mkdir(parents=True, exist_ok=True)
+    pth = target / "_perfgate_runner_site.pth"
+    pth.write_text("".join(f"{p}\n" for p in dict.fromkeys((ours["purelib"], ours["platlib"]))))
+    return pth
+
+
 class Checkouts:
     """Context manager owning the temporary worktrees (and venvs) of one run.
 
@@ -95,8 +114,9 @@ class Checkouts:
         return rev
 
     def install(self, rev: Revision, command: str) -> None:
-        """Make a venv for ``rev`` (``--system-site-packages``, so the runner's torch is shared)
-        and run ``command`` in the worktree with that venv first on PATH.
+        """Make a venv for ``rev`` that sees the runner's packages (torch above all:
+        :func:`share_site_packages`) and run ``command`` in the worktree with that venv first
+        on PATH.
 
         The output goes to ``<log_dir>/install-<side>.log``.
 
@@ -106,6 +126,7 @@ class Checkouts:
         venv = self.tmp / f"venv-{rev.side}"
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
                        capture_output=True)
+        share_site_packages(venv)
         bindir = venv / ("Scripts" if os.name == "nt" else "bin")
         env = child_environment(VIRTUAL_ENV=str(venv), PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
         env.pop("PYTHONHOME", None)

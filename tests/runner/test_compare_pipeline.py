@@ -341,3 +341,25 @@ def test_benchmark_files_that_allocate_tensors_at_import_are_not_preloaded(tmp_p
     head = doc["environment"]["worker"]["sides"]["head"]
     assert head["preloaded"] is False and "MiB of tensors/arrays" in head["preload_refused"][0]
     assert doc["benchmarks"][0]["change"]["verdict"] not in ("failed", "new")
+
+
+def test_an_install_venv_sees_the_runners_packages_and_its_own_first(tmp_path):
+    """perfgate usually runs in a venv, whose packages ``--system-site-packages`` alone does not
+    share: the side's venv must still import the runner's torch (here: rich, also only in the
+    runner's venv), with its own site-packages first."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    from runner.pipeline.revisions import share_site_packages
+
+    venv = tmp_path / "side"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    share_site_packages(venv)
+    runner_site = sysconfig.get_paths()["purelib"]
+    probe = ("import sys, sysconfig, rich; print(rich.__file__); "
+             f"print(sys.path.index(sysconfig.get_paths()['purelib']), sys.path.index({runner_site!r}))")
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert out[0].startswith(runner_site)
+    assert int(out[1]) < int(out[2])  # what the install command puts in the side's venv wins
