@@ -11,6 +11,8 @@ idempotent on GitHub's side.
 
 from __future__ import annotations
 
+import datetime as _dt
+
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -389,6 +391,22 @@ _HANDLERS: dict[type, Callable[[Runtime, Any, Any], None]] = {
 
 
 # -- periodic -----------------------------------------------------------------------------------
+#: The sweep enqueues again deliveries whose work was lost: queued for longer than
+#: ``SWEEP_STALE`` or failed, received within ``SWEEP_WITHIN`` (so a delivery that fails for
+#: good is retried at most every sweep for that long, never forever).
+SWEEP_STALE, SWEEP_WITHIN = _dt.timedelta(minutes=15), _dt.timedelta(hours=6)
+
+
+def lost_deliveries(rt: Runtime, now=None) -> list[str]:
+    """The deliveries to process again (``bot.app.store.lost_deliveries``), marked ``queued``."""
+    now = now or utc_now()
+    with rt.db.session() as session, session.begin():
+        found = app_store.lost_deliveries(session, now, SWEEP_STALE, SWEEP_WITHIN)
+        for delivery_id in found:
+            app_store.retry_delivery(session, delivery_id, now, SWEEP_STALE)
+    return found
+
+
 def expire_runs(rt: Runtime, now=None) -> list[str]:
     """Mark runs that never reported back within ``PERFGATE_RUN_TIMEOUT`` as timed out (check
     run ``timed_out``, comment updated). Returns their keys."""

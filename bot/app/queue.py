@@ -9,7 +9,9 @@ Backends (``HUEY_URL`` / ``REDIS_URL``):
 - ``memory://``: in-process and *immediate* (jobs run inside ``enqueue``): tests only.
 
 Tasks are registered per queue (no module-level Huey): ``process_delivery(delivery_id)``
-(retried twice, 30 s apart) and ``expire_runs`` every 5 minutes. The runtime they need
+(retried twice, 30 s apart), ``expire_runs`` every 5 minutes and ``sweep_deliveries`` every 10
+(deliveries whose work was lost — failed, or queued for 15 minutes — are processed again;
+``bot.app.executor.lost_deliveries``). The runtime they need
 (database, GitHub gateway) is built lazily, once per process, by ``runtime_factory``.
 """
 
@@ -35,6 +37,7 @@ class JobQueue:
     huey: Any
     process_delivery: Any
     expire_runs: Any
+    sweep_deliveries: Any = None
 
     def enqueue_delivery(self, delivery_id: str) -> None:
         """Queue the job of one stored delivery (runs at once in immediate mode)."""
@@ -84,4 +87,11 @@ def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
     def expire_runs() -> int:
         return len(executor.expire_runs(runtime()))
 
-    return JobQueue(huey, process_delivery, expire_runs)
+    @huey.periodic_task(crontab(minute="*/10"), name="perfgate.sweep_deliveries")
+    def sweep_deliveries() -> int:
+        lost = executor.lost_deliveries(runtime())
+        for delivery_id in lost:
+            process_delivery(delivery_id)
+        return len(lost)
+
+    return JobQueue(huey, process_delivery, expire_runs, sweep_deliveries)

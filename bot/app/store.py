@@ -42,6 +42,36 @@ def get_delivery(session: Session, delivery_id: str) -> Delivery | None:
     return session.scalar(select(Delivery).where(Delivery.delivery_id == delivery_id))
 
 
+def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_after: _dt.timedelta) -> bool:
+    """Mark a stored delivery ``queued`` again when its work was lost: its job ``failed``, or it
+    has been ``queued`` for longer than ``stale_after`` (its worker died, or the queue lost the
+    job). True when it should be enqueued again; a delivery that is done, ignored or recently
+    queued is left alone."""
+    row = get_delivery(session, delivery_id)
+    if row is None:
+        return False
+    received = row.received_at if row.received_at.tzinfo else row.received_at.replace(tzinfo=_dt.timezone.utc)
+    if row.status == "failed" or (row.status == "queued" and received < now - stale_after):
+        row.status, row.error, row.finished_at = "queued", None, None
+        return True
+    return False
+
+
+def lost_deliveries(session: Session, now: _dt.datetime, stale_after: _dt.timedelta,
+                    within: _dt.timedelta) -> list[str]:
+    """Deliveries received within ``within`` whose work was lost (``failed``, or ``queued``
+    for longer than ``stale_after``), oldest first: what the periodic sweep enqueues again."""
+    rows = session.scalars(select(Delivery).where(Delivery.status.in_(("failed", "queued")),
+                                                  Delivery.received_at >= now - within)
+                           .order_by(Delivery.received_at, Delivery.id))
+    out = []
+    for row in rows:
+        received = row.received_at if row.received_at.tzinfo else row.received_at.replace(tzinfo=_dt.timezone.utc)
+        if row.status == "failed" or received < now - stale_after:
+            out.append(row.delivery_id)
+    return out
+
+
 def finish_delivery(session: Session, delivery_id: str, status: str, error: str | None = None) -> None:
     row = get_delivery(session, delivery_id)
     if row is not None:

@@ -4,7 +4,9 @@
 
 1. verify ``X-Hub-Signature-256`` over the raw body (401 otherwise; nothing parsed before);
 2. parse (400 on a malformed delivery); events/actions perfgate does not act on → 204;
-3. record the delivery, de-duplicated by ``X-GitHub-Delivery`` (a repeat → 200 ``duplicate``);
+3. record the delivery, de-duplicated by ``X-GitHub-Delivery`` (a repeat → 200 ``duplicate``,
+   unless its work was lost — its job failed, or it has been queued for :data:`STALE_AFTER` —
+   then GitHub's "Redeliver" queues it again: 202);
 4. enqueue ``process_delivery`` (Huey) → 202.
 
 It never answers 500: an unexpected failure while recording is a 503 (GitHub shows it as
@@ -16,6 +18,7 @@ without the GitHub App's settings there is none and ``/webhook`` answers 503.
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
 
 from flask import Blueprint, current_app, jsonify, request
@@ -23,8 +26,12 @@ from flask import Blueprint, current_app, jsonify, request
 from ..app import handlers
 from ..app import store as app_store
 from ..app.events import WebhookError, parse_event
+from ..db import utc_now
 
 log = logging.getLogger("perfgate.bot")
+
+#: A delivery queued for longer than this lost its job (a worker died, the queue was wiped).
+STALE_AFTER = _dt.timedelta(minutes=15)
 
 #: GitHub caps payloads at 25 MB (GITHUB.md); a little room for headers.
 MAX_BODY = 26 * 1024 * 1024
@@ -55,10 +62,11 @@ def webhook():
     try:
         with _db().session() as session, session.begin():
             row = app_store.record_delivery(session, event)
+            retry = row is None and app_store.retry_delivery(session, event.delivery_id, utc_now(), STALE_AFTER)
     except Exception:  # noqa: BLE001 - the database is down: tell GitHub, do not crash
         log.exception("could not record delivery %s", event.delivery_id)
         return jsonify(error="could not record the delivery; redeliver later"), 503
-    if row is None:
+    if row is None and not retry:
         return jsonify(status="duplicate", delivery=event.delivery_id), 200
     try:
         runtime.queue.enqueue_delivery(event.delivery_id)

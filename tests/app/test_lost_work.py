@@ -1,0 +1,79 @@
+"""Work is not lost: a delivery whose job failed (GitHub down) is processed again on GitHub's
+"Redeliver" of the same GUID, and by the periodic sweep; done work is never repeated."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from bot.app import executor
+from bot.app import store as app_store
+from bot.db import utc_now
+from tests.fake_github import FakeGitHub
+
+from . import fakes
+from . import payloads as P
+from .flow import deliver, deliveries
+
+HEAD, BASE = "1" * 40, "2" * 40
+OUTAGE = {"on": False}
+
+
+@pytest.fixture
+def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub whose check-runs API can be down
+    from tests.fake_github.app import HANDLERS
+
+    def create_check_run(ctx):
+        if OUTAGE["on"]:
+            return 503, {"message": "Service Unavailable", "documentation_url": "https://docs.github.com"}
+        return HANDLERS["checks/create"](ctx)
+
+    with FakeGitHub(github_openapi, handlers={**fakes.handlers(scene), "checks/create": create_check_run}) as gh:
+        gh.state.add_repo("octo/demo")
+        gh.state.add_token("ghs_nobody")
+        gh.state.add_pull(P.REPO, 7, head_sha=HEAD, base_sha=BASE, labels=["performance"])
+        gh.state.set_permission(P.REPO, "maintainer", "write")
+        yield gh
+        gh.violations[:] = [v for v in gh.violations if "checks/create" not in v]  # the outage's 503s
+        gh.assert_no_violations()
+    OUTAGE["on"] = False
+
+
+def _label():
+    return P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, labels=("performance",))
+
+
+def test_githubs_redelivery_does_the_lost_work_once(app, client, fake_github):
+    OUTAGE["on"] = True
+    assert deliver(client, _label(), delivery="d-outage").status_code == 202
+    assert deliveries(app)["d-outage"] == "failed" and fake_github.state.check_runs == {}
+    OUTAGE["on"] = False
+    answer = deliver(client, _label(), delivery="d-outage")  # "Redeliver" in the App's settings
+    assert answer.status_code == 202 and deliveries(app)["d-outage"] == "done"
+    assert len(fake_github.state.check_runs) == 1 and len(fake_github.state.dispatches) == 1
+    assert deliver(client, _label(), delivery="d-outage").status_code == 200  # done: a duplicate
+    assert len(fake_github.state.check_runs) == 1 and len(fake_github.state.dispatches) == 1
+
+
+def test_the_sweep_finds_failed_and_stale_deliveries_only(app, client, fake_github):
+    OUTAGE["on"] = True
+    deliver(client, _label(), delivery="d-failed")
+    OUTAGE["on"] = False
+    deliver(client, P.ping(), delivery="d-ping")  # not acted on: never stored
+    rt = app.extensions["perfgate"]["runtime"]
+    now = utc_now()
+    with rt.db.session() as session, session.begin():
+        old = app_store.get_delivery(session, "d-failed")
+        assert old.status == "failed"
+    assert executor.lost_deliveries(rt, now) == ["d-failed"]
+    with rt.db.session() as session:
+        assert app_store.get_delivery(session, "d-failed").status == "queued"  # marked for the retry
+    # Queued a moment ago: its job may still be on the way. Queued for long: lost.
+    assert executor.lost_deliveries(rt, now + dt.timedelta(minutes=1)) == []
+    assert executor.lost_deliveries(rt, now + dt.timedelta(minutes=20)) == ["d-failed"]
+    # Too old to retry any more (a delivery that fails for good is not retried forever).
+    assert executor.lost_deliveries(rt, now + dt.timedelta(hours=7)) == []
+    rt_queue = rt.queue
+    rt_queue.enqueue_delivery("d-failed")
+    assert deliveries(app)["d-failed"] == "done" and len(fake_github.state.check_runs) == 1
