@@ -43,10 +43,15 @@ per pair (drift hits them all alike), one after the other, never at the same tim
 
 Usage::
 
-    python evaluation/peers.py --quick                  # A/A, +2 %, -2 %, +10 % (< 15 min)
-    python evaluation/peers.py                          # 3 A/A + ±1, 2, 5, 10 %
+    python evaluation/peers.py --quick        # A/A, +2 %, -2 %, +10 %: ~50 min, pyperf --rigorous ~12 min a pair
+    python evaluation/peers.py --quick --tools perfgate asv pytest-benchmark  # without pyperf: ~5 min
+    python evaluation/peers.py                # 3 A/A + ±1, 2, 5, 10 % (+ ±2 % twice)
     python evaluation/peers.py --log run.jsonl          # append each pair's record; rerun resumes
+    python evaluation/peers.py --report --log run.jsonl # the table of a log, nothing run
+    python evaluation/peers.py --tools perfgate asv pytest-benchmark --stop-after 1200 --log run.jsonl
     PERFGATE_MEASURE=1 PERFGATE_CPUS=1 taskset -c 1 python evaluation/peers.py  # all tools on CPU 1
+
+Figures and how they were made: evaluation/RESULTS_peers.md (raw log: RESULTS_peers.jsonl).
 
 All tools get ``OMP_NUM_THREADS=1`` and the CPUs the script is started on (``taskset``);
 perfgate's workers are pinned by ``PERFGATE_CPUS``.
@@ -359,7 +364,9 @@ def summarise(records: list[dict]) -> dict:
     """Per variant: A/A false-verdict rate, detection and wrong-direction rates per |size|, wall.
 
     Detection at size s pools +s (verdict ``regression``) and −s (``improvement``); for the
-    regression-only variants it counts +s only. Wrong direction: the opposite verdict.
+    regression-only variants it counts +s only. Wrong direction: the opposite verdict (for those
+    variants, a regression called on a −s pair). ``sizes[s]`` = (hits, detection comparisons,
+    wrong, all comparisons).
     """
     out = {}
     sizes = sorted({abs(r["change"]) for r in records if r["change"] is not None})
@@ -371,16 +378,18 @@ def summarise(records: list[dict]) -> dict:
         row = {"pairs": len(ran), "aa_n": len(aa), "aa_false": sum(v != "none" for v in aa),
                "wall": statistics.median(r["wall"][tool] for r in ran), "sizes": {}}
         for s in sizes:
-            hits = wrong = n = 0
+            hits = n_det = wrong = n = 0
             for r in ran:
-                if r["change"] is None or abs(r["change"]) != s or (variant in REGRESSION_ONLY and r["change"] < 0):
+                if r["change"] is None or abs(r["change"]) != s:
                     continue
                 want, other = ("regression", "improvement") if r["change"] > 0 else ("improvement", "regression")
+                counts = not (variant in REGRESSION_ONLY and r["change"] < 0)
                 for v in r["verdicts"][variant].values():
                     n += 1
-                    hits += v == want
                     wrong += v == other
-            row["sizes"][s] = (hits, wrong, n)
+                    n_det += counts
+                    hits += counts and v == want
+            row["sizes"][s] = (hits, n_det, wrong, n)
         out[variant] = row
     return out
 
@@ -395,13 +404,14 @@ def render(summary: dict, records: list[dict]) -> str:
                                                                                     "median wall per pair"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for variant, row in summary.items():
-        wrong = sum(w for _, w, _ in row["sizes"].values())
-        n = sum(n for _, _, n in row["sizes"].values())
+        wrong = sum(w for _, _, w, _ in row["sizes"].values())
+        n = sum(n for _, _, _, n in row["sizes"].values())
         cells = [variant, str(row["pairs"]), _rate(row["aa_false"], row["aa_n"])]
-        cells += [_rate(h, n_) + ("¹" if variant in REGRESSION_ONLY else "") for h, _, n_ in row["sizes"].values()]
+        cells += [_rate(h, n_) + ("¹" if variant in REGRESSION_ONLY else "") for h, n_, _, _ in row["sizes"].values()]
         cells += [_rate(wrong, n), f"{row['wall']:.0f} s"]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "¹ regression-only rule: + changes only.", "",
+    lines += ["", "¹ regression-only rule: detection counts + changes only; a regression called on a − "
+              "change counts as wrong direction.", "",
               f"{len(records)} pairs ({', '.join(r['spec'] for r in records)}), 3 workloads each; a "
               "comparison is one workload of one pair. Wall: the whole base-vs-head run of the tool "
               "for one pair (3 workloads), median over pairs; asv's two factors and the pytest-benchmark "
@@ -411,7 +421,7 @@ def render(summary: dict, records: list[dict]) -> str:
 
 def final_line(summary: dict) -> str:
     def det(variant: str, s: float = 0.02) -> str:
-        h, _, n = summary.get(variant, {"sizes": {}})["sizes"].get(s, (0, 0, 0))
+        h, n, _, _ = summary.get(variant, {"sizes": {}})["sizes"].get(s, (0, 0, 0, 0))
         return f"{h / n:.2f}" if n else "nan"
     pg = summary["perfgate"]
     aa = f"{pg['aa_false'] / pg['aa_n']:.3f}" if pg["aa_n"] else "nan"
@@ -426,12 +436,15 @@ def main() -> int:
     ap.add_argument("--pairs", nargs="*", help="pair specs: aa, +0.02, -0.05, ... (default: the full set)")
     ap.add_argument("--pyperf", default="--rigorous",
                     help="pyperf runner flags (default --rigorous; e.g. '--fast' or '' for its default)")
+    ap.add_argument("--stop-after", type=float, default=0, metavar="SECONDS",
+                    help="start no new pair after this many seconds (the log keeps what finished)")
     ap.add_argument("--report", action="store_true", help="run nothing: print the table of the pairs in --log")
     ap.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS), help="tools to run (default: all)")
     ap.add_argument("--log", default="", help="JSON lines: each finished pair is appended; pairs already there are "
                     "skipped (resume)")
     args = ap.parse_args()
     specs = args.pairs or (QUICK_PAIRS if args.quick else FULL_PAIRS)
+    started = time.monotonic()
     records = []
     log = Path(args.log) if args.log else None
     if log and log.exists():
@@ -444,6 +457,9 @@ def main() -> int:
         for i, spec in enumerate([] if args.report else specs):
             if done.count(spec) > specs[:i].count(spec):  # this occurrence of spec is in the log already
                 continue
+            if args.stop_after and time.monotonic() - started > args.stop_after:
+                print(f"--stop-after {args.stop_after:g} s reached: {len(specs) - i} pair(s) not run", flush=True)
+                break
             print(f"pair {i + 1}/{len(specs)}: {spec}", flush=True)
             rec = run_pair(tmp, len(records), spec, args.tools, args.pyperf.split(), home)
             records.append(rec)
