@@ -43,7 +43,7 @@ per pair (drift hits them all alike), one after the other, never at the same tim
 
 Usage::
 
-    python evaluation/peers.py --quick        # A/A, +2 %, -2 %, +10 %: ~50 min, pyperf --rigorous ~12 min a pair
+    python evaluation/peers.py --quick        # A/A, +2 %, -2 %, +10 %, pyperf --fast (the full run: --rigorous)
     python evaluation/peers.py --quick --tools perfgate asv pytest-benchmark  # without pyperf: ~5 min
     python evaluation/peers.py                # 3 A/A + ±1, 2, 5, 10 % (+ ±2 % twice)
     python evaluation/peers.py --log run.jsonl          # append each pair's record; rerun resumes
@@ -434,8 +434,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help=f"pairs {', '.join(QUICK_PAIRS)} only")
     ap.add_argument("--pairs", nargs="*", help="pair specs: aa, +0.02, -0.05, ... (default: the full set)")
-    ap.add_argument("--pyperf", default="--rigorous",
-                    help="pyperf runner flags (default --rigorous; e.g. '--fast' or '' for its default)")
+    ap.add_argument("--pyperf", default=None,
+                    help="pyperf runner flags (default --rigorous, with --quick --fast; '' for pyperf's default)")
     ap.add_argument("--stop-after", type=float, default=0, metavar="SECONDS",
                     help="start no new pair after this many seconds (the log keeps what finished)")
     ap.add_argument("--report", action="store_true", help="run nothing: print the table of the pairs in --log")
@@ -444,6 +444,8 @@ def main() -> int:
                     "skipped (resume)")
     args = ap.parse_args()
     specs = args.pairs or (QUICK_PAIRS if args.quick else FULL_PAIRS)
+    if args.pyperf is None:  # --rigorous costs ~12 min a pair here (40 processes importing torch per side)
+        args.pyperf = "--fast" if args.quick else "--rigorous"
     started = time.monotonic()
     records = []
     log = Path(args.log) if args.log else None
