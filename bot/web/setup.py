@@ -114,8 +114,11 @@ def setup_callback():
     except ValueError as exc:
         return _page(502, error=str(exc))
     home.mkdir(parents=True, exist_ok=True)
-    _write_private(home / KEY_FILE, pem)
-    _write_private(home / ENV_FILE, env_text)
+    try:
+        _write_private(home / KEY_FILE, pem)
+        _write_private(home / ENV_FILE, env_text)
+    except FileExistsError:  # a second callback raced this one: the first one's files stay
+        return _page(done=True)
     registered = {"name": answer.get("name") or answer.get("slug") or "perfgate", "id": answer.get("id"),
                   "oauth": "GITHUB_CLIENT_ID" in env_text,
                   "install_url": f"{cfg['github_url']}/apps/{quote(str(answer.get('slug') or ''), safe='')}"
