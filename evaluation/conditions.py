@@ -26,7 +26,6 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from runner.cli.main import main as perfgate  # noqa: E402
+
+from gitrepo import git  # noqa: E402 - the evaluation folder is on sys.path
 
 CONV = '''import torch
 
@@ -67,22 +68,17 @@ def bench_gelu(device):
 '''
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=eval", "-c", "user.email=eval@example.invalid",
-                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
-
-
 def make_repo(path: Path, base_text: str, head_text: str) -> Path:
     (path / "benchmarks").mkdir(parents=True)
     (path / "benchmarks" / "bench_t.py").write_text(base_text)
-    _git(path, "init", "-q", "-b", "base")
-    _git(path, "add", "-A")
-    _git(path, "commit", "-q", "-m", "base")
-    _git(path, "checkout", "-q", "-b", "head")
+    git(path, "init", "-q", "-b", "base")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "base")
+    git(path, "checkout", "-q", "-b", "head")
     (path / "benchmarks" / "bench_t.py").write_text(head_text)
     (path / "README.md").write_text("head\n")
-    _git(path, "add", "-A")
-    _git(path, "commit", "-q", "-m", "head")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "head")
     return path
 
 

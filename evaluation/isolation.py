@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 MODEL = '''import torch
@@ -68,23 +70,18 @@ def bench_b_loss(device):
 '''
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=eval", "-c", "user.email=eval@example.invalid",
-                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
-
-
 def make_repo(path: Path) -> Path:
     """Base computes full logits in the inference branch; head only the last row."""
     path.mkdir(parents=True)
     (path / "benchmarks").mkdir()
     (path / "benchmarks" / "bench_model.py").write_text(BENCH)
     (path / "model.py").write_text(MODEL + "\nFULL = True\n")
-    _git(path, "init", "-q", "-b", "base")
-    _git(path, "add", "-A")
-    _git(path, "commit", "-q", "-m", "base")
-    _git(path, "checkout", "-q", "-b", "head")
+    git(path, "init", "-q", "-b", "base")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "base")
+    git(path, "checkout", "-q", "-b", "head")
     (path / "model.py").write_text(MODEL + "\nFULL = False\n")
-    _git(path, "commit", "-q", "-am", "inference: compute the last position's logits only")
+    git(path, "commit", "-q", "-am", "inference: compute the last position's logits only")
     return path
 
 

@@ -70,6 +70,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from gitrepo import git  # the evaluation folder is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 WORKLOADS = ("cpu_mm", "mem_add", "py_loop")
@@ -138,11 +140,6 @@ PYTEST_SUITE = "import peerwork\n" + "".join(
     f"\n\ndef test_{w}(benchmark):\n    benchmark(peerwork.{w}())\n" for w in WORKLOADS)
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=eval", "-c", "user.email=eval@example.invalid",
-                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout
-
-
 def head_count(change: float) -> int:
     """Head's COUNT for a relative change of work (``0.02`` → 102, ``-0.05`` → 95)."""
     return round(BASE_COUNT * (1 + change))
@@ -165,16 +162,16 @@ def make_repo(path: Path, change: float | None, asv_dir: Path) -> dict[str, str]
     for name, text in files.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
-    _git(path, "init", "-q", "-b", "base")
-    _git(path, "add", "-A")
-    _git(path, "commit", "-q", "-m", "base")
-    _git(path, "checkout", "-q", "-b", "head")
+    git(path, "init", "-q", "-b", "base")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "base")
+    git(path, "checkout", "-q", "-b", "head")
     (path / "README.md").write_text("head\n")
     if change is not None:
         n = head_count(change)
         (path / "peerwork.py").write_text(PEERWORK.format(cpu=n, mem=n, py=n))
-    _git(path, "commit", "-q", "-am", f"head: {'A/A' if change is None else f'{change:+.0%} work'}")
-    return {side: _git(path, "rev-parse", side).strip() for side in ("base", "head")}
+    git(path, "commit", "-q", "-am", f"head: {'A/A' if change is None else f'{change:+.0%} work'}")
+    return {side: git(path, "rev-parse", side).strip() for side in ("base", "head")}
 
 
 # --- parsers: each tool's output → {workload: "regression" | "improvement" | "none"} -------------
@@ -340,7 +337,7 @@ def run_pair(tmp: Path, index: int, spec: str, tools: list[str], pyperf_args: li
     worktrees = {}
     for side in ("base", "head"):
         worktrees[side] = d / f"wt-{side}"
-        _git(d / "repo", "worktree", "add", "-q", "--detach", str(worktrees[side]), sha[side])
+        git(d / "repo", "worktree", "add", "-q", "--detach", str(worktrees[side]), sha[side])
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.pop("PYTHONPATH", None)
     order = tools[index % len(tools):] + tools[:index % len(tools)]

@@ -29,6 +29,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PROJECTS = {
@@ -41,11 +43,6 @@ PROJECTS = {
 }
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=eval", "-c", "user.email=eval@example.invalid",
-                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
-
-
 def fetch(requirement: str, into: Path) -> Path:
     """The sdist of ``requirement`` unpacked under ``into`` as a one-commit git repository."""
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
@@ -54,9 +51,9 @@ def fetch(requirement: str, into: Path) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")
     (repo,) = [p for p in into.iterdir() if p.is_dir()]
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "sdist")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sdist")
     return repo
 
 

@@ -40,12 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 from runner.cli.main import main as perfgate  # noqa: E402
 
+from gitrepo import git  # noqa: E402 - the evaluation folder is on sys.path
+
 SIZES = [0.01, 0.02, 0.05, 0.10]
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=eval", "-c", "user.email=eval@example.invalid",
-                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
 
 
 def _counts(k: int) -> list[int]:
@@ -73,15 +70,15 @@ def make_repo(path: Path, k: int, slowdown: float) -> Path:
     (path / "benchmarks" / "bench_work.py").write_text("\n".join(bench))
     (path / "worklib.py").write_text(lib(1.0))
     (path / "README.md").write_text("base\n")
-    _git(path, "init", "-q", "-b", "base")
-    _git(path, "add", "-A")
-    _git(path, "commit", "-q", "-m", "base")
-    _git(path, "checkout", "-q", "-b", "head")
+    git(path, "init", "-q", "-b", "base")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "base")
+    git(path, "checkout", "-q", "-b", "head")
     (path / "README.md").write_text("head\n")
     if slowdown:
         (path / "worklib.py").write_text(lib(1.0 + slowdown))
-    _git(path, "add", "-A")
-    _git(path, "commit", "-q", "-m", f"head: {slowdown:.0%} more work")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", f"head: {slowdown:.0%} more work")
     return path
 
 
