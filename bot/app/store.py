@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -50,8 +50,7 @@ def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_
     row = get_delivery(session, delivery_id)
     if row is None:
         return False
-    received = row.received_at if row.received_at.tzinfo else row.received_at.replace(tzinfo=_dt.timezone.utc)
-    if row.status == "failed" or (row.status == "queued" and received < now - stale_after):
+    if row.status == "failed" or (row.status == "queued" and row.received_at < now - stale_after):
         row.status, row.error, row.finished_at = "queued", None, None
         return True
     return False
@@ -61,15 +60,9 @@ def lost_deliveries(session: Session, now: _dt.datetime, stale_after: _dt.timede
                     within: _dt.timedelta) -> list[str]:
     """Deliveries received within ``within`` whose work was lost (``failed``, or ``queued``
     for longer than ``stale_after``), oldest first: what the periodic sweep enqueues again."""
-    rows = session.scalars(select(Delivery).where(Delivery.status.in_(("failed", "queued")),
-                                                  Delivery.received_at >= now - within)
-                           .order_by(Delivery.received_at, Delivery.id))
-    out = []
-    for row in rows:
-        received = row.received_at if row.received_at.tzinfo else row.received_at.replace(tzinfo=_dt.timezone.utc)
-        if row.status == "failed" or received < now - stale_after:
-            out.append(row.delivery_id)
-    return out
+    lost = or_(Delivery.status == "failed", (Delivery.status == "queued") & (Delivery.received_at < now - stale_after))
+    return list(session.scalars(select(Delivery.delivery_id).where(lost, Delivery.received_at >= now - within)
+                                .order_by(Delivery.received_at, Delivery.id)))
 
 
 def finish_delivery(session: Session, delivery_id: str, status: str, error: str | None = None) -> None:
