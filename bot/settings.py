@@ -30,6 +30,8 @@
 ``PERFGATE_RUN_TIMEOUT``       seconds before a run that never reported back is marked
                                timed out (default 10800 = 3 h)
 ``PERFGATE_ARTIFACT_LIMIT``    largest results artifact downloaded, bytes (default 256 MiB)
+``PERFGATE_GITHUB_TIMEOUT``    whole seconds the worker waits for each answer of
+                               GitHub's API (default 20)
 ``TESTING``                    Flask's TESTING (and GitHub clients without retries)
 =============================  ==========================================================
 
@@ -54,6 +56,7 @@ DEFAULT_SERVER_URL = "https://github.com"
 DEFAULT_WORKFLOW = "perfgate.yml"
 DEFAULT_RUN_TIMEOUT = 3 * 3600.0
 DEFAULT_ARTIFACT_LIMIT = 256 * 1024 * 1024
+DEFAULT_GITHUB_TIMEOUT = 20
 READ_ACCESS_MODES = ("public", "all")
 #: The settings without which there is no GitHub App.
 REQUIRED = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET")
@@ -71,7 +74,7 @@ class Settings:
     slash, or None; ``read_access``: ``public`` or ``all``; ``api_url``/``github_url``: GitHub's
     REST base and web address (the only host the pages and comments link to from stored
     data); ``oauth_*``/``session_secret``: signing in with GitHub; ``app_id`` ...
-    ``artifact_limit``: the GitHub App (``app_id`` None: no App configured). Secrets are left
+    ``github_timeout``: the GitHub App (``app_id`` None: no App configured). Secrets are left
     out of ``repr``.
     """
 
@@ -92,6 +95,7 @@ class Settings:
     workflow: str = DEFAULT_WORKFLOW
     run_timeout: float = DEFAULT_RUN_TIMEOUT
     artifact_limit: int = DEFAULT_ARTIFACT_LIMIT
+    github_timeout: int = DEFAULT_GITHUB_TIMEOUT
 
     @property
     def oauth(self) -> bool:
@@ -177,7 +181,8 @@ def _app_settings(source: Mapping[str, str]) -> dict:
         raise UserError(f"PERFGATE_WORKFLOW must be a workflow file name like perfgate.yml, got {workflow!r}")
     return dict(app_id=app_id, private_key=key, webhook_secret=secret, queue_url=queue_url, workflow=workflow,
                 run_timeout=_positive(source, "PERFGATE_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT),
-                artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)))
+                artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)),
+                github_timeout=_whole_seconds(source, "PERFGATE_GITHUB_TIMEOUT", DEFAULT_GITHUB_TIMEOUT))
 
 
 def server_url(source: Mapping[str, str]) -> str:
@@ -206,6 +211,14 @@ def github_web_url(api_url: str | None) -> str:
     elif host.lower().startswith("api.") and host.lower().endswith(".ghe.com"):  # GitHub Enterprise Cloud with data residency
         host = host[4:]
     return f"{parts.scheme}://{host}"
+
+
+def _whole_seconds(source: Mapping[str, str], name: str, default: int) -> int:
+    """A positive whole number of seconds (PyGithub takes its time-out as an int)."""
+    value = _positive(source, name, default)
+    if value != int(value):
+        raise UserError(f"{name} must be a whole number of seconds, got {source.get(name)!r}")
+    return int(value)
 
 
 def _positive(source: Mapping[str, str], name: str, default: float) -> float:

@@ -103,6 +103,8 @@ class Gateway:
         # lazy: objects are built from URLs without a GET until an attribute needs one.
         options = {"timeout": 20, "lazy": True, **(client_options or {})}
         self.api_url = api_url.rstrip("/")
+        #: seconds to wait for each answer (the REST calls and the artifact download)
+        self.timeout = options["timeout"]
         self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key), base_url=self.api_url,
                                               **options)
         self._bot_login: str | None = None
@@ -154,8 +156,9 @@ class InstallationClient:
             raise
 
     def pull(self, repo: str, number: int) -> PullInfo:
-        pr = _wrap(f"read pull request #{number}", lambda: self._repo(repo).get_pull(number))
-        return pull_from_payload(pr.raw_data)
+        # raw_data inside _wrap: the client is lazy, so reading it is the GET that may fail
+        data = _wrap(f"read pull request #{number}", lambda: self._repo(repo).get_pull(number).raw_data)
+        return pull_from_payload(data)
 
     def config_texts(self, repo: str, ref: str | None = None) -> dict[str, str | None]:
         """The texts of the target's configuration files at ``ref`` (default branch when None),
@@ -304,10 +307,11 @@ class InstallationClient:
         headers = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
                    "X-GitHub-Api-Version": "2022-11-28"}
         try:
-            first = requests.get(url, headers=headers, allow_redirects=False, timeout=30, stream=True)
+            timeout = self._gateway.timeout
+            first = requests.get(url, headers=headers, allow_redirects=False, timeout=timeout, stream=True)
             if first.status_code in (301, 302, 303, 307, 308) and first.headers.get("Location"):
                 first.close()
-                response = requests.get(first.headers["Location"], timeout=60, stream=True)
+                response = requests.get(first.headers["Location"], timeout=timeout, stream=True)
             else:
                 response = first
             with response:

@@ -18,7 +18,8 @@ def build_runtime(settings: Settings, db: Database, *, client_options: dict | No
     Args:
         settings: with the GitHub App configured.
         client_options: extra ``GithubIntegration`` keyword arguments; default: none, or
-            ``TESTING_CLIENT_OPTIONS`` when ``settings.testing``.
+            ``TESTING_CLIENT_OPTIONS`` when ``settings.testing``. Its ``timeout`` wins over
+            ``settings.github_timeout`` (``PERFGATE_GITHUB_TIMEOUT``).
     Raises:
         bot.settings.MissingSetting: the GitHub App is not configured.
         runner.errors.UserError: the queue backend cannot be made (``bot.app.queue.make_huey``).
@@ -26,7 +27,8 @@ def build_runtime(settings: Settings, db: Database, *, client_options: dict | No
     settings.require_app()
     if client_options is None and settings.testing:
         client_options = TESTING_CLIENT_OPTIONS
-    gateway = Gateway(settings.app_id, settings.private_key, settings.api_url, client_options)
+    gateway = Gateway(settings.app_id, settings.private_key, settings.api_url,
+                      {"timeout": settings.github_timeout, **(client_options or {})})
     runtime = Runtime(db=db, settings=settings, client_for=gateway.installation)
     runtime.queue = build_queue(make_huey(settings.queue_url, settings.home), lambda: runtime)
     return runtime

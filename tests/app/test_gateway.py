@@ -74,3 +74,29 @@ def test_dispatch_errors_carry_the_status(gh, client, scene):
         client.dispatch_workflow(P.REPO, "perfgate.yml", "main", {"head-sha": "1" * 40})
     assert info.value.status == 404 and "perfgate.yml" in str(info.value)
     gh.violations.clear()
+
+
+def test_github_timeout_setting_bounds_every_call(github_openapi, app_private_key, tmp_path):
+    """``PERFGATE_GITHUB_TIMEOUT``: a GitHub that holds the answer longer is a GitHubError
+    (status 0) after about that long — REST calls and the artifact download alike."""
+    import time
+
+    from bot.app.runtime import build_runtime
+    from bot.db import open_database
+    from bot.settings import load_settings
+    from tests.fake_github import FakeGitHub, Faults
+
+    with FakeGitHub(github_openapi, faults=Faults(1.0, kinds=("timeout",), hang=4.0)) as slow:
+        slow.state.add_pull(P.REPO, 7, head_sha="1" * 40, base_sha="2" * 40)
+        settings = load_settings({"GITHUB_APP_ID": "12345", "GITHUB_PRIVATE_KEY": app_private_key,
+                                  "GITHUB_WEBHOOK_SECRET": "s", "GITHUB_API_URL": slow.url, "HUEY_URL": "memory://",
+                                  "PERFGATE_HOME": str(tmp_path), "PERFGATE_GITHUB_TIMEOUT": "1"})
+        db = open_database(f"sqlite:///{tmp_path / 'perfgate.db'}")
+        client = build_runtime(settings, db, client_options={"retry": None}).client_for(P.INSTALLATION)
+        for call in (lambda: client.pull(P.REPO, 7),
+                     lambda: client.download(f"{slow.url}/repos/{P.REPO}/actions/artifacts/1/zip", 1000)):
+            started = time.monotonic()
+            with pytest.raises(GitHubError) as info:
+                call()
+            assert info.value.status == 0 and time.monotonic() - started < 3.5
+        db.dispose()

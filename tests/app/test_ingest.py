@@ -110,7 +110,8 @@ def test_settings_from_the_environment(tmp_path):
     s = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
                            "GITHUB_WEBHOOK_SECRET": "s3cret", "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
                            "REDIS_URL": "redis://cache:6379/0", "PERFGATE_PUBLIC_URL": "https://perf.example.com/",
-                           "PERFGATE_RUN_TIMEOUT": "600"})
+                           "PERFGATE_RUN_TIMEOUT": "600", "PERFGATE_GITHUB_TIMEOUT": "5"})
+    assert s.github_timeout == 5
     assert (s.app_id, s.private_key, s.api_url) == ("42", KEY, "https://ghe.example.com/api/v3")
     assert (s.queue_url, s.public_url, s.run_timeout, s.workflow) == ("redis://cache:6379/0", "https://perf.example.com",
                                                                       600.0, "perfgate.yml")
@@ -130,6 +131,10 @@ def test_settings_from_the_environment(tmp_path):
      "PERFGATE_WORKFLOW"),
     ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_RUN_TIMEOUT": "-1"},
      "PERFGATE_RUN_TIMEOUT"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_GITHUB_TIMEOUT": "0"},
+     "PERFGATE_GITHUB_TIMEOUT"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_GITHUB_TIMEOUT": "0.5"},
+     "PERFGATE_GITHUB_TIMEOUT must be a whole number"),
 ])
 def test_bad_settings_name_the_variable(env, fragment):
     with pytest.raises(UserError, match=fragment) as info:

@@ -24,13 +24,17 @@ Shared by the Action's and the App's tests.
   ``ctx.example()``; its answer is completed to and checked against the response schema.
 - App auth: a JWT (``Bearer a.b.c``) is accepted for ``apps/*`` operations only;
   ``apps/create-installation-access-token`` mints a token (registered when tokens are).
+- Faults: ``FakeGitHub(faults=Faults(0.2, seed=1, hang=3))`` answers about a fifth of the
+  valid calls with 502/503, a time-out (held ``hang`` seconds, then carried out) or a secondary
+  rate limit (403, ``Retry-After: 1``); ``Recorded.fault`` says which.
 - Violations (undocumented operation → 404, bad parameter/body → 422) are recorded in
   ``fake_github.violations``; the ``fake_github`` fixture fails the test at teardown if any
   are left (clear them after asserting on purpose).
 """
 
+from .app import Faults
 from .server import FakeGitHub
 from .spec import SpecUnavailable, load_spec, openapi_path
 from .state import GitHubState, Token
 
-__all__ = ["FakeGitHub", "GitHubState", "SpecUnavailable", "Token", "load_spec", "openapi_path"]
+__all__ = ["FakeGitHub", "Faults", "GitHubState", "SpecUnavailable", "Token", "load_spec", "openapi_path"]

@@ -12,11 +12,18 @@ Answers:
 
 Responses of stateful handlers are validated against the response schema too; a mismatch is
 recorded as a violation of the fake itself, so handlers cannot drift from GitHub's shapes.
+
+Faults (off unless ``create_app(faults=Faults(...))``): a fraction of the valid, authorised
+API calls is answered as GitHub answers when it struggles (:class:`Faults`); requests are still
+validated and recorded first, with ``Recorded.fault`` naming what was injected.
 """
 
 from __future__ import annotations
 
 import json
+import random
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -39,6 +46,7 @@ class Recorded:
     operation_id: str | None
     status: int = 0
     token: str | None = None
+    fault: str | None = None
 
 
 @dataclass
@@ -83,6 +91,59 @@ def rewrite_urls(data: Any, base_url: str) -> Any:
 
 def error(status: int, message: str) -> tuple[int, dict]:
     return status, {"message": message, "documentation_url": "https://docs.github.com/rest"}
+
+
+#: GitHub's answer to a secondary rate limit (docs.github.com, "Rate limits for the REST API":
+#: 403 or 429, ``Retry-After`` in seconds, this message; PyGithub's ``GithubRetry`` reads both).
+SECONDARY_RATE_LIMIT = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
+                        "If you reach out to GitHub Support for help, please include the request ID "
+                        "0000:1111:2222:3333:44444444.")
+FAULT_KINDS = ("502", "503", "timeout", "secondary-rate-limit")
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Answer about ``fraction`` (0..1) of the API calls with one of ``kinds``, chosen by a
+    ``random.Random(seed)`` (the same sequence of calls gets the same faults):
+
+    - ``502``/``503``: GitHub's JSON error (``Server Error`` / ``Service Unavailable``),
+      nothing carried out;
+    - ``timeout``: the request is held ``hang`` seconds (set it above the client's time-out),
+      then carried out and answered — the client gave up on a write that happened;
+    - ``secondary-rate-limit``: 403 with ``Retry-After: 1`` and :data:`SECONDARY_RATE_LIMIT`,
+      nothing carried out.
+    """
+
+    fraction: float
+    seed: int = 0
+    hang: float = 30.0
+    kinds: tuple[str, ...] = FAULT_KINDS
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.fraction <= 1 or not self.kinds or set(self.kinds) - set(FAULT_KINDS):
+            raise ValueError(f"faults: fraction in [0, 1] and kinds among {FAULT_KINDS}, got {self}")
+
+
+def _fault_picker(faults: Faults | None) -> Callable[[], str | None]:
+    """A thread-safe ``pick() -> kind or None`` for ``faults``."""
+    if faults is None or faults.fraction == 0:
+        return lambda: None
+    rng, lock = random.Random(faults.seed), threading.Lock()
+
+    def pick() -> str | None:
+        with lock:
+            return rng.choice(faults.kinds) if rng.random() < faults.fraction else None
+    return pick
+
+
+def _fault_answer(kind: str) -> tuple[int, dict, dict]:
+    if kind == "502":
+        return (*error(502, "Server Error"), {})
+    if kind == "503":
+        return (*error(503, "Service Unavailable"), {})
+    return 403, {"message": SECONDARY_RATE_LIMIT, "documentation_url":
+                 "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}, \
+        {"Retry-After": "1"}
 
 
 def _not_found() -> tuple[int, dict]:
@@ -479,10 +540,12 @@ def _oauth_routes(app: Flask, state: GitHubState, records: list[Recorded], viola
 
 
 def create_app(spec: Spec, state: GitHubState, *, records: list[Recorded], violations: list[str],
-               base_url: Callable[[], str], handlers: dict[str, Handler] | None = None) -> Flask:
+               base_url: Callable[[], str], handlers: dict[str, Handler] | None = None,
+               faults: Faults | None = None) -> Flask:
     """The WSGI app. ``records``/``violations`` are appended to; ``handlers`` add or override
-    stateful operations (by operation id) on top of ``HANDLERS``."""
+    stateful operations (by operation id) on top of ``HANDLERS``; ``faults``: see :class:`Faults`."""
     app = Flask("fake_github")
+    pick_fault = _fault_picker(faults)
     table = {**HANDLERS, **(handlers or {})}
     _oauth_routes(app, state, records, violations)
 
@@ -538,6 +601,11 @@ def create_app(spec: Spec, state: GitHubState, *, records: list[Recorded], viola
         if op.operation_id in token.deny or (token.read_only and request.method != "GET"):
             return answer(*error(403, "Resource not accessible by integration"))
 
+        record.fault = pick_fault()
+        if record.fault == "timeout":
+            time.sleep(faults.hang)
+        elif record.fault is not None:
+            return answer(*_fault_answer(record.fault))
         ctx = Ctx(spec, state, op, params, query, body, token, base_url())
         handler = table.get(op.operation_id)
         if handler is None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from werkzeug.serving import WSGIRequestHandler, make_server
 
-from .app import Handler, Recorded, create_app
+from .app import Faults, Handler, Recorded, create_app
 from .spec import Spec, load_spec
 from .state import GitHubState
 
@@ -26,16 +26,19 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class FakeGitHub:
-    """A running fake GitHub API. Scene setting goes through ``state`` (see ``state.py``)."""
+    """A running fake GitHub API. Scene setting goes through ``state`` (see ``state.py``);
+    ``faults``: answer a fraction of the calls with errors, time-outs and rate limits
+    (``app.Faults``; off by default)."""
 
-    def __init__(self, spec: Spec | None = None, *, handlers: dict[str, Handler] | None = None):
+    def __init__(self, spec: Spec | None = None, *, handlers: dict[str, Handler] | None = None,
+                 faults: Faults | None = None):
         self.spec = spec or load_spec()
         self.state = GitHubState()
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
         self._url = ""
         app = create_app(self.spec, self.state, records=self.requests, violations=self.violations,
-                         base_url=lambda: self._url, handlers=handlers)
+                         base_url=lambda: self._url, handlers=handlers, faults=faults)
         self._server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)
         self._url = f"http://127.0.0.1:{self._server.server_port}"
         self._thread: threading.Thread | None = None

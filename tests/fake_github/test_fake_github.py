@@ -3,6 +3,8 @@ PyGithub asks in GitHub's shapes."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import requests
 
@@ -158,3 +160,71 @@ def test_oauth_web_flow_hands_out_one_user_token_per_code(fake_github):
     assert requests.get(f"{fake_github.url}/user", headers=headers, timeout=5).json()["login"] == "alice"
     assert requests.get(f"{fake_github.url}/repos/octo/secret", headers=headers, timeout=5).status_code == 404
     assert requests.get(f"{fake_github.url}/repos/octo/open", headers=headers, timeout=5).status_code == 200
+
+
+# -- faults -------------------------------------------------------------------------------------
+def _faulty(github_openapi, **faults):
+    from tests.fake_github import FakeGitHub, Faults
+
+    gh = FakeGitHub(github_openapi, faults=Faults(**faults)).start()
+    gh.state.add_pull(REPO, 7, head_sha="a" * 40, base_sha="b" * 40)
+    return gh
+
+
+@pytest.mark.parametrize("kind, status, message", [("502", 502, "Server Error"),
+                                                   ("503", 503, "Service Unavailable")])
+def test_fault_mode_server_errors_carry_nothing_out(github_openapi, kind, status, message):
+    gh = _faulty(github_openapi, fraction=1.0, kinds=(kind,))
+    try:
+        response = requests.post(f"{gh.url}/repos/{REPO}/issues/7/comments", json={"body": "hi"}, timeout=5)
+        assert response.status_code == status and response.json()["message"] == message
+        assert gh.state.issue_comments(REPO, 7) == [] and gh.requests[-1].fault == kind
+    finally:
+        gh.stop()
+
+
+def test_fault_mode_secondary_rate_limit_is_what_pygithub_retries(github_openapi):
+    from github.Requester import Requester
+
+    gh = _faulty(github_openapi, fraction=1.0, kinds=("secondary-rate-limit",))
+    try:
+        response = requests.get(f"{gh.url}/repos/{REPO}/pulls/7", timeout=5)
+        assert response.status_code == 403 and response.headers["Retry-After"] == "1"
+        message = response.json()["message"]
+        assert Requester.isRateLimitError(message) and not Requester.isPrimaryRateLimitError(message)
+    finally:
+        gh.stop()
+
+
+def test_fault_mode_time_out_carries_the_write_out_late(github_openapi):
+    gh = _faulty(github_openapi, fraction=1.0, kinds=("timeout",), hang=1.0)
+    try:
+        with pytest.raises(requests.Timeout):
+            requests.post(f"{gh.url}/repos/{REPO}/issues/7/comments", json={"body": "hi"}, timeout=0.2)
+        assert gh.requests[-1].fault == "timeout"
+        for _ in range(50):  # the held request is answered once the hang is over
+            if gh.state.issue_comments(REPO, 7):
+                break
+            time.sleep(0.1)
+        assert [c.body for c in gh.state.issue_comments(REPO, 7)] == ["hi"]
+    finally:
+        gh.stop()
+
+
+def test_fault_mode_hits_about_the_fraction_and_keeps_validating(github_openapi):
+    from tests.fake_github import Faults
+
+    gh = _faulty(github_openapi, fraction=0.3, seed=7, kinds=("502", "503", "secondary-rate-limit"))
+    try:
+        statuses = [requests.get(f"{gh.url}/repos/{REPO}/pulls/7", timeout=5).status_code for _ in range(200)]
+        faulted = sum(s != 200 for s in statuses)
+        assert 40 <= faulted <= 80 and set(statuses) == {200, 403, 502, 503}
+        assert faulted == sum(r.fault is not None for r in gh.requests)
+        bad = requests.post(f"{gh.url}/repos/{REPO}/issues/7/comments", json={"text": "x"}, timeout=5)
+        assert bad.status_code == 422 and gh.violations  # validation comes before any fault
+    finally:
+        gh.stop()
+    with pytest.raises(ValueError):
+        Faults(1.5)
+    with pytest.raises(ValueError):
+        Faults(0.1, kinds=("teapot",))
