@@ -97,6 +97,32 @@ def build_worker(env: Mapping[str, str], client_options: dict | None = None):
     return build_runtime(settings, open_database(settings.database_url), client_options=client_options).queue
 
 
+def main_sweep(args: argparse.Namespace) -> int:
+    """Run the worker's periodic sweeps once, now: enqueue again the deliveries whose work was
+    lost (failed, or ``queued`` for longer than ``--stale-after`` seconds: a killed worker, a
+    wiped queue) for the running consumers, and mark runs that never reported back as timed out.
+    Prints what it did.
+
+    Raises:
+        UserError: a setting is missing or malformed, ``--stale-after`` is not positive, or
+            HUEY_URL is ``memory://`` (exit 2).
+    """
+    import datetime as _dt
+
+    from .app import executor
+
+    if args.stale_after <= 0:
+        raise UserError(f"--stale-after must be a positive number of seconds, got {args.stale_after:g}")
+    queue = build_worker(dict(os.environ))
+    runtime = queue.runtime()
+    lost = executor.lost_deliveries(runtime, stale_after=_dt.timedelta(seconds=args.stale_after))
+    for delivery_id in lost:
+        queue.enqueue_delivery(delivery_id)
+    expired = executor.expire_runs(runtime)
+    print(f"perfgate: {len(lost)} lost deliveries queued again, {len(expired)} runs timed out")
+    return 0
+
+
 def main_worker(args: argparse.Namespace) -> int:
     """Consume the App's jobs until interrupted (Ctrl-C / SIGTERM).
 

@@ -1,5 +1,5 @@
-"""The App's sub-commands of ``perfgate`` (``history``, ``serve``, ``worker``, ``migrate``,
-``app manifest``),
+"""The App's sub-commands of ``perfgate`` (``history``, ``serve``, ``worker``, ``sweep``,
+``migrate``, ``app manifest``),
 plugged into the engine's command line through the ``perfgate.commands`` entry point group.
 
 Imports nothing but argparse: ``perfgate --help`` stays light; each handler imports its module
@@ -50,6 +50,11 @@ def register(sub, parser_class) -> None:
 
     p = sub.add_parser("worker", help="the App's background job consumer")
     p.set_defaults(handler=_lazy("bot.cli", "main_worker"))
+
+    p = sub.add_parser("sweep", help="enqueue lost deliveries again and time out silent runs, once, now")
+    p.add_argument("--stale-after", type=float, default=900, metavar="SECONDS",
+                   help="a delivery queued longer than this lost its job (default: 900)")
+    p.set_defaults(handler=_lazy("bot.cli", "main_sweep"))
 
     p = sub.add_parser("app", help="register the GitHub App: its manifest")
     asub = p.add_subparsers(dest="app_command", metavar="ACTION", parser_class=parser_class)

@@ -397,13 +397,14 @@ _HANDLERS: dict[type, Callable[[Runtime, Any, Any], None]] = {
 SWEEP_STALE, SWEEP_WITHIN = _dt.timedelta(minutes=15), _dt.timedelta(hours=6)
 
 
-def lost_deliveries(rt: Runtime, now=None) -> list[str]:
-    """The deliveries to process again (``bot.app.store.lost_deliveries``), marked ``queued``."""
+def lost_deliveries(rt: Runtime, now=None, stale_after: _dt.timedelta = SWEEP_STALE) -> list[str]:
+    """The deliveries to process again (``bot.app.store.lost_deliveries``: failed, or queued
+    for longer than ``stale_after``), marked ``queued``."""
     now = now or utc_now()
     with rt.db.session() as session, session.begin():
-        found = app_store.lost_deliveries(session, now, SWEEP_STALE, SWEEP_WITHIN)
+        found = app_store.lost_deliveries(session, now, stale_after, SWEEP_WITHIN)
         for delivery_id in found:
-            app_store.retry_delivery(session, delivery_id, now, SWEEP_STALE)
+            app_store.retry_delivery(session, delivery_id, now, stale_after)
     return found
 
 

@@ -38,6 +38,7 @@ class JobQueue:
     process_delivery: Any
     expire_runs: Any
     sweep_deliveries: Any = None
+    runtime: Callable[[], Any] | None = None
 
     def enqueue_delivery(self, delivery_id: str) -> None:
         """Queue the job of one stored delivery (runs at once in immediate mode)."""
@@ -94,4 +95,4 @@ def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
             process_delivery(delivery_id)
         return len(lost)
 
-    return JobQueue(huey, process_delivery, expire_runs, sweep_deliveries)
+    return JobQueue(huey, process_delivery, expire_runs, sweep_deliveries, runtime)

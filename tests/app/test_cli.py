@@ -140,3 +140,34 @@ def test_perfgate_serve_without_credentials_serves_the_app_registration(tmp_path
         proc.terminate()
         proc.wait(timeout=10)
     assert b"/setup to register the App" in proc.stdout.read()
+
+
+def test_perfgate_sweep_queues_lost_work_for_the_running_consumers(app_env, tmp_path, fake_github, monkeypatch, capsys):
+    """A delivery whose worker died (queued, its job gone) is queued again by ``perfgate sweep``
+    once it is older than ``--stale-after``; a fresh one is left to its job."""
+    import datetime as dt
+
+    from bot import create_app
+    from bot.app import store as app_store
+    from bot.cli import build_worker
+
+    env = dict(app_env, HUEY_URL=f"sqlite:///{tmp_path / 'queue.db'}")
+    web = create_app(env)
+    fake_github.state.add_pull(P.REPO, 7, head_sha="1" * 40, base_sha="2" * 40, labels=["performance"])
+    fake_github.state.set_permission(P.REPO, "maintainer", "admin")
+    deliver(web.test_client(), P.pull_request("labeled", head_sha="1" * 40, base_sha="2" * 40), delivery="d-old")
+    deliver(web.test_client(), P.pull_request("labeled", head_sha="1" * 40, base_sha="2" * 40), delivery="d-new")
+    worker = build_worker(env, client_options=CLIENT_OPTIONS)
+    worker.huey.flush()  # the queue lost both jobs (a wiped Redis, a killed consumer)
+    with web.extensions["perfgate"]["db"].session() as session, session.begin():
+        app_store.get_delivery(session, "d-old").received_at -= dt.timedelta(minutes=5)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["sweep", "--stale-after", "120"]) == 0
+    assert "1 lost deliveries queued again" in capsys.readouterr().out
+    assert worker.huey.pending_count() == 1
+    worker.huey.execute(worker.huey.dequeue())
+    assert deliveries(web) == {"d-old": "done", "d-new": "queued"}
+    assert len(fake_github.state.dispatches) == 1
+    assert main(["sweep", "--stale-after", "0"]) == 2
+    web.extensions["perfgate"]["db"].dispose()
