@@ -47,6 +47,7 @@ class Recorded:
     status: int = 0
     token: str | None = None
     fault: str | None = None
+    at: float = field(default_factory=time.time)  # when it arrived (epoch seconds)
 
 
 @dataclass
