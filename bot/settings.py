@@ -30,6 +30,8 @@
 ``PERFGATE_RUN_TIMEOUT``       seconds before a run that never reported back is marked
                                timed out (default 10800 = 3 h)
 ``PERFGATE_ARTIFACT_LIMIT``    largest results artifact downloaded, bytes (default 256 MiB)
+``PERFGATE_DELIVERY_RETENTION`` seconds a delivery whose work ended is kept (default 604800 =
+                               7 days: longer than GitHub keeps deliveries for "Redeliver")
 ``TESTING``                    Flask's TESTING (and GitHub clients without retries)
 =============================  ==========================================================
 
@@ -54,6 +56,7 @@ DEFAULT_SERVER_URL = "https://github.com"
 DEFAULT_WORKFLOW = "perfgate.yml"
 DEFAULT_RUN_TIMEOUT = 3 * 3600.0
 DEFAULT_ARTIFACT_LIMIT = 256 * 1024 * 1024
+DEFAULT_DELIVERY_RETENTION = 7 * 86400.0
 READ_ACCESS_MODES = ("public", "all")
 #: The settings without which there is no GitHub App.
 REQUIRED = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET")
@@ -92,6 +95,7 @@ class Settings:
     workflow: str = DEFAULT_WORKFLOW
     run_timeout: float = DEFAULT_RUN_TIMEOUT
     artifact_limit: int = DEFAULT_ARTIFACT_LIMIT
+    delivery_retention: float = DEFAULT_DELIVERY_RETENTION
 
     @property
     def oauth(self) -> bool:
@@ -177,7 +181,8 @@ def _app_settings(source: Mapping[str, str]) -> dict:
         raise UserError(f"PERFGATE_WORKFLOW must be a workflow file name like perfgate.yml, got {workflow!r}")
     return dict(app_id=app_id, private_key=key, webhook_secret=secret, queue_url=queue_url, workflow=workflow,
                 run_timeout=_positive(source, "PERFGATE_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT),
-                artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)))
+                artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)),
+                delivery_retention=_positive(source, "PERFGATE_DELIVERY_RETENTION", DEFAULT_DELIVERY_RETENTION))
 
 
 def server_url(source: Mapping[str, str]) -> str:
