@@ -52,6 +52,7 @@ from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgres
 from .events import Event
 from .facts import ConcludedRun, FactRequest, Facts, may_command
 from .gateway import GitHubError, InstallationClient
+from .queue import RETRIES
 from .tables import ACTIVE_STATES, Run
 
 log = logging.getLogger("perfgate.bot")
@@ -91,11 +92,18 @@ class Busy(Exception):
 @dataclass(frozen=True)
 class Step:
     """Which action of which delivery is being carried out; ``resume``: the job stopped at this
-    action before (it may be partly done)."""
+    action before (it may be partly done); ``attempt``: the job's attempt (1 = first)."""
 
     delivery_id: str
     index: int
     resume: bool = False
+    attempt: int = 1
+
+    @property
+    def last_try(self) -> bool:
+        """The job's last attempt (Huey's retries used up): a transient GitHub error is
+        reported now instead of retried."""
+        return self.attempt > RETRIES
 
 
 _STEP: contextvars.ContextVar[Step | None] = contextvars.ContextVar("perfgate_step", default=None)
@@ -130,7 +138,7 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
             row = app_store.get_delivery(session, delivery_id)
             if row.status in ("done", "ignored"):
                 return []  # a second job for the same delivery (the sweep, a redelivery): done already
-            row.attempts = (row.attempts or 0) + 1
+            row.attempts = attempt = (row.attempts or 0) + 1
             plan, done = (row.plan or {}).get("actions"), row.step or 0
         try:
             client = rt.client_for(event.installation_id) if event.installation_id else None
@@ -145,7 +153,7 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
                 actions, resume_at = [decode(a) for a in plan], done
                 log.info("delivery %s: resuming at step %d of %d", delivery_id, done + 1, len(actions))
             for index in range(done, len(actions)):
-                token = _STEP.set(Step(delivery_id, index, resume=index == resume_at))
+                token = _STEP.set(Step(delivery_id, index, resume=index == resume_at, attempt=attempt))
                 try:
                     execute(rt, client, actions[index])
                 finally:
@@ -426,8 +434,8 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
                 ref = spec.workflow_ref or client.default_branch(spec.repository)
                 dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, dispatch_inputs(spec))
             except GitHubError as exc:
-                if exc.transient:  # it may have gone through: the retry looks for the run first
-                    raise
+                if exc.transient and not (step and step.last_try):
+                    raise  # it may have gone through: the retry looks for the run first
                 log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
                 _carry_out(rt, client, conclude.dispatch_failed(spec, check_id, workflow=rt.settings.workflow,
                                                                 error=str(exc)))
@@ -455,26 +463,32 @@ def _cancel_run(rt: Runtime, client: InstallationClient, a: CancelRun) -> None:
 
 
 def _accept(rt: Runtime, client: InstallationClient, a: AcceptRegression) -> None:
+    step = _STEP.get()
     with rt.db.session() as session, session.begin():
+        # A resumed step may have stored its accepts before it stopped: never twice.
+        known = {(x["pr_number"], x["sha"], x["benchmark"], x["user"], x["reason"])
+                 for x in history_store.accepts_of(session, a.repository)} if step and step.resume else set()
         for benchmark in a.benchmarks:
-            history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,
-                                        benchmark=benchmark, reason=a.reason)
+            if (a.pr_number, a.sha, benchmark, a.user, a.reason) not in known:
+                history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,
+                                            benchmark=benchmark, reason=a.reason)
         run = app_store.latest_concluded_run(session, a.repository, a.pr_number)
     if run is not None and run.result_id is not None:
         _conclude(rt, client, run, workflow_url=run.workflow_run_url)
 
 
 def _mark_in_progress(rt: Runtime, client: InstallationClient, a: MarkInProgress) -> None:
-    with rt.db.session() as session, session.begin():
+    with rt.db.session() as session:
         run = app_store.get_run(session, a.key)
         if run is None or run.status != "queued":
             return
-        workflow_url = rt.github_link(a.workflow_url)
-        app_store.update_run(session, a.key, status="in_progress", workflow_run_url=workflow_url or run.workflow_run_url)
-        check_id, repo = run.check_run_id, run.repository
-    if check_id:
-        client.update_check_run(repo, check_id, status="in_progress", title="Benchmarking on a GPU runner",
+    workflow_url = rt.github_link(a.workflow_url)
+    if run.check_run_id:  # GitHub first: a retry finds the run still queued and does both
+        client.update_check_run(run.repository, run.check_run_id, status="in_progress",
+                                title="Benchmarking on a GPU runner",
                                 summary=f"The workflow run started: {workflow_url or 'see the Actions tab'}.")
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, a.key, status="in_progress", workflow_run_url=workflow_url or run.workflow_run_url)
 
 
 def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
@@ -496,6 +510,9 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
                              pr_number=run.pr_number, github_url=rt.settings.github_url,
                              workflow_url=workflow_url, details_url=rt.details_url(run.key) or workflow_url)
     except GitHubError as exc:
+        step = _STEP.get()
+        if exc.transient and not (step and step.last_try):
+            raise  # GitHub may answer the retry: the results may well be there
         log.warning("run %s: no results: %s", run.key, exc.detail)
         _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, md_text(str(exc)))
         return

@@ -29,6 +29,8 @@ from .flow import complete, deliver, deliveries, sticky, upload
 HEAD, BASE = "1" * 40, "2" * 40
 #: operation id → how many of its next answers to lose (the call is carried out, then 502)
 LOSE: dict[str, int] = {}
+#: operation id → the status it answers instead of doing anything (GitHub down for it)
+DOWN: dict[str, int] = {}
 
 
 @pytest.fixture
@@ -39,6 +41,8 @@ def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose a
 
     def losing(operation_id: str):
         def handler(ctx):
+            if operation_id in DOWN:
+                return error(DOWN[operation_id], "Server Error")
             answer = (base.get(operation_id) or HANDLERS[operation_id])(ctx)
             if LOSE.get(operation_id):
                 LOSE[operation_id] -= 1
@@ -46,7 +50,8 @@ def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose a
             return answer
         return handler
 
-    lossy = ("checks/create", "actions/create-workflow-dispatch", "issues/create-comment")
+    lossy = ("checks/create", "actions/create-workflow-dispatch", "issues/create-comment", "checks/update",
+             "actions/list-workflow-run-artifacts")
     with FakeGitHub(github_openapi, handlers={**base, **{op: losing(op) for op in lossy}}) as gh:
         gh.state.add_repo("octo/demo")
         gh.state.add_token("ghs_nobody")
@@ -55,6 +60,7 @@ def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose a
         yield gh
         gh.assert_no_violations()
     LOSE.clear()
+    DOWN.clear()
 
 
 def _label():
@@ -109,6 +115,21 @@ def test_a_dispatch_that_did_not_go_through_is_sent_on_the_retry(app, client, fa
     assert deliveries(app)["d-1"] == "done"
 
 
+def test_a_dispatch_github_never_answers_is_reported_after_the_last_retry(app, client, fake_github):
+    from bot.app.queue import RETRIES
+
+    DOWN["actions/create-workflow-dispatch"] = 503
+    deliver(client, _label(), delivery="d-1")
+    (check,) = fake_github.state.check_runs.values()
+    for _ in range(RETRIES - 1):
+        assert check["status"] == "queued"
+        with pytest.raises(Exception):
+            _retry(app, "d-1")
+    _retry(app, "d-1")  # the last attempt: reported, not retried
+    assert check["conclusion"] == "failure" and deliveries(app)["d-1"] == "done"
+    assert fake_github.state.dispatches == [] and "Could not start" in check["output"]["title"]
+
+
 def test_a_missing_workflow_fails_the_run_at_once(app, client, fake_github, scene):
     scene.failures["actions/create-workflow-dispatch"] = 404  # definite: not worth a retry
     deliver(client, _label(), delivery="d-1")
@@ -153,6 +174,40 @@ def test_a_second_job_of_a_finished_delivery_does_nothing(app, client, fake_gith
     assert deliveries(app)["d-1"] == "done"
     assert _retry(app, "d-1") == []  # the sweep and the original job both ran it
     assert len(fake_github.state.dispatches) == 1 and len(fake_github.state.check_runs) == 1
+
+
+def test_results_github_could_not_list_are_fetched_on_the_retry_not_reported_missing(app, client, fake_github, scene):
+    deliver(client, _label())
+    (dispatch,) = fake_github.state.dispatches
+    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    DOWN["actions/list-workflow-run-artifacts"] = 503
+    complete(fake_github, client, dispatch)
+    (check,) = fake_github.state.check_runs.values()
+    assert check["status"] != "completed"  # not "no results": GitHub did not answer
+    (failed,) = [d for d, status in deliveries(app).items() if status == "failed"]
+    del DOWN["actions/list-workflow-run-artifacts"]
+    _retry(app, failed)
+    assert check["conclusion"] == "success" and "bench_add" in sticky(fake_github).body
+
+
+def test_results_stored_before_the_job_stopped_are_concluded_without_a_second_download(app, client, fake_github,
+                                                                                      scene):
+    deliver(client, _label())
+    (dispatch,) = fake_github.state.dispatches
+    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    DOWN["checks/update"] = 503  # stored, then concluding on GitHub fails
+    complete(fake_github, client, dispatch)
+    (failed,) = [d for d, status in deliveries(app).items() if status == "failed"]
+    del DOWN["checks/update"]
+    scene.artifacts.clear()  # a second download would find nothing
+    _retry(app, failed)
+    (check,) = fake_github.state.check_runs.values()
+    assert check["conclusion"] == "success"
+    from sqlalchemy import func, select
+
+    from bot.history.tables import Result
+    with _runtime(app).db.session() as session:
+        assert session.scalar(select(func.count(Result.id))) == 1
 
 
 # -- one job per PR at a time --------------------------------------------------------------------
