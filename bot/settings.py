@@ -30,6 +30,8 @@
 ``PERFGATE_RUN_TIMEOUT``       seconds before a run that never reported back is marked
                                timed out (default 10800 = 3 h)
 ``PERFGATE_ARTIFACT_LIMIT``    largest results artifact downloaded, bytes (default 256 MiB)
+``PERFGATE_DELIVERY_RETENTION`` seconds a delivery whose work ended is kept (default 604800 =
+                               7 days: longer than GitHub keeps deliveries for "Redeliver")
 ``PERFGATE_GITHUB_TIMEOUT``    whole seconds the worker waits for each answer of
                                GitHub's API (default 20)
 ``TESTING``                    Flask's TESTING (and GitHub clients without retries)
@@ -56,6 +58,7 @@ DEFAULT_SERVER_URL = "https://github.com"
 DEFAULT_WORKFLOW = "perfgate.yml"
 DEFAULT_RUN_TIMEOUT = 3 * 3600.0
 DEFAULT_ARTIFACT_LIMIT = 256 * 1024 * 1024
+DEFAULT_DELIVERY_RETENTION = 7 * 86400.0
 DEFAULT_GITHUB_TIMEOUT = 20
 READ_ACCESS_MODES = ("public", "all")
 #: The settings without which there is no GitHub App.
@@ -95,6 +98,7 @@ class Settings:
     workflow: str = DEFAULT_WORKFLOW
     run_timeout: float = DEFAULT_RUN_TIMEOUT
     artifact_limit: int = DEFAULT_ARTIFACT_LIMIT
+    delivery_retention: float = DEFAULT_DELIVERY_RETENTION
     github_timeout: int = DEFAULT_GITHUB_TIMEOUT
 
     @property
@@ -182,7 +186,8 @@ def _app_settings(source: Mapping[str, str]) -> dict:
     return dict(app_id=app_id, private_key=key, webhook_secret=secret, queue_url=queue_url, workflow=workflow,
                 run_timeout=_positive(source, "PERFGATE_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT),
                 artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)),
-                github_timeout=_whole_seconds(source, "PERFGATE_GITHUB_TIMEOUT", DEFAULT_GITHUB_TIMEOUT))
+                github_timeout=_whole_seconds(source, "PERFGATE_GITHUB_TIMEOUT", DEFAULT_GITHUB_TIMEOUT),
+                delivery_retention=_positive(source, "PERFGATE_DELIVERY_RETENTION", DEFAULT_DELIVERY_RETENTION))
 
 
 def server_url(source: Mapping[str, str]) -> str:

@@ -138,7 +138,8 @@ def _github_main(conn, fraction: float, seed: int, hang: float) -> None:
             if r.operation_id == "checks/create":
                 what = ("check run", body.get("external_id"))
             elif r.operation_id == "issues/create-comment":
-                what = ("comment", r.path, hashlib.sha1(str(body.get("body")).encode()).hexdigest()[:12])
+                text = str(body.get("body"))
+                what = ("comment", r.path, hashlib.sha1(text.encode()).hexdigest()[:8], repr(text[:60]))
             elif r.operation_id == "actions/create-workflow-dispatch":
                 what = ("dispatch", (body.get("inputs") or {}).get("run-id"))
             else:

@@ -10,6 +10,8 @@ is decided by ``bot.app.conclude`` as lists of the primitive actions here.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,6 +200,60 @@ class Ingest:
 Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
           | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
           | Ingest)
+
+
+_ENCODED = {cls.__name__: cls for cls in (RunSpec, *Action.__args__)}
+
+
+def encode(action: Action) -> dict[str, Any]:
+    """``action`` as JSON-safe data, losslessly: ``{"$type": "StartRun", ...fields}``; tuples
+    and datetimes tagged (``{"$tuple": [...]}``, ``{"$datetime": ISO 8601}``). The delivery's
+    stored plan (``bot.app.tables.Delivery.plan``) is a list of these."""
+    return _encode(action)
+
+
+def decode(data: dict[str, Any]) -> Action:
+    """The action :func:`encode` made ``data`` from.
+
+    Raises:
+        ValueError: ``data`` names no known action.
+    """
+    value = _decode(data)
+    if not isinstance(value, Action.__args__):
+        raise ValueError(f"not an action: {str(data)[:200]}")
+    return value
+
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"$type": type(value).__name__,
+                **{f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, _dt.datetime):
+        return {"$datetime": value.isoformat()}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$tuple" in value:
+        return tuple(_decode(v) for v in value["$tuple"])
+    if "$datetime" in value:
+        return _dt.datetime.fromisoformat(value["$datetime"])
+    if "$type" in value:
+        cls = _ENCODED.get(value["$type"])
+        if cls is None:
+            raise ValueError(f"unknown action type {value['$type']!r}")
+        return cls(**{k: _decode(v) for k, v in value.items() if k != "$type"})
+    return {k: _decode(v) for k, v in value.items()}
 
 
 def dispatch_inputs(spec: RunSpec) -> dict[str, str]:

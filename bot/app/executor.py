@@ -3,19 +3,35 @@
 actions carried out against the database and GitHub; plus result ingestion and the
 time-out sweep.
 
-Runs in the Huey consumer (``perfgate worker``), never in the webhook request. Every step is
-idempotent so a Huey retry of the same delivery does not double anything: runs are keyed
-(``StartRun`` skips a known key), the sticky comment is edited in place, reactions are
-idempotent on GitHub's side.
+Runs in the Huey consumer (``perfgate worker``), never in the webhook request. At-least-once
+work with effects done once:
+
+- *Jobs of one PR run one at a time*: a job holds a lease on its PR (``app_locks``, renewed
+  while it runs, so a killed worker's lease runs out in :data:`LOCK_TTL`); a job that finds the
+  PR busy raises :class:`Busy` and the queue runs it again shortly.
+- *A retry resumes where the job stopped*: the decided actions are stored with the delivery
+  before the first is carried out, and the count of those done after each; a retried job
+  carries out the rest of that plan instead of deciding again on facts its own first steps
+  changed. The action at which it stopped is carried out *resuming*: one that creates
+  something on GitHub first looks for what it may have created (the check run by its
+  ``external_id``, the workflow run by its name ``perfgate <run-id>``, a reply by its hidden
+  mark), so nothing is posted or dispatched twice.
+- The rest is idempotent by itself: the sticky comment is found by its marker and edited,
+  reactions are idempotent on GitHub's side, cancelling a finished workflow run is not an
+  error, a run with stored results is concluded without downloading them again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as _dt
-
+import hashlib
 import logging
+import threading
+import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from runner.config import Config
 from runner.config import from_texts as config_from_texts
@@ -32,13 +48,15 @@ from . import access, conclude, handlers, ingest, messages
 from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpdateCheckRun,
-                      UpdateRun, UpsertComment, dispatch_inputs)
+                      UpdateRun, UpsertComment, decode, dispatch_inputs, encode)
 from .events import Event
 from .facts import ConcludedRun, FactRequest, Facts, may_command
 from .gateway import GitHubError, InstallationClient
-from .tables import Run
+from .queue import RETRIES
+from .tables import ACTIVE_STATES, Run
 
 log = logging.getLogger("perfgate.bot")
+
 
 @dataclass
 class Runtime:
@@ -62,11 +80,43 @@ class Runtime:
 
 
 # -- entry points -------------------------------------------------------------------------------
-def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
-    """Process one stored delivery. Returns the actions carried out (for logs and tests).
+#: A job's lease on its PR, renewed every :data:`LOCK_RENEW` seconds while it runs: a killed
+#: worker holds up the PR's next jobs for at most this long.
+LOCK_TTL, LOCK_RENEW = _dt.timedelta(seconds=60), 20.0
 
-    A failure is recorded on the delivery (``failed`` + the error) and re-raised, so Huey
-    may retry the job; decisions already carried out are skipped on the retry.
+
+class Busy(Exception):
+    """Another job holds the lease of this job's PR (``name``); run this one again shortly."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """Which action of which delivery is being carried out; ``resume``: the job stopped at this
+    action before (it may be partly done); ``attempt``: the job's attempt (1 = first)."""
+
+    delivery_id: str
+    index: int
+    resume: bool = False
+    attempt: int = 1
+
+    @property
+    def last_try(self) -> bool:
+        """The job's last attempt (Huey's retries used up): a transient GitHub error is
+        reported now instead of retried."""
+        return self.attempt > RETRIES
+
+
+_STEP: contextvars.ContextVar[Step | None] = contextvars.ContextVar("perfgate_step", default=None)
+
+
+def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
+    """Process one stored delivery under its PR's lease (see the module docstring). Returns
+    the actions carried out (for logs and tests); none when another job finished it already.
+
+    Raises:
+        Busy: another job holds the PR's lease (nothing was done; run this job again).
+        Exception: whatever an action raised; the failure is recorded on the delivery
+            (``failed`` + the error) so Huey may retry the job, which resumes at that action.
     """
     with rt.db.session() as session:
         row = app_store.get_delivery(session, delivery_id)
@@ -79,18 +129,95 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
         _finish(rt, delivery_id, "ignored")
         return []
     try:
-        client = rt.client_for(event.installation_id) if event.installation_id else None
-        facts = fetch_facts(rt, client, event, handlers.facts_for(event))
-        actions = handlers.decide(event, facts)
-        if actions and client is None and any(not isinstance(a, SaveInstallation) for a in actions):
-            raise UserError(f"{event.name} delivery without an installation id")
-        for action in actions:
-            execute(rt, client, action)
-    except Exception as exc:
+        request = handlers.facts_for(event)
+    except Exception as exc:  # a payload the handler cannot read
         _finish(rt, delivery_id, "failed", f"{type(exc).__name__}: {exc}")
         raise
-    _finish(rt, delivery_id, "done")
+    with lease(rt, _lock_name(rt, event, request)):
+        with rt.db.session() as session, session.begin():
+            row = app_store.get_delivery(session, delivery_id)
+            if row.status in ("done", "ignored"):
+                return []  # a second job for the same delivery (the sweep, a redelivery): done already
+            row.attempts = attempt = (row.attempts or 0) + 1
+            plan, done = (row.plan or {}).get("actions"), row.step or 0
+        try:
+            client = rt.client_for(event.installation_id) if event.installation_id else None
+            if plan is None:
+                actions = handlers.decide(event, fetch_facts(rt, client, event, request))
+                if actions and client is None and any(not isinstance(a, SaveInstallation) for a in actions):
+                    raise UserError(f"{event.name} delivery without an installation id")
+                with rt.db.session() as session, session.begin():
+                    app_store.save_plan(session, delivery_id, [encode(a) for a in actions])
+                resume_at, done = None, 0
+            else:
+                actions, resume_at = [decode(a) for a in plan], done
+                log.info("delivery %s: resuming at step %d of %d", delivery_id, done + 1, len(actions))
+            for index in range(done, len(actions)):
+                token = _STEP.set(Step(delivery_id, index, resume=index == resume_at, attempt=attempt))
+                try:
+                    execute(rt, client, actions[index])
+                finally:
+                    _STEP.reset(token)
+                with rt.db.session() as session, session.begin():
+                    app_store.advance(session, delivery_id, index + 1)
+        except Exception as exc:
+            _finish(rt, delivery_id, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        _finish(rt, delivery_id, "done")
     return actions
+
+
+@contextlib.contextmanager
+def lease(rt: Runtime, name: str) -> Iterator[None]:
+    """Hold the lease on ``name`` (``bot.app.store.acquire_lock``) while the block runs,
+    renewing it from a thread every :data:`LOCK_RENEW` seconds.
+
+    Raises:
+        Busy: another holder's lease on ``name`` runs.
+    """
+    holder = uuid.uuid4().hex
+    with rt.db.session() as session, session.begin():
+        if not app_store.acquire_lock(session, name, holder, utc_now(), LOCK_TTL):
+            raise Busy(name)
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(LOCK_RENEW):
+            try:
+                with rt.db.session() as session, session.begin():
+                    if not app_store.acquire_lock(session, name, holder, utc_now(), LOCK_TTL):
+                        log.warning("lease %s was taken over while its job still ran", name)
+                        return
+            except Exception:  # noqa: BLE001 - the database is away for a moment: try again
+                log.warning("could not renew the lease %s", name, exc_info=True)
+
+    thread = threading.Thread(target=renew, name=f"lease {name}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        with rt.db.session() as session, session.begin():
+            app_store.release_lock(session, name, holder)
+
+
+def _lock_name(rt: Runtime, event: Event, request: FactRequest) -> str:
+    """The lease a delivery's job takes: its PR (``owner/repo#N``: from the payload, else from
+    the stored run the event is about), else its repository."""
+    repo = event.repository or "-"
+    number = request.pr_number
+    if number is None:
+        with rt.db.session() as session:
+            key = request.run_key or (request.keyed_runs[0] if request.keyed_runs else None)
+            row = app_store.get_run(session, key) if key else None
+            if row is None and request.workflow_run_id is not None:
+                row = app_store.run_for_workflow(session, repo, request.workflow_run_id) or (
+                    app_store.get_run(session, request.dispatched_key) if request.dispatched_key else None)
+            if row is None and request.head_sha:
+                row = next(iter(reversed(app_store.runs_at_head(session, repo, request.head_sha))), None)
+            number = row.pr_number if row is not None and row.repository == repo else None
+    return f"{repo}#{number}" if number is not None else repo
 
 
 def _remember_visibility(rt: Runtime, event: Event) -> None:
@@ -234,7 +361,22 @@ def _upsert_comment(rt: Runtime, client: InstallationClient, a: UpsertComment) -
 
 
 def _reply(rt: Runtime, client: InstallationClient, a: Reply) -> None:
-    client.reply(a.repository, a.pr_number, a.body)
+    _post_reply(client, a.repository, a.pr_number, a.body)
+
+
+def _post_reply(client: InstallationClient, repo: str, number: int, body: str) -> None:
+    """Post a new comment, once: within a delivery's job it carries a hidden mark of the
+    delivery and step, and a resumed step first looks for a comment with that mark."""
+    step = _STEP.get()
+    if step is None:
+        client.reply(repo, number, body)
+        return
+    digest = hashlib.sha256(step.delivery_id.encode("utf-8", "replace")).hexdigest()[:20]
+    mark = f"<!-- perfgate-reply {digest}/{step.index} -->"
+    if step.resume and client.find_reply(repo, number, mark) is not None:
+        log.info("%s#%s: the reply of step %d was posted before; not again", repo, number, step.index + 1)
+        return
+    client.reply(repo, number, f"{body}\n\n{mark}")
 
 
 def _react(rt: Runtime, client: InstallationClient, a: React) -> None:
@@ -247,36 +389,62 @@ def _react(rt: Runtime, client: InstallationClient, a: React) -> None:
 def _reply_history(rt: Runtime, client: InstallationClient, a: ReplyHistory) -> None:
     with rt.db.session() as session:
         body = history_store.history_reply_markdown(session, a.repository, a.benchmark, rt.settings.public_url)
-    client.reply(a.repository, a.pr_number, body)
+    _post_reply(client, a.repository, a.pr_number, body)
 
 
 def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
+    """Store the run, open its check run, dispatch its workflow, announce it — each step
+    recorded on the run, so a resumed job (``Step.resume``) does only the steps left."""
     spec = a.spec
+    step = _STEP.get()
     with rt.db.session() as session, session.begin():
-        if app_store.insert_run(session, spec) is None:
-            log.info("run %s exists; not starting it again", spec.key)
-            return
-    details = rt.details_url(spec.key)
-    try:
-        check_id = client.create_check_run(spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha,
-                                           external_id=spec.key, details_url=details, **conclude.queued_check_run(spec))
-    except GitHubError:
-        # Nothing happened on GitHub yet: forget the run so a retry of this job starts it afresh.
-        with rt.db.session() as session, session.begin():
-            app_store.delete_run(session, spec.key)
-        raise
-    with rt.db.session() as session, session.begin():
-        app_store.update_run(session, spec.key, check_run_id=check_id)
-    try:
-        ref = spec.workflow_ref or client.default_branch(spec.repository)
-        dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, dispatch_inputs(spec))
-    except GitHubError as exc:
-        log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
-        _carry_out(rt, client, conclude.dispatch_failed(spec, check_id, workflow=rt.settings.workflow, error=str(exc)))
+        row = app_store.insert_run(session, spec)
+        created = row is not None
+        row = row or app_store.get_run(session, spec.key)
+        status, check_id, started, dispatched_at = row.status, row.check_run_id, row.dispatch_started_at, \
+            row.dispatched_at
+    if not created and not (step and step.resume):
+        log.info("run %s exists; not starting it again", spec.key)
         return
-    workflow_url = rt.github_link(dispatched.html_url)
-    with rt.db.session() as session, session.begin():
-        app_store.update_run(session, spec.key, workflow_run_id=dispatched.run_id, workflow_run_url=workflow_url)
+    if status not in ACTIVE_STATES:
+        return
+    details = rt.details_url(spec.key)
+    if check_id is None:
+        try:
+            check_id = None if created else client.find_check_run(
+                spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha, external_id=spec.key)
+            if check_id is None:
+                check_id = client.create_check_run(spec.repository, name=messages.CHECK_NAME, head_sha=spec.head_sha,
+                                                   external_id=spec.key, details_url=details,
+                                                   **conclude.queued_check_run(spec))
+        except GitHubError as exc:
+            if not exc.transient:  # refused: nothing is on GitHub; the retry starts the run afresh
+                with rt.db.session() as session, session.begin():
+                    app_store.delete_run(session, spec.key)
+            raise  # else it may exist: the resumed step looks for it first
+        with rt.db.session() as session, session.begin():
+            app_store.update_run(session, spec.key, check_run_id=check_id)
+    if dispatched_at is None:
+        dispatched = client.find_dispatched(spec.repository, rt.settings.workflow, f"perfgate {spec.key}") \
+            if started is not None else None
+        if dispatched is None:
+            with rt.db.session() as session, session.begin():
+                app_store.update_run(session, spec.key, dispatch_started_at=utc_now())
+            try:
+                ref = spec.workflow_ref or client.default_branch(spec.repository)
+                dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, dispatch_inputs(spec))
+            except GitHubError as exc:
+                if exc.transient and not (step and step.last_try):
+                    raise  # it may have gone through: the retry looks for the run first
+                log.warning("run %s: dispatch failed: %s", spec.key, exc.detail)
+                _carry_out(rt, client, conclude.dispatch_failed(spec, check_id, workflow=rt.settings.workflow,
+                                                                error=str(exc)))
+                return
+        with rt.db.session() as session, session.begin():
+            app_store.update_run(session, spec.key, dispatched_at=utc_now(), workflow_run_id=dispatched.run_id,
+                                 workflow_run_url=rt.github_link(dispatched.html_url))
+    with rt.db.session() as session:
+        workflow_url = app_store.get_run(session, spec.key).workflow_run_url
     _carry_out(rt, client, conclude.dispatched(spec, details_url=details, workflow_url=workflow_url))
 
 
@@ -295,26 +463,32 @@ def _cancel_run(rt: Runtime, client: InstallationClient, a: CancelRun) -> None:
 
 
 def _accept(rt: Runtime, client: InstallationClient, a: AcceptRegression) -> None:
+    step = _STEP.get()
     with rt.db.session() as session, session.begin():
+        # A resumed step may have stored its accepts before it stopped: never twice.
+        known = {(x["pr_number"], x["sha"], x["benchmark"], x["user"], x["reason"])
+                 for x in history_store.accepts_of(session, a.repository)} if step and step.resume else set()
         for benchmark in a.benchmarks:
-            history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,
-                                        benchmark=benchmark, reason=a.reason)
+            if (a.pr_number, a.sha, benchmark, a.user, a.reason) not in known:
+                history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,
+                                            benchmark=benchmark, reason=a.reason)
         run = app_store.latest_concluded_run(session, a.repository, a.pr_number)
     if run is not None and run.result_id is not None:
         _conclude(rt, client, run, workflow_url=run.workflow_run_url)
 
 
 def _mark_in_progress(rt: Runtime, client: InstallationClient, a: MarkInProgress) -> None:
-    with rt.db.session() as session, session.begin():
+    with rt.db.session() as session:
         run = app_store.get_run(session, a.key)
         if run is None or run.status != "queued":
             return
-        workflow_url = rt.github_link(a.workflow_url)
-        app_store.update_run(session, a.key, status="in_progress", workflow_run_url=workflow_url or run.workflow_run_url)
-        check_id, repo = run.check_run_id, run.repository
-    if check_id:
-        client.update_check_run(repo, check_id, status="in_progress", title="Benchmarking on a GPU runner",
+    workflow_url = rt.github_link(a.workflow_url)
+    if run.check_run_id:  # GitHub first: a retry finds the run still queued and does both
+        client.update_check_run(run.repository, run.check_run_id, status="in_progress",
+                                title="Benchmarking on a GPU runner",
                                 summary=f"The workflow run started: {workflow_url or 'see the Actions tab'}.")
+    with rt.db.session() as session, session.begin():
+        app_store.update_run(session, a.key, status="in_progress", workflow_run_url=workflow_url or run.workflow_run_url)
 
 
 def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
@@ -324,7 +498,10 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
         return
     workflow_url = rt.github_link(a.workflow_url)
     with rt.db.session() as session, session.begin():
-        app_store.update_run(session, a.key, workflow_run_url=workflow_url or run.workflow_run_url)
+        run = app_store.update_run(session, a.key, workflow_run_url=workflow_url or run.workflow_run_url)
+    if run.result_id is not None:  # stored before the job stopped: conclude, do not download again
+        _conclude(rt, client, run, workflow_url=workflow_url)
+        return
     try:
         artifact = ingest.results_artifact(client.artifacts(run.repository, a.workflow_run_id), run.key,
                                            rt.settings.artifact_limit)
@@ -333,6 +510,9 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
                              pr_number=run.pr_number, github_url=rt.settings.github_url,
                              workflow_url=workflow_url, details_url=rt.details_url(run.key) or workflow_url)
     except GitHubError as exc:
+        step = _STEP.get()
+        if exc.transient and not (step and step.last_try):
+            raise  # GitHub may answer the retry: the results may well be there
         log.warning("run %s: no results: %s", run.key, exc.detail)
         _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, md_text(str(exc)))
         return
@@ -408,23 +588,48 @@ def lost_deliveries(rt: Runtime, now=None, stale_after: _dt.timedelta = SWEEP_ST
     return found
 
 
+def forget_deliveries(rt: Runtime, now=None) -> int:
+    """Delete the deliveries received more than ``PERFGATE_DELIVERY_RETENTION`` ago whose work
+    ended (``bot.app.store.delete_old_deliveries``). Returns how many."""
+    now = now or utc_now()
+    with rt.db.session() as session, session.begin():
+        return app_store.delete_old_deliveries(session, now - _dt.timedelta(seconds=rt.settings.delivery_retention))
+
+
 def expire_runs(rt: Runtime, now=None) -> list[str]:
     """Mark runs that never reported back within ``PERFGATE_RUN_TIMEOUT`` as timed out (check
-    run ``timed_out``, comment updated). Returns their keys."""
+    run ``timed_out``, comment updated). Returns their keys.
+
+    Each run is re-read under its PR's lease (the jobs that conclude runs hold it too), so a run
+    concluded in the meantime is left as it is; a run whose PR is busy waits for the next sweep.
+    """
     now = now or utc_now()
     with rt.db.session() as session:
-        stale = app_store.expired(app_store.active_runs(session), now, rt.settings.run_timeout)
+        stale = [(run.key, run.repository, run.pr_number)
+                 for run in app_store.expired(app_store.active_runs(session), now, rt.settings.run_timeout)]
     done = []
-    for run in stale:
-        actions = conclude.timed_out(app_store.run_info(run), timeout_hours=rt.settings.run_timeout / 3600,
-                                     workflow_url=rt.github_link(run.workflow_run_url))
-        on_github = [a for a in actions if not isinstance(a, UpdateRun)]
+    for key, repository, number in stale:
         try:
-            client = rt.client_for(run.installation_id) if run.installation_id else None
-            if client is not None:
-                _carry_out(rt, client, on_github)
-        except GitHubError as exc:
-            log.warning("run %s: could not report the time-out: %s", run.key, exc.detail)
-        _carry_out(rt, None, [a for a in actions if isinstance(a, UpdateRun)])
-        done.append(run.key)
+            with lease(rt, f"{repository}#{number}" if number is not None else repository):
+                with rt.db.session() as session:
+                    run = app_store.get_run(session, key)
+                if run is None or run.status not in ACTIVE_STATES:
+                    continue
+                _time_out(rt, run)
+        except Busy:
+            continue
+        done.append(key)
     return done
+
+
+def _time_out(rt: Runtime, run: Run) -> None:
+    actions = conclude.timed_out(app_store.run_info(run), timeout_hours=rt.settings.run_timeout / 3600,
+                                 workflow_url=rt.github_link(run.workflow_run_url))
+    on_github = [a for a in actions if not isinstance(a, UpdateRun)]
+    try:
+        client = rt.client_for(run.installation_id) if run.installation_id else None
+        if client is not None:
+            _carry_out(rt, client, on_github)
+    except GitHubError as exc:
+        log.warning("run %s: could not report the time-out: %s", run.key, exc.detail)
+    _carry_out(rt, None, [a for a in actions if isinstance(a, UpdateRun)])

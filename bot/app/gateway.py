@@ -41,6 +41,13 @@ class GitHubError(Exception):
         self.status = status
         self.detail = detail or message
 
+    @property
+    def transient(self) -> bool:
+        """No answer, a server error, or a rate limit (429, or 403 "secondary rate limit"):
+        the call may have had its effect, or may succeed later — retry, never conclude."""
+        return self.status == 0 or self.status >= 500 or self.status == 429 or (
+            self.status == 403 and "rate limit" in self.detail.lower())
+
 
 _QUERY = re.compile(r"\?[^\s'\"<>()]+")
 
@@ -198,6 +205,16 @@ class InstallationClient:
         run = _wrap("create the check run", lambda: self._repo(repo).create_check_run(name, head_sha, **kwargs))
         return int(run.id)
 
+    def find_check_run(self, repo: str, *, name: str, head_sha: str, external_id: str) -> int | None:
+        """The id of the check run ``name`` on ``head_sha`` created with ``external_id``, or None:
+        how a resumed run learns that its check run was created before the job stopped."""
+        def run() -> int | None:
+            for check in self._repo(repo).get_commit(head_sha).get_check_runs(check_name=name):
+                if check.external_id == external_id:
+                    return int(check.id)
+            return None
+        return _wrap("look for the check run", run)
+
     def update_check_run(self, repo: str, check_run_id: int, *, status: str | None = None,
                          conclusion: str | None = None, title: str | None = None, summary: str | None = None,
                          text: str | None = None, details_url: str | None = None,
@@ -241,16 +258,25 @@ class InstallationClient:
             return int(issue.create_comment(body).id)
         return _wrap(f"write the perfgate comment on #{number}", run)
 
-    def _ours(self, issue: Any) -> Iterator[Any]:
+    def _ours(self, issue: Any, mark: str = MARKER, *, start: bool = True) -> Iterator[Any]:
+        """This App's comments on ``issue`` whose body starts with (``start``) or contains ``mark``."""
         login = self._gateway.bot_login
         for comment in issue.get_comments():
-            user = comment.user
-            if (comment.body or "").startswith(MARKER) and user is not None and (
+            user, body = comment.user, comment.body or ""
+            if (body.startswith(mark) if start else mark in body) and user is not None and (
                     user.login == login or (login is None and user.type == "Bot")):
                 yield comment
 
     def reply(self, repo: str, number: int, body: str) -> int:
         return _wrap(f"comment on #{number}", lambda: int(self._repo(repo).get_issue(number).create_comment(body).id))
+
+    def find_reply(self, repo: str, number: int, mark: str) -> int | None:
+        """The id of this App's comment on #``number`` whose body contains ``mark``, or None: how
+        a resumed job learns that its reply was posted before it stopped."""
+        def run() -> int | None:
+            found = next(self._ours(self._repo(repo).get_issue(number), mark, start=False), None)
+            return int(found.id) if found is not None else None
+        return _wrap(f"look for a reply on #{number}", run)
 
     def react(self, repo: str, number: int, comment_id: int, content: str) -> None:
         _wrap("add a reaction",
@@ -276,6 +302,20 @@ class InstallationClient:
                 return Dispatched(None, None)
             return Dispatched(int(result.id), result.html_url)
         return _wrap(f"dispatch {workflow}", run)
+
+    def find_dispatched(self, repo: str, workflow: str, title: str, limit: int = 100) -> Dispatched | None:
+        """The newest ``workflow_dispatch`` run of ``workflow`` named ``title`` (its
+        ``display_title``: the workflow's ``run-name``, ``perfgate <run-id>``) among the newest
+        ``limit``, or None: how a resumed run learns that its dispatch went through before the
+        job stopped."""
+        def run() -> Dispatched | None:
+            for i, found in enumerate(self._repo(repo).get_workflow(workflow).get_runs(event="workflow_dispatch")):
+                if i >= limit:
+                    break
+                if getattr(found, "display_title", None) == title:
+                    return Dispatched(int(found.id), found.html_url)
+            return None
+        return _wrap(f"look for the run of {workflow}", run)
 
     def cancel_workflow_run(self, repo: str, run_id: int) -> None:
         """Cancel a workflow run; 409 (already finished) is not an error."""

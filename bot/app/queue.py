@@ -9,9 +9,11 @@ Backends (``HUEY_URL`` / ``REDIS_URL``):
 - ``memory://``: in-process and *immediate* (jobs run inside ``enqueue``): tests only.
 
 Tasks are registered per queue (no module-level Huey): ``process_delivery(delivery_id)``
-(retried twice, 30 s apart), ``expire_runs`` every 5 minutes and ``sweep_deliveries`` every 10
+(retried twice, 30 s apart; run again after :data:`BUSY_DELAY` when another job of the same PR
+holds its lease), ``expire_runs`` every 5 minutes and ``sweep_deliveries`` every 10
 (deliveries whose work was lost — failed, or queued for 15 minutes — are processed again;
-``bot.app.executor.lost_deliveries``). The runtime they need
+``bot.app.executor.lost_deliveries``), ``forget_deliveries`` once a day (retention:
+``PERFGATE_DELIVERY_RETENTION``). The runtime they need
 (database, GitHub gateway) is built lazily, once per process, by ``runtime_factory``.
 """
 
@@ -30,6 +32,10 @@ log = logging.getLogger("perfgate.bot")
 
 #: Job retries and the pause between them (seconds): GitHub hiccups are usually short.
 RETRIES, RETRY_DELAY = 2, 30
+
+#: Seconds before a job that found its PR busy (``bot.app.executor.Busy``) runs again; it does
+#: not count as a retry.
+BUSY_DELAY = 2
 
 
 @dataclass
@@ -82,7 +88,11 @@ def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
 
     @huey.task(retries=RETRIES, retry_delay=RETRY_DELAY, name="perfgate.process_delivery")
     def process_delivery(delivery_id: str) -> int:
-        return len(executor.handle_delivery(runtime(), delivery_id))
+        try:
+            return len(executor.handle_delivery(runtime(), delivery_id))
+        except executor.Busy:  # another job of the same PR runs: this one goes after it
+            process_delivery.schedule((delivery_id,), delay=BUSY_DELAY)
+            return 0
 
     @huey.periodic_task(crontab(minute="*/5"), name="perfgate.expire_runs")
     def expire_runs() -> int:
@@ -94,5 +104,9 @@ def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
         for delivery_id in lost:
             process_delivery(delivery_id)
         return len(lost)
+
+    @huey.periodic_task(crontab(minute="17", hour="3"), name="perfgate.forget_deliveries")
+    def forget_deliveries() -> int:
+        return executor.forget_deliveries(runtime())
 
     return JobQueue(huey, process_delivery, expire_runs, sweep_deliveries, runtime)

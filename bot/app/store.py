@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -16,7 +16,7 @@ from ..db import utc_now
 from .actions import RunSpec
 from .events import Event
 from .facts import RunInfo
-from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Refusal, Run
+from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Lock, Refusal, Run
 
 
 # -- deliveries ---------------------------------------------------------------------------------
@@ -69,6 +69,48 @@ def finish_delivery(session: Session, delivery_id: str, status: str, error: str 
     row = get_delivery(session, delivery_id)
     if row is not None:
         row.status, row.error, row.finished_at = status, (error or None) and error[:2000], utc_now()
+
+
+def save_plan(session: Session, delivery_id: str, plan: list[dict[str, Any]]) -> None:
+    """Store the encoded actions decided for a delivery (``bot.app.actions.encode``), none done."""
+    row = get_delivery(session, delivery_id)
+    row.plan, row.step = {"actions": plan}, 0
+
+
+def advance(session: Session, delivery_id: str, step: int) -> None:
+    """Record that the first ``step`` actions of the delivery's plan are done."""
+    session.execute(update(Delivery).where(Delivery.delivery_id == delivery_id).values(step=step))
+
+
+def delete_old_deliveries(session: Session, before: _dt.datetime) -> int:
+    """Forget deliveries received before ``before`` whose work ended (done or ignored), and
+    failed ones as old (the sweep stopped retrying them long ago). Returns how many."""
+    result = session.execute(delete(Delivery).where(Delivery.received_at < before,
+                                                    Delivery.status.in_(("done", "ignored", "failed"))))
+    return result.rowcount or 0
+
+
+# -- locks ---------------------------------------------------------------------------------------
+def acquire_lock(session: Session, name: str, holder: str, now: _dt.datetime, ttl: _dt.timedelta) -> bool:
+    """Take (or renew) the lease on ``name`` for ``holder`` until ``now + ttl``. True when
+    ``holder`` has it; False while another holder's lease runs. Atomic on SQLite and
+    PostgreSQL: a conditional UPDATE, else an INSERT that the primary key lets only one win."""
+    taken = session.execute(update(Lock).where(Lock.name == name, or_(Lock.holder == holder, Lock.expires_at < now))
+                            .values(holder=holder, expires_at=now + ttl))
+    if taken.rowcount:
+        return True
+    try:
+        with session.begin_nested():
+            session.add(Lock(name=name, holder=holder, expires_at=now + ttl))
+            session.flush()
+    except IntegrityError:
+        return False
+    return True
+
+
+def release_lock(session: Session, name: str, holder: str) -> None:
+    """Give the lease on ``name`` back (only ``holder``'s own)."""
+    session.execute(delete(Lock).where(Lock.name == name, Lock.holder == holder))
 
 
 # -- installations ------------------------------------------------------------------------------

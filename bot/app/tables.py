@@ -9,12 +9,14 @@
 - ``app_runs``: one benchmark run the App dispatched; ``key`` (deterministic, see
   ``bot.app.facts.run_key``) is the public run id: check run ``external_id``, the workflow's
   ``run-id`` input, the artifact name suffix, and the run page URL.
+- ``app_locks``: per-PR leases that serialise the jobs of one PR.
 - ``app_commands``: the last command acted on per comment (edited comments re-run only if it
   changed); ``app_refusals``: who was told once that they may not command perfgate.
 
 GitHub ids (comments, check runs, workflow runs) exceed 2**31: BigInteger.
 Schema changes go through ``bot/migrations`` (revision ``0002_app`` created these;
-``0003_authority`` added ``app_pulls.head_seen_at``).
+``0003_authority`` added ``app_pulls.head_seen_at``; ``0004_steps`` the delivery's plan and
+step, the run's dispatch marks and ``app_locks``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,11 @@ class Installation(Base):
 
 
 class Delivery(Base):
-    """``status``: queued | done | ignored | failed (``error`` says why)."""
+    """``status``: queued | done | ignored | failed (``error`` says why).
+
+    ``plan``: ``{"actions": [...]}``, the actions decided for it (``bot.app.actions.encode``),
+    stored before the first is carried out; ``step``: how many of them are done. A retry carries
+    out the rest of the stored plan instead of deciding again (``bot.app.executor``)."""
 
     __tablename__ = "app_deliveries"
 
@@ -59,6 +65,9 @@ class Delivery(Base):
     error: Mapped[Optional[str]] = mapped_column(Text)
     received_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
     finished_at: Mapped[Optional[_dt.datetime]] = mapped_column()
+    plan: Mapped[Optional[dict[str, Any]]] = mapped_column()
+    step: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class AppPull(Base):
@@ -106,9 +115,23 @@ class Run(Base):
     workflow_run_id: Mapped[Optional[int]] = mapped_column(BigInteger, index=True)
     workflow_run_url: Mapped[Optional[str]] = mapped_column(String(500))
     result_id: Mapped[Optional[int]] = mapped_column(ForeignKey("results.id", ondelete="SET NULL"))
+    dispatch_started_at: Mapped[Optional[_dt.datetime]] = mapped_column()  # the dispatch call was made
+    dispatched_at: Mapped[Optional[_dt.datetime]] = mapped_column()  # and GitHub accepted it
     created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
     updated_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
     completed_at: Mapped[Optional[_dt.datetime]] = mapped_column()
+
+
+class Lock(Base):
+    """A lease on ``name`` (a PR: ``owner/repo#N``, else ``owner/repo``) held by one job until
+    ``expires_at`` (renewed while it runs): jobs of one PR never run at the same time, and a
+    killed worker's lease runs out (``bot.app.store.acquire_lock``)."""
+
+    __tablename__ = "app_locks"
+
+    name: Mapped[str] = mapped_column(String(250), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[_dt.datetime] = mapped_column()
 
 
 class CommandSeen(Base):

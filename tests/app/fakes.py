@@ -91,6 +91,19 @@ def handlers(scene: AppScene) -> dict:
             return error(404, "Not Found")
         return 200, _run_json(ctx, run["id"])
 
+    def list_runs(ctx: Ctx):
+        """A workflow's dispatched runs, newest first, named as the App's workflow names them
+        (``run-name: perfgate <run-id input>``)."""
+        items = []
+        for run_id, run in sorted(ctx.state.workflow_runs.items(), reverse=True):
+            dispatch = run.get("dispatch") or {}
+            if run["repo"] != ctx.repo or dispatch.get("workflow_id") != ctx.params["workflow_id"]:
+                continue
+            inputs = dispatch.get("inputs") or {}
+            items.append(dict(_run_json(ctx, run_id), event="workflow_dispatch",
+                              display_title=f"perfgate {inputs.get('run-id') or inputs.get('head-sha')}"))
+        return 200, {"total_count": len(items), "workflow_runs": items}
+
     def list_artifacts(ctx: Ctx):
         run_id = int(ctx.params["run_id"])
         template = ctx.example()["artifacts"][0]
@@ -136,6 +149,7 @@ def handlers(scene: AppScene) -> dict:
         return handler
 
     return {"actions/create-workflow-dispatch": failing("actions/create-workflow-dispatch"),
-            "checks/create": failing("checks/create"), "actions/get-workflow-run": get_run, "actions/list-workflow-run-artifacts": list_artifacts,
+            "checks/create": failing("checks/create"), "actions/get-workflow-run": get_run,
+            "actions/list-workflow-runs": list_runs, "actions/list-workflow-run-artifacts": list_artifacts,
             "actions/download-artifact": download, "repos/get-content": get_content,
             "apps/get-authenticated": get_app}

@@ -77,3 +77,17 @@ def test_the_sweep_finds_failed_and_stale_deliveries_only(app, client, fake_gith
     rt_queue = rt.queue
     rt_queue.enqueue_delivery("d-failed")
     assert deliveries(app)["d-failed"] == "done" and len(fake_github.state.check_runs) == 1
+
+
+def test_processed_deliveries_are_forgotten_after_the_retention(app, client, fake_github):
+    rt = app.extensions["perfgate"]["runtime"]
+    deliver(client, _label(), delivery="d-done")
+    OUTAGE["on"] = True
+    deliver(client, _label(), delivery="d-failed")
+    OUTAGE["on"] = False
+    with rt.db.session() as session, session.begin():
+        app_store.get_delivery(session, "d-failed").status = "queued"  # its job is on the way
+    later = utc_now() + dt.timedelta(seconds=rt.settings.delivery_retention + 60)
+    assert executor.forget_deliveries(rt, utc_now()) == 0
+    assert executor.forget_deliveries(rt, later) == 1
+    assert deliveries(app) == {"d-failed": "queued"}  # work not yet done is never forgotten

@@ -12,12 +12,16 @@ from pathlib import Path
 import pytest
 
 from bot import CONTENT_SECURITY_POLICY
+from bot.app import executor
+from bot.app import store as app_store
+from bot.app.queue import RETRIES
+from bot.app.gateway import GitHubError
 from tests.action.results_doc import bench, results_doc
 from tests.security.markdown_check import inspect
 
 from . import payloads as P
 from .fakes import results_zip
-from .flow import complete, deliver, sticky, upload
+from .flow import complete, deliver, deliveries, sticky, upload
 
 PAYLOADS = Path(__file__).resolve().parent.parent / "security" / "payloads"
 HEAD, BASE = "1" * 40, "0" * 40
@@ -167,6 +171,17 @@ def test_a_download_error_publishes_no_storage_url(client, gh, scene, caplog):
     _label(client)
     doc = results_doc([bench("bench_a", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD)
     dispatch, check = _finish(gh, client, scene, results_zip(doc))
+    (job,) = [d for d, status in deliveries(client.application).items() if status == "failed"]
+    rt = client.application.extensions["perfgate"]["runtime"]
+    while True:  # no answer is retried (Huey's retries), then reported
+        assert check["status"] != "completed"
+        try:
+            executor.handle_delivery(rt, job)
+            break
+        except GitHubError:
+            continue
+    with rt.db.session() as session:
+        assert app_store.get_delivery(session, job).attempts == RETRIES + 1
     assert check["conclusion"] == "failure"
     for text in (check["output"]["summary"], sticky(gh).body):
         assert "could not download the artifact" in text and "SECRET_SIGNATURE" not in text and str(port) not in text
