@@ -601,7 +601,9 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
     run ``timed_out``, comment updated). Returns their keys.
 
     Each run is re-read under its PR's lease (the jobs that conclude runs hold it too), so a run
-    concluded in the meantime is left as it is; a run whose PR is busy waits for the next sweep.
+    concluded in the meantime is left as it is, and one whose results are stored (concluding them
+    on GitHub failed) is concluded from them, never timed out; a run whose PR is busy waits for
+    the next sweep.
     """
     now = now or utc_now()
     with rt.db.session() as session:
@@ -615,7 +617,13 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
                     run = app_store.get_run(session, key)
                 if run is None or run.status not in ACTIVE_STATES:
                     continue
-                _time_out(rt, run)
+                if run.result_id is not None:  # results are stored; only concluding them failed
+                    _conclude(rt, rt.client_for(run.installation_id), run, workflow_url=run.workflow_run_url)
+                else:
+                    _time_out(rt, run)
+        except GitHubError as exc:
+            log.warning("run %s: could not conclude its stored results: %s", key, exc.detail)
+            continue
         except Busy:
             continue
         done.append(key)

@@ -59,10 +59,17 @@ class RunInfo:
     repository: str = ""
     check_run_id: int | None = None
     workflow_run_id: int | None = None
+    has_results: bool = False  # its results are stored
 
     @property
     def active(self) -> bool:
         return self.status in ("queued", "in_progress")
+
+    @property
+    def measured(self) -> bool:
+        """Being measured or measured: active, or ended with stored results (a run that could
+        not start, or whose workflow failed, does not count)."""
+        return self.active or self.has_results
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,8 @@ def run_info(row: Run) -> RunInfo:
     return RunInfo(key=row.key, status=row.status, head_sha=row.head_sha, base_sha=row.base_sha,
                    pr_number=row.pr_number, kind=row.kind, filter=row.filter, rounds=row.rounds,
                    threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref,
-                   repository=row.repository, check_run_id=row.check_run_id, workflow_run_id=row.workflow_run_id)
+                   repository=row.repository, check_run_id=row.check_run_id, workflow_run_id=row.workflow_run_id,
+                   has_results=row.result_id is not None)
 
 
 def get_run(session: Session, key: str) -> Run | None:

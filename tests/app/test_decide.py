@@ -65,9 +65,13 @@ def test_a_label_from_someone_without_write_permission_runs_nothing_and_is_answe
 
 
 def test_a_label_on_an_already_measured_head_does_nothing_new():
-    facts = Facts(permission="write", runs=(RunInfo("k0", "completed", HEAD, BASE, 7),))
+    facts = Facts(permission="write", runs=(RunInfo("k0", "completed", HEAD, BASE, 7, has_results=True),))
     actions = decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts)
     assert starts(actions) == []
+    # ... unless that run ended without results (it could not start, its workflow failed)
+    facts = Facts(permission="write", runs=(RunInfo("k0", "completed", HEAD, BASE, 7),))
+    (spec,) = starts(decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts))
+    assert spec.key == run_key(P.REPO, 7, HEAD, "auto", 1)
     # ... unless that run was cancelled (label removed, added again): a fresh key
     facts = Facts(permission="write", runs=(RunInfo("k0", "cancelled", HEAD, BASE, 7),))
     (spec,) = starts(decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts))
@@ -287,3 +291,20 @@ def test_fork_runs_need_a_head_seen_before_the_comment():
     assert starts(decide(named, Facts(permission="write", pull=fork)))
     other = ev(P.issue_comment("created", f"/perf run --sha {NEW[:12]}"))
     assert not starts(decide(other, Facts(permission="write", pull=PULL)))
+
+
+@pytest.mark.parametrize("built,keep", [
+    (P.issue_comment("created", "/perf run"), True),
+    (P.issue_comment("edited", "/perf run gemm", previous="/perf run"), True),
+    (P.issue_comment("created", "LGTM, thanks!"), False),
+    (P.issue_comment("created", "see /perf run below"), False),
+    (P.issue_comment("created", "/perf run", on_pull=False), False),
+    (P.issue_comment("created", "/perf run", login="ci[bot]", user_type="Bot"), False),
+    (P.pull_request("labeled", head_sha=HEAD, base_sha=BASE), True),
+])
+def test_only_deliveries_a_handler_could_act_on_are_relevant(built, keep):
+    from bot.app.handlers import relevant
+
+    assert relevant(ev(built)) is keep
+    if not keep:  # and indeed nothing would be done with them
+        assert decide(ev(built), Facts(permission="admin")) == []

@@ -349,3 +349,27 @@ def test_a_plan_names_only_actions():
 
 def test_runs_have_their_dispatch_marks():
     assert {"dispatch_started_at", "dispatched_at"} <= set(Run.__table__.columns.keys())
+
+
+def test_the_time_out_sweep_concludes_stored_results_instead_of_timing_them_out(app, client, fake_github, scene):
+    rt = _runtime(app)
+    deliver(client, _label())
+    (dispatch,) = fake_github.state.dispatches
+    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    DOWN["checks/update"] = 503  # the results are stored; every try to conclude them fails
+    complete(fake_github, client, dispatch)
+    del DOWN["checks/update"]
+    late = utc_now() + dt.timedelta(seconds=rt.settings.run_timeout + 60)
+    assert executor.expire_runs(rt, late) == [dispatch["inputs"]["run-id"]]
+    (check,) = fake_github.state.check_runs.values()
+    assert check["conclusion"] == "success" and "bench_add" in sticky(fake_github).body
+
+
+def test_labeling_again_retries_a_run_that_could_not_start(app, client, fake_github, scene):
+    scene.failures["actions/create-workflow-dispatch"] = 404  # the workflow file is missing
+    deliver(client, _label())
+    (check,) = fake_github.state.check_runs.values()
+    assert check["conclusion"] == "failure"
+    del scene.failures["actions/create-workflow-dispatch"]  # the maintainer adds it, labels again
+    deliver(client, _label())
+    assert len(fake_github.state.dispatches) == 1 and len(fake_github.state.check_runs) == 2

@@ -63,3 +63,14 @@ def decide(event: Event, facts: Facts) -> list[Action]:
 def handled(event_name: str, action: str | None) -> bool:
     """Does perfgate act on this event/action at all? (The intake answers 204 otherwise.)"""
     return router.handles(event_name, action)
+
+
+#: Events whose payload alone shows that no handler would act (``relevant(event)``).
+_RELEVANT = {"issue_comment": issue_comment.relevant}
+
+
+def relevant(event: Event) -> bool:
+    """Could a handler act on this handled delivery? False only when its payload alone shows it
+    cannot (a comment that is not a ``/perf`` command): the intake stores nothing for it."""
+    check = _RELEVANT.get(event.name)
+    return check(event) if check is not None else True

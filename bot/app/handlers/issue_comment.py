@@ -30,6 +30,19 @@ def facts_for(event: Event) -> FactRequest:
                        concluded_before=written_at(event) if _command_name(comment.get("body")) == "accept" else None)
 
 
+def relevant(event: Event) -> bool:
+    """Could a handler act on this comment? Only a comment on a PR whose first line is a
+    ``/perf`` command, written by a person: every other comment of an installed repository is
+    answered 204 by the intake and never stored."""
+    issue, comment = event.data.get("issue") or {}, event.data.get("comment") or {}
+    if not isinstance(issue, dict) or not isinstance(comment, dict) or not issue.get("pull_request"):
+        return False
+    if (comment.get("user") or {}).get("type") == "Bot" or (event.data.get("sender") or {}).get("type") == "Bot":
+        return False
+    body = comment.get("body")
+    return isinstance(body, str) and is_command(body)
+
+
 def _command_name(body: str | None) -> str | None:
     try:
         command = parse(body)

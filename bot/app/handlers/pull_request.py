@@ -21,8 +21,9 @@ def facts_for(event: Event) -> FactRequest:
 
 def _auto_run(event: Event, facts: Facts, pull: PullInfo, trigger: str) -> list[Action]:
     """A run for the PR's current head from a label/synchronize/reopen, unless this head was
-    measured (or is being measured) already."""
-    if any(r.head_sha == pull.head_sha and r.status in ("queued", "in_progress", "completed") for r in facts.runs):
+    measured (or is being measured) already; a run that failed to start or to report results
+    does not count, so labeling again retries it."""
+    if any(r.head_sha == pull.head_sha and r.measured for r in facts.runs):
         return []
     attempt = sum(1 for r in facts.runs if r.head_sha == pull.head_sha)
     key = run_key(event.repository, pull.number, pull.head_sha, "auto", attempt)
