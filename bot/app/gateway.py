@@ -154,11 +154,12 @@ class InstallationClient:
 
     def permission(self, repo: str, login: str) -> str:
         """``admin | write | read | none`` (GitHub folds maintain into write, triage into read);
-        403/404 (not a collaborator, or the App may not ask) read as ``none``."""
+        403/404 (not a collaborator, or the App may not ask) read as ``none`` — a rate limit's
+        403 is raised (``GitHubError.transient``), never read as a refusal."""
         try:
             return _wrap(f"read {login}'s permission", lambda: self._repo(repo).get_collaborator_permission(login))
         except GitHubError as exc:
-            if exc.status in (403, 404):
+            if exc.status in (403, 404) and not exc.transient:
                 return "none"
             raise
 
@@ -183,7 +184,7 @@ class InstallationClient:
         try:
             content = _wrap(f"read {path}", lambda: self._repo(repo).get_contents(path, **kwargs))
         except GitHubError as exc:
-            if exc.status in (403, 404):
+            if exc.status in (403, 404) and not exc.transient:  # a rate limit is no missing file
                 return None
             raise
         if isinstance(content, list) or getattr(content, "type", "file") != "file":

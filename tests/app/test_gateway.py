@@ -100,3 +100,24 @@ def test_github_timeout_setting_bounds_every_call(github_openapi, app_private_ke
                 call()
             assert info.value.status == 0 and time.monotonic() - started < 3.5
         db.dispose()
+
+
+def test_a_rate_limit_is_not_a_refusal_nor_a_missing_file(github_openapi, app_private_key):
+    """A secondary rate limit answers 403 like a refusal: the permission and the config file
+    must not read it as "none" / "no file" (a maintainer refused, the default config used)."""
+    from tests.fake_github import FakeGitHub, Faults
+
+    with FakeGitHub(github_openapi, faults=Faults(1.0, kinds=("secondary-rate-limit",))) as limited:
+        limited.state.set_permission(P.REPO, "maintainer", "maintain")
+        client = Gateway("12345", app_private_key, limited.url, CLIENT_OPTIONS).installation(P.INSTALLATION)
+        with pytest.raises(GitHubError) as info:
+            client.permission(P.REPO, "maintainer")
+        assert info.value.status == 403 and info.value.transient
+        with pytest.raises(GitHubError) as info:
+            client.config_texts(P.REPO, "main")
+        assert info.value.transient
+
+
+def test_a_refusal_still_reads_as_none(gh, client):
+    assert client.permission(P.REPO, "stranger") == "none"  # 404: not a collaborator
+    assert client.config_texts(P.REPO, "main") == {"perfgate.toml": None, "pyproject.toml": None}
