@@ -128,6 +128,10 @@ def _github_main(conn, fraction: float, seed: int, hang: float) -> None:
         with state.lock:
             comments = [(c.issue_number, c.login, c.body.startswith(MARKER), hashlib.sha1(c.body.encode()).hexdigest())
                         for c in state.comments.values()]
+            # what the App answered the maintainer's commands (a refusal would be a wrong answer)
+            answers = collections.Counter("refusal" if "only takes commands from people with" in c.body else
+                                          c.body.strip().splitlines()[0][:40] for c in state.comments.values()
+                                          if c.login == BOT and not c.body.startswith(MARKER))
             checks = [(r.get("external_id"), r["status"], r.get("conclusion")) for r in state.check_runs.values()]
             dispatched = [(d["run_id"], d["inputs"].get("run-id")) for d in state.dispatches]
             runs = {i: (r["status"], r["conclusion"]) for i, r in state.workflow_runs.items()}
@@ -150,7 +154,7 @@ def _github_main(conn, fraction: float, seed: int, hang: float) -> None:
         return {"comments": comments, "check_runs": checks, "dispatches": dispatched, "workflow_runs": runs,
                 "requests": len(requests), "faults": collections.Counter(r.fault for r in requests if r.fault),
                 "statuses": collections.Counter(r.status for r in requests),
-                "violations": list(gh.violations[:20]), "repeated_writes": repeated,
+                "violations": list(gh.violations[:20]), "repeated_writes": repeated, "replies": answers,
                 "open_check_runs": sum(1 for r in state.check_runs.values() if r["status"] != "completed")}
 
     calls: dict[str, Callable] = {"setup": setup, "comment": comment, "dispatches_since": dispatches_since,
@@ -614,7 +618,7 @@ def count(db, snapshot: dict, sent: list[Sent]) -> dict:
             "github_violations": snapshot["violations"], "lost_examples": lost[:5], "stuck_examples": stuck[:5],
             "errors_left": errors.most_common(5), "repeated_write_causes": causes, "repeated_write_examples": examples,
             "runs_concluded_without_results": sum(without.values()), "why_without_results": without.most_common(5),
-            "open_check_runs": snapshot["open_check_runs"]}
+            "open_check_runs": snapshot["open_check_runs"], "replies": snapshot["replies"]}
 
 
 def _cause(attempts: list[tuple[str | None, int, float]]) -> str:
@@ -746,7 +750,7 @@ def main() -> int:
     for key in ("answers", "answers_by_kind", "delivery_states", "runs", "duplicates_by_kind", "github_faults",
                 "errors_left", "lost_examples", "stuck_examples", "github_violations", "sweeps",
                 "repeated_write_causes", "repeated_write_examples", "runs_concluded_without_results",
-                "why_without_results", "open_check_runs"):
+                "why_without_results", "open_check_runs", "replies"):
         log(f"  {key}: {json.dumps(figures[key], default=str)}")
     log(f"  {figures['accepted']} accepted; {figures['check_runs']} check runs, {figures['workflow_dispatches']} "
         f"dispatches, {figures['github_calls']} GitHub calls; {figures['never_dispatched_active_runs']} active runs "
