@@ -74,8 +74,8 @@ BOT_IO_HOMES = {
     "requests": ("bot.app.gateway",),
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
-    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables", "bot.history.store",
-                   "bot.history.tables"),
+    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.listing", "bot.app.tables",
+                   "bot.history.store", "bot.history.tables"),
     "alembic": ("bot.db",),
 }
 

@@ -463,8 +463,11 @@ def history_table_markdown(series: Sequence[Series], *, repository: str, public_
 # --------------------------------------------------------------------------- overview
 
 def repository_overview(series: Sequence[Series], side_points: Sequence[Point], alerts: Sequence[dict],
-                        recent: int = 10) -> dict:
+                        recent: int = 10, change_series: Sequence[Series] | None = None) -> dict:
     """What the repository page and ``GET /api/OWNER/REPO`` show.
+
+    ``series``: those of the benchmarks to list (one page); ``change_series``: every series'
+    change points (points may be empty), for the recent change points (default ``series``).
 
     Returns ``{benchmarks: [{name, series: [{fingerprint, fingerprint_label, latest: {sha,
     time, value, ci_low, ci_high}, points, latest_change: {sha, commit_range, ratio, time}
@@ -487,6 +490,7 @@ def repository_overview(series: Sequence[Series], side_points: Sequence[Point], 
             "latest_change": None if cp is None else {"sha": cp.sha, "commit_range": cp.commit_range,
                                                       "ratio": cp.ratio, "time": iso(cp.time)},
         })
+    for s in series if change_series is None else change_series:
         for c in s.change_points:
             recent_cps.append({"benchmark": s.benchmark, "fingerprint_label": s.fingerprint.get("label"),
                                "sha": c.sha, "commit_range": c.commit_range, "before": c.before,

@@ -1,4 +1,5 @@
-"""The App's pages (Flask blueprint): ``GET /`` lists recent runs, ``GET /runs/<key>`` is a
+"""The App's pages (Flask blueprint): ``GET /`` lists runs, newest first, a page at a time
+(``?page=&limit=``, ``bot.web.paging``), ``GET /runs/<key>`` is a
 run's page (the check run's ``details_url``) with the full report, ``GET /api/runs/<key>`` the
 same as JSON. Each shows a repository's data only to those who may read it (``bot.web.signin``).
 """
@@ -8,8 +9,9 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, jsonify, render_template
 from markupsafe import Markup
 
+from ..app import listing
 from ..app import store as app_store
-from . import signin
+from . import paging, signin
 
 pages = Blueprint("app_pages", __name__)
 
@@ -20,14 +22,16 @@ def _db():
 
 @pages.get("/")
 def index():
+    page = paging.requested(api=False)
     with _db().session() as session:
         installations = app_store.installations(session)
-        runs = app_store.recent_runs(session)
+        runs, more = page.cut(listing.runs_page(session, offset=page.offset, limit=page.limit + 1))
     readable = {name: signin.allowed(name) for name in {r.repository for r in runs}}
     # Which accounts installed the App is theirs to tell: listed only where everything is open.
     shown = installations if current_app.extensions["perfgate"]["settings"].read_access == "all" else []
     return render_template("app/index.html", installations=shown, runs=[r for r in runs if readable[r.repository]],
-                           viewer=signin.viewer(), oauth=current_app.extensions["perfgate"]["settings"].oauth)
+                           pages=paging.links(page, more), viewer=signin.viewer(),
+                           oauth=current_app.extensions["perfgate"]["settings"].oauth)
 
 
 def _run_json(run) -> dict:
