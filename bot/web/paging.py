@@ -2,8 +2,9 @@
 
 Every list view and API reads :func:`requested` and answers one page: ``page`` counts from 1,
 ``limit`` is the page size (default :data:`DEFAULT_LIMIT`, cut to :data:`MAX_LIMIT`); a value
-that is not a whole number from 1 (or a page over :data:`MAX_PAGE`) is a 400 naming the parameter. A page is read with one row more than it shows
-(``limit + 1``), so whether another follows is known without counting. HTML pages link to the
+that is not a whole number from 1 (or a page over :data:`MAX_PAGE`) is a 400 naming the
+parameter. A page is read with one row more than it shows (``limit + 1``), so whether another
+follows is known without counting. HTML pages link to the
 previous and next page; JSON answers carry ``{"page", "limit", "next", "previous"}`` where
 ``next``/``previous`` are URLs (null at either end), the same query with ``page`` changed.
 """
