@@ -48,10 +48,10 @@ def _run_json(run) -> dict:
 
 
 class RenderedReports:
-    """The HTML reports of one database's stored results by result id (one per app), least
-    recently used dropped beyond ``max_chars`` (a stored document never changes, so a report is rendered once per process,
-    whatever its size, and its document not even read again). The run's banner, which does
-    change, goes in at :data:`BANNER` on each request."""
+    """The HTML reports of one database's stored results by result id (one per app), the least
+    recently used dropped beyond ``max_chars``. A stored document never changes, so a report
+    is rendered once per process, whatever its size, and its document not read again. The
+    run's banner, which does change, goes in at :data:`BANNER` on each request."""
 
     #: Where the banner goes: an HTML comment, which no escaped text of a document can contain.
     BANNER = Markup("<!-- perfgate:run-banner -->")
