@@ -330,6 +330,57 @@ def _change_points(session: Session, repository_id: int, benchmarks: Sequence[st
     return out
 
 
+def _newest_ids(repository_id: int, benchmarks: Sequence[str], *, main: bool):
+    """Subquery ``(id, rank, points)``: each point of the named benchmarks ranked newest first
+    within its series (``main``: per benchmark and environment) or per benchmark (PR points),
+    with the number of points there."""
+    partition = (BenchmarkPoint.benchmark, BenchmarkPoint.environment_id) if main else (BenchmarkPoint.benchmark,)
+    newest_first = (BenchmarkPoint.measured_at.desc(), BenchmarkPoint.id.desc())
+    return (select(BenchmarkPoint.id,
+                   func.row_number().over(partition_by=partition, order_by=newest_first).label("rank"),
+                   func.count().over(partition_by=partition).label("points"))
+            .where(BenchmarkPoint.repository_id == repository_id, BenchmarkPoint.benchmark.in_(list(benchmarks)),
+                   BenchmarkPoint.kind == "main" if main else BenchmarkPoint.kind == "pr")
+            .subquery())
+
+
+def latest_of_series(session: Session, repository: str,
+                     benchmarks: Sequence[str]) -> tuple[list[history.Series], dict[tuple[str, str], int]]:
+    """The series of the named benchmarks, each holding only its newest point (and its change
+    points), and how many points each has, by (benchmark, fingerprint key): a row of the
+    repository page read in SQL, however long the series. Sorted as :func:`load_series`."""
+    repo = get_repository(session, repository)
+    if repo is None or not benchmarks:
+        return [], {}
+    ranked = _newest_ids(repo.id, benchmarks, main=True)
+    rows = session.execute(_points_query(repo.id, None).add_columns(ranked.c.points)
+                           .join(ranked, ranked.c.id == BenchmarkPoint.id).where(ranked.c.rank == 1)).all()
+    prs = _pr_dicts(session, repo.id)
+    pr_urls = {p["number"]: p["url"] for p in prs}
+    cps = _change_points(session, repo.id, benchmarks, prs)
+    series, counts = [], {}
+    for row, points in rows:
+        fingerprint = _fingerprint_dict(row.environment)
+        series.append(history.Series(benchmark=row.benchmark, fingerprint=fingerprint,
+                                     points=[_point(row, pr_urls)],
+                                     change_points=cps.get((row.benchmark, row.environment_id), [])))
+        counts[(row.benchmark, fingerprint["key"])] = points
+    series.sort(key=lambda s: (s.benchmark, s.points[0].time))
+    return series, counts
+
+
+def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str]) -> list[history.Point]:
+    """The newest PR point of each named benchmark (one query, however many PRs), oldest first."""
+    repo = get_repository(session, repository)
+    if repo is None or not benchmarks:
+        return []
+    ranked = _newest_ids(repo.id, benchmarks, main=False)
+    rows = session.scalars(_points_query(repo.id, None).join(ranked, ranked.c.id == BenchmarkPoint.id)
+                           .where(ranked.c.rank == 1).order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)).all()
+    pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}
+    return [_point(r, pr_urls) for r in rows]
+
+
 def load_change_points(session: Session, repository: str) -> list[history.Series]:
     """Every series of ``repository`` with its change points but without its points (``points``
     empty): what alerts and the recent change points need, read from the cached change points

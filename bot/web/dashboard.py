@@ -54,15 +54,16 @@ def _repository(owner: str, repo: str, *, page: bool = True) -> str:
 
 
 def _overview(session, name: str, page: paging.Page) -> tuple[dict, bool]:
-    """One page of the repository's benchmarks (names read a page at a time in SQL; their
-    series and PR points only), with alerts and recent change points from the cached change
-    points of every series (no points, no documents). → (overview, another page follows?)"""
+    """One page of the repository's benchmarks (names read a page at a time in SQL; of their
+    series and PRs only the newest point and the count), with alerts and recent change points
+    from the cached change points of every series (no points, no documents).
+    → (overview, another page follows?)"""
     names, more = page.cut(history_store.benchmark_names(session, name, offset=page.offset, limit=page.limit + 1))
-    series = history_store.load_series(session, name, benchmarks=names) if names else []
-    side = history_store.load_side_points(session, name, benchmarks=names) if names else []
+    series, counts = history_store.latest_of_series(session, name, names)
+    side = history_store.latest_pr_points(session, name, names)
     changes = history_store.load_change_points(session, name)
     alerts = history.classify_alerts(changes, history_store.accepts_of(session, name))
-    return history.repository_overview(series, side, alerts, change_series=changes), more
+    return history.repository_overview(series, side, alerts, change_series=changes, point_counts=counts), more
 
 
 def _bench_data(session, name: str, bench: str, page: paging.Page) -> tuple[list, list, list, bool]:

@@ -28,8 +28,8 @@ def app(module_database_url):
         for i in range(3):
             history_store.add_result(s, run_doc(i, {name: 1e-3 for name in NAMES}))
         for i in range(PR_POINTS):
-            history_store.add_result(s, compare_doc(10 + i, NAMES[0], 1e-3, 1.1e-3,
-                                                    pr={"number": 100 + i, "url": f"https://github.com/{REPO}/pull/{100 + i}"}))
+            pr = {"number": 100 + i, "url": f"https://github.com/{REPO}/pull/{100 + i}"}
+            history_store.add_result(s, compare_doc(10 + i, NAMES[0], 1e-3, 1.1e-3, pr=pr))
         for i in range(RUNS):
             app_store.insert_run(s, RunSpec(key=f"run{i:02d}", repository=REPO, installation_id=1, kind="pr",
                                             trigger="label", head_sha=f"{i:040x}", base_sha="0" * 40, pr_number=i))
@@ -130,3 +130,31 @@ def test_a_page_is_cut_from_one_row_more_than_it_shows():
     assert paging.parse({}) == paging.Page(1, paging.DEFAULT_LIMIT)
     with pytest.raises(paging.PagingError, match=r"\?page="):
         paging.parse({"page": "0"})
+
+
+def test_the_overview_from_newest_points_and_cached_change_points_equals_the_whole_series_one(database_url):
+    """The repository page reads the newest point of each series, the newest PR point of each
+    benchmark and the cached change points; it must say what the whole series say."""
+    from bot.db import open_database
+    from bot.history import core as history
+    from bot.history import store as history_store
+    from tests.history.factory import populate
+
+    db = open_database(database_url)
+    with db.session() as s, s.begin():
+        populate(s)
+    with db.session() as s:
+        accepts = history_store.accepts_of(s, REPO)
+        whole = history_store.load_series(s, REPO)
+        expected = history.repository_overview(whole, history_store.load_side_points(s, REPO),
+                                               history.classify_alerts(whole, accepts))
+        names = history_store.benchmark_names(s, REPO)
+        series, counts = history_store.latest_of_series(s, REPO, names)
+        changes = history_store.load_change_points(s, REPO)
+        got = history.repository_overview(series, history_store.latest_pr_points(s, REPO, names),
+                                          history.classify_alerts(changes, accepts), change_series=changes,
+                                          point_counts=counts)
+    db.dispose()
+    assert expected["recent_change_points"] and any(b["latest_pr"] for b in expected["benchmarks"])
+    assert expected["alert_accuracy"]["flagged"] > 0
+    assert got == expected
