@@ -62,7 +62,8 @@ BOT_WINGS = {
 BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema")
 
 #: The App's decisions: pure functions over plain data.
-BOT_PURE = ("bot.app.events", "bot.app.commands", "bot.app.facts", "bot.app.handlers", "bot.app.actions",
+BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.facts", "bot.app.handlers",
+            "bot.app.actions",
             "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.core",
             "bot.history.changepoints", "bot.history.chart", "bot.app.manifest",
             "bot.history.imports")
@@ -73,8 +74,8 @@ BOT_IO_HOMES = {
     "requests": ("bot.app.gateway",),
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
-    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables", "bot.history.store",
-                   "bot.history.tables"),
+    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables",
+                   "bot.history.store", "bot.history.tables"),
     "alembic": ("bot.db",),
 }
 

@@ -181,6 +181,10 @@ class Router:
     def handles(self, event: str, action: str | None = None) -> bool:
         return self.lookup(event, action) is not None
 
+    def routes(self) -> list[tuple[str, str | None]]:
+        """Every registered ``(event, action)``; action None: all actions of the event."""
+        return sorted(self._routes, key=lambda key: (key[0], key[1] or ""))
+
     def dispatch(self, event: Event, *args: Any, **kwargs: Any) -> Any:
         """Call the handler of ``event`` with ``(event, *args, **kwargs)``; None if there is none."""
         handler = self.lookup(event.name, event.action)

@@ -223,8 +223,10 @@ def active_runs(session: Session) -> list[Run]:
     return list(session.scalars(select(Run).where(Run.status.in_(ACTIVE_STATES)).order_by(Run.created_at)))
 
 
-def recent_runs(session: Session, limit: int = 50, repository: str | None = None) -> list[Run]:
-    query = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+def recent_runs(session: Session, limit: int = 50, repository: str | None = None, offset: int = 0) -> list[Run]:
+    """Runs newest first (``created_at``, then id): ``limit`` of them after the first ``offset``
+    (a page of the run list, read in SQL)."""
+    query = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).offset(offset).limit(limit)
     if repository:
         query = query.where(Run.repository == repository)
     return list(session.scalars(query))

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from runner import results as results_schema
 from runner.report.units import fmt_change, fmt_time
@@ -463,8 +463,15 @@ def history_table_markdown(series: Sequence[Series], *, repository: str, public_
 # --------------------------------------------------------------------------- overview
 
 def repository_overview(series: Sequence[Series], side_points: Sequence[Point], alerts: Sequence[dict],
-                        recent: int = 10) -> dict:
+                        recent: int = 10, change_series: Sequence[Series] | None = None,
+                        point_counts: Mapping[tuple[str, str], int] | None = None) -> dict:
     """What the repository page and ``GET /api/OWNER/REPO`` show.
+
+    ``series``: those of the benchmarks to list (one page; the last point of each is its
+    latest); ``point_counts``: their lengths by (benchmark, fingerprint key) when ``series``
+    hold only their newest point (default: ``len(points)``); ``change_series``: every
+    series' change points (points may be empty), for the recent change points (default
+    ``series``).
 
     Returns ``{benchmarks: [{name, series: [{fingerprint, fingerprint_label, latest: {sha,
     time, value, ci_low, ci_high}, points, latest_change: {sha, commit_range, ratio, time}
@@ -483,10 +490,12 @@ def repository_overview(series: Sequence[Series], side_points: Sequence[Point], 
             "fingerprint": s.fingerprint.get("key"), "fingerprint_label": s.fingerprint.get("label"),
             "latest": {"sha": last.sha, "time": iso(last.time), "value": last.value, "ci_low": last.ci_low,
                        "ci_high": last.ci_high},
-            "points": len(s.points),
+            "points": len(s.points) if point_counts is None
+            else point_counts[(s.benchmark, s.fingerprint.get("key"))],
             "latest_change": None if cp is None else {"sha": cp.sha, "commit_range": cp.commit_range,
                                                       "ratio": cp.ratio, "time": iso(cp.time)},
         })
+    for s in series if change_series is None else change_series:
         for c in s.change_points:
             recent_cps.append({"benchmark": s.benchmark, "fingerprint_label": s.fingerprint.get("label"),
                                "sha": c.sha, "commit_range": c.commit_range, "before": c.before,

@@ -17,9 +17,10 @@ import datetime as _dt
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload, load_only
 
 from runner import results as results_schema
 from runner.errors import UserError
@@ -274,54 +275,150 @@ def _fingerprint_dict(env: Environment) -> dict:
     return {**fp.as_dict(), "key": env.key}
 
 
-def load_series(session: Session, repository: str, benchmark: str | None = None) -> list[history.Series]:
-    """Every series of ``repository`` (or of one ``benchmark``), with change points and their PRs.
+def _points_query(repository_id: int, benchmarks: Sequence[str] | None):
+    """Points of a repository (of some benchmarks), with each point's environment and its
+    result's ``run_url`` loaded in the same query (never the result's document)."""
+    query = select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repository_id).options(
+        joinedload(BenchmarkPoint.environment), joinedload(BenchmarkPoint.result).load_only(Result.run_url))
+    return query if benchmarks is None else query.where(BenchmarkPoint.benchmark.in_(list(benchmarks)))
+
+
+def _names(benchmark: str | None, benchmarks: Sequence[str] | None) -> Sequence[str] | None:
+    return [benchmark] if benchmark is not None else benchmarks
+
+
+def load_series(session: Session, repository: str, benchmark: str | None = None, *,
+                benchmarks: Sequence[str] | None = None) -> list[history.Series]:
+    """Every series of ``repository`` (or of one ``benchmark``, or of the names in
+    ``benchmarks``), with change points and their PRs.
 
     Sorted by benchmark name, then by the first measurement of the fingerprint.
     """
     repo = get_repository(session, repository)
     if repo is None:
         return []
-    query = select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repo.id, BenchmarkPoint.kind == "main")
-    if benchmark is not None:
-        query = query.where(BenchmarkPoint.benchmark == benchmark)
+    names = _names(benchmark, benchmarks)
+    query = _points_query(repo.id, names).where(BenchmarkPoint.kind == "main")
     rows = session.scalars(query.order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)).all()
     prs = _pr_dicts(session, repo.id)
     pr_urls = {p["number"]: p["url"] for p in prs}
     grouped: dict[tuple[str, int], list[BenchmarkPoint]] = {}
     for row in rows:
         grouped.setdefault((row.benchmark, row.environment_id), []).append(row)
-    cp_query = select(ChangePointRow).where(ChangePointRow.repository_id == repo.id)
-    if benchmark is not None:
-        cp_query = cp_query.where(ChangePointRow.benchmark == benchmark)
-    cps: dict[tuple[str, int], list[ChangePointRow]] = {}
-    for c in session.scalars(cp_query.order_by(ChangePointRow.position)):
-        cps.setdefault((c.benchmark, c.environment_id), []).append(c)
-
+    cps = _change_points(session, repo.id, names, prs)
     out = []
     for (bench, env_id), series_rows in grouped.items():
-        points = [_point(r, pr_urls) for r in series_rows]
-        change_points = [history.ChangePoint(
-            index=c.position, sha=c.sha, prev_sha=c.prev_sha, before=c.before, after=c.after, ratio=c.ratio,
-            p_value=c.p_value, time=c.measured_at, prev_time=c.prev_measured_at,
-            prs=tuple(history.prs_merged_between(prs, c.prev_sha, c.sha, c.prev_measured_at, c.measured_at)))
-            for c in cps.get((bench, env_id), [])]
         out.append(history.Series(benchmark=bench, fingerprint=_fingerprint_dict(series_rows[0].environment),
-                                  points=points, change_points=change_points))
+                                  points=[_point(r, pr_urls) for r in series_rows],
+                                  change_points=cps.get((bench, env_id), [])))
     out.sort(key=lambda s: (s.benchmark, s.points[0].time))
     return out
 
 
-def load_side_points(session: Session, repository: str, benchmark: str | None = None,
-                     limit: int | None = None) -> list[history.Point]:
-    """PR and compare points (not part of any series), oldest first; the newest ``limit``."""
+def _change_points(session: Session, repository_id: int, benchmarks: Sequence[str] | None,
+                   prs: list[dict]) -> dict[tuple[str, int], list[history.ChangePoint]]:
+    """The cached change points by (benchmark, environment id), oldest first, with their PRs."""
+    query = select(ChangePointRow).where(ChangePointRow.repository_id == repository_id)
+    if benchmarks is not None:
+        query = query.where(ChangePointRow.benchmark.in_(list(benchmarks)))
+    out: dict[tuple[str, int], list[history.ChangePoint]] = {}
+    for c in session.scalars(query.order_by(ChangePointRow.position)):
+        out.setdefault((c.benchmark, c.environment_id), []).append(history.ChangePoint(
+            index=c.position, sha=c.sha, prev_sha=c.prev_sha, before=c.before, after=c.after, ratio=c.ratio,
+            p_value=c.p_value, time=c.measured_at, prev_time=c.prev_measured_at,
+            prs=tuple(history.prs_merged_between(prs, c.prev_sha, c.sha, c.prev_measured_at, c.measured_at))))
+    return out
+
+
+def _newest_ids(repository_id: int, benchmarks: Sequence[str], *, main: bool):
+    """Subquery ``(id, rank, points)``: each point of the named benchmarks ranked newest first
+    within its series (``main``: per benchmark and environment) or per benchmark (PR points),
+    with the number of points there."""
+    partition = (BenchmarkPoint.benchmark, BenchmarkPoint.environment_id) if main else (BenchmarkPoint.benchmark,)
+    newest_first = (BenchmarkPoint.measured_at.desc(), BenchmarkPoint.id.desc())
+    return (select(BenchmarkPoint.id,
+                   func.row_number().over(partition_by=partition, order_by=newest_first).label("rank"),
+                   func.count().over(partition_by=partition).label("points"))
+            .where(BenchmarkPoint.repository_id == repository_id, BenchmarkPoint.benchmark.in_(list(benchmarks)),
+                   BenchmarkPoint.kind == "main" if main else BenchmarkPoint.kind == "pr")
+            .subquery())
+
+
+def latest_of_series(session: Session, repository: str,
+                     benchmarks: Sequence[str]) -> tuple[list[history.Series], dict[tuple[str, str], int]]:
+    """The series of the named benchmarks, each holding only its newest point (and its change
+    points), and how many points each has, by (benchmark, fingerprint key): a row of the
+    repository page read in SQL, however long the series. Sorted as :func:`load_series`."""
+    repo = get_repository(session, repository)
+    if repo is None or not benchmarks:
+        return [], {}
+    ranked = _newest_ids(repo.id, benchmarks, main=True)
+    rows = session.execute(_points_query(repo.id, None).add_columns(ranked.c.points)
+                           .join(ranked, ranked.c.id == BenchmarkPoint.id).where(ranked.c.rank == 1)).all()
+    prs = _pr_dicts(session, repo.id)
+    pr_urls = {p["number"]: p["url"] for p in prs}
+    cps = _change_points(session, repo.id, benchmarks, prs)
+    series, counts = [], {}
+    for row, points in rows:
+        fingerprint = _fingerprint_dict(row.environment)
+        series.append(history.Series(benchmark=row.benchmark, fingerprint=fingerprint,
+                                     points=[_point(row, pr_urls)],
+                                     change_points=cps.get((row.benchmark, row.environment_id), [])))
+        counts[(row.benchmark, fingerprint["key"])] = points
+    series.sort(key=lambda s: (s.benchmark, s.points[0].time))
+    return series, counts
+
+
+def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str]) -> list[history.Point]:
+    """The newest PR point of each named benchmark (one query, however many PRs), oldest first."""
+    repo = get_repository(session, repository)
+    if repo is None or not benchmarks:
+        return []
+    ranked = _newest_ids(repo.id, benchmarks, main=False)
+    rows = session.scalars(_points_query(repo.id, None).join(ranked, ranked.c.id == BenchmarkPoint.id)
+                           .where(ranked.c.rank == 1).order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)).all()
+    pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}
+    return [_point(r, pr_urls) for r in rows]
+
+
+def load_change_points(session: Session, repository: str) -> list[history.Series]:
+    """Every series of ``repository`` with its change points but without its points (``points``
+    empty): what alerts and the recent change points need, read from the cached change points
+    only, however long the series are. Sorted by benchmark name, then fingerprint key."""
     repo = get_repository(session, repository)
     if repo is None:
         return []
-    query = select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repo.id, BenchmarkPoint.kind != "main")
-    if benchmark is not None:
-        query = query.where(BenchmarkPoint.benchmark == benchmark)
-    query = query.order_by(BenchmarkPoint.measured_at.desc(), BenchmarkPoint.id.desc())
+    cps = _change_points(session, repo.id, None, _pr_dicts(session, repo.id))
+    envs = {e.id: e for e in session.scalars(select(Environment).where(
+        Environment.id.in_({env_id for _, env_id in cps})))} if cps else {}
+    out = [history.Series(benchmark=bench, fingerprint=_fingerprint_dict(envs[env_id]), points=[],
+                          change_points=points) for (bench, env_id), points in cps.items()]
+    out.sort(key=lambda s: (s.benchmark, s.fingerprint.get("key") or ""))
+    return out
+
+
+def benchmark_names(session: Session, repository: str, *, offset: int = 0, limit: int | None = None) -> list[str]:
+    """Names of the benchmarks with a default-branch series in ``repository``, sorted; the
+    ``limit`` names from ``offset`` (one page, read in SQL)."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return []
+    query = (select(BenchmarkPoint.benchmark).where(BenchmarkPoint.repository_id == repo.id,
+                                                    BenchmarkPoint.kind == "main")
+             .distinct().order_by(BenchmarkPoint.benchmark).offset(offset))
+    return list(session.scalars(query if limit is None else query.limit(limit)))
+
+
+def load_side_points(session: Session, repository: str, benchmark: str | None = None,
+                     limit: int | None = None, *, offset: int = 0,
+                     benchmarks: Sequence[str] | None = None) -> list[history.Point]:
+    """PR and compare points (not part of any series), oldest first; the newest ``limit``
+    after skipping the newest ``offset`` (one page, read in SQL)."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return []
+    query = _points_query(repo.id, _names(benchmark, benchmarks)).where(BenchmarkPoint.kind != "main")
+    query = query.order_by(BenchmarkPoint.measured_at.desc(), BenchmarkPoint.id.desc()).offset(offset)
     if limit is not None:
         query = query.limit(limit)
     pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}

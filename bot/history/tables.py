@@ -92,7 +92,8 @@ class Result(Base):
     measured_at: Mapped[_dt.datetime] = mapped_column()
     stored_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
     content_sha256: Mapped[str] = mapped_column(String(64))
-    document: Mapped[dict[str, Any]] = mapped_column()
+    #: Loaded only when read (deferred): lists and charts need the row, never the document.
+    document: Mapped[dict[str, Any]] = mapped_column(deferred=True)
 
     repository: Mapped[Repository] = relationship(back_populates="results")
     pull_request: Mapped[Optional[PullRequest]] = relationship()

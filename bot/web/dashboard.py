@@ -2,18 +2,24 @@
 
 Pages (HTML, server-side SVG charts, no scripts, nothing loaded from the network):
 
-- ``GET /<owner>/<repo>``: benchmarks (latest value, latest change point), recent change
-  points with their outcome, alert accuracy.
-- ``GET /<owner>/<repo>/bench/<name>``: the time-series chart of one benchmark.
+- ``GET /<owner>/<repo>``: benchmarks (latest value, latest change point), a page at a time,
+  recent change points with their outcome, alert accuracy.
+- ``GET /<owner>/<repo>/bench/<name>``: the time-series chart of one benchmark, its PR points a
+  page at a time.
 
 JSON (``/api``), the same data:
 
-- ``GET /api/<owner>/<repo>``: ``bot.history.core.repository_overview``.
-- ``GET /api/<owner>/<repo>/series``: ``{series: [...]}`` of every benchmark
+- ``GET /api/<owner>/<repo>``: ``bot.history.core.repository_overview`` (a page of benchmarks).
+- ``GET /api/<owner>/<repo>/series``: ``{series: [...]}`` of a page of benchmarks
   (``bot.history.core.series_json(detailed=True)``).
 - ``GET /api/<owner>/<repo>/bench/<name>``: ``{repository, benchmark, series, pr_points,
-  fingerprint_changes}``.
-- ``GET /api/<owner>/<repo>/alerts``: ``{alerts, alert_accuracy}``.
+  fingerprint_changes}`` (a page of PR points, newest first).
+- ``GET /api/<owner>/<repo>/alerts``: ``{alerts, alert_accuracy}`` (a page of alerts; the accuracy
+  counts all).
+
+Lists come a page at a time (``?page=&limit=``, ``bot.web.paging``); JSON answers add ``page``,
+``limit``, ``next`` and ``previous`` (URLs, null at either end). No view reads a stored
+results document.
 
 Views are thin: read with ``bot.history.store``, shape with ``bot.history.core``/``bot.history.chart``. Every
 view first checks that the viewer may read the repository (``bot.web.signin``; 404 otherwise).
@@ -28,7 +34,7 @@ from runner.report.units import fmt_change, fmt_time
 from ..history import chart
 from ..history import core as history
 from ..history import store as history_store
-from . import signin
+from . import paging, signin
 
 pages = Blueprint("history_pages", __name__, template_folder="templates")
 api = Blueprint("history_api", __name__, url_prefix="/api")
@@ -47,18 +53,27 @@ def _repository(owner: str, repo: str, *, page: bool = True) -> str:
     return name
 
 
-def _overview(session, name: str) -> dict:
-    series = history_store.load_series(session, name)
-    side = history_store.load_side_points(session, name)
-    alerts = history.classify_alerts(series, history_store.accepts_of(session, name))
-    return history.repository_overview(series, side, alerts)
+def _overview(session, name: str, page: paging.Page) -> tuple[dict, bool]:
+    """One page of the repository's benchmarks (names read a page at a time in SQL; of their
+    series and PRs only the newest point and the count), with alerts and recent change points
+    from the cached change points of every series (no points, no documents).
+    → (overview, another page follows?)"""
+    names, more = page.cut(history_store.benchmark_names(session, name, offset=page.offset, limit=page.limit + 1))
+    series, counts = history_store.latest_of_series(session, name, names)
+    side = history_store.latest_pr_points(session, name, names)
+    changes = history_store.load_change_points(session, name)
+    alerts = history.classify_alerts(changes, history_store.accepts_of(session, name))
+    return history.repository_overview(series, side, alerts, change_series=changes, point_counts=counts), more
 
 
-def _bench_data(session, name: str, bench: str) -> tuple[list, list, list]:
+def _bench_data(session, name: str, bench: str, page: paging.Page) -> tuple[list, list, list, bool]:
+    """The benchmark's series (whole: the chart draws them) and one page of its PR points,
+    newest first (read in SQL). → (series, PR points oldest first, fingerprint changes, more?)"""
     series = history_store.load_series(session, name, bench)
-    side = history_store.load_side_points(session, name, bench)
+    side, more = page.cut(history_store.load_side_points(session, name, bench, limit=page.limit + 1,
+                                                         offset=page.offset)[::-1])
     changes = history.fingerprint_changes([p for s in series for p in s.points])
-    return series, side, changes
+    return series, side[::-1], changes, more
 
 
 def _point_json(p: history.Point) -> dict:
@@ -70,27 +85,29 @@ def _point_json(p: history.Point) -> dict:
 @pages.get("/<owner>/<repo>")
 def repository_page(owner: str, repo: str):
     name = _repository(owner, repo)
+    page = paging.requested(api=False)
     with _perfgate()["db"].session() as session:
         if history_store.get_repository(session, name) is None:
             abort(404)
-        overview = _overview(session, name)
+        overview, more = _overview(session, name, page)
         results = history_store.result_count(session, name)
     return render_template("history/repository.html", repository=name, overview=overview, results=results,
-                           fmt_s=fmt_time, fmt_ratio=fmt_change,
+                           pages=paging.links(page, more), fmt_s=fmt_time, fmt_ratio=fmt_change,
                            bench_url=lambda b: history.bench_url(None, name, b))
 
 
 @pages.get("/<owner>/<repo>/bench/<path:bench>")
 def bench_page(owner: str, repo: str, bench: str):
     name = _repository(owner, repo)
+    page = paging.requested(api=False)
     with _perfgate()["db"].session() as session:
-        series, side, changes = _bench_data(session, name, bench)
-    if not series and not side:
+        series, side, changes, more = _bench_data(session, name, bench, page)
+    if not series and not side and page.number == 1:
         abort(404)
     shapes = chart.bench_chart(series, side, changes)
     return render_template("history/bench.html", repository=name, benchmark=bench, series=series, side=side,
                            chart=shapes, fingerprint_changes=changes, fmt_s=fmt_time,
-                           fmt_ratio=fmt_change, iso=history.iso,
+                           fmt_ratio=fmt_change, iso=history.iso, pages=paging.links(page, more),
                            noise={s.fingerprint.get("key"): history.historical_noise(
                                s.values, [c.index for c in s.change_points])[0] for s in series})
 
@@ -98,37 +115,48 @@ def bench_page(owner: str, repo: str, bench: str):
 @api.get("/<owner>/<repo>")
 def repository_json(owner: str, repo: str):
     name = _repository(owner, repo, page=False)
+    page = paging.requested(api=True)
     with _perfgate()["db"].session() as session:
         if history_store.get_repository(session, name) is None:
             return jsonify(error=f"no history for {name}"), 404
-        return jsonify(repository=name, **_overview(session, name))
+        overview, more = _overview(session, name, page)
+    return jsonify(repository=name, **overview, **paging.links(page, more))
 
 
 @api.get("/<owner>/<repo>/series")
 def series_json(owner: str, repo: str):
     name = _repository(owner, repo, page=False)
+    page = paging.requested(api=True)
     with _perfgate()["db"].session() as session:
-        series = history_store.load_series(session, name)
-    return jsonify(repository=name, series=[history.series_json(s, detailed=True) for s in series])
+        names, more = page.cut(history_store.benchmark_names(session, name, offset=page.offset,
+                                                             limit=page.limit + 1))
+        series = history_store.load_series(session, name, benchmarks=names) if names else []
+    return jsonify(repository=name, series=[history.series_json(s, detailed=True) for s in series],
+                   **paging.links(page, more))
 
 
 @api.get("/<owner>/<repo>/bench/<path:bench>")
 def bench_json(owner: str, repo: str, bench: str):
     name = _repository(owner, repo, page=False)
+    page = paging.requested(api=True)
     with _perfgate()["db"].session() as session:
-        series, side, changes = _bench_data(session, name, bench)
-    if not series and not side:
+        series, side, changes, more = _bench_data(session, name, bench, page)
+    if not series and not side and page.number == 1:
         return jsonify(error=f"no history for {bench} in {name}"), 404
     return jsonify(repository=name, benchmark=bench,
                    series=[history.series_json(s, detailed=True) for s in series],
                    pr_points=[_point_json(p) for p in side],
-                   fingerprint_changes=[{**c, "time": history.iso(c["time"])} for c in changes])
+                   fingerprint_changes=[{**c, "time": history.iso(c["time"])} for c in changes],
+                   **paging.links(page, more))
 
 
 @api.get("/<owner>/<repo>/alerts")
 def alerts_json(owner: str, repo: str):
     name = _repository(owner, repo, page=False)
+    page = paging.requested(api=True)
     with _perfgate()["db"].session() as session:
-        series = history_store.load_series(session, name)
-        alerts = history.classify_alerts(series, history_store.accepts_of(session, name))
-    return jsonify(repository=name, alerts=alerts, alert_accuracy=history.alert_accuracy(alerts))
+        changes = history_store.load_change_points(session, name)
+        alerts = history.classify_alerts(changes, history_store.accepts_of(session, name))
+    shown, more = page.slice(alerts)
+    return jsonify(repository=name, alerts=shown, alert_accuracy=history.alert_accuracy(alerts),
+                   **paging.links(page, more))

@@ -4,6 +4,10 @@
 
 1. verify ``X-Hub-Signature-256`` over the raw body (401 otherwise; nothing parsed before);
 2. parse (400 on a malformed delivery); events/actions perfgate does not act on → 204;
+   a handled one whose payload breaks GitHub's published schema of that event and action
+   (``bot.app.payloads``) → 400 naming the field, nothing stored; one whose payload alone
+   shows that nothing would be done (``bot.app.handlers.relevant``: a comment that is not a
+   ``/perf`` command) → 204, nothing stored;
 3. record the delivery, de-duplicated by ``X-GitHub-Delivery`` (a repeat → 200 ``duplicate``,
    unless its work was lost — its job failed, or it has been queued for :data:`STALE_AFTER` —
    then GitHub's "Redeliver" queues it again: 202);
@@ -23,7 +27,7 @@ import logging
 
 from flask import Blueprint, current_app, jsonify, request
 
-from ..app import handlers
+from ..app import handlers, payloads
 from ..app import store as app_store
 from ..app.events import WebhookError, parse_event
 from ..db import utc_now
@@ -58,6 +62,12 @@ def webhook():
     except WebhookError as exc:
         return jsonify(error=str(exc)), exc.status
     if not handlers.handled(event.name, event.action):
+        return "", 204
+    try:
+        payloads.validate(event.name, event.action, event.data)
+    except payloads.PayloadError as exc:
+        return jsonify(error=f"payload does not match GitHub's webhook schema: {exc}"), 400
+    if not handlers.relevant(event):  # e.g. a comment that is not a /perf command: kept nowhere
         return "", 204
     try:
         with _db().session() as session, session.begin():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from markupsafe import Markup
 
@@ -12,11 +12,17 @@ from . import escape as esc
 from .units import fmt_time, is_number
 
 
+#: The most rounds drawn per panel: beyond a few hundred the dots only overlap, and a page's
+#: size and time stay bounded whatever the document holds.
+MAX_DRAWN = 300
+
+
 def paired_plot_svg(base: list[float], head: list[float], threshold: float, width: int = 560,
-                    height: int = 220, pairs: list[dict] | None = None) -> Markup:
+                    height: int = 220, pairs: list[dict] | None = None, most: int = MAX_DRAWN) -> Markup:
     """Inline SVG of one benchmark's paired samples.
 
-    Left panel: every base sample and every head sample as a dot (seconds per call, log scale)
+    Left panel: every base sample and every head sample (at most ``most`` of each, evenly
+    spaced, the scale from all of them) as a dot (seconds per call, log scale)
     with each pair joined by a line, so drift and outliers show. Right panel: the per-round
     change head/base in percent, with the ±threshold band shaded.
 
@@ -26,6 +32,7 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
         pairs: ``change.pairs`` (``{start, rounds, ratio, used}``): the right panel shades each
             process pair's rounds in turn and names the pair and its own change, so a pair that
             disagrees with the others shows.
+        most: the most rounds drawn per panel (evenly spaced: :func:`drawn`).
 
     Returns:
         the ``<svg>`` element as :class:`markupsafe.Markup` (every text in it is a number
@@ -52,10 +59,11 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
     parts.append(f'<text x="4" y="{pad - 12}" class="lbl">{html.escape(fmt_time(hi))}</text>')
     parts.append(f'<text x="4" y="{height - pad + 14}" class="lbl">{html.escape(fmt_time(lo))}</text>')
     n = min(len(base), len(head))
-    for i in range(n):
+    for i in drawn(n, most):
         parts.append(f'<line class="pair" x1="{xb}" y1="{y_time(base[i]):.1f}" x2="{xh}" y2="{y_time(head[i]):.1f}"/>')
     for cls, x, series in (("b", xb, base), ("h", xh, head)):
-        for i, v in enumerate(series):
+        for i in drawn(len(series), most):
+            v = series[i]
             jitter = ((i * 7919) % 17 - 8) * 0.8
             parts.append(f'<circle class="{cls}" cx="{x + jitter:.1f}" cy="{y_time(v):.1f}" r="2.5">'
                          f'<title>{cls == "b" and "base" or "head"} round {i + 1}: {html.escape(fmt_time(v))}</title></circle>')
@@ -87,12 +95,24 @@ def paired_plot_svg(base: list[float], head: list[float], threshold: float, widt
                          f'its own change {own}{"" if p.get("used", True) else " (cut short: not in the estimate)"}'
                          f'</title></rect>')
         parts[stripes_at:stripes_at] = stripes
-        for i, r in enumerate(ratios):
+        for i in drawn(len(ratios), most):
+            r = ratios[i]
             where = f", pair {pair_of[i]}" if i in pair_of else ""
             parts.append(f'<circle class="r" cx="{x0 + step * (i + 0.5):.1f}" cy="{y_pct(r):.1f}" r="2.5">'
                          f'<title>round {i + 1}{where}: {r:+.2f} %</title></circle>')
+    if max(len(base), len(head)) > most:
+        parts.append(f'<text x="{width - 10}" y="{height - 8}" text-anchor="end" class="lbl">'
+                     f'{most} of {max(len(base), len(head))} rounds drawn</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def drawn(count: int, most: int = MAX_DRAWN) -> Sequence[int]:
+    """Indices of the rounds to draw out of ``count``: all of them, or ``most`` evenly spaced
+    ones (the first and the last included)."""
+    if count <= most:
+        return range(count)
+    return sorted({round(k * (count - 1) / (most - 1)) for k in range(most)})
 
 
 def _valid_pairs(pairs: Any, rounds: int) -> list[dict]:

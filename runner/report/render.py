@@ -16,7 +16,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from . import escape as esc
-from .plots import mermaid_chart, paired_plot_svg
+from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .terminal import render_terminal
 from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_time, short_sha
 from .view import TABLE_NOTE, VERDICT_ICON, head_time, view
@@ -27,6 +27,9 @@ MARKER = "<!-- perfgate -->"
 COMMENT_LIMIT = 65_536
 #: ``$GITHUB_STEP_SUMMARY`` holds at most 1 MiB per step.
 SUMMARY_LIMIT = 1_048_576
+#: Rounds the HTML report's plots draw in all, shared among its benchmarks (a page's size and
+#: time bounded whatever the document holds).
+PAGE_DRAWN = 6_000
 
 
 def html_escape(value: Any) -> Markup:
@@ -96,6 +99,8 @@ def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, deta
     ctx = view(results)
     ctx["details_url"] = details_url
     ctx["banner"] = banner if fmt == "html" else None
+    # the HTML page draws at most PAGE_DRAWN rounds in all (at least 20 per benchmark)
+    ctx["most_drawn"] = min(MAX_DRAWN, max(20, PAGE_DRAWN // max(1, len(ctx["benches"]))))
     template = environment().get_template(f"report.{fmt}.j2")
     if fmt == "html" or max_chars is None:
         return template.render(**ctx, detail=True, row_limit=None)

@@ -248,10 +248,11 @@ def test_intake_answers(app, client, gh):
     junk = b"{not json"
     assert client.post("/webhook", data=junk, headers=P.headers("push", junk)).status_code == 400
     assert client.post("/webhook", data=body, headers=P.headers(name, body)).status_code == 202
-    # a signed payload the App cannot make sense of: stored as failed, answered 202, never 500
+    # a signed payload that is not shaped like GitHub's: 400 naming the field, nothing stored
     broken = P.encode({"action": "labeled", "installation": {"id": 1}, "repository": {"full_name": P.REPO}})
     response = client.post("/webhook", data=broken, headers=P.headers("pull_request", broken, delivery="broken-1"))
-    assert response.status_code == 202 and deliveries(app)["broken-1"] == "failed"
+    assert response.status_code == 400 and "broken-1" not in deliveries(app)
+    assert "missing required field" in response.get_json()["error"]
 
 
 def test_without_github_settings_the_webhook_is_503(tmp_path):

@@ -91,3 +91,10 @@ def test_processed_deliveries_are_forgotten_after_the_retention(app, client, fak
     assert executor.forget_deliveries(rt, utc_now()) == 0
     assert executor.forget_deliveries(rt, later) == 1
     assert deliveries(app) == {"d-failed": "queued"}  # work not yet done is never forgotten
+
+
+def test_comments_that_are_not_commands_are_not_stored(app, client, fake_github):
+    answer = deliver(client, P.issue_comment("created", "Nice speed-up, thanks!"), delivery="d-chat")
+    assert answer.status_code == 204 and "d-chat" not in deliveries(app)
+    assert deliver(client, P.issue_comment("created", "/perf help"), delivery="d-cmd").status_code == 202
+    assert "d-cmd" in deliveries(app)

@@ -12,8 +12,12 @@ and must end valid against the schema (:func:`check`).
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from functools import lru_cache
+from pathlib import Path
 
+from bot.app.payloads import event_key
 from tests.fake_github.spec import package_member
 
 #: Pinned so the tests' notion of a valid payload does not move under them.
@@ -117,6 +121,71 @@ def complete(event: str, action: str | None, payload: dict) -> dict:
     return data
 
 
-if __name__ == "__main__":  # prefetch for CI
+def published_events() -> dict[str, str]:
+    """Every event/action the published description documents → its schema's name:
+    ``{"pull_request.labeled": "webhook-pull-request-labeled", "push": "webhook-push", ...}``
+    (from each webhook's ``operationId``, ``pull-request/labeled``, and its request body)."""
+    out = {}
+    for hook in _schemas()["webhooks"].values():
+        post = hook["post"]
+        event, _, action = post["operationId"].partition("/")
+        ref = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        out[event_key(event.replace("-", "_"), action.replace("-", "_") or None)] = ref.rsplit("/", 1)[-1]
+    return out
+
+
+def reduced(handles) -> dict:
+    """The copy the App ships (``bot/app/schemas/webhooks.json``): the published schemas of the
+    event/actions for which ``handles(event, action)`` is true, with every component they
+    reference (transitively), unchanged.
+
+    Regenerate it with ``python -m tests.app.webhook_schemas --write-reduced``.
+    """
+    doc = _schemas()
+    components = doc["components"]["schemas"]
+    events = {}
+    for key, name in published_events().items():
+        event, _, action = key.partition(".")
+        if handles(event, action or None):
+            events[key] = name
+    keep: set[str] = set()
+    pending = list(events.values())
+    while pending:
+        name = pending.pop()
+        if name in keep:
+            continue
+        keep.add(name)
+        pending.extend(_refs(components[name]))
+    info = doc["info"]
+    return {"info": {"title": info["title"], "version": info["version"], "license": info["license"]["name"],
+                     "source": f"npm {WEBHOOKS_PACKAGE}, generated/api.github.com.json (reduced)"},
+            "events": dict(sorted(events.items())),
+            "components": {"schemas": {name: components[name] for name in sorted(keep)}}}
+
+
+def _refs(node) -> list[str]:
+    """Names of the components ``node`` references directly or through its children."""
+    if isinstance(node, dict):
+        found = [node["$ref"].rsplit("/", 1)[-1]] if isinstance(node.get("$ref"), str) else []
+        return found + [name for value in node.values() for name in _refs(value)]
+    if isinstance(node, list):
+        return [name for value in node for name in _refs(value)]
+    return []
+
+
+def write_reduced() -> None:
+    """Write :func:`reduced` for the App's router and the package's licence to ``bot/app/schemas/``."""
+    from bot.app.handlers.common import router
+    from bot.app.payloads import SCHEMAS
+
+    target = Path(str(SCHEMAS))
+    target.write_text(json.dumps(reduced(router.handles), sort_keys=True, separators=(",", ":")) + "\n", "utf-8")
+    shutil.copyfile(package_member(WEBHOOKS_PACKAGE, "LICENSE"), target.parent / "LICENSE")
+
+
+if __name__ == "__main__":  # prefetch for CI; --write-reduced: regenerate the App's copy
     print(package_member(WEBHOOKS_PACKAGE, "generated/api.github.com.json"))
     print(package_member(EXAMPLES_PACKAGE, "api.github.com/index.json"))
+    print(package_member(WEBHOOKS_PACKAGE, "LICENSE"))
+    if "--write-reduced" in sys.argv[1:]:
+        write_reduced()
