@@ -130,7 +130,7 @@ def _github_main(conn, fraction: float, seed: int, hang: float) -> None:
                         for c in state.comments.values()]
             # what the App answered the maintainer's commands (a refusal would be a wrong answer)
             answers = collections.Counter("refusal" if "only takes commands from people with" in c.body else
-                                          c.body.strip().splitlines()[0][:40] for c in state.comments.values()
+                                          c.body.strip().splitlines()[0][:24] for c in state.comments.values()
                                           if c.login == BOT and not c.body.startswith(MARKER))
             checks = [(r.get("external_id"), r["status"], r.get("conclusion")) for r in state.check_runs.values()]
             dispatched = [(d["run_id"], d["inputs"].get("run-id")) for d in state.dispatches]
@@ -760,7 +760,8 @@ def main() -> int:
     print(f"deliveries={figures['deliveries']} p50_ms={figures['p50_ms']:.1f} p99_ms={figures['p99_ms']:.1f} "
           f"lost={figures['lost']} duplicates_processed={figures['duplicates_processed']} "
           f"duplicate_comments={figures['duplicate_comments']} stuck_runs={figures['stuck_runs']}")
-    return 0
+    refused = sum(n for status, n in figures["answers"].items() if not status.isdigit() or int(status) >= 500)
+    return 1 if refused else 0  # a delivery GitHub would show as failed: the figures above do not hold
 
 
 if __name__ == "__main__":
