@@ -7,6 +7,7 @@ imports neither Flask nor torch; ``create_app`` imports Flask.
 from __future__ import annotations
 
 import logging
+import threading
 import os
 from typing import TYPE_CHECKING, Mapping
 
@@ -50,6 +51,10 @@ def create_app(config: "Mapping[str, str] | Settings | None" = None):
         from .app.runtime import build_runtime
 
         runtime = build_runtime(settings, database)
+        if not settings.testing:  # compile the webhook validators while the server starts
+            from .app import payloads
+
+            threading.Thread(target=payloads.warm_up, name="webhook schemas", daemon=True).start()
     else:
         log.warning("no GitHub App settings (GITHUB_APP_ID, ...): /webhook answers 503")
     app.extensions["perfgate"] = {"settings": settings, "db": database, "runtime": runtime}

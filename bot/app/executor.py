@@ -80,6 +80,11 @@ class Runtime:
 
 
 # -- entry points -------------------------------------------------------------------------------
+#: Attempts of a delivery's job before a transient GitHub error (no answer, 5xx, rate limit) on
+#: a run's dispatch or results is reported on the check run instead of retried: three rounds
+#: of Huey's retries (the job's own and two sweeps', 20 minutes or more).
+GIVE_UP_AFTER = 3 * (RETRIES + 1)
+
 #: A job's lease on its PR, renewed every :data:`LOCK_RENEW` seconds while it runs: a killed
 #: worker holds up the PR's next jobs for at most this long.
 LOCK_TTL, LOCK_RENEW = _dt.timedelta(seconds=60), 20.0
@@ -101,9 +106,9 @@ class Step:
 
     @property
     def last_try(self) -> bool:
-        """The job's last attempt (Huey's retries used up): a transient GitHub error is
-        reported now instead of retried."""
-        return self.attempt > RETRIES
+        """The job's last attempt (:data:`GIVE_UP_AFTER`): a transient GitHub error is reported
+        now instead of retried."""
+        return self.attempt >= GIVE_UP_AFTER
 
 
 _STEP: contextvars.ContextVar[Step | None] = contextvars.ContextVar("perfgate_step", default=None)
@@ -308,6 +313,8 @@ def _config(client: InstallationClient, repo: str, data: dict) -> Config:
     try:
         return config_from_texts(client.config_texts(repo, branch), f"{repo}@{branch or 'default branch'}")[0]
     except GitHubError as exc:
+        if exc.transient:  # GitHub did not answer: the retry reads it, never the defaults by mistake
+            raise
         log.warning("%s: cannot read the perfgate config (%s); using the defaults", repo, exc.detail)
     except ConfigError as exc:  # a broken file is the compare's to report, on the runner
         log.info("%s: the perfgate config is broken (%s); using the defaults", repo, exc)
@@ -425,8 +432,8 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
         with rt.db.session() as session, session.begin():
             app_store.update_run(session, spec.key, check_run_id=check_id)
     if dispatched_at is None:
-        dispatched = client.find_dispatched(spec.repository, rt.settings.workflow, f"perfgate {spec.key}") \
-            if started is not None else None
+        dispatched = client.find_dispatched(spec.repository, rt.settings.workflow, f"perfgate {spec.key}",
+                                            since=started) if started is not None else None
         if dispatched is None:
             with rt.db.session() as session, session.begin():
                 app_store.update_run(session, spec.key, dispatch_started_at=utc_now())

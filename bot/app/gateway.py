@@ -7,9 +7,11 @@ requests; decisions live in ``bot.app.handlers``. GitHub errors become :class:`G
 the HTTP status, so the caller can tell "not allowed" (401/403), "not found" (404) and the
 rest apart.
 
-PyGithub's retries and pacing sleeps (``GithubRetry`` may sleep 60 s on a secondary rate
-limit; ``seconds_between_writes`` 1 s) are fine in the worker, never in the webhook request
-(the view makes no GitHub call); tests pass ``client_options`` turning them off.
+PyGithub's retries and pacing sleeps (:func:`idempotent_retry`: GETs, edits and deletes are
+retried on 5xx, time-outs and rate limits, sleeping as ``Retry-After`` says; POSTs never, as a
+repeated POST could comment or dispatch twice — the job's resumable steps retry those;
+``seconds_between_writes`` 1 s) are fine in the worker, never in the webhook request (the view
+makes no GitHub call); tests pass ``client_options`` turning them off.
 """
 
 from __future__ import annotations
@@ -94,6 +96,15 @@ def _wrap(doing: str, func: Callable[[], Any]) -> Any:
                           redact(f"could not reach GitHub to {doing}: {type(exc).__name__}: {exc}")) from None
 
 
+def idempotent_retry():
+    """PyGithub's ``GithubRetry`` (5xx, rate limits with their ``Retry-After``) for the methods
+    that may be repeated without a second effect — never POST; 3 retries, backoff 0.5 s × 2^n."""
+    from github.GithubRetry import GithubRetry
+
+    return GithubRetry(total=3, backoff_factor=0.5,
+                       allowed_methods=frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}))
+
+
 class Gateway:
     """The App's identity: makes installation clients.
 
@@ -108,7 +119,7 @@ class Gateway:
         from github import Auth, GithubIntegration
 
         # lazy: objects are built from URLs without a GET until an attribute needs one.
-        options = {"timeout": 20, "lazy": True, **(client_options or {})}
+        options = {"timeout": 20, "lazy": True, "retry": idempotent_retry(), **(client_options or {})}
         self.api_url = api_url.rstrip("/")
         #: seconds to wait for each answer (the REST calls and the artifact download)
         self.timeout = options["timeout"]
@@ -304,13 +315,18 @@ class InstallationClient:
             return Dispatched(int(result.id), result.html_url)
         return _wrap(f"dispatch {workflow}", run)
 
-    def find_dispatched(self, repo: str, workflow: str, title: str, limit: int = 100) -> Dispatched | None:
+    def find_dispatched(self, repo: str, workflow: str, title: str, since, limit: int = 500) -> Dispatched | None:
         """The newest ``workflow_dispatch`` run of ``workflow`` named ``title`` (its
         ``display_title``: the workflow's ``run-name``, ``perfgate <run-id>``) among the newest
-        ``limit``, or None: how a resumed run learns that its dispatch went through before the
-        job stopped."""
+        ``limit`` created since ``since`` (aware datetime; a minute of clock skew allowed), or
+        None: how a resumed run learns that its dispatch went through before the job stopped."""
+        import datetime as _dt
+
+        created = (since - _dt.timedelta(minutes=1)).astimezone(_dt.timezone.utc).strftime(">=%Y-%m-%dT%H:%M:%SZ")
+
         def run() -> Dispatched | None:
-            for i, found in enumerate(self._repo(repo).get_workflow(workflow).get_runs(event="workflow_dispatch")):
+            runs = self._repo(repo).get_workflow(workflow).get_runs(event="workflow_dispatch", created=created)
+            for i, found in enumerate(runs):
                 if i >= limit:
                     break
                 if getattr(found, "display_title", None) == title:

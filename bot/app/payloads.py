@@ -72,6 +72,16 @@ def _problem(error) -> str:
     return f"{where}: fails {error.rule}"
 
 
+def warm_up() -> int:
+    """Compile the validator of every handled event and action now (≈ 2.5 s of CPU in all;
+    each is otherwise compiled by the first delivery of its kind, which then waits 0.1–0.25 s
+    and makes the deliveries behind it wait). Returns how many."""
+    names = sorted(set(document()["events"].values()))
+    for name in names:
+        _validator(name)
+    return len(names)
+
+
 def validate(event: str, action: str | None, payload: Any) -> None:
     """Check one delivery's payload against the published schema of ``event``/``action``.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -45,13 +45,13 @@ def get_delivery(session: Session, delivery_id: str) -> Delivery | None:
 def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_after: _dt.timedelta) -> bool:
     """Mark a stored delivery ``queued`` again when its work was lost: its job ``failed``, or it
     has been ``queued`` for longer than ``stale_after`` (its worker died, or the queue lost the
-    job). True when it should be enqueued again; a delivery that is done, ignored or recently
-    queued is left alone."""
+    job). True when it should be enqueued again (its ``queued_at`` is then ``now``); a delivery
+    that is done, ignored or recently (re)queued is left alone."""
     row = get_delivery(session, delivery_id)
     if row is None:
         return False
-    if row.status == "failed" or (row.status == "queued" and row.received_at < now - stale_after):
-        row.status, row.error, row.finished_at = "queued", None, None
+    if row.status == "failed" or (row.status == "queued" and (row.queued_at or row.received_at) < now - stale_after):
+        row.status, row.error, row.finished_at, row.queued_at = "queued", None, None, now
         return True
     return False
 
@@ -60,7 +60,8 @@ def lost_deliveries(session: Session, now: _dt.datetime, stale_after: _dt.timede
                     within: _dt.timedelta) -> list[str]:
     """Deliveries received within ``within`` whose work was lost (``failed``, or ``queued``
     for longer than ``stale_after``), oldest first: what the periodic sweep enqueues again."""
-    lost = or_(Delivery.status == "failed", (Delivery.status == "queued") & (Delivery.received_at < now - stale_after))
+    queued_at = func.coalesce(Delivery.queued_at, Delivery.received_at)
+    lost = or_(Delivery.status == "failed", (Delivery.status == "queued") & (queued_at < now - stale_after))
     return list(session.scalars(select(Delivery.delivery_id).where(lost, Delivery.received_at >= now - within)
                                 .order_by(Delivery.received_at, Delivery.id)))
 

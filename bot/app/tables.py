@@ -15,8 +15,8 @@
 
 GitHub ids (comments, check runs, workflow runs) exceed 2**31: BigInteger.
 Schema changes go through ``bot/migrations`` (revision ``0002_app`` created these;
-``0003_authority`` added ``app_pulls.head_seen_at``; ``0004_steps`` the delivery's plan and
-step, the run's dispatch marks and ``app_locks``).
+``0003_authority`` added ``app_pulls.head_seen_at``; ``0004_steps`` the delivery's plan,
+step and ``queued_at``, the run's dispatch marks and ``app_locks``).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ class Delivery(Base):
     status: Mapped[str] = mapped_column(String(16), default="queued")
     error: Mapped[Optional[str]] = mapped_column(Text)
     received_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+    queued_at: Mapped[Optional[_dt.datetime]] = mapped_column(default=utc_now)  # last (re)queued
     finished_at: Mapped[Optional[_dt.datetime]] = mapped_column()
     plan: Mapped[Optional[dict[str, Any]]] = mapped_column()
     step: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

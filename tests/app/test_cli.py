@@ -160,7 +160,9 @@ def test_perfgate_sweep_queues_lost_work_for_the_running_consumers(app_env, tmp_
     worker = build_worker(env, client_options=CLIENT_OPTIONS)
     worker.huey.flush()  # the queue lost both jobs (a wiped Redis, a killed consumer)
     with web.extensions["perfgate"]["db"].session() as session, session.begin():
-        app_store.get_delivery(session, "d-old").received_at -= dt.timedelta(minutes=5)
+        old = app_store.get_delivery(session, "d-old")
+        old.received_at -= dt.timedelta(minutes=5)
+        old.queued_at -= dt.timedelta(minutes=5)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert main(["sweep", "--stale-after", "120"]) == 0

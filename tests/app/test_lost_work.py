@@ -98,3 +98,19 @@ def test_comments_that_are_not_commands_are_not_stored(app, client, fake_github)
     assert answer.status_code == 204 and "d-chat" not in deliveries(app)
     assert deliver(client, P.issue_comment("created", "/perf help"), delivery="d-cmd").status_code == 202
     assert "d-cmd" in deliveries(app)
+
+
+def test_a_delivery_queued_again_is_not_stale_again_at_the_next_sweep(app, client, fake_github):
+    """Staleness counts from the last time it was queued, not from its arrival: in a backlog, a
+    sweep must not queue again the work the previous sweep queued (one job each time)."""
+    rt = app.extensions["perfgate"]["runtime"]
+    OUTAGE["on"] = True
+    deliver(client, _label(), delivery="d-old")
+    OUTAGE["on"] = False
+    now = utc_now()
+    with rt.db.session() as session, session.begin():
+        row = app_store.get_delivery(session, "d-old")
+        row.received_at = row.queued_at = now - dt.timedelta(minutes=30)
+    assert executor.lost_deliveries(rt, now) == ["d-old"]  # failed: queued again, now
+    assert executor.lost_deliveries(rt, now + dt.timedelta(minutes=10)) == []  # its job may be on the way
+    assert executor.lost_deliveries(rt, now + dt.timedelta(minutes=16)) == ["d-old"]  # that job was lost

@@ -164,3 +164,12 @@ def test_the_order_is_signature_parse_handled_schema(client):
     assert client.post("/webhook", data=unhandled, headers=P.headers("star", unhandled)).status_code == 204
     response = client.post("/webhook", data=broken, headers=P.headers("pull_request", broken))
     assert response.status_code == 400 and "schema" in response.get_json()["error"]
+
+
+def test_warm_up_compiles_every_handled_events_validator():
+    from bot.app import payloads
+
+    payloads._validator.cache_clear()
+    count = payloads.warm_up()
+    assert count == len(set(payloads.document()["events"].values())) and count >= 10
+    assert payloads._validator.cache_info().currsize == count

@@ -14,7 +14,6 @@ import pytest
 from bot import CONTENT_SECURITY_POLICY
 from bot.app import executor
 from bot.app import store as app_store
-from bot.app.queue import RETRIES
 from bot.app.gateway import GitHubError
 from tests.action.results_doc import bench, results_doc
 from tests.security.markdown_check import inspect
@@ -173,7 +172,7 @@ def test_a_download_error_publishes_no_storage_url(client, gh, scene, caplog):
     dispatch, check = _finish(gh, client, scene, results_zip(doc))
     (job,) = [d for d, status in deliveries(client.application).items() if status == "failed"]
     rt = client.application.extensions["perfgate"]["runtime"]
-    while True:  # no answer is retried (Huey's retries), then reported
+    while True:  # no answer is retried (three rounds of retries), then reported
         assert check["status"] != "completed"
         try:
             executor.handle_delivery(rt, job)
@@ -181,7 +180,7 @@ def test_a_download_error_publishes_no_storage_url(client, gh, scene, caplog):
         except GitHubError:
             continue
     with rt.db.session() as session:
-        assert app_store.get_delivery(session, job).attempts == RETRIES + 1
+        assert app_store.get_delivery(session, job).attempts == executor.GIVE_UP_AFTER
     assert check["conclusion"] == "failure"
     for text in (check["output"]["summary"], sticky(gh).body):
         assert "could not download the artifact" in text and "SECRET_SIGNATURE" not in text and str(port) not in text

@@ -1,5 +1,5 @@
 """Steps: a delivery's decided ``plan`` and how many of its actions are done (``step``,
-``attempts``), a run's dispatch marks (``dispatch_started_at``, ``dispatched_at``), and
+``attempts``), when it was last queued (``queued_at``), a run's dispatch marks (``dispatch_started_at``, ``dispatched_at``), and
 ``app_locks`` (per-PR leases), so a retried job resumes where it stopped and jobs of one PR run
 one at a time.
 
@@ -25,6 +25,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('plan', sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column('step', sa.Integer(), nullable=False, server_default='0'))
         batch_op.add_column(sa.Column('attempts', sa.Integer(), nullable=False, server_default='0'))
+        batch_op.add_column(sa.Column('queued_at', sa.DateTime(timezone=True), nullable=True))
     with op.batch_alter_table('app_runs', schema=None) as batch_op:
         batch_op.add_column(sa.Column('dispatch_started_at', sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column('dispatched_at', sa.DateTime(timezone=True), nullable=True))
@@ -41,6 +42,7 @@ def downgrade() -> None:
         batch_op.drop_column('dispatched_at')
         batch_op.drop_column('dispatch_started_at')
     with op.batch_alter_table('app_deliveries', schema=None) as batch_op:
+        batch_op.drop_column('queued_at')
         batch_op.drop_column('attempts')
         batch_op.drop_column('step')
         batch_op.drop_column('plan')
