@@ -373,7 +373,12 @@ class InstallationClient:
                 response = first
             with response:
                 if response.status_code != 200:
-                    raise GitHubError(response.status_code, f"downloading the artifact answered HTTP {response.status_code}")
+                    limited = response.status_code in (403, 429) and (
+                        response.headers.get("Retry-After") or "rate limit" in response.text[:2000].lower())
+                    raise GitHubError(response.status_code,
+                                      f"downloading the artifact answered HTTP {response.status_code}",
+                                      f"downloading the artifact answered HTTP {response.status_code}"
+                                      + (" (secondary rate limit)" if limited else ""))
                 declared = int(response.headers.get("Content-Length") or 0)
                 if declared > limit:
                     raise ArtifactTooLarge(413, f"the artifact is {declared} bytes, over the limit of {limit}")

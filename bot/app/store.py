@@ -58,10 +58,14 @@ def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_
 
 def lost_deliveries(session: Session, now: _dt.datetime, stale_after: _dt.timedelta,
                     within: _dt.timedelta) -> list[str]:
-    """Deliveries received within ``within`` whose work was lost (``failed``, or ``queued``
-    for longer than ``stale_after``), oldest first: what the periodic sweep enqueues again."""
+    """Deliveries received within ``within`` whose work was lost (``failed``, or ``queued``,
+    for longer than ``stale_after``), oldest first: what the periodic sweep enqueues again. A
+    delivery that failed a moment ago is left alone: Huey retries it, and a GitHub write that
+    timed out may still be carried out by GitHub (the retry then finds it)."""
     queued_at = func.coalesce(Delivery.queued_at, Delivery.received_at)
-    lost = or_(Delivery.status == "failed", (Delivery.status == "queued") & (queued_at < now - stale_after))
+    failed_at = func.coalesce(Delivery.finished_at, Delivery.received_at)
+    lost = or_((Delivery.status == "failed") & (failed_at < now - stale_after),
+               (Delivery.status == "queued") & (queued_at < now - stale_after))
     return list(session.scalars(select(Delivery.delivery_id).where(lost, Delivery.received_at >= now - within)
                                 .order_by(Delivery.received_at, Delivery.id)))
 

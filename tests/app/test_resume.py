@@ -42,6 +42,9 @@ def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose a
     def losing(operation_id: str):
         def handler(ctx):
             if operation_id in DOWN:
+                if DOWN[operation_id] == 403:  # GitHub's secondary rate limit
+                    return 403, {"message": "You have exceeded a secondary rate limit. Please wait a few minutes.",
+                                 "documentation_url": "https://docs.github.com/rest"}, {"Retry-After": "1"}
                 return error(DOWN[operation_id], "Server Error")
             answer = (base.get(operation_id) or HANDLERS[operation_id])(ctx)
             if LOSE.get(operation_id):
@@ -51,7 +54,7 @@ def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose a
         return handler
 
     lossy = ("checks/create", "actions/create-workflow-dispatch", "issues/create-comment", "checks/update",
-             "actions/list-workflow-run-artifacts")
+             "actions/list-workflow-run-artifacts", "actions/download-artifact")
     with FakeGitHub(github_openapi, handlers={**base, **{op: losing(op) for op in lossy}}) as gh:
         gh.state.add_repo("octo/demo")
         gh.state.add_token("ghs_nobody")
@@ -186,6 +189,20 @@ def test_results_github_could_not_list_are_fetched_on_the_retry_not_reported_mis
     del DOWN["actions/list-workflow-run-artifacts"]
     _retry(app, failed)
     assert check["conclusion"] == "success" and "bench_add" in sticky(fake_github).body
+
+
+def test_a_rate_limited_download_is_retried_not_reported_missing(app, client, fake_github, scene):
+    deliver(client, _label())
+    (dispatch,) = fake_github.state.dispatches
+    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    DOWN["actions/download-artifact"] = 403
+    complete(fake_github, client, dispatch)
+    (check,) = fake_github.state.check_runs.values()
+    assert check["status"] != "completed"
+    (failed,) = [d for d, status in deliveries(app).items() if status == "failed"]
+    del DOWN["actions/download-artifact"]
+    _retry(app, failed)
+    assert check["conclusion"] == "success"
 
 
 def test_results_stored_before_the_job_stopped_are_concluded_without_a_second_download(app, client, fake_github,
