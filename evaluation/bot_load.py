@@ -13,7 +13,7 @@ The deliveries, signed with the webhook secret, each with its own ``X-GitHub-Del
 ``--prs`` pull requests (each labeled ``performance``): ``pull_request`` ``labeled`` (check
 run + dispatch + sticky comment), ``synchronize`` on some PRs (a new run supersedes the first),
 ``issue_comment`` ``/perf help`` and ``/perf history BENCH`` (a reply each), plain comments
-(stored, nothing to do), events perfgate ignores (``pull_request`` ``edited``/``assigned``,
+(answered 204: not commands, never stored), events perfgate ignores (``pull_request`` ``edited``/``assigned``,
 answered 204), GitHub "Redeliver" of about 1 % of them (same GUID, same body), and — played by
 this script as GitHub Actions — ``workflow_run`` ``in_progress`` and ``completed`` for every
 workflow the App dispatched, the completed run's results artifact uploaded first. ``C``
