@@ -220,7 +220,8 @@ def _lock_name(rt: Runtime, event: Event, request: FactRequest) -> str:
                 row = app_store.run_for_workflow(session, repo, request.workflow_run_id) or (
                     app_store.get_run(session, request.dispatched_key) if request.dispatched_key else None)
             if row is None and request.head_sha:
-                row = next(iter(reversed(app_store.runs_at_head(session, repo, request.head_sha))), None)
+                runs = app_store.runs_at_head(session, repo, request.head_sha)
+                row = runs[-1] if runs else None
             number = row.pr_number if row is not None and row.repository == repo else None
     return f"{repo}#{number}" if number is not None else repo
 

@@ -17,6 +17,7 @@ makes no GitHub call); tests pass ``client_options`` turning them off.
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import io
 import re
 from dataclasses import dataclass
@@ -320,8 +321,6 @@ class InstallationClient:
         ``display_title``: the workflow's ``run-name``, ``perfgate <run-id>``) among the newest
         ``limit`` created since ``since`` (aware datetime; a minute of clock skew allowed), or
         None: how a resumed run learns that its dispatch went through before the job stopped."""
-        import datetime as _dt
-
         created = (since - _dt.timedelta(minutes=1)).astimezone(_dt.timezone.utc).strftime(">=%Y-%m-%dT%H:%M:%SZ")
 
         def run() -> Dispatched | None:

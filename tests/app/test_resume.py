@@ -74,6 +74,14 @@ def _runtime(app):
     return app.extensions["perfgate"]["runtime"]
 
 
+def _dispatched_with_results(client, gh, scene) -> dict:
+    """A labeled PR whose run was dispatched and whose results artifact is uploaded; its dispatch."""
+    deliver(client, _label())
+    (dispatch,) = gh.state.dispatches
+    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    return dispatch
+
+
 def _retry(app, delivery_id: str):
     """What Huey's retry of a failed job does."""
     return executor.handle_delivery(_runtime(app), delivery_id)
@@ -177,39 +185,26 @@ def test_a_second_job_of_a_finished_delivery_does_nothing(app, client, fake_gith
     assert len(fake_github.state.dispatches) == 1 and len(fake_github.state.check_runs) == 1
 
 
-def test_results_github_could_not_list_are_fetched_on_the_retry_not_reported_missing(app, client, fake_github, scene):
-    deliver(client, _label())
-    (dispatch,) = fake_github.state.dispatches
-    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
-    DOWN["actions/list-workflow-run-artifacts"] = 503
+@pytest.mark.parametrize("operation,status", [
+    ("actions/list-workflow-run-artifacts", 503),  # GitHub did not answer
+    ("actions/download-artifact", 403),  # a secondary rate limit on the download
+])
+def test_results_github_could_not_hand_over_are_fetched_on_the_retry_not_reported_missing(
+        app, client, fake_github, scene, operation, status):
+    dispatch = _dispatched_with_results(client, fake_github, scene)
+    DOWN[operation] = status
     complete(fake_github, client, dispatch)
     (check,) = fake_github.state.check_runs.values()
-    assert check["status"] != "completed"  # not "no results": GitHub did not answer
+    assert check["status"] != "completed"  # not "no results"
     (failed,) = [d for d, status in deliveries(app).items() if status == "failed"]
-    del DOWN["actions/list-workflow-run-artifacts"]
+    del DOWN[operation]
     _retry(app, failed)
     assert check["conclusion"] == "success" and "bench_add" in sticky(fake_github).body
 
 
-def test_a_rate_limited_download_is_retried_not_reported_missing(app, client, fake_github, scene):
-    deliver(client, _label())
-    (dispatch,) = fake_github.state.dispatches
-    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
-    DOWN["actions/download-artifact"] = 403
-    complete(fake_github, client, dispatch)
-    (check,) = fake_github.state.check_runs.values()
-    assert check["status"] != "completed"
-    (failed,) = [d for d, status in deliveries(app).items() if status == "failed"]
-    del DOWN["actions/download-artifact"]
-    _retry(app, failed)
-    assert check["conclusion"] == "success"
-
-
 def test_results_stored_before_the_job_stopped_are_concluded_without_a_second_download(app, client, fake_github,
                                                                                       scene):
-    deliver(client, _label())
-    (dispatch,) = fake_github.state.dispatches
-    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    dispatch = _dispatched_with_results(client, fake_github, scene)
     DOWN["checks/update"] = 503  # stored, then concluding on GitHub fails
     complete(fake_github, client, dispatch)
     (failed,) = [d for d, status in deliveries(app).items() if status == "failed"]
@@ -242,9 +237,7 @@ def test_a_job_whose_pr_is_busy_does_nothing_and_goes_back_on_the_queue(app, cli
 
 def test_a_workflow_run_event_takes_the_lease_of_its_runs_pr(app, client, fake_github, scene):
     rt = _runtime(app)
-    deliver(client, _label())
-    (dispatch,) = fake_github.state.dispatches
-    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    dispatch = _dispatched_with_results(client, fake_github, scene)
     with executor.lease(rt, f"{P.REPO}#7"):
         complete(fake_github, client, dispatch)
         (check,) = fake_github.state.check_runs.values()
@@ -300,12 +293,10 @@ def test_leases(database_url):
 # -- the time-out sweep ----------------------------------------------------------------------------
 def test_the_time_out_sweep_never_overwrites_a_run_concluded_meanwhile(app, client, fake_github, scene):
     rt = _runtime(app)
-    deliver(client, _label())
-    (dispatch,) = fake_github.state.dispatches
+    dispatch = _dispatched_with_results(client, fake_github, scene)
     late = utc_now() + dt.timedelta(seconds=rt.settings.run_timeout + 60)
     with executor.lease(rt, f"{P.REPO}#7"):  # the results are being concluded
         assert executor.expire_runs(rt, late) == []  # busy: left for the next sweep
-    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
     complete(fake_github, client, dispatch)
     (check,) = fake_github.state.check_runs.values()
     concluded = check["conclusion"]
@@ -368,9 +359,7 @@ def test_runs_have_their_dispatch_marks():
 
 def test_the_time_out_sweep_concludes_stored_results_instead_of_timing_them_out(app, client, fake_github, scene):
     rt = _runtime(app)
-    deliver(client, _label())
-    (dispatch,) = fake_github.state.dispatches
-    upload(scene, dispatch, results_doc([bench("bench_add", "unchanged", 1.0)], base_sha=BASE, head_sha=HEAD))
+    dispatch = _dispatched_with_results(client, fake_github, scene)
     DOWN["checks/update"] = 503  # the results are stored; every try to conclude them fails
     complete(fake_github, client, dispatch)
     del DOWN["checks/update"]
