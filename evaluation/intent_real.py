@@ -1,7 +1,7 @@
 """Evaluate the intent classifier on real merged pull requests (``intent_real.jsonl``).
 
 Usage:
-    python evaluation/intent_real.py [--split real-train|real-test|all] [--errors] [--no-write]
+    python evaluation/intent_real.py [--split real-train|real-test|real-test2|all] [--errors] [--no-write]
 
 The corpus holds real pull requests of public GPU / deep-learning repositories: the title as
 written, a paraphrase of the description in our own words, the changed files and a short diff
@@ -9,9 +9,12 @@ excerpt (for pull requests whose repository snapshot could be read), and a label
 of ../shared/STRATEGIES.md or ``unknown``) with a one-line reason. RESULTS_intent.md says how
 it was collected.
 
-``split`` is fixed by ``split_of(source)``: a seeded hash of the ``owner/repo#number`` source
-puts about 30 % of the pull requests in the blind ``real-test`` split, the rest in
-``real-train``. Nothing is tuned on ``real-test``: neither rules nor the model see it.
+``split`` is fixed by ``split_of(source, round_no)``: a seeded hash of the ``owner/repo#number``
+source puts about 30 % of the pull requests of a collection round in that round's blind split,
+the rest in ``real-train``. Round 1 (366 pull requests, rows without ``round``) had the blind
+split ``real-test``; it was scored once at the end of round 1 and is training data since.
+Round 2 (rows with ``"round": 2``) has the blind split ``real-test2``, fixed by a new salt before
+any of its labels was read; nothing is tuned on it: neither rules nor the model see it.
 
 For each classifier (``rules``: the hand rules alone, ``runner.intent.classify_rules``;
 ``combined``: ``runner.intent.classify``) and each split, two modes are scored:
@@ -40,31 +43,41 @@ from runner.intent import STRATEGIES, UNKNOWN, classify, classify_rules  # noqa:
 CORPUS = HERE / "intent_real.jsonl"
 RESULTS = HERE / "RESULTS_intent.md"
 BEGIN, END = "<!-- intent-real-eval:begin -->", "<!-- intent-real-eval:end -->"
-#: Salt of the split hash; changing it would unblind the test split, so it is fixed.
-SPLIT_SALT = "perfgate-intent-real-v1:"
+#: Salt of the split hash and name of the blind split of each collection round; changing a salt
+#: would unblind its split, so they are fixed.
+ROUNDS = {1: ("perfgate-intent-real-v1:", "real-test"), 2: ("perfgate-intent-real-v2:", "real-test2")}
 TEST_PERCENT = 30
-SPLITS = ("real-train", "real-test")
+SPLITS = ("real-train", "real-test", "real-test2")
+#: The blind split of the current round; every other split is training data.
+BLIND = "real-test2"
 #: Confidence bins of the reliability table (lower edges; the last bin includes 1.0).
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
 CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "combined": classify}
 
 
-def split_of(source: str) -> str:
-    """``real-test`` for about 30 % of sources (seeded SHA-256 of ``owner/repo#number``), else ``real-train``."""
-    digest = hashlib.sha256((SPLIT_SALT + source).encode("utf-8")).hexdigest()
-    return "real-test" if int(digest[:8], 16) % 100 < TEST_PERCENT else "real-train"
+def split_of(source: str, round_no: int = 1) -> str:
+    """The blind split of collection round ``round_no`` (``ROUNDS``) for about 30 % of sources (seeded SHA-256
+    of ``owner/repo#number``), else ``real-train``.
+
+    Raises:
+        KeyError: ``round_no`` is not a collection round of ``ROUNDS``.
+    """
+    salt, blind = ROUNDS[round_no]
+    digest = hashlib.sha256((salt + source).encode("utf-8")).hexdigest()
+    return blind if int(digest[:8], 16) % 100 < TEST_PERCENT else "real-train"
 
 
 def load(path: Path = CORPUS) -> list[dict]:
-    """The corpus rows; raises SystemExit on a label that is not a strategy id or a split that
-    does not match ``split_of``."""
+    """The corpus rows; raises SystemExit on a label that is not a strategy id, or a split that
+    does not match ``split_of`` of the row's ``round``."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     bad = [r["source"] for r in rows
            if r["label"] not in STRATEGIES and r["label"] != UNKNOWN
            or any(a not in STRATEGIES for a in r.get("also", []))]
     if bad:
         raise SystemExit(f"labels that are not strategy ids: {bad}")
-    moved = [r["source"] for r in rows if r["split"] != split_of(r["source"])]
+    moved = [r["source"] for r in rows if r.get("round", 1) not in ROUNDS
+             or r["split"] != split_of(r["source"], r.get("round", 1))]
     if moved:
         raise SystemExit(f"split does not match split_of(): {moved}")
     return rows

@@ -1,0 +1,169 @@
+"""Harvest candidate pull requests for ``intent_real.jsonl`` from a repository's git history.
+
+Usage:
+    python evaluation/harvest_prs.py --git DIR --repo OWNER/NAME --out FILE [--limit N] [--seed S]
+
+Reads the first-parent history of ``DIR`` (a bare clone or a ``.git`` directory) and finds
+merged pull requests: squash merges whose subject ends in ``(#N)`` and merge commits
+``Merge pull request #N from ...`` (title: the first line of the message body). Pull requests
+already in ``intent_real.jsonl`` are skipped. It keeps every pull request whose title or message
+uses performance wording (``PERF_WORDS``) and, for the share of non-optimisations a labelled
+corpus needs, a seeded random tenth of the others; then a seeded sample of ``--limit``.
+
+Each output line is a *candidate*, not a corpus row: ``source``, ``url``, ``title``, ``message``
+(the commit message without trailers, for the labeller to paraphrase; it is never copied into
+the corpus), ``files``, ``n_files`` and ``diff``. The diff excerpt is chosen mechanically (the
+rule RESULTS_intent.md states): ``git diff -U0`` against the first parent, library files before
+test / benchmark / docs / example files, whole hunks in diff order until 60 changed lines, each
+line cut at 200 characters, lines with an e-mail address dropped, ``TODO(name)`` shortened to
+``TODO``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "intent_real.jsonl"
+
+SQUASH = re.compile(r"^(?P<title>.+?)\s*\(#(?P<n>\d+)\)\s*$")
+MERGE = re.compile(r"^Merge pull request #(?P<n>\d+) from \S+")
+PERF_WORDS = re.compile(
+    r"\b(perf\w*|speed\w*|fast\w*|faster|slow\w*|optimi[sz]\w*|latency|throughput|overhead|"
+    r"fuse[ds]?|fusion|fusing|cache[ds]?|caching|avoid\w*|reduce[ds]?|redundant|vectori[sz]\w*|"
+    r"coalesc\w*|shared memory|smem|tile[ds]?|tiling|occupancy|registers?|spill\w*|warps?|"
+    r"shuffle|atomic\w*|autotun\w*|tun(e|ed|ing)|cublas\w*|cudnn|cutlass|sync\w*|\.item\(\)|"
+    r"streams?|overlap\w*|prefetch\w*|graphs?|launch\w*|allocat\w*|workspace|memcpy|copy|copies|"
+    r"in-place|inplace|contiguous|bf16|fp16|fp8|tf32|half|precision|block size|num_warps|"
+    r"num_stages|split-?k|persistent|bandwidth|TFLOPS|GB/s|x speedup)\b",
+    re.IGNORECASE)
+TRAILER = re.compile(r"^(signed-off-by|co-authored-by|reviewed-by|approved-by|ghstack|pull request resolved|"
+                     r"differential revision|reviewed by|test plan|summary):?", re.IGNORECASE)
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+AUXILIARY = re.compile(r"(^|/)(tests?|testing|benchmarks?|bench|docs?|examples?|tutorials?)(/|_)|"
+                       r"(^|/)test_[^/]*$|_test\.\w+$|\.md$|\.rst$|\.txt$", re.IGNORECASE)
+MAX_LINES = 60
+MAX_CHARS = 200
+
+
+def git(gitdir: str, *args: str) -> str:
+    """Output of ``git --git-dir=gitdir args`` (UTF-8, undecodable bytes replaced).
+
+    Raises:
+        subprocess.CalledProcessError: git failed.
+    """
+    out = subprocess.run(["git", f"--git-dir={gitdir}", *args], check=True, capture_output=True)
+    return out.stdout.decode("utf-8", "replace")
+
+
+def merged_prs(gitdir: str) -> list[dict]:
+    """``[{sha, parent, number, title, message}]`` of the first-parent history, newest first."""
+    log = git(gitdir, "log", "--first-parent", "--format=%H %P%x00%s%x00%b%x1e", "HEAD")
+    found = []
+    for record in log.split("\x1e"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        head, subject, body = (record.split("\x00") + ["", ""])[:3]
+        shas = head.split()
+        if len(shas) < 2:
+            continue
+        body_lines = [ln for ln in body.splitlines()]
+        m = SQUASH.match(subject)
+        if m:
+            title = m["title"]
+        else:
+            m = MERGE.match(subject)
+            if not m:
+                continue
+            title = next((ln.strip() for ln in body_lines if ln.strip()), "")
+            body_lines = body_lines[[ln.strip() for ln in body_lines].index(title) + 1:] if title else body_lines
+        message = "\n".join(ln for ln in body_lines if not TRAILER.match(ln.strip()) and not EMAIL.search(ln))
+        found.append({"sha": shas[0], "parent": shas[1], "number": int(m["n"]),
+                      "title": title.strip(), "message": message.strip()[:3000]})
+    return found
+
+
+def excerpt(diff: str) -> str:
+    """The mechanical diff excerpt of a ``git diff -U0`` text (see the module docstring)."""
+    files: list[tuple[str, list[list[str]]]] = []
+    for part in re.split(r"(?m)^(?=diff --git )", diff):
+        if not part.startswith("diff --git "):
+            continue
+        lines = part.splitlines()
+        header = lines[0]
+        hunks: list[list[str]] = []
+        for ln in lines[1:]:
+            if ln.startswith("@@"):
+                hunks.append([re.sub(r"@@ (.*?) @@.*", r"@@ \1 @@", ln)])
+            elif hunks and ln[:1] in "+-" and not ln.startswith(("+++", "---")):
+                hunks[-1].append(ln)
+        path = header.split(" b/", 1)[-1]
+        files.append((path, [[header], *hunks] if hunks else []))
+    ordered = sorted(files, key=lambda f: bool(AUXILIARY.search(f[0])))
+    out: list[str] = []
+    changed = 0
+    for _path, blocks in ordered:
+        if not blocks:
+            continue
+        header, hunks = blocks[0], blocks[1:]
+        wrote_header = False
+        for hunk in hunks:
+            body = [ln for ln in hunk[1:] if not EMAIL.search(ln)]
+            if changed and changed + len(body) > MAX_LINES:
+                return "\n".join(out)
+            if not wrote_header:
+                out.extend(header)
+                wrote_header = True
+            out.append(hunk[0])
+            for ln in body:
+                out.append(re.sub(r"TODO\([^)]*\)", "TODO", ln)[:MAX_CHARS])
+            changed += len(body)
+            if changed >= MAX_LINES:
+                return "\n".join(out)
+    return "\n".join(out)
+
+
+def candidate(gitdir: str, repo: str, pr: dict) -> dict:
+    """One candidate row of ``pr`` (a ``merged_prs`` entry) with its files and diff excerpt."""
+    names = [f for f in git(gitdir, "diff", "--name-only", pr["parent"], pr["sha"]).splitlines() if f]
+    diff = git(gitdir, "diff", "-U0", "--no-color", "--no-ext-diff", pr["parent"], pr["sha"])
+    return {"source": f"{repo}#{pr['number']}", "url": f"https://github.com/{repo}/pull/{pr['number']}",
+            "title": pr["title"], "message": pr["message"], "files": names[:40], "n_files": len(names),
+            "diff": excerpt(diff), "state": "merged", "origin": "snapshot"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--git", required=True, help="git directory of the repository snapshot")
+    parser.add_argument("--repo", required=True, help="owner/name")
+    parser.add_argument("--out", required=True, help="JSON-lines file to append candidates to")
+    parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip", action="append", default=[], help="other candidate files whose sources to skip")
+    args = parser.parse_args(argv)
+    known = {json.loads(ln)["source"] for ln in CORPUS.read_text(encoding="utf-8").splitlines() if ln.strip()}
+    for path in args.skip:
+        known |= {json.loads(ln)["source"] for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln.strip()}
+    rng = random.Random(f"{args.seed}:{args.repo}")
+    prs = [p for p in merged_prs(args.git) if f"{args.repo}#{p['number']}" not in known]
+    perf = [p for p in prs if PERF_WORDS.search(p["title"] + "\n" + p["message"])]
+    others = [p for p in prs if p not in perf]
+    pool = perf + rng.sample(others, len(others) // 10)
+    chosen = rng.sample(pool, min(args.limit, len(pool)))
+    with open(args.out, "a", encoding="utf-8") as out:
+        for pr in chosen:
+            out.write(json.dumps(candidate(args.git, args.repo, pr), ensure_ascii=False) + "\n")
+    print(f"{args.repo}: {len(prs)} merged pull requests, {len(perf)} with performance wording, "
+          f"{len(chosen)} written", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
