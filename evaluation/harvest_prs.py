@@ -2,6 +2,7 @@
 
 Usage:
     python evaluation/harvest_prs.py --git DIR --repo OWNER/NAME --out FILE [--limit N] [--seed S]
+        [--strict] [--synced OWNER/NAME=SHORT] [--skip FILE ...]
 
 Reads the first-parent history of ``DIR`` (a bare clone or a ``.git`` directory) and finds
 merged pull requests: squash merges whose subject ends in ``(#N)`` and merge commits
@@ -9,12 +10,17 @@ merged pull requests: squash merges whose subject ends in ``(#N)`` and merge com
 already in ``intent_real.jsonl`` are skipped. It keeps every pull request whose title or message
 uses performance wording (``PERF_WORDS``) and, for the share of non-optimisations a labelled
 corpus needs, a seeded random tenth of the others; then a seeded sample of ``--limit``.
+With ``--strict`` it keeps only pull requests whose *title* says they are about speed
+(``STRONG_PERF``). With ``--synced ggml-org/llama.cpp=llama`` it reads the commits that a
+repository synced from another one (ggml's ``... (llama/N)``) as that repository's pull requests.
+A pull request whose commits the snapshot lacks is skipped.
 
 Each output line is a *candidate*, not a corpus row: ``source``, ``url``, ``title``, ``message``
 (the commit message without trailers, for the labeller to paraphrase; it is never copied into
 the corpus), ``files``, ``n_files`` and ``diff``. The diff excerpt is chosen mechanically (the
 rule RESULTS_intent.md states): ``git diff -U0`` against the first parent, library files before
-test / benchmark / docs / example files, whole hunks in diff order until 60 changed lines, each
+test / benchmark / docs / example files, whole hunks in diff order until 60 changed lines (a
+first hunk longer than that is cut at 60), each
 line cut at 200 characters, lines with an e-mail address dropped, ``TODO(name)`` shortened to
 ``TODO``.
 """
@@ -34,6 +40,15 @@ CORPUS = HERE / "intent_real.jsonl"
 
 SQUASH = re.compile(r"^(?P<title>.+?)\s*\(#(?P<n>\d+)\)\s*$")
 MERGE = re.compile(r"^Merge pull request #(?P<n>\d+) from \S+")
+#: A commit synced from another repository that names its pull request as ``(name/N)``
+#: (ggml's copies of llama.cpp pull requests: ``CUDA: faster FA ... (llama/19092)``).
+SYNCED = re.compile(r"^(?P<title>.+?)\s*\((?P<name>[\w.-]+)/(?P<n>\d+)\)\s*$")
+#: Title wording of a change that says it is about speed (``--strict``).
+STRONG_PERF = re.compile(
+    r"\b(perf|performance|speed\w*|fast|faster|fastest|optimi[sz]\w*|accelerat\w*|latency|throughput|"
+    r"overhead|efficien\w*|fuse[ds]?|fusion|vectori[sz]\w*|coalesc\w*|occupancy|autotun\w*|"
+    r"cuda ?graphs?|persistent|bandwidth|tun(e|ed|ing)|avoid\w*|reduce[ds]? (the )?(number|sync|cop|launch|"
+    r"overhead|memory traffic|host)\w*|\d+(\.\d+)?x)\b", re.IGNORECASE)
 PERF_WORDS = re.compile(
     r"\b(perf\w*|speed\w*|fast\w*|faster|slow\w*|optimi[sz]\w*|latency|throughput|overhead|"
     r"fuse[ds]?|fusion|fusing|cache[ds]?|caching|avoid\w*|reduce[ds]?|redundant|vectori[sz]\w*|"
@@ -62,8 +77,12 @@ def git(gitdir: str, *args: str) -> str:
     return out.stdout.decode("utf-8", "replace")
 
 
-def merged_prs(gitdir: str) -> list[dict]:
-    """``[{sha, parent, number, title, message}]`` of the first-parent history, newest first."""
+def merged_prs(gitdir: str, synced: str = "") -> list[dict]:
+    """``[{sha, parent, number, title, message}]`` of the first-parent history, newest first.
+
+    With ``synced`` (a repository's short name, e.g. ``llama``), only commits synced from that
+    repository (``SYNCED``) are read, and ``number`` is its pull request's number.
+    """
     log = git(gitdir, "log", "--first-parent", "--format=%H %P%x00%s%x00%b%x1e", "HEAD")
     found = []
     for record in log.split("\x1e"):
@@ -75,8 +94,12 @@ def merged_prs(gitdir: str) -> list[dict]:
         if len(shas) < 2:
             continue
         body_lines = [ln for ln in body.splitlines()]
-        m = SQUASH.match(subject)
-        if m:
+        if synced:
+            m = SYNCED.match(subject)
+            if not m or m["name"] != synced:
+                continue
+            title = m["title"]
+        elif (m := SQUASH.match(subject)):
             title = m["title"]
         else:
             m = MERGE.match(subject)
@@ -118,6 +141,7 @@ def excerpt(diff: str) -> str:
             body = [ln for ln in hunk[1:] if not EMAIL.search(ln)]
             if changed and changed + len(body) > MAX_LINES:
                 return "\n".join(out)
+            body = body[:MAX_LINES]      # a first hunk longer than the excerpt is cut
             if not wrote_header:
                 out.extend(header)
                 wrote_header = True
@@ -147,21 +171,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip", action="append", default=[], help="other candidate files whose sources to skip")
+    parser.add_argument("--strict", action="store_true",
+                        help="only pull requests whose title says they are about speed (STRONG_PERF)")
+    parser.add_argument("--synced", default="", metavar="OWNER/NAME=SHORT",
+                        help="read commits synced from OWNER/NAME, marked (SHORT/N), as its pull requests")
     args = parser.parse_args(argv)
+    repo, short = args.repo, ""
+    if args.synced:
+        repo, short = args.synced.split("=", 1)
     known = {json.loads(ln)["source"] for ln in CORPUS.read_text(encoding="utf-8").splitlines() if ln.strip()}
     for path in args.skip:
         known |= {json.loads(ln)["source"] for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln.strip()}
-    rng = random.Random(f"{args.seed}:{args.repo}")
-    prs = [p for p in merged_prs(args.git) if f"{args.repo}#{p['number']}" not in known]
-    perf = [p for p in prs if PERF_WORDS.search(p["title"] + "\n" + p["message"])]
-    others = [p for p in prs if p not in perf]
-    pool = perf + rng.sample(others, len(others) // 10)
-    chosen = rng.sample(pool, min(args.limit, len(pool)))
+    rng = random.Random(f"{args.seed}:{repo}")
+    prs = [p for p in merged_prs(args.git, short) if f"{repo}#{p['number']}" not in known]
+    if args.strict:
+        perf = [p for p in prs if STRONG_PERF.search(p["title"])]
+        pool = list(perf)
+    else:
+        perf = [p for p in prs if PERF_WORDS.search(p["title"] + "\n" + p["message"])]
+        others = [p for p in prs if p not in perf]
+        pool = perf + rng.sample(others, len(others) // 10)
+    rng.shuffle(pool)
+    written = 0
     with open(args.out, "a", encoding="utf-8") as out:
-        for pr in chosen:
-            out.write(json.dumps(candidate(args.git, args.repo, pr), ensure_ascii=False) + "\n")
-    print(f"{args.repo}: {len(prs)} merged pull requests, {len(perf)} with performance wording, "
-          f"{len(chosen)} written", file=sys.stderr)
+        for pr in pool:
+            if written == args.limit:
+                break
+            try:
+                row = candidate(args.git, repo, pr)
+            except subprocess.CalledProcessError:
+                continue        # a snapshot without this commit's objects (a shallow or partial copy)
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            written += 1
+    print(f"{repo}: {len(prs)} merged pull requests, {len(perf)} with performance wording, "
+          f"{written} written", file=sys.stderr)
     return 0
 
 

@@ -15,7 +15,7 @@ intent_real.jsonl and on the project's own texts of intent_dataset.jsonl except 
    ``probable_above``, the lowest confidence at which at least ``PROBABLE_PRECISION`` of the
    named strategies were right in 5-fold cross-validation over ``real-train``.
 2. Learned text classifier: a logistic regression over tf-idf of title / body words, diff
-   tokens and the rule scores (evaluation/intent_features.py), scored against the rules by the
+   tokens and the rule scores (runner/intent/features.py), scored against the rules by the
    same 5-fold cross-validation, to decide whether it should replace them. The figures replace
    the ``<!-- intent-model-eval -->`` section of RESULTS_intent.md.
 """
@@ -52,7 +52,7 @@ BEGIN, END = "<!-- intent-model-eval:begin -->", "<!-- intent-model-eval:end -->
 
 def training_rows() -> tuple[list[dict], list[dict]]:
     """``(real-train rows, own rows)``; each own row gets ``source`` = its id."""
-    real = [r for r in load(CORPUS) if r["split"] == "real-train"]
+    real = [r for r in load(CORPUS) if r["split"] == "real-train" and r.get("round", 1) == 1]
     own = [json.loads(line) for line in OWN.read_text(encoding="utf-8").splitlines() if line.strip()]
     own = [dict(r, source=r["id"]) for r in own if r["split"] in OWN_SPLITS]
     return real, own
@@ -141,7 +141,7 @@ def text_model_cv(real: list[dict], own: list[dict]) -> dict:
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    from intent_features import extract
+    from runner.intent.features import extract
 
     def vector(feats: dict, idfs: dict) -> dict:
         out = {}

@@ -35,12 +35,15 @@ def rows(real):
 
 
 def test_corpus_size_labels_and_unknown_share(rows):
-    assert len(rows) >= 300
+    assert len(rows) >= 1500
     assert len({r["source"] for r in rows}) == len(rows)
     labels = {r["label"] for r in rows}
     assert labels == set(STRATEGIES) | {UNKNOWN}          # every strategy is represented
     unknown = sum(r["label"] == UNKNOWN for r in rows) / len(rows)
-    assert 0.15 <= unknown <= 0.35
+    assert 0.15 <= unknown <= 0.7
+    for round_no in (1, 2):
+        blind = [r for r in rows if r.get("round", 1) == round_no and r["split"] != "real-train"]
+        assert sum(r["label"] != UNKNOWN for r in blind) >= 60     # enough optimisations to score
     for r in rows:
         assert re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", r["source"]), r["source"]
         assert r["url"] == "https://github.com/{}/pull/{}".format(*r["source"].split("#"))
@@ -50,11 +53,19 @@ def test_corpus_size_labels_and_unknown_share(rows):
         assert len(r["diff"].splitlines()) <= 200
 
 
-def test_blind_split_is_the_seeded_hash(real, rows):
-    assert all(r["split"] == real.split_of(r["source"]) for r in rows)
-    test = [r for r in rows if r["split"] == "real-test"]
-    assert 0.2 <= len(test) / len(rows) <= 0.4
+def test_blind_split_is_the_seeded_hash_of_each_round(real, rows):
+    assert all(r["split"] == real.split_of(r["source"], r.get("round", 1)) for r in rows)
+    for round_no, blind in ((1, "real-test"), (2, "real-test2")):
+        these = [r for r in rows if r.get("round", 1) == round_no]
+        assert {r["split"] for r in these} == {"real-train", blind}
+        assert 0.2 <= sum(r["split"] == blind for r in these) / len(these) <= 0.4
     assert real.split_of("pytorch/pytorch#1") == real.split_of("pytorch/pytorch#1")
+    # The two rounds' salts are independent: a source's round-1 split says nothing of round 2.
+    sources = [f"a/b#{n}" for n in range(400)]
+    same = sum((real.split_of(s, 1) == "real-test") == (real.split_of(s, 2) == "real-test2") for s in sources)
+    assert same < 0.8 * len(sources)
+    with pytest.raises(KeyError):
+        real.split_of("a/b#1", 3)
 
 
 def test_load_refuses_a_moved_row(real, rows, tmp_path):
@@ -63,6 +74,11 @@ def test_load_refuses_a_moved_row(real, rows, tmp_path):
     path.write_text(json.dumps(moved) + "\n")
     with pytest.raises(SystemExit, match="split does not match"):
         real.load(path)
+    second = next(r for r in rows if r.get("round") == 2 and r["split"] == "real-test2")
+    for bad in (dict(second, split="real-train"), dict(second, split="real-test"), dict(second, round=7)):
+        path.write_text(json.dumps(bad) + "\n")
+        with pytest.raises(SystemExit, match="split does not match"):
+            real.load(path)
     path.write_text(json.dumps(dict(rows[0], label="faster")) + "\n")
     with pytest.raises(SystemExit, match="not strategy ids"):
         real.load(path)

@@ -1,6 +1,7 @@
-"""Features of a change for the learned text classifier that train_intent_model.py compares
-with the rules: words of its text, tokens of its diff, and the rule scores of
-``runner.intent.classifier``.
+"""Features of a change for the learned intent model (``model.py``): words of its text, tokens of
+its diff, and the rule scores of ``classifier.py``. evaluation/train_intent_model.py fits the
+model on these features of labelled pull requests; ``model.py`` computes the same features at
+run time, so both share this module.
 
 A change becomes three blocks of named features, each a ``{name: value}`` dict:
 
@@ -23,9 +24,9 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from runner.intent import diff as _diff
-from runner.intent.classifier import (AUXILIARY_PATH, CODE_CAP, MAX_DIFF_LINES, TEXT_CAP, code_evidence,
-                                      non_optimisation_cues, text_evidence)
+from . import diff as _diff
+from .classifier import (AUXILIARY_PATH, CODE_CAP, MAX_DIFF_LINES, TEXT_CAP, code_evidence, non_optimisation_cues,
+                         text_evidence)
 
 #: Rule scores are divided by this so that a typical strong signal is about 1.
 RULE_SCALE = 4.0
