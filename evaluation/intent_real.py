@@ -17,7 +17,7 @@ Round 2 (rows with ``"round": 2``) has the blind split ``real-test2``, fixed by 
 any of its labels was read; nothing is tuned on it: neither rules nor the model see it.
 
 For each classifier (``rules``: the hand rules alone, ``runner.intent.classify_rules``;
-``combined``: ``runner.intent.classify``) and each split, two modes are scored:
+``model``: the learned model, ``runner.intent.classify``) and each split, two modes are scored:
 ``text``: title and description only; ``diff``: title, description and the diff excerpt.
 Printed: top-1 accuracy on pull requests with a strategy (strict, and accepting the listed
 ``also`` label), ``unknown`` precision and recall, per-strategy precision / recall, the
@@ -52,7 +52,7 @@ SPLITS = ("real-train", "real-test", "real-test2")
 BLIND = "real-test2"
 #: Confidence bins of the reliability table (lower edges; the last bin includes 1.0).
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
-CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "combined": classify}
+CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "model": classify}
 
 
 def split_of(source: str, round_no: int = 1) -> str:

@@ -43,7 +43,8 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
 PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match", "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
-        "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.impact",
+        "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
+        "runner.intent.model", "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
         "runner.scaffold.plan")
 

@@ -1,4 +1,4 @@
-"""Classify the optimisation strategy a change intends, from its text and its diff.
+"""The hand rules: evidence of the optimisation strategy a change intends, from its text and diff.
 
 Pure functions over strings: the rules in ``rules.py`` are matched and their evidence summed
 per strategy (``evidence``), in two separate channels:
@@ -30,10 +30,10 @@ dependency, reverts, renames, refactors or deletes; or the description says "tes
 on real pull requests a fix's code evidence is mostly incidental (evaluation/RESULTS_intent.md).
 
 A strategy is named when its total reaches ``MIN_SCORE``; below that the answer is
-``unknown``. ``classify`` gives each candidate the calibrated probability of
-``calibration.py`` (a logistic model over its evidence, fitted on labelled pull requests);
-``classify_rules`` keeps the rules' own ranking aid ``strength x (0.4 + 0.6 x margin)`` with
-``strength = 1 - exp(-score / 3)`` and ``margin = score / (score + best other score)``.
+``unknown``. ``classify_rules`` gives the rules' own ranking aid ``strength x (0.4 + 0.6 x
+margin)`` with ``strength = 1 - exp(-score / 3)`` and ``margin = score / (score + best other
+score)``. perfgate's ``classify`` (``model.py``) is the learned model: it reads these rule
+scores as features beside the words and the diff tokens, and quotes the rules' signals.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from . import calibration as _calibration
 from . import diff as _diff
 from .rules import (CODE_RULES, FIX_PREFIX, NON_OPTIMISATION_BODY, NON_OPTIMISATION_PREFIX, NON_OPTIMISATION_TITLE,
                     PATH_RULES, PERF_TAG, PERF_WORDS, STRATEGIES, TEXT_RULES, TITLE_PREFIX, UNKNOWN)
@@ -151,36 +150,12 @@ def classify_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
     """The strategy a change most likely intends, from the hand rules alone, with the rules'
     own confidence ``strength x (0.4 + 0.6 x margin)`` (a ranking aid, not a probability).
 
-    Arguments and result as ``classify``.
+    Arguments and result as ``model.classify`` (without ``optimisation``): ``strategy`` is a
+    strategy id or ``"unknown"`` (no total reaches ``MIN_SCORE``; ``confidence`` 0.0, no
+    ``signals``), ``candidates`` up to 5 strategies with any evidence, best first.
     """
     ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
     return _result(ev, lambda e, s: _confidence(e.scores[s], e.best_other(s)))
-
-
-def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
-             commit_messages: Iterable[str] = (), diff: str = "") -> dict:
-    """The strategy a change most likely intends, with a calibrated confidence.
-
-    The strategy is the one the rules name (``evidence``); each candidate's confidence is the
-    probability that it is the change's strategy, from the calibration model fitted on labelled
-    pull requests (``calibration.py``, trained by evaluation/train_intent_model.py).
-
-    Args:
-        title, body: the PR's title and description (markdown is fine).
-        labels: PR labels, e.g. ``("performance", "module: cuda")``.
-        commit_messages: full messages of the commits between base and head.
-        diff: a unified diff of the change (``git diff base head``); may be empty.
-
-    Returns:
-        ``{"strategy", "confidence", "signals", "candidates"}``: ``strategy`` is an id from
-        STRATEGIES.md or ``"unknown"`` (then ``confidence`` is 0.0 and ``signals`` empty);
-        ``confidence`` in [0, 1], calibrated; ``signals`` short strings naming what matched and
-        where, e.g. ``'title: "fuse"'`` or ``'+code csrc/k.cu: "__launch_bounds__"'``;
-        ``candidates`` up to 5 strategies with any evidence, best first, each
-        ``{"strategy", "confidence", "signals"}`` (the named strategy is the first).
-    """
-    ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
-    return _result(ev, _calibration.confidence)
 
 
 def non_optimisation_cues(title: str = "", body: str = "", commit_messages: Iterable[str] = ()) -> list[str]:

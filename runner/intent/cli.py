@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from . import calibration
-from .classifier import classify
 from .git import from_git
+from .model import classify, probable_above
 from .rules import STRATEGIES
 
 
@@ -67,13 +66,16 @@ def render_text(result: dict) -> str:
         level, what = STRATEGIES[strategy]
         lines.append(f"strategy:    {strategy} ({level} level: {what})")
         confidence = float(result.get("confidence", 0.0))
-        level = calibration.probable_above()
+        level = probable_above()
         verdict = "probable" if confidence >= level else f"unclear: below {level:.2f}, see the runners-up"
-        lines.append(f"confidence:  {confidence:.2f} (calibrated; {verdict})")
+        lines.append(f"confidence:  {confidence:.2f} (measured on labelled pull requests; {verdict})")
         lines.append("signals:")
         lines.extend(f"  - {s}" for s in result.get("signals", []))
     else:
-        lines.append("strategy:    unknown (no signal of any strategy is strong enough)")
+        chance = result.get("optimisation")
+        why = f"probability that it is an optimisation {float(chance):.2f}" if chance is not None else \
+            "no signal of any strategy is strong enough"
+        lines.append(f"strategy:    unknown ({why})")
     others = [c for c in result.get("candidates", []) if c["strategy"] != strategy]
     if others:
         lines.append("runners-up:" if strategy in STRATEGIES else "weak candidates:")

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..errors import GitError
 from ..git import git
-from .classifier import classify
+from .model import classify
 
 def _resolve(repo: Path, ref: str, side: str) -> str:
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..results import VERDICTS
-from . import calibration
+from . import model
 from .rules import STRATEGIES, UNKNOWN
 
 #: Candidates named when the strategy is not probable enough to be stated.
@@ -64,8 +64,8 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
         order), "outcome": one of helped/neutral/regressed/mixed or None, "risks": [{"kind",
         "status", "benchmarks", "summary"}], "other_hints": [{"kind", "benchmarks"}],
         "headline": str}``.
-        ``probable`` is True when ``confidence`` reaches the calibrated level
-        (``calibration.probable_above()``): the report then says "probably <strategy>";
+        ``probable`` is True when ``confidence`` reaches the level measured on labelled pull
+        requests (``model.probable_above()``): the report then says "probably <strategy>";
         otherwise it names ``candidates`` (up to 3 ``{"strategy", "confidence"}``, the
         strategy first) instead of stating one.
         A risk's ``status`` is ``"confirmed"`` (a hint of that kind on ``benchmarks``, its
@@ -117,7 +117,7 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
         "strategy": strategy,
         "level": STRATEGIES[strategy][0],
         "confidence": confidence,
-        "probable": confidence >= calibration.probable_above(),
+        "probable": confidence >= model.probable_above(),
         "candidates": candidates[:MAX_SHOWN_CANDIDATES],
         "signals": list((intent or {}).get("signals") or []),
         "counts": counts,

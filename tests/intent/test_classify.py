@@ -1,10 +1,10 @@
-"""runner.intent.classify: one text and one diff per strategy, unknown, weighting of the diff."""
+"""runner.intent.classify_rules (the hand rules the model reads): one text and one diff per strategy, unknown, weighting of the diff."""
 
 from __future__ import annotations
 
 import pytest
 
-from runner.intent import STRATEGIES, STRATEGY_RISKS, classify
+from runner.intent import STRATEGIES, STRATEGY_RISKS, classify_rules
 from runner.intent.rules import CODE_RULES, TEXT_RULES
 
 IDS = [
@@ -86,7 +86,7 @@ def test_ids_are_those_of_strategies_md():
 @pytest.mark.parametrize("strategy", IDS)
 def test_text_names_the_strategy(strategy):
     title, body = TEXTS[strategy]
-    result = classify(title=title, body=body)
+    result = classify_rules(title=title, body=body)
     assert result["strategy"] == strategy, result
     assert 0 < result["confidence"] <= 1
     assert result["signals"] and all(isinstance(s, str) for s in result["signals"])
@@ -96,7 +96,7 @@ def test_text_names_the_strategy(strategy):
 @pytest.mark.parametrize("strategy", IDS)
 def test_diff_alone_names_the_strategy(strategy):
     path, body = DIFFS[strategy]
-    result = classify(diff=make_diff(path, body))
+    result = classify_rules(diff=make_diff(path, body))
     assert result["strategy"] == strategy, result
     assert any(path in s for s in result["signals"]), result["signals"]
 
@@ -109,7 +109,7 @@ def test_diff_alone_names_the_strategy(strategy):
     ("", ""),
 ])
 def test_neutral_text_is_unknown(title, body):
-    result = classify(title=title, body=body)
+    result = classify_rules(title=title, body=body)
     assert result["strategy"] == "unknown"
     assert result["confidence"] == 0.0
     assert result["signals"] == []
@@ -117,13 +117,13 @@ def test_neutral_text_is_unknown(title, body):
 
 def test_neutral_diff_is_unknown():
     diff = make_diff("engine/log.py", '-    logger.info("step %d", i)\n+    logger.debug("step %d", i)')
-    assert classify(title="Clean up logging", diff=diff)["strategy"] == "unknown"
+    assert classify_rules(title="Clean up logging", diff=diff)["strategy"] == "unknown"
 
 
 def test_comment_only_lines_weigh_less_than_code():
-    code = classify(diff=make_diff("csrc/k.cu", "+__global__ void __launch_bounds__(256) k(float* x) {"))
-    comment = classify(diff=make_diff("csrc/k.cu", "+// TODO: try __launch_bounds__(256) here later"))
-    string = classify(diff=make_diff("tools/gen.py", '+    src = "__launch_bounds__(256)"'))
+    code = classify_rules(diff=make_diff("csrc/k.cu", "+__global__ void __launch_bounds__(256) k(float* x) {"))
+    comment = classify_rules(diff=make_diff("csrc/k.cu", "+// TODO: try __launch_bounds__(256) here later"))
+    string = classify_rules(diff=make_diff("tools/gen.py", '+    src = "__launch_bounds__(256)"'))
     assert code["strategy"] == "occupancy_control"
     assert comment["strategy"] == "unknown"          # one mention in a comment is not enough
     assert comment["candidates"][0]["strategy"] == "occupancy_control"
@@ -133,29 +133,29 @@ def test_comment_only_lines_weigh_less_than_code():
 
 def test_block_comment_and_docstring_state_carries_across_lines():
     diff = make_diff("csrc/k.cu", "+/* We could use\n+   __launch_bounds__(256) here */\n+int x = 0;")
-    assert classify(diff=diff)["strategy"] == "unknown"
+    assert classify_rules(diff=diff)["strategy"] == "unknown"
     diff = make_diff("m.py", '+    """Notes:\n+    torch.cuda.CUDAGraph would help here.\n+    """')
-    assert classify(diff=diff)["strategy"] == "unknown"
+    assert classify_rules(diff=diff)["strategy"] == "unknown"
 
 
 def test_removed_item_is_host_sync_elimination_but_added_item_is_not():
-    removed = classify(diff=make_diff("s.py", "-    n = int(mask.sum().item())\n+    n = mask.sum()"))
-    added = classify(diff=make_diff("s.py", "-    n = mask.sum()\n+    n = int(mask.sum().item())"))
+    removed = classify_rules(diff=make_diff("s.py", "-    n = int(mask.sum().item())\n+    n = mask.sum()"))
+    added = classify_rules(diff=make_diff("s.py", "-    n = mask.sum()\n+    n = int(mask.sum().item())"))
     assert removed["strategy"] == "host_sync_elimination"
     assert added["strategy"] != "host_sync_elimination"
-    removed_sync = classify(diff=make_diff("s.py", "-    torch.cuda.synchronize()\n+    pass"))
+    removed_sync = classify_rules(diff=make_diff("s.py", "-    torch.cuda.synchronize()\n+    pass"))
     assert removed_sync["strategy"] == "host_sync_elimination"
 
 
 def test_code_evidence_outweighs_a_vague_text():
     diff = make_diff("csrc/ln.cu", "+__global__ void __launch_bounds__(256, 2) ln_bwd(float* x) {")
-    result = classify(title="Faster layer norm backward", body="Uses a different tiling.", diff=diff)
+    result = classify_rules(title="Faster layer norm backward", body="Uses a different tiling.", diff=diff)
     assert result["strategy"] == "occupancy_control"
     assert result["signals"][0].startswith("+code csrc/ln.cu")
 
 
 def test_several_strategies_give_ranked_candidates():
-    result = classify(title="Fuse the optimizer step and capture it in a CUDA graph",
+    result = classify_rules(title="Fuse the optimizer step and capture it in a CUDA graph",
                       body="Fusing cuts kernels; the graph removes the launch overhead of the rest.")
     names = [c["strategy"] for c in result["candidates"]]
     assert {"kernel_fusion", "launch_overhead_reduction"} <= set(names)
@@ -165,20 +165,20 @@ def test_several_strategies_give_ranked_candidates():
 
 
 def test_title_counts_more_than_body():
-    in_title = classify(title="Vectorize the kernel", body="")
-    in_body = classify(title="Update", body="Vectorize the kernel")
+    in_title = classify_rules(title="Vectorize the kernel", body="")
+    in_body = classify_rules(title="Update", body="Vectorize the kernel")
     assert in_title["confidence"] > in_body["confidence"] > 0
 
 
 def test_labels_and_commit_messages_are_text_signals():
-    assert classify(labels=["cuda graphs"])["strategy"] == "launch_overhead_reduction"
-    result = classify(commit_messages=["Use warp shuffles in the reduction\n\nDetails."])
+    assert classify_rules(labels=["cuda graphs"])["strategy"] == "launch_overhead_reduction"
+    result = classify_rules(commit_messages=["Use warp shuffles in the reduction\n\nDetails."])
     assert result["strategy"] == "warp_level_reduction"
     assert result["signals"][0].startswith("commits:")
 
 
 def test_diff_without_hunk_headers_is_read_as_changed_lines():
-    assert classify(diff="-    x = y.item()\n+    x = y")["strategy"] == "host_sync_elimination"
+    assert classify_rules(diff="-    x = y.item()\n+    x = y")["strategy"] == "host_sync_elimination"
 
 
 def test_removed_line_starting_with_dashes_is_not_a_header():
@@ -195,4 +195,4 @@ def test_removed_line_starting_with_dashes_is_not_a_header():
     ("Add C10_LAUNCH_BOUNDS_1(256) to the embedding kernels", "occupancy_control"),
 ])
 def test_code_tokens_with_underscores_in_prose(title, strategy):
-    assert classify(title=title)["strategy"] == strategy
+    assert classify_rules(title=title)["strategy"] == strategy

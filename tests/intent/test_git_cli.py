@@ -10,6 +10,7 @@ import pytest
 
 from runner.cli.main import main
 from runner.errors import GitError, UserError
+from runner.intent import classify
 from runner.intent.git import from_git
 
 
@@ -59,7 +60,7 @@ def test_cli_text_json(capsys):
     assert main(["intent", "--title", "[inductor] Fuse the epilogue into the mm template", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["strategy"] == "kernel_fusion"
-    assert set(out) == {"strategy", "confidence", "signals", "candidates"}
+    assert set(out) == {"strategy", "confidence", "optimisation", "signals", "candidates"}
 
 
 def test_cli_human_output(capsys):
@@ -71,18 +72,20 @@ def test_cli_human_output(capsys):
 
 def test_cli_unknown(capsys):
     assert main(["intent", "--title", "Fix a typo"]) == 0
-    assert "unknown" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "unknown (probability that it is an optimisation 0." in out
 
 
 def test_cli_diff_file_and_stdin(tmp_path, capsys, monkeypatch):
     patch = tmp_path / "change.diff"
     patch.write_text("--- a/k.cu\n+++ b/k.cu\n@@ -1 +1 @@\n-__global__ void k() {\n+__global__ void __launch_bounds__(128) k() {\n")
+    expected = classify(diff=patch.read_text())
     assert main(["intent", "--diff", str(patch), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["strategy"] == "occupancy_control"
+    assert json.loads(capsys.readouterr().out) == expected
     import io
     monkeypatch.setattr(sys, "stdin", io.StringIO(patch.read_text()))
     assert main(["intent", "--diff", "-", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["strategy"] == "occupancy_control"
+    assert json.loads(capsys.readouterr().out) == expected
 
 
 def test_cli_from_git(repo, capsys):

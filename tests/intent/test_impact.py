@@ -115,9 +115,9 @@ def test_html_section_escapes(env):
     assert "<b>x</b>" not in html and "http" not in html
 
 
-def test_report_says_probably_only_above_the_calibrated_level(env):
-    from runner.intent import calibration
-    level = calibration.probable_above()
+def test_report_says_probably_only_above_the_measured_level(env):
+    from runner.intent import model
+    level = model.probable_above()
     assert 0.5 <= level <= 0.95
     sure = dict(FUSION, confidence=level)
     unsure = {"strategy": "kernel_fusion", "confidence": round(level - 0.05, 2), "signals": ['title: "fused"'],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.intent import UNKNOWN, classify, classify_rules
+from runner.intent import UNKNOWN, classify_rules
 from runner.intent.classifier import (MIN_SCORE, NON_OPTIMISATION_TEXT_CAP, non_optimisation_cues,
                                       text_evidence)
 
@@ -35,7 +35,7 @@ NOT_AN_OPTIMISATION = [
 @pytest.mark.parametrize("title, body", NOT_AN_OPTIMISATION)
 def test_change_that_is_not_an_optimisation_is_unknown(title, body):
     assert non_optimisation_cues(title=title, body=body), title
-    assert classify(title=title, body=body)["strategy"] == UNKNOWN
+    assert classify_rules(title=title, body=body)["strategy"] == UNKNOWN
 
 
 @pytest.mark.parametrize("title, strategy", [
@@ -50,7 +50,7 @@ def test_change_that_is_not_an_optimisation_is_unknown(title, body):
 ])
 def test_optimisations_with_fix_add_or_bump_verbs_are_still_named(title, strategy):
     assert non_optimisation_cues(title=title) == []
-    assert classify(title=title)["strategy"] == strategy
+    assert classify_rules(title=title)["strategy"] == strategy
 
 
 def test_cue_scales_text_and_code_evidence_below_min_score():
@@ -73,10 +73,10 @@ def test_cue_scales_text_and_code_evidence_below_min_score():
 def test_without_a_title_every_commit_subject_must_carry_a_cue():
     tests_only = ["Add tests for the fused softmax\n\nCovers odd sizes.", "Fix typo in the test name"]
     assert non_optimisation_cues(commit_messages=tests_only)
-    assert classify(commit_messages=tests_only)["strategy"] == UNKNOWN
+    assert classify_rules(commit_messages=tests_only)["strategy"] == UNKNOWN
     mixed = tests_only + ["Fuse the bias add into the softmax kernel"]
     assert non_optimisation_cues(commit_messages=mixed) == []
-    assert classify(commit_messages=mixed)["strategy"] == "kernel_fusion"
+    assert classify_rules(commit_messages=mixed)["strategy"] == "kernel_fusion"
 
 
 @pytest.mark.parametrize("title, body, strategy", [
@@ -98,7 +98,7 @@ def test_without_a_title_every_commit_subject_must_carry_a_cue():
     ("Set up the attention metadata once per step, not once per layer", "", "redundancy_elimination"),
 ])
 def test_v3_disambiguation(title, body, strategy):
-    assert classify(title=title, body=body)["strategy"] == strategy
+    assert classify_rules(title=title, body=body)["strategy"] == strategy
 
 
 def test_the_fused_op_is_weaker_than_fusing():

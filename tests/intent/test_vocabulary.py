@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.intent import classify
+from runner.intent import classify_rules
 from runner.intent.classifier import AUXILIARY_FACTOR, MIN_SCORE, SOURCE_FACTOR, _path_factor, code_evidence
 from runner.intent.rules import TEXT_RULES
 
@@ -52,7 +52,7 @@ PARAPHRASES = [
 
 @pytest.mark.parametrize("strategy,title,body", PARAPHRASES)
 def test_paraphrase_names_the_strategy(strategy, title, body):
-    result = classify(title=title, body=body)
+    result = classify_rules(title=title, body=body)
     assert result["strategy"] == strategy, result["candidates"]
 
 
@@ -83,7 +83,7 @@ NEUTRAL = [
 
 @pytest.mark.parametrize("title", NEUTRAL)
 def test_weak_or_unrelated_words_stay_unknown(title):
-    assert classify(title=title)["strategy"] == "unknown"
+    assert classify_rules(title=title)["strategy"] == "unknown"
 
 
 def test_weak_rules_are_below_the_bar_in_the_title():
@@ -120,8 +120,8 @@ def test_code_in_a_benchmark_script_counts_less_than_in_the_library():
     assert 0 < bench < lib
     # One removed item() in a test is not enough on its own; in the library it is.
     item = "-    n = int(mask.sum().item())\n+    n = mask.sum()"
-    assert classify(diff=_diff("tests/test_mask.py", item))["strategy"] == "unknown"
-    assert classify(diff=_diff("model/mask.py", item))["strategy"] == "host_sync_elimination"
+    assert classify_rules(diff=_diff("tests/test_mask.py", item))["strategy"] == "unknown"
+    assert classify_rules(diff=_diff("model/mask.py", item))["strategy"] == "host_sync_elimination"
 
 
 def test_code_identifiers_added_in_v2():
@@ -134,15 +134,15 @@ def test_code_identifiers_added_in_v2():
         "build_configuration": ("setup.py", "+    nvcc_args = ['-O3', '-lineinfo']"),
     }
     for strategy, (path, body) in cases.items():
-        assert classify(diff=_diff(path, body))["strategy"] == strategy, (strategy, classify(diff=_diff(path, body)))
+        assert classify_rules(diff=_diff(path, body))["strategy"] == strategy, (strategy, classify_rules(diff=_diff(path, body)))
 
 
 def test_tie_goes_to_the_strategy_named_in_the_title():
     # "occupancy" (2.0) in the title and "shared memory" (2.0) in the body: 3.0 vs 2.0, title wins
     # on score; with equal totals the title decides before the order of STRATEGIES.md.
-    result = classify(title="Raise occupancy", body="Uses shared memory.")
+    result = classify_rules(title="Raise occupancy", body="Uses shared memory.")
     assert result["strategy"] == "occupancy_control"
-    tied = classify(title="Prefetch", body="Warp shuffle.")          # 2.0 x 1.5 = 3.0 vs 3.0 x 1.0
+    tied = classify_rules(title="Prefetch", body="Warp shuffle.")          # 2.0 x 1.5 = 3.0 vs 3.0 x 1.0
     scores = {c["strategy"] for c in tied["candidates"][:2]}
     assert scores == {"stream_concurrency", "warp_level_reduction"}
     assert tied["strategy"] == "stream_concurrency"               # later in STRATEGIES.md, but in the title
