@@ -1,7 +1,7 @@
 """Evaluate the intent classifier on real merged pull requests (``intent_real.jsonl``).
 
 Usage:
-    python evaluation/intent_real.py [--split real-train|real-test|real-test2|all] [--errors] [--no-write]
+    python evaluation/intent_real.py [--split real-train|real-test|real-test2|real-test3|all] [--errors] [--no-write]
 
 The corpus holds real pull requests of public GPU / deep-learning repositories: the title as
 written, a paraphrase of the description in our own words, the changed files and a short diff
@@ -14,7 +14,9 @@ source puts about 30 % of the pull requests of a collection round in that round'
 the rest in ``real-train``. Round 1 (366 pull requests, rows without ``round``) had the blind
 split ``real-test``; it was scored once at the end of round 1 and is training data since.
 Round 2 (rows with ``"round": 2``) has the blind split ``real-test2``, fixed by a new salt before
-any of its labels was read; nothing is tuned on it: neither rules nor the model see it.
+any of its labels was read; it was scored once with the first learned model. Round 3 (``"round":
+3``) has ``real-test3``, fixed the same way; nothing is tuned on the current blind split
+(``BLIND``): neither rules nor the model see it.
 
 For each classifier (``rules``: the hand rules alone, ``runner.intent.classify_rules``;
 ``model``: the learned model, ``runner.intent.classify``) and each split, two modes are scored:
@@ -45,9 +47,10 @@ RESULTS = HERE / "RESULTS_intent.md"
 BEGIN, END = "<!-- intent-real-eval:begin -->", "<!-- intent-real-eval:end -->"
 #: Salt of the split hash and name of the blind split of each collection round; changing a salt
 #: would unblind its split, so they are fixed.
-ROUNDS = {1: ("perfgate-intent-real-v1:", "real-test"), 2: ("perfgate-intent-real-v2:", "real-test2")}
+ROUNDS = {1: ("perfgate-intent-real-v1:", "real-test"), 2: ("perfgate-intent-real-v2:", "real-test2"),
+          3: ("perfgate-intent-real-v3:", "real-test3")}
 TEST_PERCENT = 30
-SPLITS = ("real-train", "real-test", "real-test2")
+SPLITS = ("real-train", "real-test", "real-test2", "real-test3")
 #: The blind split of the current round; every other split is training data.
 BLIND = "real-test2"
 #: Confidence bins of the reliability table (lower edges; the last bin includes 1.0).

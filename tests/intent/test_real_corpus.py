@@ -65,7 +65,7 @@ def test_blind_split_is_the_seeded_hash_of_each_round(real, rows):
     same = sum((real.split_of(s, 1) == "real-test") == (real.split_of(s, 2) == "real-test2") for s in sources)
     assert same < 0.8 * len(sources)
     with pytest.raises(KeyError):
-        real.split_of("a/b#1", 3)
+        real.split_of("a/b#1", 7)
 
 
 def test_load_refuses_a_moved_row(real, rows, tmp_path):
