@@ -98,6 +98,10 @@ def evaluate(rows: list[dict], results: list[dict]) -> dict:
     signal = [(t, p, r) for t, p, _, r in pairs if t != UNKNOWN]
     correct = sum(t == p for t, p, _ in signal)
     lenient = sum(t == p or p in r.get("also", []) for t, p, r in signal)
+    # The label among the first two candidates (named or not), and the right level of STRATEGIES.md.
+    top2 = sum(r["label"] in [c.get("strategy") for c in (p.get("candidates") or [])[:2]]
+               for r, p in zip(rows, results) if r["label"] != UNKNOWN)
+    level = sum(p in STRATEGIES and STRATEGIES[p][0] == STRATEGIES[t][0] for t, p, _ in signal)
     abstained = sum(p == UNKNOWN for _, p, _ in signal)
     true_unknown = sum(t == UNKNOWN for t, _, _, _ in pairs)
     called_unknown = sum(p == UNKNOWN for _, p, _, _ in pairs)
@@ -120,7 +124,7 @@ def evaluate(rows: list[dict], results: list[dict]) -> dict:
     return {
         "n": len(pairs), "n_signal": len(signal), "n_unknown": true_unknown,
         "top1": correct / len(signal) if signal else None, "correct": correct,
-        "lenient": lenient, "abstained": abstained, "wrong": len(signal) - correct - abstained,
+        "lenient": lenient, "top2": top2, "level": level, "abstained": abstained, "wrong": len(signal) - correct - abstained,
         "unknown_precision": both_unknown / called_unknown if called_unknown else None,
         "unknown_recall": both_unknown / true_unknown if true_unknown else None,
         "unknown_called": called_unknown, "unknown_both": both_unknown,
@@ -140,6 +144,8 @@ def render(name: str, m: dict, errors: bool = False, details: bool = True) -> st
     out = [f"#### {name}: {m['n']} pull requests ({m['n_signal']} with a strategy, {m['n_unknown']} `unknown`)", ""]
     out.append(f"- top-1 on pull requests with a strategy: **{_pct(m['top1'])}** ({m['correct']}/{m['n_signal']}); "
                f"accepting the listed second label: {m['lenient']}/{m['n_signal']}; "
+               f"among the first two candidates: {m['top2']}/{m['n_signal']}; right level (logic / execution / "
+               f"infrastructure): {m['level']}/{m['n_signal']}; "
                f"called `unknown`: {m['abstained']}, wrong strategy: {m['wrong']}")
     out.append(f"- `unknown`: precision **{_pct(m['unknown_precision'])}** ({m['unknown_both']}/{m['unknown_called']} "
                f"called `unknown` are non-optimisations), recall **{_pct(m['unknown_recall'])}** "

@@ -89,10 +89,15 @@ def test_evaluate_counts_top1_unknown_and_reliability(real):
             {"source": "a/b#2", "label": "vectorization", "also": ["kernel_fusion"], "title": "t"},
             {"source": "a/b#3", "label": UNKNOWN, "also": [], "title": "t"},
             {"source": "a/b#4", "label": UNKNOWN, "also": [], "title": "t"}]
-    results = [{"strategy": "kernel_fusion", "confidence": 0.95}, {"strategy": "kernel_fusion", "confidence": 0.85},
+    results = [{"strategy": "kernel_fusion", "confidence": 0.95, "candidates": [{"strategy": "kernel_fusion"}]},
+               {"strategy": "kernel_fusion", "confidence": 0.85,
+                "candidates": [{"strategy": "kernel_fusion"}, {"strategy": "vectorization"}]},
                {"strategy": UNKNOWN, "confidence": 0.0}, {"strategy": "autotuning", "confidence": 0.5}]
     m = real.evaluate(rows, results)
     assert (m["correct"], m["lenient"], m["n_signal"]) == (1, 2, 2)
+    assert m["top2"] == 2 and m["level"] == 2          # fusion and vectorization: both execution level
+    other = real.evaluate(rows[1:2], [dict(results[1], strategy="copy_avoidance", candidates=[])])
+    assert other["top2"] == 0 and other["level"] == 0  # copy_avoidance is logic level
     assert m["unknown_precision"] == 1.0 and m["unknown_recall"] == 0.5
     assert (m["high_n"], m["high_right"]) == (2, 1)
     assert sum(b["n"] for b in m["reliability"]) == 3
