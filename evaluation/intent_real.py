@@ -52,7 +52,7 @@ ROUNDS = {1: ("perfgate-intent-real-v1:", "real-test"), 2: ("perfgate-intent-rea
 TEST_PERCENT = 30
 SPLITS = ("real-train", "real-test", "real-test2", "real-test3")
 #: The blind split of the current round; every other split is training data.
-BLIND = "real-test2"
+BLIND = "real-test3"
 #: Confidence bins of the reliability table (lower edges; the last bin includes 1.0).
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
 CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "model": classify}

@@ -41,7 +41,7 @@ def test_corpus_size_labels_and_unknown_share(rows):
     assert labels == set(STRATEGIES) | {UNKNOWN}          # every strategy is represented
     unknown = sum(r["label"] == UNKNOWN for r in rows) / len(rows)
     assert 0.15 <= unknown <= 0.7
-    for round_no in (1, 2):
+    for round_no in (1, 2, 3):
         blind = [r for r in rows if r.get("round", 1) == round_no and r["split"] != "real-train"]
         assert sum(r["label"] != UNKNOWN for r in blind) >= 60     # enough optimisations to score
     for r in rows:
@@ -55,7 +55,7 @@ def test_corpus_size_labels_and_unknown_share(rows):
 
 def test_blind_split_is_the_seeded_hash_of_each_round(real, rows):
     assert all(r["split"] == real.split_of(r["source"], r.get("round", 1)) for r in rows)
-    for round_no, blind in ((1, "real-test"), (2, "real-test2")):
+    for round_no, blind in ((1, "real-test"), (2, "real-test2"), (3, "real-test3")):
         these = [r for r in rows if r.get("round", 1) == round_no]
         assert {r["split"] for r in these} == {"real-train", blind}
         assert 0.2 <= sum(r["split"] == blind for r in these) / len(these) <= 0.4
@@ -110,7 +110,7 @@ def test_model_is_reproduced_from_the_corpus():
     pytest.importorskip("sklearn")
     train = _module("train_intent_model")
     real_rows, own = train.training_rows()
-    assert real_rows and all(r["split"] != "real-test2" for r in real_rows)
+    assert real_rows and all(r["split"] != "real-test3" for r in real_rows)
     examples = train.Examples()
     fitted = train.fit(real_rows + own, examples)
     stored = model.model()
