@@ -43,7 +43,8 @@ MIN_CANDIDATE = 0.02
 #: Model features quoted as signals of a strategy, after the rules' own signals.
 MODEL_SIGNALS = 3
 #: Feature-name prefixes and how a signal names them (``t2:`` / ``b2:`` are word pairs).
-_SIGNAL_PREFIX = {"t": "title", "t2": "title", "b": "text", "b2": "text", "+": "+code", "-": "-code", "p": "file"}
+_SIGNAL_PREFIX = {"t": "title (stemmed)", "t2": "title (stemmed)", "b": "text (stemmed)", "b2": "text (stemmed)",
+                  "+": "+code", "-": "-code", "p": "file"}
 
 
 @lru_cache(maxsize=1)
@@ -124,8 +125,9 @@ def contributions(x: dict[str, float], strategy: str, data: dict | None = None) 
 
 
 def signal(feature: str) -> str | None:
-    """A reader's name of a model feature, e.g. ``'title: "persist kernel"'`` for ``t2:persist
-    kernel``, ``'+code: "num_warps"'``; None for the rule features (their rules say it)."""
+    """A reader's name of a model feature, e.g. ``'title (stemmed): "persist kernel"'`` for
+    ``t2:persist kernel`` (words are stemmed: "persistent" is "persist"), ``'+code: "num_warps"'``;
+    None for the rule features (their rules say it)."""
     prefix, _, name = feature.partition(":")
     if prefix not in _SIGNAL_PREFIX:
         return None
@@ -151,7 +153,7 @@ def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
         ``signals`` short strings naming what matched and where: the hand rules' signals of
         the strategy first (``'title: "fuse"'``, ``'+code csrc/k.cu: "__launch_bounds__"'``),
         then the words and code tokens that raised its score in the model most
-        (``'title: "persist"'``, ``'+code: "num_warps"'``); ``candidates`` up to 5 strategies
+        (``'title (stemmed): "persist"'``, ``'+code: "num_warps"'``); ``candidates`` up to 5 strategies
         with confidence >= ``MIN_CANDIDATE``, best first, each ``{"strategy", "confidence",
         "signals"}`` (a named strategy is the first).
 
@@ -184,7 +186,8 @@ def _signals(rule_signals: list[str], x: dict[str, float], strategy: str, data: 
     added = 0
     for feature, _ in contributions(x, strategy, data):
         text = signal(feature)
-        if text is None or text.split(": ", 1)[1].strip('"') in quoted:
+        name = feature.partition(":")[2].strip(".(<")
+        if text is None or len(name) < 3 or name in quoted:      # no one-letter words or repeats
             continue
         out.append(text)
         added += 1

@@ -66,8 +66,8 @@ def test_predict_is_a_sigmoid_gate_and_a_softmax_head():
 
 
 def test_signal_names_of_model_features():
-    assert model.signal("t:persist") == 'title: "persist"'
-    assert model.signal("b2:cuda graph") == 'text: "cuda graph"'
+    assert model.signal("t:persist") == 'title (stemmed): "persist"'
+    assert model.signal("b2:cuda graph") == 'text (stemmed): "cuda graph"'
     assert model.signal("+:num_warps") == '+code: "num_warps"'
     assert model.signal("p:csrc") == 'file: "csrc"'
     assert model.signal("r:t:kernel_fusion") is None
@@ -138,3 +138,11 @@ def test_rule_signals_come_first_then_model_words():
     assert result["strategy"] == "warp_level_reduction"
     assert result["signals"][0].startswith("title:") and "shuffle" in result["signals"][0].lower()
     assert len(result["signals"]) <= 8
+
+
+def test_model_signals_skip_one_letter_words_and_repeats():
+    result = classify(title="Speed up the pairwise distance with a cheaper algorithm",
+                      body="Uses the matmul expansion of the squared distance; s is unchanged.")
+    quoted = [s.split(": ", 1)[1].strip('"') for s in result["signals"] if s.startswith(("text", "title (stemmed)"))]
+    assert quoted and all(len(q) >= 3 for q in quoted)
+    assert len(set(result["signals"])) == len(result["signals"])
