@@ -28,7 +28,6 @@ import json
 import math
 from functools import lru_cache
 from pathlib import Path
-
 from typing import Iterable
 
 from .classifier import MAX_CANDIDATES, MAX_SIGNALS, evidence
