@@ -165,7 +165,8 @@ def folds(rows: list[dict], k: int = FOLDS) -> list[list[dict]]:
 
 def out_of_fold(real: list[dict], own: list[dict], examples: Examples, k: int = FOLDS) -> list[dict]:
     """One record per view of every real training row, scored by a model fitted without its fold:
-    ``{"label", "also", "mode", "gate", "strategy", "confidence", "rules"}``."""
+    ``{"label", "mode", "gate", "strategy", "confidence", "rules"}``: ``strategy`` the head's best,
+    ``confidence`` gate x its probability, ``rules`` what the rules name."""
     out = []
     parts = folds(real, k)
     for f, part in enumerate(parts):
@@ -175,8 +176,8 @@ def out_of_fold(real: list[dict], own: list[dict], examples: Examples, k: int = 
                 x = intent_model.vector(examples.of(row, view), data["vocabulary"], data["weights"])
                 p_opt, conditional = intent_model.predict(x, data)
                 best = max(conditional, key=conditional.get)
-                out.append({"label": row["label"], "also": row.get("also", []),
-                            "mode": "diff" if "diff" in view else "text", "gate": p_opt, "strategy": best,
+                out.append({"label": row["label"], "mode": "diff" if "diff" in view else "text", "gate": p_opt,
+                            "strategy": best,
                             "confidence": p_opt * conditional[best], "rules": evidence(**view).named()})
     return out
 
@@ -208,8 +209,12 @@ def reliability(pairs: list[tuple[float, bool]]) -> list[str]:
     return lines
 
 
+def _share(a: int, b: int) -> str:
+    return f"{100 * a / b:.0f} %" if b else "n/a"
+
+
 def _pct(a: int, b: int) -> str:
-    return f"{100 * a / b:.0f} % ({a}/{b})" if b else "n/a"
+    return f"{_share(a, b)} ({a}/{b})" if b else "n/a"
 
 
 def report(records: list[dict], n_real: int, level: float) -> str:
@@ -227,7 +232,7 @@ def report(records: list[dict], n_real: int, level: float) -> str:
         for call in (named, lambda r: r["rules"]):
             called = [r for r in recs if call(r) == UNKNOWN]
             right = sum(r["label"] == UNKNOWN for r in called)
-            cells.append(f"{_pct(right, len(called)).split(' (')[0]} / {_pct(right, len(non)).split(' (')[0]}")
+            cells.append(f"{_share(right, len(called))} / {_share(right, len(non))}")
         lines.append(f"| {name} | {_pct(sum(r['rules'] == r['label'] for r in opt), len(opt))} "
                      f"| {_pct(sum(r['strategy'] == r['label'] for r in opt), len(opt))} "
                      f"| {_pct(sum(named(r) == r['label'] for r in opt), len(opt))} | {cells[0]} | {cells[1]} |")
