@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from .git import from_git
+from .git import read_change
 from .model import classify, probable_above
 from .rules import STRATEGIES
 
@@ -18,9 +18,25 @@ def _read_diff(name: str | None) -> str:
     if name == "-":
         return sys.stdin.read()
     path = Path(name)
+    if path.is_dir():
+        raise UserError(f"--diff {name!r} is a directory; give a diff file (git diff BASE HEAD > change.diff)")
     if not path.is_file():
         raise UserError(f"--diff {name!r}: no such file")
     return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _check_diff(name: str, text: str) -> None:
+    """Refuse a ``--diff`` input that is not a unified diff (binary data, or text without any hunk).
+
+    Raises:
+        UserError: with the reason, naming the input.
+    """
+    if not text.strip():
+        return
+    if "\x00" in text or text.count("\ufffd") > len(text) // 100:
+        raise UserError(f"--diff {name!r} is binary, not a unified diff (git diff BASE HEAD > change.diff)")
+    if not any(line.startswith(("@@", "diff --git ", "--- ", "+++ ")) for line in text.splitlines()):
+        raise UserError(f"--diff {name!r} has no diff header or hunk: not a unified diff")
 
 
 def main_intent(args) -> int:
@@ -32,8 +48,10 @@ def main_intent(args) -> int:
     ``args.json``.
 
     Raises:
-        UserError: nothing to classify, an unreadable diff file, ``--repo``/``--head``
-            without ``--base``. GitError (a UserError) for a bad repository or ref.
+        UserError: nothing to classify (no text, an empty diff, no change between the refs), a
+            missing diff file or a directory, a diff that is binary or has no hunk,
+            ``--repo``/``--head`` without ``--base``. GitError (a UserError) for a bad
+            repository or ref.
     """
     title = getattr(args, "title", "") or ""
     body = getattr(args, "body", "") or ""
@@ -45,9 +63,13 @@ def main_intent(args) -> int:
     if base:
         if diff_name:
             raise UserError("give either --diff FILE or --base/--head, not both")
-        result = from_git(repo or ".", base, head or "HEAD", title=title, body=body, labels=labels)
+        messages, diff = read_change(repo or ".", base, head or "HEAD")
+        if not messages and not diff.strip():
+            raise UserError(f"no change between --base {base} and --head {head or 'HEAD'}: nothing to classify")
+        result = classify(title=title, body=body, labels=labels, commit_messages=messages, diff=diff)
     else:
         diff = _read_diff(diff_name)
+        _check_diff(diff_name or "", diff)
         if not (title.strip() or body.strip() or labels or diff.strip()):
             raise UserError("nothing to classify: give --title/--body/--labels, --diff FILE, or --base REF [--head REF]")
         result = classify(title=title, body=body, labels=labels, diff=diff)
@@ -69,6 +91,8 @@ def render_text(result: dict) -> str:
         level = probable_above()
         verdict = "probable" if confidence >= level else f"unclear: below {level:.2f}, see the runners-up"
         lines.append(f"confidence:  {confidence:.2f} (measured on labelled pull requests; {verdict})")
+        if result.get("optimisation") is not None:
+            lines.append(f"optimisation: {float(result['optimisation']):.2f} (probability that the change is one)")
         lines.append("signals:")
         lines.extend(f"  - {s}" for s in result.get("signals", []))
     else:

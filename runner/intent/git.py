@@ -9,6 +9,7 @@ from ..errors import GitError
 from ..git import git
 from .model import classify
 
+
 def _resolve(repo: Path, ref: str, side: str) -> str:
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")

@@ -41,6 +41,10 @@ BLOCKS = ("text", "diff")
 MIN_CANDIDATE = 0.02
 #: Model features quoted as signals of a strategy, after the rules' own signals.
 MODEL_SIGNALS = 3
+#: Code tokens too common to explain anything (keywords and the commonest names of C++ / Python).
+CODE_NOISE = frozenset("""self get set include int void const auto def return if else for while in not and or
+none true false std size_t float double bool char struct class static inline template typename import from
+as with new delete this args kwargs data value values size len range print""".split())
 #: Feature-name prefixes and how a signal names them (``t2:`` / ``b2:`` are word pairs).
 _SIGNAL_PREFIX = {"t": "title (stemmed)", "t2": "title (stemmed)", "b": "text (stemmed)", "b2": "text (stemmed)",
                   "+": "+code", "-": "-code", "p": "file"}
@@ -186,14 +190,15 @@ def _signals(rule_signals: list[str], x: dict[str, float], strategy: str, data: 
     for feature, _ in contributions(x, strategy, data):
         text = signal(feature)
         name = feature.partition(":")[2].strip(".(<")
-        if text is None or len(name) < 3 or name in quoted:      # no one-letter words or repeats
-            continue
+        if text is None or len(name) < 3 or name in quoted or name.lower() in CODE_NOISE:
+            continue                                 # no short words, keywords or repeats
         out.append(text)
         added += 1
         if added == MODEL_SIGNALS:
             break
     cues = [s for s in rule_signals if s.startswith("not an optimisation?")]
-    return (out[:MAX_SIGNALS - len(cues)] + cues)[:MAX_SIGNALS]
+    unique = list(dict.fromkeys(out))
+    return (unique[:MAX_SIGNALS - len(cues)] + cues)[:MAX_SIGNALS]
 
 
 def gate_threshold() -> float:

@@ -114,6 +114,32 @@ def test_cli_bad_input_exits_2(argv, capsys):
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("content, message", [
+    (bytes(range(256)) * 40, "is binary, not a unified diff"),
+    (b"just some notes\nabout a change\n", "has no diff header or hunk"),
+])
+def test_cli_refuses_what_is_not_a_diff(tmp_path, capsys, content, message):
+    path = tmp_path / "x.diff"
+    path.write_bytes(content)
+    assert main(["intent", "--diff", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert main(["intent", "--diff", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_cli_refuses_an_empty_range(repo, capsys):
+    assert main(["intent", "--repo", str(repo), "--base", "HEAD", "--head", "HEAD"]) == 2
+    assert "no change between --base HEAD and --head HEAD" in capsys.readouterr().err
+
+
+def test_cli_human_output_shows_the_gate(capsys):
+    assert main(["intent", "--title", "Fuse the bias add and GELU into one kernel"]) == 0
+    out = capsys.readouterr().out
+    assert "strategy:    kernel_fusion" in out
+    assert "optimisation: " in out and "(probability that the change is one)" in out
+
+
 def test_import_does_not_import_torch():
     code = "import sys, runner.intent; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

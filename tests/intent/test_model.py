@@ -146,3 +146,12 @@ def test_model_signals_skip_one_letter_words_and_repeats():
     quoted = [s.split(": ", 1)[1].strip('"') for s in result["signals"] if s.startswith(("text", "title (stemmed)"))]
     assert quoted and all(len(q) >= 3 for q in quoted)
     assert len(set(result["signals"])) == len(result["signals"])
+
+
+def test_signals_are_unique_and_skip_code_keywords():
+    data = {"strategy": {"classes": ["kernel_fusion"],
+                         "coef": {"+:self": [2.0], "+:num_warps": [1.0], "t:fuse": [0.5], "-:x": [3.0]}}}
+    x = {"+:self": 1.0, "+:num_warps": 1.0, "t:fuse": 1.0, "-:x": 1.0}
+    rule_signals = ['title: "fuse"', 'title: "fuse"', 'not an optimisation? title: "fix"']
+    assert model._signals(rule_signals, x, "kernel_fusion", data) == [
+        'title: "fuse"', '+code: "num_warps"', 'not an optimisation? title: "fix"']
