@@ -93,7 +93,7 @@ def merged_prs(gitdir: str, synced: str = "") -> list[dict]:
         shas = head.split()
         if len(shas) < 2:
             continue
-        body_lines = [ln for ln in body.splitlines()]
+        body_lines = body.splitlines()
         if synced:
             m = SYNCED.match(subject)
             if not m or m["name"] != synced:
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         pool = list(perf)
     else:
         perf = [p for p in prs if PERF_WORDS.search(p["title"] + "\n" + p["message"])]
-        others = [p for p in prs if p not in perf]
+        others = [p for p in prs if not PERF_WORDS.search(p["title"] + "\n" + p["message"])]
         pool = perf + rng.sample(others, len(others) // 10)
     rng.shuffle(pool)
     written = 0

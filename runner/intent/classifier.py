@@ -78,7 +78,9 @@ class Evidence:
     ``scores``: strategy -> total (text + code, each capped) for strategies with any evidence;
     ``code`` / ``title``: strategy -> the code-channel / title-only part; ``signals``:
     strategy -> signal strings; ``cues``: non-optimisation cues; ``ranked``: strategies best
-    first (ties as in the module docstring).
+    first (ties as in the module docstring); ``channel_text`` / ``channel_code``: strategy ->
+    each channel's score as matched, before caps and before the cues scale it (what the
+    learned model reads, ``features.rule_features``).
     """
 
     scores: dict
@@ -87,6 +89,8 @@ class Evidence:
     signals: dict
     cues: list
     ranked: list
+    channel_text: dict
+    channel_code: dict
 
     def named(self) -> str:
         """The strategy id the rules name, or ``unknown`` when no total reaches ``MIN_SCORE``."""
@@ -108,6 +112,8 @@ def evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
     in_title = text_evidence(title=title) if title else {}
     cues = non_optimisation_cues(title=title, body=body, commit_messages=commit_messages)
     code = code_evidence(diff)
+    channel_text = {s: score for s, (score, _) in text.items()}
+    channel_code = {s: score for s, (score, _) in code.items()}
     if cues:
         text = {s: (min(score * NON_OPTIMISATION_FACTOR, NON_OPTIMISATION_TEXT_CAP), sig)
                 for s, (score, sig) in text.items()}
@@ -131,7 +137,7 @@ def evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
     title_part = {s: v[0] for s, v in in_title.items()}
     ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code_part.get(s, 0.0), 9),
                                            -round(title_part.get(s, 0.0), 9), order.index(s)))
-    return Evidence(scores, code_part, title_part, signals, cues, ranked)
+    return Evidence(scores, code_part, title_part, signals, cues, ranked, channel_text, channel_code)
 
 
 def _result(ev: Evidence, confidence: Callable[[Evidence, str], float]) -> dict:

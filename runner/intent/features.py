@@ -25,8 +25,7 @@ from collections import Counter
 from typing import Iterable
 
 from . import diff as _diff
-from .classifier import (AUXILIARY_PATH, CODE_CAP, MAX_DIFF_LINES, TEXT_CAP, code_evidence, non_optimisation_cues,
-                         text_evidence)
+from .classifier import AUXILIARY_PATH, CODE_CAP, MAX_DIFF_LINES, TEXT_CAP, Evidence, evidence
 
 #: Rule scores are divided by this so that a typical strong signal is about 1.
 RULE_SCALE = 4.0
@@ -95,27 +94,31 @@ def diff_features(diff: str) -> Counter:
     return feats
 
 
-def rule_features(title: str = "", body: str = "", labels: Iterable[str] = (),
-                  commit_messages: Iterable[str] = (), diff: str = "") -> dict[str, float]:
-    """Capped rule scores per strategy (scaled by ``RULE_SCALE``) and the non-optimisation cues."""
-    commit_messages = list(commit_messages)
+def rule_features(ev: Evidence) -> dict[str, float]:
+    """Capped rule scores per strategy (scaled by ``RULE_SCALE``) and the non-optimisation cues of
+    a change's rule evidence ``ev`` (``classifier.evidence``)."""
     feats: dict[str, float] = {}
-    for strategy, (score, _) in text_evidence(title=title, body=body, labels=labels,
-                                              commit_messages=commit_messages).items():
+    for strategy, score in ev.channel_text.items():
         feats[f"r:t:{strategy}"] = min(score, TEXT_CAP) / RULE_SCALE
-    for strategy, (score, _) in code_evidence(diff).items():
+    for strategy, score in ev.channel_code.items():
         feats[f"r:c:{strategy}"] = min(score, CODE_CAP) / RULE_SCALE
-    for cue in non_optimisation_cues(title=title, body=body, commit_messages=commit_messages):
+    for cue in ev.cues:
         feats["r:cue:" + ("body" if cue.startswith("body") else "title")] = 1.0
     return feats
 
 
 def extract(title: str = "", body: str = "", labels: Iterable[str] = (), commit_messages: Iterable[str] = (),
-            diff: str = "") -> dict[str, dict[str, float]]:
-    """``{"text": counts, "diff": counts, "rules": values}`` of one change (see the module docstring)."""
+            diff: str = "", ev: Evidence | None = None) -> dict[str, dict[str, float]]:
+    """``{"text": counts, "diff": counts, "rules": values}`` of one change (see the module docstring).
+
+    ``ev`` is the change's ``classifier.evidence`` when the caller already has it (it is computed
+    here otherwise: the rules read the whole diff, which costs as much as the rest).
+    """
     labels, commit_messages = list(labels), list(commit_messages)
+    if ev is None:
+        ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
     return {
         "text": dict(text_features(title, body, labels, commit_messages)),
         "diff": dict(diff_features(diff)),
-        "rules": rule_features(title, body, labels, commit_messages, diff),
+        "rules": rule_features(ev),
     }

@@ -166,10 +166,10 @@ def classify(title: str = "", body: str = "", labels: Iterable[str] = (),
     commit_messages = [str(m) for m in commit_messages]
     labels = [str(label) for label in labels]
     data = model()
-    x = vector(extract(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff),
+    ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
+    x = vector(extract(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff, ev=ev),
                data["vocabulary"], data["weights"])
     p_opt, conditional = predict(x, data)
-    ev = evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, diff=diff)
     ranked = sorted(STRATEGIES, key=lambda s: -conditional[s])
     candidates = [{"strategy": s, "confidence": round(p_opt * conditional[s], 3),
                    "signals": _signals(ev.signals.get(s, []), x, s, data)}
