@@ -1,4 +1,4 @@
-"""Measure perfgate's change-point detection (bot.changepoints) on generated series.
+"""Measure perfgate's change-point detection (bot.history.changepoints) on generated series.
 
 Prints, as Markdown (the figures quoted in evaluation/RESULTS_history.md):
 
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot import changepoints as cp  # noqa: E402
+from bot.history import changepoints as cp  # noqa: E402
 
 
 def noise_series(count: int, n: int, noise: float, seed: int, heavy: bool = False) -> list[np.ndarray]:

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner.pipeline.timing import WARMUP_SAMPLES_MAX  # noqa: E402
+from runner.pipeline.schedule import later_warmup_samples  # noqa: E402
 from runner.pipeline.workers import start_workers  # noqa: E402
 from runner.pipeline.revisions import Revision  # noqa: E402
 
@@ -46,7 +46,7 @@ def bench_torch(device):
     return lambda: torch.softmax(x, -1)
 '''
 
-CANDIDATES = [0.002, 0.005, 0.01, 0.02, 0.05]
+CANDIDATES = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05]
 
 
 def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_rounds: int) -> dict:
@@ -73,7 +73,8 @@ def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_ro
                 resp = w.request("setup", **case, number=number, warmup_samples=warmup[side])
                 assert resp["ok"], resp
                 number = number or resp["number"]  # the same calls per sample on both sides, as compare does
-                warmup[side] = warmup[side] or min(WARMUP_SAMPLES_MAX, max(1, resp["warmup_samples"]))
+                if warmup[side] is None:  # as compare does for later pairs
+                    warmup[side] = later_warmup_samples(resp["warmup_samples"], resp["number"] * (resp["per_call"] or 0))
             samples = {"base": [], "head": []}
             for r in range(pair_rounds):
                 for side in (("base", "head") if r % 2 == 0 else ("head", "base")):

@@ -1,32 +1,36 @@
-"""Sensitivity and false-positive rate of ``perfgate compare`` on this machine.
+"""Does ``perfgate compare`` decide right at every magnitude and duration, within its budget?
 
-A benchmark, not a test: it prints a table and writes evaluation/RESULTS.md. It runs the real
-pipeline (git worktrees, two worker processes, paired interleaved sampling, the sequential
-stopping rule, Benjamini–Hochberg) on generated repositories:
+A benchmark, not a test: it prints tables and writes them with ``--write``. Every row runs the
+real pipeline (git worktrees, two fork servers, fresh process pairs, paired interleaved rounds,
+the looks, futility, Benjamini–Hochberg) on generated repositories whose benchmarks are pure-Python
+loops (time linear in a count, so a change can be injected exactly) or torch operators:
 
-(a) A/A: base and head run identical code (head only touches a README). Every
-    ``regression``/``improvement`` verdict is a false positive. Goal: <= 0.5 %.
-(b) Injected slowdowns of 1, 2, 5 and 10 %: head does exactly that much more work in a
-    pure-Python loop whose time is linear in its count. Detection = verdict ``regression``.
-    1 % and 2 % are run with the practical threshold equal to the size (can perfgate resolve a
-    change as large as the threshold it is asked to enforce?), 5 % and 10 % with the default
-    2 % threshold. Goals: 2 % detected >= 95 %, 1 % >= 80 %, within the default budget.
+- ``aa``: A/A, head touches only a README; every ``regression``/``improvement`` is false.
+  25 benchmarks per compare, ~25 µs to ~2 ms per call. Goal: 0 false in ≥ 200, ≥ 80 % ``unchanged``.
+- ``injected``: head does 1, 2, 5, 10 % more work (threshold = size for 1 and 2 %, else 2 %).
+- ``magnitudes``: head takes ×m the work, m in 0.001, 0.01, 0.1, 0.5, 2, 10, 100, 1000, and
+  ×1.02 / ×1/1.02 (faster and slower): the right direction, a finite interval, the seconds to the
+  verdict. Goal: ≥ 95 % right from 2 %, 100 % from 10× with ≤ 10 s of timing.
+- ``durations``: A/A and a 10× change at ~1 µs, ~100 ms and ~1 s per call.
+- ``torch``: A/A and ×2 of four torch operators (matmul, softmax, layer norm, gelu).
+- ``budget``: 25 benchmarks with ``--max-time 30``: the budget kept, what was cut short.
+
+Every compare's wall time is checked against its ``--max-time`` (goal: within 10 %).
 
 Usage::
 
-    python evaluation/sensitivity.py                 # 8 A/A compares of 25 (200 comparisons) + injected
-    python evaluation/sensitivity.py --quick         # smoke run (~3 min)
-    python evaluation/sensitivity.py --aa-only --compares 2
-    python evaluation/sensitivity.py --aa-only --compares 1 --perfgate ../perfgate-old   # another checkout
-
-Each compare holds ``--benchmarks-per-compare`` benchmarks of different sizes (25 µs to
-2 ms per call), so A/A comparisons share worker processes as real suites do.
+    python evaluation/sensitivity.py                     # aa (8 compares) + injected
+    python evaluation/sensitivity.py --study magnitudes --study durations --study torch --study budget
+    python evaluation/sensitivity.py --all --write evaluation/RESULTS_sensitivity.md
+    python evaluation/sensitivity.py --smoke             # every study at a toy size (CI: seconds)
+    python evaluation/sensitivity.py --study aa --compares 1 --perfgate ../perfgate-old   # another checkout
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -37,57 +41,112 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from runner.cli.main import main as perfgate  # noqa: E402
 
 from gitrepo import git  # noqa: E402 - the evaluation folder is on sys.path
 
 SIZES = [0.01, 0.02, 0.05, 0.10]
+MAGNITUDES = [0.001, 0.01, 0.1, 0.5, 1 / 1.02, 1.02, 2.0, 10.0, 100.0, 1000.0]
+STUDIES = ("aa", "injected", "magnitudes", "durations", "torch", "budget")
+
+SPIN = ["def spin(n):", "    t = 0", "    for i in range(n):", "        t += i * i % 7", "    return t", ""]
 
 
-def _counts(k: int) -> list[int]:
-    """Loop counts from ~25 µs to ~2 ms per call on this machine, log-spaced."""
-    lo, hi = 500, 40000
+def _counts(k: int, lo: int = 500, hi: int = 40000) -> list[int]:
+    """Loop counts from ~25 µs to ~2 ms per call on this machine (default), log-spaced."""
     return [int(lo * (hi / lo) ** (i / max(k - 1, 1))) for i in range(k)]
 
 
-def make_repo(path: Path, k: int, slowdown: float) -> Path:
-    """Repo with ``k`` benchmarks; head multiplies every loop count by ``1 + slowdown``."""
-    path.mkdir(parents=True)
-    counts = _counts(k)
+def spin_seconds_per_count() -> float:
+    """Seconds one iteration of :data:`SPIN`'s loop takes here (to size durations)."""
+    ns: dict = {}
+    exec("\n".join(SPIN), ns)
+    best = math.inf
+    for _ in range(5):
+        t0 = time.perf_counter()
+        ns["spin"](200_000)
+        best = min(best, time.perf_counter() - t0)
+    return best / 200_000
 
-    def lib(scale: float) -> str:
-        lines = ["def spin(n):", "    t = 0", "    for i in range(n):", "        t += i * i % 7", "    return t", "",
-                 "COUNTS = ["]
-        lines += [f"    {round(c * scale)}," for c in counts]
-        lines += ["]", ""]
-        return "\n".join(lines)
+
+def make_repo(path: Path, base_counts: list[int], head_counts: list[int] | None = None) -> Path:
+    """Repo with one ``bench_wNN`` per count; head's counts are ``head_counts`` (None: A/A, a
+    README change only)."""
+    path.mkdir(parents=True)
+
+    def lib(counts: list[int]) -> str:
+        return "\n".join(SPIN + ["COUNTS = ["] + [f"    {c}," for c in counts] + ["]", ""])
 
     bench = ["import functools", "import worklib", ""]
-    for i in range(k):
+    for i in range(len(base_counts)):
         bench += [f"def bench_w{i:02d}(device):", f"    return functools.partial(worklib.spin, worklib.COUNTS[{i}])", ""]
     (path / "benchmarks").mkdir()
     (path / "benchmarks" / "bench_work.py").write_text("\n".join(bench))
-    (path / "worklib.py").write_text(lib(1.0))
+    (path / "worklib.py").write_text(lib(base_counts))
+    return _commit_sides(path, None if head_counts is None else {"worklib.py": lib(head_counts)})
+
+
+def _commit_sides(path: Path, head_files: dict[str, str] | None) -> Path:
+    """Commit what ``path`` holds as branch ``base``, then ``head_files`` (and a README change) as
+    branch ``head``."""
     (path / "README.md").write_text("base\n")
     git(path, "init", "-q", "-b", "base")
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "base")
     git(path, "checkout", "-q", "-b", "head")
     (path / "README.md").write_text("head\n")
-    if slowdown:
-        (path / "worklib.py").write_text(lib(1.0 + slowdown))
+    for rel, text in (head_files or {}).items():
+        (path / rel).write_text(text)
     git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", f"head: {slowdown:.0%} more work")
+    git(path, "commit", "-q", "-m", "head")
     return path
 
 
-def run_compare(tmp: Path, tag: str, k: int, slowdown: float, threshold: float, extra: list[str],
-                perfgate_root: Path | None = None) -> dict:
-    repo = make_repo(tmp / f"repo-{tag}", k, slowdown)
-    out = tmp / f"out-{tag}"
+TORCH_BENCH = '''import torch
+
+REPEAT = {repeat}
+
+def _rep(f):
+    def g():
+        for _ in range(REPEAT):
+            f()
+    return g
+
+def bench_matmul(device):
+    a, b = torch.randn(256, 256), torch.randn(256, 256)
+    return _rep(lambda: a @ b)
+
+def bench_softmax(device):
+    x = torch.randn(512, 1024)
+    return _rep(lambda: torch.softmax(x, -1))
+
+def bench_layer_norm(device):
+    ln = torch.nn.LayerNorm(1024)
+    x = torch.randn(256, 1024)
+    return _rep(lambda: ln(x))
+
+def bench_gelu(device):
+    x = torch.randn(1 << 18)
+    return _rep(lambda: torch.nn.functional.gelu(x))
+'''
+
+
+def make_torch_repo(path: Path, head_repeat: int | None) -> Path:
+    """Four torch operators; head repeats each ``head_repeat`` times (None: A/A)."""
+    (path / "benchmarks").mkdir(parents=True)
+    (path / "benchmarks" / "bench_t.py").write_text(TORCH_BENCH.format(repeat=1))
+    return _commit_sides(path, {"benchmarks/bench_t.py": TORCH_BENCH.format(repeat=head_repeat)} if head_repeat else None)
+
+
+def run_compare(repo: Path, out: Path, threshold: float, extra: list[str], perfgate_root: Path | None = None,
+                max_time: float | None = None) -> dict:
+    """One real ``perfgate compare`` (profiling off); its document, wall time and budget check."""
     args = ["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
             "--threshold", str(threshold), "--no-profile", "--quiet", *extra]
+    if max_time is not None:
+        args += ["--max-time", str(max_time)]
     t0 = time.monotonic()
     if perfgate_root is None:
         code = perfgate(args)
@@ -96,128 +155,265 @@ def run_compare(tmp: Path, tag: str, k: int, slowdown: float, threshold: float, 
         code = subprocess.run([sys.executable, "-m", "runner.cli", *args], cwd=str(perfgate_root), env=env).returncode
     wall = time.monotonic() - t0
     if code != 0:
-        raise SystemExit(f"compare {tag} exited {code}")
+        raise SystemExit(f"compare {out.name} exited {code}")
     doc = json.loads((out / "results.json").read_text())
-    return {"doc": doc, "wall": wall}
+    budget = doc["settings"].get("max_time") or max_time or 900.0
+    return {"doc": doc, "wall": wall, "max_time": budget, "within_budget": wall <= 1.1 * budget}
 
 
-def _aa_row(doc: dict, wall: float | None) -> dict:
-    changes = [b["change"] for b in doc["benchmarks"]]
-    return {"verdicts": [c["verdict"] for c in changes], "wall": wall, "rounds": [c["rounds"] for c in changes],
-            "ratios": [c["ratio"] for c in changes],
-            "between_sd": [c["between_process_sd"] for c in changes if c.get("between_process_sd") is not None],
-            "pairs": [c.get("process_pairs") for c in changes if c.get("process_pairs") is not None]}
+def _verdicts(doc: dict) -> list[str]:
+    return [b["change"]["verdict"] for b in doc["benchmarks"]]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--compares", type=int, default=8, help="A/A compares (default 8)")
-    ap.add_argument("--benchmarks-per-compare", type=int, default=25)
-    ap.add_argument("--injected-benchmarks", type=int, default=0,
-                    help="benchmarks per injected-slowdown compare (default: as --benchmarks-per-compare)")
-    ap.add_argument("--quick", action="store_true", help="2 A/A compares of 10, sizes 2 %% and 10 %% only")
-    ap.add_argument("--aa-only", action="store_true")
-    ap.add_argument("--injected-only", action="store_true")
-    ap.add_argument("--include-aa", nargs="*", default=[], metavar="RESULTS.json",
-                    help="results.json of earlier A/A compares (same settings) to count as well")
-    ap.add_argument("--write", default="", help="write the tables to this file (e.g. evaluation/RESULTS.md)")
-    ap.add_argument("--perfgate", default="", help="run another perfgate checkout's runner (e.g. an older commit)")
-    ap.add_argument("extra", nargs="*", help="extra flags for perfgate compare (after --)")
-    args = ap.parse_args()
-    k = args.benchmarks_per_compare
-    n_aa = args.compares
-    sizes = SIZES
-    if args.quick:
-        k, n_aa, sizes = 10, 2, [0.02, 0.10]
-
-    rows_aa, rows_inj = [], []
-    with tempfile.TemporaryDirectory(prefix="perfgate-eval-") as t:
-        tmp = Path(t)
-        aa = []
-        for path in args.include_aa:
-            aa.append(_aa_row(json.loads(Path(path).read_text()), None))
-        root = Path(args.perfgate).resolve() if args.perfgate else None
-        for i in range(0 if args.injected_only else n_aa):
-            r = run_compare(tmp, f"aa{i}", k, 0.0, 0.02, args.extra, root)
-            aa.append(_aa_row(r["doc"], r["wall"]))
-            verdicts = aa[-1]["verdicts"]
-            print(f"A/A compare {i + 1}/{n_aa}: {dict((v, verdicts.count(v)) for v in set(verdicts))} "
-                  f"in {r['wall']:.0f} s", flush=True)
-        all_v = [v for a in aa for v in a["verdicts"]]
-        fp = sum(v in ("regression", "improvement") for v in all_v)
-        sds = sorted(x for a in aa for x in a["between_sd"])
-        rows_aa = {"comparisons": len(all_v), "false_positives": fp, "rate": fp / len(all_v),
-                   "unchanged": all_v.count("unchanged"), "inconclusive": all_v.count("inconclusive"),
-                   "median_rounds": statistics.median(r for a in aa for r in a["rounds"]),
-                   "median_pairs": statistics.median(p for a in aa for p in a["pairs"]) if any(a["pairs"] for a in aa) else None,
-                   "between_sd_median": statistics.median(sds) if sds else None,
-                   "between_sd_p90": sds[int(0.9 * (len(sds) - 1))] if sds else None,
-                   "wall_per_compare": statistics.median(a["wall"] for a in aa if a["wall"]),
-                   "max_abs_ratio_error": max(abs(x - 1) for a in aa for x in a["ratios"] if x)} if aa else None
-        if not args.aa_only:
-            for size in sizes:
-                for threshold in ([size] if size <= 0.02 else [0.02]):
-                    r = run_compare(tmp, f"s{size}-t{threshold}", args.injected_benchmarks or k, size, threshold,
-                                    args.extra, root)
-                    bs = r["doc"]["benchmarks"]
-                    det = [b["change"]["verdict"] == "regression" for b in bs]
-                    secs = [b["change"]["seconds"] for b in bs if b["change"]["verdict"] == "regression"]
-                    ratios = [b["change"]["ratio"] for b in bs if b["change"]["ratio"]]
-                    row = {"size": size, "threshold": threshold, "n": len(bs), "detected": sum(det),
-                           "rate": sum(det) / len(bs),
-                           "verdicts": {v: [b["change"]["verdict"] for b in bs].count(v)
-                                        for v in ("regression", "unchanged", "inconclusive", "improvement")},
-                           "median_seconds_to_verdict": statistics.median(secs) if secs else None,
-                           "median_ratio": statistics.median(ratios) if ratios else None,
-                           "wall": r["wall"]}
-                    rows_inj.append(row)
-                    print(f"+{size:.0%} at threshold {threshold:.0%}: detected {row['detected']}/{row['n']} "
-                          f"({row['rate']:.0%}), verdicts {row['verdicts']}, median ratio {row['median_ratio']:.4f}, "
-                          f"median {row['median_seconds_to_verdict'] or float('nan'):.1f} s to verdict, "
-                          f"compare {row['wall']:.0f} s", flush=True)
-
-    text = render(rows_aa, rows_inj, k, args)
-    print("\n" + text)
-    if args.write:
-        Path(args.write).write_text(text)
-        print(f"written to {args.write}")
-    return 0
+def _aa_summary(rows: list[dict]) -> dict:
+    changes = [b["change"] for r in rows for b in r["doc"]["benchmarks"]]
+    verdicts = [c["verdict"] for c in changes]
+    inconclusive = [c for c in changes if c["verdict"] == "inconclusive"]
+    return {"comparisons": len(verdicts), "false": sum(v in ("regression", "improvement") for v in verdicts),
+            "unchanged": verdicts.count("unchanged"), "inconclusive": len(inconclusive),
+            "futile": sum(bool(c.get("futile")) for c in inconclusive),
+            "median_pairs": statistics.median(c.get("process_pairs") or 0 for c in changes) if changes else None,
+            "pair_sd_median": statistics.median(c["pair_sd"] for c in changes if c.get("pair_sd") is not None)
+            if any(c.get("pair_sd") is not None for c in changes) else None,
+            "wall_median": statistics.median(r["wall"] for r in rows) if rows else None,
+            "max_abs_error": max((abs(c["ratio"] - 1) for c in changes if c.get("ratio")), default=None),
+            "budget_kept": sum(r["within_budget"] for r in rows), "compares": len(rows)}
 
 
-def render(aa: dict, inj: list[dict], k: int, args) -> str:
+# -- the studies --------------------------------------------------------------------------------
+
+def study_aa(tmp: Path, args, root) -> dict:
+    rows = []
+    for i in range(args.compares):
+        r = run_compare(make_repo(tmp / f"aa{i}-repo", _counts(args.k)), tmp / f"aa{i}", 0.02, args.extra, root)
+        rows.append(r)
+        v = _verdicts(r["doc"])
+        print(f"A/A compare {i + 1}/{args.compares}: {dict((x, v.count(x)) for x in sorted(set(v)))} in {r['wall']:.0f} s",
+              flush=True)
+    return {"aa": _aa_summary(rows)}
+
+
+def study_injected(tmp: Path, args, root) -> dict:
+    out = []
+    for size in (SIZES if not args.smoke else [0.10]):
+        threshold = size if size <= 0.02 else 0.02
+        counts = _counts(args.k)
+        r = run_compare(make_repo(tmp / f"inj{size}-repo", counts, [round(c * (1 + size)) for c in counts]),
+                        tmp / f"inj{size}", threshold, args.extra, root)
+        bs = r["doc"]["benchmarks"]
+        secs = [b["change"]["seconds"] for b in bs if b["change"]["verdict"] == "regression"]
+        row = {"size": size, "threshold": threshold, "n": len(bs),
+               "found": sum(b["change"]["verdict"] == "regression" for b in bs),
+               "verdicts": {v: _verdicts(r["doc"]).count(v) for v in sorted(set(_verdicts(r["doc"])))},
+               "median_ratio": statistics.median(b["change"]["ratio"] for b in bs if b["change"]["ratio"]),
+               "median_seconds": statistics.median(secs) if secs else None, "wall": r["wall"],
+               "within_budget": r["within_budget"]}
+        out.append(row)
+        print(f"+{size:.0%} at threshold {threshold:.0%}: {row['found']}/{row['n']} found, {row['verdicts']}, "
+              f"compare {row['wall']:.0f} s", flush=True)
+    return {"injected": out}
+
+
+def study_magnitudes(tmp: Path, args, root) -> dict:
+    """Each magnitude on benchmarks of ~50 µs to ~2 ms per call (base), twice."""
+    out = []
+    mags = MAGNITUDES if not args.smoke else [0.01, 100.0]
+    base_counts = _counts(5 if not args.smoke else 2, 1000, 40000)
+    for m in mags:
+        for rep in range(args.repeats):
+            head = [max(1, round(c * m)) for c in base_counts]
+            r = run_compare(make_repo(tmp / f"mag{m:g}-{rep}-repo", base_counts, head), tmp / f"mag{m:g}-{rep}",
+                            0.02, args.extra, root)
+            want = "regression" if m > 1 else "improvement"
+            for b, c, h in zip(r["doc"]["benchmarks"], base_counts, head):
+                ch = b["change"]
+                out.append({"magnitude": m, "nominal": h / c, "verdict": ch["verdict"], "right": ch["verdict"] == want,
+                            "ratio": ch["ratio"], "ci": (ch["ci_low"], ch["ci_high"]),
+                            "finite": ch["ci_low"] is not None and math.isfinite(ch["ci_low"])
+                            and math.isfinite(ch["ci_high"]),
+                            "seconds": ch["seconds"], "pairs": ch.get("process_pairs"),
+                            "base_s": (b.get("base") or {}).get("median"), "wall": r["wall"],
+                            "within_budget": r["within_budget"]})
+            got = [x for x in out if x["magnitude"] == m]
+            print(f"×{m:g}: {sum(x['right'] for x in got)}/{len(got)} right, max {max(x['seconds'] for x in got):.1f} s "
+                  f"to verdict, compare {r['wall']:.0f} s", flush=True)
+    return {"magnitudes": out}
+
+
+def study_durations(tmp: Path, args, root) -> dict:
+    """A/A and ×10 at ~1 µs, ~100 ms and ~1 s per call."""
+    per_count = spin_seconds_per_count()
+    plan = ([(1e-6, 25, args.duration_compares), (0.1, 4, 1), (1.0, 2, 1)] if not args.smoke
+            else [(1e-6, 2, 1), (0.01, 1, 1)])
+    out = []
+    for seconds, k, compares in plan:
+        count = max(1, round(seconds / per_count))
+        counts = [count] * k
+        for kind in ("A/A", "×10"):
+            # the ×10 compares of slow benchmarks hold one benchmark (a 10 s head call shows it)
+            ks = counts if kind == "A/A" or seconds < 0.1 else counts[:1]
+            head = None if kind == "A/A" else [c * 10 for c in ks]
+            rows = []
+            for i in range(compares if kind == "A/A" else 1):
+                tag = f"dur{seconds:g}-{'aa' if kind == 'A/A' else 'x10'}{i}"
+                rows.append(run_compare(make_repo(tmp / f"{tag}-repo", ks, head), tmp / tag, 0.02, args.extra, root))
+            changes = [b["change"] for r in rows for b in r["doc"]["benchmarks"]]
+            row = {"duration": seconds, "kind": kind, "n": len(changes),
+                   "verdicts": {v: [c["verdict"] for c in changes].count(v) for v in sorted({c["verdict"] for c in changes})},
+                   "median_base_s": statistics.median((b.get("base") or {}).get("median") or 0
+                                                      for r in rows for b in r["doc"]["benchmarks"]),
+                   "rounds_per_pair": sorted({c.get("rounds_per_pair") for c in changes if c.get("rounds_per_pair")}),
+                   "max_seconds": max(c["seconds"] for c in changes), "wall": max(r["wall"] for r in rows),
+                   "max_time": rows[0]["max_time"], "within_budget": all(r["within_budget"] for r in rows)}
+            out.append(row)
+            print(f"{seconds:g} s per call, {kind}: {row['verdicts']}, compare {row['wall']:.0f} s", flush=True)
+    return {"durations": out}
+
+
+def study_torch(tmp: Path, args, root) -> dict:
+    out = []
+    for kind, repeat, compares in (("A/A", None, args.torch_aa), ("×2", 2, 1)):
+        rows = [run_compare(make_torch_repo(tmp / f"torch{kind[-1]}{i}-repo", repeat), tmp / f"torch{kind[-1]}{i}",
+                            0.02, args.extra, root) for i in range(compares if not args.smoke else 1)]
+        changes = [b["change"] for r in rows for b in r["doc"]["benchmarks"]]
+        out.append({"kind": kind, "n": len(changes),
+                    "verdicts": {v: [c["verdict"] for c in changes].count(v) for v in sorted({c["verdict"] for c in changes})},
+                    "ratios": [round(c["ratio"], 3) for c in changes if c.get("ratio")],
+                    "wall": statistics.median(r["wall"] for r in rows),
+                    "within_budget": all(r["within_budget"] for r in rows)})
+        print(f"torch {kind}: {out[-1]['verdicts']}", flush=True)
+    return {"torch": out}
+
+
+def study_budget(tmp: Path, args, root) -> dict:
+    out = []
+    for max_time in ((30.0, 60.0) if not args.smoke else (8.0,)):
+        counts = _counts(args.k)
+        slow = counts[:-2] + [counts[-1] * 200, counts[-1] * 400]  # two benchmarks of ~0.4 and ~0.8 s per call
+        r = run_compare(make_repo(tmp / f"budget{max_time:g}-repo", slow, [round(c * 1.01) for c in slow]),
+                        tmp / f"budget{max_time:g}", 0.02, args.extra, root, max_time=max_time)
+        b = r["doc"]["settings"].get("budget") or {}
+        out.append({"max_time": max_time, "wall": r["wall"], "ratio": r["wall"] / max_time,
+                    "within_budget": r["within_budget"], "cut_short": len(b.get("cut_short") or []),
+                    "n": len(r["doc"]["benchmarks"]), "startup_s": b.get("startup_s"), "timing_s": b.get("timing_s")})
+        print(f"--max-time {max_time:g}: wall {r['wall']:.1f} s ({r['wall'] / max_time:.0%}), "
+              f"{out[-1]['cut_short']} cut short", flush=True)
+    return {"budget": out}
+
+
+RUN = {"aa": study_aa, "injected": study_injected, "magnitudes": study_magnitudes, "durations": study_durations,
+       "torch": study_torch, "budget": study_budget}
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+def render(res: dict, args) -> str:
     import platform
 
     from runner.environment import cpu_model
 
-    command = "python evaluation/sensitivity.py" + (" --quick" if args.quick else "")
-    lines = ["## Sensitivity and false-positive rate", "",
-             f"`{command}` on {cpu_model()}, Python {platform.python_version()}, default settings, profiling off; "
-             f"{k} benchmarks per compare (pure-Python loops, ~25 µs to ~2 ms per call).", ""]
-    if aa:
-        sd = (f"{aa['between_sd_median']:.2%} / {aa['between_sd_p90']:.2%}" if aa["between_sd_median"] is not None
-              else "–")
+    lines = ["## Sensitivity, magnitudes, durations and the budget", "",
+             f"`python evaluation/sensitivity.py {' '.join(args.argv)}`".replace("  ", " ")
+             + f" on {cpu_model()}, Python {platform.python_version()}, default settings, profiling off, "
+             "no CPU isolation by hand (the machine's other processes on every CPU).", ""]
+    if "aa" in res:
+        a = res["aa"]
         lines += ["### A/A (identical revisions)", "",
-                  "| comparisons | regression/improvement | rate | unchanged | inconclusive | median rounds | "
-                  "median pairs | between-process sd (median / p90) | wall per compare | largest \\|ratio−1\\| |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-                  f"| {aa['comparisons']} | {aa['false_positives']} | {aa['rate']:.2%} | {aa['unchanged']} "
-                  f"({aa['unchanged'] / aa['comparisons']:.0%}) | {aa['inconclusive']} | {aa['median_rounds']:g} | "
-                  f"{aa['median_pairs'] if aa['median_pairs'] is not None else '–'} | {sd} | "
-                  f"{aa['wall_per_compare']:.0f} s | {aa['max_abs_ratio_error']:.2%} |", ""]
-    if inj:
-        lines += ["### Injected slowdowns", "",
-                  "| slowdown | threshold | detected | rate | verdicts | median ratio | median time to verdict | compare |",
-                  "|---:|---:|---:|---:|---|---:|---:|---:|"]
-        for r in inj:
-            v = ", ".join(f"{n} {k}" for k, n in r["verdicts"].items() if n)
-            mt = f"{r['median_seconds_to_verdict']:.1f} s" if r["median_seconds_to_verdict"] else "–"
-            lines.append(f"| {r['size']:.0%} | {r['threshold']:.0%} | {r['detected']}/{r['n']} | {r['rate']:.0%} | {v} | "
+                  "| comparisons | false verdicts | unchanged | inconclusive (futile) | median pairs | "
+                  "pairs' sd (median) | wall per compare | largest \\|ratio−1\\| | budget kept |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+                  f"| {a['comparisons']} | {a['false']} | {a['unchanged']} ({a['unchanged'] / max(1, a['comparisons']):.0%}) | "
+                  f"{a['inconclusive']} ({a['futile']}) | {a['median_pairs']} | "
+                  f"{(a['pair_sd_median'] or 0) * 100:.2f} % | {a['wall_median']:.0f} s | "
+                  f"{(a['max_abs_error'] or 0) * 100:.2f} % | {a['budget_kept']}/{a['compares']} |", ""]
+    if "injected" in res:
+        lines += ["### Injected slowdowns", "", "| slowdown | threshold | found | verdicts | median ratio | "
+                  "median time to verdict | compare |", "|---:|---:|---:|---|---:|---:|---:|"]
+        for r in res["injected"]:
+            v = ", ".join(f"{n} {k}" for k, n in r["verdicts"].items())
+            mt = f"{r['median_seconds']:.1f} s" if r["median_seconds"] else "–"
+            lines.append(f"| {r['size']:.0%} | {r['threshold']:.0%} | {r['found']}/{r['n']} | {v} | "
                          f"{r['median_ratio']:.4f} | {mt} | {r['wall']:.0f} s |")
-        lines += ["", "Detection = verdict `regression`. With the threshold equal to the injected size the "
-                  "true change sits on the band's edge, so it can never be called `unchanged`: detection "
-                  "measures whether the interval excludes 1. With the default 2 % threshold a 1 % change "
-                  "is, correctly, `unchanged` once the interval is narrow.", ""]
+        lines.append("")
+    if "magnitudes" in res:
+        lines += ["### Every magnitude (head = base × m in work; base ~50 µs – 2 ms per call)", "",
+                  "| m | right verdict | finite interval | interval covers the nominal m | median estimate | "
+                  "median / max seconds to verdict | median pairs |", "|---:|---:|---:|---:|---:|---:|---:|"]
+        for m in sorted({x["magnitude"] for x in res["magnitudes"]}):
+            got = [x for x in res["magnitudes"] if x["magnitude"] == m]
+            cover = sum(1 for x in got if x["finite"] and x["ci"][0] <= x["nominal"] <= x["ci"][1])
+            est = statistics.median(x["ratio"] for x in got if x["ratio"])
+            lines.append(f"| {m:g} | {sum(x['right'] for x in got)}/{len(got)} | {sum(x['finite'] for x in got)}/{len(got)} | "
+                         f"{cover}/{len(got)} | {est:.4g} | {statistics.median(x['seconds'] for x in got):.1f} / "
+                         f"{max(x['seconds'] for x in got):.1f} s | {statistics.median(x['pairs'] or 0 for x in got):g} |")
+        lines += ["", "The nominal m is the ratio of the loop counts; at ×0.001 and ×0.01 a call's fixed cost "
+                  "(the Python call itself) stays, so the true ratio is above m and an interval may rightly miss it.", ""]
+    if "durations" in res:
+        lines += ["### Every duration", "", "| per call | change | comparisons | verdicts | rounds per pair | "
+                  "longest benchmark | compare | --max-time kept |", "|---:|---|---:|---|---|---:|---:|---:|"]
+        for r in res["durations"]:
+            v = ", ".join(f"{n} {k}" for k, n in r["verdicts"].items())
+            lines.append(f"| {_fmt_s(r['median_base_s'])} | {r['kind']} | {r['n']} | {v} | {r['rounds_per_pair']} | "
+                         f"{r['max_seconds']:.0f} s | {r['wall']:.0f} s | {'yes' if r['within_budget'] else 'NO'} |")
+        lines.append("")
+    if "torch" in res:
+        lines += ["### torch operators (matmul, softmax, layer norm, gelu)", "",
+                  "| change | comparisons | verdicts | estimates | compare (median) |", "|---|---:|---|---|---:|"]
+        for r in res["torch"]:
+            v = ", ".join(f"{n} {k}" for k, n in r["verdicts"].items())
+            lines.append(f"| {r['kind']} | {r['n']} | {v} | {', '.join(map(str, r['ratios'][:8]))} | {r['wall']:.0f} s |")
+        lines.append("")
+    if "budget" in res:
+        lines += ["### The budget kept (25 benchmarks, two of them 0.4 and 0.8 s per call, +1 %)", "",
+                  "| --max-time | compare wall | of the budget | benchmarks cut short | start-up | timing |",
+                  "|---:|---:|---:|---:|---:|---:|"]
+        for r in res["budget"]:
+            lines.append(f"| {r['max_time']:g} s | {r['wall']:.1f} s | {r['ratio']:.0%} | {r['cut_short']}/{r['n']} | "
+                         f"{r['startup_s']:.1f} s | {r['timing_s']:.1f} s |")
+        lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _fmt_s(x: float) -> str:
+    from runner.report.units import fmt_time
+
+    return fmt_time(x)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--study", action="append", choices=STUDIES, help="which studies (default: aa and injected)")
+    ap.add_argument("--all", action="store_true", help="every study")
+    ap.add_argument("--compares", type=int, default=8, help="A/A compares (default 8 × 25 = 200 comparisons)")
+    ap.add_argument("--benchmarks-per-compare", dest="k", type=int, default=25)
+    ap.add_argument("--repeats", type=int, default=2, help="compares per magnitude (5 benchmarks each)")
+    ap.add_argument("--torch-aa", type=int, default=5, help="torch A/A compares (4 benchmarks each)")
+    ap.add_argument("--duration-compares", type=int, default=2, help="A/A compares of 25 benchmarks of ~1 µs")
+    ap.add_argument("--smoke", action="store_true", help="every study at a toy size (seconds; for CI)")
+    ap.add_argument("--aa-only", action="store_true", help="= --study aa")
+    ap.add_argument("--write", default="", help="write the tables to this file")
+    ap.add_argument("--json", default="", help="write the raw rows to this JSON file")
+    ap.add_argument("--perfgate", default="", help="run another perfgate checkout's runner (e.g. an older commit)")
+    ap.add_argument("extra", nargs="*", help="extra flags for perfgate compare (after --)")
+    args = ap.parse_args(argv)
+    args.argv = list(argv if argv is not None else sys.argv[1:])
+    studies = list(STUDIES) if args.all or args.smoke else (args.study or (["aa"] if args.aa_only else ["aa", "injected"]))
+    if args.smoke:
+        args.compares, args.k, args.repeats, args.torch_aa, args.duration_compares = 1, 3, 1, 1, 1
+        args.extra = [*args.extra, "--max-time", "20"]
+    root = Path(args.perfgate).resolve() if args.perfgate else None
+    res: dict = {}
+    with tempfile.TemporaryDirectory(prefix="perfgate-eval-") as t:
+        for study in studies:
+            res.update(RUN[study](Path(t) / study, args, root))
+    text = render(res, args)
+    print("\n" + text)
+    if args.write:
+        Path(args.write).write_text(text)
+        print(f"written to {args.write}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1, default=str))
+    return 0
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.webhooks import signature  # noqa: E402
+from bot.app.events import signature  # noqa: E402
 
 
 def _private_key() -> str:

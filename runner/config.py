@@ -45,7 +45,8 @@ class Config:
         device: ``auto`` | ``cpu`` | ``cuda``.
         threshold: practical significance, fraction of the base time (0.02 = 2 %).
         fail_threshold: a regression beyond this fraction fails the check / ``--fail-on-regression``.
-        max_time: seconds budget for the timing pass of one compare.
+        max_time: seconds budget of one compare: from its start to results.json (worker start,
+            warm-up, timing, profiling), the ``install`` command's own time excluded.
         label: the PR label that triggers the App.
         alpha: family-wise level of one benchmark's sequential test (see runner.stats).
         min_rounds: rounds (base+head pairs) before the first look.
@@ -53,7 +54,8 @@ class Config:
         pair_rounds: rounds each fresh pair of worker processes takes before the next pair
             starts (see runner.stats: the process pair is the unit of replication).
         min_sample_time: seconds one sample lasts at least; the inner loop count is calibrated
-            to it. 0.02 s default: see evaluation/RESULTS.md ("sample duration").
+            to it. 0 (the default) = by device, :data:`AUTO_SAMPLE_TIME`: 2 ms on a CPU, 20 ms on a
+            GPU (see :meth:`Config.sample_time` and evaluation/RESULTS.md, "Sample duration").
         cold_cache: flush the GPU L2 cache before every timed call (CUDA only).
         timeout: seconds a set-up or one sample may take before the worker is killed.
         profile: run the profiling pass after timing.
@@ -61,7 +63,10 @@ class Config:
             log-ratio (0.003 ≈ 0.3 %): what processes may differ by in ways no pair shows; see
             runner.stats.blocked_estimate and evaluation/RESULTS.md.
         min_process_pairs: fresh worker pairs a benchmark must have run in before any verdict
-            (see runner.stats.decide; the t interval of 2 pairs is too wide to decide anything).
+            (see runner.stats.decide). One pair cannot tell a code change from a process-level
+            offset; the t interval of 2 pairs (1 degree of freedom) is valid but wide, so at the
+            first look only a change far beyond the pairs' spread is decided — a 10× or 1000×
+            regression in two pairs, seconds, instead of minutes.
         allocator: host allocator of both workers: ``steady`` (glibc with fixed thresholds, the
             default: see runner.pipeline.conditions.GLIBC_STEADY), ``system`` (as the process finds it),
             ``jemalloc`` or ``tcmalloc`` (``LD_PRELOAD``; the library must be installed).
@@ -82,19 +87,26 @@ class Config:
     max_time: float = 900.0
     label: str = "performance"
     alpha: float = 0.05
-    min_rounds: int = 24
+    min_rounds: int = 16
     max_rounds: int = 256
     pair_rounds: int = 8
-    min_sample_time: float = 0.02
+    min_sample_time: float = 0.0
     cold_cache: bool = False
     timeout: float = 300.0
     profile: bool = True
     process_noise: float = 0.003
-    min_process_pairs: int = 3
+    min_process_pairs: int = 2
     allocator: str = "steady"
     cuda_alloc_conf: str = ""
     cpus: str = "auto"
     threads: int = 0
+
+    def sample_time(self, device: str | None) -> float:
+        """Seconds one sample lasts at least on ``device`` (``cpu``, ``cuda``, ``cuda:N``):
+        ``min_sample_time`` when set, else :data:`AUTO_SAMPLE_TIME` for the device."""
+        if self.min_sample_time > 0:
+            return float(self.min_sample_time)
+        return AUTO_SAMPLE_TIME["cuda" if str(device or "").startswith("cuda") else "cpu"]
 
     def override(self, **values: Any) -> "Config":
         """A copy with the given non-None values replaced (command-line flags), validated."""
@@ -102,6 +114,18 @@ class Config:
         cfg = replace(self, **given)
         _check_values(cfg, "the command line")
         return cfg
+
+
+#: ``min_sample_time`` by device when it is 0 (auto), seconds.
+#:
+#: CPU, 2 ms: on shared 2-vCPU VMs the noise of one round's ratio is 8–19 % whatever the sample's
+#: length from 0.5 to 50 ms (the host's interference comes in bursts of a few milliseconds that
+#: the guest cannot see: no steal, no context switch), so what narrows an interval is rounds per
+#: second; an A/A compare of 8 identical benchmarks: 1 of 8 ``unchanged`` in 154 s with 20 ms
+#: samples, 8 of 8 in 22 s with 2 ms samples and 32 rounds per pair (evaluation/RESULTS.md). GPU,
+#: 20 ms: CUDA-event resolution (~0.5 µs) and the device synchronisation that ends each sample
+#: (5–20 µs) stay below 0.1 %; not yet re-measured on a GPU.
+AUTO_SAMPLE_TIME = {"cpu": 0.002, "cuda": 0.02}
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -128,9 +152,12 @@ def _check_values(cfg: Config, where: str) -> None:
         raise ConfigError(f"{where}: min_process_pairs must be at least 1 (got {cfg.min_process_pairs})")
     if not 0 <= cfg.process_noise < 1:
         raise ConfigError(f"{where}: process_noise must be a fraction in [0, 1) (got {cfg.process_noise!r})")
-    for key in ("max_time", "min_sample_time", "timeout"):
+    for key in ("max_time", "timeout"):
         if getattr(cfg, key) <= 0:
             raise ConfigError(f"{where}: {key} must be > 0 seconds (got {getattr(cfg, key)!r})")
+    if cfg.min_sample_time < 0:
+        raise ConfigError(f"{where}: min_sample_time must be >= 0 seconds (0 = by device) "
+                          f"(got {cfg.min_sample_time!r})")
     if cfg.min_rounds < 2:
         raise ConfigError(f"{where}: min_rounds must be at least 2 (got {cfg.min_rounds})")
     if cfg.max_rounds < cfg.min_rounds:

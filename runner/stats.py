@@ -203,8 +203,9 @@ def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pa
 
     ``J_1`` is the larger of ``min_pairs`` and the pairs that ``min_rounds`` needs. Few looks,
     because each one spends ``alpha / looks`` of the level; geometric, because the interval narrows
-    with the square root of the pairs. Defaults (24, 256, 8, 3, 5): looks at 3, 6, 10, 18, 32
-    pairs = 24, 48, 80, 144, 256 rounds. With ``pair_rounds = 0`` (no process pairs) the looks
+    with the square root of the pairs. Defaults (16, 256, 8, 2, 5): looks at 2, 4, 8, 16, 32
+    pairs = 16, 32, 64, 128, 256 rounds (a benchmark whose rounds are long takes fewer rounds per
+    pair, :func:`runner.pipeline.schedule.rounds_per_pair`; its looks are at the same pairs). With ``pair_rounds = 0`` (no process pairs) the looks
     double from ``min_rounds`` instead.
 
     Raises:

@@ -46,6 +46,7 @@ PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
+        "runner.pipeline.schedule",
         "runner.scaffold.plan")
 
 

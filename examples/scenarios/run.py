@@ -34,8 +34,10 @@ def time_ms(fn, repeats: int = 30) -> float:
 
 def run_scenario(name: str, out_dir: str | None = None) -> dict:
     """Profile and time one scenario; returns the figures and the ranked hints."""
-    from runner import hints, trace
-    from runner.profiling import profile_callable
+    from runner.profile.diff import side_by_side
+    from runner.profile.hints import hints_for
+    from runner.profile.summaries import summarize
+    from runner.worker.profiling import profile_callable
 
     mod = importlib.import_module(f"examples.scenarios.{name}")
     out = Path(out_dir or tempfile.mkdtemp(prefix=f"perfgate-{name}-"))
@@ -44,12 +46,12 @@ def run_scenario(name: str, out_dir: str | None = None) -> dict:
     summaries = {}
     for side, fn in fns.items():
         info = profile_callable(fn, device="cuda", trace_path=str(out / side / f"{name}.json.gz"), calls=5)
-        summaries[side] = trace.summarize(info["trace_path"])
+        summaries[side] = summarize(info["trace_path"])
     ratio = ms["head"] / ms["base"]
     verdict = "regression" if ratio > 1.02 else "improvement" if ratio < 0.98 else "unchanged"
     change = {"ratio": ratio, "ci_low": None, "ci_high": None, "p_value": None, "verdict": verdict}
-    found = hints.hints_for(change, summaries["base"], summaries["head"])
-    rows = hints.side_by_side(summaries["base"], summaries["head"], top=4)
+    found = hints_for(change, summaries["base"], summaries["head"])
+    rows = side_by_side(summaries["base"], summaries["head"], top=4)
     return {"scenario": name, "expected": mod.EXPECTED_HINT, "ratio": round(ratio, 4),
             "base_ms": round(ms["base"], 4), "head_ms": round(ms["head"], 4), "verdict": verdict,
             "hints": [h["kind"] for h in found], "top": found[0] if found else None,

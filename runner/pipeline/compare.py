@@ -8,6 +8,7 @@ pure function elsewhere: the stopping rule and verdicts in :mod:`runner.stats` (
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from .conditions import timer_description
 from .doctor import examine
 from ..git import repo_root, resolve
 from .revisions import Checkouts, Revision
-from . import suites
+from . import schedule, suites
 from .select import matches
 from .timing import BenchState, NoProgress, Progress, TimingPass, benchmark_entry, safe_filename
 from .workers import WorkerFailure, WorkerProcess, start_workers
@@ -63,6 +64,7 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
     from .. import config as config_mod
 
     progress = progress or NoProgress()
+    started = time.monotonic()  # --max-time counts from here (the install command's own time excluded)
     if req.config_file:
         config_mod.load_file(req.config_file)  # a broken --config fails before any checkout
     root = repo_root(req.repo)
@@ -83,12 +85,16 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
             else:
                 file_cfg, _ = config_mod.load(base_rev.path)
             cfg = file_cfg.override(**req.config_overrides)
+        install_seconds = 0.0
         if cfg.install:
             for rev in (base_rev, head_rev):
                 progress.phase(f"installing {rev.side} ({rev.sha[:12]}): {cfg.install}")
+                t0 = time.monotonic()
                 co.install(rev, cfg.install)
+                install_seconds += time.monotonic() - t0
         bench_dirs = _bench_dirs(req.benchmarks, cfg, base_rev, head_rev)
-        results = _measure(req, cfg, {"base": base_rev, "head": head_rev}, bench_dirs, root, progress, policy)
+        clock = _BudgetClock(started + install_seconds, install_seconds)
+        results = _measure(req, cfg, {"base": base_rev, "head": head_rev}, bench_dirs, root, progress, policy, clock)
     return results
 
 
@@ -114,8 +120,28 @@ _LOOKED_FOR = {"perfgate": "bench_*.py files with bench_* functions",
                "pytest-benchmark": "tests that use the benchmark fixture"}
 
 
+@dataclass
+class _BudgetClock:
+    """When the compare's budget started (monotonic seconds, moved on by the install's time) and
+    where its seconds went (``settings.budget``)."""
+
+    start: float
+    install_s: float = 0.0
+    startup_s: float = 0.0
+    timing_s: float = 0.0
+    profile_s: float = 0.0
+
+    def record(self, max_time: float, states: list[BenchState], unprofiled: list[str]) -> dict:
+        spent = time.monotonic() - self.start
+        return {"max_time": max_time, "spent_s": round(spent, 3), "install_s": round(self.install_s, 3),
+                "startup_s": round(self.startup_s, 3), "timing_s": round(self.timing_s, 3),
+                "profile_s": round(self.profile_s, 3),
+                "cut_short": [s.name for s in states if s.budget_cut and s.verdict == "inconclusive"],
+                "unprofiled": unprofiled}
+
+
 def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_dirs: dict, root: Path,
-             progress: Progress, policy: dict) -> dict:
+             progress: Progress, policy: dict, clock: "_BudgetClock | None" = None) -> dict:
     from .telemetry import TelemetrySampler
 
     doctor = examine([req.out])  # before the workers start: the GPU idle, nothing of ours on it
@@ -152,22 +178,34 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
                        if c["name"] not in head_names and matches(c["name"], req.filter)]
 
         states = [BenchState(case=c) for c in cases]
+        threads = (env_resp["head"].get("threads") or {}).get("intra_op") \
+            if env_resp["head"].get("device") == "cpu" else None
         session = TimingPass(workers, cfg, {"base": bench_dirs["base"], "head": bench_dirs["head"]},
-                          telemetry=telemetry, progress=progress)
+                             telemetry=telemetry, progress=progress, threads=threads,
+                             device=env_resp["head"].get("device"))
+        clock = clock or _BudgetClock(time.monotonic())
+        timing_start = time.monotonic()
+        clock.startup_s = timing_start - clock.start
+        budget = schedule.split_budget(clock.start, cfg.max_time, timing_start, cfg.profile)
         telemetry.start()
         try:
-            session.time_all(states)
+            session.time_all(states, end=budget.timing_end)
         finally:
             telemetry.stop()
+        clock.timing_s = time.monotonic() - timing_start
         telemetry_summary = telemetry.summary()
         skipped += [{"name": s.name, "file": s.case.get("file"), "reason": s.stop_reason}
                     for s in states if s.verdict == "skipped"]
         states = [s for s in states if s.verdict != "skipped"]
-        entries = [benchmark_entry(s, session.ci_level, cfg.pair_rounds) for s in states]
+        entries = [benchmark_entry(s, session.ci_level) for s in states]
         entries += [results_mod.failed_file(e["file"], e["error"]) for e in file_errors]
         entries += [results_mod.removed(c["name"], c["file"]) for c in removed]
+        unprofiled: list[str] = []
         if cfg.profile:
-            _profile_pass(session, states, entries, req.out, telemetry_summary, progress)
+            profile_start = time.monotonic()
+            unprofiled = _profile_pass(session, states, entries, req.out, telemetry_summary, progress,
+                                       deadline=budget.profile_end)
+            clock.profile_s = time.monotonic() - profile_start
         sides = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
                         "preload_refused": w.preload_refused or None,
                         # as a worker saw them (pinning and thread count), for the record
@@ -180,11 +218,12 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     settings = {
         "threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
         "max_rounds": cfg.max_rounds, "pair_rounds": cfg.pair_rounds, "looks": session.looks,
-        "ci_level": session.ci_level, "min_sample_time": cfg.min_sample_time, "cold_cache": cfg.cold_cache,
+        "ci_level": session.ci_level, "min_sample_time": session.min_sample_time, "cold_cache": cfg.cold_cache,
         "fail_threshold": cfg.fail_threshold, "process_noise": cfg.process_noise,
         "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
         "filter": req.filter, "profile": cfg.profile, **policy,
-        "suite": bench_dirs["suite"], "skipped": skipped,
+        "suite": bench_dirs["suite"], "skipped": skipped, "looks_pairs": session.look_pairs,
+        "budget": clock.record(cfg.max_time, states, unprofiled),
     }
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
@@ -219,9 +258,16 @@ def _preload(worker: WorkerProcess, directory: str, suite: str) -> dict:
 #: Profile passes per side for a benchmark that may get hints (changed or inconclusive).
 PROFILE_PASSES = 3
 
+#: Seconds a profile pass is expected to add beyond its calls (a fresh process, the trace written
+#: and summarised), before one has been measured.
+PROFILE_PASS_OVERHEAD_S = 1.0
+
+#: Calls one profile pass records.
+PROFILE_CALLS = 5
+
 
 def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[dict], out: Path,
-                  telemetry_summary: dict, progress: Progress) -> None:
+                  telemetry_summary: dict, progress: Progress, deadline: float = float("inf")) -> list[str]:
     """After timing (profiling perturbs time): trace both sides, summarise, diff, hint.
 
     A benchmark that may get hints is profiled :data:`PROFILE_PASSES` times per side, sides
@@ -229,23 +275,49 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
     the one diffed and kept (``traces/<side>/<benchmark>.json.gz``), and the spread over the passes
     decides which differences a hint may cite (:mod:`runner.profile.noise`). An ``unchanged``
     benchmark gets one pass (its side-by-side table; it gets no hints).
+
+    Budget: changed benchmarks first, then inconclusive, then unchanged; a benchmark whose passes
+    would end after ``deadline`` gets one pass per side when that fits, else none.
+
+    Returns:
+        The names of the benchmarks left unprofiled for lack of budget.
     """
     from ..profile.diff import profile_for_results
     from ..profile.hints import hints_for
     from ..profile.noise import median_pass, pass_spread
     from ..profile.summaries import summarize
 
-    profilable = [(s, e) for s, e in zip(states, entries) if s.verdict not in ("failed", "new")]
+    rank = {"regression": 0, "improvement": 0, "inconclusive": 1, "unchanged": 2}
+    profilable = sorted(((s, e) for s, e in zip(states, entries) if s.verdict not in ("failed", "new")),
+                        key=lambda se: rank.get(se[0].verdict, 3))
     progress.phase(f"profiling {len(profilable)} benchmark(s)")
+    overhead = PROFILE_PASS_OVERHEAD_S
+    unprofiled: list[str] = []
     for state, entry in profilable:
-        passes = PROFILE_PASSES if state.verdict in ("regression", "improvement", "inconclusive") else 1
+        wanted = PROFILE_PASSES if state.verdict in ("regression", "improvement", "inconclusive") else 1
+
+        def pass_cost(side: str) -> float:
+            own = state.sides[side]
+            per_call = own.per_call or 0.0
+            warm = (own.warmup_samples or 0) * (own.number or 1) * per_call
+            return (own.first_call_s or per_call) + warm + PROFILE_CALLS * per_call + overhead
+
+        one_round = pass_cost("base") + pass_cost("head")
+        left = deadline - time.monotonic()
+        passes = wanted if wanted * one_round <= left else (1 if one_round <= left else 0)
+        if passes == 0:
+            unprofiled.append(state.name)
+            if entry["change"]["verdict"] in ("regression", "improvement"):
+                entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
+            continue
         summaries: dict[str, list[tuple[Path, dict]]] = {"base": [], "head": []}
         for p in range(passes):
             for side in (("base", "head") if p % 2 == 0 else ("head", "base")):
+                t0 = time.monotonic()
                 trace_path = out / "traces" / side / f"{safe_filename(state.name)}.pass{p + 1}.json.gz"
                 session.fresh_processes()
                 ok = session.setup(state, side)
-                resp = session.request(side, "profile", trace_path=str(trace_path), calls=5) if ok else {}
+                resp = session.request(side, "profile", trace_path=str(trace_path), calls=PROFILE_CALLS) if ok else {}
                 if not resp.get("ok"):
                     entry.setdefault("profile_errors", {})[side] = resp.get("error") or state.sides[side].error
                     continue
@@ -253,6 +325,10 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
                     summaries[side].append((trace_path, summarize(trace_path)))
                 except UserError as exc:
                     entry.setdefault("profile_errors", {})[side] = str(exc)
+                spent = time.monotonic() - t0
+                own = state.sides[side]
+                # what a pass costs beyond its calls, as measured (the next estimate uses it)
+                overhead = max(0.1, spent - (own.first_call_s or 0.0) - PROFILE_CALLS * (own.per_call or 0.0))
         session.fresh_processes()
         kept = {}
         for side, done in summaries.items():
@@ -276,6 +352,7 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
                                        noise=noise if min(noise["passes"].values()) > 1 else None)
         elif entry["change"]["verdict"] in ("regression", "improvement"):
             entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
+    return unprofiled
 
 
 def _intent(req: CompareRequest, root: Path, revs: dict[str, Revision]) -> dict:

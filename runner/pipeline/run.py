@@ -67,7 +67,8 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
             entries = []
             for i, case in enumerate(cases):
                 progress.benchmark(i, case["name"])
-                entry, skip = _measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress)
+                entry, skip = _measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress,
+                                           cfg.sample_time(env.get("device")))
                 if skip:
                     skipped.append({"name": case["name"], "file": case.get("file"), "reason": skip})
                     progress.finished(case["name"], "skipped")
@@ -85,7 +86,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                                 "sides": {"head": {"cpus": env.get("cpus"), "torch_threads": env.get("threads")}}},
                      "doctor": doctor},
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
-                  "max_time": cfg.max_time, "min_sample_time": cfg.min_sample_time,
+                  "max_time": cfg.max_time, "min_sample_time": cfg.sample_time(env.get("device")),
                   "ci_level": results_mod.MEDIAN_CI_LEVEL, "suite": suite, "skipped": skipped},
         benchmarks=entries, intent=None, kind="run")
     results_mod.dump(doc, out / "results.json")
@@ -93,7 +94,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
 
 
 def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget: float,
-                 progress) -> tuple[dict | None, str | None]:
+                 progress, min_sample_time: float) -> tuple[dict | None, str | None]:
     """``(entry, None)`` for a benchmark measured or failed, ``(None, reason)`` for one its suite skips."""
     deadline = time.monotonic() + budget
     target = max(cfg.min_rounds, 16)
@@ -101,7 +102,7 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
         worker.new_child()  # every benchmark in a fresh process
         resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
                               suite=case.get("suite"), timeout=case.get("timeout"),
-                              min_sample_time=cfg.min_sample_time, cold_cache=cfg.cold_cache)
+                              min_sample_time=min_sample_time, cold_cache=cfg.cold_cache)
         if resp.get("skipped"):
             return None, resp["skipped"]
         samples, peak = [], None

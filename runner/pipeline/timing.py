@@ -24,6 +24,7 @@ from typing import Callable, Protocol
 
 from .. import results as results_mod
 from .. import stats
+from . import schedule
 from ..config import Config
 from .workers import WorkerFailure, WorkerProcess
 
@@ -52,35 +53,59 @@ class NoProgress:
 class SideState:
     """One side of one benchmark during the timing pass.
 
-    ``samples`` are seconds per call in round order; ``number`` is the calls per sample this
-    side took (the benchmark's, :attr:`BenchState.number`), ``warmup_samples`` the warm-up its
-    later process pairs take (from its first pair); ``skipped`` is the reason when the benchmark's
-    own suite skipped it on this side (asv's ``NotImplementedError`` from a setup, a pytest skip).
+    ``samples`` are seconds per call in round order, with each sample's ``wall`` and ``cpu``
+    seconds and involuntary context ``switches`` beside them (what the worker measured around it);
+    ``number`` is the calls per sample this side samples with (chosen after the first pair's
+    set-up, :func:`runner.pipeline.schedule.calls_per_sample`), ``calibrated`` its own
+    calibration, ``per_call`` its warm seconds per call then; ``warmup_samples`` the warm-up its
+    later process pairs take; ``skipped`` is the reason when the benchmark's own suite skipped it
+    on this side (asv's ``NotImplementedError`` from a setup, a pytest skip).
     """
 
     samples: list[float] = field(default_factory=list)
+    wall: list[float | None] = field(default_factory=list)
+    cpu: list[float | None] = field(default_factory=list)
+    switches: list[int | None] = field(default_factory=list)
+    others_busy: list[float | None] = field(default_factory=list)
+    steal: list[float | None] = field(default_factory=list)
     error: str | None = None
     skipped: str | None = None
     peak: int | None = None
     number: int | None = None
+    calibrated: int | None = None
+    per_call: float | None = None
+    first_call_s: float | None = None
+    first_warmup_samples: int | None = None
     warmup_samples: int | None = None
     warmup_calls: int | None = None
 
     def info(self) -> dict:
-        return {k: v for k, v in (("number", self.number), ("warmup_calls", self.warmup_calls)) if v is not None}
+        return {k: v for k, v in (("number", self.number), ("warmup_calls", self.warmup_calls),
+                                  ("first_call_s", None if self.first_call_s is None else round(self.first_call_s, 6)))
+                if v is not None}
+
+    def sample_info(self, i: int) -> dict:
+        return {"wall_s": self.wall[i], "cpu_s": self.cpu[i], "switches": self.switches[i],
+                "others_busy": self.others_busy[i], "steal": self.steal[i]}
+
+    def truncate(self, n: int) -> None:
+        """Keep the first ``n`` samples (and their measurements)."""
+        for values in (self.samples, self.wall, self.cpu, self.switches, self.others_busy, self.steal):
+            del values[n:]
 
 
 @dataclass
 class BenchState:
-    """Mutable state of one benchmark during the timing pass."""
+    """Mutable state of one benchmark during the timing pass.
+
+    ``pair_rounds`` is the rounds each of its process pairs takes (chosen after the first pair's
+    set-up, :func:`runner.pipeline.schedule.rounds_per_pair`); ``round_seconds`` what one round
+    is expected to last, ``setup_seconds`` what the last pair's set-up took; ``disturbed`` the
+    rounds the estimate leaves out (:func:`runner.pipeline.schedule.disturbed_rounds`).
+    """
 
     case: dict
     sides: dict[str, SideState] = field(default_factory=lambda: {"base": SideState(), "head": SideState()})
-    #: Calls per sample, the same on both sides and in every process pair: calibrated once, by the
-    #: first side set up. Why: samples of different lengths meet different interference (A/A on a
-    #: shared 2-vCPU VM: base calibrated to 100 calls, head to 42, and head read 19 % "faster" for
-    #: all 12 pairs; 7 of 25 identical benchmarks had sides with different counts).
-    number: int | None = None
     look_index: int = 0
     block_starts: list[int] = field(default_factory=list)
     estimate: stats.BlockedEstimate | None = None
@@ -88,6 +113,15 @@ class BenchState:
     stop_reason: str = ""
     seconds: float = 0.0
     p_adjusted: float | None = None
+    pair_rounds: int = 0
+    shared_number: bool | None = None
+    round_seconds: float = 0.0
+    last_round_seconds: float = 0.0
+    setup_seconds: float = 0.0
+    disturbed: list[int] = field(default_factory=list)
+    futile: bool = False
+    budget_cut: bool = False
+    resolvable: float | None = None
 
     @property
     def name(self) -> str:
@@ -101,15 +135,21 @@ class BenchState:
     def head(self) -> list[float]:
         return self.sides["head"].samples
 
-    def blocks(self, pair_rounds: int) -> list[tuple[int, int]]:
-        """``(start, end)`` round indices of the process pairs that completed ``pair_rounds``
-        rounds (the estimate uses only those: every pair weighs the same)."""
+    def blocks(self, pair_rounds: int | None = None) -> list[tuple[int, int]]:
+        """``(start, end)`` round indices of the process pairs that completed their rounds
+        (``pair_rounds``, default the benchmark's own): the estimate uses only those, so every
+        pair weighs the same."""
+        pair_rounds = pair_rounds or self.pair_rounds
         bounds = self.block_starts + [len(self.base)]
         return [(a, b) for a, b in zip(bounds, bounds[1:]) if b - a >= pair_rounds]
 
+    def round_estimate(self) -> float:
+        """Seconds the next round is expected to take: the last one's, or the set-up's forecast."""
+        return max(self.last_round_seconds, self.round_seconds)
 
-#: Warm-up samples of a benchmark's later process pairs, at most (see :meth:`Session.setup`).
-WARMUP_SAMPLES_MAX = 3
+
+#: Rounds of a pair that must stay when disturbed ones are left out (else the pair keeps all).
+KEEP_AT_LEAST = 0.5
 
 
 def _peak(a: int | None, b: int | None) -> int | None:
@@ -129,22 +169,35 @@ class TimingPass:
     """The two workers of one compare and the telemetry sampler, with the sampling loop.
 
     Isolation: every benchmark starts in a fresh pair of worker processes (forked by each side's
-    server, :mod:`runner.pipeline.workers`), and after every ``pair_rounds`` rounds the benchmark moves to
+    server, :mod:`runner.pipeline.workers`), and after every pair's rounds the benchmark moves to
     another fresh pair, so the process pair is the unit the statistics replicate
     (:func:`runner.stats.blocked_estimate`) and no benchmark runs in a process another one used.
+
+    Args:
+        threads: the workers' intra-op threads on a CPU device (1 lets disturbed rounds be told,
+            :func:`runner.pipeline.schedule.disturbed_rounds`); None on a GPU or when unknown.
+        device: the workers' device (``cpu``, ``cuda``), for the sample time when it is automatic.
+        clock: monotonic seconds (a test passes a simulated one).
     """
 
     def __init__(self, workers: dict[str, WorkerProcess], cfg: Config, bench_dirs: dict[str, str],
-                 telemetry=None, progress: Progress | None = None, clock: Callable[[], float] = time.monotonic):
+                 telemetry=None, progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
+                 threads: int | None = None, device: str | None = None):
         self.workers = workers
         self.cfg = cfg
         self.bench_dirs = bench_dirs
         self.telemetry = telemetry
         self.progress = progress or NoProgress()
         self.clock = clock
+        self.threads = threads
+        #: seconds a sample lasts at least (``min_sample_time``, by device when it is 0)
+        self.min_sample_time = cfg.sample_time(device)
         self.looks = stats.look_schedule(cfg.min_rounds, cfg.max_rounds, cfg.pair_rounds, cfg.min_process_pairs)
+        #: the planned looks in process pairs (the same for every benchmark, whatever its rounds per pair)
+        self.look_pairs = [r // cfg.pair_rounds for r in self.looks]
         self.look_alpha = stats.per_look_alpha(cfg.alpha, len(self.looks))
         self.ci_level = 1.0 - self.look_alpha
+        self.budget_end = math.inf
 
     # -- one side -------------------------------------------------------------------------
     def request(self, side: str, cmd: str, **fields) -> dict:
@@ -165,46 +218,93 @@ class TimingPass:
         for side in order:
             self.workers[side].end_child()
 
-    def setup(self, state: BenchState, side: str) -> bool:
+    def warmup_seconds(self, deadline: float) -> float:
+        """Longest adaptive warm-up of a first pair: 1 s, or a tenth of what is left before
+        ``deadline`` when that is less (never under 50 ms)."""
+        return max(0.05, min(1.0, 0.1 * (deadline - self.clock())))
+
+    def setup(self, state: BenchState, side: str, deadline: float = math.inf) -> bool:
+        """Set the benchmark up on ``side`` in its current (fresh) process; False when it cannot be.
+
+        The set-up may take no longer than its ``timeout`` nor past the end of the timing budget:
+        one cut short by the budget sets ``state.budget_cut`` (the benchmark ends ``inconclusive``,
+        not ``failed``)."""
         case, own = state.case, state.sides[side]
+        timeout = float(case.get("timeout") or self.cfg.timeout)
+        left = self.budget_end - self.clock()
+        by_budget = left < timeout
+        if by_budget:
+            timeout = max(left, 0.5)
         resp = self.request(side, "setup", dir=self.bench_dirs[side], file=case["file"], func=case["func"],
-                            name=case["name"], suite=case.get("suite"), timeout=case.get("timeout"),
-                            min_sample_time=self.cfg.min_sample_time,
-                            cold_cache=self.cfg.cold_cache, number=state.number, warmup_samples=own.warmup_samples)
+                            name=case["name"], suite=case.get("suite"), timeout=timeout,
+                            min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
+                            number=own.number, warmup_samples=own.warmup_samples,
+                            warmup_seconds=self.warmup_seconds(deadline))
+        if by_budget and not resp.get("ok") and "timed out" in str(resp.get("error")):
+            state.budget_cut = True
+            return False
         if resp.get("skipped"):
             own.skipped = resp["skipped"]
         if not resp.get("ok"):
             own.error = resp.get("error") or "set-up failed"
             return False
-        state.number = state.number or resp["number"]
-        if own.number is None:
-            own.number = resp["number"]
-            own.warmup_calls = resp["warmup_calls"]
-            # Later pairs start from a first call already made, in a process forked from the same
-            # server: a fixed, short warm-up (the first pair's count, 1 to 3 samples) instead of
-            # an adaptive loop that reads a fresh process's noise and costs more than the rounds.
-            own.warmup_samples = min(WARMUP_SAMPLES_MAX, max(1, int(resp.get("warmup_samples") or 1)))
+        if own.calibrated is None:
+            own.calibrated = int(resp["number"])
+            per_call = resp.get("per_call") or resp.get("estimate_s")
+            own.per_call = float(per_call) if per_call else None
+            own.first_call_s = resp.get("first_call_s")
+            own.warmup_calls = resp.get("warmup_calls")
+            own.first_warmup_samples = int(resp.get("warmup_samples") or 1)
         return True
+
+    def choose_numbers(self, state: BenchState, first: str = "base") -> None:
+        """After the first pair's set-up: each side's calls per sample (shared within
+        :data:`runner.pipeline.schedule.SHARE_FACTOR`), the later pairs' warm-up, the rounds per
+        pair and the expected round time."""
+        one, other = state.sides[first], state.sides["head" if first == "base" else "base"]
+        sides = [s for s in (one, other) if s.calibrated is not None]
+        if len(sides) == 2:
+            one.number, other.number, state.shared_number = schedule.calls_per_sample(
+                (one.calibrated, one.per_call or 0.0), (other.calibrated, other.per_call or 0.0))
+        else:
+            for s in sides:
+                s.number = s.calibrated
+        for s in sides:
+            sample_seconds = (s.per_call or 0.0) * s.number
+            s.warmup_samples = schedule.later_warmup_samples(s.first_warmup_samples or 1, sample_seconds)
+        state.round_seconds = sum((s.per_call or 0.0) * s.number for s in sides)
+        state.pair_rounds = schedule.rounds_per_pair(state.round_seconds, self.cfg.pair_rounds)
 
     def sample(self, state: BenchState, side: str) -> bool:
         own = state.sides[side]
-        resp = self.request(side, "sample", count=1, timeout=state.case.get("timeout"))
+        resp = self.request(side, "sample", count=1, number=own.number, timeout=state.case.get("timeout"))
         if not resp.get("ok"):
             own.error = resp.get("error") or "sample failed"
             return False
+        n = len(resp["samples"])
         own.samples.extend(resp["samples"])
+        for key, values in (("wall_s", own.wall), ("cpu_s", own.cpu), ("switches", own.switches),
+                            ("others_busy", own.others_busy), ("steal", own.steal)):
+            got = resp.get(key) or []
+            values.extend(list(got[:n]) + [None] * (n - len(got)))
         own.peak = _peak(own.peak, resp.get("peak_memory_bytes"))
         return True
 
     # -- one benchmark ----------------------------------------------------------------------
     def run_benchmark(self, state: BenchState, deadline: float) -> None:
-        """Set up both sides in fresh processes and take rounds until decided, failed, out of
-        looks or past ``deadline``."""
+        """Set up both sides in fresh processes and take rounds until decided, failed, futile,
+        out of looks or past ``deadline``."""
         t0 = self.clock()
         try:
+            if self.clock() >= self.budget_end:
+                state.stop_reason, state.budget_cut = "time budget spent before it started", True
+                return
             self.fresh_processes()
-            base_ok = self.setup(state, "base")
-            head_ok = self.setup(state, "head")
+            base_ok = self.setup(state, "base", deadline)
+            head_ok = not state.budget_cut and self.setup(state, "head", deadline)
+            if state.budget_cut:
+                state.stop_reason = "time budget spent while it was being set up"
+                return
             if not head_ok and state.sides["head"].skipped:
                 # not a result: the compare lists it apart (settings.skipped), never as failed
                 state.verdict, state.stop_reason = "skipped", state.sides["head"].skipped
@@ -212,30 +312,40 @@ class TimingPass:
             if not head_ok:
                 state.verdict, state.stop_reason = "failed", "head failed to set up"
                 return
+            self.choose_numbers(state)
             if not base_ok:
                 # New on head: keep a few head samples for the record (and for history).
                 state.verdict, state.stop_reason = "new", "cannot be set up on base"
                 for _ in range(self.cfg.min_rounds):
+                    if len(state.head) >= 2 and self.clock() + state.round_seconds > deadline:
+                        break
                     if not self.sample(state, "head"):
                         state.verdict = "failed"
                         break
                 return
+            state.setup_seconds = self.clock() - t0
             state.block_starts.append(0)
             self._continue(state, deadline)
         finally:
             self.fresh_processes()
             state.seconds += self.clock() - t0
 
+    def _pair_fits(self, state: BenchState, deadline: float) -> bool:
+        """Would a new process pair (set-up and all its rounds) end before ``deadline``?"""
+        return self.clock() + state.setup_seconds + state.pair_rounds * state.round_estimate() <= deadline
+
     def _continue(self, state: BenchState, deadline: float) -> None:
-        pair_rounds = self.cfg.pair_rounds
-        round_seconds = 0.0
-        while state.look_index < len(self.looks):
-            target_pairs = self.looks[state.look_index] // pair_rounds
-            while len(state.blocks(pair_rounds)) < target_pairs:
-                if len(state.base) - state.block_starts[-1] >= pair_rounds and not self.new_process_pair(state):
-                    return
-                if self.clock() + round_seconds > deadline:
-                    state.stop_reason = "time budget spent"
+        while state.look_index < len(self.look_pairs):
+            target_pairs = self.look_pairs[state.look_index]
+            while len(state.blocks()) < target_pairs:
+                if len(state.base) - state.block_starts[-1] >= state.pair_rounds:
+                    if not self._pair_fits(state, deadline):
+                        state.stop_reason, state.budget_cut = "time budget spent", True
+                        return
+                    if not self.new_process_pair(state, deadline):
+                        return
+                if self.clock() + state.round_estimate() > deadline:
+                    state.stop_reason, state.budget_cut = "time budget spent", True
                     return
                 r0 = self.clock()
                 n = len(state.base)
@@ -243,10 +353,11 @@ class TimingPass:
                 for side in order:
                     if not self.sample(state, side):
                         # Keep the pairs complete: drop an unpaired sample of the other side.
-                        del state.base[n:], state.head[n:]
+                        for own in state.sides.values():
+                            own.truncate(n)
                         state.verdict, state.stop_reason = "failed", f"{side} failed while sampling"
                         return
-                round_seconds = self.clock() - r0
+                state.last_round_seconds = self.clock() - r0
                 self.progress.rounds(state.name, len(state.base), state.estimate)
             state.estimate = self.estimate(state)
             state.look_index += 1
@@ -255,16 +366,49 @@ class TimingPass:
             self.progress.rounds(state.name, len(state.base), state.estimate)
             if state.verdict != "inconclusive":
                 state.stop_reason = f"decided at look {state.look_index} of {len(self.looks)}"
+                state.budget_cut = False
                 return
-        state.stop_reason = f"still inconclusive after {self.looks[-1]} rounds (max_rounds)"
+            if state.look_index < len(self.look_pairs):
+                projection = schedule.futility(state.estimate.block_centers, self.cfg.threshold, self.look_alpha,
+                                               self.cfg.process_noise, self.reachable_pairs(state))
+                if projection.futile:
+                    state.futile = True
+                    state.stop_reason = (f"more pairs cannot decide it: at {projection.pairs} pairs its interval "
+                                         f"would still be ±{math.expm1(projection.half_width):.1%}")
+                    return
+        state.stop_reason = f"still inconclusive after {self.look_pairs[-1]} process pairs (max_rounds)"
+
+    def reachable_pairs(self, state: BenchState) -> int:
+        """The most process pairs this benchmark could still reach: the last planned look, or
+        fewer when the rest of the timing budget (all of it, as if it were this benchmark's alone)
+        holds fewer."""
+        pair_cost = state.setup_seconds + state.pair_rounds * state.round_estimate()
+        done = len(state.blocks())
+        if pair_cost <= 0 or not math.isfinite(self.budget_end):
+            return self.look_pairs[-1]
+        more = int(max(0.0, self.budget_end - self.clock()) // pair_cost)
+        return min(self.look_pairs[-1], done + more)
 
     def estimate(self, state: BenchState) -> stats.BlockedEstimate:
-        """The estimate over the benchmark's complete process pairs so far."""
-        blocks = [stats.block_summary(state.base[a:b], state.head[a:b])
-                  for a, b in state.blocks(self.cfg.pair_rounds)]
-        return stats.blocked_estimate(blocks, self.ci_level, self.cfg.process_noise)
+        """The estimate over the benchmark's complete process pairs so far, disturbed rounds left
+        out (a pair keeps all its rounds when leaving them out would leave it less than
+        :data:`KEEP_AT_LEAST` of them)."""
+        b_side, h_side = state.sides["base"], state.sides["head"]
+        state.disturbed = schedule.disturbed_rounds([b_side.sample_info(i) for i in range(len(state.base))],
+                                                    [h_side.sample_info(i) for i in range(len(state.head))],
+                                                    self.threads)
+        out = set(state.disturbed)
+        blocks = []
+        for a, b in state.blocks():
+            keep = [i for i in range(a, b) if i not in out]
+            if len(keep) < max(2, math.ceil(KEEP_AT_LEAST * (b - a))):
+                keep = list(range(a, b))
+            blocks.append(stats.block_summary([state.base[i] for i in keep], [state.head[i] for i in keep]))
+        est = stats.blocked_estimate(blocks, self.ci_level, self.cfg.process_noise)
+        state.resolvable = schedule.resolvable_change(est.block_centers, self.ci_level, self.cfg.process_noise)
+        return est
 
-    def new_process_pair(self, state: BenchState) -> bool:
+    def new_process_pair(self, state: BenchState, deadline: float = math.inf) -> bool:
         """Move the benchmark to a fresh pair of worker processes; False (and ``failed``) if it
         cannot be set up again."""
         # Which side goes first alternates from pair to pair (as ABBA does for rounds): the first
@@ -272,10 +416,15 @@ class TimingPass:
         # processes freed come back last-in first-out), and in one order only that was a
         # systematic offset (A/A, a 51 MB-weights loss step: head 1.1 % faster over 10 pairs).
         order = ("base", "head") if len(state.block_starts) % 2 == 0 else ("head", "base")
+        t0 = self.clock()
         self.fresh_processes(order)
-        if self.setup(state, order[0]) and self.setup(state, order[1]):
+        if self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline):
+            state.setup_seconds = self.clock() - t0
             state.block_starts.append(len(state.base))
             return True
+        if state.budget_cut:
+            state.stop_reason = "time budget spent while a process pair was being set up"
+            return False
         state.verdict, state.stop_reason = "failed", "set-up failed in a fresh process"
         return False
 
@@ -284,18 +433,22 @@ class TimingPass:
         t0 = self.clock()
         try:
             # A pair the first pass left unfinished stays in the samples but not in the estimate.
-            if self.new_process_pair(state):
+            if not self._pair_fits(state, deadline):
+                return
+            if self.new_process_pair(state, deadline):
                 self._continue(state, deadline)
         finally:
             self.fresh_processes()
             state.seconds += self.clock() - t0
 
     # -- the whole timing pass --------------------------------------------------------------
-    def time_all(self, states: list[BenchState]) -> None:
-        """The timing pass: a first pass over every benchmark with its fair share of the budget,
-        then, while budget remains, more looks for the benchmarks that are still inconclusive
-        after Benjamini–Hochberg across the run (:meth:`finalize`)."""
-        budget_end = self.clock() + self.cfg.max_time
+    def time_all(self, states: list[BenchState], end: float | None = None) -> None:
+        """The timing pass, to end by ``end`` (monotonic seconds; default ``max_time`` from now):
+        a first pass over every benchmark with its fair share of the budget, then, while budget
+        remains, more looks for the benchmarks that are still inconclusive after
+        Benjamini–Hochberg across the run (:meth:`finalize`) and that more pairs could decide."""
+        budget_end = self.clock() + self.cfg.max_time if end is None else end
+        self.budget_end = budget_end
         self.progress.start(len(states))
         for i, state in enumerate(states):
             self.progress.benchmark(i, state.name)
@@ -305,16 +458,21 @@ class TimingPass:
         while True:
             self.finalize(states)
             pending = [s for s in states if s.verdict == "inconclusive" and s.look_index < len(self.looks)
-                       and s.block_starts]
+                       and s.block_starts and not s.futile and self._pair_fits(s, budget_end)]
             if not pending or self.clock() >= budget_end:
                 return
+            progressed = False
             for j, state in enumerate(pending):
                 left = budget_end - self.clock()
                 if left <= 0:
                     break
+                before = len(state.base)
                 self.progress.benchmark(states.index(state), state.name)
                 self.resume(state, self.clock() + left / (len(pending) - j))
                 self.progress.finished(state.name, state.verdict)
+                progressed = progressed or len(state.base) > before
+            if not progressed:
+                return
 
     def finalize(self, states: list[BenchState]) -> None:
         """Run-level verdicts of the paired benchmarks: Benjamini–Hochberg across the run on each
@@ -327,15 +485,21 @@ class TimingPass:
             s.verdict, s.p_adjusted = verdict, q
 
 
-def benchmark_entry(state: BenchState, ci_level: float, pair_rounds: int) -> dict:
+def benchmark_entry(state: BenchState, ci_level: float) -> dict:
     """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`.
 
     ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
     index of its first round in the samples; ``used`` is false for a pair the budget cut short,
-    which the estimate leaves out), so a reader can see a pair that disagrees.
+    which the estimate leaves out), so a reader can see a pair that disagrees. Beside the
+    estimate: ``rounds_per_pair``; ``pair_sd``, the standard deviation of the pairs' log-ratios
+    (≈ a fraction: the noise the interval carries); ``resolvable``, the smallest change (fraction)
+    this noise let the compare find (:func:`runner.pipeline.schedule.resolvable_change`);
+    ``disturbed_rounds``, the rounds left out because another task took the CPU; ``shared_number``,
+    whether both sides took the same calls per sample; ``futile`` and ``budget_cut``, why an
+    undecided benchmark stopped.
     """
     est = state.estimate
-    used = set(state.blocks(pair_rounds))
+    used = set(state.blocks()) if state.pair_rounds else set()
     bounds = state.block_starts + [len(state.base)]
     pairs = []
     for a, b in zip(bounds, bounds[1:]):
@@ -343,6 +507,11 @@ def benchmark_entry(state: BenchState, ci_level: float, pair_rounds: int) -> dic
         if b - a >= 2:
             ratio = round(math.exp(stats.block_summary(state.base[a:b], state.head[a:b])[0]), 6)
         pairs.append({"start": a, "rounds": b - a, "ratio": ratio, "used": (a, b) in used})
+    centers = est.block_centers if est else ()
+    pair_sd = None
+    if len(centers) >= 2:
+        mean = sum(centers) / len(centers)
+        pair_sd = round(math.sqrt(sum((c - mean) ** 2 for c in centers) / (len(centers) - 1)), 6)
     change = {
         "ratio": est.ratio if est else None,
         "ci_low": est.ci_low if est else None,
@@ -352,8 +521,15 @@ def benchmark_entry(state: BenchState, ci_level: float, pair_rounds: int) -> dic
         "ci_level": ci_level if est else None,
         "rounds": len(state.base),
         "process_pairs": est.blocks if est else len(state.block_starts),
+        "rounds_per_pair": state.pair_rounds or None,
         "pairs": pairs,
         "between_process_sd": est.between_sd if est else None,
+        "pair_sd": pair_sd,
+        "resolvable": round(state.resolvable, 6) if state.resolvable is not None and est else None,
+        "disturbed_rounds": len(state.disturbed),
+        "shared_number": state.shared_number,
+        "futile": state.futile,
+        "budget_cut": state.budget_cut,
         "p_adjusted": state.p_adjusted,
         "stop_reason": state.stop_reason,
         "seconds": round(state.seconds, 3),
@@ -363,4 +539,11 @@ def benchmark_entry(state: BenchState, ci_level: float, pair_rounds: int) -> dic
 
 
 def _side_entry(side: SideState) -> dict:
-    return results_mod.side(side.samples, peak_memory_bytes=side.peak, error=side.error, **side.info())
+    extra = side.info()
+    # what the rest of the machine did during the samples (mean fractions), where it could be read
+    for key, values in (("others_busy", side.others_busy), ("steal", side.steal),
+                        ("cpu_fraction", [c / w if w and c is not None else None for w, c in zip(side.wall, side.cpu)])):
+        known = [v for v in values if v is not None]
+        if known:
+            extra[key] = round(sum(known) / len(known), 4)
+    return results_mod.side(side.samples, peak_memory_bytes=side.peak, error=side.error, **extra)

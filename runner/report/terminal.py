@@ -55,6 +55,12 @@ def print_table(results: dict, console) -> None:
     console.print(table)
     if warning:
         console.print(f"warning: {warning}", markup=False, highlight=False)
+    if ctx["budget_note"]:
+        console.print(t(ctx["budget_note"], markup=False), markup=False, highlight=False)
+    for b in ctx["benches"]:
+        note = ctx["notes"].get(b["name"])
+        if note:
+            console.print(f"  {t(b['name'], markup=False)}: {t(note, markup=False)}", markup=False, highlight=False)
     for b in ctx["failed"]:
         for side in ("base", "head"):
             err = (b.get(side) or {}).get("error")

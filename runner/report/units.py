@@ -30,18 +30,32 @@ def fmt_time(seconds: float | None) -> str:
 
 
 def fmt_change(ratio: float | None) -> str:
-    """A head/base ratio as a signed percentage of time: 1.302 → ``+30.2 %``; ``–`` for None
-    and for a ratio that is not finite."""
-    if not is_number(ratio) or not math.isfinite(ratio):
+    """A head/base ratio as a signed percentage of time: 1.302 → ``+30.2 %``; from twice as slow
+    or fast on as a factor, which a percentage hides (951.9 → ``952× slower``, not
+    ``+95092.3 %``; 0.001 → ``1000× faster``); ``–`` for None and for a ratio that is not finite."""
+    if not is_number(ratio) or not math.isfinite(ratio) or ratio <= 0:
         return "–"
+    if ratio >= 2.0:
+        return f"{_factor(ratio)}× slower"
+    if ratio <= 0.5:
+        return f"{_factor(1.0 / ratio)}× faster"
     pct = (ratio - 1.0) * 100.0
     return f"{pct:+.1f} %" if abs(pct) >= 0.1 else f"{pct:+.2f} %"
 
 
+def _factor(x: float) -> str:
+    return f"{x:.3g}" if x < 1000 else f"{x:,.0f}"
+
+
 def fmt_interval(low: float | None, high: float | None) -> str:
-    """A ratio interval as percentages: ``[+28.0, +32.3] %``."""
-    if not (is_number(low) and is_number(high)):
+    """A ratio interval as percentages, ``[+28.0, +32.3] %``; as factors when it lies wholly at
+    twice as slow or fast or beyond (``[40.7×, 22,300×] slower``, ``[900×, 1,100×] faster``)."""
+    if not (is_number(low) and is_number(high)) or not (math.isfinite(low) and math.isfinite(high)):
         return ""
+    if low >= 2.0:
+        return f"[{_factor(low)}×, {_factor(high)}×] slower"
+    if 0 < high <= 0.5:
+        return f"[{_factor(1.0 / high)}×, {_factor(1.0 / low)}×] faster"
     return f"[{(low - 1) * 100:+.1f}, {(high - 1) * 100:+.1f}] %"
 
 

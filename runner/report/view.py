@@ -65,19 +65,111 @@ def headline(summary: dict | None) -> str:
     return ", ".join(parts) or "no benchmarks"
 
 
+def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
+    """One sentence beside a benchmark's verdict when the verdict needs it (plain text; pure):
+
+    - ``inconclusive`` because of the machine: the pairs' spread and the smallest change this noise
+      let the compare find ("at this noise, changes of ≥ 4.1 % would have been found"), and whether
+      more pairs were futile or the budget ran out;
+    - ``inconclusive`` although its interval excludes no change: lost to the multiple-comparison
+      correction across the run's ``compared`` benchmarks (with both p-values);
+    - rounds left out as disturbed; calls per sample that differ between the sides.
+
+    None when there is nothing to add (a decided benchmark on a quiet machine).
+    """
+    change = bench.get("change") or {}
+    verdict = change.get("verdict")
+    parts: list[str] = []
+    resolvable, sd = change.get("resolvable"), change.get("pair_sd")
+    noise = f"the process pairs' estimates spread by {sd * 100:.1f} % (sd)" if is_number(sd) else None
+    found = (f"at this noise, changes of ≥ {resolvable * 100:.1f} % would have been found"
+             if is_number(resolvable) else None)
+    if verdict == "inconclusive":
+        low, high, q = change.get("ci_low"), change.get("ci_high"), change.get("p_adjusted")
+        alpha = settings.get("alpha", 0.05)
+        if is_number(low) and is_number(high) and (low > 1.0 or high < 1.0) and is_number(q) and q >= alpha:
+            p = change.get("p_value")
+            parts.append(f"its interval excludes no change (p = {p:.2g} at its look), but not after the correction "
+                         f"for {compared} benchmarks compared (Benjamini–Hochberg, q = {q:.2g} ≥ {alpha:g})"
+                         if is_number(p) else "its interval excludes no change, but not after the correction for "
+                         f"{compared} benchmarks compared")
+        elif change.get("futile"):
+            parts.append("the machine's noise, not the code, kept the interval wide: "
+                         + ", ".join(x for x in (noise, found) if x) + "; more pairs could not have narrowed it enough")
+        elif change.get("budget_cut"):
+            budget = (settings.get("budget") or {}).get("max_time", settings.get("max_time"))
+            parts.append(f"the time budget (--max-time {budget:g} s) ended it after {change.get('process_pairs')} "
+                         "process pair(s)" + (f"; {found}" if found else "") if is_number(budget)
+                         else "the time budget ended it" + (f"; {found}" if found else ""))
+        elif noise or found:
+            parts.append("the interval stayed wide: " + ", ".join(x for x in (noise, found) if x))
+    disturbed, rounds = change.get("disturbed_rounds"), change.get("rounds")
+    if isinstance(disturbed, int) and disturbed > 0 and isinstance(rounds, int) and rounds > 0:
+        parts.append(f"{disturbed} of {rounds} rounds left out: another task took the measured CPU during them")
+    base_n, head_n = (bench.get("base") or {}).get("number"), (bench.get("head") or {}).get("number")
+    if change.get("shared_number") is False and base_n and head_n and base_n != head_n:
+        parts.append(f"calls per sample differ (base {base_n}, head {head_n}) because one side is more than 4× "
+                     "slower than the other: each side's samples last at least the sample time")
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def budget_note(settings: dict) -> str | None:
+    """One sentence when the time budget cut something short: which benchmarks it ended before a
+    verdict, which it left unprofiled (pure; None when it cut nothing)."""
+    budget = settings.get("budget")
+    if not isinstance(budget, dict):
+        return None
+    cut = [n for n in budget.get("cut_short") or [] if isinstance(n, str)]
+    unprofiled = [n for n in budget.get("unprofiled") or [] if isinstance(n, str)]
+    if not cut and not unprofiled:
+        return None
+    parts = []
+    if cut:
+        parts.append(f"ended {len(cut)} benchmark(s) before a verdict ({', '.join(cut[:5])}"
+                     f"{', …' if len(cut) > 5 else ''})")
+    if unprofiled:
+        parts.append(f"left {len(unprofiled)} unprofiled ({', '.join(unprofiled[:5])}{', …' if len(unprofiled) > 5 else ''})")
+    max_time = budget.get("max_time")
+    spent = budget.get("spent_s")
+    head = f"The time budget (--max-time {max_time:g} s" + (f", {spent:.0f} s spent" if is_number(spent) else "") + ")" \
+        if is_number(max_time) else "The time budget"
+    return f"{head} " + " and ".join(parts) + "; a larger --max-time gives them more."
+
+
+def budget_line(settings: dict) -> str:
+    """``"60 s (58 s spent: start-up 4 s, timing 47 s, profiling 7 s)"``: the budget and where
+    its seconds went, from ``settings.budget`` where the result has it (pure)."""
+    max_time = settings.get("max_time")
+    text = f"{max_time:g} s" if is_number(max_time) else "–"
+    budget = settings.get("budget") if isinstance(settings.get("budget"), dict) else {}
+    parts = [f"{label} {budget[key]:.0f} s" for key, label in (("startup_s", "start-up"), ("timing_s", "timing"),
+                                                               ("profile_s", "profiling")) if is_number(budget.get(key))]
+    if is_number(budget.get("spent_s")):
+        text += f" ({budget['spent_s']:.0f} s spent" + (": " + ", ".join(parts) if parts else "") + ")"
+    if is_number(budget.get("install_s")) and budget["install_s"] > 0:
+        text += f"; the install command's {budget['install_s']:.0f} s not counted"
+    return text
+
+
 def view(results: dict) -> dict:
     """The template context: the document plus derived, ordered views of it (pure)."""
     benches = sorted(results.get("benchmarks", []), key=lambda b: (VERDICT_RANK.get(verdict_of(b), 99), b["name"]))
     intent_view = intent_vs_impact(results.get("intent") or {}, results.get("benchmarks", []))
     settings = results.get("settings", {})
     env = results.get("environment", {})
+    compared = sum(1 for b in benches if (b.get("change") or {}).get("p_value") is not None)
+    notes = {b["name"]: note for b in benches if (note := verdict_note(b, settings, compared))}
     return {"r": results, "benches": benches, "changed": [b for b in benches if verdict_of(b) in CHANGED],
             "failed": [b for b in benches if verdict_of(b) == "failed"],
             "headline": headline(results.get("summary")), "settings": settings,
             "env": env, "intent_view": intent_view, "doctor_warning": doctor_warning(env.get("doctor")),
             "doctor_line": doctor_counts(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings),
-            "skipped_note": skipped_note(settings), "conditions": conditions_line(env)}
+            "skipped_note": skipped_note(settings), "conditions": conditions_line(env),
+            "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes}
 
 
 def policy_note(settings: dict) -> str | None:

@@ -1,9 +1,13 @@
 """Timing inside the worker: warm-up, inner-loop calibration, one sample.
 
 A *sample* is ``number`` back-to-back calls of the benchmark's callable, timed as a whole and
-divided by ``number`` (seconds per call). ``number`` is calibrated once per benchmark and side
+divided by ``number`` (seconds per call). ``number`` is calibrated in each side's first process
 so that one sample lasts at least ``min_sample_time`` seconds: long enough that timer
-resolution and per-sample overhead vanish, short enough to give many samples per second.
+resolution and per-sample overhead vanish, short enough to give many samples per second; the
+parent then chooses the count each side samples with (shared while the sides are within 4× of
+each other, :func:`runner.pipeline.schedule.calls_per_sample`). Each :class:`Sample` also records
+what the process got meanwhile (CPU time, involuntary context switches, the other CPUs' load,
+steal), so the parent can tell a round another task disturbed.
 
 * CPU: ``time.perf_counter_ns`` around the loop.
 * CUDA: ``torch.cuda.Event(enable_timing=True)`` recorded around the loop on the current
@@ -25,8 +29,84 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import time
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sample: ``per_call`` seconds per call (the measurement); ``wall_s`` the seconds the
+    sample lasted on the host clock; ``cpu_s`` the CPU seconds this process (all its threads) got
+    meanwhile; ``switches`` the involuntary context switches it suffered meanwhile (another task
+    was given its CPU; None where ``getrusage`` is missing). The last three say whether something
+    else ran on the measured CPU during the sample (:func:`runner.stats.disturbed_rounds`)."""
+
+    per_call: float
+    wall_s: float
+    cpu_s: float
+    switches: int | None
+    others_busy: float | None = None
+    steal: float | None = None
+
+
+def cpu_ticks(path: str = "/proc/stat") -> dict[int, tuple[int, int, int]] | None:
+    """Per CPU ``(busy, total, steal)`` clock ticks since boot, from ``/proc/stat`` (Linux's
+    ``cpuN user nice system idle iowait irq softirq steal …`` lines); None where it cannot be read.
+
+    ``busy`` counts everything but idle and iowait; ``steal`` is the time the hypervisor ran
+    something else on that virtual CPU.
+    """
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("cpu") or line.startswith("cpu "):
+            continue
+        parts = line.split()
+        try:
+            values = [int(v) for v in parts[1:9]]
+            cpu = int(parts[0][3:])
+        except (ValueError, IndexError):
+            continue
+        values += [0] * (8 - len(values))
+        user, nice, system, idle, iowait, irq, softirq, steal = values
+        total = user + nice + system + idle + iowait + irq + softirq + steal
+        out[cpu] = (total - idle - iowait, total, steal)
+    return out
+
+
+def neighbour_load(before: dict | None, after: dict | None, own: set[int]) -> tuple[float | None, float | None]:
+    """``(others_busy, steal)`` between two :func:`cpu_ticks` readings: the busy fraction of the
+    CPUs outside ``own`` (what the rest of the machine did meanwhile: the parent, the runner's
+    agent, a neighbour sharing caches, memory bandwidth or a physical core), and the fraction of
+    ``own`` CPUs' time the hypervisor stole. None for what the readings cannot tell (too short a
+    sample for a tick, no other CPU)."""
+    if not before or not after:
+        return None, None
+    busy = total = steal = own_total = 0
+    for cpu, (b1, t1, s1) in after.items():
+        b0, t0, s0 = before.get(cpu, (b1, t1, s1))
+        if cpu in own:
+            steal += s1 - s0
+            own_total += t1 - t0
+        else:
+            busy += b1 - b0
+            total += t1 - t0
+    return (busy / total if total > 0 else None), (steal / own_total if own_total > 0 else None)
+
+
+def _usage() -> tuple[int] | None:
+    """``(involuntary context switches,)`` of this process so far, or None without ``resource``."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return None
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw,)
 
 
 class Timer:
@@ -40,6 +120,7 @@ class Timer:
     def __init__(self, device: str, cold_cache: bool = False):
         self.device = device
         self.cuda = device.startswith("cuda")
+        self.own_cpus = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
         self.cold_cache = cold_cache and self.cuda
         self._flush_buf = None
         if self.cuda:
@@ -53,15 +134,30 @@ class Timer:
 
     def time(self, fn: Callable[[], object], number: int) -> float:
         """Seconds per call over ``number`` calls (one sample)."""
+        return self.sample(fn, number).per_call
+
+    def sample(self, fn: Callable[[], object], number: int) -> "Sample":
+        """One sample of ``number`` calls, with what the process received meanwhile (:class:`Sample`)."""
         was_enabled = gc.isenabled()
         gc.disable()
         try:
+            ticks0 = cpu_ticks()
+            usage0 = _usage()
+            c0 = time.process_time_ns()
+            w0 = time.perf_counter_ns()
             if not self.cuda:
-                t0 = time.perf_counter_ns()
                 for _ in range(number):
                     fn()
-                return (time.perf_counter_ns() - t0) * 1e-9 / number
-            return self._time_cuda(fn, number)
+                w1 = time.perf_counter_ns()
+                per_call = (w1 - w0) * 1e-9 / number
+            else:
+                per_call = self._time_cuda(fn, number)
+                w1 = time.perf_counter_ns()
+            c1 = time.process_time_ns()
+            usage1 = _usage()
+            others, steal = neighbour_load(ticks0, cpu_ticks(), self.own_cpus)
+            return Sample(per_call, (w1 - w0) * 1e-9, (c1 - c0) * 1e-9,
+                          (usage1[0] - usage0[0]) if usage0 and usage1 else None, others, steal)
         finally:
             if was_enabled:
                 gc.enable()
@@ -122,33 +218,40 @@ def calibrate(timer: Timer, fn: Callable[[], object], min_sample_time: float,
 
 
 def warm_up(timer: Timer, fn: Callable[[], object], number: int, *, tolerance: float = 0.05,
-            max_seconds: float = 1.0, min_samples: int = 3, fixed_samples: int | None = None) -> tuple[int, list[float]]:
+            max_seconds: float = 1.0, min_samples: int = 3, fixed_samples: int | None = None,
+            initial: Sequence[float] = ()) -> tuple[int, list[float]]:
     """Take samples until the last ``min_samples`` agree within ``tolerance`` (relative to their
-    median), or ``max_seconds`` have passed: caches, allocators, autotuners and clocks settle.
+    median), or until the next sample would end past ``max_seconds``: caches, allocators,
+    autotuners and clocks settle.
 
-    With ``fixed_samples``, take exactly that many samples instead (a later process pair of a
-    benchmark reuses the count its first pair needed, so warm-up costs the same every time and
-    no adaptive loop runs on a fresh process's noise).
+    ``initial`` are samples already taken at this ``number`` (the calibration's last one): they
+    count, so a benchmark whose one sample lasts longer than ``max_seconds`` (a training step of a
+    second) takes no further warm-up sample beyond its first call and its calibration sample — as
+    pyperf's and ``torch.utils.benchmark``'s single warm-up call. With ``fixed_samples``, take
+    exactly that many samples instead (0 allowed; a later process pair of a benchmark reuses the
+    count its first pair needed, so warm-up costs the same every time and no adaptive loop runs on
+    a fresh process's noise).
 
     Returns:
-        ``(calls_made, warm-up samples in seconds per call)``.
+        ``(calls made here, warm-up samples in seconds per call, ``initial`` first)``.
     """
     if fixed_samples is not None:
-        samples = [timer.time(fn, number) for _ in range(max(1, fixed_samples))]
+        samples = [timer.time(fn, number) for _ in range(max(0, fixed_samples))]
         return number * len(samples), samples
-    deadline = time.perf_counter() + max_seconds
-    samples: list[float] = []
+    start = time.perf_counter()
+    samples: list[float] = list(initial)
     calls = 0
     while True:
-        samples.append(timer.time(fn, number))
-        calls += number
         tail = sorted(samples[-min_samples:])
         if len(tail) == min_samples:
             mid = tail[len(tail) // 2]
             if mid > 0 and (tail[-1] - tail[0]) / mid <= tolerance:
                 return calls, samples
-        if time.perf_counter() >= deadline:
+        expected = samples[-1] * number if samples else 0.0
+        if samples and time.perf_counter() - start + expected > max_seconds:
             return calls, samples
+        samples.append(timer.time(fn, number))
+        calls += number
 
 
 def recalibrate(number: int, warm_samples: list[float], min_sample_time: float) -> int:

@@ -27,7 +27,7 @@ the original standard output (file descriptor 1 then points at standard error, s
 benchmarks print goes to the worker log and cannot corrupt the protocol). The server answers
 ``preload`` {dir, suite?} and ``quit``; on ``fork`` it forks, and the *child* answers first
 (``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?}, ``setup`` {dir, file, func,
-name, suite?, min_sample_time, cold_cache, number?, warmup_samples?}, ``sample`` {count},
+name, suite?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?}, ``sample`` {count, number?},
 ``profile`` {trace_path, calls} until ``quit`` or end of input; when the child has exited the
 server writes ``{child_exited: pid, status}`` (status as ``os.waitstatus_to_exitcode``: negative
 is the signal). Failures carry ``error`` (the traceback's last lines).
@@ -42,6 +42,7 @@ import gc
 import json
 import os
 import sys
+import time
 import warnings
 
 from .discovery import Skipped, format_error, list_suite, prepare
@@ -114,11 +115,16 @@ class Worker:
         """Set a benchmark up: call its function, make the first call, calibrate, warm up.
 
         ``number`` (calls per sample) is calibrated when the request does not carry it (the
-        first process pair of a benchmark) and reused as given otherwise, so every process pair
-        of one side takes samples of the same length. ``warmup_samples`` fixes the warm-up to
-        that many samples (later pairs); without it the warm-up runs until steady
-        (:func:`runner.worker.sampling.warm_up`). A case its suite skips answers ``ok`` false
-        with ``skipped`` (the reason) instead of an error.
+        first process pair of a benchmark) and reused as given otherwise (later pairs). The
+        parent chooses the number each side samples with (it may share one side's between the two,
+        :func:`runner.pipeline.schedule.calls_per_sample`) and sends it with every ``sample``.
+        ``warmup_samples`` fixes the warm-up to that many samples (later pairs, 0 allowed);
+        without it the warm-up runs until steady or until ``warmup_seconds`` (default 1 s, the
+        parent bounds it by the budget) would pass (:func:`runner.worker.sampling.warm_up`). A
+        case its suite skips answers ``ok`` false with ``skipped`` (the reason) instead of an error.
+
+        Answers ``number``, ``per_call`` (seconds per call, warm: the median of the last warm-up
+        samples), ``first_call_s``, ``warmup_calls`` and ``warmup_samples``.
         """
         self.fn = None
         try:
@@ -130,29 +136,42 @@ class Worker:
         fn = prepared.fn
         self.timer = Timer(self.device, cold_cache=bool(req.get("cold_cache")))
         min_sample_time = float(req["min_sample_time"])
+        t0 = time.perf_counter()
         fn()  # first call: lazy initialisation, compilation, autotuning
-        estimate = None
+        first_call = time.perf_counter() - t0
+        estimate, initial = None, []
         if req.get("number"):
             self.number = int(req["number"])
         else:
             self.number, estimate = calibrate(self.timer, fn, min_sample_time)
+            initial = [estimate]  # the last calibration sample, at this number: warm-up's first
         fixed = req.get("warmup_samples")
-        calls, warm = warm_up(self.timer, fn, self.number, fixed_samples=int(fixed) if fixed else None)
+        calls, warm = warm_up(self.timer, fn, self.number, fixed_samples=int(fixed) if fixed is not None else None,
+                              max_seconds=float(req.get("warmup_seconds") or 1.0), initial=initial)
         if not req.get("number"):
             # The first calibration samples are cold (caches, allocator, clocks): recalibrate on
             # the warm estimate so a slow first call does not leave samples shorter than asked.
             self.number = recalibrate(self.number, warm, min_sample_time)
         gc.collect()
         self.fn = fn
+        tail = sorted(warm[-3:])
+        per_call = tail[len(tail) // 2] if tail else None
         return {"number": self.number, "warmup_calls": calls + 1, "warmup_samples": len(warm),
-                "estimate_s": estimate}
+                "estimate_s": estimate, "per_call": per_call, "first_call_s": first_call}
 
     def sample(self, req: dict) -> dict:
+        """``count`` samples of ``number`` calls (default: the set-up's): seconds per call, and per
+        sample its wall and CPU seconds and involuntary context switches
+        (:class:`runner.worker.sampling.Sample`)."""
         if self.fn is None:
             raise RuntimeError("no benchmark is set up")
+        number = int(req.get("number") or self.number)
         self.timer.reset_peak_memory()
-        values = [self.timer.time(self.fn, self.number) for _ in range(int(req.get("count", 1)))]
-        return {"samples": values, "peak_memory_bytes": self.timer.peak_memory()}
+        taken = [self.timer.sample(self.fn, number) for _ in range(int(req.get("count", 1)))]
+        return {"samples": [s.per_call for s in taken], "wall_s": [s.wall_s for s in taken],
+                "cpu_s": [s.cpu_s for s in taken], "switches": [s.switches for s in taken],
+                "others_busy": [s.others_busy for s in taken], "steal": [s.steal for s in taken],
+                "number": number, "peak_memory_bytes": self.timer.peak_memory()}
 
     def close(self) -> None:
         """Run the teardowns of the cases set up in this process (asv ``teardown``), last first;

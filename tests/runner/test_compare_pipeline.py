@@ -244,8 +244,10 @@ def test_every_benchmark_and_process_pair_runs_in_a_fresh_process(tmp_path):
     # one calibration per benchmark: both sides take samples of the same number of calls
     assert all(b["base"]["number"] == b["head"]["number"] for b in doc["benchmarks"])
     change = by["bench_a_leaves_state"]["change"]
-    assert [p["start"] for p in change["pairs"]] == [i * 8 for i in range(len(change["pairs"]))]
-    assert all(p["rounds"] == 8 and p["used"] for p in change["pairs"])
+    r = change["rounds_per_pair"]  # 8, doubled for cheap rounds (runner.pipeline.schedule.rounds_per_pair)
+    assert r in (8, 16, 32, 64)
+    assert [p["start"] for p in change["pairs"]] == [i * r for i in range(len(change["pairs"]))]
+    assert all(p["rounds"] == r and p["used"] for p in change["pairs"])
 
 
 def test_benchmark_files_that_start_threads_are_not_preloaded(tmp_path):
@@ -363,3 +365,41 @@ def test_an_install_venv_sees_the_runners_packages_and_its_own_first(tmp_path):
                          text=True).stdout.split()
     assert out[0].startswith(runner_site)
     assert int(out[1]) < int(out[2])  # what the install command puts in the side's venv wins
+
+
+MASK_STEP = '''import torch
+
+def bench_decode_step(device):
+    """One decode step's attention mask: base masks the {what}."""
+    cache = torch.randn(8_000_000)
+    pos = 2048
+    def step():
+        return (cache[:{n}] > 0).sum()
+    return step
+'''
+
+
+def test_a_huge_regression_from_a_real_report_is_decided_in_seconds_within_the_budget(tmp_path):
+    """The real report's kind (a mask computed over the whole buffer on every step: 117 µs → 94 ms,
+    ~800×) came out `inconclusive` after 2 min 42 s with --max-time 60: one count of calls per
+    sample for both sides made one head sample last 19 s. Now each side takes its own count and two
+    process pairs decide it."""
+    repo = make_repo(tmp_path / "repo", {"benchmarks/bench_mask.py": MASK_STEP.format(what="positions so far", n="pos")},
+                     {"benchmarks/bench_mask.py": MASK_STEP.format(what="whole cache", n="len(cache)")})
+    out = tmp_path / "out"
+    import time
+
+    t0 = time.monotonic()
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+                 "--max-time", "30", "--no-profile", "--quiet"]) == 0
+    wall = time.monotonic() - t0
+    doc = json.loads((out / "results.json").read_text())
+    (bench,) = doc["benchmarks"]
+    change = bench["change"]
+    assert change["verdict"] == "regression" and change["ratio"] > 50
+    assert 1 < change["ci_low"] <= change["ratio"] <= change["ci_high"] < float("inf")
+    assert change["shared_number"] is False and bench["base"]["number"] > bench["head"]["number"]
+    assert change["stop_reason"].startswith("decided at look")
+    assert wall <= 33 and doc["settings"]["budget"]["spent_s"] <= 33  # --max-time kept within 10 %
+    md = (out / "report.md").read_text()
+    assert "× slower" in md and "calls per sample differ" in md

@@ -63,5 +63,6 @@ def test_command_line_overrides_and_is_checked():
 
 def test_a_schedule_that_can_never_reach_a_verdict_is_refused():
     with pytest.raises(config.ConfigError, match=r"max_rounds \(16\) must be at least min_process_pairs × pair_rounds"):
-        config.parse_table({"max_rounds": 16, "min_rounds": 8}, "perfgate.toml")
-    assert config.parse_table({"max_rounds": 16, "min_rounds": 8, "pair_rounds": 4}, "perfgate.toml").max_rounds == 16
+        config.parse_table({"max_rounds": 16, "min_rounds": 8, "min_process_pairs": 3}, "perfgate.toml")
+    assert config.parse_table({"max_rounds": 16, "min_rounds": 8, "min_process_pairs": 3, "pair_rounds": 4},
+                              "perfgate.toml").max_rounds == 16

@@ -80,6 +80,11 @@ def test_formatters():
     assert units.fmt_time(1.234e-3) == "1.23 ms" and units.fmt_time(4.56e-7) == "456 ns"
     assert units.fmt_time(None) == "–" and units.fmt_change(0.7) == "-30.0 %"
     assert units.fmt_interval(0.9, 1.1) == "[-10.0, +10.0] %"
+    # from twice as slow or fast on, factors (a percentage of +95092 % hides the size)
+    assert units.fmt_change(951.9) == "952× slower" and units.fmt_change(0.001) == "1,000× faster"
+    assert units.fmt_interval(40.72, 22299.2) == "[40.7×, 22,299×] slower"
+    assert units.fmt_interval(0.0009, 0.0011) == "[909×, 1,111×] faster"
+    assert units.fmt_interval(1.5, 3.0) == "[+50.0, +200.0] %"
     assert units.fmt_bytes(3 * 2**20) == "3.0 MiB"
 
 
@@ -138,3 +143,42 @@ def test_the_conditions_are_stated_next_to_the_numbers():
         assert "Both sides ran pinned to 1 CPU (1) with 1 thread" in text, fmt
         assert "allocator steady" in text
     assert "Both sides ran" not in report.render(_doc([_bench("bench_a", "unchanged", 1.0)]), "md")  # older results
+
+
+def _undecided(name, **change):
+    b = _bench(name, "inconclusive", 1.0)
+    b["change"].update(change)
+    return b
+
+
+def test_an_inconclusive_benchmark_says_whether_the_machine_or_the_correction_kept_it_undecided():
+    noisy = _undecided("bench_noisy", ci_low=0.97, ci_high=1.03, pair_sd=0.051, resolvable=0.0412, futile=True,
+                       process_pairs=8)
+    lost = _undecided("bench_lost", ratio=1.05, ci_low=1.021, ci_high=1.08, p_value=0.004, p_adjusted=0.07)
+    cut = _undecided("bench_cut", ci_low=0.9, ci_high=1.1, budget_cut=True, process_pairs=2, resolvable=0.12)
+    quiet = _bench("bench_quiet", "unchanged", 1.0)
+    doc = _doc([noisy, lost, cut, quiet], budget={"max_time": 60, "spent_s": 61.2, "cut_short": ["bench_cut"],
+                                                  "unprofiled": []})
+    md = report.render(doc, "md")
+    assert ("- `bench_noisy`: The machine's noise, not the code, kept the interval wide: the process pairs' estimates "
+            "spread by 5.1 % (sd), at this noise, changes of ≥ 4.1 % would have been found; more pairs could not "
+            "have narrowed it enough.") in md
+    assert ("- `bench_lost`: Its interval excludes no change (p = 0.004 at its look), but not after the correction "
+            "for 4 benchmarks compared (Benjamini–Hochberg, q = 0.07 ≥ 0.05).") in md
+    assert "- `bench_cut`: The time budget (--max-time 60 s) ended it after 2 process pair(s); at this noise, changes of ≥ 12.0 %" in md
+    assert "The time budget (--max-time 60 s, 61 s spent) ended 1 benchmark(s) before a verdict (bench_cut)" in md
+    assert "`bench_quiet`:" not in md
+    term = " ".join(report.render(doc, "term").split())
+    assert "bench_lost: Its interval excludes no change (p = 0.004 at its look)" in term
+    html = report.render(doc, "html")
+    assert "more pairs could not have narrowed it enough" in html
+
+
+def test_disturbed_rounds_and_separate_calls_per_sample_are_said():
+    b = _bench("bench_huge", "regression", 950.0)
+    b["change"].update(disturbed_rounds=3, rounds=16, shared_number=False)
+    b["base"]["number"], b["head"]["number"] = 130, 1
+    md = report.render(_doc([b]), "md")
+    assert "3 of 16 rounds left out: another task took the measured CPU during them" in md
+    assert "calls per sample differ (base 130, head 1)" in md
+    assert "950× slower" in md

@@ -1,0 +1,155 @@
+"""Simulated workers and a simulated clock for the timing pass (:class:`runner.pipeline.timing.TimingPass`).
+
+A :class:`SimWorker` answers the worker protocol's ``setup`` and ``sample`` requests the way
+``runner.worker.serve`` does — the same calibration rule, the first call, an adaptive warm-up
+bounded by ``warmup_seconds`` — from a model of the benchmark instead of running it, and moves the
+:class:`SimClock` on by what each request would have taken. So the parent's decisions (calls per
+sample, rounds per pair, looks, budget, futility, disturbed rounds) run as in a compare, over
+hours of simulated timing in milliseconds, with the truth known.
+
+Model of one side of one benchmark: seconds per call ``per_call`` × a factor per process
+(log-normal, ``process_sd``) × a factor per sample (log-normal, ``sample_sd``); a fraction
+``disturbed`` of the samples lose ``steal`` of their wall time to another task (the process gets
+less CPU than wall time and is switched out, as ``runner.worker.sampling.Sample`` records).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+
+class SimClock:
+    """Monotonic seconds that move only when a simulated worker works."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+
+
+@dataclass
+class SideModel:
+    """One side of one benchmark (see the module docstring); ``per_call`` in seconds."""
+
+    per_call: float
+    process_sd: float = 0.005
+    sample_sd: float = 0.01
+    first_call: float = 2.0
+    disturbed: float = 0.0
+    steal: float = 0.3
+    fails_setup: bool = False
+
+
+@dataclass
+class SimWorker:
+    """One side's worker: ``models`` maps a benchmark name to its :class:`SideModel`."""
+
+    clock: SimClock
+    models: dict[str, SideModel]
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    children_started: int = 0
+    requests: list[tuple[str, dict]] = field(default_factory=list)
+    _model: SideModel | None = None
+    _factor: float = 1.0
+    _number: int = 1
+
+    def end_child(self) -> None:
+        self._model = None
+
+    def _call_time(self) -> float:
+        return self._model.per_call * self._factor * math.exp(self.rng.gauss(0.0, self._model.sample_sd))
+
+    def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
+        self.requests.append((cmd, fields))
+        if cmd == "setup":
+            t0 = self.clock.now
+            resp = self._setup(fields)
+            if timeout is not None and self.clock.now - t0 > timeout:  # the parent kills it, as workers.py does
+                self.clock.now = t0 + timeout
+                self._model = None
+                from runner.pipeline.workers import WorkerFailure
+                raise WorkerFailure(f"timed out after {timeout:g} s (worker killed and restarted)")
+            return resp
+        if cmd == "sample":
+            return self._sample(fields)
+        if cmd == "profile":
+            self.clock.advance(5 * self._model.per_call + 0.5)
+            return {"ok": True}
+        raise AssertionError(f"unexpected request {cmd}")
+
+    def _setup(self, req: dict) -> dict:
+        self.children_started += 1
+        model = self.models[req["name"]]
+        if model.fails_setup:
+            return {"ok": False, "error": "ValueError: cannot be set up"}
+        self._model = model
+        self._factor = math.exp(self.rng.gauss(0.0, model.process_sd))
+        first = self._call_time() * model.first_call
+        self.clock.advance(first)
+        min_sample = float(req["min_sample_time"])
+        warm: list[float] = []
+        if req.get("number"):
+            number = int(req["number"])
+        else:  # the worker's calibrate(): grow the count until a sample lasts min_sample_time
+            number = 1
+            while True:
+                t = sum(self._call_time() for _ in range(min(number, 50))) * (number / min(number, 50))
+                self.clock.advance(t)
+                if t >= min_sample or number >= 1_000_000:
+                    break
+                number = max(number + 1, min(number * 10, int(number * 1.2 * min_sample / t) + 1))
+            warm = [t / number]
+        fixed = req.get("warmup_samples")
+        if fixed is not None:
+            for _ in range(int(fixed)):
+                t = self._call_time() * number
+                self.clock.advance(t)
+                warm.append(t / number)
+        else:  # adaptive, bounded by warmup_seconds (runner.worker.sampling.warm_up)
+            limit, spent = float(req.get("warmup_seconds") or 1.0), 0.0
+            while len(warm) < 3 and not (warm and spent + warm[-1] * number > limit):
+                t = self._call_time() * number
+                self.clock.advance(t)
+                spent += t
+                warm.append(t / number)
+        if not req.get("number") and warm:
+            tail = sorted(warm[-3:])
+            per = tail[len(tail) // 2]
+            if per * number < min_sample:
+                number = max(number, math.ceil(1.2 * min_sample / per))
+        self._number = number
+        tail = sorted(warm[-3:])
+        return {"ok": True, "number": number, "warmup_calls": 1 + number * len(warm), "warmup_samples": len(warm),
+                "per_call": tail[len(tail) // 2] if tail else None, "first_call_s": first}
+
+    def _sample(self, req: dict) -> dict:
+        assert self._model is not None, "sample before setup"
+        number = int(req.get("number") or self._number)
+        calls = min(number, 50)
+        busy = sum(self._call_time() for _ in range(calls)) * (number / calls)
+        wall, cpu, switches = busy, busy, 0
+        if self.rng.random() < self._model.disturbed:
+            wall = busy / (1.0 - self._model.steal)  # another task had the CPU for the rest
+            switches = 3
+        self.clock.advance(wall)
+        return {"ok": True, "samples": [wall / number], "wall_s": [wall], "cpu_s": [cpu], "switches": [switches],
+                "number": number, "peak_memory_bytes": None}
+
+
+def sim_pass(models: dict[str, tuple[SideModel, SideModel]], cfg, seed: int = 0, threads: int | None = 1):
+    """A TimingPass over simulated workers; returns ``(pass, states, clock, workers)``."""
+    from runner.pipeline.timing import BenchState, TimingPass
+
+    clock = SimClock()
+    rng = random.Random(seed)
+    workers = {side: SimWorker(clock, {name: pair[i] for name, pair in models.items()}, random.Random(rng.random()))
+               for i, side in enumerate(("base", "head"))}
+    session = TimingPass(workers, cfg, {"base": "/b", "head": "/h"}, clock=clock, threads=threads)
+    states = [BenchState(case={"name": name, "file": "bench_sim.py", "func": name}) for name in models]
+    return session, states, clock, workers

@@ -1,0 +1,161 @@
+"""The timing pass's decisions at every magnitude and duration, within the budget, on simulated
+workers (tests/runner/sim_workers.py: the worker protocol's answers from a model, a simulated
+clock), so each case runs in milliseconds with the truth known. The real workers are exercised by
+test_compare_pipeline.py and evaluation/sensitivity.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from runner.config import Config
+from runner.pipeline import schedule
+from runner.pipeline.timing import benchmark_entry
+
+from .sim_workers import SideModel, sim_pass
+
+
+def _run(models, max_time=60.0, seed=0, threads=1, **cfg):
+    session, states, clock, workers = sim_pass(models, Config(max_time=max_time, **cfg), seed=seed, threads=threads)
+    start = clock()
+    session.time_all(states, end=start + max_time)
+    return session, states, clock() - start, workers
+
+
+@pytest.mark.parametrize("base_s, factor", [
+    (117e-6, 800.0),   # the real report: a mask over the whole buffer on every step (117 µs → 94 ms)
+    (25e-6, 1000.0), (2e-3, 1000.0), (1e-6, 1000.0),
+    (25e-6, 10.0), (2e-3, 10.0), (1e-3, 100.0),
+    (2e-3, 1 / 1000), (25e-6, 1 / 10), (1e-3, 1 / 100),
+])
+def test_a_change_of_ten_times_or_more_is_decided_at_the_first_look_with_a_finite_interval(base_s, factor):
+    session, (state,), wall, _ = _run({"b": (SideModel(base_s), SideModel(base_s * factor))})
+    entry = benchmark_entry(state, session.ci_level)
+    change = entry["change"]
+    assert change["verdict"] == ("regression" if factor > 1 else "improvement")
+    assert math.isfinite(change["ci_low"]) and math.isfinite(change["ci_high"])
+    assert change["ci_low"] <= factor <= change["ci_high"]
+    assert change["stop_reason"] == "decided at look 1 of 5"
+    # within 10 s of timing, set-up included, unless one call of the slow side lasts 2 s
+    assert state.seconds <= (10.0 if base_s * max(factor, 1) < 1.0 else 20.0)
+    # each side's samples last between min_sample_time and a few times it, or one call
+    for side in ("base", "head"):
+        per_call = base_s * (factor if side == "head" else 1.0)
+        sample = state.sides[side].number * per_call
+        assert sample >= 0.9 * session.min_sample_time or state.sides[side].number == 1
+        assert sample <= 10 * session.min_sample_time or state.sides[side].number == 1
+
+
+@pytest.mark.parametrize("factor, shared", [(1.0, True), (1.02, True), (3.0, True), (1 / 3, True),
+                                            (6.0, False), (1 / 6, False), (800.0, False)])
+def test_calls_per_sample_are_shared_within_four_times_and_each_sides_own_beyond(factor, shared):
+    _, (state,), _, _ = _run({"b": (SideModel(1e-4), SideModel(1e-4 * factor))})
+    assert state.shared_number is shared
+    numbers = state.sides["base"].number, state.sides["head"].number
+    assert (numbers[0] == numbers[1]) is shared or factor == 1.0
+
+
+def test_an_identical_benchmark_is_unchanged_and_a_two_percent_change_is_a_regression():
+    for factor, verdict in ((1.0, "unchanged"), (1.05, "regression"), (1 / 1.05, "improvement")):
+        _, (state,), _, _ = _run({"b": (SideModel(1e-4), SideModel(1e-4 * factor))}, threshold=0.02)
+        assert state.verdict == verdict, (factor, state.stop_reason)
+
+
+@pytest.mark.parametrize("per_call", [1e-6, 1e-3, 0.1, 1.0, 2.0])
+def test_every_duration_fits_the_budget_and_gets_a_verdict_for_identical_code(per_call):
+    models = {f"b{i}": (SideModel(per_call, first_call=1.0), SideModel(per_call, first_call=1.0)) for i in range(3)}
+    session, states, wall, _ = _run(models, max_time=120.0)
+    assert wall <= 120.0 * 1.1
+    for state in states:
+        # slow: fewer, longer rounds; cheap (2 ms samples): more of them
+        assert state.pair_rounds == {1e-6: 32, 1e-3: 32, 0.1: 8, 1.0: 2, 2.0: 2}[per_call]
+        assert state.verdict in ("unchanged", "inconclusive")
+    if per_call <= 0.1:
+        assert all(s.verdict == "unchanged" for s in states)
+
+
+@pytest.mark.parametrize("max_time", [5.0, 20.0, 60.0])
+def test_the_budget_is_kept_however_slow_the_benchmarks(max_time):
+    models = {"fast": (SideModel(1e-5), SideModel(1e-5)),
+              "slow": (SideModel(0.8, first_call=1.5), SideModel(0.8 * 1.01, first_call=1.5)),
+              "huge": (SideModel(1e-4), SideModel(0.3))}
+    _, states, wall, _ = _run(models, max_time=max_time)
+    assert wall <= max_time * 1.1
+    cut = [s for s in states if s.budget_cut]
+    assert all(s.verdict == "inconclusive" and s.stop_reason.startswith("time budget spent") for s in cut)
+    if max_time >= 60:  # the fast and the huge one decided; only the slow 1 % change is cut short
+        assert [s.verdict for s in states] == ["unchanged", "inconclusive", "regression"]
+        assert [s.name for s in cut] == ["slow"]
+
+
+def test_noise_no_pair_count_can_beat_ends_the_benchmark_early_and_says_what_it_could_resolve():
+    noisy = SideModel(1e-4, process_sd=0.06)
+    session, (state,), wall, _ = _run({"b": (noisy, SideModel(1e-4, process_sd=0.06))}, max_time=600.0)
+    entry = benchmark_entry(state, session.ci_level)
+    assert state.verdict == "inconclusive" and state.futile
+    assert len(state.blocks()) < session.look_pairs[-1]
+    assert "more pairs cannot decide it" in state.stop_reason
+    assert entry["change"]["resolvable"] > session.cfg.threshold
+
+
+def test_futility_keeps_going_while_a_verdict_is_still_reachable():
+    quiet = schedule.futility([0.001, -0.002, 0.0015, 0.0], 0.02, 0.01, 0.003, 32)
+    assert not quiet.futile
+    loud = schedule.futility([0.08, -0.05, 0.02, -0.07, 0.06, -0.01, 0.03, -0.04], 0.02, 0.01, 0.003, 32)
+    assert loud.futile and loud.half_width > math.log1p(0.02)
+    # a large change is reachable however noisy: never futile
+    assert not schedule.futility([0.9, 1.1, 0.8, 1.2], 0.02, 0.01, 0.003, 32).futile
+    # with the budget for no more pairs there is nothing to project
+    assert not schedule.futility([0.08, -0.05, 0.02], 0.02, 0.01, 0.003, 3).futile
+
+
+def test_disturbed_rounds_are_left_out_of_the_estimate():
+    # a head whose samples often lose a third of their wall time to another task: left in, they
+    # would read as a regression of identical code
+    disturbed = SideModel(1e-4, disturbed=0.3, steal=0.3)
+    session, (state,), _, _ = _run({"b": (SideModel(1e-4), disturbed)}, seed=3)
+    assert state.disturbed
+    assert state.verdict != "regression"
+    session, (state,), _, _ = _run({"b": (SideModel(1e-4), disturbed)}, seed=3, threads=None)
+    assert not state.disturbed  # not judged without a single-threaded CPU benchmark
+
+
+def test_disturbed_rounds_need_less_cpu_than_wall_time_and_a_switch():
+    quiet = {"wall_s": 0.02, "cpu_s": 0.0199, "switches": 0}
+    switched_but_on_cpu = {"wall_s": 0.02, "cpu_s": 0.0199, "switches": 2}
+    lost = {"wall_s": 0.02, "cpu_s": 0.015, "switches": 2}
+    waited_without_switch = {"wall_s": 0.02, "cpu_s": 0.015, "switches": 0}
+    assert schedule.disturbed_rounds([quiet, quiet, quiet, quiet], [quiet, switched_but_on_cpu, lost, waited_without_switch], 1) == [2]
+    assert schedule.disturbed_rounds([lost], [quiet], 2) == []
+
+
+def test_a_benchmark_new_on_head_is_sampled_within_its_share():
+    models = {"b": (SideModel(1.0, fails_setup=True), SideModel(1.0, first_call=1.0))}
+    _, (state,), wall, _ = _run(models, max_time=10.0)
+    assert state.verdict == "new" and 2 <= len(state.head) and wall <= 11.0
+
+
+def test_rounds_per_pair_and_later_warm_up():
+    assert schedule.rounds_per_pair(0.0045, 8) == 32 and schedule.rounds_per_pair(0.001, 8) == 64
+    assert schedule.rounds_per_pair(0.05, 8) == 8
+    assert schedule.rounds_per_pair(0.5, 8) == 4
+    assert schedule.rounds_per_pair(2.0, 8) == 2
+    assert schedule.later_warmup_samples(3, 0.024) == 3
+    assert schedule.later_warmup_samples(1, 2.0) == 0
+    assert schedule.later_warmup_samples(5, 0.2) == 2
+
+
+def test_the_budget_split_keeps_time_for_profiles_and_the_end():
+    b = schedule.split_budget(start=0.0, max_time=100.0, now=10.0, profile=True)
+    assert b.end == 100.0 and b.profile_end == 97.0 and b.timing_end == pytest.approx(10 + 87 * 0.85)
+    b = schedule.split_budget(start=0.0, max_time=10.0, now=2.0, profile=False)
+    assert b.timing_end == pytest.approx(9.5)
+
+
+def test_resolvable_change_shrinks_with_pairs_and_grows_with_noise():
+    few = schedule.resolvable_change([0.01, -0.01, 0.0], 0.99, 0.003)
+    many = schedule.resolvable_change([0.01, -0.01, 0.0] * 6, 0.99, 0.003)
+    noisy = schedule.resolvable_change([0.05, -0.05, 0.0], 0.99, 0.003)
+    assert many < few < noisy
+    assert schedule.resolvable_change([0.01], 0.99, 0.003) is None
