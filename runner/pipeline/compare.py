@@ -291,6 +291,7 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
     profilable = sorted(((s, e) for s, e in zip(states, entries) if s.verdict not in ("failed", "new")),
                         key=lambda se: rank.get(se[0].verdict, 3))
     progress.phase(f"profiling {len(profilable)} benchmark(s)")
+    session.budget_end = deadline  # a profile pass's set-up may run up to the profiling deadline
     overhead = PROFILE_PASS_OVERHEAD_S
     unprofiled: list[str] = []
     for state, entry in profilable:
