@@ -155,6 +155,15 @@ FUTILITY_CONFIDENCE = 0.8
 FUTILITY_POWER = 0.1
 
 
+def pair_sd(centers: Sequence[float]) -> float | None:
+    """Standard deviation of the process pairs' log-ratio estimates (≈ a fraction); None with
+    fewer than two pairs."""
+    if len(centers) < 2:
+        return None
+    mean = sum(centers) / len(centers)
+    return math.sqrt(sum((c - mean) ** 2 for c in centers) / (len(centers) - 1))
+
+
 @dataclass(frozen=True)
 class Projection:
     """What more process pairs could give a benchmark (:func:`futility`).
@@ -200,7 +209,7 @@ def futility(centers: Sequence[float], threshold: float, look_alpha: float, floo
     if j < FUTILITY_MIN_PAIRS or max_pairs <= j:
         return Projection(False, math.inf, max(j, max_pairs))
     mean = sum(centers) / j
-    sd_hat = math.sqrt(sum((c - mean) ** 2 for c in centers) / (j - 1))
+    sd_hat = pair_sd(centers)
     sd = max(floor, sd_hat * math.sqrt((j - 1) / float(stats.chi2.ppf(confidence, j - 1))))
     se = sd / math.sqrt(max_pairs)
     half = float(stats.t.ppf(1 - look_alpha / 2, max_pairs - 1)) * se
@@ -225,8 +234,7 @@ def resolvable_change(centers: Sequence[float], level: float, floor: float, powe
     j = len(centers)
     if j < 2:
         return None
-    mean = sum(centers) / j
-    sd = max(math.sqrt(sum((c - mean) ** 2 for c in centers) / (j - 1)), floor)
+    sd = max(pair_sd(centers), floor)
     q = float(stats.t.ppf(0.5 + level / 2, j - 1))
     return math.expm1((q + power_z) * sd / math.sqrt(j))
 

@@ -508,10 +508,7 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
             ratio = round(math.exp(stats.block_summary(state.base[a:b], state.head[a:b])[0]), 6)
         pairs.append({"start": a, "rounds": b - a, "ratio": ratio, "used": (a, b) in used})
     centers = est.block_centers if est else ()
-    pair_sd = None
-    if len(centers) >= 2:
-        mean = sum(centers) / len(centers)
-        pair_sd = round(math.sqrt(sum((c - mean) ** 2 for c in centers) / (len(centers) - 1)), 6)
+    sd = schedule.pair_sd(centers)
     change = {
         "ratio": est.ratio if est else None,
         "ci_low": est.ci_low if est else None,
@@ -524,7 +521,7 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
         "rounds_per_pair": state.pair_rounds or None,
         "pairs": pairs,
         "between_process_sd": est.between_sd if est else None,
-        "pair_sd": pair_sd,
+        "pair_sd": None if sd is None else round(sd, 6),
         "resolvable": round(state.resolvable, 6) if state.resolvable is not None and est else None,
         "disturbed_rounds": len(state.disturbed),
         "shared_number": state.shared_number,
