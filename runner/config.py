@@ -67,9 +67,15 @@ class Config:
             offset; the t interval of 2 pairs (1 degree of freedom) is valid but wide, so at the
             first look only a change far beyond the pairs' spread is decided — a 10× or 1000×
             regression in two pairs, seconds, instead of minutes.
-        allocator: host allocator of both workers: ``steady`` (glibc with fixed thresholds, the
-            default: see runner.pipeline.conditions.GLIBC_STEADY), ``system`` (as the process finds it),
-            ``jemalloc`` or ``tcmalloc`` (``LD_PRELOAD``; the library must be installed).
+        allocator: host allocator of both workers: ``system`` (glibc as a user's process finds
+            it, the default), ``steady`` (glibc with fixed thresholds:
+            runner.pipeline.conditions.GLIBC_STEADY), ``jemalloc`` or ``tcmalloc``
+            (``LD_PRELOAD``; the library must be installed). ``steady`` was the default until real
+            pull requests showed what it costs (evaluation/RESULTS_real_prs.md): it keeps freed
+            blocks on the heap, so a base that allocates large temporaries on every call paid no
+            page faults in the workers and did in the user's process — PRs that remove such
+            temporaries read smaller (torchmetrics #1493: −41 % against ×0.12) or in the wrong
+            direction (PyG #8035: −1.3 % against +29 %).
         cuda_alloc_conf: ``PYTORCH_CUDA_ALLOC_CONF`` for both workers ("" = the environment's,
             else torch's default).
         cpus: CPUs both workers are pinned to: ``auto`` (all but the first, keeping torch's default
@@ -96,7 +102,7 @@ class Config:
     profile: bool = True
     process_noise: float = 0.003
     min_process_pairs: int = 2
-    allocator: str = "steady"
+    allocator: str = "system"
     cuda_alloc_conf: str = ""
     cpus: str = "auto"
     threads: int = 0

@@ -17,7 +17,8 @@ from typing import Mapping
 
 from ..config import ALLOCATORS
 
-#: glibc malloc settings of the ``steady`` allocator preset (bytes).
+#: glibc malloc settings of the ``steady`` allocator preset (bytes); opt-in (``allocator =
+#: "steady"``) since real pull requests showed what it hides (runner.config.Config.allocator).
 #:
 #: Why: glibc serves a request above ``M_MMAP_THRESHOLD`` (128 KiB at start) with a fresh
 #: ``mmap``, and raises that threshold *dynamically* when such a block is freed (up to 32 MiB on
