@@ -61,6 +61,7 @@ from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.pa
 
 sys.path.insert(0, str(ROOT))
 from runner.pipeline.conditions import GLIBC_STEADY  # noqa: E402
+from runner.pipeline.revisions import source_paths  # noqa: E402
 
 CASES = Path(__file__).resolve().parent / "real_prs"
 THRESHOLD = 0.02
@@ -136,12 +137,6 @@ def find_mirror(mirrors: Path, repo: str) -> Path | None:
         if candidate.exists():
             return candidate
     return None
-
-
-def side_paths(worktree: Path) -> list[str]:
-    """What perfgate puts first on ``sys.path`` for a side without an install step (its worktree's
-    ``src/`` when there is one, then the worktree: :meth:`runner.pipeline.revisions.Checkouts.add`)."""
-    return ([str(worktree / "src")] if (worktree / "src").is_dir() else []) + [str(worktree)]
 
 
 def check_verdict(ratio: float, ci_low: float, ci_high: float, threshold: float = THRESHOLD) -> str:
@@ -230,7 +225,7 @@ def run_check(case: dict, worktrees: dict[str, Path], procs: int, seconds: float
         order += ["base", "head"] if i % 2 == 0 else ["head", "base"]
     t0 = time.monotonic()
     for side in order:
-        arg = json.dumps([side_paths(worktrees[side]) + [case["dir"]], case["module"], case["package"], seconds])
+        arg = json.dumps([source_paths(worktrees[side]) + [case["dir"]], case["module"], case["package"], seconds])
         proc = subprocess.run([sys.executable, "-c", CHECK_PROCESS, arg], capture_output=True, text=True, env=env,
                               cwd=str(worktrees[side]), timeout=120 + 10 * seconds)
         if proc.returncode != 0:

@@ -66,6 +66,12 @@ def share_site_packages(venv: Path) -> Path:
     return pth
 
 
+
+def source_paths(worktree: Path) -> list[str]:
+    """What goes first on a worker's ``sys.path`` for a side without an install step: the
+    worktree's ``src/`` when there is one (the src layout), then the worktree itself."""
+    return ([str(worktree / "src")] if (worktree / "src").is_dir() else []) + [str(worktree)]
+
 class Checkouts:
     """Context manager owning the temporary worktrees (and venvs) of one run.
 
@@ -108,8 +114,7 @@ class Checkouts:
         path = self.tmp / side
         git(self._scratch_repository(), "worktree", "add", "--detach", "--force", "--", str(path), sha)
         rev = Revision(side=side, ref=ref, sha=sha, path=path)
-        rev.sys_path = [str(path / "src")] if (path / "src").is_dir() else []
-        rev.sys_path.append(str(path))
+        rev.sys_path = source_paths(path)
         self.revisions.append(rev)
         return rev
 
