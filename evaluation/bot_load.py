@@ -44,6 +44,7 @@ duplicate_comments=.. stuck_runs=..``; the lines before it break the figures dow
 Usage::
 
     python evaluation/bot_load.py --quick                       # 300 deliveries, ~2 minutes
+    python evaluation/bot_load.py --smoke                       # 16 deliveries: the script still runs (CI)
     python evaluation/bot_load.py --deliveries 5000 --concurrency 50 --faults 0.2
 
 The fake GitHub answers a time-out by holding the request ``--hang`` seconds (then carrying
@@ -689,7 +690,7 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
 
 
 # -- main ------------------------------------------------------------------------------------------
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deliveries", type=int, default=5000, help="deliveries to send (default 5000)")
     parser.add_argument("--concurrency", type=int, default=50, help="client threads (default 50)")
@@ -707,9 +708,13 @@ def main() -> int:
     parser.add_argument("--drain-timeout", type=float, default=900.0, help="seconds to wait for the work (default 900)")
     parser.add_argument("--keep", type=Path, help="keep the logs (web, workers) in this folder")
     parser.add_argument("--json", type=Path, help="write the figures as JSON to this file")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="16 deliveries, 2 PRs, concurrency 4, no worker killed, sweeps after 3 s (CI: ~40 s)")
+    args = parser.parse_args(argv)
     if args.quick:
         args.deliveries, args.prs, args.concurrency = 300, 20, 10
+    if args.smoke:
+        args.deliveries, args.prs, args.concurrency, args.kill_worker, args.stale_after = 16, 2, 4, False, 3.0
     args.prs = max(1, min(args.prs, args.deliveries // 8))
 
     from tests.deploy import services

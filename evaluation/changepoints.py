@@ -10,7 +10,8 @@ Prints, as Markdown (the figures quoted in evaluation/RESULTS_history.md):
 3. the time per series.
 
 Series: ``n`` values ``1 ms * factor(i) * exp(noise)``; seeds are fixed, so the figures are
-reproducible. Usage: ``python evaluation/changepoints.py [--series 500] [--quick]``.
+reproducible. Usage: ``python evaluation/changepoints.py [--series 500] [--quick]``; ``--smoke``
+runs every table at a toy size (seconds; CI runs it so the script cannot go stale).
 With ``--compare-spa PYTHON`` it also runs MongoDB's signal-processing-algorithms E-Divisive
 (installed in another interpreter, it pins numpy < 2) on the same noise-only series.
 """
@@ -145,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--length", type=int, default=50, help="points per series (default 50)")
     parser.add_argument("--quick", action="store_true", help="fewer series for the detection table")
     parser.add_argument("--compare-spa", metavar="PYTHON", help="an interpreter with signal-processing-algorithms")
+    parser.add_argument("--smoke", action="store_true", help="every table at a toy size (seconds; for CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.series, args.length = 8, 30
 
     print("# Change points: measured by evaluation/changepoints.py\n")
     print(f"Settings: alpha = {cp.DEFAULT_ALPHA} per round (Holm), {cp.DEFAULT_PERMUTATIONS} permutations, "
@@ -181,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     print("## Detection of known steps (found within ±1 point of where they are)\n")
     print("| points | steps (index: change) | noise sd | all found within ±1 | any change point | mean position error |")
     print("|---:|---|---:|---:|---:|---:|")
-    count = 50 if args.quick else 200
+    count = 3 if args.smoke else 50 if args.quick else 200
     cases = [(40, [(20, 1.02)], 0.01), (40, [(20, 1.05)], 0.01), (40, [(20, 1.10)], 0.01),
              (40, [(20, 1.05)], 0.02), (40, [(20, 1.10)], 0.02), (20, [(10, 1.05)], 0.01),
              (16, [(8, 1.10)], 0.01), (12, [(6, 1.10)], 0.01), (40, [(35, 1.05)], 0.01),

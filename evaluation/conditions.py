@@ -15,6 +15,7 @@ measurements of different worlds; this script measures what each costs:
 Usage::
 
     python evaluation/conditions.py [--aa 3]
+    python evaluation/conditions.py --smoke     # one A/A compare per configuration, 5 s each (CI)
 
 Each configuration runs the real ``perfgate compare`` (profiling off) with ``--config`` files
 that set ``cpus``.
@@ -82,9 +83,9 @@ def make_repo(path: Path, base_text: str, head_text: str) -> Path:
     return path
 
 
-def compare(repo: Path, out: Path, cpus: str) -> tuple[dict, float]:
+def compare(repo: Path, out: Path, cpus: str, max_time: float | None = None) -> tuple[dict, float]:
     config = out.parent / f"{out.name}.toml"
-    config.write_text(f'cpus = "{cpus}"\nprofile = false\n')
+    config.write_text(f'cpus = "{cpus}"\nprofile = false\n' + (f"max_time = {max_time}\n" if max_time else ""))
     t0 = time.monotonic()
     code = perfgate(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
                      "--config", str(config), "--quiet"])
@@ -93,22 +94,31 @@ def compare(repo: Path, out: Path, cpus: str) -> tuple[dict, float]:
     return json.loads((out / "results.json").read_text()), time.monotonic() - t0
 
 
-def main() -> int:
+def _x(ratio: float | None) -> str:
+    """A ratio with two decimals, or "–" when the compare gave none (no process pair finished)."""
+    return "–" if ratio is None else f"{ratio:.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--aa", type=int, default=3, help="A/A compares per configuration (4 benchmarks each)")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="one A/A compare per configuration, 5 s each (CI)")
+    args = ap.parse_args(argv)
+    max_time = None
+    if args.smoke:
+        args.aa, max_time = 1, 5.0
     rows = []
     with tempfile.TemporaryDirectory(prefix="perfgate-conditions-") as t:
         tmp = Path(t)
         conv = make_repo(tmp / "conv", CONV.format(arg="x"), CONV.format(arg="x.contiguous()"))
         aa = make_repo(tmp / "aa", AA, AA)
         for cpus in ("auto", "all"):
-            doc, wall = compare(conv, tmp / f"conv-{cpus}", cpus)
+            doc, wall = compare(conv, tmp / f"conv-{cpus}", cpus, max_time)
             change = doc["benchmarks"][0]["change"]
             worker = doc["environment"]["worker"]
             verdicts, pair_sds, walls = [], [], [wall]
             for i in range(args.aa):
-                aa_doc, aa_wall = compare(aa, tmp / f"aa-{cpus}-{i}", cpus)
+                aa_doc, aa_wall = compare(aa, tmp / f"aa-{cpus}-{i}", cpus, max_time)
                 walls.append(aa_wall)
                 for b in aa_doc["benchmarks"]:
                     verdicts.append(b["change"]["verdict"])
@@ -128,11 +138,11 @@ def main() -> int:
           "sd of pairs' estimates (median) |")
     print("|---|---|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['cpus']} | {r['note']} | {r['conv_ratio']:.2f}x [{r['conv_ci'][0]:.2f}, {r['conv_ci'][1]:.2f}] "
+        print(f"| {r['cpus']} | {r['note']} | {_x(r['conv_ratio'])}x [{_x(r['conv_ci'][0])}, {_x(r['conv_ci'][1])}] "
               f"({r['conv_verdict']}) | {r['aa_false']}/{r['aa_n']} | {r['aa_unchanged']}/{r['aa_n']} | "
               f"{(r['pair_sd_median'] or 0) * 100:.2f} % |")
     auto, full = rows
-    print(f"conv_ratio_auto={auto['conv_ratio']:.2f} conv_ratio_all={full['conv_ratio']:.2f} "
+    print(f"conv_ratio_auto={_x(auto['conv_ratio'])} conv_ratio_all={_x(full['conv_ratio'])} "
           f"aa_false_auto={auto['aa_false']} aa_false_all={full['aa_false']} "
           f"pair_sd_auto={(auto['pair_sd_median'] or 0):.4f} pair_sd_all={(full['pair_sd_median'] or 0):.4f}")
     return 0

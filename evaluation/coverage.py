@@ -27,6 +27,7 @@ Usage::
 
     python evaluation/coverage.py                  # 4000 simulated benchmarks per setting
     python evaluation/coverage.py --reps 1000      # quicker
+    python evaluation/coverage.py --smoke          # every cell at a toy size (CI)
 """
 
 from __future__ import annotations
@@ -120,12 +121,15 @@ def check_against_runner(rng) -> None:
         assert abs(math.log(est.ci_low) - low[0]) < 1e-9 and abs(math.log(est.ci_high) - high[0]) < 1e-9, (est, low, high)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=4000)
     ap.add_argument("--level", type=float, default=0.99)
     ap.add_argument("--seed", type=int, default=2026)
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="50 simulated benchmarks per cell (seconds; for CI)")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.reps = 50
     rng = np.random.default_rng(args.seed)
     check_against_runner(rng)
     settings = [(tau, sigma, outlier) for outlier in (0.0, -0.574, 0.10) for tau in (0.0, 0.01, 0.03)

@@ -1,7 +1,7 @@
 """Evaluate ``runner.intent.classify`` on the labeled PR texts in ``intent_dataset.jsonl``.
 
 Usage:
-    python evaluation/intent.py [--split dev|dev2|test|test2|test3|test4|all] [--errors] [--no-write]
+    python evaluation/intent.py [--split dev|dev2|test|test2|test3|test4|all] [--errors] [--no-write] [--smoke]
 
 Each line of the data set is ``{"id", "split", "label", "title", "body", ["labels"],
 ["diff"]}``: a PR title and short description written in the style of real performance PRs
@@ -142,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help=f"do not update {RESULTS.name}")
     parser.add_argument("--dataset", type=Path, default=DATASET,
                         help="labeled JSONL file (default: intent_dataset.jsonl), e.g. a new blind split")
+    parser.add_argument("--smoke", action="store_true", help="every split, nothing written (CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.no_write = True
     rows = load(args.dataset)
     splits = [args.split] if args.split else [*SPLITS, "all"]
     parts = []

@@ -1,7 +1,7 @@
 """Evaluate the intent classifier on real merged pull requests (``intent_real.jsonl``).
 
 Usage:
-    python evaluation/intent_real.py [--split real-train|real-test|real-test2|real-test3|all] [--errors] [--no-write]
+    python evaluation/intent_real.py [--split real-train|real-test|real-test2|real-test3|all] [--errors] [--no-write] [--smoke]
 
 The corpus holds real pull requests of public GPU / deep-learning repositories: the title as
 written, a paraphrase of the description in our own words, the changed files and a short diff
@@ -187,8 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--classifier", choices=list(CLASSIFIERS), default=None, help="one classifier only")
     parser.add_argument("--errors", action="store_true", help="list every misclassified pull request")
     parser.add_argument("--no-write", action="store_true", help=f"do not update {RESULTS.name}")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every split and classifier on every 20th pull request, nothing written (CI)")
     args = parser.parse_args(argv)
     rows = load()
+    if args.smoke:
+        rows, args.no_write = rows[::20], True
     splits = [args.split] if args.split else list(SPLITS)
     names = [args.classifier] if args.classifier else list(CLASSIFIERS)
     parts = []

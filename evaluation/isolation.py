@@ -18,6 +18,7 @@ Usage::
 
     python evaluation/isolation.py                     # 10 compares with this checkout
     python evaluation/isolation.py --compares 3 --perfgate ../perfgate-old   # another checkout
+    python evaluation/isolation.py --smoke             # one short compare: the script still runs (CI)
 
 ``--perfgate DIR`` runs the ``runner`` package of another perfgate checkout (e.g. a ``git worktree``
 of an older commit), to show the fault before the fix on the same machine.
@@ -97,12 +98,15 @@ def run_compare(perfgate_root: Path, repo: Path, out: Path, extra: list[str]) ->
     return json.loads((out / "results.json").read_text()), wall
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--compares", type=int, default=10)
     ap.add_argument("--perfgate", default=str(ROOT), help="perfgate checkout whose runner to use (default: this one)")
     ap.add_argument("extra", nargs="*", help="extra flags for perfgate compare (after --)")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="one compare of 8 s at most (CI)")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.compares, args.extra = 1, [*args.extra, "--max-time", "8"]
     root = Path(args.perfgate).resolve()
     rows = []
     with tempfile.TemporaryDirectory(prefix="perfgate-isolation-") as t:

@@ -48,6 +48,7 @@ Usage::
     python evaluation/peers.py                # 3 A/A + ±1, 2, 5, 10 % (+ ±2 % twice)
     python evaluation/peers.py --log run.jsonl          # append each pair's record; rerun resumes
     python evaluation/peers.py --report --log run.jsonl # the table of a log, nothing run
+    python evaluation/peers.py --smoke        # one A/A pair, perfgate only, 8 s; the committed log's table (CI)
     python evaluation/peers.py --tools perfgate asv pytest-benchmark --stop-after 1200 --log run.jsonl
     PERFGATE_MEASURE=1 PERFGATE_CPUS=1 taskset -c 1 python evaluation/peers.py  # all tools on CPU 1
 
@@ -73,6 +74,9 @@ from pathlib import Path
 from gitrepo import git  # the evaluation folder is on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: The log of the figures in RESULTS_peers.md.
+COMMITTED_LOG = Path(__file__).resolve().parent / "RESULTS_peers.jsonl"
 
 WORKLOADS = ("cpu_mm", "mem_add", "py_loop")
 BASE_COUNT = 100
@@ -267,7 +271,7 @@ def _run(cmd: list[str], cwd: Path, env: dict, check: bool = True) -> subprocess
 def run_perfgate(ctx: dict) -> dict:
     out = ctx["tmp"] / "perfgate-out"
     _run([sys.executable, "-m", "runner.cli", "compare", "--repo", str(ctx["repo"]), "--base", "base", "--head",
-          "head", "--out", str(out), "--no-profile", "--quiet"], ROOT, ctx["env"])
+          "head", "--out", str(out), "--no-profile", "--quiet", *ctx.get("perfgate_args", ())], ROOT, ctx["env"])
     doc = json.loads((out / "results.json").read_text())
     ctx["raw"] = {"perfgate": {b["name"]: b["change"]["verdict"] for b in doc["benchmarks"]}}
     return {"perfgate": parse_perfgate(doc)}
@@ -329,8 +333,10 @@ def run_pytest_benchmark(ctx: dict) -> dict:
 RUNNERS = {"perfgate": run_perfgate, "asv": run_asv, "pyperf": run_pyperf, "pytest-benchmark": run_pytest_benchmark}
 
 
-def run_pair(tmp: Path, index: int, spec: str, tools: list[str], pyperf_args: list[str], home: Path) -> dict:
-    """``tools`` on one generated pair, in an order rotated by ``index``; returns the record."""
+def run_pair(tmp: Path, index: int, spec: str, tools: list[str], pyperf_args: list[str], home: Path,
+             perfgate_args: tuple[str, ...] = ()) -> dict:
+    """``tools`` on one generated pair, in an order rotated by ``index``; returns the record.
+    ``perfgate_args``: extra flags of ``perfgate compare`` (the smoke's ``--max-time``)."""
     change = None if spec == "aa" else float(spec)
     d = tmp / f"pair{index}"
     sha = make_repo(d / "repo", change, d / "asv")
@@ -344,7 +350,7 @@ def run_pair(tmp: Path, index: int, spec: str, tools: list[str], pyperf_args: li
     record = {"index": index, "spec": spec, "change": change, "order": list(order), "verdicts": {}, "wall": {}}
     for tool in order:
         ctx = {"tmp": d / tool, "repo": d / "repo", "sha": sha, "worktrees": worktrees, "env": env, "home": home,
-               "pyperf_args": pyperf_args}
+               "pyperf_args": pyperf_args, "perfgate_args": perfgate_args}
         ctx["tmp"].mkdir()
         t0 = time.monotonic()
         record["verdicts"].update(RUNNERS[tool](ctx))
@@ -422,12 +428,13 @@ def final_line(summary: dict) -> str:
         return f"{h / n:.2f}" if n else "nan"
     pg = summary["perfgate"]
     aa = f"{pg['aa_false'] / pg['aa_n']:.3f}" if pg["aa_n"] else "nan"
-    ratio = pg["wall"] / summary["asv (factor 1.02)"]["wall"]
+    asv = summary.get("asv (factor 1.02)")
+    ratio = f"{pg['wall'] / asv['wall']:.2f}" if asv and asv["wall"] else "nan"
     return (f"perfgate_aa_false={aa} perfgate_2pct={det('perfgate')} asv_2pct={det('asv (factor 1.02)')} "
-            f"pyperf_2pct={det('pyperf')} wall_ratio_vs_asv={ratio:.2f}")
+            f"pyperf_2pct={det('pyperf')} wall_ratio_vs_asv={ratio}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help=f"pairs {', '.join(QUICK_PAIRS)} only")
     ap.add_argument("--pairs", nargs="*", help="pair specs: aa, +0.02, -0.05, ... (default: the full set)")
@@ -439,7 +446,12 @@ def main() -> int:
     ap.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS), help="tools to run (default: all)")
     ap.add_argument("--log", default="", help="JSON lines: each finished pair is appended; pairs already there are "
                     "skipped (resume)")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true",
+                    help="one A/A pair, perfgate only, 8 s; then the table of the committed log (CI)")
+    args = ap.parse_args(argv)
+    perfgate_args: tuple[str, ...] = ()
+    if args.smoke:
+        args.pairs, args.tools, args.log, args.report, perfgate_args = ["aa"], ["perfgate"], "", False, ("--max-time", "8")
     specs = args.pairs or (QUICK_PAIRS if args.quick else FULL_PAIRS)
     if args.pyperf is None:  # --rigorous costs ~12 min a pair here (40 processes importing torch per side)
         args.pyperf = "--fast" if args.quick else "--rigorous"
@@ -460,7 +472,7 @@ def main() -> int:
                 print(f"--stop-after {args.stop_after:g} s reached: {len(specs) - i} pair(s) not run", flush=True)
                 break
             print(f"pair {i + 1}/{len(specs)}: {spec}", flush=True)
-            rec = run_pair(tmp, len(records), spec, args.tools, args.pyperf.split(), home)
+            rec = run_pair(tmp, len(records), spec, args.tools, args.pyperf.split(), home, perfgate_args)
             records.append(rec)
             if log:
                 with log.open("a") as f:
@@ -470,6 +482,10 @@ def main() -> int:
     print(render(summary, records))
     print()
     print(final_line(summary))
+    if args.smoke:  # every tool's rows, from the committed log
+        committed = [json.loads(line) for line in COMMITTED_LOG.read_text().splitlines() if line.strip()]
+        print(render(summarise(committed), committed))
+        print(final_line(summarise(committed)))
     return 0
 
 

@@ -13,6 +13,7 @@ failure reasons.
 Usage::
 
     python evaluation/real_suites.py [--filter-xarray '*Indexing*'] [--max-time 120]
+    python evaluation/real_suites.py --smoke     # the tests' fixture suites, nothing downloaded (CI)
 
 The last line: ``xarray_listed=.. xarray_measured=.. xarray_skipped=.. xarray_failed=..
 pydantic_listed=.. ...``.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -41,6 +43,24 @@ PROJECTS = {
     "pydantic": ("pydantic==2.14.4", "pytest-benchmark", "tests/benchmarks", "*test_attribute_access*",
                  "pip install -q . dirty-equals pytest-mock pytest-run-parallel pytz faker jsonschema time-machine"),
 }
+
+
+#: The smoke's stand-ins: the test suites' own fixtures of each convention, nothing downloaded or installed.
+SMOKE_PROJECTS = {
+    "asv_example": ("tests/fixtures/suites/asv_example", "asv", "benchmarks", "*", ""),
+    "pytest_benchmark_example": ("tests/fixtures/suites/pytest_benchmark_example", "pytest-benchmark", "benchmarks",
+                                 "*", ""),
+}
+
+
+def copy_fixture(folder: str, into: Path) -> Path:
+    """The suite at ``ROOT/folder`` copied under ``into`` as a one-commit git repository."""
+    repo = into / Path(folder).name
+    shutil.copytree(ROOT / folder, repo)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "fixture")
+    return repo
 
 
 def fetch(requirement: str, into: Path) -> Path:
@@ -92,15 +112,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=sorted(PROJECTS), help="one project")
     for name, (_, _, _, pattern, _) in PROJECTS.items():
         parser.add_argument(f"--filter-{name}", default=pattern)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the tests' fixture suites instead of the downloads, nothing installed, 6 s each (CI)")
     args = parser.parse_args(argv)
+    projects = SMOKE_PROJECTS if args.smoke else PROJECTS
+    if args.smoke:
+        args.max_time, args.only = 6.0, None
     figures = []
     with tempfile.TemporaryDirectory(prefix="perfgate-real-suites-") as tmp:
-        for name, (requirement, suite, benchmarks, _, install) in PROJECTS.items():
+        for name, (requirement, suite, benchmarks, default_pattern, install) in projects.items():
             if args.only and name != args.only:
                 continue
             print(f"== {name} ({suite}, {requirement})", flush=True)
-            repo = fetch(requirement, Path(tmp) / name)
-            pattern = getattr(args, f"filter_{name}")
+            (Path(tmp) / name).mkdir()
+            repo = copy_fixture(requirement, Path(tmp) / name) if args.smoke else fetch(requirement, Path(tmp) / name)
+            pattern = getattr(args, f"filter_{name}", default_pattern)
             summary = summarize(run(repo, suite, benchmarks, pattern, install, args.max_time, Path(tmp) / f"{name}-out"))
             print(f"{name}: filter {pattern!r}: listed {summary['listed']}, measured {summary['measured']}, "
                   f"skipped {summary['skipped']}, failed {summary['failed']}")

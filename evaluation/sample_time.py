@@ -9,6 +9,7 @@ costs (set-up included), and the product that matters for the stopping rule: the
 the 99 % interval reachable in 60 s (t quantile on the pairs that fit, sd / sqrt(pairs)).
 
     python evaluation/sample_time.py [--pairs 12] [--pair-rounds 8] [--write evaluation/RESULTS.md]
+    python evaluation/sample_time.py --smoke     # a toy size: the script still runs (CI)
 """
 
 from __future__ import annotations
@@ -92,12 +93,16 @@ def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_ro
     return {"sd": statistics.stdev(rounds_d), "sd_pair": sd_pair, "s_per_pair": per_pair, "half_60s": half}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=12)
     ap.add_argument("--pair-rounds", type=int, default=8)
     ap.add_argument("--write", default="", help="append the table to this markdown file")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="2 pairs of 2 rounds, one benchmark, one sample time (CI)")
+    args = ap.parse_args(argv)
+    funcs, candidates = ("bench_py", "bench_torch"), CANDIDATES
+    if args.smoke:
+        args.pairs, args.pair_rounds, funcs, candidates = 2, 2, ("bench_torch",), [0.002]
     lines = ["## Sample duration (`min_sample_time`)", "",
              f"`python evaluation/sample_time.py --pairs {args.pairs} --pair-rounds {args.pair_rounds}`: identical code, "
              "a fresh process pair per pair; sd of ln(head/base) per round and of the pairs' estimates, seconds per "
@@ -107,8 +112,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "bench_s.py").write_text(BENCH)
-        for func in ("bench_py", "bench_torch"):
-            for mst in CANDIDATES:
+        for func in funcs:
+            for mst in candidates:
                 m = measure(folder, func, mst, args.pairs, args.pair_rounds)
                 line = (f"| {func} | {mst * 1e3:g} ms | {m['sd']:.2%} | {m['sd_pair']:.2%} | {m['s_per_pair']:.2f} | "
                         f"{m['half_60s']:.2%} |")

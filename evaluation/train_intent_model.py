@@ -2,6 +2,7 @@
 
 Usage:
     python evaluation/train_intent_model.py [--no-write] [--folds K]     (about 10 minutes)
+    python evaluation/train_intent_model.py --smoke    (every step on a few rows per label, nothing written: CI)
 
 Needs scikit-learn (the ``dev`` extra); the model it writes is plain numbers that
 ``runner.intent.model`` reads without it. Trains on every pull request of intent_real.jsonl
@@ -254,14 +255,31 @@ def report(records: list[dict], n_real: int, level: float) -> str:
     return "\n".join(lines)
 
 
+def smoke_subset(rows: list[dict], per_label: int = 6) -> list[dict]:
+    """The first ``per_label`` rows of each label, in their order (every strategy keeps training rows)."""
+    seen: Counter = Counter()
+    out = []
+    for row in rows:
+        if seen[row["label"]] < per_label:
+            seen[row["label"]] += 1
+            out.append(row)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="write neither model.json nor RESULTS_intent.md")
     parser.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds (at least 2; default {FOLDS})")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every step on a tenth of the rows, 2 folds, nothing written (seconds; for CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.no_write, args.folds = True, 2
     if args.folds < 2:
         parser.error("--folds must be at least 2: probable_above comes from the out-of-fold predictions")
     real, own = training_rows()
+    if args.smoke:
+        real, own = smoke_subset(real), smoke_subset(own)
     examples = Examples()
     data = fit(real + own, examples)
     records = out_of_fold(real, own, examples, args.folds)

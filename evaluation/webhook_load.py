@@ -14,6 +14,7 @@ Usage::
     python evaluation/webhook_load.py                       # SQLite database and queue (defaults)
     python evaluation/webhook_load.py --database-url postgresql://u:p@127.0.0.1:5432/db \\
         --queue-url redis://127.0.0.1:6379/0               # as docker-compose.yml runs it
+    python evaluation/webhook_load.py --smoke               # 40 deliveries: the script still runs (CI)
 
 The load generator shares the machine's CPUs with the server, so the figure is a lower bound
 for a web pod with a core of its own.
@@ -53,14 +54,16 @@ def _private_key() -> str:
 
 def payload(size: int) -> bytes:
     """A ``pull_request`` ``labeled`` delivery of about ``size`` bytes (real ones are 20–30 kB:
-    the pull request, both repositories, the sender, the label)."""
-    filler = "x" * max(0, size - 600)
-    body = {"action": "labeled", "number": 7, "label": {"name": "performance"},
-            "pull_request": {"number": 7, "state": "open", "title": "Fuse the layer norm kernels", "body": filler,
-                             "labels": [{"name": "performance"}], "head": {"sha": "1" * 40, "ref": "feature"},
-                             "base": {"sha": "2" * 40, "ref": "main"}},
-            "repository": {"full_name": "octo/demo", "name": "demo", "default_branch": "main"},
-            "installation": {"id": 4711}, "sender": {"login": "maintainer", "type": "User"}}
+    the pull request, both repositories, the sender, the label): GitHub's published example
+    (``@octokit/webhooks-examples``, through tests/app/payloads.py) completed to its published
+    schema — the App refuses (400) a delivery its schema rejects — with the pull request's body
+    padded to the size."""
+    from tests.app.payloads import pull_request
+
+    _, body = pull_request("labeled", head_sha="1" * 40, base_sha="2" * 40, label="performance")
+    body["pull_request"]["body"] = ""
+    pad = max(0, size - len(json.dumps(body).encode()))
+    body["pull_request"]["body"] = "x" * pad
     return json.dumps(body).encode()
 
 
@@ -136,7 +139,7 @@ def drive(port: int, secret: str, body: bytes, count: int, max_seconds: float, c
             "mean_ms": round(statistics.fmean(lat) * 1000, 1) if lat else None}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=3000, help="deliveries at most (default 3000)")
     parser.add_argument("--max-seconds", type=float, default=60, help="seconds at most (default 60)")
@@ -146,7 +149,10 @@ def main() -> int:
     parser.add_argument("--database-url", help="default: a fresh SQLite file")
     parser.add_argument("--queue-url", help="HUEY_URL (default: a fresh SQLite queue)")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="40 deliveries, 10 s at most (CI)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.count, args.max_seconds, args.clients = 40, 10.0, 2
 
     with tempfile.TemporaryDirectory(prefix="perfgate-load-") as home:
         secret = secrets.token_hex(16)
@@ -165,7 +171,7 @@ def main() -> int:
         try:
             _wait_healthy(port, proc)
             body = payload(args.size)
-            drive(port, secret, body, min(100, args.count), 10, args.clients)  # warm-up
+            drive(port, secret, body, min(100, args.count), min(10, args.max_seconds), args.clients)  # warm-up
             result = drive(port, secret, body, args.count, args.max_seconds, args.clients)
         finally:
             proc.terminate()
