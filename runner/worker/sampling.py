@@ -16,8 +16,17 @@ steal), so the parent can tell a round another task disturbed.
   interval too — an end event on the current stream alone would close before that work ends.
   The synchronisation adds a few microseconds per sample (not per call), the same on both
   sides. ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats`` gives the
-  peak memory of the sample. With ``cold_cache``, a buffer twice the L2 size is zeroed before
-  every call and only the call itself sits between the events (as Triton's ``do_bench`` does).
+  peak memory of the sample.
+* CUDA with ``cold_cache``: as Triton's ``do_bench`` does, a buffer twice the L2 size is zeroed
+  before every call and each call gets its own pair of events (``flush, start, call, end`` on the
+  current stream), all enqueued without waiting; the device is synchronised once, after the
+  last call, and the sample is the mean of the per-call intervals. A host synchronisation per
+  call (as this timer did before) put the host's round trip — the wait returning, then the end
+  event's submission, while the GPU idles — inside every interval: microseconds, the size of a
+  small kernel itself (``python -m evaluation.gpu_acceptance`` measures the harness's overhead per
+  call on a GPU). So, as with ``do_bench``, a call's work on another stream is
+  timed only when the call joins that stream back to the current one (``wait_stream``) before
+  it returns; work it leaves running elsewhere ends after its interval.
 
 The garbage collector is paused during a sample (as ``timeit`` does): a collection that
 lands in one side's sample would be charged to that side. It is not run before each sample:
@@ -168,17 +177,7 @@ class Timer:
         torch = self.torch
         torch.cuda.synchronize()
         if self.cold_cache:
-            total_ms = 0.0
-            for _ in range(number):
-                self._flush_buf.zero_()
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                fn()
-                torch.cuda.synchronize()  # join every stream the call used
-                end.record()
-                end.synchronize()
-                total_ms += start.elapsed_time(end)
-            return total_ms * 1e-3 / number
+            return self._time_cuda_cold(fn, number)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(number):
@@ -187,6 +186,20 @@ class Timer:
         end.record()
         end.synchronize()
         return start.elapsed_time(end) * 1e-3 / number
+
+    def _time_cuda_cold(self, fn, number: int) -> float:
+        """Seconds per call, each call after an L2 flush and between its own events, nothing
+        waited for until the last call is enqueued (module docstring; Triton's ``do_bench``)."""
+        event = self.torch.cuda.Event
+        starts = [event(enable_timing=True) for _ in range(number)]
+        ends = [event(enable_timing=True) for _ in range(number)]
+        for start, end in zip(starts, ends):
+            self._flush_buf.zero_()
+            start.record()
+            fn()
+            end.record()
+        self.torch.cuda.synchronize()
+        return sum(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e-3 / number
 
     def reset_peak_memory(self) -> None:
         if self.cuda:

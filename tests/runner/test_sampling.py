@@ -1,58 +1,93 @@
-"""The CUDA timer's order of operations, with a fake torch (no GPU needed): every stream the
-callable used is joined before the end event is recorded."""
+"""The CUDA timer's structure on a simulated device (tests/runner/fake_cuda.py, no GPU needed):
+the order of events and synchronisations, what an interval contains, the L2 flush, peak memory.
+The same timer on a real GPU: tests/runner/test_gpu.py."""
 
 from __future__ import annotations
-
-import sys
-import types
 
 import pytest
 
 from runner.worker.sampling import Timer
 
-
-class _FakeEvent:
-    log: list[str] = []
-
-    def __init__(self, enable_timing=False):
-        self.name = f"event{len(self.log)}"
-        self.at = None
-
-    def record(self, stream=None):
-        self.at = len(self.log)
-        self.log.append(f"record {self.name}")
-
-    def synchronize(self):
-        self.log.append(f"wait {self.name}")
-
-    def elapsed_time(self, other):
-        return float(other.at - self.at)  # "milliseconds": log entries between the events
+from .fake_cuda import FakeTorch, installed
 
 
 @pytest.fixture
-def fake_torch(monkeypatch):
-    log: list[str] = []
-    _FakeEvent.log = log
-    cuda = types.SimpleNamespace(Event=_FakeEvent, synchronize=lambda: log.append("synchronize device"),
-                                 reset_peak_memory_stats=lambda: None, max_memory_allocated=lambda: 0)
-    torch = types.SimpleNamespace(cuda=cuda)
-    monkeypatch.setitem(sys.modules, "torch", torch)
-    return log
+def fake():
+    with installed(FakeTorch(launch_us=2.0, sync_us=8.0, flush_us=30.0)) as torch:
+        yield torch
 
 
-@pytest.mark.parametrize("cold", [False, True])
-def test_the_device_is_synchronised_after_the_calls_and_before_the_end_event(fake_torch, cold, monkeypatch):
-    log = fake_torch
-    timer = Timer("cuda")
-    if cold:  # the L2 flush path, without asking a fake device for its L2 size
-        timer.cold_cache = True
-        timer._flush_buf = types.SimpleNamespace(zero_=lambda: log.append("flush"))
+def test_without_cold_cache_every_stream_is_joined_before_the_end_event(fake):
+    side = fake.cuda.Stream()
 
     def fn():
-        log.append("launch on a side stream")
+        fake.kernel(5.0)
+        fake.kernel(500.0, stream=side)  # left running on a side stream
 
-    timer.time(fn, 2)
-    last_launch = max(i for i, e in enumerate(log) if e == "launch on a side stream")
-    end_records = [i for i, e in enumerate(log) if e.startswith("record") and i > last_launch]
+    per_call = Timer("cuda").time(fn, 4)
+    log = fake.log
+    last_launch = max(i for i, e in enumerate(log) if e == "kernel on stream1")
     joins = [i for i, e in enumerate(log) if e == "synchronize device" and i > last_launch]
-    assert end_records and joins and joins[0] < end_records[0]
+    end_records = [i for i, e in enumerate(log) if e.startswith("record") and i > last_launch]
+    assert joins and end_records and joins[0] < end_records[0]
+    # the side stream's 4 × 500 µs are inside the interval
+    assert per_call * 4 >= 2000e-6
+
+
+def test_without_cold_cache_the_calls_are_not_waited_for_one_by_one(fake):
+    Timer("cuda").time(lambda: fake.kernel(5.0), 50)
+    assert fake.log.count("synchronize device") == 2  # before the start event, before the end event
+
+
+def test_cold_cache_flushes_before_each_call_and_waits_once_per_sample(fake):
+    timer = Timer("cuda", cold_cache=True)
+    fake.log.clear()
+    timer.time(lambda: fake.kernel(5.0), 3)
+    calls = [e for e in fake.log if e in ("flush on stream0", "kernel on stream0") or e.startswith("record")]
+    assert calls == ["flush on stream0", "record event0", "kernel on stream0", "record event3"] \
+        + ["flush on stream0", "record event1", "kernel on stream0", "record event4"] \
+        + ["flush on stream0", "record event2", "kernel on stream0", "record event5"]
+    assert fake.log.count("synchronize device") == 2  # before the first call, after the last
+    assert not any(e.startswith("wait") for e in fake.log)
+
+
+def test_cold_cache_interval_holds_the_call_not_the_flush_nor_the_hosts_round_trip(fake):
+    """A 5 µs kernel reads 5 µs (plus the end event's own launch gap), not 5 µs + a host sync's
+    8 µs round trip, as the per-call synchronisation this timer had before made it."""
+    per_call = Timer("cuda", cold_cache=True).time(lambda: fake.kernel(5.0), 20)
+    assert 5e-6 <= per_call < 5e-6 + 1e-6
+
+
+def test_cold_cache_includes_a_side_stream_the_call_joins_back(fake):
+    side = fake.cuda.Stream()
+
+    def fn():
+        side.wait_stream(fake.current)
+        fake.kernel(100.0, stream=side)
+        fake.kernel(5.0)
+        fake.current.wait_stream(side)
+
+    assert Timer("cuda", cold_cache=True).time(fn, 3) >= 100e-6
+
+
+@pytest.mark.parametrize("l2, expected", [(50 * 2**20, 100 * 2**20), (None, 128 * 2**20)])
+def test_the_flush_buffer_is_twice_the_l2_cache(l2, expected):
+    with installed(FakeTorch(l2_bytes=l2)) as fake:
+        Timer("cuda", cold_cache=True)
+        assert [b.size for b in fake.buffers] == [expected]  # 64 MiB × 2 when the device does not say
+
+
+def test_no_flush_buffer_without_cold_cache_or_on_cpu(fake):
+    Timer("cuda")
+    Timer("cpu", cold_cache=True)
+    assert fake.buffers == []
+
+
+def test_peak_memory_is_what_the_sample_allocated_since_the_reset(fake):
+    timer = Timer("cuda")
+    fake.allocate(1000)
+    timer.reset_peak_memory()
+    timer.time(lambda: fake.allocate(4096), 2)
+    assert timer.peak_memory() == 1000 + 2 * 4096
+    assert fake.log.index("reset peak memory") < fake.log.index("synchronize device")
+    assert Timer("cpu").peak_memory() is None
