@@ -82,6 +82,15 @@ class Config:
             thread count where the machine is big enough, else reduced and said so), ``all`` (no
             pinning) or a list like ``"2,3"``; see runner.pipeline.conditions.plan_cpus.
         threads: intra-op threads of both workers; 0 = torch's default (capped by the CPUs).
+        lock_clocks: on a CUDA GPU, lock the SM and memory clocks for the timing pass and
+            restore them after (NVML's locked clocks as ``nvidia-smi -lgc/-lmc`` set them, when
+            the runner is root; else application clocks as ``nvidia-smi -ac``, where
+            ``nvidia-smi -acp UNRESTRICTED`` allows them). Off by default: clocks are a property of
+            the runner, which its owner may have set already. Where they cannot be locked the
+            rounds the GPU throttled or whose clock moved are left out either way
+            (runner.pipeline.clocks, runner.pipeline.telemetry.disturbed_rounds).
+        lock_clocks_mhz: the SM clock to lock to; 0 = the GPU's default application clock (a
+            clock it sustains under load).
     """
 
     benchmarks: str = "benchmarks"
@@ -106,6 +115,8 @@ class Config:
     cuda_alloc_conf: str = ""
     cpus: str = "auto"
     threads: int = 0
+    lock_clocks: bool = False
+    lock_clocks_mhz: int = 0
 
     def sample_time(self, device: str | None) -> float:
         """Seconds one sample lasts at least on ``device`` (``cpu``, ``cuda``, ``cuda:N``):
@@ -141,6 +152,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "process_noise": (int, float), "min_process_pairs": (int,),
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
     "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
+    "lock_clocks": (bool,), "lock_clocks_mhz": (int,),
 }
 
 
@@ -176,6 +188,9 @@ def _check_values(cfg: Config, where: str) -> None:
                           "or no benchmark can ever get a verdict")
     if cfg.threads < 0:
         raise ConfigError(f"{where}: threads must be >= 0 (0 = torch's default), got {cfg.threads}")
+    if cfg.lock_clocks_mhz < 0:
+        raise ConfigError(f"{where}: lock_clocks_mhz must be >= 0 (0 = the GPU's default application clock), "
+                          f"got {cfg.lock_clocks_mhz}")
     if cfg.allocator not in ALLOCATORS:
         raise ConfigError(f"{where}: allocator must be one of {', '.join(ALLOCATORS)} (got {cfg.allocator!r})")
 

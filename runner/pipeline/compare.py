@@ -142,11 +142,13 @@ class _BudgetClock:
 
 def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_dirs: dict, root: Path,
              progress: Progress, policy: dict, clock: "_BudgetClock | None" = None) -> dict:
+    from .clocks import ClockControl
     from .telemetry import TelemetrySampler
 
     doctor = examine([req.out])  # before the workers start: the GPU idle, nothing of ours on it
     workers, worker_conditions = start_workers(revs, cfg, req.out / "logs")
     telemetry = TelemetrySampler()
+    clock_control = None
     try:
         progress.phase("starting workers")
         suite = bench_dirs["suite"]
@@ -180,9 +182,15 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         states = [BenchState(case=c) for c in cases]
         threads = (env_resp["head"].get("threads") or {}).get("intra_op") \
             if env_resp["head"].get("device") == "cpu" else None
+        if str(env_resp["head"].get("device") or "").startswith("cuda"):
+            clock_control = ClockControl(cfg.lock_clocks, cfg.lock_clocks_mhz)
+            clock_record = clock_control.start()
+        else:
+            clock_record = {"policy": "none", "reason": "not a CUDA run: no GPU clocks to lock or watch"}
         session = TimingPass(workers, cfg, {"base": bench_dirs["base"], "head": bench_dirs["head"]},
                              telemetry=telemetry, progress=progress, threads=threads,
-                             device=env_resp["head"].get("device"))
+                             device=env_resp["head"].get("device"),
+                             locked_sm_mhz=clock_record.get("sm_mhz") if clock_record.get("policy") == "lock" else None)
         clock = clock or _BudgetClock(time.monotonic())
         timing_start = time.monotonic()
         clock.startup_s = timing_start - clock.start
@@ -192,8 +200,11 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
             session.time_all(states, end=budget.timing_end)
         finally:
             telemetry.stop()
+            if clock_control is not None:
+                clock_control.restore()  # before profiling: the locked clocks were for the timing pass
         clock.timing_s = time.monotonic() - timing_start
         telemetry_summary = telemetry.summary()
+        telemetry_summary["clocks"] = dict(clock_control.record if clock_control is not None else clock_record)
         skipped += [{"name": s.name, "file": s.case.get("file"), "reason": s.stop_reason}
                     for s in states if s.verdict == "skipped"]
         states = [s for s in states if s.verdict != "skipped"]
@@ -212,6 +223,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
                         "cpus": env_resp[side].pop("cpus", None), "torch_threads": env_resp[side].pop("threads", None)}
                  for side, w in workers.items()}
     finally:
+        if clock_control is not None:
+            clock_control.restore()  # idempotent: a compare that failed half way leaves no clock locked
         for w in workers.values():
             w.close()
 

@@ -7,8 +7,9 @@ tune it); this adds the GPU's side. The checks are pure functions over the facts
 GPU (NVML), per device
     ``gpu_processes`` other processes or load on the GPU · ``gpu_mig`` MIG mode ·
     ``gpu_persistence`` persistence mode · ``gpu_ecc`` ECC state and uncorrected errors ·
-    ``gpu_clocks`` application/locked clocks against GPU Boost · ``gpu_throttle`` clock-event
-    reasons now · ``gpu_temperature`` temperature at idle · ``gpu_software`` driver, CUDA and
+    ``gpu_clocks`` application/locked clocks against GPU Boost · ``gpu_clock_policy`` whether
+    perfgate may lock the clocks for a compare or watches every round instead ·
+    ``gpu_throttle`` clock-event reasons now · ``gpu_temperature`` temperature at idle · ``gpu_software`` driver, CUDA and
     torch compatibility
 CPU and host
     ``cpu_governor`` · ``cpu_turbo`` · ``cpu_smt`` · ``transparent_hugepages`` ·
@@ -26,6 +27,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
+from .clocks import UNRESTRICT_FIX, plan
 from .telemetry import THROTTLE_REASONS
 
 STATUSES = ("fail", "warn", "ok", "skip")
@@ -164,6 +166,29 @@ def check_gpu_clocks(gpu: dict) -> Finding:
                    f"lock the clocks for benchmarking: sudo nvidia-smi -i {i} --lock-gpu-clocks={target},{target} "
                    f"(a clock the GPU sustains under load; undo with --reset-gpu-clocks)" if target else
                    f"lock the clocks for benchmarking: sudo nvidia-smi -i {i} --lock-gpu-clocks=MHZ,MHZ")
+
+
+def check_gpu_clock_policy(gpu: dict) -> Finding:
+    """Say what a compare does with this GPU's clocks (:func:`runner.pipeline.clocks.plan`): locks
+    them when asked (``lock_clocks = true``) and allowed, leaves a runner's own setting alone, else
+    watches every round; warn when the clocks float and this runner may not lock them."""
+    subject = _gpu_subject(gpu)
+    asked = plan(True, 0, gpu)
+    if asked.policy == "held":
+        return Finding("gpu_clock_policy", subject, "ok",
+                       "a clock setting of this runner holds the clocks: perfgate leaves it and still leaves out "
+                       "rounds the GPU throttled")
+    if asked.policy == "lock":
+        how = "as root" if asked.method == "locked_clocks" else "application clocks are unrestricted"
+        return Finding("gpu_clock_policy", subject, "ok",
+                       f"perfgate may lock the clocks here ({how}): with lock_clocks = true a compare locks SM "
+                       f"{asked.sm_mhz} MHz" + (f", memory {asked.memory_mhz} MHz" if asked.memory_mhz else "")
+                       + " for its timing and restores them; without it, it leaves out rounds the GPU throttled or "
+                         "whose clock moved")
+    return Finding("gpu_clock_policy", subject, "warn",
+                   "perfgate may not lock the clocks here (not root, application clocks restricted): a compare "
+                   "leaves out the rounds the GPU throttled or whose SM clock moved more than 2 %, as NVML reports them",
+                   UNRESTRICT_FIX + "; or lock them for every job in the runner's set-up")
 
 
 def check_gpu_throttle(gpu: dict) -> Finding:
@@ -332,8 +357,8 @@ def run_checks(facts: dict) -> list[Finding]:
     else:
         for gpu in gpus:
             findings += [check(gpu) for check in (check_gpu_processes, check_gpu_mig, check_gpu_persistence,
-                                                  check_gpu_ecc, check_gpu_clocks, check_gpu_throttle,
-                                                  check_gpu_temperature)]
+                                                  check_gpu_ecc, check_gpu_clocks, check_gpu_clock_policy,
+                                                  check_gpu_throttle, check_gpu_temperature)]
         findings.append(check_gpu_software(nvml, facts.get("torch"), gpus))
     host = facts.get("host") or {}
     findings += [check_cpu_governor(host), check_cpu_turbo(host), check_cpu_smt(host), check_transparent_hugepages(host),

@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Iterable
 
+from .clocks import euid as clock_euid
 from .conditions import host_facts
 from .telemetry import decode_reasons, nvml_text, nvml_value, read_sample
 
@@ -108,10 +109,17 @@ def _pair(value) -> dict | None:
     return {"current": bool(value[0]), "pending": bool(value[1])}
 
 
-def gpu_facts(nvml, index: int, handle) -> dict:
-    """The facts of one GPU (see :func:`gather`)."""
+def gpu_facts(nvml, index: int, handle, *, euid: int | None = None) -> dict:
+    """The facts of one GPU (see :func:`gather`); ``euid``: the effective user id that decides
+    whether clocks may be locked (default: this process's)."""
     sm = getattr(nvml, "NVML_CLOCK_SM", 1)
+    mem = getattr(nvml, "NVML_CLOCK_MEM", 2)
     sample = read_sample(nvml, handle)
+    memory_max = _ask(nvml, "nvmlDeviceGetMaxClockInfo", handle, mem)
+    supported = _ask(nvml, "nvmlDeviceGetSupportedGraphicsClocks", handle, memory_max) if memory_max else None
+    restricted = _ask(nvml, "nvmlDeviceGetAPIRestriction", handle,
+                      getattr(nvml, "NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS", 0))
+    user = clock_euid() if euid is None else euid
     persistence = _ask(nvml, "nvmlDeviceGetPersistenceMode", handle)
     uncorrected = _ask(nvml, "nvmlDeviceGetTotalEccErrors", handle,
                              getattr(nvml, "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", 1), getattr(nvml, "NVML_VOLATILE_ECC", 0))
@@ -132,12 +140,17 @@ def gpu_facts(nvml, index: int, handle) -> dict:
         "temperature_c": sample["temperature_c"],
         "slowdown_temperature_c": _ask(nvml, "nvmlDeviceGetTemperatureThreshold", handle,
                                              getattr(nvml, "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN", 1)),
+        "memory_max_clock_mhz": memory_max,
+        "sm_supported_clocks_mhz": sorted(int(c) for c in supported) if supported else None,
+        "clock_permission": {"root": None if user is None else user == 0,
+                             "applications_clocks_restricted": None if restricted is None else bool(restricted)},
     }
 
 
-def nvml_facts(nvml=None) -> tuple[dict, list[dict]]:
+def nvml_facts(nvml=None, *, euid: int | None = None) -> tuple[dict, list[dict]]:
     """``(nvml, gpus)`` as in :func:`gather`; ``nvml`` a module-like object (tests), by default
-    ``pynvml``. NVML is initialised and shut down here."""
+    ``pynvml``; ``euid`` the user id clock locking is judged for (default: this process's). NVML
+    is initialised and shut down here."""
     try:
         if nvml is None:
             import pynvml as nvml  # noqa: PLC0415 - optional dependency (nvidia-ml-py)
@@ -154,7 +167,7 @@ def nvml_facts(nvml=None) -> tuple[dict, list[dict]]:
         for index in range(_ask(nvml, "nvmlDeviceGetCount") or 0):
             handle = _ask(nvml, "nvmlDeviceGetHandleByIndex", index)
             if handle is not None:
-                gpus.append(gpu_facts(nvml, index, handle))
+                gpus.append(gpu_facts(nvml, index, handle, euid=euid))
         return info, gpus
     finally:
         _ask(nvml, "nvmlShutdown")
@@ -176,7 +189,9 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
         {current, pending} | None, persistence_mode, ecc_mode: {current, pending} | None,
         ecc_uncorrected_volatile, sm_clock_mhz, sm_application_clock_mhz,
         sm_default_application_clock_mhz, sm_max_clock_mhz, clock_event_reasons: [names] | None,
-        temperature_c, slowdown_temperature_c}]}``; clocks in MHz, temperatures in °C.
+        temperature_c, slowdown_temperature_c, memory_max_clock_mhz, sm_supported_clocks_mhz: [MHz]
+        | None, clock_permission: {root, applications_clocks_restricted}}]}``; clocks in MHz,
+        temperatures in °C.
     """
     import tempfile
 

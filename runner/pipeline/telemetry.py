@@ -45,6 +45,15 @@ THROTTLED_FRACTION = 0.05
 CLOCK_DIFFERENCE = 0.02
 #: Median memory utilisation (percent) at or above which memory counts as saturated.
 MEMORY_SATURATED_PCT = 80.0
+#: A round during which the SM clock was more than this fraction away from the reference (the
+#: locked clock, else the run's median under load) counts as a clock change
+#: (:func:`disturbed_rounds`); the same 2 % as :data:`CLOCK_DIFFERENCE` between sides.
+ROUND_CLOCK_TOLERANCE = 0.02
+#: NVML's cumulative clock-violation counters (``nvmlDeviceGetViolationStatus``, nanoseconds the
+#: clocks were held down by each policy since the driver loaded) that mean power or heat; a
+#: counter that moved across a round throttled it even when no sample fell inside the round.
+VIOLATION_POLICIES = {"power_violation_ns": ("NVML_PERF_POLICY_POWER", 0),
+                      "thermal_violation_ns": ("NVML_PERF_POLICY_THERMAL", 1)}
 
 
 def decode_reasons(mask: int | None) -> list[str]:
@@ -144,6 +153,53 @@ def summarize_samples(samples: list[dict], *, device_name: str | None = None, dr
     }
 
 
+def reference_clock(samples: list[dict]) -> float | None:
+    """The run's SM clock under load (MHz): the median over the samples taken while a side ran
+    and the GPU was not idle; None without such samples."""
+    clocks = [s["sm_clock_mhz"] for s in samples if s.get("side") and s.get("sm_clock_mhz")
+              and "gpu_idle" not in decode_reasons(s.get("reasons"))]
+    return float(statistics.median(clocks)) if clocks else None
+
+
+def disturbed_rounds(windows: list[tuple[float, float]], samples: list[dict], reference_mhz: float | None,
+                     tolerance: float = ROUND_CLOCK_TOLERANCE) -> dict[int, str]:
+    """The rounds the GPU's clocks disturbed, with why (pure).
+
+    A round is ``throttled`` when a sample taken during it shows a power or thermal clock-event
+    reason (:data:`THROTTLE_REASONS`), or a violation counter (:data:`VIOLATION_POLICIES`) moved
+    between the last sample before it and the first after it; it is ``clock`` when a sample
+    during it (GPU not idle) has an SM clock more than ``tolerance`` away from ``reference_mhz``.
+
+    Args:
+        windows: each round's ``(start, end)`` in the samples' clock (monotonic seconds).
+        samples: telemetry samples (:func:`read_sample` plus ``t``), any order.
+        reference_mhz: the locked SM clock, or :func:`reference_clock`; None: clocks not judged.
+    Returns:
+        ``{round index: "throttled" | "clock"}`` (throttled wins).
+    """
+    import bisect
+
+    ordered = sorted((s for s in samples if s.get("t") is not None), key=lambda s: s["t"])
+    times = [s["t"] for s in ordered]
+    out: dict[int, str] = {}
+    for i, (t0, t1) in enumerate(windows):
+        lo, hi = bisect.bisect_left(times, t0), bisect.bisect_right(times, t1)
+        inside = ordered[lo:hi]
+        if any(r in THROTTLE_REASONS for s in inside for r in decode_reasons(s.get("reasons"))):
+            out[i] = "throttled"
+            continue
+        before, after = (ordered[lo - 1] if lo > 0 else None), (ordered[hi] if hi < len(ordered) else None)
+        if before is not None and after is not None and any(
+                before.get(key) is not None and after.get(key) is not None and after[key] > before[key]
+                for key in VIOLATION_POLICIES):
+            out[i] = "throttled"
+            continue
+        if reference_mhz and any(s.get("sm_clock_mhz") and abs(s["sm_clock_mhz"] / reference_mhz - 1) > tolerance
+                                 and "gpu_idle" not in decode_reasons(s.get("reasons")) for s in inside):
+            out[i] = "clock"
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # NVML reading (imperative shell, kept thin)
 
@@ -163,12 +219,19 @@ def nvml_text(value):
 
 
 def read_sample(nvml, handle) -> dict:
-    """One sample from NVML (fields a GPU does not support are None)."""
+    """One sample from NVML (fields a GPU does not support are None): clocks (MHz), temperature
+    (°C), power and its limit (W), utilisation (%), the clock-event reason bitmask, and the
+    cumulative power and thermal violation counters (ns, :data:`VIOLATION_POLICIES`)."""
     util = nvml_value(nvml.nvmlDeviceGetUtilizationRates, handle)
     reasons_fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
         getattr(nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
     power = nvml_value(nvml.nvmlDeviceGetPowerUsage, handle)
     limit = nvml_value(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+    violations = {}
+    status_fn = getattr(nvml, "nvmlDeviceGetViolationStatus", None)
+    for key, (constant, default) in VIOLATION_POLICIES.items():
+        status = nvml_value(status_fn, handle, getattr(nvml, constant, default)) if status_fn else None
+        violations[key] = getattr(status, "violationTime", None)
     return {
         "sm_clock_mhz": nvml_value(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_SM", 1)),
         "memory_clock_mhz": nvml_value(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_MEM", 2)),
@@ -178,7 +241,21 @@ def read_sample(nvml, handle) -> dict:
         "memory_utilization_pct": getattr(util, "memory", None),
         "gpu_utilization_pct": getattr(util, "gpu", None),
         "reasons": nvml_value(reasons_fn, handle) if reasons_fn else None,
+        **violations,
     }
+
+
+def open_device(nvml, index: int):
+    """``(nvml, handle)`` of GPU ``index`` with NVML initialised: ``nvml`` a ``pynvml``-like module
+    (tests pass a fake), by default ``pynvml`` itself. The caller shuts NVML down.
+
+    Raises:
+        ImportError: pynvml is not installed; whatever NVML raises (no driver, no such GPU).
+    """
+    if nvml is None:
+        import pynvml as nvml  # noqa: PLC0415 - optional dependency (nvidia-ml-py)
+    nvml.nvmlInit()
+    return nvml, nvml.nvmlDeviceGetHandleByIndex(index)
 
 
 class TelemetrySampler:
@@ -207,12 +284,8 @@ class TelemetrySampler:
     def start(self) -> "TelemetrySampler":
         """Initialise NVML and start sampling; on any failure record why and do nothing."""
         try:
-            nvml = self._nvml
-            if nvml is None:
-                import pynvml as nvml  # noqa: PLC0415 - optional dependency (nvidia-ml-py)
-            nvml.nvmlInit()
+            nvml, self._handle = open_device(self._nvml, self.device_index)
             self._nvml = nvml
-            self._handle = nvml.nvmlDeviceGetHandleByIndex(self.device_index)
             self._device_name = nvml_text(nvml_value(nvml.nvmlDeviceGetName, self._handle))
             self._driver = nvml_text(nvml_value(nvml.nvmlSystemGetDriverVersion))
         except ImportError:

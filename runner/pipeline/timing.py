@@ -25,6 +25,7 @@ from typing import Callable, Protocol
 from .. import results as results_mod
 from .. import stats
 from . import schedule
+from . import telemetry as telemetry_mod
 from ..config import Config
 from .workers import WorkerFailure, WorkerProcess
 
@@ -101,7 +102,10 @@ class BenchState:
     ``pair_rounds`` is the rounds each of its process pairs takes (chosen after the first pair's
     set-up, :func:`runner.pipeline.schedule.rounds_per_pair`); ``round_seconds`` what one round
     is expected to last, ``setup_seconds`` what the last pair's set-up took; ``disturbed`` the
-    rounds the estimate leaves out (:func:`runner.pipeline.schedule.disturbed_rounds`).
+    rounds the estimate leaves out because another task took the CPU
+    (:func:`runner.pipeline.schedule.disturbed_rounds`), ``clock_rounds`` those it leaves out
+    because the GPU throttled or its clock moved (:func:`runner.pipeline.telemetry.disturbed_rounds`:
+    index → ``throttled`` | ``clock``); ``windows`` each round's ``(start, end)`` on the clock.
     """
 
     case: dict
@@ -119,6 +123,8 @@ class BenchState:
     last_round_seconds: float = 0.0
     setup_seconds: float = 0.0
     disturbed: list[int] = field(default_factory=list)
+    clock_rounds: dict[int, str] = field(default_factory=dict)
+    windows: list[tuple[float, float]] = field(default_factory=list)
     futile: bool = False
     budget_cut: bool = False
     resolvable: float | None = None
@@ -174,19 +180,25 @@ class TimingPass:
     (:func:`runner.stats.blocked_estimate`) and no benchmark runs in a process another one used.
 
     Args:
+        telemetry: the NVML sampler (:class:`runner.pipeline.telemetry.TelemetrySampler`, or
+            anything with ``set_side`` and ``samples`` on the same clock): its samples tell the
+            rounds the GPU's clocks disturbed, left out of the estimate.
         threads: the workers' intra-op threads on a CPU device (1 lets disturbed rounds be told,
             :func:`runner.pipeline.schedule.disturbed_rounds`); None on a GPU or when unknown.
         device: the workers' device (``cpu``, ``cuda``), for the sample time when it is automatic.
         clock: monotonic seconds (a test passes a simulated one).
+        locked_sm_mhz: the SM clock perfgate locked for the run (the reference a round's clock
+            is judged against); None: the run's median under load.
     """
 
     def __init__(self, workers: dict[str, WorkerProcess], cfg: Config, bench_dirs: dict[str, str],
                  telemetry=None, progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
-                 threads: int | None = None, device: str | None = None):
+                 threads: int | None = None, device: str | None = None, locked_sm_mhz: float | None = None):
         self.workers = workers
         self.cfg = cfg
         self.bench_dirs = bench_dirs
         self.telemetry = telemetry
+        self.locked_sm_mhz = locked_sm_mhz
         self.progress = progress or NoProgress()
         self.clock = clock
         self.threads = threads
@@ -357,6 +369,7 @@ class TimingPass:
                             own.truncate(n)
                         state.verdict, state.stop_reason = "failed", f"{side} failed while sampling"
                         return
+                state.windows.append((r0, self.clock()))
                 state.last_round_seconds = self.clock() - r0
                 self.progress.rounds(state.name, len(state.base), state.estimate)
             state.estimate = self.estimate(state)
@@ -397,7 +410,8 @@ class TimingPass:
         state.disturbed = schedule.disturbed_rounds([b_side.sample_info(i) for i in range(len(state.base))],
                                                     [h_side.sample_info(i) for i in range(len(state.head))],
                                                     self.threads)
-        out = set(state.disturbed)
+        state.clock_rounds = self.clock_disturbed(state)
+        out = set(state.disturbed) | set(state.clock_rounds)
         blocks = []
         for a, b in state.blocks():
             keep = [i for i in range(a, b) if i not in out]
@@ -407,6 +421,15 @@ class TimingPass:
         est = stats.blocked_estimate(blocks, self.ci_level, self.cfg.process_noise)
         state.resolvable = schedule.resolvable_change(est.block_centers, self.ci_level, self.cfg.process_noise)
         return est
+
+    def clock_disturbed(self, state: BenchState) -> dict[int, str]:
+        """The rounds the GPU's clocks disturbed (:func:`runner.pipeline.telemetry.disturbed_rounds`),
+        judged against the locked clock or the run's median; empty without telemetry samples."""
+        samples = list(getattr(self.telemetry, "samples", None) or [])
+        if not samples or not state.windows:
+            return {}
+        reference = self.locked_sm_mhz or telemetry_mod.reference_clock(samples)
+        return telemetry_mod.disturbed_rounds(state.windows[:len(state.base)], samples, reference)
 
     def new_process_pair(self, state: BenchState, deadline: float = math.inf) -> bool:
         """Move the benchmark to a fresh pair of worker processes; False (and ``failed``) if it
@@ -494,7 +517,9 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
     estimate: ``rounds_per_pair``; ``pair_sd``, the standard deviation of the pairs' log-ratios
     (≈ a fraction: the noise the interval carries); ``resolvable``, the smallest change (fraction)
     this noise let the compare find (:func:`runner.pipeline.schedule.resolvable_change`);
-    ``disturbed_rounds``, the rounds left out because another task took the CPU; ``shared_number``,
+    ``disturbed_rounds``, the rounds left out because another task took the CPU; ``clock_rounds``,
+    those left out because the GPU throttled or its SM clock moved during them, and
+    ``clock_reasons`` how many for each reason (``throttled``, ``clock``); ``shared_number``,
     whether both sides took the same calls per sample; ``futile`` and ``budget_cut``, why an
     undecided benchmark stopped.
     """
@@ -524,6 +549,8 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
         "pair_sd": None if sd is None else round(sd, 6),
         "resolvable": round(state.resolvable, 6) if state.resolvable is not None and est else None,
         "disturbed_rounds": len(state.disturbed),
+        "clock_rounds": len(state.clock_rounds),
+        "clock_reasons": {r: list(state.clock_rounds.values()).count(r) for r in sorted(set(state.clock_rounds.values()))},
         "shared_number": state.shared_number,
         "futile": state.futile,
         "budget_cut": state.budget_cut,

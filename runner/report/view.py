@@ -73,7 +73,8 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
       more pairs were futile or the budget ran out;
     - ``inconclusive`` although its interval excludes no change: lost to the multiple-comparison
       correction across the run's ``compared`` benchmarks (with both p-values);
-    - rounds left out as disturbed; calls per sample that differ between the sides.
+    - rounds left out as disturbed (another task on the CPU; the GPU throttled or its clock
+      moved); calls per sample that differ between the sides.
 
     None when there is nothing to add (a decided benchmark on a quiet machine).
     """
@@ -106,6 +107,12 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
     disturbed, rounds = change.get("disturbed_rounds"), change.get("rounds")
     if isinstance(disturbed, int) and disturbed > 0 and isinstance(rounds, int) and rounds > 0:
         parts.append(f"{disturbed} of {rounds} rounds left out: another task took the measured CPU during them")
+    clock_rounds, why = change.get("clock_rounds"), change.get("clock_reasons") or {}
+    if isinstance(clock_rounds, int) and clock_rounds > 0 and isinstance(rounds, int) and rounds > 0:
+        causes = [text for key, text in (("throttled", "held down by power or heat"), ("clock", "its SM clock moved"))
+                  if isinstance(why, dict) and why.get(key)]
+        parts.append(f"{clock_rounds} of {rounds} rounds left out: the GPU's clock was "
+                     + (" or ".join(causes) if causes else "disturbed") + " during them (NVML)")
     base_n, head_n = (bench.get("base") or {}).get("number"), (bench.get("head") or {}).get("number")
     if change.get("shared_number") is False and base_n and head_n and base_n != head_n:
         parts.append(f"calls per sample differ (base {base_n}, head {head_n}) because one side is more than 4× "

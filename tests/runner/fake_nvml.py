@@ -20,8 +20,19 @@ NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
 NVML_VOLATILE_ECC = 0
 
 
+NVML_PERF_POLICY_POWER, NVML_PERF_POLICY_THERMAL = 0, 1
+NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS = 0
+#: nvml.h's return codes the fake raises (pynvml's ``NVMLError.value``).
+NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION = 3, 4
+
+
 class NVMLError(Exception):
-    """What pynvml raises (its per-code subclasses derive from ``NVMLError``)."""
+    """What pynvml raises (its per-code subclasses derive from ``NVMLError``); ``value`` is
+    nvml.h's return code, the message pynvml's text for it."""
+
+    def __init__(self, message: str, value: int | None = None):
+        super().__init__(message)
+        self.value = value
 
 
 @dataclass
@@ -30,18 +41,28 @@ class FakeNVML:
     ``nvmlInit`` fail (no driver). GPU keys: name, processes ([(pid, bytes)]), graphics_processes,
     gpu_util, mem_util, mig ([cur, pending]), persistence (0/1), ecc ([cur, pending]),
     ecc_uncorrected, sm_clock, mem_clock, app_clock, default_app_clock, max_clock, reasons
-    (bitmask), temperature, slowdown_temperature, power_mw, power_limit_mw."""
+    (bitmask), temperature, slowdown_temperature, power_mw, power_limit_mw, supported_sm ([MHz]),
+    power_violation_ns, thermal_violation_ns (cumulative), app_clocks_restricted (0/1).
+
+    Setting clocks: ``root`` says whether the caller may lock clocks (``nvmlDeviceSetGpuLockedClocks``
+    and ``nvmlDeviceSetMemoryLockedClocks`` raise "Insufficient Permissions" otherwise, as NVML
+    does); ``nvmlDeviceSetApplicationsClocks`` needs root or ``app_clocks_restricted`` 0. A locked
+    SM clock becomes the GPU's ``sm_clock`` (and sets the applications-clocks reason bit) until
+    reset; ``calls`` lists every setter and resetter called, in order."""
 
     gpus: list[dict] = field(default_factory=list)
     driver: str = "550.54.15"
     cuda_driver: int | None = 12040
     init_error: str | None = None
     initialised: int = 0
+    root: bool = True
+    calls: list = field(default_factory=list)
 
     def __post_init__(self):
         for name in ("NVML_CLOCK_GRAPHICS", "NVML_CLOCK_SM", "NVML_CLOCK_MEM", "NVML_TEMPERATURE_GPU",
                      "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN",
-                     "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", "NVML_VOLATILE_ECC"):
+                     "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", "NVML_VOLATILE_ECC", "NVML_PERF_POLICY_POWER",
+                     "NVML_PERF_POLICY_THERMAL", "NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS"):
             setattr(self, name, globals()[name])
 
     # -- library ---------------------------------------------------------------------------------
@@ -57,7 +78,7 @@ class FakeNVML:
         self._require_init()
         value = self.gpus[handle].get(key)
         if value is None:
-            raise NVMLError("Not Supported")
+            raise NVMLError("Not Supported", NVML_ERROR_NOT_SUPPORTED)
         return value
 
     def _require_init(self):
@@ -147,6 +168,60 @@ class FakeNVML:
     def nvmlDeviceGetEnforcedPowerLimit(self, handle):  # noqa: N802
         return self._field(handle, "power_limit_mw")
 
+    def nvmlDeviceGetViolationStatus(self, handle, policy):  # noqa: N802
+        key = {NVML_PERF_POLICY_POWER: "power_violation_ns", NVML_PERF_POLICY_THERMAL: "thermal_violation_ns"}[policy]
+        return SimpleNamespace(referenceTime=0, violationTime=self._field(handle, key))
+
+    def nvmlDeviceGetSupportedGraphicsClocks(self, handle, memory_mhz):  # noqa: N802
+        return list(self._field(handle, "supported_sm"))
+
+    def nvmlDeviceGetAPIRestriction(self, handle, api):  # noqa: N802
+        assert api == NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS
+        return self._field(handle, "app_clocks_restricted")
+
+    # -- setting clocks (root, or application clocks unrestricted) --------------------------------
+    def _may(self, handle, what: str, allowed: bool):
+        self._require_init()
+        self.calls.append(what)
+        if not allowed:
+            raise NVMLError("Insufficient Permissions", NVML_ERROR_NO_PERMISSION)
+
+    def _hold(self, handle, sm_mhz):
+        gpu = self.gpus[handle]
+        gpu.setdefault("_boost_clock", gpu.get("sm_clock"))
+        gpu["sm_clock"], gpu["reasons"] = sm_mhz, (gpu.get("reasons") or 0) | 0x2
+
+    def _release(self, handle):
+        gpu = self.gpus[handle]
+        if "_boost_clock" in gpu:
+            gpu["sm_clock"] = gpu.pop("_boost_clock")
+        gpu["reasons"] = (gpu.get("reasons") or 0) & ~0x2
+
+    def nvmlDeviceSetGpuLockedClocks(self, handle, low, high):  # noqa: N802
+        self._may(handle, f"lock sm {low}-{high}", self.root)
+        self._hold(handle, high)
+
+    def nvmlDeviceResetGpuLockedClocks(self, handle):  # noqa: N802
+        self._may(handle, "reset sm", self.root)
+        self._release(handle)
+
+    def nvmlDeviceSetMemoryLockedClocks(self, handle, low, high):  # noqa: N802
+        self._may(handle, f"lock memory {low}-{high}", self.root)
+        if self.gpus[handle].get("memory_lock_unsupported"):
+            raise NVMLError("Not Supported", NVML_ERROR_NOT_SUPPORTED)
+
+    def nvmlDeviceResetMemoryLockedClocks(self, handle):  # noqa: N802
+        self._may(handle, "reset memory", self.root)
+
+    def nvmlDeviceSetApplicationsClocks(self, handle, memory_mhz, sm_mhz):  # noqa: N802
+        self._may(handle, f"application clocks {memory_mhz},{sm_mhz}",
+                  self.root or not self.gpus[handle].get("app_clocks_restricted", 1))
+        self._hold(handle, sm_mhz)
+
+    def nvmlDeviceResetApplicationsClocks(self, handle):  # noqa: N802
+        self._may(handle, "reset application clocks", self.root or not self.gpus[handle].get("app_clocks_restricted", 1))
+        self._release(handle)
+
 
 #: A well-kept H100 at idle: persistence on, clocks locked (applications clocks setting reason),
 #: cool, nothing running, ECC on with no errors, MIG off.
@@ -155,4 +230,9 @@ HEALTHY_H100 = {
     "mig": [0, 0], "persistence": 1, "ecc": [1, 1], "ecc_uncorrected": 0, "sm_clock": 1755, "mem_clock": 2619,
     "app_clock": 1755, "default_app_clock": 1755, "max_clock": 1980, "reasons": 0x1 | 0x2, "temperature": 34,
     "slowdown_temperature": 87, "power_mw": 70_000, "power_limit_mw": 700_000,
+    "supported_sm": [1980, 1755, 1590, 1410], "power_violation_ns": 0, "thermal_violation_ns": 0,
+    "app_clocks_restricted": 1,
 }
+
+#: The same H100 as most clouds lend it: GPU Boost picks the clock (no setting holds it).
+BOOSTING_H100 = dict(HEALTHY_H100, reasons=0x1, sm_clock=1980)

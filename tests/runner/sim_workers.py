@@ -10,7 +10,10 @@ hours of simulated timing in milliseconds, with the truth known.
 Model of one side of one benchmark: seconds per call ``per_call`` × a factor per process
 (log-normal, ``process_sd``) × a factor per sample (log-normal, ``sample_sd``); a fraction
 ``disturbed`` of the samples lose ``steal`` of their wall time to another task (the process gets
-less CPU than wall time and is switched out, as ``runner.worker.sampling.Sample`` records).
+less CPU than wall time and is switched out, as ``runner.worker.sampling.Sample`` records); a
+fraction ``throttled`` of the samples run on a GPU held down by power (``throttle_slowdown`` times
+slower), which :class:`SimTelemetry` reports as NVML would (a power clock-event reason, a lower SM
+clock, the power violation counter moving).
 """
 
 from __future__ import annotations
@@ -44,6 +47,32 @@ class SideModel:
     disturbed: float = 0.0
     steal: float = 0.3
     fails_setup: bool = False
+    throttled: float = 0.0
+    throttle_slowdown: float = 1.3
+
+
+class SimTelemetry:
+    """NVML as the simulated GPU would answer it: one sample in the middle of every simulated
+    sample (``t`` on the :class:`SimClock`), a power cap (reason bit 0x4, SM clock 1600 MHz
+    instead of 1980, the power violation counter moving) while a throttled sample runs.
+    ``reasons`` False leaves the reason bits out (an NVML that only keeps the counters)."""
+
+    def __init__(self, reasons: bool = True):
+        self.samples: list[dict] = []
+        self.reasons = reasons
+        self._violation = 0
+        self.side: str | None = None
+
+    def set_side(self, side: str | None) -> None:
+        self.side = side
+
+    def record(self, t0: float, t1: float, throttled: bool) -> None:
+        before = self._violation
+        if throttled:
+            self._violation += int((t1 - t0) * 1e9)
+        self.samples.append({"t": (t0 + t1) / 2, "side": self.side, "sm_clock_mhz": 1600 if throttled else 1980,
+                             "reasons": (0x4 if throttled else 0) if self.reasons else None,
+                             "power_violation_ns": before if not throttled else self._violation})
 
 
 @dataclass
@@ -53,6 +82,7 @@ class SimWorker:
     clock: SimClock
     models: dict[str, SideModel]
     rng: random.Random = field(default_factory=lambda: random.Random(0))
+    telemetry: SimTelemetry | None = None
     children_started: int = 0
     requests: list[tuple[str, dict]] = field(default_factory=list)
     _model: SideModel | None = None
@@ -133,23 +163,33 @@ class SimWorker:
         number = int(req.get("number") or self._number)
         calls = min(number, 50)
         busy = sum(self._call_time() for _ in range(calls)) * (number / calls)
+        throttled = self._model.throttled > 0 and self.rng.random() < self._model.throttled
+        if throttled:
+            busy *= self._model.throttle_slowdown
         wall, cpu, switches = busy, busy, 0
         if self.rng.random() < self._model.disturbed:
             wall = busy / (1.0 - self._model.steal)  # another task had the CPU for the rest
             switches = 3
+        t0 = self.clock.now
         self.clock.advance(wall)
+        if self.telemetry is not None:
+            self.telemetry.record(t0, self.clock.now, throttled)
         return {"ok": True, "samples": [wall / number], "wall_s": [wall], "cpu_s": [cpu], "switches": [switches],
                 "number": number, "peak_memory_bytes": None}
 
 
-def sim_pass(models: dict[str, tuple[SideModel, SideModel]], cfg, seed: int = 0, threads: int | None = 1):
-    """A TimingPass over simulated workers; returns ``(pass, states, clock, workers)``."""
+def sim_pass(models: dict[str, tuple[SideModel, SideModel]], cfg, seed: int = 0, threads: int | None = 1,
+             telemetry: SimTelemetry | None = None, locked_sm_mhz: float | None = None):
+    """A TimingPass over simulated workers (and, when given, their simulated NVML telemetry);
+    returns ``(pass, states, clock, workers)``."""
     from runner.pipeline.timing import BenchState, TimingPass
 
     clock = SimClock()
     rng = random.Random(seed)
-    workers = {side: SimWorker(clock, {name: pair[i] for name, pair in models.items()}, random.Random(rng.random()))
+    workers = {side: SimWorker(clock, {name: pair[i] for name, pair in models.items()}, random.Random(rng.random()),
+                               telemetry)
                for i, side in enumerate(("base", "head"))}
-    session = TimingPass(workers, cfg, {"base": "/b", "head": "/h"}, clock=clock, threads=threads)
+    session = TimingPass(workers, cfg, {"base": "/b", "head": "/h"}, clock=clock, threads=threads,
+                         telemetry=telemetry, locked_sm_mhz=locked_sm_mhz)
     states = [BenchState(case={"name": name, "file": "bench_sim.py", "func": name}) for name in models]
     return session, states, clock, workers

@@ -45,6 +45,8 @@ def test_from_texts_is_the_rule_of_which_file_and_table_hold_the_config():
     ('device = "tpu"\n', "device must be one of"),
     ("min_rounds = 1\n", "min_rounds must be at least 2"),
     ("threshold = \n", "not valid TOML"),
+    ('lock_clocks = "yes"\n', "key 'lock_clocks' must be a bool"),
+    ("lock_clocks_mhz = -5\n", "lock_clocks_mhz must be >= 0"),
 ])
 def test_errors_name_key_and_file(tmp_path, text, needle):
     (tmp_path / "perfgate.toml").write_text(text)

@@ -16,16 +16,17 @@ from runner.pipeline import doctor, machine_facts
 from runner.cli.main import main
 from runner.results import validation_errors
 
-from .fake_nvml import HEALTHY_H100, FakeNVML
+from .fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
 
 TORCH_CU126 = {"version": "2.13.0+cu126", "cuda": "12.6", "hip": None}
 TUNED_HOST = {"cpu_governor": "performance", "cpu_turbo": False, "smt_active": False,
               "transparent_hugepages": "madvise", "transparent_hugepages_defrag": "madvise"}
 
 
-def _facts(*gpus: dict, torch=TORCH_CU126, cuda_driver=12060, host=None, load=(0.05, 0.1, 0.1), free=500 * 2**30):
+def _facts(*gpus: dict, torch=TORCH_CU126, cuda_driver=12060, host=None, load=(0.05, 0.1, 0.1), free=500 * 2**30,
+           euid=1000):
     nvml = FakeNVML(gpus=[dict(g) for g in gpus], cuda_driver=cuda_driver)
-    info, gpu_facts = machine_facts.nvml_facts(nvml)
+    info, gpu_facts = machine_facts.nvml_facts(nvml, euid=euid)
     assert nvml.initialised == 0  # shut down again
     return {"host": TUNED_HOST if host is None else host, "cpus": 16, "load_average": list(load),
             "disks": [{"path": "/work", "free_bytes": free, "total_bytes": 1000 * 2**30}],
@@ -40,8 +41,9 @@ def test_a_tuned_runner_passes_every_check():
     findings = doctor.run_checks(_facts(HEALTHY_H100))
     assert {f.status for f in findings} == {"ok"}, [f for f in findings if f.status != "ok"]
     assert {f.check for f in findings} == {
-        "gpu_processes", "gpu_mig", "gpu_persistence", "gpu_ecc", "gpu_clocks", "gpu_throttle", "gpu_temperature",
-        "gpu_software", "cpu_governor", "cpu_turbo", "cpu_smt", "transparent_hugepages", "load_average", "disk_space"}
+        "gpu_processes", "gpu_mig", "gpu_persistence", "gpu_ecc", "gpu_clocks", "gpu_clock_policy", "gpu_throttle",
+        "gpu_temperature", "gpu_software", "cpu_governor", "cpu_turbo", "cpu_smt", "transparent_hugepages",
+        "load_average", "disk_space"}
     assert all(f.fix is None for f in findings)
 
 
@@ -54,7 +56,8 @@ def test_a_badly_kept_runner_fails_and_warns_with_a_fix_for_each():
                                         cuda_driver=12040, host=host, load=(9.0, 8, 8), free=2**30))
     by = _by_check(findings)
     expected = {"gpu_processes": "fail", "gpu_mig": "warn", "gpu_persistence": "warn", "gpu_ecc": "warn",
-                "gpu_clocks": "warn", "gpu_throttle": "fail", "gpu_temperature": "skip", "gpu_software": "warn",
+                "gpu_clocks": "warn", "gpu_clock_policy": "warn", "gpu_throttle": "fail", "gpu_temperature": "skip",
+                "gpu_software": "warn",
                 "cpu_governor": "warn", "cpu_turbo": "warn", "cpu_smt": "warn", "transparent_hugepages": "warn",
                 "load_average": "fail", "disk_space": "fail"}
     assert {k: by[k].status for k in expected} == expected
@@ -97,6 +100,21 @@ def test_other_work_on_the_gpu(gpu, status):
 ])
 def test_clock_settings(gpu, status):
     assert _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, **gpu))))["gpu_clocks"].status == status
+
+
+@pytest.mark.parametrize("gpu, euid, status, words", [
+    ({}, 1000, "ok", "a clock setting of this runner holds the clocks"),                 # held: left alone
+    (BOOSTING_H100, 0, "ok", "may lock the clocks here (as root)"),
+    (dict(BOOSTING_H100, app_clocks_restricted=0), 1000, "ok", "application clocks are unrestricted"),
+    (BOOSTING_H100, 1000, "warn", "may not lock the clocks here"),
+])
+def test_the_clock_policy_says_whether_perfgate_may_lock_the_clocks_or_watches_the_rounds(gpu, euid, status, words):
+    finding = _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, **gpu), euid=euid)))["gpu_clock_policy"]
+    assert finding.status == status and words in finding.summary, finding
+    if status == "ok" and "may lock" in words:
+        assert "SM 1755 MHz, memory 2619 MHz" in finding.summary  # the default application clock, memory's max
+    if status == "warn":
+        assert "nvidia-smi -acp UNRESTRICTED" in finding.fix
 
 
 def test_uncorrected_ecc_errors_fail_and_unsupported_fields_skip():

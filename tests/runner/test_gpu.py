@@ -85,3 +85,56 @@ def test_work_on_a_side_stream_is_inside_the_timed_interval():
     alone = timer.time(side_only, 5)
     both = timer.time(two_streams, 5)
     assert both >= 0.8 * alone > 0
+
+
+def test_cold_cache_times_a_side_stream_the_call_joins_back():
+    """With cold_cache the calls are not waited for one by one (as Triton's do_bench): work on a
+    side stream counts when the call joins it back to the current stream before returning."""
+    import torch
+
+    from runner.worker.sampling import Timer
+
+    side = torch.cuda.Stream()
+    big = torch.randn(8192, 8192, device="cuda")
+
+    def joined():
+        main = torch.cuda.current_stream()
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            big @ big
+        main.wait_stream(side)
+
+    def alone():
+        big @ big
+
+    timer = Timer("cuda", cold_cache=True)
+    timer.time(joined, 2)  # warm-up
+    assert timer.time(joined, 5) >= 0.8 * timer.time(alone, 5) > 0
+
+
+def test_nvml_telemetry_and_the_clock_plan_on_this_gpu():
+    """The real pynvml: samples during GPU work carry clocks and the violation counters' fields,
+    and the clock plan names a policy (nothing is locked here: lock_clocks off)."""
+    import time
+
+    import torch
+
+    from runner.pipeline.clocks import ClockControl
+    from runner.pipeline.telemetry import TelemetrySampler
+
+    sampler = TelemetrySampler(interval_s=0.02).start()
+    sampler.set_side("base")
+    a = torch.randn(4096, 4096, device="cuda")
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        a @ a
+        torch.cuda.synchronize()
+    sampler.stop()
+    summary = sampler.summary()
+    assert summary["available"], summary
+    assert summary["sides"]["base"]["sm_clock_mhz"]["median"] > 0
+    assert all("power_violation_ns" in s for s in sampler.samples)
+    control = ClockControl(False)
+    record = control.start()
+    control.restore()
+    assert record["policy"] in ("held", "monitor") and record["reason"]

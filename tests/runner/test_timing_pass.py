@@ -13,7 +13,7 @@ from runner.config import Config
 from runner.pipeline import schedule
 from runner.pipeline.timing import benchmark_entry
 
-from .sim_workers import SideModel, sim_pass
+from .sim_workers import SideModel, SimTelemetry, sim_pass
 
 
 def _run(models, max_time=60.0, seed=0, threads=1, **cfg):
@@ -119,6 +119,24 @@ def test_disturbed_rounds_are_left_out_of_the_estimate():
     assert state.verdict != "regression"
     session, (state,), _, _ = _run({"b": (SideModel(1e-4), disturbed)}, seed=3, threads=None)
     assert not state.disturbed  # not judged without a single-threaded CPU benchmark
+
+
+@pytest.mark.parametrize("reasons", [True, False])
+def test_rounds_the_gpu_throttled_are_left_out_of_the_estimate(reasons):
+    """Identical code, head's samples throttled 30 % of the time (30 % slower then): with NVML's
+    word on which rounds were held down — a reason bit in a sample, or only the power violation
+    counter moving — those rounds go, and the verdict is not a false regression."""
+    models = {"b": (SideModel(1e-3, sample_sd=0.002), SideModel(1e-3, sample_sd=0.002, throttled=0.3))}
+    session, states, clock, _ = sim_pass(models, Config(max_time=60.0), seed=5, threads=None,
+                                         telemetry=SimTelemetry(reasons=reasons))
+    session.time_all(states, end=clock() + 60.0)
+    (state,) = states
+    entry = benchmark_entry(state, session.ci_level)["change"]
+    assert entry["clock_rounds"] > 0 and entry["clock_reasons"] == {"throttled": entry["clock_rounds"]}
+    assert state.verdict == "unchanged", state.stop_reason
+    blind, blind_states, blind_clock, _ = sim_pass(models, Config(max_time=60.0), seed=5, threads=None)
+    blind.time_all(blind_states, end=blind_clock() + 60.0)
+    assert blind_states[0].verdict == "regression" and not blind_states[0].clock_rounds  # what it would say
 
 
 def test_disturbed_rounds_need_less_cpu_than_wall_time_and_a_switch():

@@ -141,3 +141,39 @@ def test_without_nvml_or_gpu_it_says_so_and_never_raises():
     default.stop()
     if not default.summary()["available"]:
         assert default.summary()["reason"]
+
+
+def _at(t, side="base", clock=1980, reasons=0, power=0, thermal=0):
+    return {"t": t, "side": side, "sm_clock_mhz": clock, "reasons": reasons, "power_violation_ns": power,
+            "thermal_violation_ns": thermal}
+
+
+def test_rounds_with_a_throttle_reason_a_moved_violation_counter_or_a_clock_off_the_reference():
+    windows = [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0), (4.0, 5.0), (5.0, 6.0)]
+    samples = [_at(0.5), _at(1.5, reasons=0x4), _at(2.5), _at(2.9, power=5_000),   # round 3: counter moved after 2.5
+               _at(3.5, power=5_000), _at(4.5, clock=1900, power=5_000), _at(5.5, clock=1950, power=5_000),
+               _at(6.5, power=5_000)]
+    flagged = telemetry.disturbed_rounds(windows, samples, reference_mhz=1980)
+    assert flagged == {1: "throttled", 2: "throttled", 4: "clock"}  # 1950 is within 2 % of 1980
+    assert telemetry.disturbed_rounds(windows, samples, reference_mhz=None) == {1: "throttled", 2: "throttled"}
+    # an idle GPU's low clock between samples is not a clock change
+    assert telemetry.disturbed_rounds([(0, 1)], [_at(0.5, clock=345, reasons=0x1)], 1980) == {}
+
+
+def test_the_reference_clock_is_the_median_under_load():
+    samples = [_at(0, clock=1980), _at(1, clock=1965), _at(2, clock=1980), _at(3, side=None, clock=300),
+               _at(4, clock=210, reasons=0x1)]
+    assert telemetry.reference_clock(samples) == 1980
+    assert telemetry.reference_clock([_at(0, side=None)]) is None
+
+
+def test_a_sample_reads_the_power_and_thermal_violation_counters():
+    from tests.runner.fake_nvml import HEALTHY_H100
+    from tests.runner.fake_nvml import FakeNVML as PynvmlFake
+
+    nvml = PynvmlFake(gpus=[dict(HEALTHY_H100, power_violation_ns=7_000, thermal_violation_ns=None)])
+    nvml.nvmlInit()
+    sample = telemetry.read_sample(nvml, 0)
+    assert sample["power_violation_ns"] == 7_000 and sample["thermal_violation_ns"] is None  # not supported
+    assert sample["sm_clock_mhz"] == 1755 and sample["reasons"] == 0x3
+    assert telemetry.read_sample(FakeNVML(), "gpu0")["power_violation_ns"] is None  # a pynvml without the call
