@@ -1,4 +1,4 @@
-"""runner.hints: kernel matching, the diff, and one test per hint kind on generated traces."""
+"""runner.profile (match, diff, hints): kernel matching, the diff, and one test per hint kind on generated traces."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""runner.profiling on CPU, for real: the produced trace opens and summarises."""
+"""runner.worker.profiling on CPU, for real: the produced trace opens and summarises."""
 
 from __future__ import annotations
 

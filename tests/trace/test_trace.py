@@ -1,4 +1,4 @@
-"""runner.trace: loading, the summary's numbers, compact(), and ``perfgate trace-summary``."""
+"""runner.profile (kineto, summaries): loading, the summary's numbers, compact(), and ``perfgate trace-summary``."""
 
 from __future__ import annotations
 

@@ -1,0 +1,502 @@
+"""The first run on a lent GPU, in one command: everything perfgate does on CUDA, checked and measured.
+
+A benchmark and a check, not a unit test: on a CUDA machine (≤ 8 minutes on one GPU) it runs,
+in this order, and writes ``OUT/acceptance.json`` and ``OUT/acceptance.md``:
+
+1. ``environment`` — torch, CUDA, the device, and ``perfgate doctor``'s findings;
+2. ``gpu_tests`` — every ``gpu``-marked test (``pytest -m gpu``): all must pass;
+3. ``scenarios`` — the three root-cause scenarios (examples/scenarios) timed and profiled: each
+   head must be slower and rank its own root cause first; their traces are kept under
+   ``OUT/scenarios/`` (the recorded traces a CPU run analyses until then come from
+   examples/scenarios/recorded.py);
+4. ``aa`` — ``perfgate compare`` of 24 identical CUDA benchmarks: 0 false verdicts;
+5. ``injected`` — ``perfgate compare`` (threshold 0.5 %) of kernels doing 1 % and 5 % more work
+   (``add_`` passes over a 64 MiB tensor: 100 on base, 101 and 105 on head): both must be called
+   regressions; the seconds to each verdict are reported;
+6. ``overhead`` — the harness's cost per timed call: an empty callable and a kernel of ~5 µs
+   (``torch.cuda._sleep``), with and without ``cold_cache``; the goal is ≤ 2 µs per call
+   without cold cache for the empty callable;
+7. ``telemetry`` — the NVML sampler during 2 s of matmuls: samples, clocks, power, reasons,
+   violation counters;
+8. ``clocks`` — the clock policy (runner.pipeline.clocks) this runner gets; with ``--try-lock``
+   the clocks are locked, read back under load and restored (never without it: the lent
+   machine's settings are not ours to change).
+
+``--dry-run`` runs every step on a CPU in under a minute, against the fakes the tests use (a
+simulated ``torch.cuda``, tests/runner/fake_cuda.py; a fake NVML, tests/runner/fake_nvml.py),
+the scenarios' recorded traces and small CPU compares, so the script itself is proven in CI.
+Its numbers are the fakes', not a GPU's; the timing gates (A/A, injected) are reported, not
+enforced, in a dry run (a shared CPU is not what they judge).
+
+Usage::
+
+    python -m evaluation.gpu_acceptance [--out DIR] [--try-lock]   # on the GPU machine
+    python -m evaluation.gpu_acceptance --dry-run                  # anywhere (CI)
+
+Installs nothing. Exit status 1 when a step failed (the summary names it), else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+#: Files with ``gpu``-marked tests (found by their mark, so a new one is run too).
+GPU_MARK = "pytest.mark.gpu"
+
+
+@dataclass
+class Step:
+    """One step's outcome: ``status`` pass | fail | skip; ``summary`` one line with the figures;
+    ``figures`` the numbers; ``seconds`` what the step took."""
+
+    name: str
+    status: str
+    summary: str
+    figures: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class Context:
+    """What every step knows: the mode, the output folder, the device."""
+
+    dry_run: bool
+    out: Path
+    try_lock: bool = False
+    device: str = "cuda"
+
+    @property
+    def mode(self) -> str:
+        return "dry run (CPU, fakes)" if self.dry_run else "GPU"
+
+
+# -- the steps ---------------------------------------------------------------------------------------
+
+def step_environment(ctx: Context) -> Step:
+    from runner.pipeline.doctor import run_checks, summarize
+    from runner.pipeline.machine_facts import gather
+
+    nvml = None
+    if ctx.dry_run:
+        from tests.runner.fake_nvml import BOOSTING_H100, FakeNVML
+
+        nvml = FakeNVML(gpus=[dict(BOOSTING_H100)])
+    facts = gather([ctx.out], nvml=nvml)
+    doctor = summarize(run_checks(facts))
+    torch_info = {"version": None, "cuda": None, "device": None}
+    if not ctx.dry_run:
+        import torch
+
+        torch_info = {"version": torch.__version__, "cuda": torch.version.cuda,
+                      "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+        if not torch.cuda.is_available():
+            return Step("environment", "fail", f"torch {torch.__version__} sees no CUDA device (use --dry-run on a CPU)",
+                        {"torch": torch_info})
+    gpus = facts.get("gpus") or []
+    figures = {"torch": torch_info, "python": platform.python_version(), "nvml": facts.get("nvml"),
+               "gpus": [{k: g.get(k) for k in ("index", "name", "sm_clock_mhz", "sm_max_clock_mhz",
+                                               "memory_max_clock_mhz", "clock_event_reasons", "temperature_c",
+                                               "clock_permission")} for g in gpus],
+               "doctor_failed": doctor["failed"], "doctor_warned": doctor["warned"]}
+    name = torch_info["device"] or (gpus[0]["name"] if gpus else "no GPU")
+    return Step("environment", "pass",
+                f"{name}; torch {torch_info['version'] or '-'} (CUDA {torch_info['cuda'] or '-'}); doctor: "
+                f"{len(doctor['failed'])} failed {doctor['failed'] or ''}, {len(doctor['warned'])} warned", figures)
+
+
+def gpu_test_files() -> list[str]:
+    """The test files that hold ``gpu``-marked tests."""
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")
+                  if GPU_MARK in p.read_text(encoding="utf-8"))
+
+
+def junit_counts(path: Path) -> dict:
+    """``{tests, failures, errors, skipped, passed, failed_names}`` of a JUnit XML report."""
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    counts = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
+    counts["passed"] = counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"]
+    counts["failed_names"] = [f"{c.get('classname')}.{c.get('name')}" for c in root.iter("testcase")
+                              if c.find("failure") is not None or c.find("error") is not None]
+    return counts
+
+
+def step_gpu_tests(ctx: Context) -> Step:
+    files = gpu_test_files()
+    xml = ctx.out / "gpu-tests.xml"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "-s",
+                           f"--junitxml={xml}", *files], cwd=ROOT, capture_output=True, text=True, timeout=420)
+    (ctx.out / "gpu-tests.log").write_text(proc.stdout + proc.stderr)
+    if not xml.exists():
+        return Step("gpu_tests", "fail", f"pytest wrote no report (exit {proc.returncode}): "
+                    f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:] }", {"files": files})
+    counts = junit_counts(xml)
+    bad = counts["failures"] + counts["errors"]
+    ok = bad == 0 and counts["tests"] > 0 and (ctx.dry_run or counts["passed"] == counts["tests"])
+    line = (f"{counts['passed']} passed, {bad} failed, {counts['skipped']} skipped of {counts['tests']} gpu tests "
+            f"in {len(files)} files" + (f": {', '.join(counts['failed_names'])}" if bad else ""))
+    if ctx.dry_run and counts["skipped"] == counts["tests"]:
+        line += " (no CUDA here: all skip, as they must)"
+    return Step("gpu_tests", "pass" if ok else "fail", line, {**counts, "files": files})
+
+
+def step_scenarios(ctx: Context) -> Step:
+    from examples.scenarios import SCENARIOS
+    from examples.scenarios.run import recorded_scenario, run_scenario
+
+    rows, wrong = [], []
+    for name in SCENARIOS:
+        out = ctx.out / "scenarios" / name
+        if ctx.dry_run:
+            result = recorded_scenario(name, str(out))
+        else:
+            mod = __import__(f"examples.scenarios.{name}", fromlist=["available"])
+            if not mod.available():
+                rows.append({"scenario": name, "skipped": "dependency missing (triton?)"})
+                wrong.append(f"{name}: not run (dependency missing)")
+                continue
+            result = run_scenario(name, str(out))
+        first = (result["hints"] or [None])[0]
+        rank = result["hints"].index(result["expected"]) + 1 if result["expected"] in result["hints"] else None
+        rows.append({"scenario": name, "ratio": result["ratio"], "base_ms": result["base_ms"],
+                     "head_ms": result["head_ms"], "first_hint": first, "expected_rank": rank,
+                     "hints": result["hints"], "summary": (result["top"] or {}).get("summary"), "traces": str(out)})
+        if first != result["expected"] or result["ratio"] <= 1.02:
+            wrong.append(f"{name}: first hint {first}, ratio {result['ratio']}")
+    ranked = sum(r.get("first_hint") == r["scenario"] for r in rows)
+    source = "recorded traces" if ctx.dry_run else "timed and profiled on the GPU"
+    return Step("scenarios", "fail" if wrong else "pass",
+                f"{ranked}/{len(SCENARIOS)} rank their own root cause first ({source})"
+                + (f"; {'; '.join(wrong)}" if wrong else ""), {"rows": rows})
+
+
+#: The A/A suite: identical code on both sides, kernels of several kinds and sizes.
+AA_KINDS = {
+    "matmul": "a = torch.randn({n}, {n}, device=device)\n    return lambda: a @ a",
+    "add": "a = torch.randn({n} * 64, device=device)\n    return lambda: a.add_(1.0)",
+    "softmax": "a = torch.randn({n}, {n}, device=device)\n    return lambda: torch.softmax(a, -1)",
+    "layer_norm": "a = torch.randn({n}, {n}, device=device)\n    return lambda: torch.nn.functional.layer_norm(a, a.shape[-1:])",
+    "sum": "a = torch.randn({n}, {n}, device=device)\n    return lambda: a.sum(0)",
+    "gelu": "a = torch.randn({n}, {n}, device=device)\n    return lambda: torch.nn.functional.gelu(a)",
+}
+
+
+def aa_suite(sizes: list[int]) -> str:
+    """A ``bench_*.py`` of every :data:`AA_KINDS` kernel at every size (``len(sizes) * 6`` benchmarks)."""
+    out = ["import torch\n"]
+    for kind, body in AA_KINDS.items():
+        for n in sizes:
+            out.append(f"\ndef bench_{kind}_{n}(device):\n    torch.manual_seed(0)\n    {body.format(n=n)}\n")
+    return "".join(out)
+
+
+def injected_suite(n_elements: int, passes: int, extra: dict[str, int]) -> str:
+    """``bench_work_<label>``: ``passes`` (+ ``extra[label]`` on head) ``add_`` passes over a tensor."""
+    lines = [f"import torch\n\nEXTRA = {extra!r}\n"]
+    for label in extra:
+        lines.append(f"\ndef bench_work_{label}(device):\n    a = torch.zeros({n_elements}, device=device)\n"
+                     f"    count = {passes} + EXTRA.get({label!r}, 0)\n\n    def run():\n"
+                     f"        for _ in range(count):\n            a.add_(1.0)\n    return run\n")
+    return "".join(lines)
+
+
+def make_repo(path: Path, base: str, head: str) -> Path:
+    """A git repository with ``benchmarks/bench_gpu.py`` as ``base`` on branch base, ``head`` on head."""
+    from evaluation.gitrepo import git  # noqa: PLC0415
+
+    (path / "benchmarks").mkdir(parents=True)
+    (path / "benchmarks" / "bench_gpu.py").write_text(base)
+    git(path, "init", "-q", "-b", "base")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "base")
+    git(path, "checkout", "-q", "-b", "head")
+    (path / "benchmarks" / "bench_gpu.py").write_text(head)
+    (path / "README.md").write_text("head\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "head")
+    return path
+
+
+def compare(ctx: Context, repo: Path, out: Path, max_time: float, *extra: str) -> dict:
+    """``perfgate compare`` (profiling off) in its own process; the results document."""
+    cmd = [sys.executable, "-m", "runner.cli", "compare", "--repo", str(repo), "--base", "base", "--head", "head",
+           "--out", str(out), "--no-profile", "--quiet", "--device", ctx.device, "--max-time", str(max_time), *extra]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=max_time + 240)
+    (out.parent / f"{out.name}.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0 or not (out / "results.json").exists():
+        raise RuntimeError(f"perfgate compare exited {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1]}")
+    return json.loads((out / "results.json").read_text())
+
+
+def step_aa(ctx: Context) -> Step:
+    sizes = [8, 16] if ctx.dry_run else [256, 1024, 2048, 4096]
+    max_time = 8.0 if ctx.dry_run else 100.0
+    text = aa_suite(sizes)
+    repo = make_repo(ctx.out / "aa-repo", text, text)
+    doc = compare(ctx, repo, ctx.out / "aa", max_time)
+    verdicts = [b["change"]["verdict"] for b in doc["benchmarks"]]
+    false = [b["name"] for b in doc["benchmarks"] if b["change"]["verdict"] in ("regression", "improvement")]
+    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
+    clock_rounds = sum(b["change"].get("clock_rounds") or 0 for b in doc["benchmarks"])
+    ok = not false and len(verdicts) >= (4 if ctx.dry_run else 20)
+    status = "pass" if ok or (ctx.dry_run and len(verdicts) >= 4) else "fail"
+    return Step("aa", status, f"{len(false)} false verdicts of {len(verdicts)} identical benchmarks ({counts}); "
+                f"{clock_rounds} rounds left out for the GPU's clocks; {doc['settings']['budget']['spent_s']:.0f} s"
+                + (" (dry run: reported, not enforced)" if ctx.dry_run and false else ""),
+                {"benchmarks": len(verdicts), "false": false, "verdicts": counts, "clock_rounds": clock_rounds,
+                 "telemetry_clocks": (doc["environment"].get("telemetry") or {}).get("clocks")})
+
+
+def step_injected(ctx: Context) -> Step:
+    n, passes = (4096, 20) if ctx.dry_run else (16 * 2**20, 100)
+    extra = {"1pct": passes // 100 or 1, "5pct": passes // 20 or 1}
+    if ctx.dry_run:
+        extra = {"5pct": 1, "50pct": 10}  # the CPU's noise hides 1 %; the dry run proves the path
+    repo = make_repo(ctx.out / "injected-repo", injected_suite(n, passes, {k: 0 for k in extra}),
+                     injected_suite(n, passes, extra))
+    doc = compare(ctx, repo, ctx.out / "injected", 8.0 if ctx.dry_run else 60.0, "--threshold", "0.005")
+    rows = {}
+    broken = [f"{b['name']}: {(b.get('head') or {}).get('error')}" for b in doc["benchmarks"]
+              if not b["name"].startswith("bench_work_")]
+    if broken:
+        raise RuntimeError(f"the generated suite did not load: {broken}")
+    for b in doc["benchmarks"]:
+        c = b["change"]
+        rows[b["name"].removeprefix("bench_work_")] = {
+            "verdict": c["verdict"], "ratio": c.get("ratio"), "ci": [c.get("ci_low"), c.get("ci_high")],
+            "seconds_to_verdict": c.get("seconds"), "stop_reason": c.get("stop_reason"),
+            "process_pairs": c.get("process_pairs"), "true_ratio": round(1 + extra[b["name"].removeprefix("bench_work_")] / passes, 4)}
+    missed = [k for k, r in rows.items() if r["verdict"] != "regression"]
+    line = "; ".join(f"+{(r['true_ratio'] - 1) * 100:.0f} %: {r['verdict']} "
+                     + (f"×{r['ratio']:.4f} " if r["ratio"] else "") + f"in {r['seconds_to_verdict']:.1f} s"
+                     for r in rows.values())
+    status = "pass" if not missed or ctx.dry_run else "fail"
+    return Step("injected", status, line + (f" (dry run: reported, not enforced)" if ctx.dry_run and missed else ""),
+                {"rows": rows, "threshold": 0.005})
+
+
+def _overhead_figures(torch, timer_cls, sleep_cycles: int | None, kernel: Callable | None) -> dict:
+    from runner.worker.sampling import calibrate
+
+    def per_call_us(fn, cold: bool, repeats: int = 5) -> float:
+        timer = timer_cls("cuda", cold_cache=cold)
+        number, _ = calibrate(timer, fn, 0.02, max_number=20_000)
+        return statistics.median(timer.time(fn, number) for _ in range(repeats)) * 1e6
+
+    empty = lambda: None  # noqa: E731
+    figures = {"empty_us": per_call_us(empty, False), "empty_cold_us": per_call_us(empty, True)}
+    if kernel is not None:
+        figures["kernel_us"] = per_call_us(kernel, False)
+        figures["kernel_cold_us"] = per_call_us(kernel, True)
+        figures["sleep_cycles"] = sleep_cycles
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
+
+
+def step_overhead(ctx: Context) -> Step:
+    from runner.worker.sampling import Timer
+
+    if ctx.dry_run:
+        from tests.runner.fake_cuda import FakeTorch, installed
+
+        with installed(FakeTorch(launch_us=2.0, sync_us=8.0, flush_us=30.0)) as fake:
+            figures = _overhead_figures(fake, Timer, None, lambda: fake.kernel(5.0))
+        figures["simulated"] = True
+    else:
+        import torch
+
+        cycles = _cycles_for_us(torch, 5.0)
+        figures = _overhead_figures(torch, Timer, cycles, lambda: torch.cuda._sleep(cycles))
+    ok = figures["empty_us"] <= 2.0
+    line = (f"empty callable {figures['empty_us']:.2f} µs per call ({figures['empty_cold_us']:.2f} µs with cold_cache); "
+            + (f"~5 µs kernel {figures['kernel_us']:.2f} µs ({figures['kernel_cold_us']:.2f} µs with cold_cache)"
+               if "kernel_us" in figures else "") + (" [simulated device]" if ctx.dry_run else ""))
+    return Step("overhead", "pass" if ok else "fail", line + ("" if ok else "; goal ≤ 2 µs without cold cache"), figures)
+
+
+def _cycles_for_us(torch, target_us: float) -> int:
+    """``torch.cuda._sleep`` cycles that last about ``target_us`` on this GPU (measured)."""
+    cycles = 1000
+    for _ in range(6):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        for _ in range(200):
+            torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        us = start.elapsed_time(end) * 1000 / 200
+        cycles = max(1, int(cycles * target_us / max(us, 1e-3)))
+    return cycles
+
+
+def step_telemetry(ctx: Context) -> Step:
+    from runner.pipeline.telemetry import TelemetrySampler
+
+    if ctx.dry_run:
+        from tests.runner.fake_nvml import BOOSTING_H100, FakeNVML
+
+        sampler = TelemetrySampler(interval_s=0.01, nvml=FakeNVML(gpus=[dict(BOOSTING_H100, gpu_util=98)])).start()
+        sampler.set_side("base")
+        time.sleep(0.2)
+    else:
+        import torch
+
+        sampler = TelemetrySampler(interval_s=0.05).start()
+        a = torch.randn(8192, 8192, device="cuda")
+        sampler.set_side("base")
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            for _ in range(10):
+                a @ a
+            torch.cuda.synchronize()
+    sampler.set_side(None)
+    sampler.stop()
+    summary = sampler.summary()
+    samples = sampler.samples
+    if not summary.get("available"):
+        return Step("telemetry", "fail", f"NVML not available: {summary.get('reason')}", summary)
+    side = summary["sides"].get("base") or {}
+    counters = {key: (samples[0].get(key), samples[-1].get(key)) for key in ("power_violation_ns", "thermal_violation_ns")}
+    figures = {"samples": len(samples), "sm_clock_mhz": side.get("sm_clock_mhz"), "power_w": side.get("power_w"),
+               "temperature_c": side.get("temperature_c"), "throttle_reasons": side.get("throttle_reasons"),
+               "violation_counters": counters, "notes": summary.get("notes")}
+    clock = side.get("sm_clock_mhz") or {}
+    ok = len(samples) >= 3 and bool(clock)
+    return Step("telemetry", "pass" if ok else "fail",
+                f"{len(samples)} samples; SM clock {clock.get('median', '–')} MHz (min {clock.get('min', '–')}); "
+                f"power max {(side.get('power_w') or {}).get('max', '–')} W; reasons {side.get('throttle_reasons') or 'none'}; "
+                f"violation counters {'read' if any(v[0] is not None for v in counters.values()) else 'not offered'}"
+                + (" [fake NVML]" if ctx.dry_run else ""), figures)
+
+
+def step_clocks(ctx: Context) -> Step:
+    from runner.pipeline.clocks import ClockControl, plan
+    from runner.pipeline.machine_facts import nvml_facts
+
+    nvml, euid = None, None
+    if ctx.dry_run:
+        from tests.runner.fake_nvml import BOOSTING_H100, FakeNVML
+
+        nvml, euid = FakeNVML(gpus=[dict(BOOSTING_H100)]), 0
+    _, gpus = nvml_facts(nvml, euid=euid)
+    chosen = plan(True, 0, gpus[0] if gpus else None)
+    figures = {"plan_if_asked": chosen.to_dict(), "default_policy": plan(False, 0, gpus[0] if gpus else None).policy}
+    if not (ctx.try_lock or ctx.dry_run) or chosen.policy != "lock":
+        why = "" if ctx.try_lock or ctx.dry_run else " (not tried: --try-lock)"
+        return Step("clocks", "pass" if chosen.policy != "none" else "fail",
+                    f"lock_clocks = true would give '{chosen.policy}': {chosen.reason}{why}", figures)
+    control = ClockControl(True, nvml=nvml, euid=euid)
+    record = control.start()
+    under_load = _sm_clock_now(nvml)
+    control.restore()
+    after = _sm_clock_now(nvml)
+    figures.update(record=control.record, sm_clock_locked_mhz=under_load, sm_clock_after_mhz=after)
+    ok = record["policy"] == "lock" and control.record.get("restored") is True and under_load == record["sm_mhz"]
+    return Step("clocks", "pass" if ok else "fail",
+                f"locked SM {record.get('sm_mhz')} MHz (read back {under_load}), restored: "
+                f"{control.record.get('restored')} (SM clock after: {after} MHz)" + (" [fake NVML]" if ctx.dry_run else ""),
+                figures)
+
+
+def _sm_clock_now(nvml=None) -> int | None:
+    from runner.pipeline.telemetry import nvml_value
+
+    if nvml is None:
+        import pynvml as nvml  # noqa: PLC0415
+    nvml.nvmlInit()
+    try:
+        return nvml_value(nvml.nvmlDeviceGetClockInfo, nvml.nvmlDeviceGetHandleByIndex(0),
+                          getattr(nvml, "NVML_CLOCK_SM", 1))
+    finally:
+        nvml_value(nvml.nvmlShutdown)
+
+
+STEPS: list[tuple[str, Callable[[Context], Step]]] = [
+    ("environment", step_environment), ("gpu_tests", step_gpu_tests), ("scenarios", step_scenarios),
+    ("aa", step_aa), ("injected", step_injected), ("overhead", step_overhead), ("telemetry", step_telemetry),
+    ("clocks", step_clocks),
+]
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+def render_markdown(doc: dict) -> str:
+    """The summary as Markdown: a table of the steps, then what failed."""
+    lines = [f"# GPU acceptance ({doc['mode']})", "",
+             f"`python -m evaluation.gpu_acceptance{' --dry-run' if doc['dry_run'] else ''}` at {doc['commit']}, "
+             f"{doc['seconds']:.0f} s; {doc['passed']} passed, {doc['failed']} failed, {doc['skipped']} skipped.", "",
+             "| step | status | what it found | seconds |", "|---|---|---|---:|"]
+    for s in doc["steps"]:
+        lines.append(f"| {s['name']} | {s['status'].upper()} | {s['summary'].replace('|', '/')} | {s['seconds']:.1f} |")
+    failed = [s for s in doc["steps"] if s["status"] == "fail"]
+    lines += ["", "What failed: " + ("; ".join(f"{s['name']} ({s['summary']})" for s in failed) if failed
+                                     else "nothing."), ""]
+    return "\n".join(lines)
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dry-run", action="store_true", help="every step on a CPU, against the fakes (CI)")
+    parser.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
+    parser.add_argument("--only", action="append", choices=[name for name, _ in STEPS], help="run only these steps")
+    parser.add_argument("--try-lock", action="store_true",
+                        help="lock the clocks, read them back and restore them (only on a runner you own)")
+    args = parser.parse_args(argv)
+    out = args.out or Path(tempfile.mkdtemp(prefix="perfgate-acceptance-"))
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = Context(dry_run=args.dry_run, out=out, try_lock=args.try_lock, device="cpu" if args.dry_run else "cuda")
+    print(f"perfgate GPU acceptance, {ctx.mode}: writing {out}", flush=True)
+    started = time.monotonic()
+    steps = []
+    for name, run in STEPS:
+        if args.only and name not in args.only:
+            continue
+        t0 = time.monotonic()
+        try:
+            step = run(ctx)
+        except Exception as exc:  # noqa: BLE001 - a step that breaks is a failed step; the others still run
+            step = Step(name, "fail", f"{type(exc).__name__}: {exc}",
+                        {"traceback": traceback.format_exc(limit=6)})
+        step.seconds = round(time.monotonic() - t0, 2)
+        steps.append(step)
+        print(f"{step.status.upper():4} {step.name}: {step.summary} ({step.seconds:.1f} s)", flush=True)
+    doc = {"mode": ctx.mode, "dry_run": ctx.dry_run, "commit": _commit(), "seconds": round(time.monotonic() - started, 1),
+           "passed": sum(s.status == "pass" for s in steps), "failed": sum(s.status == "fail" for s in steps),
+           "skipped": sum(s.status == "skip" for s in steps), "steps": [asdict(s) for s in steps]}
+    (out / "acceptance.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    (out / "acceptance.md").write_text(render_markdown(doc))
+    failed = [s.name for s in steps if s.status == "fail"]
+    print(f"{doc['passed']} passed, {doc['failed']} failed{': ' + ', '.join(failed) if failed else ''}; "
+          f"{doc['seconds']:.0f} s; {out / 'acceptance.json'}, {out / 'acceptance.md'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
