@@ -52,7 +52,9 @@ class Sample:
     sample lasted on the host clock; ``cpu_s`` the CPU seconds this process (all its threads) got
     meanwhile; ``switches`` the involuntary context switches it suffered meanwhile (another task
     was given its CPU; None where ``getrusage`` is missing). The last three say whether something
-    else ran on the measured CPU during the sample (:func:`runner.stats.disturbed_rounds`)."""
+    else ran on the measured CPU during the sample (:func:`runner.stats.disturbed_rounds`).
+    ``span_s``: with ``cold_cache``, the seconds the GPU spent on the whole sample, the flushes
+    between the calls included (what :func:`calibrate` sizes a sample by); None elsewhere."""
 
     per_call: float
     wall_s: float
@@ -60,6 +62,7 @@ class Sample:
     switches: int | None
     others_busy: float | None = None
     steal: float | None = None
+    span_s: float | None = None
 
 
 def cpu_ticks(path: str = "/proc/stat") -> dict[int, tuple[int, int, int]] | None:
@@ -156,24 +159,26 @@ class Timer:
             usage0 = _usage()
             c0 = time.process_time_ns()
             w0 = time.perf_counter_ns()
+            span = None
             if not self.cuda:
                 for _ in range(number):
                     fn()
                 w1 = time.perf_counter_ns()
                 per_call = (w1 - w0) * 1e-9 / number
             else:
-                per_call = self._time_cuda(fn, number)
+                per_call, span = self._time_cuda(fn, number)
                 w1 = time.perf_counter_ns()
             c1 = time.process_time_ns()
             usage1 = _usage()
             others, steal = neighbour_load(ticks0, cpu_ticks(), self.own_cpus)
             return Sample(per_call, (w1 - w0) * 1e-9, (c1 - c0) * 1e-9,
-                          (usage1[0] - usage0[0]) if usage0 and usage1 else None, others, steal)
+                          (usage1[0] - usage0[0]) if usage0 and usage1 else None, others, steal, span)
         finally:
             if was_enabled:
                 gc.enable()
 
-    def _time_cuda(self, fn, number: int) -> float:
+    def _time_cuda(self, fn, number: int) -> tuple[float, float | None]:
+        """``(seconds per call, the sample's span on the GPU with cold cache else None)``."""
         torch = self.torch
         torch.cuda.synchronize()
         if self.cold_cache:
@@ -185,21 +190,25 @@ class Timer:
         torch.cuda.synchronize()  # join every stream the calls used
         end.record()
         end.synchronize()
-        return start.elapsed_time(end) * 1e-3 / number
+        return start.elapsed_time(end) * 1e-3 / number, None
 
-    def _time_cuda_cold(self, fn, number: int) -> float:
+    def _time_cuda_cold(self, fn, number: int) -> tuple[float, float]:
         """Seconds per call, each call after an L2 flush and between its own events, nothing
-        waited for until the last call is enqueued (module docstring; Triton's ``do_bench``)."""
+        waited for until the last call is enqueued (module docstring; Triton's ``do_bench``), and
+        the sample's whole span on the GPU, flushes included."""
         event = self.torch.cuda.Event
+        first = event(enable_timing=True)
         starts = [event(enable_timing=True) for _ in range(number)]
         ends = [event(enable_timing=True) for _ in range(number)]
+        first.record()
         for start, end in zip(starts, ends):
             self._flush_buf.zero_()
             start.record()
             fn()
             end.record()
         self.torch.cuda.synchronize()
-        return sum(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e-3 / number
+        calls_ms = sum(s.elapsed_time(e) for s, e in zip(starts, ends))
+        return calls_ms * 1e-3 / number, first.elapsed_time(ends[-1]) * 1e-3
 
     def reset_peak_memory(self) -> None:
         if self.cuda:
@@ -214,15 +223,19 @@ class Timer:
 
 def calibrate(timer: Timer, fn: Callable[[], object], min_sample_time: float,
               max_number: int = 1_000_000) -> tuple[int, float]:
-    """Smallest power-of-two-ish ``number`` such that one sample lasts >= ``min_sample_time``.
+    """Smallest power-of-two-ish ``number`` such that one sample lasts >= ``min_sample_time``
+    (its calls' time, or with ``cold_cache`` its whole span on the GPU, the flushes included: a
+    call too short to time would otherwise grow the count to ``max_number``).
 
     Returns:
         ``(number, seconds_per_call)`` from the last calibration sample.
     """
     number = 1
     while True:
-        per_call = timer.time(fn, number)
-        elapsed = per_call * number
+        sample = timer.sample(fn, number)
+        per_call = sample.per_call
+        # with cold cache the calls' time leaves the flushes out; the sample lasts its whole span
+        elapsed = max(per_call * number, sample.span_s or 0.0)
         if elapsed >= min_sample_time or number >= max_number:
             return number, per_call
         if elapsed <= 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.worker.sampling import Timer
+from runner.worker.sampling import Timer, calibrate
 
 from .fake_cuda import FakeTorch, installed
 
@@ -44,9 +44,10 @@ def test_cold_cache_flushes_before_each_call_and_waits_once_per_sample(fake):
     fake.log.clear()
     timer.time(lambda: fake.kernel(5.0), 3)
     calls = [e for e in fake.log if e in ("flush on stream0", "kernel on stream0") or e.startswith("record")]
-    assert calls == ["flush on stream0", "record event0", "kernel on stream0", "record event3"] \
+    assert calls == ["record event0"] \
         + ["flush on stream0", "record event1", "kernel on stream0", "record event4"] \
-        + ["flush on stream0", "record event2", "kernel on stream0", "record event5"]
+        + ["flush on stream0", "record event2", "kernel on stream0", "record event5"] \
+        + ["flush on stream0", "record event3", "kernel on stream0", "record event6"]
     assert fake.log.count("synchronize device") == 2  # before the first call, after the last
     assert not any(e.startswith("wait") for e in fake.log)
 
@@ -91,3 +92,15 @@ def test_peak_memory_is_what_the_sample_allocated_since_the_reset(fake):
     assert timer.peak_memory() == 1000 + 2 * 4096
     assert fake.log.index("reset peak memory") < fake.log.index("synchronize device")
     assert Timer("cpu").peak_memory() is None
+
+
+def test_cold_cache_samples_are_sized_by_their_span_flushes_included(fake):
+    """Calls too short to time (an empty callable: its events are back to back) would grow the
+    count to a million calls (and two million events); the span with the 30 µs flushes stops it
+    near 20 ms / 30 µs."""
+    timer = Timer("cuda", cold_cache=True)
+    sample = timer.sample(lambda: None, 10)
+    assert sample.per_call == 0.0 and sample.span_s == pytest.approx(10 * 32e-6, rel=0.2)
+    number, _ = calibrate(timer, lambda: None, 0.02)
+    assert 500 <= number <= 2000
+    assert Timer("cuda").sample(lambda: fake.kernel(5.0), 3).span_s is None
