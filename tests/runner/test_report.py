@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import unescape
+
 import pytest
 
 from runner import report
@@ -182,3 +184,20 @@ def test_disturbed_rounds_and_separate_calls_per_sample_are_said():
     assert "3 of 16 rounds left out: another task took the measured CPU during them" in md
     assert "calls per sample differ (base 130, head 1)" in md
     assert "950× slower" in md
+
+
+def test_rounds_the_gpu_clocks_disturbed_and_the_clock_policy_are_said():
+    b = _bench("bench_gemm", "unchanged", 1.001)
+    b["change"].update(clock_rounds=5, clock_reasons={"throttled": 4, "clock": 1}, rounds=32)
+    doc = _doc([b])
+    doc["environment"]["telemetry"] = {"available": True, "device_name": "NVIDIA H200", "samples": 40, "sides": {},
+                                       "flags": {}, "notes": [],
+                                       "clocks": {"policy": "lock", "reason": "clocks locked for the timing pass",
+                                                  "restored": False, "restore_error": "reset sm: Insufficient <b>"}}
+    assert not results_mod.validation_errors(doc)
+    md, html = report.render(doc, "md"), report.render(doc, "html")
+    for text in (md, unescape(html)):
+        assert ("5 of 32 rounds left out: the GPU's clock was held down by power or heat or its SM clock moved "
+                "during them (NVML)") in text
+        assert "Clocks: clocks locked for the timing pass — restoring them failed" in text
+    assert "Insufficient &lt;b&gt;" in html and "Insufficient <b>" not in html
