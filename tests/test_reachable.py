@@ -14,7 +14,6 @@ modules a redesign had moved, and nothing noticed). So:
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
