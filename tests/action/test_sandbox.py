@@ -166,3 +166,22 @@ def test_no_new_privileges_inside(tmp_path):
     proc = _inside(_spec(tmp_path), "print(open('/proc/self/status').read())")
     status = dict(line.split(":\t", 1) for line in proc.stdout.splitlines() if ":\t" in line)
     assert status["NoNewPrivs"].strip() == "1" and status["CapEff"].strip() == "0000000000000000"
+
+
+@pytest.mark.gpu
+@needs_bwrap
+def test_the_gpu_is_reachable_inside(tmp_path):
+    """On a CUDA machine the sandbox binds the device nodes: torch sees the GPU and runs a kernel,
+    and NVML (what perfgate's telemetry reads) answers."""
+    pytest.importorskip("torch")
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    spec = _spec(tmp_path, devices=sandbox.gpu_devices())
+    code = ("import torch, pynvml; x = torch.ones(1 << 20, device='cuda'); torch.cuda.synchronize(); "
+            "pynvml.nvmlInit(); print(int(x.sum().item()), pynvml.nvmlDeviceGetCount())")
+    proc = _inside(spec, code, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    total, count = proc.stdout.split()
+    assert int(total) == 1 << 20 and int(count) >= 1
