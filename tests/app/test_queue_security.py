@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.deploy.services import stop
+
 from . import payloads as P
 from .flow import deliver, deliveries
 
@@ -73,16 +75,6 @@ def _wait(predicate, what: str, proc: subprocess.Popen, log: Path, timeout: floa
         time.sleep(0.2)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def _crafted_then_a_real_delivery(app_env, fake_github, tmp_path, queue_url: str) -> None:
     """Crafted messages first, then a labelled PR's delivery: the worker drops the first, runs the second."""
     from bot.app.queue import make_huey
@@ -108,7 +100,7 @@ def _crafted_then_a_real_delivery(app_env, fake_github, tmp_path, queue_url: str
         assert worker.poll() is None, "the worker stopped"
         assert storage.queue_size() == 0
     finally:
-        _stop(worker)
+        stop(worker)
         web.extensions["perfgate"]["db"].dispose()
 
 
