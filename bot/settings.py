@@ -12,7 +12,9 @@
                                repositories only) or ``all`` (``bot.app.access``)
 ``GITHUB_CLIENT_ID`` /         the GitHub App's OAuth credentials, for signing in with
 ``GITHUB_CLIENT_SECRET``       GitHub (``bot.web.signin``), with ``PERFGATE_SESSION_SECRET``
-                               (at least 32 characters; signs the session cookie)
+                               (at least 32 characters; encrypts the user tokens kept
+                               with the server-side sessions) and an https
+                               ``PERFGATE_PUBLIC_URL`` (or an http loopback address)
 ``GITHUB_APP_ID``              the App's numeric id (the worker: it calls GitHub)
 ``GITHUB_PRIVATE_KEY``         the App's PEM private key, or ``GITHUB_PRIVATE_KEY_PATH``
                                naming a file with it (the worker, with ``GITHUB_APP_ID``)
