@@ -8,8 +8,8 @@ A repository's runs, reports and history are shown only to those who may read th
 - Signing in with GitHub (``GITHUB_CLIENT_ID``/``GITHUB_CLIENT_SECRET`` of the GitHub App, and
   ``PERFGATE_SESSION_SECRET``): the web application flow at ``/login``; a signed-in user also
   sees the private repositories for which GitHub answers ``GET /repos/{owner}/{repo}`` with
-  their user token (the App is installed there and they may read it). The answer is cached in
-  the signed session cookie for :data:`CACHE_SECONDS`.
+  their user token (the App is installed there and they may read it). The answer is cached with
+  the user's server-side session (``bot.web.sessions``) for :data:`CACHE_SECONDS`.
 - ``PERFGATE_READ_ACCESS=all``: everything to everyone, for deployments behind their own
   authentication (a VPN, an authenticating proxy).
 

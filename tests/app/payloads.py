@@ -13,7 +13,8 @@ from . import webhook_schemas as ws
 
 REPO = "octo/demo"
 INSTALLATION = 4711
-SECRET = "It's a Secret to Everybody"
+#: The webhook secret of the tests (at least 32 characters: bot.settings refuses shorter ones).
+SECRET = "tests-webhook-secret-0123456789abcdefXYZ"
 
 
 def _repo(full_name: str = REPO, default_branch: str = "main", private: bool = False) -> dict:

@@ -102,38 +102,38 @@ def test_comment_body_fits_githubs_limit_and_keeps_notes():
 
 
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
+WEBHOOK_SECRET = "webhook-secret-of-the-settings-tests-0123456789"
 
 
 def test_settings_from_the_environment(tmp_path):
     key_file = tmp_path / "app.pem"
     key_file.write_text(KEY)
     s = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
-                           "GITHUB_WEBHOOK_SECRET": "s3cret", "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
+                           "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
                            "REDIS_URL": "redis://cache:6379/0", "PERFGATE_PUBLIC_URL": "https://perf.example.com/",
                            "PERFGATE_RUN_TIMEOUT": "600", "PERFGATE_GITHUB_TIMEOUT": "5"})
     assert s.github_timeout == 5
     assert (s.app_id, s.private_key, s.api_url) == ("42", KEY, "https://ghe.example.com/api/v3")
     assert (s.queue_url, s.public_url, s.run_timeout, s.workflow) == ("redis://cache:6379/0", "https://perf.example.com",
                                                                       600.0, "perfgate.yml")
-    assert "s3cret" not in repr(s) and "PRIVATE" not in repr(s)
+    assert WEBHOOK_SECRET not in repr(s) and "PRIVATE" not in repr(s)
     one_line = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY": KEY.replace("\n", "\\n"),
-                                  "GITHUB_WEBHOOK_SECRET": "s"})
+                                  "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET})
     assert one_line.private_key.startswith("-----BEGIN RSA PRIVATE KEY-----\n")
 
 
 @pytest.mark.parametrize("env,fragment", [
-    ({"GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s"}, "GITHUB_APP_ID"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": "s"}, "GITHUB_PRIVATE_KEY"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY}, "GITHUB_WEBHOOK_SECRET"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": "hunter2", "GITHUB_WEBHOOK_SECRET": "s"}, "PEM"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "HUEY_URL": "amqp://x"}, "HUEY_URL"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_WORKFLOW": "a/b.yml"},
+    ({"GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET}, "GITHUB_APP_ID"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET}, "GITHUB_PRIVATE_KEY"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": "hunter2", "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET}, "PEM"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "HUEY_URL": "amqp://x"}, "HUEY_URL"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_WORKFLOW": "a/b.yml"},
      "PERFGATE_WORKFLOW"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_RUN_TIMEOUT": "-1"},
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_RUN_TIMEOUT": "-1"},
      "PERFGATE_RUN_TIMEOUT"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_GITHUB_TIMEOUT": "0"},
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_GITHUB_TIMEOUT": "0"},
      "PERFGATE_GITHUB_TIMEOUT"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_GITHUB_TIMEOUT": "0.5"},
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_GITHUB_TIMEOUT": "0.5"},
      "PERFGATE_GITHUB_TIMEOUT must be a whole number"),
 ])
 def test_bad_settings_name_the_variable(env, fragment):

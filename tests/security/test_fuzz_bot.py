@@ -17,7 +17,7 @@ from bot.app.events import WebhookError, parse_event, signature
 from tests.security.markdown_check import inspect
 from tests.security.strategies import json_values, untrusted_text
 
-SECRET = "fuzz-secret"
+SECRET = "fuzz-webhook-secret-0123456789abcdefXYZ"
 
 comment_bodies = st.one_of(
     untrusted_text,
