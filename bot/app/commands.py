@@ -13,8 +13,11 @@ taken as written (an apostrophe is not a quote). Grammar::
 
 ``--rounds`` is the number of base/head round pairs before the first look (the compare's
 ``min_rounds``, 2..10000); ``--threshold`` the practical significance as a fraction of the
-base time (0 < F < 1, e.g. 0.02 for 2 %); ``--sha`` the head commit the command approves (7 to 64
-hex digits; the run is refused when the PR's head is another).
+base time (0 < F < 1, e.g. 0.02 for 2 %); ``--sha`` the head commit the command approves, as its
+full SHA (40 hex digits, 64 in a SHA-256 repository: a shortened SHA names every commit that
+shares its digits, and a few digits of a collision take seconds to make); the run is refused
+when the PR's head is another commit. A fork PR's ``run``/``profile`` needs ``--sha``
+(``bot.app.handlers.issue_comment.approval_problem``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from dataclasses import dataclass
 from runner.report.escape import md_code
 
 PREFIX = "/perf"
+#: The lengths of a full commit SHA: SHA-1 (40 hex digits) and SHA-256 object format (64; git's
+#: ``extensions.objectFormat``).
+SHA_LENGTHS = (40, 64)
 NAMES = ("run", "profile", "accept", "cancel", "history", "help")
 MAX_ROUNDS = 10_000
 
@@ -34,8 +40,8 @@ USAGE = """\
 
 | command | what it does |
 |---|---|
-| `/perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02; only if the head is still SHA) |
-| `/perf profile FILTER [--sha SHA]` | run the matching benchmarks with the profiling pass |
+| `/perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02; only if the head is still SHA, the full 40-digit commit SHA; required on a PR from a fork) |
+| `/perf profile FILTER [--sha SHA]` | run the matching benchmarks with the profiling pass (`--sha` as for `run`) |
 | `/perf accept [REASON]` | acknowledge the regressions of the results shown (that head, those benchmarks); the check passes |
 | `/perf cancel` | cancel the running benchmark |
 | `/perf history [BENCH]` | the history of one benchmark (or all) on the default branch |
@@ -101,8 +107,12 @@ def _fraction(name: str, text: str) -> float:
 
 
 def _sha(text: str) -> str:
-    if not re.fullmatch(r"[0-9a-fA-F]{7,64}", text):
-        raise CommandError(f"`--sha` needs a commit SHA (7 to 64 hex digits), got `{text}`")
+    """``--sha``'s value, lower case: a full commit SHA (:data:`SHA_LENGTHS`), never a prefix."""
+    if not re.fullmatch(r"[0-9a-fA-F]+", text):
+        raise CommandError(f"`--sha` needs the full commit SHA (40 hex digits), got {md_code(text[:80])}")
+    if len(text) not in SHA_LENGTHS:
+        raise CommandError(f"`--sha` needs the full commit SHA, 40 hex digits (64 in a SHA-256 repository), "
+                           f"not {len(text)}: a shortened SHA can name another commit with the same first digits")
     return text.lower()
 
 
