@@ -26,7 +26,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from runner.report.escape import md_code
+from runner.report.escape import md_code, plain
 
 PREFIX = "/perf"
 #: The lengths of a full commit SHA: SHA-1 (40 hex digits) and SHA-256 object format (64; git's
@@ -53,7 +53,8 @@ class CommandError(ValueError):
     """A ``/perf`` comment that does not parse; the message says what is wrong (for the reply).
 
     The message is Markdown: every echoed word of the comment is a code span
-    (:func:`runner.report.escape.md_code`), so the reply never renders the commenter's markup."""
+    (:func:`echo`, at most :data:`ECHO_LIMIT` characters), so the reply never renders the
+    commenter's markup and stays within GitHub's limits."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,17 @@ class Command:
     reason: str | None = None
     benchmark: str | None = None
     sha: str | None = None
+
+
+#: The most characters of a comment's word echoed in a reply (GitHub caps a comment at 65,536:
+#: a maintainer's 100 kB word must not make the reply itself fail).
+ECHO_LIMIT = 100
+
+
+def echo(text: str) -> str:
+    """A word of a comment for a reply: a code span (never rendered as Markdown) of at most
+    :data:`ECHO_LIMIT` characters (cut with ``…``)."""
+    return md_code(plain(text, ECHO_LIMIT))
 
 
 def first_line(body: str | None) -> str:
@@ -89,7 +101,7 @@ def _int(name: str, text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise CommandError(f"`--{name}` needs a whole number, got {md_code(text)}") from None
+        raise CommandError(f"`--{name}` needs a whole number, got {echo(text)}") from None
     if not 2 <= value <= MAX_ROUNDS:
         raise CommandError(f"`--{name}` must be between 2 and {MAX_ROUNDS}, got {value}")
     return value
@@ -99,17 +111,17 @@ def _fraction(name: str, text: str) -> float:
     try:
         value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
-        raise CommandError(f"`--{name}` needs a number, got {md_code(text)}") from None
+        raise CommandError(f"`--{name}` needs a number, got {echo(text)}") from None
     if not 0 < value < 1:
         raise CommandError(f"`--{name}` is a fraction of the base time between 0 and 1 (e.g. 0.02 or 2%), "
-                           f"got {md_code(text)}")
+                           f"got {echo(text)}")
     return value
 
 
 def _sha(text: str) -> str:
     """``--sha``'s value, lower case: a full commit SHA (:data:`SHA_LENGTHS`), never a prefix."""
     if not re.fullmatch(r"[0-9a-fA-F]+", text):
-        raise CommandError(f"`--sha` needs the full commit SHA (40 hex digits), got {md_code(text[:80])}")
+        raise CommandError(f"`--sha` needs the full commit SHA (40 hex digits), got {echo(text)}")
     if len(text) not in SHA_LENGTHS:
         raise CommandError(f"`--sha` needs the full commit SHA, 40 hex digits (64 in a SHA-256 repository), "
                            f"not {len(text)}: a shortened SHA can name another commit with the same first digits")
@@ -128,7 +140,7 @@ def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dic
             key, eq, value = word[2:].partition("=")
             if not eq:
                 if i + 1 >= len(words):
-                    raise CommandError(f"{md_code('--' + key)} needs a value")
+                    raise CommandError(f"{echo('--' + key)} needs a value")
                 value = words[i + 1]
                 i += 1
         elif "=" in word and word.split("=", 1)[0] in allowed:
@@ -136,10 +148,10 @@ def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dic
         if key is None:
             positional.append(word)
         elif key not in allowed:
-            raise CommandError(f"unknown option {md_code('--' + key)}"
+            raise CommandError(f"unknown option {echo('--' + key)}"
                                + (f" (options: {', '.join('--' + a for a in allowed)})" if allowed else ""))
         elif key in options:
-            raise CommandError(f"{md_code('--' + key)} given twice")
+            raise CommandError(f"{echo('--' + key)} given twice")
         else:
             options[key] = value or ""
         i += 1
@@ -168,7 +180,7 @@ def parse(body: str | None) -> Command | None:
         return Command("help", text)
     name, rest = words[1].lower(), words[2:]
     if name not in NAMES:
-        raise CommandError(f"unknown command {md_code(words[1])} (commands: {', '.join(NAMES)})")
+        raise CommandError(f"unknown command {echo(words[1])} (commands: {', '.join(NAMES)})")
     if name == "run":
         positional, opts = _options(rest, ("rounds", "threshold", "sha"))
         if len(positional) > 1:

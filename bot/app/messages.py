@@ -13,7 +13,7 @@ from __future__ import annotations
 from runner.report.escape import md_code, md_text
 from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
 
-from .commands import USAGE
+from .commands import USAGE, echo
 
 #: Check-run text fields are limited to 65,535 characters (GITHUB.md).
 CHECK_TEXT_LIMIT = 65_535
@@ -29,7 +29,7 @@ def short(sha: str | None) -> str:
 def _options(filter_: str | None, rounds: int | None, threshold: float | None, profile: bool) -> str:
     parts = []
     if filter_:
-        parts.append(f"filter {md_code(filter_)}")
+        parts.append(f"filter {echo(filter_)}")
     if rounds:
         parts.append(f"{rounds} rounds")
     if threshold:
@@ -65,7 +65,7 @@ def cancelled(reason: str) -> str:
 
 def superseded_by_command(command_text: str, login: str) -> str:
     """Why runs were cancelled by a newer ``/perf run``: the command echoed as a code span."""
-    return f"Superseded by {md_code(command_text)} from @{login}."
+    return f"Superseded by {echo(command_text)} from @{login}."
 
 
 def approve_command(head_sha: str) -> str:
