@@ -565,7 +565,7 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
         _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, str(exc))
         return
     with rt.db.session() as session, session.begin():
-        outcome = history_store.add_result(session, doc, repository=run.repository)
+        outcome = history_store.add_result(session, doc, repository=run.repository, validated=True)  # by prepare
         app_store.update_run(session, run.key, result_id=outcome.result_id)
         run = app_store.get_run(session, run.key)
     _conclude(rt, client, run, workflow_url=workflow_url)

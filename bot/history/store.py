@@ -131,19 +131,23 @@ class AddOutcome:
     change_points: int = 0
 
 
-def add_result(session: Session, doc: dict, repository: str | None = None) -> AddOutcome:
+def add_result(session: Session, doc: dict, repository: str | None = None, *, validated: bool = False) -> AddOutcome:
     """Store a results.json document (validated first) with its points; update change points.
 
     Args:
         doc: a schema_version 1 document; optional top-level ``pull_request`` ``{number,
             url, title?, merge_commit_sha?, merged_at?}`` and ``run_url``.
         repository: ``owner/name``; default the document's ``repository``.
+        validated: the caller validated ``doc`` where it came in (the App's ingest, the
+            history CLI's reading of a file): not again — a full validation of a large
+            document takes seconds (security review F13).
     Returns:
         :class:`AddOutcome` (``created`` False when this exact document was stored before).
     Raises:
         UserError (ResultsError): the document is not valid, or has no usable repository.
     """
-    results_schema.validate(doc)
+    if not validated:
+        results_schema.validate(doc)
     name = resolve_repository_name(doc, repository)
     repo = get_or_create_repository(session, name)
     digest = content_sha256(doc)
