@@ -34,6 +34,8 @@ PREFIX = "/perf"
 SHA_LENGTHS = (40, 64)
 NAMES = ("run", "profile", "accept", "cancel", "history", "help")
 MAX_ROUNDS = 10_000
+#: The longest FILTER (characters): what a run stores of it (``app_runs.filter``).
+MAX_FILTER = 500
 
 USAGE = """\
 **perfgate commands** (first line of a PR comment; write, maintain or admin permission):
@@ -128,6 +130,12 @@ def _sha(text: str) -> str:
     return text.lower()
 
 
+def _filter(text: str) -> str:
+    if len(text) > MAX_FILTER:
+        raise CommandError(f"the FILTER is {len(text)} characters long; at most {MAX_FILTER}")
+    return text
+
+
 def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
     """Split ``words`` into positionals and ``--key value`` / ``--key=value`` / ``key=value``."""
     positional: list[str] = []
@@ -185,7 +193,7 @@ def parse(body: str | None) -> Command | None:
         positional, opts = _options(rest, ("rounds", "threshold", "sha"))
         if len(positional) > 1:
             raise CommandError("`/perf run` takes at most one FILTER (quote it if it has spaces)")
-        return Command("run", text, filter=positional[0] if positional else None,
+        return Command("run", text, filter=_filter(positional[0]) if positional else None,
                        rounds=_int("rounds", opts["rounds"]) if "rounds" in opts else None,
                        threshold=_fraction("threshold", opts["threshold"]) if "threshold" in opts else None,
                        sha=_sha(opts["sha"]) if "sha" in opts else None)
@@ -193,7 +201,7 @@ def parse(body: str | None) -> Command | None:
         positional, opts = _options(rest, ("sha",))
         if len(positional) != 1:
             raise CommandError("`/perf profile` needs exactly one FILTER")
-        return Command("profile", text, filter=positional[0], sha=_sha(opts["sha"]) if "sha" in opts else None)
+        return Command("profile", text, filter=_filter(positional[0]), sha=_sha(opts["sha"]) if "sha" in opts else None)
     if name == "history":
         if len(rest) > 1:
             raise CommandError("`/perf history` takes at most one benchmark name")

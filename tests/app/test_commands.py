@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.app.commands import Command, CommandError, parse
+from bot.app.commands import MAX_FILTER, Command, CommandError, parse
 from runner.report.escape import md_code
 
 
@@ -91,3 +91,16 @@ def test_a_sha_that_is_not_hex_is_refused_as_a_code_span(value):
 def test_an_accept_reason_is_free_text_never_shell_words(line, reason):
     command = parse(line)
     assert command.name == "accept" and command.reason == reason
+
+
+def test_a_filter_is_at_most_what_a_run_stores():
+    assert parse("/perf run " + "x" * MAX_FILTER).filter == "x" * MAX_FILTER
+    for line in ("/perf run " + "x" * (MAX_FILTER + 1), "/perf profile " + "x" * (MAX_FILTER + 1)):
+        with pytest.raises(CommandError, match=f"at most {MAX_FILTER}"):
+            parse(line)
+
+
+def test_an_echoed_word_is_cut():
+    with pytest.raises(CommandError) as refused:
+        parse("/perf run --rounds " + "9" * 100_000)
+    assert len(str(refused.value)) < 300 and "…" in str(refused.value)
