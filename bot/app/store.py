@@ -146,11 +146,13 @@ def record_visibility(session: Session, full_name: str, private: bool, at: _dt.d
 
     Atomic with concurrent jobs: the row is created by ``INSERT … ON CONFLICT DO NOTHING``
     (``bot.db.insert_missing``: no unique-constraint race between two first deliveries) and
-    read under a row lock (``SELECT … FOR UPDATE`` on PostgreSQL; on SQLite the insert took the
-    write lock), so the decision is made on the newest committed row and no write is lost.
+    read under a row lock (``SELECT … FOR NO KEY UPDATE`` on PostgreSQL; on SQLite the insert
+    took the write lock), so the decision is made on the newest committed row and no write is
+    lost. The caller records several repositories in name order (no two jobs wait for each other).
     """
     insert_missing(session, Repository, {"full_name": full_name}, ("full_name",))
-    row = session.scalar(select(Repository).where(Repository.full_name == full_name).with_for_update()
+    row = session.scalar(select(Repository).where(Repository.full_name == full_name)
+                         .with_for_update(key_share=True)  # FOR NO KEY UPDATE: results may go on referring to it
                          .execution_options(populate_existing=True))
     new = access.next_visibility(access.Visibility(row.private, row.private_at, row.publicized_at), private, at,
                                  publicized=publicized)
