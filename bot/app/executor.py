@@ -116,12 +116,15 @@ _STEP: contextvars.ContextVar[Step | None] = contextvars.ContextVar("perfgate_st
 
 def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
     """Process one stored delivery under its PR's lease (see the module docstring). Returns
-    the actions carried out (for logs and tests); none when another job finished it already.
+    the actions carried out (for logs and tests); none when another job finished it already,
+    or when it failed for good: a payload its handler cannot read, or :func:`final_failure`
+    (recorded ``abandoned`` with the error; not raised, so nothing retries it).
 
     Raises:
         Busy: another job holds the PR's lease (nothing was done; run this job again).
-        Exception: whatever an action raised; the failure is recorded on the delivery
-            (``failed`` + the error) so Huey may retry the job, which resumes at that action.
+        Exception: whatever an action raised that may go otherwise next time; the failure is
+            recorded on the delivery (``failed`` + the error) so Huey may retry the job, which
+            resumes at that action.
     """
     with rt.db.session() as session:
         row = app_store.get_delivery(session, delivery_id)
