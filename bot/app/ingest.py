@@ -228,7 +228,8 @@ def as_history_run(doc: dict) -> dict:
     default-branch history: a compare's head side (absolute seconds per call of the pushed
     commit) with ``base`` and the verdicts dropped. A document that is already single-revision
     is returned as it is. Not validated again: every part comes from the validated document
-    through ``runner.results``'s constructors (a test checks the outcome validates).
+    through ``runner.results``'s constructors (``tests/security/test_fuzz_ingest.py`` stores what
+    :func:`prepare` makes of mutated documents through the validating ``add_result``).
 
     (The example workflow always compares; a push is dispatched as ``before..after``.)
     """

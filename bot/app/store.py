@@ -54,7 +54,8 @@ def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_
     row = get_delivery(session, delivery_id)
     if row is None:
         return False
-    if row.status in ("failed", "abandoned") or (row.status == "queued" and (row.queued_at or row.received_at) < now - stale_after):
+    stale = row.status == "queued" and (row.queued_at or row.received_at) < now - stale_after
+    if row.status in ("failed", "abandoned") or stale:
         row.status, row.error, row.finished_at, row.queued_at = "queued", None, None, now
         return True
     return False
@@ -148,7 +149,7 @@ def record_visibility(session: Session, full_name: str, private: bool, at: _dt.d
     (``bot.db.insert_missing``: no unique-constraint race between two first deliveries) and
     read under a row lock (``SELECT … FOR NO KEY UPDATE`` on PostgreSQL; on SQLite the insert
     took the write lock), so the decision is made on the newest committed row and no write is
-    lost. The caller records several repositories in name order (no two jobs wait for each other).
+    lost. The caller records several repositories in name order (no two jobs wait in a cycle).
     """
     insert_missing(session, Repository, {"full_name": full_name}, ("full_name",))
     row = session.scalar(select(Repository).where(Repository.full_name == full_name)
