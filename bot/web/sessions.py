@@ -2,7 +2,7 @@
 
 The browser's cookie :data:`COOKIE` holds only a random id (:data:`ID_BYTES` bytes,
 ``secrets.token_urlsafe``); everything else is a row of ``web_sessions`` in the App's database
-(revision ``0005_web_sessions``): the GitHub login, the user's token encrypted with a key derived
+(revision ``0006_web_sessions``): the GitHub login, the user's token encrypted with a key derived
 from ``PERFGATE_SESSION_SECRET`` (:class:`TokenBox`: Fernet, AES-128-CBC with HMAC-SHA256, from
 ``cryptography``), the cached answers "may this user read that repository", and when the session
 ends (:data:`LIFETIME` after signing in, GitHub's own lifetime of a GitHub App's user token). The

@@ -145,6 +145,17 @@ def installation(action: str = "created", *, account: str = "octo", installation
     return _finish("installation", action, payload, installation=None)
 
 
+def repository(action: str, *, repo: str = REPO, private: bool | None = None,
+               sender: str = "maintainer") -> tuple[str, dict]:
+    """``repository`` ``privatized`` / ``publicized`` (``private`` follows the action unless given)."""
+    payload = ws.example("repository", action)
+    payload["action"] = action
+    payload["repository"] = _repo(repo, private=(action == "privatized") if private is None else private)
+    payload["sender"] = _user(sender)
+    payload.pop("organization", None)
+    return _finish("repository", action, payload)
+
+
 def ping() -> tuple[str, dict]:
     return _finish("ping", None, ws.example("ping"), installation=None)
 

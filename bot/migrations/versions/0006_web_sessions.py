@@ -2,8 +2,8 @@
 found by the SHA-256 of the cookie's random id, with the user's GitHub token encrypted
 (security review N6: the cookie held the token).
 
-Revision ID: 0005_web_sessions
-Revises: 0004_steps
+Revision ID: 0006_web_sessions
+Revises: 0005_visibility_evidence
 Create Date: 2026-12-02 05:00:00
 """
 
@@ -13,8 +13,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0005_web_sessions'
-down_revision = '0004_steps'
+revision = '0006_web_sessions'
+down_revision = '0005_visibility_evidence'
 branch_labels = None
 depends_on = None
 
