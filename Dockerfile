@@ -3,12 +3,13 @@
 # renders results; benchmarks run on the target's own GPU runners.
 #
 #   docker build -t perfgate-app .
-#   docker run -p 8000:8000 -v perfgate:/data \
-#     -e GITHUB_APP_ID -e GITHUB_PRIVATE_KEY -e GITHUB_WEBHOOK_SECRET -e PERFGATE_PUBLIC_URL perfgate-app
-#   docker run -v perfgate:/data -e ... perfgate-app perfgate worker
+#   docker run -p 127.0.0.1:8000:8000 -v perfgate:/data -e GITHUB_WEBHOOK_SECRET -e PERFGATE_PUBLIC_URL perfgate-app
+#   docker run -v perfgate:/data -e GITHUB_APP_ID -e GITHUB_PRIVATE_KEY -e PERFGATE_PUBLIC_URL perfgate-app perfgate worker
 #
+# The web process gets the webhook secret and never the App's private key (it only checks and
+# queues deliveries); the worker gets the App's id and key and does the GitHub work.
 # With the default SQLite database and queue, web and worker share the /data volume; with
-# DATABASE_URL=postgresql://... and REDIS_URL=redis://... they can run on different machines:
+# DATABASE_URL=postgresql://... and REDIS_URL=rediss://:PASSWORD@... they can run on different machines:
 # docker-compose.yml (one machine) and deploy/kubernetes/ (a cluster) run it that way, with
 # `perfgate migrate` once before web and worker start.
 FROM python:3.11-slim

@@ -1,26 +1,33 @@
-"""``python -m action [prepare|compare|publish]``: the perfgate GitHub Action's entry (imperative shell).
+"""``python -m action [prepare|compare|publish|comment]``: the perfgate GitHub Action's entry (imperative shell).
 
-Three phases, which ``action.yml`` runs as three steps so that the process tree running the
-pull request's code never holds a credential:
+A trust boundary drawn between the steps of one job does not hold (security review 2026-12-01,
+N1): the steps share the runner's OS user, its file system and the step command files. So the
+job that runs the pull request's code holds no token that can write anything, and the code
+itself runs in a sandbox (:mod:`action.sandbox`) that later steps cannot be reached from:
 
-- ``prepare`` (may hold the token; runs no PR code): plan (environment.py) → both SHAs present
-  (git_shas.py, the token handed to ``git fetch`` through its environment only) → the
+- ``prepare`` (the job's read-only token; runs no PR code): plan (environment.py) → both SHAs
+  present (git_shas.py, the token handed to ``git fetch`` through its environment only) → the
   credentials ``actions/checkout`` persisted removed from the clone (git_credentials.py) → the
   PR's text for a dispatched run (github_gateway.py) and the gate's settings file of the
-  default branch, both written to ``OUT/action/``.
-- ``compare`` (no token): first re-executes itself with no credential in its own environment
-  (:func:`runner.child_env.child_environment` plus the run's coordinates), then runs
-  ``perfgate compare`` (compare.py) in a process group that is killed when it ends, and records
-  how it ended in ``OUT/action/compare.json``.
-- ``publish`` (the token, for the standalone comment only): results.json + run metadata → step
-  summary and outputs (publish.py) → the sticky PR comment.
+  default branch, both written to the hand-off folder (``Plan.handoff``, beside the results
+  folder, never inside it).
+- ``compare`` (no token): re-executes itself with no credential in its environment, then runs
+  ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`action.sandbox`)
+  with its own results folder, takes the regular files out of it into ``OUT`` (the artifact,
+  :func:`action.sandbox.launder`) and records how it ended in the hand-off folder.
+- ``publish`` (no token): results.json + run metadata → step summary and outputs (publish.py)
+  and the exit status. It comments nowhere.
+- ``comment`` (standalone mode only, in a *separate job* on a GitHub-hosted runner that never
+  ran the PR's code, ``needs:`` the GPU job): the downloaded artifact's results.json, validated
+  as untrusted input → the sticky PR comment with that job's ``pull-requests: write`` token.
+  In App mode the App comments from the artifact itself.
 
-Without a phase all three run in this one process (local use and tests): its environment is
-then readable by the PR's code, so never give it a token outside an ephemeral runner.
+Without a phase, prepare, compare and publish run in this one process (local use and tests):
+its environment is then readable by the PR's code, so never give it a token.
 
-Exit status: 0 done; 1 a regression tripped ``fail-on-regression``; 2 bad input or a GitHub
-refusal (one ``::error::`` line, no traceback); 3 an internal failure (traceback, then
-``::error::``).
+Exit status: 0 done; 1 a regression tripped ``fail-on-regression``; 2 bad input, a GitHub
+refusal or no usable sandbox (one ``::error::`` line, no traceback); 3 an internal failure
+(traceback, then ``::error::``).
 """
 
 from __future__ import annotations
@@ -36,17 +43,17 @@ from runner.errors import UserError
 from runner.report.escape import md_text
 
 from . import compare as compare_mod
-from . import git_credentials, git_shas, publish
+from . import git_credentials, git_shas, publish, sandbox
 from .environment import ActionInputError, Plan, plan_from_environment
 
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-PHASES = ("prepare", "compare", "publish")
+PHASES = ("prepare", "compare", "publish", "comment")
 
 #: What the compare phase keeps of a step's environment besides the allow-list of
 #: :mod:`runner.child_env`: the run's coordinates. Inputs are kept unless named like a credential.
 COORDINATES = ("GITHUB_REPOSITORY", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_WORKSPACE", "GITHUB_SHA",
                "GITHUB_SERVER_URL", "GITHUB_API_URL", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_ACTIONS",
-               "RUNNER_TEMP")
+               "RUNNER_TEMP", "PERFGATE_HANDOFF_DIR")
 
 
 def say(line: str) -> None:
@@ -89,8 +96,8 @@ def _pr_text(plan: Plan) -> dict[str, Any] | None:
 
 
 def handoff_dir(plan: Plan) -> Path:
-    """``OUT/action/``: what one phase leaves for the next."""
-    return plan.out_dir / "action"
+    """What one phase leaves for the next (:attr:`Plan.handoff`): outside the results folder."""
+    return plan.handoff
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -166,7 +173,13 @@ def _settings_file(plan: Plan) -> Path | None:
 
 
 def compare(plan: Plan) -> int:
-    """Run ``perfgate compare`` (the PR's code) and record how it ended in ``OUT/action/compare.json``."""
+    """Run ``perfgate compare`` (the PR's code) — in the sandbox unless ``sandbox: none`` — and
+    record how it ended in the hand-off folder's ``compare.json``.
+
+    Raises:
+        ActionInputError: ``sandbox: bwrap`` but bubblewrap cannot run here (the message says
+            how to install it, or that ``sandbox: none`` is the workflow's explicit choice).
+    """
     from dataclasses import replace
 
     base_sha = git_shas.ensure_commit(plan.workspace, plan.base_ref, plan.pr_number)
@@ -177,19 +190,80 @@ def compare(plan: Plan) -> int:
                        labels=tuple(str(label) for label in text.get("labels") or []))
     if plan.config is None and plan.settings_ref:
         plan = replace(plan, config=_settings_file(plan))
-    plan.out_dir.mkdir(parents=True, exist_ok=True)
-    say("::group::perfgate compare")
-    try:
-        outcome = compare_mod.run_compare(compare_mod.compare_argv(plan, base_sha, head_sha), plan.out_dir)
-    finally:
-        say("::endgroup::")
+    if plan.sandbox == "none":
+        say(publish.annotation("warning", "perfgate: sandbox: none — the pull request's code runs as the runner's "
+                                          "user and can reach the later steps of this job; use it only on an "
+                                          "ephemeral runner that runs nothing after perfgate"))
+        plan.out_dir.mkdir(parents=True, exist_ok=True)
+        say("::group::perfgate compare")
+        try:
+            outcome = compare_mod.run_compare(compare_mod.compare_argv(plan, base_sha, head_sha), plan.out_dir)
+        finally:
+            say("::endgroup::")
+    else:
+        outcome = _compare_in_sandbox(plan, base_sha, head_sha)
     _write_json(handoff_dir(plan) / "compare.json", {"status": outcome.status, "stderr_tail": list(outcome.stderr_tail)})
     return EXIT_OK
 
 
+def _compare_in_sandbox(plan: Plan, base_sha: str, head_sha: str) -> "compare_mod.CompareOutcome":
+    """``perfgate compare`` inside bubblewrap with a results folder of its own; its regular files
+    are then copied into ``plan.out_dir`` and the sandbox's folder is removed."""
+    import shutil
+    import uuid
+
+    try:
+        sandbox.probe()
+    except sandbox.SandboxUnavailable as exc:
+        raise ActionInputError(f"{exc}. The pull request's code runs only in a sandbox: install bubblewrap on the "
+                               "runner (Debian/Ubuntu: apt-get install bubblewrap) with unprivileged user namespaces "
+                               "allowed (README, 'The runner'), or set the action's input sandbox: none on an "
+                               "ephemeral runner that runs nothing after perfgate") from None
+    jail = sandbox.make_scratch(plan.out_dir.parent / f"{plan.out_dir.name}-sandbox-{uuid.uuid4().hex[:12]}")
+    inner_out = jail / "out"
+    inner_out.mkdir(mode=0o700)
+    if plan.out_dir.exists() and any(plan.out_dir.iterdir()):
+        raise ActionInputError(f"the results folder {plan.out_dir} is not empty: perfgate writes a fresh one")
+    read_only = [*sandbox.interpreter_paths(), *sandbox.perfgate_source_paths(), str(plan.workspace),
+                 *sandbox.resolved_etc_links(), *plan.sandbox_paths]
+    if plan.config is not None:
+        read_only.append(str(plan.config.parent))
+    spec = sandbox.SandboxSpec(read_only=tuple(dict.fromkeys(read_only)), writable=(str(inner_out),),
+                               scratch=str(jail), chdir="/tmp", devices=sandbox.gpu_devices())
+    argv = compare_mod.compare_argv(plan, base_sha, head_sha, out_dir=inner_out)
+    say("::group::perfgate compare (in the sandbox)")
+    try:
+        outcome = compare_mod.run_compare(sandbox.bwrap_argv(spec, argv, bwrap=shutil.which("bwrap") or "bwrap"),
+                                          inner_out, env=sandbox.sandbox_environment(compare_mod.compare_env()))
+    finally:
+        say("::endgroup::")
+    copied = sandbox.launder(inner_out, plan.out_dir)
+    if copied.skipped:
+        say(publish.annotation("warning", f"perfgate left {len(copied.skipped)} file(s) the compare wrote out of the "
+                                          f"results: {'; '.join(copied.skipped[:5])}"))
+    _remove_tree(jail)
+    return compare_mod.CompareOutcome(outcome.status, outcome.stderr_tail, plan.out_dir / "results.json")
+
+
+def _remove_tree(folder: Path) -> None:
+    """Remove a folder the sandbox wrote (no link followed; unreadable folders made readable first)."""
+    import shutil
+    import stat
+
+    def retry(func, path, _exc):
+        try:
+            os.chmod(os.path.dirname(path), stat.S_IRWXU)
+            os.chmod(path, stat.S_IRWXU, follow_symlinks=False)
+            func(path)
+        except OSError:
+            pass
+    shutil.rmtree(folder, onexc=retry) if sys.version_info >= (3, 12) else shutil.rmtree(folder, onerror=retry)
+
+
 def publish_results(plan: Plan) -> int:
-    """Step summary, outputs and (standalone) the sticky comment from the compare's results;
-    the exit status the compare's outcome calls for."""
+    """Step summary and outputs from the compare's results; the exit status the compare's
+    outcome calls for. Holds no token and comments nowhere (the ``comment`` phase does, in a
+    job of its own)."""
     recorded = _read_json(handoff_dir(plan) / "compare.json")
     if not isinstance(recorded, dict) or not isinstance(recorded.get("status"), int):
         raise ActionInputError("the compare step left no outcome: run the prepare and compare phases first")
@@ -215,18 +289,11 @@ def publish_results(plan: Plan) -> int:
     def render_md(max_chars: int) -> str:
         return render(results, "md", max_chars=max_chars, details_url=plan.run_url)
 
-    wants_comment = plan.comment and plan.pr_number is not None
-    notes = publish.fork_note(plan.pr_number) if wants_comment and plan.read_only_token else ""
-    publish.write_summary(plan.summary_path, publish.fit_summary(render_md, plan.run_url, notes))
+    publish.write_summary(plan.summary_path, publish.fit_summary(render_md, plan.run_url))
     outputs = publish.step_outputs(results, outcome.results_path, plan.out_dir)
     publish.write_outputs(plan.output_path, outputs)
     say(f"perfgate: verdict {outputs['verdict']}, {outputs['regressions']} regression(s), "
         f"{outputs['improvements']} improvement(s); results in {outcome.results_path}")
-
-    if wants_comment:
-        _comment(plan, publish.fit_comment(render_md, plan.run_url))
-    elif plan.comment and plan.pr_number is None:
-        say("perfgate: not a pull request run, so no PR comment (the report is in the job summary)")
 
     if outcome.status == compare_mod.EXIT_REGRESSION:
         say(publish.annotation("error", f"perfgate: {outcome.last_error_line.removeprefix('perfgate: ')}",
@@ -235,9 +302,45 @@ def publish_results(plan: Plan) -> int:
     return EXIT_OK
 
 
+def comment_results(env: Mapping[str, str]) -> int:
+    """The ``comment`` phase: the sticky PR comment from a downloaded artifact (standalone mode).
+
+    Runs in its own job, which never ran the pull request's code; the artifact's results.json
+    is the PR's output all the same, so it is validated (``runner.results.load``) and rendered
+    with every text escaped for Markdown.
+
+    Raises:
+        ActionInputError: no results folder or results.json, no pull request number, no token.
+    """
+    from runner import results as results_mod
+    from runner.report import render
+
+    from .environment import comment_plan
+
+    plan = comment_plan(env)
+    path = plan.results_dir / "results.json"
+    if not path.is_file() or path.is_symlink():
+        raise ActionInputError(f"no results.json in {plan.results_dir}: download the GPU job's artifact there "
+                               "(actions/download-artifact with its artifact output)")
+    results = results_mod.load(path)
+
+    def render_md(max_chars: int) -> str:
+        return render(results, "md", max_chars=max_chars, details_url=plan.run_url)
+
+    body = publish.fit_comment(render_md, plan.run_url)
+    from .github_gateway import upsert_sticky_comment
+
+    result = upsert_sticky_comment(plan.api_url, plan.token, plan.repository, plan.pr_number, body,
+                                   plan.comment_author)
+    say(f"perfgate: {'created' if result.created else 'updated'} the PR comment {result.url}")
+    return EXIT_OK
+
+
 def run(env: Mapping[str, str], phase: str | None = None) -> int:
     """One phase of the action run (all three in order when ``phase`` is None); returns the
     exit status. Raises UserError for bad input."""
+    if phase == "comment":
+        return comment_results(env)
     plan = plan_from_environment(env, read_event(env))
     if phase in (None, "prepare"):
         prepare(plan)
@@ -268,31 +371,8 @@ def _reexec_without_credentials(argv: list[str]) -> None:
     if clean == dict(os.environ):
         return
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "action", *argv], clean)
-
-
-def _comment(plan: Plan, body: str) -> None:
-    from .github_gateway import GitHubDenied, upsert_sticky_comment
-
-    assert plan.pr_number is not None
-    if plan.read_only_token:
-        say(publish.annotation("notice", f"PR #{plan.pr_number} is from a fork: the token is read-only, so the "
-                                         "report is in the job summary instead of a PR comment"))
-        return
-    if not plan.token:
-        say(publish.annotation("warning", "no github-token input: the report is in the job summary only"))
-        return
-    try:
-        result = upsert_sticky_comment(plan.api_url, plan.token, plan.repository, plan.pr_number, body,
-                                       plan.comment_author)
-    except GitHubDenied:
-        if plan.is_fork:  # a dispatched fork run with a read-only token: report, do not fail
-            publish.write_summary(plan.summary_path, publish.fork_note(plan.pr_number))
-            say(publish.annotation("notice", f"PR #{plan.pr_number} is from a fork and the token may not "
-                                             "comment: the report is in the job summary"))
-            return
-        raise
-    say(f"perfgate: {'created' if result.created else 'updated'} the PR comment {result.url}")
+    isolated = ["-I"] if sys.flags.isolated else []
+    os.execve(sys.executable, [sys.executable, *isolated, "-m", "action", *argv], clean)
 
 
 def main(env: Mapping[str, str] | None = None, argv: list[str] | None = None) -> int:

@@ -24,14 +24,16 @@ from .environment import Plan
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
-def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = None) -> list[str]:
-    """The ``perfgate compare`` command for ``plan`` at the two resolved SHAs (pure).
+def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = None,
+                 out_dir: Path | None = None) -> list[str]:
+    """The ``perfgate compare`` command for ``plan`` at the two resolved SHAs (pure); results go
+    to ``out_dir`` (default ``plan.out_dir``; the sandbox's own folder when sandboxed).
 
     Every value is one ``--option=value`` item: a PR title like ``-O3`` or
     ``--Fix-everything`` is then the option's value, never read as an option itself.
     """
     argv = [python or sys.executable, "-m", "runner.cli", "compare", f"--repo={plan.workspace}",
-            f"--base={base_sha}", f"--head={head_sha}", f"--out={plan.out_dir}", "--quiet"]
+            f"--base={base_sha}", f"--head={head_sha}", f"--out={out_dir or plan.out_dir}", "--quiet"]
     if plan.config is not None:
         argv.append(f"--config={plan.config}")
     for flag, value in (("--benchmarks", plan.benchmarks), ("--filter", plan.filter), ("--device", plan.device)):
@@ -73,26 +75,42 @@ class CompareOutcome:
         return f"perfgate compare exited with status {self.status}"
 
 
-def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None) -> CompareOutcome:
+def compare_env() -> dict[str, str]:
+    """The compare's environment: :func:`runner.child_env.child_environment` of this process
+    (no token, no step command files), git's own settings kept for perfgate's git calls."""
+    return child_environment(isolate_git=False)
+
+
+def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
+                env: dict[str, str] | None = None) -> CompareOutcome:
     """Run ``argv``; its standard error is echoed to ours line by line and its tail kept.
 
     The compare runs the pull request's code, so it gets the allow-listed environment
-    (:func:`runner.child_env.child_environment`: no token, no step command files) and a
-    process group of its own, which is killed when it ends: nothing the PR's code started
-    outlives this step (a later step holds the token; same-user processes can read each
-    other's ``/proc/<pid>/environ``).
+    (``env``, default :func:`compare_env`) and a process group of its own, killed when it ends.
+    That alone does not stop a ``setsid`` daemon: the sandbox's PID namespace does
+    (:mod:`action.sandbox`). Workflow commands (``::add-mask::``, ``::set-output``) in what
+    the PR's code prints are switched off for the time it runs (``::stop-commands::``, with a
+    token it cannot know).
     """
+    import secrets
+
     tail: deque[str] = deque(maxlen=20)
-    with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace",
-                          env=child_environment(isolate_git=False), start_new_session=True) as proc:
-        try:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                sys.stderr.write(line)
-                tail.append(line.rstrip("\n"))
-            status = proc.wait(timeout=timeout)
-        finally:
-            kill_process_group(proc.pid)
+    resume = secrets.token_hex(16)
+    print(f"::stop-commands::{resume}", flush=True)
+    try:
+        with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace",
+                              env=compare_env() if env is None else env, start_new_session=True) as proc:
+            try:
+                assert proc.stderr is not None
+                for line in proc.stderr:
+                    sys.stderr.write(line)
+                    tail.append(line.rstrip("\n"))
+                status = proc.wait(timeout=timeout)
+            finally:
+                kill_process_group(proc.pid)
+    finally:
+        sys.stderr.flush()
+        print(f"::{resume}::", flush=True)
     return CompareOutcome(status, tuple(tail), out_dir / "results.json")
 
 

@@ -68,8 +68,6 @@ class Plan:
     server_url: str = "https://github.com"
     api_url: str = "https://api.github.com"
     token: str | None = field(default=None, repr=False)
-    comment: bool = True
-    comment_author: str = DEFAULT_COMMENT_AUTHOR
     fail_on_regression: bool = False
     config: Path | None = None
     benchmarks: str | None = None
@@ -83,11 +81,16 @@ class Plan:
     output_path: Path | None = None
     settings_ref: str | None = None   # the commit whose configuration is the gate's (None: see config)
     config_path: str | None = None    # the config input: a file inside settings_ref
+    handoff_dir: Path | None = None   # what one phase leaves for the next, never inside the sandbox
+    sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (action.sandbox)
+    sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
 
     @property
-    def read_only_token(self) -> bool:
-        """A fork PR's ``pull_request`` run gets a read-only ``GITHUB_TOKEN`` (GitHub's rule)."""
-        return self.is_fork and self.event_name == "pull_request"
+    def handoff(self) -> Path:
+        """The folder one phase leaves for the next (PR text, the gate's settings, how the
+        compare ended): beside the results folder, never inside it, since the results folder is
+        written by the sandboxed compare and uploaded as the artifact."""
+        return self.handoff_dir or self.out_dir.parent / f"{self.out_dir.name}-action"
 
 
 def get_input(env: Mapping[str, str], name: str) -> str | None:
@@ -148,6 +151,25 @@ def parse_rounds(value: str | None, name: str) -> int | None:
     if number < 2:
         raise ActionInputError(f"input {name} must be at least 2, got {value!r}")
     return number
+
+
+def parse_paths(value: str | None, name: str) -> tuple[str, ...]:
+    """Absolute paths, one per line (or ``:``-separated), for the ``sandbox-paths`` input.
+
+    Raises:
+        ActionInputError: a path is relative, or names a folder that would show the runner's
+            own step files (``RUNNER_TEMP`` is never shown; see action.sandbox).
+    """
+    if value is None:
+        return ()
+    paths = [p.strip() for line in value.splitlines() for p in line.split(":") if p.strip()]
+    for path in paths:
+        if not path.startswith("/") or "\x00" in path:
+            raise ActionInputError(f"input {name} takes absolute paths, got {path!r}")
+        if path.rstrip("/") in ("", "/home", "/run", "/var", "/proc", "/tmp"):
+            raise ActionInputError(f"input {name} may not show {path!r} inside the sandbox: name the folder "
+                                   "the benchmarks need (e.g. /opt/conda)")
+    return tuple(paths)
 
 
 def _first(mapping: Mapping[str, Any], *keys: str) -> str | None:
@@ -255,6 +277,9 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
     profile_text = get_input(env, "profile")
     summary = env.get("GITHUB_STEP_SUMMARY", "").strip()
     output = env.get("GITHUB_OUTPUT", "").strip()
+    sandbox = get_input(env, "sandbox") or "bwrap"
+    if sandbox not in ("bwrap", "none"):
+        raise ActionInputError(f"input sandbox must be bwrap or none, got {sandbox!r}")
 
     return Plan(
         event_name=event_name, repository=repository, workspace=workspace, base_ref=base, head_ref=head,
@@ -262,8 +287,6 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         is_fork=is_fork, title=title, body=body, labels=labels, run_id=run_id, run_url=run_url,
         server_url=server_url, api_url=api_url,
         token=get_input(env, "github-token"),
-        comment=parse_bool(get_input(env, "comment"), "comment", True),
-        comment_author=get_input(env, "comment-author") or DEFAULT_COMMENT_AUTHOR,
         fail_on_regression=parse_bool(get_input(env, "fail-on-regression"), "fail-on-regression", False),
         config=(workspace / config) if config and settings_ref is None else None,
         benchmarks=get_input(env, "benchmarks"), filter=get_input(env, "filter"),
@@ -275,4 +298,54 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         summary_path=Path(summary) if summary else None,
         output_path=Path(output) if output else None,
         settings_ref=settings_ref, config_path=config,
+        handoff_dir=Path(env["PERFGATE_HANDOFF_DIR"]) if env.get("PERFGATE_HANDOFF_DIR") else None,
+        sandbox=sandbox, sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths"),
     )
+
+
+@dataclass(frozen=True)
+class CommentPlan:
+    """The ``comment`` phase (standalone mode, a job of its own): where the downloaded artifact
+    is, which pull request, and the token that may comment."""
+
+    results_dir: Path
+    repository: str
+    pr_number: int
+    token: str = field(repr=False)
+    api_url: str = "https://api.github.com"
+    comment_author: str = DEFAULT_COMMENT_AUTHOR
+    run_url: str | None = None
+    summary_path: Path | None = None
+
+
+def comment_plan(env: Mapping[str, str]) -> CommentPlan:
+    """Decide the ``comment`` phase from its step's environment (inputs ``results``,
+    ``pr-number``, ``github-token``, ``comment-author``; ``GITHUB_*`` coordinates).
+
+    Raises:
+        ActionInputError: a missing input, named with what to set.
+    """
+    repository = env.get("GITHUB_REPOSITORY", "").strip()
+    if not repository:
+        raise ActionInputError("GITHUB_REPOSITORY is not set: run the comment action inside GitHub Actions")
+    results = get_input(env, "results")
+    if not results:
+        raise ActionInputError("input results is empty: name the folder actions/download-artifact wrote the GPU "
+                               "job's artifact to")
+    pr_number = _pr_number(get_input(env, "pr-number"), "input pr-number")
+    if pr_number is None:
+        raise ActionInputError("input pr-number is empty: the comment action needs the pull request's number")
+    token = get_input(env, "github-token")
+    if not token:
+        raise ActionInputError("input github-token is empty: the comment job needs `permissions: pull-requests: "
+                               "write` and its token")
+    server_url = env.get("GITHUB_SERVER_URL", "").strip() or "https://github.com"
+    run_url = None
+    if env.get("GITHUB_RUN_ID"):
+        run_url = f"{server_url}/{repository}/actions/runs/{env['GITHUB_RUN_ID']}"
+    workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
+    summary = env.get("GITHUB_STEP_SUMMARY", "").strip()
+    return CommentPlan(results_dir=workspace / results, repository=repository, pr_number=pr_number, token=token,
+                       api_url=env.get("GITHUB_API_URL", "").strip() or "https://api.github.com",
+                       comment_author=get_input(env, "comment-author") or DEFAULT_COMMENT_AUTHOR,
+                       run_url=run_url, summary_path=Path(summary) if summary else None)

@@ -110,14 +110,6 @@ def find_sticky(comments: Iterable[Mapping[str, Any]], author: str, marker: str 
     return None
 
 
-def fork_note(plan_pr_number: int | None) -> str:
-    """The summary line for a fork PR whose token cannot comment."""
-    pr = f"#{plan_pr_number}" if plan_pr_number else "this pull request"
-    return (f"> [!NOTE]\n> {pr} comes from a fork, so this workflow's token is read-only and perfgate did not "
-            "comment on it; the report is below and in the run's artifacts. (Install the perfgate App, "
-            "or run on workflow_dispatch, to get the comment.)\n\n")
-
-
 def write_summary(path: Path | None, text: str) -> None:
     """Append to ``$GITHUB_STEP_SUMMARY`` (absent outside Actions: nothing to do)."""
     if path is not None:

@@ -26,10 +26,16 @@ def create_app(config: "Mapping[str, str] | Settings | None" = None):
     Returns:
         a ``flask.Flask`` whose database has been upgraded to the newest migration.
         ``app.extensions["perfgate"]`` holds ``{"settings": Settings, "db": Database,
-        "runtime": Runtime | None}`` (the App's runtime, ``bot.app.runtime.build_runtime``;
-        None without the GitHub App's settings: the pages work and ``/webhook`` answers 503).
+        "queue": JobQueue | None, "runtime": Runtime | None}``: with the webhook secret, the
+        job queue ``/webhook`` fills (``bot.app.runtime.build_intake``); with the App's id and
+        key too, the App's runtime (``bot.app.runtime.build_runtime``, the queue is its
+        ``runtime.queue``). Without the webhook secret the pages work and ``/webhook`` answers 503.
+        A production web process gets the webhook secret and not the App's key (security review
+        N8): it never calls GitHub, the worker does.
     Raises:
-        runner.errors.UserError: a setting is malformed or the database cannot be opened.
+        runner.errors.UserError: a setting is malformed, the App's id and key are given without
+            the webhook secret, ``HUEY_URL=memory://`` without the App's key (its jobs would run
+            here), or the database cannot be opened.
     """
     from flask import Flask, jsonify
 
@@ -45,19 +51,29 @@ def create_app(config: "Mapping[str, str] | Settings | None" = None):
     app.config["TESTING"] = settings.testing
     app.config["MAX_CONTENT_LENGTH"] = intake.MAX_BODY
     _harden(app, settings.github_url)
-    database = open_database(settings.database_url)
-    runtime = None
     if settings.has_app:
-        from .app.runtime import build_runtime
+        settings.require_intake()
+    database = open_database(settings.database_url)
+    runtime = queue = None
+    if settings.has_intake:
+        from .app.queue import queue_warning
+        from .app.runtime import build_intake, build_runtime
 
-        runtime = build_runtime(settings, database)
+        if settings.has_app:
+            runtime = build_runtime(settings, database)
+            queue = runtime.queue
+        else:
+            queue = build_intake(settings)
+        warning = queue_warning(settings.queue_url)
+        if warning:
+            log.warning("%s: whoever reaches it can queue work for the worker", warning)
         if not settings.testing:  # compile the webhook validators while the server starts
             from .app import payloads
 
             threading.Thread(target=payloads.warm_up, name="webhook schemas", daemon=True).start()
     else:
-        log.warning("no GitHub App settings (GITHUB_APP_ID, ...): /webhook answers 503")
-    app.extensions["perfgate"] = {"settings": settings, "db": database, "runtime": runtime}
+        log.warning("no webhook secret (GITHUB_WEBHOOK_SECRET): /webhook answers 503")
+    app.extensions["perfgate"] = {"settings": settings, "db": database, "queue": queue, "runtime": runtime}
     signin.init_app(app)
     app.register_blueprint(dashboard.pages)
     app.register_blueprint(dashboard.api)

@@ -38,7 +38,7 @@ def main_serve(args: argparse.Namespace) -> int:
     from .settings import load_settings
 
     settings = load_settings(dict(os.environ))  # fail before anything starts, naming the setting
-    if not settings.has_app:
+    if not settings.has_app and not settings.has_intake:
         return _serve_setup(args, settings)
     _logging()
     app = create_app(settings)
@@ -48,16 +48,26 @@ def main_serve(args: argparse.Namespace) -> int:
 
 def _serve_setup(args: argparse.Namespace, settings) -> int:
     """No App credentials at all: serve the pages and ``/setup`` (register the App from its
-    manifest, :mod:`bot.web.setup`) until the user restarts with the credentials it stored."""
+    manifest, :mod:`bot.web.setup`) until the user restarts with the credentials it stored.
+    Prints the one-time setup link; only the browser that opens it may register the App.
+
+    Raises:
+        UserError: ``PERFGATE_PUBLIC_URL`` is not set to an https address (the manifest's
+            addresses come from it, never from a request).
+    """
     from . import create_app
     from .web.setup import init_setup
 
+    if not settings.public_url:
+        raise UserError("perfgate serve without App credentials registers the App: set PERFGATE_PUBLIC_URL to the "
+                        "https:// address where GitHub reaches this server")
     _logging()
     app = create_app(settings)
-    init_setup(app, home=settings.home, public_url=settings.public_url or "", github_url=settings.github_url,
-               api_url=settings.api_url)
-    print(f"perfgate: no GitHub App credentials (GITHUB_APP_ID, ...): open http://{args.host}:{args.port}/setup "
-          "to register the App from its manifest", file=sys.stderr)
+    token = init_setup(app, home=settings.home, public_url=settings.public_url, github_url=settings.github_url,
+                       api_url=settings.api_url)
+    print(f"perfgate: no GitHub App credentials (GITHUB_APP_ID, ...). To register the App, open once, in your "
+          f"browser: {settings.public_url}/setup?token={token} (this link works once; restart for a new one)",
+          file=sys.stderr, flush=True)
     app.run(host=args.host, port=args.port, threaded=True)
     return 0
 

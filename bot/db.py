@@ -14,7 +14,7 @@ import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from sqlalchemy import JSON, Double, Engine, MetaData, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -76,6 +76,30 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map = {_dt.datetime: UTCDateTime(), dict[str, Any]: JSON(), float: Double()}
 
+
+
+def insert_missing(session: Session, model: type, values: Mapping[str, Any], keys: Sequence[str]) -> bool:
+    """``INSERT … ON CONFLICT (keys) DO NOTHING`` of one ``model`` row with ``values``: afterwards
+    the row with those ``keys`` exists, whoever inserted it, and no unique-constraint error is
+    raised when a concurrent transaction inserted it first (the caller then selects it). A
+    check-then-insert races; this does not (SQLite ≥ 3.24 and PostgreSQL; SQLAlchemy's dialect
+    ``insert`` constructs). On SQLite the statement also takes the database's write lock, so
+    what the transaction reads next is the newest committed state; on PostgreSQL select the row
+    ``with_for_update()`` to hold it. Column defaults of ``model`` apply. True when this call
+    inserted the row.
+
+    Raises:
+        UserError: a database other than SQLite or PostgreSQL.
+    """
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:
+        raise UserError(f"perfgate stores its data in SQLite or PostgreSQL, not {dialect}")
+    result = session.execute(insert(model).values(**values).on_conflict_do_nothing(index_elements=list(keys)))
+    return bool(result.rowcount)
 
 
 def default_home(env: Mapping[str, str]) -> Path:

@@ -12,20 +12,24 @@
                                repositories only) or ``all`` (``bot.app.access``)
 ``GITHUB_CLIENT_ID`` /         the GitHub App's OAuth credentials, for signing in with
 ``GITHUB_CLIENT_SECRET``       GitHub (``bot.web.signin``), with ``PERFGATE_SESSION_SECRET``
-                               (at least 32 characters; signs the session cookie)
-``GITHUB_APP_ID``              the App's numeric id (required for the App)
+                               (at least 32 characters; encrypts the user tokens kept
+                               with the server-side sessions) and an https
+                               ``PERFGATE_PUBLIC_URL`` (or an http loopback address)
+``GITHUB_APP_ID``              the App's numeric id (the worker: it calls GitHub)
 ``GITHUB_PRIVATE_KEY``         the App's PEM private key, or ``GITHUB_PRIVATE_KEY_PATH``
-                               naming a file with it (one of them required for the App)
-``GITHUB_WEBHOOK_SECRET``      the webhook secret (required for the App)
+                               naming a file with it (the worker, with ``GITHUB_APP_ID``)
+``GITHUB_WEBHOOK_SECRET``      the webhook secret (the web process: it checks deliveries);
+                               at least 32 characters, not an example value
 ``GITHUB_API_URL``             REST base URL (default ``https://api.github.com``; GitHub
                                Enterprise: ``https://HOST/api/v3``)
 ``GITHUB_SERVER_URL``          GitHub's web address (default: from ``GITHUB_API_URL``,
                                ``https://github.com`` or ``https://HOST``); links read
                                from payloads or stored results are rendered only when
                                they point under it
-``HUEY_URL`` / ``REDIS_URL``   the job queue: ``redis://...`` (several machines),
-                               ``sqlite:///PATH`` or unset (a SQLite file next to the
-                               database, one machine), ``memory://`` (tests)
+``HUEY_URL`` / ``REDIS_URL``   the job queue: ``rediss://:PASSWORD@HOST:PORT/0`` (Redis
+                               with AUTH and TLS, several machines; ``?ssl_ca_certs=FILE``
+                               for a private CA), ``sqlite:///PATH`` or unset (a SQLite
+                               file next to the database, one machine), ``memory://`` (tests)
 ``PERFGATE_WORKFLOW``          the target's workflow file (default ``perfgate.yml``)
 ``PERFGATE_RUN_TIMEOUT``       seconds before a run that never reported back is marked
                                timed out (default 10800 = 3 h)
@@ -37,9 +41,12 @@
 ``TESTING``                    Flask's TESTING (and GitHub clients without retries)
 =============================  ==========================================================
 
-Without any of the App's three required settings the pages and the dashboard work and
-``/webhook`` answers 503; with some but not all of them, reading the settings fails naming the
-missing one.
+Each process gets only what it needs (security review N8): the web process the webhook secret
+(it verifies and queues deliveries, never calls GitHub), the worker the App's id and private key
+(it calls GitHub, never sees a delivery's signature). Without any of them the pages and the
+dashboard work and ``/webhook`` answers 503; an id without a key (or a key without an id) fails
+naming the missing one; ``bot.create_app`` given the id and key must also have the webhook
+secret (:meth:`Settings.require_intake`), the worker the id and key (:meth:`Settings.require_app`).
 """
 
 from __future__ import annotations
@@ -61,8 +68,18 @@ DEFAULT_ARTIFACT_LIMIT = 256 * 1024 * 1024
 DEFAULT_DELIVERY_RETENTION = 7 * 86400.0
 DEFAULT_GITHUB_TIMEOUT = 20
 READ_ACCESS_MODES = ("public", "all")
-#: The settings without which there is no GitHub App.
+#: The settings of the GitHub App (any of them given: the App's settings are read and checked).
 REQUIRED = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET")
+#: The shortest webhook secret accepted: 32 characters, the length of GitHub's own generated
+#: secrets' entropy in hex (the setup page generates 64). Anyone who knows the secret can sign
+#: deliveries the App acts on (security review N8).
+MIN_WEBHOOK_SECRET = 32
+#: Example values of the deployment files (``.env.example``, ``deploy/kubernetes/secret.yaml``)
+#: and of earlier versions of them: refused, so an example left in place cannot go live.
+EXAMPLE_SECRETS = frozenset({
+    "a-long-random-string", "replace-with-the-apps-webhook-secret",
+    "replace-with-the-webhook-secret-of-your-github-app", "replace-with-a-long-random-string",
+})
 
 
 class MissingSetting(UserError):
@@ -108,17 +125,34 @@ class Settings:
 
     @property
     def has_app(self) -> bool:
-        """Is the GitHub App configured (id, key and webhook secret)?"""
-        return self.app_id is not None
+        """Can this process call GitHub as the App (id and private key: the worker)?"""
+        return self.app_id is not None and self.private_key is not None
+
+    @property
+    def has_intake(self) -> bool:
+        """Can this process accept webhook deliveries (the webhook secret: the web process)?"""
+        return self.webhook_secret is not None
 
     def require_app(self) -> "Settings":
-        """``self`` when the GitHub App is configured.
+        """``self`` when the App's id and private key are configured (the worker).
 
         Raises:
-            MissingSetting: naming ``GITHUB_APP_ID`` (no App setting is set at all).
+            MissingSetting: naming ``GITHUB_APP_ID`` (the App's id and key are not set).
         """
         if not self.has_app:
-            raise MissingSetting("GITHUB_APP_ID is not set (the GitHub App's numeric id)")
+            raise MissingSetting("GITHUB_APP_ID is not set (the GitHub App's numeric id; with GITHUB_PRIVATE_KEY "
+                                 "or GITHUB_PRIVATE_KEY_PATH)")
+        return self
+
+    def require_intake(self) -> "Settings":
+        """``self`` when the webhook secret is configured (the web process).
+
+        Raises:
+            MissingSetting: naming ``GITHUB_WEBHOOK_SECRET``.
+        """
+        if not self.has_intake:
+            raise MissingSetting("GITHUB_WEBHOOK_SECRET is not set (the App's webhook secret; the web process "
+                                 "needs it to accept deliveries)")
         return self
 
 
@@ -126,8 +160,11 @@ def load_settings(source: Mapping[str, str]) -> Settings:
     """:class:`Settings` from ``source`` (``os.environ`` or a test's dict with the same keys).
 
     Raises:
-        MissingSetting: some of the App's required settings are given, not all (names the first missing).
-        UserError: a value is malformed or the key file cannot be read (the message names the variable).
+        MissingSetting: the App's id is given without its key or the key without the id (names
+            the missing one).
+        UserError: a value is malformed, a secret is short or an example value (:func:`check_webhook_secret`),
+            signing in is configured without an https ``PERFGATE_PUBLIC_URL`` (:func:`check_sign_in_url`),
+            or the key file cannot be read (the message names the variable).
     """
     public = (source.get("PERFGATE_PUBLIC_URL") or "").strip().rstrip("/") or None
     testing = str(source.get("TESTING", "")).lower() in ("1", "true", "yes")
@@ -143,7 +180,9 @@ def load_settings(source: Mapping[str, str]) -> Settings:
                         "App's OAuth credentials); one of them is not set")
     if client_id and (session_secret is None or len(session_secret) < 32):
         raise UserError("signing in with GitHub needs PERFGATE_SESSION_SECRET, at least 32 random characters "
-                        "(it signs the session cookie)")
+                        "(it encrypts the user's token kept on the server)")
+    if client_id:
+        check_sign_in_url(public)
     api_url = (source.get("GITHUB_API_URL") or "").strip().rstrip("/") or DEFAULT_API_URL
     common = dict(database_url=db.database_url(source), home=db.default_home(source), public_url=public,
                   testing=testing, read_access=mode, api_url=api_url, github_url=server_url(source),
@@ -155,35 +194,90 @@ def load_settings(source: Mapping[str, str]) -> Settings:
     return Settings(**common, **_app_settings(source))
 
 
+def check_webhook_secret(secret: str) -> str:
+    """``secret`` when it is fit to be the App's webhook secret: at least
+    :data:`MIN_WEBHOOK_SECRET` characters, not one of :data:`EXAMPLE_SECRETS`, not mostly one
+    character (fewer than 8 distinct ones).
+
+    Raises:
+        UserError: naming ``GITHUB_WEBHOOK_SECRET`` and how to make a good one (the value is not echoed).
+    """
+    how = "make one with: python3 -c 'import secrets; print(secrets.token_hex(32))' and set it on the App too"
+    if secret.strip().lower() in EXAMPLE_SECRETS:
+        raise UserError(f"GITHUB_WEBHOOK_SECRET is the example value of the deployment files; {how}")
+    if len(secret) < MIN_WEBHOOK_SECRET:
+        raise UserError(f"GITHUB_WEBHOOK_SECRET has {len(secret)} characters, fewer than {MIN_WEBHOOK_SECRET}: "
+                        f"anyone who guesses it can sign deliveries the App acts on; {how}")
+    if len(set(secret)) < 8:
+        raise UserError(f"GITHUB_WEBHOOK_SECRET repeats a few characters (not random); {how}")
+    return secret
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """Is ``url`` an ``http://`` address of this machine only (``127.0.0.0/8``, ``[::1]``, ``localhost``)?"""
+    import ipaddress
+
+    if not url:
+        return False
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http" or not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_sign_in_url(public_url: str | None) -> str:
+    """``public_url`` when signing in may be offered there: an ``https://`` address, or an
+    ``http://`` loopback address (:func:`is_loopback_url`: trying it on one's own machine, where
+    the cookie cannot cross a network). The OAuth callback and the session cookie are bound to it
+    (security review N6: a cookie sent over plain http can be read on the way).
+
+    Raises:
+        UserError: naming ``PERFGATE_PUBLIC_URL``.
+    """
+    if public_url and (public_url.startswith("https://") or is_loopback_url(public_url)):
+        return public_url
+    raise UserError("signing in with GitHub (GITHUB_CLIENT_ID) needs PERFGATE_PUBLIC_URL to be the App's https:// "
+                    f"address (or http://127.0.0.1:PORT on your own machine), got {public_url or 'nothing'!r}")
+
+
 def _app_settings(source: Mapping[str, str]) -> dict:
-    """The GitHub App's fields of :class:`Settings`, validated."""
+    """The GitHub App's fields of :class:`Settings`, validated: the id and key (both or neither),
+    the webhook secret (if given), the queue and the run settings."""
     app_id = (source.get("GITHUB_APP_ID") or "").strip()
-    if not app_id:
-        raise MissingSetting("GITHUB_APP_ID is not set (the GitHub App's numeric id)")
-    if not app_id.isdigit():
-        raise UserError(f"GITHUB_APP_ID must be the App's numeric id, got {app_id!r}")
     key = source.get("GITHUB_PRIVATE_KEY") or ""
     key_path = (source.get("GITHUB_PRIVATE_KEY_PATH") or "").strip()
+    if (key.strip() or key_path) and not app_id:
+        raise MissingSetting("GITHUB_APP_ID is not set (the GitHub App's numeric id)")
+    if app_id and not app_id.isdigit():
+        raise UserError(f"GITHUB_APP_ID must be the App's numeric id, got {app_id!r}")
     if not key.strip() and key_path:
         try:
             key = Path(key_path).expanduser().read_text("utf-8")
         except OSError as exc:
             raise UserError(f"GITHUB_PRIVATE_KEY_PATH {key_path}: {exc.strerror or exc}") from None
-    if not key.strip():
+    if app_id and not key.strip():
         raise MissingSetting("GITHUB_PRIVATE_KEY (or GITHUB_PRIVATE_KEY_PATH) is not set (the App's PEM private key)")
-    key = key.replace("\\n", "\n") if "\\n" in key and "\n" not in key.strip() else key
-    if "PRIVATE KEY" not in key:
-        raise UserError("GITHUB_PRIVATE_KEY is not a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+    if app_id:
+        key = key.replace("\\n", "\n") if "\\n" in key and "\n" not in key.strip() else key
+        if "PRIVATE KEY" not in key:
+            raise UserError("GITHUB_PRIVATE_KEY is not a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
     secret = source.get("GITHUB_WEBHOOK_SECRET") or ""
-    if not secret:
-        raise MissingSetting("GITHUB_WEBHOOK_SECRET is not set (the App's webhook secret)")
+    if secret:
+        check_webhook_secret(secret)
     queue_url = (source.get("HUEY_URL") or source.get("REDIS_URL") or "").strip() or None
     if queue_url and not queue_url.startswith(("redis://", "rediss://", "unix://", "sqlite:///", "memory://")):
-        raise UserError(f"HUEY_URL must be redis://..., sqlite:///PATH or memory://, got {queue_url!r}")
+        raise UserError(f"HUEY_URL must be rediss://..., redis://..., sqlite:///PATH or memory://, got {queue_url!r}")
     workflow = (source.get("PERFGATE_WORKFLOW") or DEFAULT_WORKFLOW).strip()
     if "/" in workflow or not workflow.endswith((".yml", ".yaml")):
         raise UserError(f"PERFGATE_WORKFLOW must be a workflow file name like perfgate.yml, got {workflow!r}")
-    return dict(app_id=app_id, private_key=key, webhook_secret=secret, queue_url=queue_url, workflow=workflow,
+    return dict(app_id=app_id or None, private_key=key if app_id else None, webhook_secret=secret or None,
+                queue_url=queue_url, workflow=workflow,
                 run_timeout=_positive(source, "PERFGATE_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT),
                 artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)),
                 github_timeout=_whole_seconds(source, "PERFGATE_GITHUB_TIMEOUT", DEFAULT_GITHUB_TIMEOUT),

@@ -1,5 +1,5 @@
 """The App's sub-commands of ``perfgate`` (``history``, ``serve``, ``worker``, ``sweep``,
-``migrate``, ``app manifest``),
+``migrate``, ``app manifest``, ``queue-tls``),
 plugged into the engine's command line through the ``perfgate.commands`` entry point group.
 
 Imports nothing but argparse: ``perfgate --help`` stays light; each handler imports its module
@@ -67,3 +67,10 @@ def register(sub, parser_class) -> None:
 
     p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
     p.set_defaults(handler=_lazy("bot.cli", "main_migrate"))
+
+    p = sub.add_parser("queue-tls", help="write the job queue's Redis TLS files (a private CA, a server certificate)")
+    p.add_argument("dir", metavar="DIR", help="where ca.crt, redis.crt and redis.key go (kept when they exist)")
+    p.add_argument("--host", action="append", metavar="NAME",
+                   help="a name clients reach Redis by (repeatable; default: redis)")
+    p.add_argument("--owner", metavar="UID:GID", help="give redis.crt and redis.key to this account (Redis' own)")
+    p.set_defaults(handler=_lazy("bot.tls", "main_queue_tls"))

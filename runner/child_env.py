@@ -36,6 +36,9 @@ ALLOWED_NAMES = frozenset({
     "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_EXE",
     "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "HF_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
     "CI", "RUNNER_OS", "RUNNER_ARCH",
+    # The runner's job-end clean-up finds the job's processes by it (actions/runner's
+    # ProcessInvoker); kept so that an unsandboxed compare's leftovers are found too.
+    "RUNNER_TRACKING_ID",
 })
 
 #: Name prefixes passed through: locale, Python, thread pools, CUDA and the GPU libraries,

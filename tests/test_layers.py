@@ -61,7 +61,7 @@ BOT_WINGS = {
 }
 #: Where the App is composed and started (may import every wing): the Flask factory, the
 #: sub-commands, the schema of every table.
-BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema")
+BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema", "bot.tls")
 
 #: The App's decisions: pure functions over plain data.
 BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.facts", "bot.app.handlers",
@@ -77,7 +77,7 @@ BOT_IO_HOMES = {
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
     "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables",
-                   "bot.history.store", "bot.history.tables"),
+                   "bot.history.store", "bot.history.tables", "bot.web.sessions"),
     "alembic": ("bot.db",),
 }
 

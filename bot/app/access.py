@@ -3,23 +3,27 @@
 A repository's runs, reports and history are shown only to those who may read the repository:
 
 - ``PERFGATE_READ_ACCESS=public`` (the default): repositories GitHub reported as public in its
-  webhooks (``repository.private``, recorded per repository by the App) are readable by
-  everyone; any other one answers 404, as if it did not exist.
+  webhooks (``repository.private``, recorded per repository by the App, moved only by newer
+  evidence: :func:`next_visibility`) are readable by everyone; any other one answers 404, as if
+  it did not exist.
 - Signing in with GitHub (``GITHUB_CLIENT_ID``/``GITHUB_CLIENT_SECRET`` of the GitHub App, and
   ``PERFGATE_SESSION_SECRET``): the web application flow at ``/login``; a signed-in user also
   sees the private repositories for which GitHub answers ``GET /repos/{owner}/{repo}`` with
-  their user token (the App is installed there and they may read it). The answer is cached in
-  the signed session cookie for :data:`CACHE_SECONDS`.
+  their user token (the App is installed there and they may read it). The answer is cached with
+  the user's server-side session (``bot.web.sessions``) for :data:`CACHE_SECONDS`.
 - ``PERFGATE_READ_ACCESS=all``: everything to everyone, for deployments behind their own
   authentication (a VPN, an authenticating proxy).
 
-This module decides (pure): :func:`may_read`, :func:`visibility`, :func:`safe_next`. The Flask
+This module decides (pure): :func:`may_read`, :func:`visibility`, :func:`next_visibility`,
+:func:`safe_next`. The Flask
 shell — the ``/login``, ``/login/callback`` and ``/logout`` routes, and ``allowed`` / ``require``
 for the views — is ``bot.web.signin``.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
@@ -47,6 +51,61 @@ def visibility(payload: Mapping[str, Any]) -> dict[str, bool]:
         if isinstance(repo, Mapping) and isinstance(repo.get("full_name"), str) and isinstance(repo.get("private"), bool):
             found[repo["full_name"]] = repo["private"]
     return found
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """A repository's visibility as recorded (a ``repositories`` row): ``private``, GitHub's
+    ``repository.private`` (None: never reported); ``at``, when the newest delivery that reported
+    it was received (None: unknown, older than any evidence); ``publicized_at``, when the newest
+    ``repository`` ``publicized`` delivery that made it public was received."""
+
+    private: bool | None = None
+    at: _dt.datetime | None = None
+    publicized_at: _dt.datetime | None = None
+
+
+def _newer(moment: _dt.datetime, than: _dt.datetime | None) -> bool:
+    return than is None or moment > than
+
+
+def _latest(a: _dt.datetime | None, b: _dt.datetime | None) -> _dt.datetime | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def next_visibility(stored: Visibility, private: bool, at: _dt.datetime, *, publicized: bool = False) -> Visibility:
+    """What to record after a delivery received at ``at`` reported ``private`` (pure).
+
+    ``publicized``: the delivery is GitHub's notice that the repository was made public
+    (``repository`` ``publicized``). Deliveries are processed out of the order they were
+    received — Huey's retries, the sweep (failed deliveries up to 6 h old), GitHub's Redeliver
+    of the same delivery, two workers — and a payload received after a change may have been
+    written before it, so the order of processing says nothing (security review N5). The rule
+    fails closed:
+
+    - towards private, any evidence counts, an old one included — except evidence older than the
+      ``publicized`` notice that made the repository public (it was made public after that);
+    - towards public, only a ``publicized`` notice received after the evidence of privacy: a
+      private repository stays private until GitHub says it was made public, later;
+    - the same value from newer evidence moves the times forward, so a later change is compared
+      with the newest evidence.
+
+    Times are receipt times of the deliveries (the App's clock, kept by every retry).
+    """
+    if stored.private is None:
+        return Visibility(private, at, at if publicized and not private else None)
+    if private:
+        if stored.private:
+            return Visibility(True, _latest(stored.at, at), stored.publicized_at)
+        if stored.publicized_at is not None and at < stored.publicized_at:
+            return stored  # made public after this evidence was received
+        return Visibility(True, at, stored.publicized_at)
+    if not stored.private:
+        return Visibility(False, _latest(stored.at, at),
+                          _latest(stored.publicized_at, at) if publicized else stored.publicized_at)
+    if publicized and _newer(at, stored.at):
+        return Visibility(False, at, at)
+    return stored
 
 
 def safe_next(target: str | None) -> str:

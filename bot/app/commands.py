@@ -13,8 +13,11 @@ taken as written (an apostrophe is not a quote). Grammar::
 
 ``--rounds`` is the number of base/head round pairs before the first look (the compare's
 ``min_rounds``, 2..10000); ``--threshold`` the practical significance as a fraction of the
-base time (0 < F < 1, e.g. 0.02 for 2 %); ``--sha`` the head commit the command approves (7 to 64
-hex digits; the run is refused when the PR's head is another).
+base time (0 < F < 1, e.g. 0.02 for 2 %); ``--sha`` the head commit the command approves, as its
+full SHA (40 hex digits, 64 in a SHA-256 repository: a shortened SHA names every commit that
+shares its digits, and a few digits of a collision take seconds to make); the run is refused
+when the PR's head is another commit. A fork PR's ``run``/``profile`` needs ``--sha``
+(``bot.app.handlers.issue_comment.approval_problem``).
 """
 
 from __future__ import annotations
@@ -23,19 +26,24 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from runner.report.escape import md_code
+from runner.report.escape import md_code, plain
 
 PREFIX = "/perf"
+#: The lengths of a full commit SHA: SHA-1 (40 hex digits) and SHA-256 object format (64; git's
+#: ``extensions.objectFormat``).
+SHA_LENGTHS = (40, 64)
 NAMES = ("run", "profile", "accept", "cancel", "history", "help")
 MAX_ROUNDS = 10_000
+#: The longest FILTER (characters): what a run stores of it (``app_runs.filter``).
+MAX_FILTER = 500
 
 USAGE = """\
 **perfgate commands** (first line of a PR comment; write, maintain or admin permission):
 
 | command | what it does |
 |---|---|
-| `/perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02; only if the head is still SHA) |
-| `/perf profile FILTER [--sha SHA]` | run the matching benchmarks with the profiling pass |
+| `/perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02; only if the head is still SHA, the full 40-digit commit SHA; required on a PR from a fork) |
+| `/perf profile FILTER [--sha SHA]` | run the matching benchmarks with the profiling pass (`--sha` as for `run`) |
 | `/perf accept [REASON]` | acknowledge the regressions of the results shown (that head, those benchmarks); the check passes |
 | `/perf cancel` | cancel the running benchmark |
 | `/perf history [BENCH]` | the history of one benchmark (or all) on the default branch |
@@ -47,7 +55,8 @@ class CommandError(ValueError):
     """A ``/perf`` comment that does not parse; the message says what is wrong (for the reply).
 
     The message is Markdown: every echoed word of the comment is a code span
-    (:func:`runner.report.escape.md_code`), so the reply never renders the commenter's markup."""
+    (:func:`echo`, at most :data:`ECHO_LIMIT` characters), so the reply never renders the
+    commenter's markup and stays within GitHub's limits."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,17 @@ class Command:
     reason: str | None = None
     benchmark: str | None = None
     sha: str | None = None
+
+
+#: The most characters of a comment's word echoed in a reply (GitHub caps a comment at 65,536:
+#: a maintainer's 100 kB word must not make the reply itself fail).
+ECHO_LIMIT = 100
+
+
+def echo(text: str) -> str:
+    """A word of a comment for a reply: a code span (never rendered as Markdown) of at most
+    :data:`ECHO_LIMIT` characters (cut with ``…``)."""
+    return md_code(plain(text, ECHO_LIMIT))
 
 
 def first_line(body: str | None) -> str:
@@ -83,7 +103,7 @@ def _int(name: str, text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise CommandError(f"`--{name}` needs a whole number, got {md_code(text)}") from None
+        raise CommandError(f"`--{name}` needs a whole number, got {echo(text)}") from None
     if not 2 <= value <= MAX_ROUNDS:
         raise CommandError(f"`--{name}` must be between 2 and {MAX_ROUNDS}, got {value}")
     return value
@@ -93,17 +113,27 @@ def _fraction(name: str, text: str) -> float:
     try:
         value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
-        raise CommandError(f"`--{name}` needs a number, got {md_code(text)}") from None
+        raise CommandError(f"`--{name}` needs a number, got {echo(text)}") from None
     if not 0 < value < 1:
         raise CommandError(f"`--{name}` is a fraction of the base time between 0 and 1 (e.g. 0.02 or 2%), "
-                           f"got {md_code(text)}")
+                           f"got {echo(text)}")
     return value
 
 
 def _sha(text: str) -> str:
-    if not re.fullmatch(r"[0-9a-fA-F]{7,64}", text):
-        raise CommandError(f"`--sha` needs a commit SHA (7 to 64 hex digits), got `{text}`")
+    """``--sha``'s value, lower case: a full commit SHA (:data:`SHA_LENGTHS`), never a prefix."""
+    if not re.fullmatch(r"[0-9a-fA-F]+", text):
+        raise CommandError(f"`--sha` needs the full commit SHA (40 hex digits), got {echo(text)}")
+    if len(text) not in SHA_LENGTHS:
+        raise CommandError(f"`--sha` needs the full commit SHA, 40 hex digits (64 in a SHA-256 repository), "
+                           f"not {len(text)}: a shortened SHA can name another commit with the same first digits")
     return text.lower()
+
+
+def _filter(text: str) -> str:
+    if len(text) > MAX_FILTER:
+        raise CommandError(f"the FILTER is {len(text)} characters long; at most {MAX_FILTER}")
+    return text
 
 
 def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
@@ -118,7 +148,7 @@ def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dic
             key, eq, value = word[2:].partition("=")
             if not eq:
                 if i + 1 >= len(words):
-                    raise CommandError(f"{md_code('--' + key)} needs a value")
+                    raise CommandError(f"{echo('--' + key)} needs a value")
                 value = words[i + 1]
                 i += 1
         elif "=" in word and word.split("=", 1)[0] in allowed:
@@ -126,10 +156,10 @@ def _options(words: list[str], allowed: tuple[str, ...]) -> tuple[list[str], dic
         if key is None:
             positional.append(word)
         elif key not in allowed:
-            raise CommandError(f"unknown option {md_code('--' + key)}"
+            raise CommandError(f"unknown option {echo('--' + key)}"
                                + (f" (options: {', '.join('--' + a for a in allowed)})" if allowed else ""))
         elif key in options:
-            raise CommandError(f"{md_code('--' + key)} given twice")
+            raise CommandError(f"{echo('--' + key)} given twice")
         else:
             options[key] = value or ""
         i += 1
@@ -158,12 +188,12 @@ def parse(body: str | None) -> Command | None:
         return Command("help", text)
     name, rest = words[1].lower(), words[2:]
     if name not in NAMES:
-        raise CommandError(f"unknown command {md_code(words[1])} (commands: {', '.join(NAMES)})")
+        raise CommandError(f"unknown command {echo(words[1])} (commands: {', '.join(NAMES)})")
     if name == "run":
         positional, opts = _options(rest, ("rounds", "threshold", "sha"))
         if len(positional) > 1:
             raise CommandError("`/perf run` takes at most one FILTER (quote it if it has spaces)")
-        return Command("run", text, filter=positional[0] if positional else None,
+        return Command("run", text, filter=_filter(positional[0]) if positional else None,
                        rounds=_int("rounds", opts["rounds"]) if "rounds" in opts else None,
                        threshold=_fraction("threshold", opts["threshold"]) if "threshold" in opts else None,
                        sha=_sha(opts["sha"]) if "sha" in opts else None)
@@ -171,7 +201,7 @@ def parse(body: str | None) -> Command | None:
         positional, opts = _options(rest, ("sha",))
         if len(positional) != 1:
             raise CommandError("`/perf profile` needs exactly one FILTER")
-        return Command("profile", text, filter=positional[0], sha=_sha(opts["sha"]) if "sha" in opts else None)
+        return Command("profile", text, filter=_filter(positional[0]), sha=_sha(opts["sha"]) if "sha" in opts else None)
     if name == "history":
         if len(rest) > 1:
             raise CommandError("`/perf history` takes at most one benchmark name")

@@ -116,12 +116,15 @@ _STEP: contextvars.ContextVar[Step | None] = contextvars.ContextVar("perfgate_st
 
 def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
     """Process one stored delivery under its PR's lease (see the module docstring). Returns
-    the actions carried out (for logs and tests); none when another job finished it already.
+    the actions carried out (for logs and tests); none when another job finished it already,
+    or when it failed for good: a payload its handler cannot read, or :func:`final_failure`
+    (recorded ``abandoned`` with the error; not raised, so nothing retries it).
 
     Raises:
         Busy: another job holds the PR's lease (nothing was done; run this job again).
-        Exception: whatever an action raised; the failure is recorded on the delivery
-            (``failed`` + the error) so Huey may retry the job, which resumes at that action.
+        Exception: whatever an action raised that may go otherwise next time; the failure is
+            recorded on the delivery (``failed`` + the error) so Huey may retry the job, which
+            resumes at that action.
     """
     with rt.db.session() as session:
         row = app_store.get_delivery(session, delivery_id)
@@ -129,23 +132,23 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
             log.warning("delivery %s is not stored", delivery_id)
             return []
         event = Event(row.event, row.delivery_id, dict(row.payload), row.action)
-    _remember_visibility(rt, event)
     if not handlers.handled(event.name, event.action):
         _finish(rt, delivery_id, "ignored")
         return []
     try:
         request = handlers.facts_for(event)
-    except Exception as exc:  # a payload the handler cannot read
-        _finish(rt, delivery_id, "failed", f"{type(exc).__name__}: {exc}")
-        raise
+    except Exception as exc:  # noqa: BLE001 - a payload the handler cannot read: it will never read it
+        _abandon(rt, delivery_id, exc)
+        return []
     with lease(rt, _lock_name(rt, event, request)):
         with rt.db.session() as session, session.begin():
             row = app_store.get_delivery(session, delivery_id)
-            if row.status in ("done", "ignored"):
+            if row.status in SETTLED:
                 return []  # a second job for the same delivery (the sweep, a redelivery): done already
             row.attempts = attempt = (row.attempts or 0) + 1
-            plan, done = (row.plan or {}).get("actions"), row.step or 0
+            plan, done, received_at = (row.plan or {}).get("actions"), row.step or 0, row.received_at
         try:
+            _remember_visibility(rt, event, received_at)
             client = rt.client_for(event.installation_id) if event.installation_id else None
             if plan is None:
                 actions = handlers.decide(event, fetch_facts(rt, client, event, request))
@@ -166,10 +169,41 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
                 with rt.db.session() as session, session.begin():
                     app_store.advance(session, delivery_id, index + 1)
         except Exception as exc:
+            if final_failure(exc, attempt):
+                _abandon(rt, delivery_id, exc)
+                return []
             _finish(rt, delivery_id, "failed", f"{type(exc).__name__}: {exc}")
             raise
         _finish(rt, delivery_id, "done")
     return actions
+
+
+#: Delivery states whose work is over: a job that finds one does nothing (``abandoned``: it
+#: failed for good, :func:`final_failure`; the sweep leaves it, GitHub's Redeliver queues it again).
+SETTLED = ("done", "ignored", "abandoned")
+
+
+def final_failure(exc: BaseException, attempt: int) -> bool:
+    """Would running the job again end the same way? (Then its delivery is ``abandoned``, not
+    ``failed``: the 10-minute sweep would otherwise run it again for 6 hours, review N10.)
+
+    - A delivery perfgate cannot act on (``UserError``: no usable installation id, a payload the
+      handler cannot read — no retry changes a stored payload): at once.
+    - GitHub refusing a request (a 4xx that is not a rate limit and not 401, e.g. 404 gone, 403
+      not permitted, 422 invalid) once the job's own retries (``bot.app.queue.RETRIES``, about a
+      minute) saw the same: a refusal can follow a write GitHub has not replicated yet.
+    - Anything else — no answer, a 5xx, a rate limit, a 401 (the App's key or clock), the
+      database, a bug — is transient: failed, and retried by Huey and the sweep.
+    """
+    if isinstance(exc, GitHubError):
+        return not exc.transient and 400 <= exc.status < 500 and exc.status != 401 and attempt >= RETRIES + 1
+    return isinstance(exc, UserError)
+
+
+def _abandon(rt: Runtime, delivery_id: str, exc: BaseException) -> None:
+    log.warning("delivery %s failed for good: %s: %s", delivery_id, type(exc).__name__,
+                getattr(exc, "detail", None) or exc)
+    _finish(rt, delivery_id, "abandoned", f"{type(exc).__name__}: {exc}")
 
 
 @contextlib.contextmanager
@@ -226,15 +260,20 @@ def _lock_name(rt: Runtime, event: Event, request: FactRequest) -> str:
     return f"{repo}#{number}" if number is not None else repo
 
 
-def _remember_visibility(rt: Runtime, event: Event) -> None:
-    """Record whether the repositories of a (signed) delivery are public: who may read the
-    pages depends on it (``bot.app.access``)."""
+def _remember_visibility(rt: Runtime, event: Event, received_at: _dt.datetime) -> None:
+    """Record whether the repositories of a (signed) delivery received at ``received_at`` are
+    public (who may read the pages depends on it, ``bot.app.access``); only newer evidence moves
+    a recorded visibility, and towards public only a newer ``repository publicized``
+    (``bot.app.store.record_visibility``), so the delivery's retries and the sweep may run this
+    again in any order."""
     found = access.visibility(event.data)
+    publicized = event.name == "repository" and event.action == "publicized"
     if found:
         with rt.db.session() as session, session.begin():
-            for name, private in found.items():
+            for name, private in sorted(found.items()):
                 if is_repository_name(name):
-                    history_store.set_visibility(session, name, private)
+                    app_store.record_visibility(session, name, private, received_at,
+                                                publicized=publicized and name == event.repository)
 
 
 def _finish(rt: Runtime, delivery_id: str, status: str, error: str | None = None) -> None:
@@ -529,7 +568,7 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
         _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, str(exc))
         return
     with rt.db.session() as session, session.begin():
-        outcome = history_store.add_result(session, doc, repository=run.repository)
+        outcome = history_store.add_result(session, doc, repository=run.repository, validated=True)  # by prepare
         app_store.update_run(session, run.key, result_id=outcome.result_id)
         run = app_store.get_run(session, run.key)
     _conclude(rt, client, run, workflow_url=workflow_url)

@@ -440,6 +440,34 @@ def user_can_read(api_url: str, token: str, repository: str, client_options: dic
     return permissions is None or bool(permissions.pull)
 
 
+def revoke_user_token(api_url: str, client_id: str, client_secret: str, token: str,
+                      client_options: dict | None = None) -> bool:
+    """Revoke a user's token at GitHub (``DELETE /applications/{client_id}/token``, HTTP Basic
+    with the App's OAuth ``client_id``/``client_secret``): at sign-out, so a copied token dies
+    with the session. True when GitHub revoked it, False when it did not know it (404/422:
+    expired or revoked already).
+
+    Raises:
+        GitHubError: any other failure (GitHub unreachable, 5xx).
+    """
+    from urllib.parse import quote
+
+    from github import Auth, Github
+
+    def run() -> bool:
+        options = {"timeout": 20, "lazy": True, **(client_options or {})}
+        gh = Github(auth=Auth.Login(client_id, client_secret), base_url=api_url.rstrip("/"), **options)
+        gh.requester.requestJsonAndCheck("DELETE", f"/applications/{quote(client_id, safe='')}/token",
+                                         input={"access_token": token})
+        return True
+    try:
+        return _wrap("revoke the sign-in token", run)
+    except GitHubError as exc:
+        if exc.status in (404, 422):
+            return False
+        raise
+
+
 # -- registering the App from its manifest (bot.web.setup) ---------------------------------------
 def convert_manifest(api_url: str, code: str, client_options: dict | None = None) -> dict:
     """GitHub's answer to ``POST /app-manifests/{code}/conversions`` (no authentication): the

@@ -17,11 +17,12 @@ import io
 import json
 import logging
 import zipfile
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from runner import report
 from runner import results as results_schema
-from runner.errors import ResultsError, UserError
+from runner.errors import UserError
 from runner.report import view as report_view
 from runner.report.escape import md_code, plain
 
@@ -122,35 +123,67 @@ def _unpack(data: bytes, limit: int) -> bytes:
 
 def _validated(doc) -> dict:
     """``doc`` if it is a valid schema_version 1 document, else :class:`IngestError` naming
-    the first invalid field's path (the schema's own message quotes the value: log only)."""
+    the first invalid field's path (the schema's own message quotes the value: log only).
+
+    The one full validation of an ingest (the artifact is the boundary): what :func:`prepare`
+    changes afterwards is checked field by field, and the store is told it was validated."""
     try:
+        if isinstance(doc, dict) and doc.get("schema_version") not in (None, results_schema.SCHEMA_VERSION):
+            log.info("invalid results.json: schema_version %r", doc.get("schema_version"))
+            raise IngestError(f"{INVALID}: results.json is not a schema_version 1 document")
         bad_text = results_schema.text_problem(doc)
         if bad_text is not None:
             raise IngestError(f"{INVALID}: results.json holds text with a NUL or a lone surrogate at "
                               f"{md_code(plain(bad_text, 200))}")
         problems = results_schema.validation_problems(doc)
-        if not problems:
-            return results_schema.validate(doc)
     except IngestError:
         raise
-    except ResultsError as exc:  # an unsupported schema_version
-        log.info("invalid results.json: %s", exc)
-        raise IngestError(f"{INVALID}: results.json is not a schema_version 1 document") from None
     except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on a document nested deep
         log.warning("results.json cannot be validated: %s: %s", type(exc).__name__, str(exc)[:300])
         raise IngestError(f"{INVALID}: results.json cannot be validated") from None
+    if not problems:
+        return doc
     where, message = problems[0]
     log.info("invalid results.json at %s: %s (%d problems)", where, message[:300], len(problems))
     more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
     raise IngestError(f"{INVALID}: results.json does not match schema_version 1 at {md_code(plain(where, 200))}{more}")
 
 
+#: The top-level fields :func:`prepare` sets from the App's run (``runner.results.with_run``).
+RUN_FIELDS = ("run_id", "run_url", "pull_request")
+
+
+@lru_cache(maxsize=1)
+def _run_fields_validator():
+    """A validator of :data:`RUN_FIELDS` alone, by their definitions in the results schema."""
+    import jsonschema
+
+    schema = results_schema.schema()
+    return jsonschema.Draft202012Validator({"$defs": schema.get("$defs", {}), "type": "object",
+                                            "properties": {k: schema["properties"][k] for k in RUN_FIELDS}})
+
+
+def _check_run_fields(doc: dict) -> dict:
+    """``doc`` once the fields the App set (:data:`RUN_FIELDS`) match their schema: the rest
+    was validated as it came (:func:`_validated`), so the document is valid without a second
+    full validation (security review F13).
+
+    Raises:
+        ValueError: a field breaks the schema (a bug of the App's own values, never the artifact's).
+    """
+    error = next(iter(_run_fields_validator().iter_errors({k: doc.get(k) for k in RUN_FIELDS})), None)
+    if error is not None:
+        raise ValueError(f"{'/'.join(str(p) for p in error.absolute_path)}: {error.message}")
+    return doc
+
+
 def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: str, pr_number: int | None,
             github_url: str, workflow_url: str | None = None, details_url: str | None = None,
             limit: int = RESULTS_LIMIT) -> dict:
-    """The document to store for run ``run_id`` (the App's run key), from its artifact's bytes.
+    """The document to store for run ``run_id`` (the App's run key), from its artifact's bytes:
+    valid, so the store need not validate it again (``add_result(..., validated=True)``).
 
-    Unpacked and validated (:func:`results_from_zip`); it must be for ``head_sha``; a push
+    Unpacked and validated, once (:func:`results_from_zip`); it must be for ``head_sha``; a push
     (``kind`` ``history``) keeps only its head side (:func:`as_history_run`); the App's
     metadata replaces the document's own (``runner.results.with_run``: ``run_id``,
     ``pull_request`` from the run — a document cannot name or re-title a PR —, ``run_url`` =
@@ -160,7 +193,7 @@ def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: s
     Raises:
         IngestError: every failure on the way (message safe to publish; details logged).
     """
-    doc = results_from_zip(data, limit)
+    doc = results_from_zip(data, limit)  # the one full validation
     head = (doc.get("head") or {}).get("sha")
     if head != head_sha:
         raise IngestError(f"its results are for head {md_code(messages.short(head))}, "
@@ -170,8 +203,8 @@ def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: s
             doc = as_history_run(doc)
         pull = {"number": pr_number, "url": f"{github_url.rstrip('/')}/{repository}/pull/{pr_number}"} \
             if pr_number is not None else None
-        doc = results_schema.validate(results_schema.with_run(doc, run_id=run_id, run_url=workflow_url or doc.get("run_url"),
-                                                              pull_request=pull))
+        doc = _check_run_fields(results_schema.with_run(doc, run_id=run_id, run_url=workflow_url or doc.get("run_url"),
+                                                        pull_request=pull))
         check_renders(doc, details_url)
     except Exception as exc:  # noqa: BLE001 - a schema-valid document the readers still cannot take
         log.warning("results cannot be rendered: %s: %s", type(exc).__name__, str(exc)[:300], exc_info=True)
@@ -191,18 +224,19 @@ def check_renders(doc: dict, details_url: str | None = None) -> None:
 
 
 def as_history_run(doc: dict) -> dict:
-    """A single-revision (``perfgate run``) document from a result, for the default-branch
-    history: a compare's head side (absolute seconds per call of the pushed commit) with
-    ``base`` and the verdicts dropped. A document that is already single-revision is returned
-    as it is. The result is validated.
+    """A single-revision (``perfgate run``) document from a validated result, for the
+    default-branch history: a compare's head side (absolute seconds per call of the pushed
+    commit) with ``base`` and the verdicts dropped. A document that is already single-revision
+    is returned as it is. Not validated again: every part comes from the validated document
+    through ``runner.results``'s constructors (``tests/security/test_fuzz_ingest.py`` stores what
+    :func:`prepare` makes of mutated documents through the validating ``add_result``).
 
     (The example workflow always compares; a push is dispatched as ``before..after``.)
     """
     if doc.get("base") is None:
         return doc
     benchmarks = [results_schema.measured(b["name"], b.get("file"), b.get("head")) for b in doc.get("benchmarks", [])]
-    run = dict(doc, base=None, benchmarks=benchmarks, summary=results_schema.summarize(benchmarks))
-    return results_schema.validate(run)
+    return dict(doc, base=None, benchmarks=benchmarks, summary=results_schema.summarize(benchmarks))
 
 
 def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] = ()) -> str:

@@ -78,12 +78,13 @@ def registration_url(github_url: str, organization: str | None = None, state: st
     return f"{base}{path}?state={quote(state, safe='')}" if state else f"{base}{path}"
 
 
-def settings_file(conversion: dict, key_path: str, session_secret: str) -> str:
+def settings_file(conversion: dict, key_path: str, session_secret: str, public_url: str | None = None) -> str:
     """The environment file for ``perfgate serve``/``worker`` made of the conversion endpoint's
     answer (``id``, ``webhook_secret``, ``client_id``, ``client_secret``, ``slug``); the private
     key (``pem``) is stored apart, at ``key_path``. With the App's OAuth credentials (signing in
     with GitHub) it also holds ``session_secret`` as ``PERFGATE_SESSION_SECRET`` (≥ 32 random
-    characters, which signing in needs; bot.settings).
+    characters, which signing in needs; bot.settings) and ``public_url`` as ``PERFGATE_PUBLIC_URL``
+    (signing in needs it; the manifest's addresses were made of it).
 
     Raises:
         ValueError: the answer lacks ``id`` or ``webhook_secret``, or a value holds a newline.
@@ -96,6 +97,8 @@ def settings_file(conversion: dict, key_path: str, session_secret: str) -> str:
         values["GITHUB_CLIENT_ID"] = str(conversion["client_id"])
         values["GITHUB_CLIENT_SECRET"] = str(conversion["client_secret"])
         values["PERFGATE_SESSION_SECRET"] = session_secret
+    if public_url:
+        values["PERFGATE_PUBLIC_URL"] = public_url
     if any("\n" in v or "\r" in v for v in values.values()):
         raise ValueError("a value in GitHub's answer holds a line break")
     slug = str(conversion.get("slug") or "")

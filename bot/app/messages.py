@@ -13,7 +13,7 @@ from __future__ import annotations
 from runner.report.escape import md_code, md_text
 from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
 
-from .commands import USAGE
+from .commands import USAGE, echo
 
 #: Check-run text fields are limited to 65,535 characters (GITHUB.md).
 CHECK_TEXT_LIMIT = 65_535
@@ -29,7 +29,7 @@ def short(sha: str | None) -> str:
 def _options(filter_: str | None, rounds: int | None, threshold: float | None, profile: bool) -> str:
     parts = []
     if filter_:
-        parts.append(f"filter {md_code(filter_)}")
+        parts.append(f"filter {echo(filter_)}")
     if rounds:
         parts.append(f"{rounds} rounds")
     if threshold:
@@ -65,15 +65,23 @@ def cancelled(reason: str) -> str:
 
 def superseded_by_command(command_text: str, login: str) -> str:
     """Why runs were cancelled by a newer ``/perf run``: the command echoed as a code span."""
-    return f"Superseded by {md_code(command_text)} from @{login}."
+    return f"Superseded by {echo(command_text)} from @{login}."
+
+
+def approve_command(head_sha: str) -> str:
+    """The command that approves exactly ``head_sha``, as a code span: the full SHA, which is
+    the only form ``--sha`` takes (``bot.app.commands.SHA_LENGTHS``)."""
+    return md_code(f"/perf run --sha {head_sha}")
 
 
 def fork_needs_approval(head_sha: str) -> str:
-    """Sticky comment when new commits arrive on a fork PR (fork safety)."""
+    """Sticky comment when new commits arrive on a fork PR (fork safety): the full head SHA to
+    approve."""
     return (f"{MARKER}\n## ⏸️ perfgate: waiting for approval\n\n"
-            f"New commits were pushed (head {md_code(short(head_sha))}). This PR comes from a fork, so its code runs on "
-            "the GPU runners only after a maintainer asks for it: comment `/perf run` to benchmark this head "
-            f"(or `/perf run --sha {short(head_sha)}`).\n")
+            f"New commits were pushed (head {md_code(head_sha)}). This PR comes from a fork, so its code runs on "
+            "the GPU runners only after a maintainer has reviewed this commit and comments "
+            f"{approve_command(head_sha)} (the full SHA: a comment that names no commit, or a shortened one, "
+            "is not enough).\n")
 
 
 def dispatch_failed(workflow: str, error: str) -> str:
@@ -111,9 +119,10 @@ def label_refusal(login: str, label: str) -> str:
 
 
 def head_moved(head_sha: str, why: str) -> str:
-    """The answer to a ``/perf run`` that does not bind to the PR's current head (fork safety)."""
-    return (f"Not started: {why}. The head is now `{short(head_sha)}`; review it and comment "
-            f"`/perf run --sha {short(head_sha)}` to benchmark exactly that commit.")
+    """The answer to a ``/perf run`` that does not bind to the PR's current head (fork safety);
+    ``why`` is Markdown written by perfgate. The head is given in full."""
+    return (f"Not started: {why}. The head is now {md_code(head_sha)}; review it and comment "
+            f"{approve_command(head_sha)} to benchmark exactly that commit.")
 
 
 def nothing_to_accept(head_sha: str | None) -> str:

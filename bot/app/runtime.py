@@ -1,15 +1,36 @@
 """The composition root of the App's work, shared by the web process (``bot.create_app``) and
 the worker (``perfgate worker``): settings + database → GitHub gateway → the executor's
-``Runtime`` → the job queue with the App's tasks registered.
+``Runtime`` → the job queue with the App's tasks registered. A web process without the App's
+key gets the queue alone (:func:`build_intake`): it only enqueues.
 """
 
 from __future__ import annotations
 
+from runner.errors import UserError
+
 from ..db import Database
-from ..settings import Settings
+from ..settings import MissingSetting, Settings
 from .executor import Runtime
 from .gateway import TESTING_CLIENT_OPTIONS, Gateway
-from .queue import build_queue, make_huey
+from .queue import JobQueue, build_queue, make_huey
+
+
+def build_intake(settings: Settings) -> JobQueue:
+    """The job queue of a web process that holds the webhook secret but not the App's key: it
+    enqueues deliveries for the worker and runs none (security review N8).
+
+    Raises:
+        runner.errors.UserError: ``HUEY_URL=memory://`` (its jobs would run in this process,
+            which cannot call GitHub), or the queue backend cannot be made.
+    """
+    if settings.queue_url and settings.queue_url.startswith("memory://"):
+        raise UserError("HUEY_URL=memory:// runs jobs inside the web process, which then needs GITHUB_APP_ID and "
+                        "the App's key; give the web process a queue the worker reads (sqlite:/// or rediss://)")
+
+    def no_runtime():
+        raise MissingSetting("this process only queues deliveries (no GITHUB_APP_ID / key): `perfgate worker` runs them")
+
+    return build_queue(make_huey(settings.queue_url, settings.home), no_runtime)
 
 
 def build_runtime(settings: Settings, db: Database, *, client_options: dict | None = None) -> Runtime:

@@ -12,7 +12,9 @@ from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..db import utc_now
+from ..db import insert_missing, utc_now
+from ..history.tables import Repository
+from . import access
 from .actions import RunSpec
 from .events import Event
 from .facts import RunInfo
@@ -43,14 +45,17 @@ def get_delivery(session: Session, delivery_id: str) -> Delivery | None:
 
 
 def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_after: _dt.timedelta) -> bool:
-    """Mark a stored delivery ``queued`` again when its work was lost: its job ``failed``, or it
-    has been ``queued`` for longer than ``stale_after`` (its worker died, or the queue lost the
-    job). True when it should be enqueued again (its ``queued_at`` is then ``now``); a delivery
-    that is done, ignored or recently (re)queued is left alone."""
+    """Mark a stored delivery ``queued`` again when its work was lost: its job ``failed`` (or
+    was ``abandoned`` as failed for good: only GitHub's Redeliver, an operator's choice, calls
+    this for one — the sweep never finds it), or it has been ``queued`` for longer than
+    ``stale_after`` (its worker died, or the queue lost the job). True when it should be
+    enqueued again (its ``queued_at`` is then ``now``); a delivery that is done, ignored or
+    recently (re)queued is left alone."""
     row = get_delivery(session, delivery_id)
     if row is None:
         return False
-    if row.status == "failed" or (row.status == "queued" and (row.queued_at or row.received_at) < now - stale_after):
+    stale = row.status == "queued" and (row.queued_at or row.received_at) < now - stale_after
+    if row.status in ("failed", "abandoned") or stale:
         row.status, row.error, row.finished_at, row.queued_at = "queued", None, None, now
         return True
     return False
@@ -59,7 +64,8 @@ def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_
 def lost_deliveries(session: Session, now: _dt.datetime, stale_after: _dt.timedelta,
                     within: _dt.timedelta) -> list[str]:
     """Deliveries received within ``within`` whose work was lost (``failed``, or ``queued``,
-    for longer than ``stale_after``), oldest first: what the periodic sweep enqueues again. A
+    for longer than ``stale_after``), oldest first: what the periodic sweep enqueues again
+    (never an ``abandoned`` one: it failed for good, ``bot.app.executor.final_failure``). A
     delivery that failed a moment ago is left alone: Huey retries it, and a GitHub write that
     timed out may still be carried out by GitHub (the retry then finds it)."""
     queued_at = func.coalesce(Delivery.queued_at, Delivery.received_at)
@@ -88,10 +94,10 @@ def advance(session: Session, delivery_id: str, step: int) -> None:
 
 
 def delete_old_deliveries(session: Session, before: _dt.datetime) -> int:
-    """Forget deliveries received before ``before`` whose work ended (done or ignored), and
-    failed ones as old (the sweep stopped retrying them long ago). Returns how many."""
-    result = session.execute(delete(Delivery).where(Delivery.received_at < before,
-                                                    Delivery.status.in_(("done", "ignored", "failed"))))
+    """Forget deliveries received before ``before`` whose work ended (done, ignored or
+    abandoned), and failed ones as old (the sweep stopped retrying them long ago). Returns how many."""
+    result = session.execute(delete(Delivery).where(Delivery.received_at < before, Delivery.status.in_(
+        ("done", "ignored", "abandoned", "failed"))))
     return result.rowcount or 0
 
 
@@ -122,14 +128,38 @@ def release_lock(session: Session, name: str, holder: str) -> None:
 def save_installation(session: Session, installation_id: int, account: str | None, active: bool) -> None:
     row = session.get(Installation, installation_id)
     if row is None:
-        row = Installation(id=installation_id)
-        session.add(row)
+        insert_missing(session, Installation, {"id": installation_id}, ("id",))
+        row = session.get(Installation, installation_id)
     row.account, row.active = account or row.account, active
     session.flush()
 
 
 def installations(session: Session) -> list[Installation]:
     return list(session.scalars(select(Installation).order_by(Installation.account)))
+
+
+# -- repositories -------------------------------------------------------------------------------
+def record_visibility(session: Session, full_name: str, private: bool, at: _dt.datetime, *,
+                      publicized: bool = False) -> bool:
+    """Record what a delivery received at ``at`` says of ``owner/name``'s visibility, by
+    :func:`bot.app.access.next_visibility` (only newer evidence moves it; towards public only a
+    newer ``publicized`` notice). Returns the ``private`` now recorded.
+
+    Atomic with concurrent jobs: the row is created by ``INSERT … ON CONFLICT DO NOTHING``
+    (``bot.db.insert_missing``: no unique-constraint race between two first deliveries) and
+    read under a row lock (``SELECT … FOR NO KEY UPDATE`` on PostgreSQL; on SQLite the insert
+    took the write lock), so the decision is made on the newest committed row and no write is
+    lost. The caller records several repositories in name order (no two jobs wait in a cycle).
+    """
+    insert_missing(session, Repository, {"full_name": full_name}, ("full_name",))
+    row = session.scalar(select(Repository).where(Repository.full_name == full_name)
+                         .with_for_update(key_share=True)  # FOR NO KEY UPDATE: results may go on referring to it
+                         .execution_options(populate_existing=True))
+    new = access.next_visibility(access.Visibility(row.private, row.private_at, row.publicized_at), private, at,
+                                 publicized=publicized)
+    row.private, row.private_at, row.publicized_at = new.private, new.at, new.publicized_at
+    session.flush()
+    return bool(new.private)
 
 
 # -- pulls --------------------------------------------------------------------------------------
@@ -143,8 +173,8 @@ def save_pull(session: Session, repository: str, number: int, changes: dict[str,
     head, reset (to the given time, or unknown) when the head changes."""
     row = get_pull(session, repository, number)
     if row is None:
-        row = AppPull(repository=repository, number=number)
-        session.add(row)
+        insert_missing(session, AppPull, {"repository": repository, "number": number}, ("repository", "number"))
+        row = get_pull(session, repository, number)
     changes = dict(changes)
     seen = changes.pop("head_seen_at", None)
     if "head_sha" in changes and changes["head_sha"] != row.head_sha:
@@ -254,13 +284,12 @@ def last_command(session: Session, repository: str, comment_id: int) -> str | No
 
 
 def remember_command(session: Session, repository: str, comment_id: int, text: str, login: str | None) -> None:
-    row = session.scalar(select(CommandSeen).where(CommandSeen.repository == repository,
-                                                   CommandSeen.comment_id == comment_id))
-    if row is None:
-        session.add(CommandSeen(repository=repository, comment_id=comment_id, text=text, login=login))
-    else:
-        row.text, row.login = text, login
-    session.flush()
+    inserted = insert_missing(session, CommandSeen, {"repository": repository, "comment_id": comment_id,
+                                                     "text": text, "login": login}, ("repository", "comment_id"))
+    if not inserted:
+        session.execute(update(CommandSeen).where(CommandSeen.repository == repository,
+                                                  CommandSeen.comment_id == comment_id)
+                        .values(text=text, login=login))
 
 
 def refused_before(session: Session, repository: str, number: int, login: str) -> bool:
@@ -269,9 +298,8 @@ def refused_before(session: Session, repository: str, number: int, login: str) -
 
 
 def remember_refusal(session: Session, repository: str, number: int, login: str) -> None:
-    if not refused_before(session, repository, number, login):
-        session.add(Refusal(repository=repository, pr_number=number, login=login))
-        session.flush()
+    insert_missing(session, Refusal, {"repository": repository, "pr_number": number, "login": login},
+                   ("repository", "pr_number", "login"))
 
 
 def expired(runs: list[Run], now: _dt.datetime, timeout_s: float) -> list[Run]:

@@ -46,7 +46,8 @@ class Installation(Base):
 
 
 class Delivery(Base):
-    """``status``: queued | done | ignored | failed (``error`` says why).
+    """``status``: queued | done | ignored | failed (retried: Huey, the sweep) | abandoned
+    (failed for good, never swept: ``bot.app.executor.final_failure``); ``error`` says why.
 
     ``plan``: ``{"actions": [...]}``, the actions decided for it (``bot.app.actions.encode``),
     stored before the first is carried out; ``step``: how many of them are done. A retry carries

@@ -26,10 +26,10 @@ from . import store as history_store
 
 
 def documents_of(path: str | Path, repository: str | None) -> list[tuple[str, dict]]:
-    """The results documents at ``path``, each with a label for messages: a perfgate
-    results.json, a pytest-benchmark JSON file, an asv result file, or an asv results directory
-    (``results/``: every ``<machine>/*.json`` beside a ``machine.json``). Imported documents
-    (:mod:`bot.history.imports`) belong to ``repository``.
+    """The results documents at ``path``, each validated (schema_version 1) and with a label
+    for messages: a perfgate results.json, a pytest-benchmark JSON file, an asv result file, or
+    an asv results directory (``results/``: every ``<machine>/*.json`` beside a
+    ``machine.json``). Imported documents (:mod:`bot.history.imports`) belong to ``repository``.
 
     Raises:
         UserError: unreadable or unrecognised input, or an import without ``--repository``.
@@ -91,7 +91,7 @@ def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None =
 
 def _add_one(database, label: str, doc: dict, name: str, out: TextIO) -> None:
     with database.session() as session, session.begin():
-        outcome = history_store.add_result(session, doc, name)
+        outcome = history_store.add_result(session, doc, name, validated=True)  # by documents_of
         if not outcome.created:
             print(f"already stored: {label} is result #{outcome.result_id} of {name}", file=out)
             return

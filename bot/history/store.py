@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session, joinedload, load_only
 from runner import results as results_schema
 from runner.errors import UserError
 
+from ..db import insert_missing
 from . import changepoints
 from . import core as history
 from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
@@ -43,13 +44,17 @@ def visibility(session: Session, full_name: str) -> bool | None:
 
 
 def set_visibility(session: Session, full_name: str, private: bool) -> None:
-    """Record GitHub's ``private`` flag of ``owner/name`` (the row is created when missing)."""
+    """Set GitHub's ``private`` flag of ``owner/name`` as given (the row is created when
+    missing), without evidence of when: for an operator's or a test's own knowledge. The App
+    records what its deliveries say through ``bot.app.store.record_visibility``, which moves it
+    only on newer evidence."""
     get_or_create_repository(session, full_name).private = private
     session.flush()
 
 
 def get_or_create_repository(session: Session, full_name: str) -> Repository:
-    """The ``repositories`` row of ``owner/name``, created when missing.
+    """The ``repositories`` row of ``owner/name``, created when missing (``INSERT … ON
+    CONFLICT DO NOTHING``: concurrent first writers do not collide).
 
     Raises:
         UserError: ``full_name`` is not ``owner/name``.
@@ -57,10 +62,9 @@ def get_or_create_repository(session: Session, full_name: str) -> Repository:
     if not history.is_repository_name(full_name):
         raise UserError(f"{full_name!r} is not a repository name of the form OWNER/NAME")
     repo = get_repository(session, full_name)
-    if repo is None:
-        repo = Repository(full_name=full_name)
-        session.add(repo)
-        session.flush()
+    if repo is None:  # two jobs may create it at once: insert-or-nothing, then read (review N10)
+        insert_missing(session, Repository, {"full_name": full_name}, ("full_name",))
+        repo = get_repository(session, full_name)
     return repo
 
 
@@ -72,11 +76,12 @@ def record_pull_request(session: Session, repository: Repository, number: int, *
     The App calls this on ``pull_request`` events (``closed`` with ``merged``: pass
     ``merge_sha=merge_commit_sha`` and ``merged_at``) so change points can name their PRs.
     """
-    pr = session.scalar(select(PullRequest).where(PullRequest.repository_id == repository.id,
-                                                  PullRequest.number == number))
+    query = select(PullRequest).where(PullRequest.repository_id == repository.id, PullRequest.number == number)
+    pr = session.scalar(query)
     if pr is None:
-        pr = PullRequest(repository_id=repository.id, number=number)
-        session.add(pr)
+        insert_missing(session, PullRequest, {"repository_id": repository.id, "number": number},
+                       ("repository_id", "number"))
+        pr = session.scalar(query)
     for name, value in (("url", url), ("title", title), ("head_sha", head_sha), ("merge_sha", merge_sha),
                         ("merged_at", merged_at)):
         if value is not None:
@@ -87,11 +92,10 @@ def record_pull_request(session: Session, repository: Repository, number: int, *
 
 def _environment(session: Session, fp: history.Fingerprint) -> Environment:
     env = session.scalar(select(Environment).where(Environment.key == fp.key))
-    if env is None:
-        env = Environment(key=fp.key, gpu=fp.gpu, driver=fp.driver, cuda=fp.cuda, torch=fp.torch,
-                          runner_label=fp.runner_label)
-        session.add(env)
-        session.flush()
+    if env is None:  # results of two PRs on a new runner may arrive at once
+        insert_missing(session, Environment, {"key": fp.key, "gpu": fp.gpu, "driver": fp.driver, "cuda": fp.cuda,
+                                              "torch": fp.torch, "runner_label": fp.runner_label}, ("key",))
+        env = session.scalar(select(Environment).where(Environment.key == fp.key))
     return env
 
 
@@ -127,19 +131,23 @@ class AddOutcome:
     change_points: int = 0
 
 
-def add_result(session: Session, doc: dict, repository: str | None = None) -> AddOutcome:
+def add_result(session: Session, doc: dict, repository: str | None = None, *, validated: bool = False) -> AddOutcome:
     """Store a results.json document (validated first) with its points; update change points.
 
     Args:
         doc: a schema_version 1 document; optional top-level ``pull_request`` ``{number,
             url, title?, merge_commit_sha?, merged_at?}`` and ``run_url``.
         repository: ``owner/name``; default the document's ``repository``.
+        validated: the caller validated ``doc`` where it came in (the App's ingest, the
+            history CLI's reading of a file): not again — a full validation of a large
+            document takes seconds (security review F13).
     Returns:
         :class:`AddOutcome` (``created`` False when this exact document was stored before).
     Raises:
         UserError (ResultsError): the document is not valid, or has no usable repository.
     """
-    results_schema.validate(doc)
+    if not validated:
+        results_schema.validate(doc)
     name = resolve_repository_name(doc, repository)
     repo = get_or_create_repository(session, name)
     digest = content_sha256(doc)

@@ -16,8 +16,9 @@
 It never answers 500: an unexpected failure while recording is a 503 (GitHub shows it as
 failed; redeliver once the database is back).
 
-The job queue is the App's runtime's (``bot.app.runtime.build_runtime``, made by ``bot.create_app``);
-without the GitHub App's settings there is none and ``/webhook`` answers 503.
+The job queue is the one ``bot.create_app`` made (``bot.app.runtime.build_intake``: the web
+process holds the webhook secret, not the App's key); without the webhook secret there is none
+and ``/webhook`` answers 503.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ MAX_BODY = 26 * 1024 * 1024
 intake = Blueprint("app_webhook", __name__)
 
 
-def _runtime():
-    return current_app.extensions["perfgate"]["runtime"]
+def _queue():
+    return current_app.extensions["perfgate"]["queue"]
 
 
 def _db():
@@ -53,12 +54,12 @@ def _db():
 
 @intake.post("/webhook")
 def webhook():
-    runtime = _runtime()
-    if runtime is None:
+    queue = _queue()
+    if queue is None:
         return jsonify(error="the GitHub App is not configured on this server"), 503
     body = request.get_data(cache=False)
     try:
-        event = parse_event(request.headers, body, runtime.settings.webhook_secret)
+        event = parse_event(request.headers, body, current_app.extensions["perfgate"]["settings"].webhook_secret)
     except WebhookError as exc:
         return jsonify(error=str(exc)), exc.status
     if not handlers.handled(event.name, event.action):
@@ -79,7 +80,7 @@ def webhook():
     if row is None and not retry:
         return jsonify(status="duplicate", delivery=event.delivery_id), 200
     try:
-        runtime.queue.enqueue_delivery(event.delivery_id)
+        queue.enqueue_delivery(event.delivery_id)
     except Exception:  # noqa: BLE001 - the delivery is stored (status queued); the job failed or the queue is down
         log.exception("job for delivery %s failed or could not be queued", event.delivery_id)
     return jsonify(status="queued", delivery=event.delivery_id), 202

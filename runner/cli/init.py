@@ -20,6 +20,20 @@ NEXT_STEPS = {
 }
 
 
+def installed_commit() -> str | None:
+    """The commit perfgate was installed from, when pip recorded one (``pip install
+    git+https://…``: PEP 610's ``direct_url.json``, ``vcs_info.commit_id``); None otherwise."""
+    import importlib.metadata
+    import json
+
+    try:
+        text = importlib.metadata.distribution("perfgate").read_text("direct_url.json")
+        commit = (json.loads(text or "{}").get("vcs_info") or {}).get("commit_id")
+    except (importlib.metadata.PackageNotFoundError, ValueError, AttributeError):
+        return None
+    return commit if isinstance(commit, str) and len(commit) == 40 else None
+
+
 def main_init(args: argparse.Namespace) -> int:
     """Write the planned files that do not exist yet (all of them with ``--force``); print each
     path with what it is, and the next steps. Exit status 0, or 2 for a bad path or label."""
@@ -29,7 +43,8 @@ def main_init(args: argparse.Namespace) -> int:
     runs_on = (tuple(label.strip() for label in args.runs_on.split(",")) if args.runs_on is not None
                else DEFAULT_RUNS_ON)
     facts = inspect_repo(root, (WORKFLOW_PATH, CONFIG_PATH, BENCHMARK_PATH))
-    files = plan(facts, mode=args.mode, runs_on=runs_on)
+    commit = installed_commit()
+    files = plan(facts, mode=args.mode, runs_on=runs_on, perfgate_commit=commit)
     for planned in files:
         target = root / planned.path
         if planned.path in facts.existing and not args.force:
@@ -50,5 +65,10 @@ def main_init(args: argparse.Namespace) -> int:
         print(f"kept     pyproject.toml [tool.perfgate] (a {CONFIG_PATH} would override it)")
     if facts.has_bench_files:
         print("kept     benchmarks/bench_*.py (the existing suite)")
+    if commit:
+        print(f"pinned   perfgate/perfgate to {commit} (the commit this perfgate was installed from)")
+    else:
+        print("note:    the workflow uses perfgate/perfgate@v1, a tag: pin it to the commit SHA of the release you "
+              "reviewed (the other actions are pinned already)")
     print("next: " + NEXT_STEPS[args.mode].format(labels="[" + ", ".join(runs_on) + "]"))
     return 0

@@ -81,12 +81,14 @@ def _text(value: Any) -> str:
 
 
 def encodable(value: Any) -> Any:
-    """``value`` with lone surrogates replaced by U+FFFD if it is a string (a
-    :class:`markupsafe.Markup` stays one), else unchanged: jinja2's ``finalize`` for
-    templates whose output is written as UTF-8."""
-    if not isinstance(value, str) or not _SURROGATE.search(value):
+    """``value`` with lone surrogates replaced by U+FFFD and control characters dropped (C0 but
+    TAB/LF/CR, DEL, C1, bidirectional overrides: an HTML page or Markdown file viewed with
+    ``cat`` or ``less -r`` must not drive the terminal; security review N9) if it is a string (a
+    :class:`markupsafe.Markup` stays one), else unchanged: jinja2's ``finalize`` for every
+    template."""
+    if not isinstance(value, str) or not (_SURROGATE.search(value) or _CONTROL.search(value)):
         return value
-    return type(value)(_SURROGATE.sub("\ufffd", value))
+    return type(value)(_CONTROL.sub("", _SURROGATE.sub("\ufffd", value)))
 
 
 def one_line(value: Any) -> str:

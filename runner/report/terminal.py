@@ -27,7 +27,7 @@ def print_table(results: dict, console) -> None:
     if results.get("base") is None:
         print_run_table(results, console)
         if warning:
-            console.print(f"warning: {warning}", markup=False, highlight=False)
+            console.print(f"warning: {esc.term(warning, markup=False)}", markup=False, highlight=False)
         return
     ctx = view(results)
     base, head = results.get("base") or {}, results.get("head") or {}
@@ -54,7 +54,7 @@ def print_table(results: dict, console) -> None:
                       fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
     console.print(table)
     if warning:
-        console.print(f"warning: {warning}", markup=False, highlight=False)
+        console.print(f"warning: {esc.term(warning, markup=False)}", markup=False, highlight=False)
     if ctx["budget_note"]:
         console.print(t(ctx["budget_note"], markup=False), markup=False, highlight=False)
     for b in ctx["benches"]:

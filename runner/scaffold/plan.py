@@ -171,13 +171,33 @@ def benchmark_text(module: ModuleClass | None, others: tuple[ModuleClass, ...] =
             f'{func}.params = {{"batch": [32]}}\n')
 
 
+_PERFGATE_USES = re.compile(r"uses: (perfgate/perfgate(?:/comment)?)@v1\b")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def pin_perfgate(text: str, commit: str | None) -> str:
+    """``text`` with its ``uses: perfgate/perfgate[/comment]@v1`` pinned to ``commit`` (a full
+    40-digit SHA; the tag kept as a comment), so that a moved tag cannot change what runs on the
+    GPU runners (security review N11). Unchanged when ``commit`` is None.
+
+    Raises:
+        ValueError: ``commit`` is not a full lower-case SHA-1.
+    """
+    if commit is None:
+        return text
+    if not _SHA.match(commit):
+        raise ValueError(f"not a full commit SHA: {commit!r}")
+    return _PERFGATE_USES.sub(lambda m: f"uses: {m.group(1)}@{commit}  # v1", text)
+
+
 def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFAULT_RUNS_ON,
-         workflow_template_text: str | None = None) -> list[PlannedFile]:
+         workflow_template_text: str | None = None, perfgate_commit: str | None = None) -> list[PlannedFile]:
     """The files ``init`` writes for a repository with ``facts``.
 
     An existing benchmark suite is run as it is instead of adding an example: an asv suite
     (``suite = "asv"``), pytest-benchmark tests (``suite = "pytest-benchmark"`` and their folder
-    as ``benchmarks``); with ``bench_*`` files nothing is added.
+    as ``benchmarks``); with ``bench_*`` files nothing is added. ``perfgate_commit`` (the commit
+    the running perfgate was installed from, when known) pins the workflow's perfgate actions.
 
     Raises:
         UserError: an unknown ``mode`` or a bad runner label.
@@ -185,7 +205,7 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
     if mode not in WORKFLOWS:
         raise UserError(f"--mode must be one of {', '.join(WORKFLOWS)}, not {mode!r}")
     template = workflow_template_text if workflow_template_text is not None else workflow_template(mode)
-    files = [PlannedFile(WORKFLOW_PATH, workflow_text(template, runs_on),
+    files = [PlannedFile(WORKFLOW_PATH, pin_perfgate(workflow_text(template, runs_on), perfgate_commit),
                          f"the {mode} workflow on runners labelled [{', '.join(runs_on)}], least privilege")]
     settings: dict[str, object] = {}
     pytest_dir = facts.pytest_benchmark_files[0].rsplit("/", 1)[0] if facts.pytest_benchmark_files else ""

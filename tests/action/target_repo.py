@@ -57,6 +57,45 @@ class TargetRepo:
     head_sha: str
 
 
+def probing_files(module: str, function: str) -> dict[str, str]:
+    """The base revision of a target whose ``install`` command and benchmark module both call
+    ``module.function(where)`` (``where`` = ``"install"`` / ``"benchmark"``) — a no-op at base;
+    the head replaces ``module`` with the probe. Small settings: CPU, few rounds, 10 s, no profile."""
+    return {
+        "work.py": "def work(n):\n    return sum(i * i for i in range(n))\n",
+        f"{module}.py": f"def {function}(where):\n    pass\n",
+        "benchmarks/bench_work.py": (f"import {module}\nimport work\n\n{module}.{function}(\"benchmark\")\n\n\n"
+                                     "def bench_sum(device):\n    return lambda: work.work(300)\n"),
+        "perfgate.toml": (f"device = \"cpu\"\ninstall = \"python3 -c 'import {module}; {module}.{function}(\\\"install\\\")'\"\n"
+                          "min_rounds = 2\nmax_rounds = 6\npair_rounds = 2\nmin_sample_time = 0.001\nmax_time = 10\n"
+                          "profile = false\n"),
+    }
+
+
+def two_commit_repo(origin: Path, checkout: Path, base: dict[str, str], head: dict[str, str]) -> tuple[str, str]:
+    """``origin`` with a base commit of the files ``base`` (relative path → text) on ``main`` and
+    a head commit on ``feature`` that writes ``head`` over them; ``checkout`` a one-deep clone of
+    ``main`` (as actions/checkout leaves the default branch). Returns (base SHA, head SHA)."""
+    import shutil
+
+    origin.mkdir(parents=True)
+    git(origin, "init", "-q", "-b", "main")
+    git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    for files, message in ((base, "base"), (head, "head")):
+        if message == "head":
+            git(origin, "checkout", "-qb", "feature")
+        for name, text in files.items():
+            (origin / name).parent.mkdir(parents=True, exist_ok=True)
+            (origin / name).write_text(text)
+        git(origin, "add", "-A")
+        git(origin, "commit", "-qm", message)
+    base_sha, head_sha = git(origin, "rev-parse", "main"), git(origin, "rev-parse", "feature")
+    git(origin, "checkout", "-q", "main")
+    shutil.rmtree(checkout, ignore_errors=True)
+    git(origin.parent, "clone", "-q", "--depth=1", origin.as_uri(), str(checkout))
+    return base_sha, head_sha
+
+
 def make_target_repo(root: Path) -> TargetRepo:
     origin = root / "origin"
     (origin / "benchmarks").mkdir(parents=True)

@@ -1,7 +1,8 @@
 """``action.__main__.main`` in-process against the fake GitHub and a generated git repository,
 with the compare subprocess replaced by a canned results.json (the real pipeline runs in
-test_action_subprocess.py). Covers the publishing paths: sticky comment created then updated,
-dispatched runs, fork PRs, refused tokens, bad input."""
+test_action_subprocess.py; the sandbox in test_sandbox_routes.py). Covers publishing (summary
+and outputs, no token), the separate comment job (sticky comment created then updated, refused
+tokens), dispatched runs and bad input."""
 
 from __future__ import annotations
 
@@ -32,6 +33,18 @@ def no_pacing(monkeypatch):
     monkeypatch.setitem(github_gateway.CLIENT_OPTIONS, "seconds_between_writes", 0)
 
 
+@pytest.fixture(autouse=True)
+def sandbox_probe(monkeypatch):
+    """These tests replace the compare itself, so bubblewrap never runs; where it is not
+    installed its probe is replaced too (the sandboxed runs are test_sandbox*.py's)."""
+    import shutil
+
+    from action import sandbox
+
+    if shutil.which("bwrap") is None:
+        monkeypatch.setattr(sandbox, "probe", lambda *a, **k: None)
+
+
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
     return make_target_repo(tmp_path_factory.mktemp("target"))
@@ -43,7 +56,7 @@ class CannedCompare:
     def __init__(self, status: int = 0, stderr: tuple[str, ...] = ()):
         self.status, self.stderr, self.argvs = status, stderr, []
 
-    def __call__(self, argv, out_dir, timeout=None):
+    def __call__(self, argv, out_dir, timeout=None, env=None):
         self.argvs.append(argv)
         options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
         base, head = options["base"], options["head"]
@@ -74,15 +87,18 @@ def _errors(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("::error")]
 
 
-def test_pull_request_comment_is_created_once_then_updated(tmp_path, fake_github, target, canned, capsys):
+def _comment_env(tmp: Path, fake_github, results: Path, *, number=12, token="ghs_write") -> dict[str, str]:
+    """The comment job's step: a GitHub-hosted runner with the downloaded artifact in ``results``."""
+    env = actions_env(tmp, api_url=fake_github.url, workspace=tmp, event_name="workflow_dispatch", event=None,
+                      results=str(results), pr_number=str(number), github_token=token)
+    env.pop("PERFGATE_OUT_DIR")
+    return env
+
+
+def test_publish_writes_summary_and_outputs_and_comments_nowhere(tmp_path, fake_github, target, canned, capsys):
     fake_github.state.add_token("ghs_write")
     env = _pr_env(tmp_path / "run1", fake_github, target)
     assert main(env) == 0
-    comments = fake_github.state.issue_comments(REPO, 12)
-    assert len(comments) == 1 and comments[0].body.startswith(MARKER) and "bench_sum" in comments[0].body
-    assert comments[0].login == "github-actions[bot]"
-    first_id = comments[0].id
-
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert "bench_sum" in summary and "regression" in summary
     outputs = read_outputs(Path(env["GITHUB_OUTPUT"]))
@@ -92,26 +108,62 @@ def test_pull_request_comment_is_created_once_then_updated(tmp_path, fake_github
     assert doc["run_url"] == f"https://github.com/{REPO}/actions/runs/4242"
     assert doc["base"] == {"ref": "main", "sha": target.base_sha} and doc["head"]["ref"] == "feature"
     assert Path(outputs["report"]).read_text().startswith(MARKER)
-
     # the base commit was absent from the shallow checkout: the action fetched it
     argv = canned.argvs[0]
     assert f"--base={target.base_sha}" in argv and f"--head={target.head_sha}" in argv
     assert "--labels=performance" in argv and any(a.startswith("--title=") for a in argv)
+    # it ran in bubblewrap, with its own results folder
+    assert argv[0].endswith("bwrap") and "--unshare-pid" in argv
+    assert f"--out={env['PERFGATE_OUT_DIR']}" not in argv and any(a.startswith("--out=") for a in argv)
+    # nothing wrote to GitHub
+    assert [r for r in fake_github.requests if r.method != "GET"] == []
+    assert not _errors(capsys.readouterr().out)
 
-    assert main(_pr_env(tmp_path / "run2", fake_github, target)) == 0
+
+def test_the_comment_job_creates_the_sticky_comment_once_then_updates_it(tmp_path, fake_github, target, canned,
+                                                                           capsys):
+    fake_github.state.add_token("ghs_write")
+    env = _pr_env(tmp_path / "run1", fake_github, target)
+    assert main(env) == 0
+    artifact = Path(env["PERFGATE_OUT_DIR"])
+    assert main(_comment_env(tmp_path / "comment1", fake_github, artifact), ["comment"]) == 0
     comments = fake_github.state.issue_comments(REPO, 12)
-    assert [c.id for c in comments] == [first_id]
+    assert len(comments) == 1 and comments[0].body.startswith(MARKER) and "bench_sum" in comments[0].body
+    assert comments[0].login == "github-actions[bot]"
+    assert f"actions/runs/4242" in comments[0].body  # the details link of the GPU job's run
+    assert main(_comment_env(tmp_path / "comment2", fake_github, artifact), ["comment"]) == 0
+    assert [c.id for c in fake_github.state.issue_comments(REPO, 12)] == [comments[0].id]
     assert len(fake_github.calls("issues/create-comment")) == 1
     assert len(fake_github.calls("issues/update-comment")) == 1
     assert not _errors(capsys.readouterr().out)
 
 
 def test_a_humans_comment_with_the_marker_is_left_alone(tmp_path, fake_github, target, canned):
-    fake_github.state.add_pull(REPO, 12, head_sha=target.head_sha, base_sha=target.base_sha)
+    fake_github.state.add_token("ghs_write")
+    env = _pr_env(tmp_path, fake_github, target)
     human = fake_github.state.create_comment(REPO, 12, f"{MARKER} copied from the bot", "octocat", "User")
-    assert main(_pr_env(tmp_path, fake_github, target)) == 0
+    assert main(env) == 0
+    assert main(_comment_env(tmp_path / "comment", fake_github, Path(env["PERFGATE_OUT_DIR"])), ["comment"]) == 0
     comments = fake_github.state.issue_comments(REPO, 12)
     assert len(comments) == 2 and comments[0].id == human.id and comments[0].body == f"{MARKER} copied from the bot"
+
+
+def test_the_comment_job_refuses_a_forged_artifact(tmp_path, fake_github, capsys):
+    """The artifact is the PR's output: a results.json that is not a valid document is refused
+    in one line, and nothing is commented."""
+    fake_github.state.add_token("ghs_write")
+    fake_github.state.add_pull(REPO, 12, head_sha="a" * 40, base_sha="b" * 40)
+    forged = tmp_path / "artifact"
+    forged.mkdir()
+    (forged / "results.json").write_text(json.dumps({"schema_version": 1, "benchmarks": "<script>"}))
+    assert main(_comment_env(tmp_path / "c", fake_github, forged), ["comment"]) == 2
+    captured = capsys.readouterr()
+    assert len(_errors(captured.out)) == 1 and "Traceback" not in captured.out + captured.err
+    assert fake_github.calls("issues/create-comment") == []
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(_comment_env(tmp_path / "c2", fake_github, empty), ["comment"]) == 2
+    assert "no results.json" in _errors(capsys.readouterr().out)[0]
 
 
 def test_workflow_dispatch_from_the_app(tmp_path, fake_github, target, canned):
@@ -128,27 +180,16 @@ def test_workflow_dispatch_from_the_app(tmp_path, fake_github, target, canned):
     assert fake_github.calls("issues/create-comment") == [] and fake_github.calls("issues/list-comments") == []
 
 
-def test_fork_pull_request_with_read_only_token_reports_in_the_summary(tmp_path, fake_github, target, canned, capsys):
-    fake_github.state.add_token("ghs_read", read_only=True)
-    env = _pr_env(tmp_path, fake_github, target, head_repo="stranger/demo", token="ghs_read")
-    assert main(env) == 0
-    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
-    assert "from a fork" in summary and "bench_sum" in summary
-    assert fake_github.state.issue_comments(REPO, 12) == []
-    assert not [r for r in fake_github.requests if r.method != "GET"]
-    assert not _errors(capsys.readouterr().out)
-
-
-def test_token_without_permission_is_a_clear_error(tmp_path, fake_github, target, canned, capsys):
+def test_a_comment_token_without_permission_is_a_clear_error(tmp_path, fake_github, target, canned, capsys):
     fake_github.state.add_token("ghs_read", read_only=True)
     env = _pr_env(tmp_path, fake_github, target, token="ghs_read")
-    assert main(env) == 2
+    assert main(env) == 0  # the GPU job needs no write permission at all
+    assert main(_comment_env(tmp_path / "c", fake_github, Path(env["PERFGATE_OUT_DIR"]), token="ghs_read"),
+                ["comment"]) == 2
     captured = capsys.readouterr()
     errors = _errors(captured.out)
     assert len(errors) == 1 and "HTTP 403" in errors[0] and "pull-requests: write" in errors[0]
     assert "Traceback" not in captured.out + captured.err
-    # the verdicts were published before the comment failed
-    assert read_outputs(Path(env["GITHUB_OUTPUT"]))["verdict"] == "regression"
     assert fake_github.state.issue_comments(REPO, 12) == []
 
 
@@ -158,7 +199,7 @@ def test_fail_on_regression_publishes_then_fails(tmp_path, fake_github, target, 
     env = _pr_env(tmp_path, fake_github, target, fail_on_regression="true")
     assert main(env) == 1
     assert "--fail-on-regression" in canned.argvs[0]
-    assert len(fake_github.state.issue_comments(REPO, 12)) == 1
+    assert read_outputs(Path(env["GITHUB_OUTPUT"]))["verdict"] == "regression"  # published before failing
     errors = _errors(capsys.readouterr().out)
     assert errors and "regression beyond 5% in: bench_sum".replace("%", "%25") in errors[0]
 
@@ -208,7 +249,9 @@ def test_a_dispatched_run_uses_the_default_branchs_settings(tmp_path, fake_githu
     argv = canned.argvs[0]
     settings = Path(next(a for a in argv if a.startswith("--config=")).split("=", 1)[1])  # --opt=value form
     assert settings.read_text() == (target.origin / "perfgate.toml").read_text()
-    assert settings.is_relative_to(Path(env["PERFGATE_OUT_DIR"]))
+    # from the hand-off folder, which is not the results folder the sandbox writes (and uploads)
+    assert not settings.is_relative_to(Path(env["PERFGATE_OUT_DIR"]))
+    assert settings.is_relative_to(Path(env["PERFGATE_OUT_DIR"]).parent / "out-action")
 
 
 def test_a_pull_request_run_leaves_the_settings_to_the_base_revision(tmp_path, fake_github, target, canned):

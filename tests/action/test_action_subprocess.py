@@ -4,6 +4,7 @@ against the fake GitHub on loopback."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,11 +21,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 REPO = "octo/demo"
 
 
-def run_action(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+def run_action(env: dict[str, str], cwd: Path, *phase: str) -> subprocess.CompletedProcess:
     # Installed in a real run; here the source tree is the installation. cwd is neutral, as in action.yml.
-    full = subprocess_env({**env, "PYTHONPATH": str(REPO_ROOT)})
-    return subprocess.run([sys.executable, "-m", "action"], cwd=cwd, env=full, capture_output=True, text=True,
-                          timeout=300)
+    # The sandbox where bubblewrap is installed (CI installs it); test_sandbox*.py test it apart.
+    sandboxed = {"INPUT_SANDBOX": "bwrap" if shutil.which("bwrap") else "none"}
+    full = subprocess_env({**sandboxed, **env, "PYTHONPATH": str(REPO_ROOT)})
+    return subprocess.run([sys.executable, "-m", "action", *phase], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=300)
 
 
 def errors(proc: subprocess.CompletedProcess) -> list[str]:
@@ -32,7 +35,7 @@ def errors(proc: subprocess.CompletedProcess) -> list[str]:
 
 
 @pytest.mark.slow
-def test_pull_request_run_comments_once_and_updates(tmp_path, fake_github):
+def test_pull_request_run_then_the_comment_job_comments_once_and_updates(tmp_path, fake_github):
     target = make_target_repo(tmp_path / "target")
     fake_github.state.add_token("ghs_write")
     fake_github.state.add_pull(REPO, 5, head_sha=target.head_sha, base_sha=target.base_sha, labels=["performance"])
@@ -48,6 +51,12 @@ def test_pull_request_run_comments_once_and_updates(tmp_path, fake_github):
         summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
         assert summary.startswith(MARKER) and "bench_sum" in summary and "regression" in summary
         outputs.append(read_outputs(Path(env["GITHUB_OUTPUT"])))
+        # the comment job: another runner, the downloaded artifact, the token that may write
+        comment_env = actions_env(tmp_path / f"{attempt}-comment", api_url=fake_github.url, workspace=tmp_path,
+                                  event_name="workflow_dispatch", event=None, github_token="ghs_write",
+                                  results=env["PERFGATE_OUT_DIR"], pr_number="5")
+        proc = run_action(comment_env, tmp_path, "comment")
+        assert proc.returncode == 0 and not errors(proc), proc.stdout + proc.stderr
 
     for out in outputs:
         assert out["verdict"] == "regression" and out["regressions"] == "1", out

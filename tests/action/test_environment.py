@@ -27,21 +27,15 @@ def test_pull_request_event_uses_the_pr_shas_not_the_merge_commit():
     assert plan.pr_number == 12 and plan.pr_url == "https://github.com/octo/demo/pull/12"
     assert (plan.base_label, plan.head_label) == ("main", "feature")
     assert plan.labels == ("performance",) and plan.title == "Fuse the sum loop"
-    assert not plan.is_fork and not plan.read_only_token
+    assert not plan.is_fork and plan.sandbox == "bwrap" and plan.sandbox_paths == ()
     assert plan.run_url == "https://github.com/octo/demo/actions/runs/77"
     assert plan.out_dir == Path("/tmp/runner/perfgate")
 
 
-def test_fork_pull_request_has_a_read_only_token():
+@pytest.mark.parametrize("event_name", ["pull_request", "pull_request_target"])
+def test_a_fork_pull_request_is_known_as_one(event_name):
     event = pull_request_labeled(number=3, base_sha=BASE, head_sha=HEAD, head_repo="stranger/demo")
-    plan = plan_from_environment(env(GITHUB_EVENT_NAME="pull_request"), event)
-    assert plan.is_fork and plan.read_only_token
-
-
-def test_fork_dispatched_through_pull_request_target_is_not_read_only():
-    event = pull_request_labeled(number=3, base_sha=BASE, head_sha=HEAD, head_repo="stranger/demo")
-    plan = plan_from_environment(env(GITHUB_EVENT_NAME="pull_request_target"), event)
-    assert plan.is_fork and not plan.read_only_token
+    assert plan_from_environment(env(GITHUB_EVENT_NAME=event_name), event).is_fork
 
 
 def test_workflow_dispatch_reads_the_apps_inputs():
@@ -85,13 +79,15 @@ def test_inputs_are_parsed_and_checked():
     event = workflow_dispatch(base_sha=BASE, head_sha=HEAD)
     plan = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", INPUT_THRESHOLD="3%",
                                      INPUT_MAX_TIME="120", INPUT_DEVICE="cuda", INPUT_PROFILE="false",
-                                     INPUT_COMMENT="False", INPUT_FAIL_ON_REGRESSION="true",
+                                     INPUT_SANDBOX="none", INPUT_FAIL_ON_REGRESSION="true",
                                      INPUT_CONFIG="ci/perfgate.toml", INPUT_PATH="src/target"), event)
     assert plan.threshold == pytest.approx(0.03) and plan.max_time == 120.0 and plan.device == "cuda"
-    assert plan.profile is False and plan.comment is False and plan.fail_on_regression is True
+    assert plan.profile is False and plan.sandbox == "none" and plan.fail_on_regression is True
+    assert plan.handoff == Path("/tmp/runner/perfgate-action")  # beside the artifact folder, not in it
     assert plan.workspace == Path("/ws/src/target") and plan.config == Path("/ws/src/target/ci/perfgate.toml")
     for bad, match in ((dict(INPUT_THRESHOLD="2"), "threshold"), (dict(INPUT_DEVICE="tpu"), "device"),
-                       (dict(INPUT_COMMENT="maybe"), "comment"), (dict(INPUT_MAX_TIME="-1"), "max-time")):
+                       (dict(INPUT_SANDBOX="docker"), "sandbox"), (dict(INPUT_MAX_TIME="-1"), "max-time"),
+                       (dict(INPUT_SANDBOX_PATHS="opt/conda"), "sandbox-paths")):
         with pytest.raises(ActionInputError, match=match):
             plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", **bad), event)
 
@@ -131,3 +127,18 @@ def test_the_gates_settings_come_from_the_dispatched_default_branch_never_the_he
     other = plan_from_environment(env(GITHUB_EVENT_NAME="schedule", INPUT_BASE_REF=BASE, INPUT_HEAD_REF=HEAD,
                                       INPUT_CONFIG="ci/p.toml"), {})
     assert (other.settings_ref, other.config) == (None, Path("/ws/ci/p.toml"))
+
+
+def test_the_comment_phase_names_each_missing_input():
+    from action.environment import comment_plan
+
+    full = env(INPUT_RESULTS="perfgate-results", INPUT_PR_NUMBER="12", INPUT_GITHUB_TOKEN="ghs_w")
+    plan = comment_plan(full)
+    assert plan.results_dir == Path("/ws/perfgate-results") and plan.pr_number == 12 and plan.token == "ghs_w"
+    assert plan.run_url == "https://github.com/octo/demo/actions/runs/77" and "ghs_w" not in repr(plan)
+    for missing, match in (("INPUT_RESULTS", "input results"), ("INPUT_PR_NUMBER", "input pr-number"),
+                           ("INPUT_GITHUB_TOKEN", "pull-requests: write")):
+        with pytest.raises(ActionInputError, match=match):
+            comment_plan({k: v for k, v in full.items() if k != missing})
+    with pytest.raises(ActionInputError, match="pull request number"):
+        comment_plan({**full, "INPUT_PR_NUMBER": "12; rm -rf"})

@@ -13,7 +13,8 @@ from . import webhook_schemas as ws
 
 REPO = "octo/demo"
 INSTALLATION = 4711
-SECRET = "It's a Secret to Everybody"
+#: The webhook secret of the tests (at least 32 characters: bot.settings refuses shorter ones).
+SECRET = "tests-webhook-secret-0123456789abcdefXYZ"
 
 
 def _repo(full_name: str = REPO, default_branch: str = "main", private: bool = False) -> dict:
@@ -142,6 +143,17 @@ def installation(action: str = "created", *, account: str = "octo", installation
     payload["installation"]["id"] = installation_id
     payload["installation"]["account"]["login"] = account
     return _finish("installation", action, payload, installation=None)
+
+
+def repository(action: str, *, repo: str = REPO, private: bool | None = None,
+               sender: str = "maintainer") -> tuple[str, dict]:
+    """``repository`` ``privatized`` / ``publicized`` (``private`` follows the action unless given)."""
+    payload = ws.example("repository", action)
+    payload["action"] = action
+    payload["repository"] = _repo(repo, private=(action == "privatized") if private is None else private)
+    payload["sender"] = _user(sender)
+    payload.pop("organization", None)
+    return _finish("repository", action, payload)
 
 
 def ping() -> tuple[str, dict]:

@@ -69,8 +69,10 @@ def test_fork_code_runs_only_at_an_approved_sha(client, gh):
     deliver(client, P.pull_request("synchronize", head_sha=NEW, base_sha=BASE, labels=("performance",),
                                    fork="eve/demo", updated_at=now(-60)))
     assert len(gh.state.dispatches) == 1
-    assert "waiting for approval" in sticky(gh).body
-    command(client, gh, "/perf run")
+    assert "waiting for approval" in sticky(gh).body and f"`/perf run --sha {NEW}`" in sticky(gh).body
+    command(client, gh, "/perf run")  # a fork's head is approved by naming it (review N7)
+    assert len(gh.state.dispatches) == 1
+    command(client, gh, f"/perf run --sha {NEW}")
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [HEAD, NEW]
 
 

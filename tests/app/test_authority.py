@@ -1,4 +1,4 @@
-"""Authority over the GPU runners and the check (security review F3, F5, F8, F17), end to end
+"""Authority over the GPU runners and the check (security reviews F3, F5, F8, F17; N2, N7), end to end
 against the fake GitHub with signed deliveries: approvals bind to the commit (and benchmarks)
 approved, strangers get one reply per PR whatever they post, replayed deliveries start nothing."""
 
@@ -48,33 +48,94 @@ def push(client, gh, sha, *, fork=None, pushed_at):
                                    updated_at=pushed_at))
 
 
-# -- F3: /perf run on a fork runs the head the maintainer could see -----------------------------
+# -- F3, N2, N7: /perf run on a fork runs the full SHA named, seen before the comment ------------
 def test_a_fork_push_after_the_command_is_not_run(client, gh):
     gh.state.add_pull(P.REPO, 7, head_sha=A, base_sha=BASE, labels=["performance"], head_repo="eve/demo")
     deliver(client, P.pull_request("labeled", head_sha=A, base_sha=BASE, labels=("performance",), fork="eve/demo",
                                    updated_at=at(-120)))
     push(client, gh, B, fork="eve/demo", pushed_at=at(-60))  # the maintainer reviews B ...
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [A]
-    # ... and comments /perf run; the fork pushes C before the job reads the PR
+    assert f"`/perf run --sha {B}`" in sticky(gh).body  # waiting for approval: the full SHA to name
+    # ... and comments /perf run --sha B; the fork pushes C before the job reads the PR
     gh.state.pulls[(P.REPO, 7)].head_sha = C
-    comment(client, gh, "/perf run", written_at=at(-30))
+    comment(client, gh, f"/perf run --sha {B}", written_at=at(-30))
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [A], "C ran without anyone approving it"
     (answer,) = replies(gh)
-    assert "Not started" in answer.body and f"/perf run --sha {C[:7]}" in answer.body
+    assert "Not started" in answer.body and f"`/perf run --sha {C}`" in answer.body
     # C's synchronize arrives (pushed after the comment): still waiting for an approval
     push(client, gh, C, fork="eve/demo", pushed_at=at(-10))
     assert len(gh.state.dispatches) == 1 and "waiting for approval" in sticky(gh).body
-    # a command written after C was pushed runs C; so does naming it
-    comment(client, gh, "/perf run", written_at=at(0))
+    assert f"`/perf run --sha {C}`" in sticky(gh).body
+    # a command written after C was pushed that names C runs C
+    comment(client, gh, f"/perf run --sha {C}", written_at=at(0))
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [A, C]
+
+
+def test_a_fork_run_without_sha_is_refused_with_the_full_head(client, gh):
+    gh.state.add_pull(P.REPO, 7, head_sha=A, base_sha=BASE, labels=["performance"], head_repo="eve/demo")
+    deliver(client, P.pull_request("opened", head_sha=A, base_sha=BASE, fork="eve/demo", updated_at=at(-120)))
+    comment(client, gh, "/perf run", written_at=at(-30))
+    assert gh.state.dispatches == []
+    (answer,) = replies(gh)
+    assert "without `--sha`" in answer.body and f"`/perf run --sha {A}`" in answer.body
 
 
 def test_perf_run_with_a_sha_binds_to_it(client, gh):
     gh.state.add_pull(P.REPO, 7, head_sha=B, base_sha=BASE, labels=["performance"], head_repo="eve/demo")
-    comment(client, gh, f"/perf run --sha {A[:10]}", written_at=at(0))  # reviewed A, the head is B
+    comment(client, gh, f"/perf run --sha {A}", written_at=at(-5))  # reviewed A, the head is B
     assert gh.state.dispatches == [] and "is not the head" in replies(gh)[0].body
-    comment(client, gh, f"/perf run --sha {B[:10]}", written_at=at(0))  # the head never seen by an event
+    # B named, but never shown to the App as the PR's head before the comment: not run (N2)
+    comment(client, gh, f"/perf run --sha {B}", written_at=at(-4))
+    assert gh.state.dispatches == [] and "cannot tell that this head was there" in replies(gh)[1].body
+    push(client, gh, B, fork="eve/demo", pushed_at=at(-3))
+    comment(client, gh, f"/perf run --sha {B}", written_at=at(0))
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [B]
+
+
+# The reviewed commit and another one with the same first 7 (and 8) digits (review N2, S5c).
+REVIEWED, COLLIDING = "b1c2d3e4" + "1" * 32, "b1c2d3e4" + "f" * 32
+
+
+@pytest.mark.parametrize("named", [REVIEWED[:7], COLLIDING[:39]])
+def test_a_shortened_sha_is_refused_with_a_clear_reply(client, gh, named):
+    gh.state.add_pull(P.REPO, 7, head_sha=COLLIDING, base_sha=BASE, labels=["performance"], head_repo="eve/demo")
+    deliver(client, P.pull_request("opened", head_sha=COLLIDING, base_sha=BASE, fork="eve/demo", updated_at=at(-60)))
+    comment(client, gh, f"/perf run --sha {named}", written_at=at(0))
+    assert gh.state.dispatches == []
+    (answer,) = replies(gh)
+    assert "full commit SHA" in answer.body and f"not {len(named)}" in answer.body
+    assert [r["content"] for r in gh.state.reactions] == ["confused"]
+
+
+def test_a_head_sharing_the_prefix_of_the_reviewed_sha_is_not_dispatched(client, gh):
+    gh.state.add_pull(P.REPO, 7, head_sha=REVIEWED, base_sha=BASE, labels=["performance"], head_repo="eve/demo")
+    deliver(client, P.pull_request("labeled", head_sha=REVIEWED, base_sha=BASE, labels=("performance",),
+                                   fork="eve/demo", updated_at=at(-120)))
+    # the fork force-pushes the colliding commit; the App sees it before the comment
+    push(client, gh, COLLIDING, fork="eve/demo", pushed_at=at(-60))
+    comment(client, gh, f"/perf run --sha {REVIEWED}", written_at=at(0))
+    assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [REVIEWED]  # the label's run only
+    (answer,) = replies(gh)
+    assert f"The head is now `{COLLIDING}`" in answer.body and f"`/perf run --sha {COLLIDING}`" in answer.body
+    assert "waiting for approval" in sticky(gh).body and COLLIDING in sticky(gh).body
+
+
+def test_an_approval_binds_to_the_head_reviewed_when_its_push_never_reached_the_app(client, gh):
+    """Review N7, S5d: the App saw C long ago; the maintainer reviews B (pushed after C, its
+    ``synchronize`` never processed) and comments; the fork pushes C back before the job runs."""
+    gh.state.add_pull(P.REPO, 7, head_sha=C, base_sha=BASE, labels=["performance"], head_repo="eve/demo")
+    deliver(client, P.pull_request("opened", head_sha=C, base_sha=BASE, fork="eve/demo", updated_at=at(-300)))
+    gh.state.pulls[(P.REPO, 7)].head_sha = B  # pushed at t-120: its event is late (or failed)
+    gh.state.pulls[(P.REPO, 7)].head_sha = C  # pushed back after the comment, before the job
+    comment(client, gh, "/perf run", written_at=at(-60))
+    assert gh.state.dispatches == [], "C ran although the maintainer reviewed B"
+    comment(client, gh, f"/perf run --sha {B}", written_at=at(-50))  # what the maintainer saw: not the head
+    assert gh.state.dispatches == []
+    first, second = replies(gh)
+    assert f"`/perf run --sha {C}`" in first.body and "is not the head" in second.body
+    # naming C, which the App saw before this comment, is an approval of C
+    comment(client, gh, f"/perf run --sha {C}", written_at=at(0))
+    assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [C]
 
 
 # -- F8: /perf accept covers the head and the benchmarks it was given for -----------------------

@@ -34,11 +34,16 @@ def clean_env(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("command,env,named", [
     ("worker", {}, "GITHUB_APP_ID"),  # `serve` with no GitHub setting at all serves /setup instead
+    # the worker needs the App's id and key, not the webhook secret; the web process the secret
+    ("worker", {"GITHUB_WEBHOOK_SECRET": P.SECRET}, "GITHUB_APP_ID"),
+    ("serve", {"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nx\n"},
+     "GITHUB_WEBHOOK_SECRET"),
     *[(command, env, named) for command in ("serve", "worker") for env, named in [
     ({"GITHUB_APP_ID": "12"}, "GITHUB_PRIVATE_KEY"),
     ({"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY_PATH": "/nonexistent/key.pem"}, "GITHUB_PRIVATE_KEY_PATH"),
-    ({"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nx\n"}, "GITHUB_WEBHOOK_SECRET"),
     ({"GITHUB_APP_ID": "my-app"}, "GITHUB_APP_ID"),
+    ({"GITHUB_WEBHOOK_SECRET": "a-long-random-string"}, "GITHUB_WEBHOOK_SECRET"),  # .env.example's
+    ({"GITHUB_WEBHOOK_SECRET": "x"}, "GITHUB_WEBHOOK_SECRET"),
     ]],
 ])
 def test_a_missing_setting_stops_start_up_naming_it(clean_env, capsys, command, env, named):
@@ -51,7 +56,7 @@ def test_a_missing_setting_stops_start_up_naming_it(clean_env, capsys, command, 
 
 def test_the_worker_refuses_the_in_process_queue(clean_env, capsys, app_private_key):
     for name, value in {"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": app_private_key,
-                        "GITHUB_WEBHOOK_SECRET": "s", "HUEY_URL": "memory://"}.items():
+                        "GITHUB_WEBHOOK_SECRET": P.SECRET, "HUEY_URL": "memory://"}.items():
         clean_env.setenv(name, value)
     assert main(["worker"]) == 2 and "HUEY_URL" in capsys.readouterr().err
 
@@ -113,6 +118,10 @@ def _free_port() -> int:
 
 
 def test_perfgate_serve_without_credentials_serves_the_app_registration(tmp_path):
+    """Without credentials ``perfgate serve`` prints a one-time setup link; only the browser
+    that opens it gets the registration form (security review N4)."""
+    import re
+
     port = _free_port()
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
@@ -121,25 +130,55 @@ def test_perfgate_serve_without_credentials_serves_the_app_registration(tmp_path
     proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "serve", "--port", str(port)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
+        printed = b""
+        while b"/setup?token=" not in printed:
+            line = proc.stdout.readline()
+            assert line, printed.decode(errors="replace")
+            printed += line
+        token = re.search(rb"https://perfgate\.example\.com/setup\?token=([A-Za-z0-9_-]+)", printed).group(1).decode()
+        base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/setup", timeout=2) as response:
-                    html = response.read().decode()
-                    break
+                urllib.request.urlopen(f"{base}/setup", timeout=2)
+                raise AssertionError("an anonymous visitor got the setup page")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 403 and "state=" not in exc.read().decode()
+                break
             except urllib.error.URLError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError(proc.stdout.read().decode(errors="replace")[-2000:]) from None
                 time.sleep(0.2)
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None
+
+        with pytest.raises(urllib.error.HTTPError) as admitted:
+            urllib.request.build_opener(NoRedirect).open(f"{base}/setup?token={token}", timeout=5)
+        assert admitted.value.code == 302
+        cookie = admitted.value.headers["Set-Cookie"].split(";")[0]
+        form = urllib.request.Request(f"{base}/setup", headers={"Cookie": cookie})
+        with urllib.request.urlopen(form, timeout=5) as response:
+            html = response.read().decode()
         assert 'action="https://ghe.example.com/settings/apps/new?state=' in html
         assert "https://perfgate.example.com/webhook" in html
+        with pytest.raises(urllib.error.HTTPError) as spent:  # the link works once
+            urllib.request.urlopen(f"{base}/setup?token={token}", timeout=5)
+        assert spent.value.code == 403
         with pytest.raises(urllib.error.HTTPError) as refused:  # the App itself is not there yet
-            urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/webhook", data=b"{}"), timeout=5)
+            urllib.request.urlopen(urllib.request.Request(f"{base}/webhook", data=b"{}"), timeout=5)
         assert refused.value.code in (404, 503)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    assert b"/setup to register the App" in proc.stdout.read()
+
+
+def test_perfgate_serve_without_credentials_needs_the_public_url(clean_env, capsys):
+    clean_env.delenv("PERFGATE_PUBLIC_URL", raising=False)
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "PERFGATE_PUBLIC_URL" in err and "Traceback" not in err
 
 
 def test_perfgate_sweep_queues_lost_work_for_the_running_consumers(app_env, tmp_path, fake_github, monkeypatch, capsys):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.app.commands import Command, CommandError, parse
+from bot.app.commands import MAX_FILTER, Command, CommandError, parse
+from runner.report.escape import md_code
 
 
 @pytest.mark.parametrize("body", ["", "LGTM", "/performance is great", "see /perf run below", "\n\nnothing"])
@@ -58,13 +59,26 @@ def test_whitespace_differences_normalise_to_the_same_text():
     assert parse("/perf   run  x").text == parse("/perf run x").text
 
 
-def test_run_and_profile_take_the_sha_they_approve():
-    assert parse("/perf run --sha ABCDEF1234").sha == "abcdef1234"
-    assert parse("/perf profile norm --sha abcdef1").sha == "abcdef1"
+def test_run_and_profile_take_the_full_sha_they_approve():
+    full = "ABCDEF12" * 5
+    assert parse(f"/perf run --sha {full}").sha == full.lower()
+    assert parse(f"/perf profile norm --sha={'ab' * 32}").sha == "ab" * 32  # a SHA-256 repository
     assert parse("/perf run").sha is None
-    for bad in ("/perf run --sha main", "/perf run --sha abc", "/perf run --sha " + "a" * 65):
-        with pytest.raises(CommandError, match="commit SHA"):
-            parse(bad)
+
+
+@pytest.mark.parametrize("value", ["abcdef1", "b1c2d3e4f5a6", "a" * 39, "a" * 41, "a" * 63, "a" * 65])
+def test_a_shortened_or_overlong_sha_is_refused_saying_how_many_digits(value):
+    """Review N2: a prefix names every commit that shares it; only a full SHA binds."""
+    with pytest.raises(CommandError, match="full commit SHA") as refused:
+        parse(f"/perf run --sha {value}")
+    assert f"not {len(value)}" in str(refused.value) and "40 hex digits" in str(refused.value)
+
+
+@pytest.mark.parametrize("value", ["main", "HEAD~1", "g" * 40, "`@octo/team`" + "a" * 30])
+def test_a_sha_that_is_not_hex_is_refused_as_a_code_span(value):
+    with pytest.raises(CommandError, match="full commit SHA") as refused:
+        parse(f"/perf run --sha {value}")
+    assert md_code(value) in str(refused.value)  # echoed only as a code span
 
 
 @pytest.mark.parametrize("line, reason", [
@@ -77,3 +91,16 @@ def test_run_and_profile_take_the_sha_they_approve():
 def test_an_accept_reason_is_free_text_never_shell_words(line, reason):
     command = parse(line)
     assert command.name == "accept" and command.reason == reason
+
+
+def test_a_filter_is_at_most_what_a_run_stores():
+    assert parse("/perf run " + "x" * MAX_FILTER).filter == "x" * MAX_FILTER
+    for line in ("/perf run " + "x" * (MAX_FILTER + 1), "/perf profile " + "x" * (MAX_FILTER + 1)):
+        with pytest.raises(CommandError, match=f"at most {MAX_FILTER}"):
+            parse(line)
+
+
+def test_an_echoed_word_is_cut():
+    with pytest.raises(CommandError) as refused:
+        parse("/perf run --rounds " + "9" * 100_000)
+    assert len(str(refused.value)) < 300 and "…" in str(refused.value)

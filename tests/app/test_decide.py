@@ -277,20 +277,38 @@ def test_a_strangers_malformed_command_is_refused_not_parsed(text):
     assert decide(event, Facts(permission="none", refused_before=True)) == []
 
 
-def test_fork_runs_need_a_head_seen_before_the_comment():
+def _replies(actions):
+    return [a.body for a in actions if isinstance(a, Reply)]
+
+
+def test_fork_runs_need_the_full_sha_of_a_head_seen_before_the_comment():
     fork = PullInfo(7, HEAD, BASE, is_fork=True)
-    event = ev(P.issue_comment("created", "/perf run", written_at="2026-01-01T12:00:00Z"))
+    named = ev(P.issue_comment("created", f"/perf run --sha {HEAD}", written_at="2026-01-01T12:00:00Z"))
     for seen, runs in (("2026-01-01T11:59:00Z", True), ("2026-01-01T12:00:00Z", False),
                        ("2026-01-01T12:01:00Z", False), (None, False)):
         facts = Facts(permission="write", pull=fork, head_seen_at=parse_time(seen))
-        assert bool(starts(decide(event, facts))) is runs, seen
+        assert bool(starts(decide(named, facts))) is runs, seen
+    # without --sha a fork's head is not run, however early the App saw it (review N7): the
+    # maintainer may have reviewed a later push whose event never reached the App
+    bare = ev(P.issue_comment("created", "/perf run", written_at="2026-01-01T12:00:00Z"))
+    early = Facts(permission="write", pull=fork, head_seen_at=parse_time("2026-01-01T11:00:00Z"))
+    actions = decide(bare, early)
+    assert not starts(actions) and f"`/perf run --sha {HEAD}`" in _replies(actions)[0]
+    profile = ev(P.issue_comment("created", "/perf profile norm", written_at="2026-01-01T12:00:00Z"))
+    assert not starts(decide(profile, early))
     # the repository's own branches are pushed by people with write access: no proof needed
-    assert starts(decide(event, Facts(permission="write", pull=PULL)))
-    # an explicit SHA binds whatever the history says
-    named = ev(P.issue_comment("created", f"/perf run --sha {HEAD[:12]}"))
-    assert starts(decide(named, Facts(permission="write", pull=fork)))
-    other = ev(P.issue_comment("created", f"/perf run --sha {NEW[:12]}"))
-    assert not starts(decide(other, Facts(permission="write", pull=PULL)))
+    assert starts(decide(bare, Facts(permission="write", pull=PULL)))
+
+
+def test_a_sha_binds_exactly_never_by_prefix():
+    """Review N2: the head shares 39 digits with the SHA named; it is another commit."""
+    colliding = PullInfo(7, HEAD[:39] + "b", BASE, "feature", "main")
+    named = ev(P.issue_comment("created", f"/perf run --sha {HEAD}"))
+    actions = decide(named, Facts(permission="write", pull=colliding))
+    assert not starts(actions)
+    (reply,) = _replies(actions)
+    assert f"`/perf run --sha {colliding.head_sha}`" in reply and f"The head is now `{colliding.head_sha}`" in reply
+    assert starts(decide(ev(P.issue_comment("created", f"/perf run --sha {HEAD.upper()}")), WRITE))
 
 
 @pytest.mark.parametrize("built,keep", [

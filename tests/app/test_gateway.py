@@ -89,7 +89,7 @@ def test_github_timeout_setting_bounds_every_call(github_openapi, app_private_ke
     with FakeGitHub(github_openapi, faults=Faults(1.0, kinds=("timeout",), hang=4.0)) as slow:
         slow.state.add_pull(P.REPO, 7, head_sha="1" * 40, base_sha="2" * 40)
         settings = load_settings({"GITHUB_APP_ID": "12345", "GITHUB_PRIVATE_KEY": app_private_key,
-                                  "GITHUB_WEBHOOK_SECRET": "s", "GITHUB_API_URL": slow.url, "HUEY_URL": "memory://",
+                                  "GITHUB_WEBHOOK_SECRET": P.SECRET, "GITHUB_API_URL": slow.url, "HUEY_URL": "memory://",
                                   "PERFGATE_HOME": str(tmp_path), "PERFGATE_GITHUB_TIMEOUT": "1"})
         db = open_database(f"sqlite:///{tmp_path / 'perfgate.db'}")
         client = build_runtime(settings, db, client_options={"retry": None}).client_for(P.INSTALLATION)

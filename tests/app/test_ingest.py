@@ -102,38 +102,38 @@ def test_comment_body_fits_githubs_limit_and_keeps_notes():
 
 
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
+WEBHOOK_SECRET = "webhook-secret-of-the-settings-tests-0123456789"
 
 
 def test_settings_from_the_environment(tmp_path):
     key_file = tmp_path / "app.pem"
     key_file.write_text(KEY)
     s = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": str(key_file),
-                           "GITHUB_WEBHOOK_SECRET": "s3cret", "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
+                           "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
                            "REDIS_URL": "redis://cache:6379/0", "PERFGATE_PUBLIC_URL": "https://perf.example.com/",
                            "PERFGATE_RUN_TIMEOUT": "600", "PERFGATE_GITHUB_TIMEOUT": "5"})
     assert s.github_timeout == 5
     assert (s.app_id, s.private_key, s.api_url) == ("42", KEY, "https://ghe.example.com/api/v3")
     assert (s.queue_url, s.public_url, s.run_timeout, s.workflow) == ("redis://cache:6379/0", "https://perf.example.com",
                                                                       600.0, "perfgate.yml")
-    assert "s3cret" not in repr(s) and "PRIVATE" not in repr(s)
+    assert WEBHOOK_SECRET not in repr(s) and "PRIVATE" not in repr(s)
     one_line = load_settings({"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY": KEY.replace("\n", "\\n"),
-                                  "GITHUB_WEBHOOK_SECRET": "s"})
+                                  "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET})
     assert one_line.private_key.startswith("-----BEGIN RSA PRIVATE KEY-----\n")
 
 
 @pytest.mark.parametrize("env,fragment", [
-    ({"GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s"}, "GITHUB_APP_ID"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": "s"}, "GITHUB_PRIVATE_KEY"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY}, "GITHUB_WEBHOOK_SECRET"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": "hunter2", "GITHUB_WEBHOOK_SECRET": "s"}, "PEM"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "HUEY_URL": "amqp://x"}, "HUEY_URL"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_WORKFLOW": "a/b.yml"},
+    ({"GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET}, "GITHUB_APP_ID"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET}, "GITHUB_PRIVATE_KEY"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": "hunter2", "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET}, "PEM"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "HUEY_URL": "amqp://x"}, "HUEY_URL"),
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_WORKFLOW": "a/b.yml"},
      "PERFGATE_WORKFLOW"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_RUN_TIMEOUT": "-1"},
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_RUN_TIMEOUT": "-1"},
      "PERFGATE_RUN_TIMEOUT"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_GITHUB_TIMEOUT": "0"},
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_GITHUB_TIMEOUT": "0"},
      "PERFGATE_GITHUB_TIMEOUT"),
-    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": "s", "PERFGATE_GITHUB_TIMEOUT": "0.5"},
+    ({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "PERFGATE_GITHUB_TIMEOUT": "0.5"},
      "PERFGATE_GITHUB_TIMEOUT must be a whole number"),
 ])
 def test_bad_settings_name_the_variable(env, fragment):
@@ -141,3 +141,60 @@ def test_bad_settings_name_the_variable(env, fragment):
         load_settings(env)
     if fragment in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"):
         assert isinstance(info.value, MissingSetting)
+
+
+# -- one full validation per ingest (security review F13) ------------------------------------------
+def _prepare(doc: dict, kind: str = "pr", workflow_url: str | None = "https://github.com/octo/demo/actions/runs/1"):
+    return ingest.prepare(results_zip(doc), run_id="k1", head_sha=doc["head"]["sha"], kind=kind,
+                          repository="octo/demo", pr_number=7 if kind == "pr" else None,
+                          github_url="https://github.com", workflow_url=workflow_url)
+
+
+@pytest.mark.parametrize("kind", ["pr", "history"])
+def test_an_ingest_validates_the_document_once_and_stores_a_valid_one(monkeypatch, tmp_path, kind):
+    from bot.db import open_database
+    from bot.history import store as history_store
+    from runner import results
+
+    doc = results_doc([bench("bench_a", "regression", 1.2), bench("bench_b", "unchanged", 1.0)])
+    original, calls = results.validation_problems, []
+    monkeypatch.setattr(results, "validation_problems", lambda d: calls.append(d) or original(d))
+    prepared = _prepare(doc, kind)
+    db = open_database(f"sqlite:///{tmp_path / 'perfgate.db'}")
+    try:
+        with db.session() as session, session.begin():
+            assert history_store.add_result(session, prepared, repository="octo/demo", validated=True).created
+    finally:
+        db.dispose()
+    assert len(calls) == 1 and calls[0].get("run_id") is None  # the artifact's document, as it came
+    # what was stored is valid all the same: the App's fields were checked one by one, and a
+    # push's history run is built from the validated parts
+    monkeypatch.undo()
+    assert results.validate(prepared) is prepared
+    assert prepared["run_id"] == "k1" and (prepared["base"] is None) is (kind == "history")
+
+
+def test_the_fields_the_app_sets_are_checked_against_the_schema():
+    doc = results_doc()
+    assert _prepare(doc)["run_url"] == "https://github.com/octo/demo/actions/runs/1"
+    with pytest.raises(ingest.IngestError, match="cannot be shown"):  # run_url: at most 500 characters
+        _prepare(doc, workflow_url="https://github.com/octo/demo/actions/runs/" + "1" * 500)
+
+
+def test_the_store_still_validates_what_no_one_validated(tmp_path):
+    from bot.db import open_database
+    from bot.history import store as history_store
+
+    db = open_database(f"sqlite:///{tmp_path / 'perfgate.db'}")
+    try:
+        with db.session() as session, session.begin(), pytest.raises(UserError, match="invalid results.json"):
+            history_store.add_result(session, dict(results_doc(), benchmarks="none"), repository="octo/demo")
+    finally:
+        db.dispose()
+
+
+def test_the_ingest_cost_script_counts_one_validation(capsys):
+    from evaluation import ingest_cost
+
+    assert ingest_cost.main(["--smoke", "--kind", "history"]) == 0
+    assert "validations=1 kind=history" in capsys.readouterr().out.splitlines()[-1]

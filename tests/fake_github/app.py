@@ -468,6 +468,39 @@ def _repo_installation(ctx: Ctx):
     return 200, data
 
 
+#: Operations GitHub authenticates with the OAuth client's id and secret (HTTP Basic), not a
+#: token (docs.github.com, "REST API endpoints for OAuth authorizations" / "Apps: OAuth tokens").
+BASIC_AUTH_OPERATIONS = ("apps/check-token", "apps/reset-token", "apps/delete-token", "apps/delete-authorization",
+                         "apps/scope-token")
+
+
+@handles("apps/delete-token")
+def _delete_token(ctx: Ctx):
+    """Revoke a user token of this OAuth client: 204; a token it did not issue (or gone): 404."""
+    token = str(ctx.body.get("access_token") or "")
+    with ctx.state.lock:
+        held = ctx.state.tokens.get(token)
+        if held is None or held.client_id != ctx.params["client_id"]:
+            return _not_found()
+        del ctx.state.tokens[token]
+        ctx.state.revoked.append(token)
+    return 204, None
+
+
+def _basic_client(auth: str, state: GitHubState, client_id: str) -> bool:
+    """Does the ``Authorization: Basic`` header carry ``client_id`` and its secret?"""
+    import base64
+    import binascii
+
+    if not auth.startswith("Basic "):
+        return False
+    try:
+        user, _, password = base64.b64decode(auth[len("Basic "):], validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return user == client_id and state.oauth_apps.get(user) == password
+
+
 def _oauth_routes(app: Flask, state: GitHubState, records: list[Recorded], violations: list[str]) -> None:
     """The OAuth web application flow, which lives on GitHub's web host and is not part of the
     REST description: checked against GitHub's documentation of the flow instead
@@ -532,7 +565,8 @@ def _oauth_routes(app: Flask, state: GitHubState, records: list[Recorded], viola
                         "error_description": "The code passed is incorrect or expired."}
             else:
                 token = f"ghu_{secrets.token_hex(18)}"
-                state.add_token(token, login=grant["login"], user_type="User", repos=grant["repos"])
+                state.add_token(token, login=grant["login"], user_type="User", repos=grant["repos"],
+                                client_id=grant["client_id"])
                 data = {"access_token": token, "token_type": "bearer", "scope": ""}
         accept_json = "json" in request.headers.get("Accept", "")
         if accept_json:
@@ -588,7 +622,11 @@ def create_app(spec: Spec, state: GitHubState, *, records: list[Recorded], viola
             return answer(*error(422, "fake GitHub: request violates the OpenAPI description: " + "; ".join(problems)))
 
         is_jwt = (token_text or "").count(".") == 2
-        if is_jwt:
+        if op.operation_id in BASIC_AUTH_OPERATIONS:
+            if not _basic_client(auth, state, params.get("client_id", "")):
+                return answer(*error(404, "Not Found"))  # GitHub hides the client from wrong credentials
+            token = Token(login=params["client_id"], user_type="App")
+        elif is_jwt:
             # The App's JWT (PyGithub signs it; not checked) opens the apps/* operations only.
             if not op.operation_id.startswith("apps/"):
                 return answer(*error(401, "A JSON web token could not be decoded"))

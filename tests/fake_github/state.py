@@ -30,6 +30,7 @@ class Token:
     read_only: bool = False
     deny: set[str] = field(default_factory=set)
     repos: set[str] | None = None  # a user's token: the private repositories it may read (None: any)
+    client_id: str | None = None  # a user's token: the OAuth client (GitHub App) it was issued to
 
 
 @dataclass
@@ -81,6 +82,7 @@ class GitHubState:
         self.oauth_apps: dict[str, str] = {}
         self.browser_user: tuple[str, set[str]] | None = None
         self.oauth_codes: dict[str, dict[str, Any]] = {}
+        self.revoked: list[str] = []  # user tokens deleted by their App (DELETE /applications/{client_id}/token)
 
     def next_id(self) -> int:
         return next(self._ids)

@@ -162,6 +162,29 @@ def test_oauth_web_flow_hands_out_one_user_token_per_code(fake_github):
     assert requests.get(f"{fake_github.url}/repos/octo/open", headers=headers, timeout=5).status_code == 200
 
 
+
+def test_an_app_revokes_its_own_user_tokens_only(fake_github):
+    """``DELETE /applications/{client_id}/token`` (HTTP Basic with the client's id and secret):
+    the token stops working; wrong credentials or another client's token: 404, nothing revoked."""
+    state = fake_github.state
+    state.add_oauth_app("Iv1.a", "s3cret")
+    state.add_oauth_app("Iv1.b", "other")
+    state.add_token("ghs_other")  # tokens stay registered: unknown ones get 401
+    state.add_token("ghu_a", login="alice", user_type="User", client_id="Iv1.a")
+    url = f"{fake_github.url}/applications/Iv1.a/token"
+    assert requests.delete(url, json={"access_token": "ghu_a"}, auth=("Iv1.a", "wrong"), timeout=5).status_code == 404
+    assert requests.delete(f"{fake_github.url}/applications/Iv1.b/token", json={"access_token": "ghu_a"},
+                           auth=("Iv1.b", "other"), timeout=5).status_code == 404
+    assert requests.delete(url, json={"access_token": "ghu_a"}, headers={"Authorization": "Bearer ghu_a"},
+                           timeout=5).status_code == 404
+    assert state.revoked == [] and "ghu_a" in state.tokens
+    assert requests.delete(url, json={"access_token": "ghu_a"}, auth=("Iv1.a", "s3cret"), timeout=5).status_code == 204
+    assert state.revoked == ["ghu_a"]
+    assert requests.get(f"{fake_github.url}/user", headers={"Authorization": "Bearer ghu_a"}, timeout=5).status_code == 401
+    assert requests.delete(url, json={"access_token": "ghu_a"}, auth=("Iv1.a", "s3cret"), timeout=5).status_code == 404
+    assert requests.delete(url, json={}, auth=("Iv1.a", "s3cret"), timeout=5).status_code == 422  # body per the spec
+    fake_github.violations.clear()  # the last request broke the description on purpose
+
 # -- faults -------------------------------------------------------------------------------------
 def _faulty(github_openapi, **faults):
     from tests.fake_github import FakeGitHub, Faults

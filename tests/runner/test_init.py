@@ -171,3 +171,39 @@ def test_pytest_benchmark_tests_are_run_as_they_are(tmp_path):
     table = tomllib.loads(files[CONFIG_PATH].text)
     assert table == {"suite": "pytest-benchmark", "benchmarks": "tests"}
     assert parse_table(table, CONFIG_PATH).suite == "pytest-benchmark"
+
+
+def test_init_pins_perfgates_own_actions_when_it_knows_its_commit(tmp_path):
+    from runner.scaffold.plan import pin_perfgate
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    for mode in ("app", "standalone"):
+        text = pin_perfgate(workflow_template(mode), commit)
+        assert "@v1\n" not in text and f"perfgate/perfgate@{commit}  # v1" in text
+        if mode == "standalone":
+            assert f"perfgate/perfgate/comment@{commit}  # v1" in text
+    assert pin_perfgate("uses: perfgate/perfgate@v1\n", None) == "uses: perfgate/perfgate@v1\n"
+    with pytest.raises(ValueError):
+        pin_perfgate("uses: perfgate/perfgate@v1\n", "b1c2d3e")
+    files = {f.path: f for f in plan(inspect_repo(tmp_path, ()), mode="standalone", perfgate_commit=commit)}
+    assert f"perfgate/perfgate@{commit}" in files[WORKFLOW_PATH].text
+
+
+def test_init_reads_the_commit_pip_recorded(monkeypatch):
+    import importlib.metadata
+
+    from runner.cli import init as init_cli
+
+    class Dist:
+        def __init__(self, text):
+            self.text = text
+
+        def read_text(self, name):
+            return self.text if name == "direct_url.json" else None
+
+    commit = "89abcdef0123456789abcdef0123456789abcdef"
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist(
+        '{"url": "https://github.com/perfgate/perfgate", "vcs_info": {"vcs": "git", "commit_id": "%s"}}' % commit))
+    assert init_cli.installed_commit() == commit
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist('{"dir_info": {"editable": true}}'))
+    assert init_cli.installed_commit() is None

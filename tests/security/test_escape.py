@@ -172,3 +172,27 @@ def test_results_text_must_be_storable():
     doc["environment"]["telemetry"]["sides"]["\ud800"] = {}
     fixed = storable(doc)
     assert text_problem(fixed) is None and validate(fixed)["benchmarks"][2]["head"]["error"] == "boom\ufffd"
+
+
+def test_no_terminal_control_sequence_survives_any_renderer():
+    """Security review N9: a schema-valid document with ESC and BEL in the doctor's checks (the
+    field the terminal table missed), a benchmark name, the base ref, an error and a hint; no
+    renderer — terminal table, Markdown, HTML — writes a control character."""
+    from runner import report
+    from runner import results as results_mod
+    from tests.security.documents import full_document
+
+    csi, osc = "\x1b[2J\x1b[31m", "\x1b]8;;https://evil.example\x07x\x1b]8;;\x07"
+    doc = full_document()
+    doc["environment"]["doctor"] = {
+        "checks": [{"check": "load" + csi, "subject": "cpu" + osc, "status": "fail", "summary": "busy" + csi,
+                    "fix": "wait" + osc}], "failed": ["load" + csi], "warned": []}
+    doc["benchmarks"][0]["name"] += csi
+    doc["base"]["ref"] += osc
+    doc["benchmarks"][2]["head"]["error"] += csi
+    doc["benchmarks"][1]["hints"][0]["summary"] += osc
+    results_mod.validate(doc)
+    for fmt in ("term", "md", "html"):
+        text = report.render(doc, fmt)
+        assert "\x1b" not in text and "\x07" not in text, fmt
+        assert "busy" in text or fmt != "term"  # the doctor's warning is shown, only without its controls

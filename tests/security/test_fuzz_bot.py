@@ -12,20 +12,22 @@ from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 from bot.app import messages
-from bot.app.commands import MAX_ROUNDS, NAMES, CommandError, parse
+from bot.app.commands import MAX_ROUNDS, NAMES, SHA_LENGTHS, CommandError, parse
 from bot.app.events import WebhookError, parse_event, signature
 from tests.security.markdown_check import inspect
 from tests.security.strategies import json_values, untrusted_text
 
-SECRET = "fuzz-secret"
+SECRET = "fuzz-webhook-secret-0123456789abcdefXYZ"
 
 comment_bodies = st.one_of(
     untrusted_text,
     untrusted_text.map(lambda t: "/perf " + t),
     st.tuples(st.sampled_from(NAMES + ("RUN", "runn", "")), st.lists(untrusted_text, max_size=4))
       .map(lambda c: " ".join(["/perf", c[0], *c[1]])),
-    st.tuples(st.sampled_from(["--rounds", "--threshold", "rounds=", "threshold=", "--x"]), untrusted_text)
-      .map(lambda c: f"/perf run {c[0]} {c[1]}"),
+    st.tuples(st.sampled_from(["--rounds", "--threshold", "rounds=", "threshold=", "--x", "--sha", "sha="]),
+              untrusted_text).map(lambda c: f"/perf run {c[0]} {c[1]}"),
+    st.tuples(st.sampled_from(["run", "profile x"]), st.text("0123456789abcdefABCDEF", max_size=70))
+      .map(lambda c: f"/perf {c[0]} --sha {c[1]}"),
 )
 
 
@@ -45,6 +47,8 @@ def test_any_comment_parses_or_gets_an_inert_reply(body):
     assert command.name in NAMES
     assert command.rounds is None or 2 <= command.rounds <= MAX_ROUNDS
     assert command.threshold is None or 0 < command.threshold < 1
+    # a SHA is taken only whole (review N2): never a prefix that names several commits
+    assert command.sha is None or (len(command.sha) in SHA_LENGTHS and set(command.sha) <= set("0123456789abcdef"))
     for text in (command.filter, command.reason, command.benchmark):
         assert text is None or "\n" not in text
 

@@ -52,7 +52,7 @@ def test_markdown_report_trimmed_to_any_limit(pair, limit):
         assert len(text) <= max(limit, 1000) and text.startswith(report.MARKER)
         assert inspect(text, links=LINKS).problems == []
     summary = publish.fit_summary(lambda n: report.render(doc, "md", max_chars=n, details_url=DETAILS), DETAILS,
-                                  publish.fork_note(7), limit=limit + 3000)
+                                  "> [!NOTE]\n> a note about #7\n\n", limit=limit + 3000)
     assert len(summary.encode("utf-8")) <= limit + 3000
     assert inspect(summary, links=LINKS, references=frozenset({"#7"})).problems == []
 

@@ -18,9 +18,9 @@ payloads:
   ``author_association``, before anything is answered: whatever someone without that
   permission posts (a malformed command included) and whatever label they add, they get one
   reply per PR at most. An edited comment re-runs only if its command changed.
-- Approvals bind to what was approved: ``/perf run`` on a fork PR runs the head the
-  maintainer could see when writing the comment (a head the App saw in a ``pull_request``
-  event dated before it, or the one named by ``--sha``), else it is refused; ``/perf accept``
+- Approvals bind to what was approved: ``/perf run`` on a fork PR runs only the head named in
+  full by ``--sha`` (40 hex digits, never a prefix) and seen by the App in a ``pull_request``
+  event dated before the comment, else it is refused with the full SHA to name; ``/perf accept``
   covers the head SHA and the regressed benchmarks of the results reported before the comment.
 - ``workflow_run`` ``in_progress`` / ``completed`` of a dispatched run → check run in
   progress / ingest its artifact.

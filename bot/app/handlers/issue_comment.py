@@ -1,6 +1,6 @@
 """``issue_comment`` on a PR: the ``/perf`` commands, authorised by the collaborator permission
 (never ``author_association``) before anything is answered; approvals bind to the head the
-maintainer could see when writing the comment."""
+maintainer named (a full SHA) and could see when writing the comment (:func:`approval_problem`)."""
 
 from __future__ import annotations
 
@@ -123,20 +123,32 @@ def approval_problem(pull: PullInfo, command: Command, head_seen_at: _dt.datetim
                      written: _dt.datetime | None) -> str | None:
     """Why ``command`` may not run ``pull``'s current head (None: it may).
 
-    ``--sha`` must name the head. Without it a fork PR's head must have been seen by the App
-    (a ``pull_request`` event) strictly before the comment was written: a head pushed after the
-    comment (or in the same second) was not what the maintainer approved. Heads of PRs from
-    the repository itself are pushed by people with write access and need no such proof.
+    ``--sha`` (a full SHA, ``bot.app.commands``) must equal the head. A fork PR's head must
+    moreover be named with ``--sha`` *and* have been seen by the App (a ``pull_request`` event)
+    strictly before the comment was written:
+
+    - a comment does not say which commit its writer reviewed, and the App cannot prove that it
+      saw every push before the comment: deliveries arrive late, fail and are retried out of
+      order, so a head it saw before the comment may have been followed by one it never saw,
+      which the maintainer reviewed, and then pushed back (review N7) — without ``--sha`` a
+      fork's run is refused;
+    - a SHA seen as the head before the comment was there to review; a full SHA of a commit
+      never shown in the PR (one its author announced and pushes later) was not (N2).
+
+    Heads of PRs from the repository itself are pushed by people with write access and need
+    no such proof.
     """
-    if command.sha:
-        if not pull.head_sha.lower().startswith(command.sha.lower()):
-            return messages.head_moved(pull.head_sha, f"`{command.sha}` is not the head of this pull request")
-        return None
+    if command.sha and pull.head_sha.lower() != command.sha:
+        return messages.head_moved(pull.head_sha, f"`{command.sha}` is not the head of this pull request")
     if not pull.is_fork:
         return None
+    if not command.sha:
+        return messages.head_moved(pull.head_sha, "this pull request comes from a fork, and a comment without "
+                                                  "`--sha` does not say which commit you reviewed")
     if head_seen_at is None or written is None or not head_seen_at < written:
         return messages.head_moved(pull.head_sha, "perfgate cannot tell that this head was there when you wrote "
-                                                  "the command (it was pushed after it, or perfgate never saw it)")
+                                                  "the command (it was pushed after it, or its `pull_request` event "
+                                                  "has not reached perfgate yet: comment again in a minute)")
     return None
 
 
