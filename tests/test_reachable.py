@@ -146,6 +146,7 @@ COVERED_ELSEWHERE = {
     "evaluation/sensitivity.py": "tests/runner/test_sensitivity_smoke.py",
     "evaluation/harvest_prs.py": "tests/intent/test_harvest.py",
     "evaluation/gpu_acceptance.py": "tests/runner/test_gpu_acceptance.py",
+    "evaluation/ingest_cost.py": "tests/app/test_ingest.py",
 }
 
 
