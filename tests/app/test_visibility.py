@@ -226,14 +226,15 @@ def test_two_first_deliveries_of_a_repository_processed_at_once_both_finish(app,
     recorded, processed by two worker threads at once."""
     gh.state.add_pull(P.REPO, 8, head_sha="3" * 40, base_sha=BASE, labels=[])
     rt = app.extensions["perfgate"]["runtime"]
-    queue, rt.queue = rt.queue, Later()  # the intake only stores them; the threads below run the jobs
+    parts = app.extensions["perfgate"]
+    queue, parts["queue"] = parts["queue"], Later()  # the intake only stores them; the threads below run the jobs
     try:
         deliver(client, P.pull_request("labeled", head_sha=HEAD, base_sha=BASE, labels=("performance",)),
                 delivery="d-label")
         comment = gh.state.create_comment(P.REPO, 8, "/perf run", "maintainer", "User")
         deliver(client, P.issue_comment("created", "/perf run", number=8, comment_id=comment.id), delivery="d-run")
     finally:
-        rt.queue = queue
+        parts["queue"] = queue
     assert deliveries(app) == {"d-label": "queued", "d-run": "queued"}
     with rt.db.session() as session:
         assert history_store.get_repository(session, P.REPO) is None
