@@ -23,10 +23,14 @@ else:  # pragma: no cover
 
 from .errors import ConfigError
 
-#: Benchmark conventions (key ``suite``): "auto" picks asv when an ``asv.conf.json`` is found, else
-#: pytest-benchmark when the benchmark directory has tests using the ``benchmark`` fixture and no
-#: ``bench_*.py`` file, else perfgate's ``bench_*`` (runner.pipeline.suites).
-SUITES = ("auto", "perfgate", "asv", "pytest-benchmark")
+
+
+def suite_names() -> tuple[str, ...]:
+    """The values of the key ``suite``: ``auto`` and every registered benchmark convention
+    (:data:`runner.conventions.REGISTRY`; "auto" tries them in its order, runner.pipeline.suites)."""
+    from . import conventions
+
+    return ("auto", *conventions.names())
 
 #: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies them).
 ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
@@ -39,7 +43,18 @@ class Config:
     Attributes:
         benchmarks: directory of ``bench_*.py`` files, relative to the repository root (for asv:
             the ``benchmark_dir`` of ``asv.conf.json`` wins; for pytest-benchmark: the tests).
-        suite: the benchmarks' convention, one of :data:`SUITES` (default ``auto``).
+        suite: the benchmarks' convention: ``auto`` (the default: detected), ``perfgate`` (bench_*
+            factories), ``asv``, ``pytest-benchmark``, ``triton`` (perf_report / do_bench scripts),
+            ``torch-timer`` (torch.utils.benchmark.Timer scripts) or ``command`` (a command printing its
+            own measurements); :func:`suite_names`.
+        command: for ``suite = "command"`` (and chosen by ``auto`` when set): a shell command, built by
+            ``install``, printing Google Benchmark, nvbench or github-action-benchmark JSON; ``{out}``
+            in it is a file it writes the JSON to, else its standard output is read
+            (runner.conventions.command).
+        command_format: the JSON ``command`` prints: ``auto`` (Google Benchmark or nvbench, told by
+            their shape), ``googlebenchmark``, ``nvbench``, ``customSmallerIsBetter`` or
+            ``customBiggerIsBetter`` (github-action-benchmark's; bigger-is-better values such as
+            tokens/s are compared as such).
         install: shell command run in each revision's fresh venv ("" = none: the worktree root,
             and ``src/`` if present, go first on the worker's ``sys.path``).
         device: ``auto`` | ``cpu`` | ``cuda``.
@@ -95,6 +110,8 @@ class Config:
 
     benchmarks: str = "benchmarks"
     suite: str = "auto"
+    command: str = ""
+    command_format: str = "auto"
     install: str = ""
     device: str = "auto"
     threshold: float = 0.02
@@ -146,7 +163,7 @@ AUTO_SAMPLE_TIME = {"cpu": 0.002, "cuda": 0.02}
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "benchmarks": (str,), "suite": (str,), "install": (str,), "device": (str,), "label": (str,),
+    "benchmarks": (str,), "suite": (str,), "command": (str,), "command_format": (str,), "install": (str,), "device": (str,), "label": (str,),
     "threshold": (int, float), "fail_threshold": (int, float), "max_time": (int, float),
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
     "process_noise": (int, float), "min_process_pairs": (int,),
@@ -157,8 +174,14 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _check_values(cfg: Config, where: str) -> None:
-    if cfg.suite not in SUITES:
-        raise ConfigError(f"{where}: suite must be one of {', '.join(SUITES)} (got {cfg.suite!r})")
+    if cfg.suite not in suite_names():
+        raise ConfigError(f"{where}: suite must be one of {', '.join(suite_names())} (got {cfg.suite!r})")
+    from .formats import FORMATS
+
+    if cfg.command_format not in FORMATS:
+        raise ConfigError(f"{where}: command_format must be one of {', '.join(FORMATS)} (got {cfg.command_format!r})")
+    if cfg.suite == "command" and not cfg.command.strip():
+        raise ConfigError(f"{where}: suite = \"command\" needs `command`, the command that prints the measurements")
     if cfg.device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"{where}: device must be one of auto, cpu, cuda (got {cfg.device!r})")
     for key in ("threshold", "fail_threshold"):

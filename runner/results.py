@@ -2,8 +2,12 @@
 
 The layout is the contract in DESIGN.md ("results.json"); the JSON Schema that enforces it
 ships beside this module (``schema/results-v1.json``). Times are seconds per call, memory is
-bytes, ``ratio`` is head/base of time per call (> 1 is slower). The bot stores and re-renders
-only from this file, so additions must be optional and old files must keep validating.
+bytes, ``ratio`` is head/base of time per call (> 1 is slower). A benchmark that reports its own
+measure in another unit (``unit``: ``tokens/s``, ``MB``) keeps its values in that unit; when bigger
+is better there (``direction: "bigger"``, a throughput), ``ratio`` is base/head of its value — the
+head/base of the time per unit of work — so ``ratio > 1`` is worse for every benchmark. The bot
+stores and re-renders only from this file, so additions must be optional and old files must keep
+validating.
 
 This module imports nothing heavy (no torch, no numpy): the bot uses it.
 """
@@ -88,12 +92,34 @@ def _no_change(verdict: str) -> dict:
     return {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": verdict}
 
 
+#: Which way is better for a benchmark's values (``direction``): times and sizes are better smaller.
+DIRECTIONS = ("smaller", "bigger")
+
+
 def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | None, change: dict | None,
-              hints: list | None = None, profile: dict | None = None) -> dict:
-    """One ``benchmarks[]`` entry ``{name, file, unit, base, head, change, hints, profile}``
-    (``unit`` is always seconds per call)."""
-    return {"name": name, "file": file, "unit": "s", "base": base, "head": head, "change": change,
-            "hints": list(hints or []), "profile": profile}
+              hints: list | None = None, profile: dict | None = None, family: str | None = None,
+              params: dict | None = None, unit: str = "s", direction: str = "smaller") -> dict:
+    """One ``benchmarks[]`` entry ``{name, file, unit, base, head, change, hints, profile}``.
+
+    ``unit`` is ``s`` (seconds per call) unless the benchmark reports another measure itself; then
+    ``direction`` (``smaller``/``bigger``, :data:`DIRECTIONS`) is added when bigger is better. ``family``
+    (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
+    family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
+    the report reads sweeps from them (:mod:`runner.report.sweeps`)."""
+    entry = {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head, "change": change,
+             "hints": list(hints or []), "profile": profile}
+    if direction != "smaller":
+        entry["direction"] = direction
+    if family:
+        entry["family"] = family
+    if params:
+        entry["params"] = {str(k): str(v) for k, v in params.items()}
+    return entry
+
+
+def direction_of(entry: dict) -> str:
+    """``bigger`` when bigger values are better for the benchmark, else ``smaller``."""
+    return "bigger" if entry.get("direction") == "bigger" else "smaller"
 
 
 def failed_file(file: str, error: str) -> dict:

@@ -25,11 +25,13 @@ from . import imports
 from . import store as history_store
 
 
-def documents_of(path: str | Path, repository: str | None) -> list[tuple[str, dict]]:
+def documents_of(path: str | Path, repository: str | None, fmt: str = "auto") -> list[tuple[str, dict]]:
     """The results documents at ``path``, each validated (schema_version 1) and with a label
-    for messages: a perfgate results.json, a pytest-benchmark JSON file, an asv result file, or
-    an asv results directory (``results/``: every ``<machine>/*.json`` beside a
-    ``machine.json``). Imported documents (:mod:`bot.history.imports`) belong to ``repository``.
+    for messages: a perfgate results.json, a pytest-benchmark JSON file, Google Benchmark,
+    nvbench or github-action-benchmark custom JSON (``fmt`` names a custom JSON's direction:
+    ``customSmallerIsBetter`` or ``customBiggerIsBetter``), an asv result file, or an asv results
+    directory (``results/``: every ``<machine>/*.json`` beside a ``machine.json``). Imported
+    documents (:mod:`bot.history.imports`) belong to ``repository``.
 
     Raises:
         UserError: unreadable or unrecognised input, or an import without ``--repository``.
@@ -42,11 +44,14 @@ def documents_of(path: str | Path, repository: str | None) -> list[tuple[str, di
             raise UserError(f"{path}: not an asv results directory (no <machine>/machine.json in it)")
         return [(str(f), _imported(f, _read_json(f), repository, _read_json(m))) for f, m in files]
     doc = _read_json(path)
+    if imports.is_measured(doc):
+        return [(str(path), _imported(path, doc, repository, None, fmt))]
     if imports.is_pytest_benchmark(doc) or imports.is_asv_result(doc):
         machine = path.parent / "machine.json"
         return [(str(path), _imported(path, doc, repository, _read_json(machine) if machine.is_file() else None))]
     if not isinstance(doc, dict) or "schema_version" not in doc:
-        raise UserError(f"{path} is not a perfgate results.json, a pytest-benchmark JSON file or an asv result file")
+        raise UserError(f"{path} is not a perfgate results.json, a pytest-benchmark, Google Benchmark, nvbench or "
+                        "github-action-benchmark JSON file or an asv result file")
     return [(str(path), results_schema.validate(doc))]
 
 
@@ -59,27 +64,31 @@ def _read_json(path: Path):
         raise UserError(f"{path} is not JSON: {exc}") from None
 
 
-def _imported(path: Path, doc: dict, repository: str | None, machine: dict | None) -> dict:
+def _imported(path: Path, doc: dict, repository: str | None, machine: dict | None, fmt: str = "auto") -> dict:
     if not repository:
         raise UserError(f"{path} comes from another tool and names no repository: pass --repository OWNER/NAME")
     try:
-        converted = imports.from_pytest_benchmark(doc, repository) if imports.is_pytest_benchmark(doc) \
-            else imports.from_asv_result(doc, repository, machine)
+        if imports.is_measured(doc):
+            converted = imports.from_measured(doc, repository, fmt)
+        elif imports.is_pytest_benchmark(doc):
+            converted = imports.from_pytest_benchmark(doc, repository)
+        else:
+            converted = imports.from_asv_result(doc, repository, machine)
     except ValueError as exc:
         raise UserError(f"{path}: {exc}") from None
     return results_schema.validate(converted)
 
 
 def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """``perfgate history add PATH [--repository OWNER/NAME]``: a perfgate results.json, or the
-    results of asv (a result file or a whole ``results/`` directory) or pytest-benchmark (a JSON
-    file) — see :mod:`bot.history.imports`.
+    """``perfgate history add PATH [--repository OWNER/NAME] [--format F]``: a perfgate results.json,
+    or the results of asv (a result file or a whole ``results/`` directory), pytest-benchmark,
+    Google Benchmark, nvbench or github-action-benchmark (a JSON file) — see :mod:`bot.history.imports`.
 
     Prints one line per document: what was stored and the change points of the updated series.
     """
     out = out or sys.stdout
     repository = getattr(args, "repository", None)
-    found = documents_of(args.results, repository)
+    found = documents_of(args.results, repository, getattr(args, "format", None) or "auto")
     database = dbmod.open_from_environment(os.environ if env is None else env)
     try:
         for label, doc in found:

@@ -162,7 +162,10 @@ def points_of(doc: dict) -> list[PointRecord]:
     gives its head medians as ``pr`` points when the document names a PR, else as ``compare``
     points. Each point carries the interval the runner stored with the median
     (``ci_low``/``ci_high``; None when the document has none: nothing is recomputed).
-    Benchmarks whose head failed or has no median are skipped.
+    Benchmarks whose head failed or has no median are skipped. Points are times: a benchmark
+    that reports a bigger-is-better throughput (``direction: bigger``, a unit ``X/s``) gives the
+    time per X (the reciprocal, its interval inverted), so its change points and alerts read as
+    every other series'; one that reports another unit (``MB``, a score) gives no point.
     """
     kind = result_kind(doc)
     point_kind = "pr" if pull_request_of(doc) else ("main" if kind == "run" else "compare")
@@ -173,10 +176,17 @@ def points_of(doc: dict) -> list[PointRecord]:
         value = head.get("median")
         if head.get("error") or value is None or not (value > 0) or math.isinf(value):
             continue
+        low, high = head.get("ci_low"), head.get("ci_high")
+        unit = bench.get("unit") or "s"
+        if results_schema.direction_of(bench) == "bigger" and unit.endswith("/s"):
+            # a throughput X/s is kept as the time per X (its reciprocal), so the series reads as times
+            value = 1.0 / value
+            low, high = (1.0 / high if high else None), (1.0 / low if low else None)
+        elif unit != "s":
+            continue  # the history keeps times; other measures are in the report only
         change = results_schema.change_of(bench)
         out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(value),
-                               ci_low=head.get("ci_low"), ci_high=head.get("ci_high"), ratio=change.get("ratio"),
-                               verdict=change.get("verdict")))
+                               ci_low=low, ci_high=high, ratio=change.get("ratio"), verdict=change.get("verdict")))
     return out
 
 

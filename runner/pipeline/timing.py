@@ -189,12 +189,16 @@ class TimingPass:
         clock: monotonic seconds (a test passes a simulated one).
         locked_sm_mhz: the SM clock perfgate locked for the run (the reference a round's clock
             is judged against); None: the run's median under load.
+        options: the configuration keys the benchmarks' convention asks for, sent with every set-up
+            (:func:`runner.pipeline.suites.options`).
     """
 
     def __init__(self, workers: dict[str, WorkerProcess], cfg: Config, bench_dirs: dict[str, str],
                  telemetry=None, progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
-                 threads: int | None = None, device: str | None = None, locked_sm_mhz: float | None = None):
+                 threads: int | None = None, device: str | None = None, locked_sm_mhz: float | None = None,
+                 options: dict | None = None):
         self.workers = workers
+        self.options = dict(options or {})
         self.cfg = cfg
         self.bench_dirs = bench_dirs
         self.telemetry = telemetry
@@ -248,7 +252,8 @@ class TimingPass:
         if by_budget:
             timeout = max(left, 0.5)
         resp = self.request(side, "setup", dir=self.bench_dirs[side], file=case["file"], func=case["func"],
-                            name=case["name"], suite=case.get("suite"), timeout=timeout,
+                            name=case["name"], suite=case.get("suite"), case=case, options=self.options,
+                            timeout=timeout,
                             min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
                             number=own.number, warmup_samples=own.warmup_samples,
                             warmup_seconds=self.warmup_seconds(deadline))
@@ -559,7 +564,8 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
         "seconds": round(state.seconds, 3),
     }
     return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(state.sides["base"]),
-                                 head=_side_entry(state.sides["head"]), change=change)
+                                 head=_side_entry(state.sides["head"]), change=change,
+                                 family=state.case.get("family"), params=state.case.get("params"))
 
 
 def _side_entry(side: SideState) -> dict:

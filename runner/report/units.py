@@ -112,3 +112,23 @@ def short_sha(sha: Any) -> str:
 def plural(count: int, noun: str) -> str:
     """``"1 benchmark"``, ``"3 benchmarks"`` (English ``-s`` plural)."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def fmt_quantity(value: float | None, unit: str | None) -> str:
+    """A value in its own unit: seconds as :func:`fmt_time`, anything else with 3 significant
+    digits and the unit (``1.23e+03 tokens/s`` → ``1230 tokens/s``); ``–`` for None."""
+    if not is_number(value) or math.isnan(value):
+        return "–"
+    if not unit or unit == "s":
+        return fmt_time(value)
+    text = f"{value:.3g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return f"{text} {unit}"
+
+
+def fmt_value_change(ratio: float | None, unit: str | None = None) -> str:
+    """The change of a bigger-is-better value from ``change.ratio`` (base/head of the value, > 1 is
+    worse): ``+25.0 % tokens/s``; ``–`` for None."""
+    if not is_number(ratio) or not math.isfinite(ratio) or ratio <= 0:
+        return "–"
+    pct = (1.0 / ratio - 1.0) * 100.0
+    return f"{pct:+.1f} %" + (f" {unit}" if unit else "")

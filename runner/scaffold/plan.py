@@ -195,8 +195,11 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
     """The files ``init`` writes for a repository with ``facts``.
 
     An existing benchmark suite is run as it is instead of adding an example: an asv suite
-    (``suite = "asv"``), pytest-benchmark tests (``suite = "pytest-benchmark"`` and their folder
-    as ``benchmarks``); with ``bench_*`` files nothing is added. ``perfgate_commit`` (the commit
+    (``suite = "asv"``), benchmark scripts that time themselves (``suite = "triton"`` or
+    ``"torch-timer"`` and their folder as ``benchmarks``), a Google Benchmark or nvbench program or a
+    github-action-benchmark step (``suite = "command"`` with its ``command``, ``command_format`` and
+    the ``install`` that builds it), pytest-benchmark tests (``suite = "pytest-benchmark"`` and their
+    folder as ``benchmarks``); with ``bench_*`` files nothing is added. ``perfgate_commit`` (the commit
     the running perfgate was installed from, when known) pins the workflow's perfgate actions.
 
     Raises:
@@ -209,9 +212,16 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
                          f"the {mode} workflow on runners labelled [{', '.join(runs_on)}], least privilege")]
     settings: dict[str, object] = {}
     pytest_dir = facts.pytest_benchmark_files[0].rsplit("/", 1)[0] if facts.pytest_benchmark_files else ""
+    script_kind, script_dir = facts.script_suite
     if facts.asv_benchmark_dir:
         settings["suite"] = "asv"  # asv.conf.json's benchmark_dir is read from the file (runner.pipeline.suites)
         suite_note = f"runs the asv suite in {facts.asv_benchmark_dir}/ as it is"
+    elif script_kind and not facts.has_bench_files:
+        settings.update(suite=script_kind, benchmarks=script_dir)
+        suite_note = f"runs the {script_kind} scripts in {script_dir}/ as they are"
+    elif facts.command_suite and not facts.has_bench_files:
+        settings.update(suite="command", **{k: v for k, v in facts.command_suite.items() if k != "why" and v})
+        suite_note = facts.command_suite["why"]
     elif pytest_dir and not facts.has_bench_files:
         settings.update(suite="pytest-benchmark", benchmarks=pytest_dir)
         suite_note = f"runs the pytest-benchmark tests in {pytest_dir}/ as they are"

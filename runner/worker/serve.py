@@ -25,10 +25,14 @@ new server without preloading (each child then imports the files itself).
 Protocol: one JSON object per line, requests on standard input, responses on a private copy of
 the original standard output (file descriptor 1 then points at standard error, so whatever
 benchmarks print goes to the worker log and cannot corrupt the protocol). The server answers
-``preload`` {dir, suite?} and ``quit``; on ``fork`` it forks, and the *child* answers first
-(``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?}, ``setup`` {dir, file, func,
-name, suite?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?}, ``sample`` {count, number?},
-``profile`` {trace_path, calls} until ``quit`` or end of input; when the child has exited the
+``preload`` {dir, suite?, options?} and ``quit``; on ``fork`` it forks, and the *child* answers first
+(``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?, options?}, ``setup`` {dir, file,
+func, name, suite?, case?, options?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?},
+``sample`` {count, number?}, ``profile`` {trace_path, calls} until ``quit`` or end of input. ``suite``
+names the convention (:mod:`runner.conventions`), ``case`` is the case as listed and ``options`` the
+configuration keys the convention asks for. A case whose benchmark measures itself answers
+``setup`` with ``self_measured: true`` and each ``sample`` with ``readings`` ``{name: {values, unit,
+direction}}`` (one run of it) instead of timed samples. When the child has exited the
 server writes ``{child_exited: pid, status}`` (status as ``os.waitstatus_to_exitcode``: negative
 is the signal). Failures carry ``error`` (the traceback's last lines).
 
@@ -45,8 +49,27 @@ import sys
 import time
 import warnings
 
-from .discovery import Skipped, format_error, list_suite, prepare
+from .. import conventions
+from ..conventions.base import Skipped, format_error
 from .sampling import Timer, calibrate, recalibrate, warm_up
+
+
+def list_suite(directory: str, suite: str | None = None, options: dict | None = None) -> dict:
+    """The listing of ``directory`` by the convention ``suite`` (None: perfgate's), worker side:
+    ``{benchmarks, errors, skipped}``."""
+    return conventions.get(suite).collect(directory, dict(options or {}))
+
+
+def prepare(req: dict, device: str):
+    """Set up the case a ``setup`` request names (the listed ``case``, else its ``file``, ``func``
+    and ``name``) by its convention; the case gets the side's benchmark directory as ``dir``.
+
+    Raises:
+        LookupError, Skipped, BenchmarkShapeError: as the convention's ``prepare``.
+    """
+    case = dict(req.get("case") or {k: req.get(k) for k in ("file", "func", "name")})
+    case["dir"] = req["dir"]
+    return conventions.get(req.get("suite")).prepare(case, device, dict(req.get("options") or {}))
 
 
 class Worker:
@@ -56,6 +79,7 @@ class Worker:
         self.requested_device = device
         self.device = self._resolve_device(device)
         self.fn = None
+        self.measure = None
         self.timer: Timer | None = None
         self.number = 1
         self.teardowns: list = []
@@ -109,7 +133,8 @@ class Worker:
         return info
 
     def list(self, req: dict) -> dict:
-        return list_suite(req["dir"], req.get("suite"))
+        """The listing of a benchmark directory by its convention (:func:`list_suite`)."""
+        return list_suite(req["dir"], req.get("suite"), req.get("options"))
 
     def setup(self, req: dict) -> dict:
         """Set a benchmark up: call its function, make the first call, calibrate, warm up.
@@ -124,15 +149,19 @@ class Worker:
         case its suite skips answers ``ok`` false with ``skipped`` (the reason) instead of an error.
 
         Answers ``number``, ``per_call`` (seconds per call, warm: the median of the last warm-up
-        samples), ``first_call_s``, ``warmup_calls`` and ``warmup_samples``.
+        samples), ``first_call_s``, ``warmup_calls`` and ``warmup_samples``; a benchmark that
+        measures itself answers ``self_measured`` instead (nothing is timed here).
         """
-        self.fn = None
+        self.fn = self.measure = None
         try:
             prepared = prepare(req, self.device)
         except Skipped as exc:
             return {"ok": False, "skipped": str(exc), "error": f"skipped: {exc}"}
         if prepared.teardown is not None:
             self.teardowns.append(prepared.teardown)
+        if prepared.measure is not None:
+            self.measure = prepared.measure
+            return {"self_measured": True, "number": 1}
         fn = prepared.fn
         self.timer = Timer(self.device, cold_cache=bool(req.get("cold_cache")))
         min_sample_time = float(req["min_sample_time"])
@@ -162,7 +191,12 @@ class Worker:
     def sample(self, req: dict) -> dict:
         """``count`` samples of ``number`` calls (default: the set-up's): seconds per call, and per
         sample its wall and CPU seconds and involuntary context switches
-        (:class:`runner.worker.sampling.Sample`)."""
+        (:class:`runner.worker.sampling.Sample`). For a benchmark that measures itself: one run of
+        it, ``readings`` ``{name: {values, unit, direction}}``."""
+        if self.measure is not None:
+            readings = self.measure()
+            return {"samples": [], "readings": {name: {"values": [float(v) for v in r.values], "unit": r.unit,
+                                                       "direction": r.direction} for name, r in readings.items()}}
         if self.fn is None:
             raise RuntimeError("no benchmark is set up")
         number = int(req.get("number") or self.number)
@@ -401,7 +435,11 @@ def serve_forks(chan: Channel, device: str) -> None:
             chan.respond({"ok": True})
             return
         if cmd == "preload":
-            listing = list_suite(req["dir"], req.get("suite"))
+            try:
+                listing = list_suite(req["dir"], req.get("suite"), req.get("options"))
+            except Exception as exc:  # noqa: BLE001 - a convention that cannot list: the compare says why
+                chan.respond({"ok": False, "error": format_error(exc)})
+                continue
             hazards = fork_hazards(threads_before, data_check=True)
             chan.respond({"ok": True, **listing, "fork_safe": not hazards, "hazards": hazards})
             if hazards:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from runner.pipeline import suites
-from runner.worker import pytest_suite
-from runner.worker.discovery import Skipped, list_suite
+from runner.conventions import pytest_benchmark as pytest_suite
+from runner.conventions.base import Skipped
+from runner.worker.serve import list_suite
 from runner.worker.serve import Worker
 
 from .gitrepo import compare_ok, suite_repo
@@ -53,8 +54,10 @@ def test_rootdir_is_the_revision_unless_the_directory_is_elsewhere(tmp_path):
 def test_collect_keeps_the_tests_using_the_fixture_named_by_node_id(example):
     listing = list_suite(example / "benchmarks", "pytest-benchmark")
     assert [c["name"] for c in listing["benchmarks"]] == NODES
-    assert listing["benchmarks"][1] == {"name": NODES[1], "file": "test_ops.py", "func": NODES[1], "params": {},
-                                        "suite": "pytest-benchmark"}
+    assert listing["benchmarks"][1] == {"name": NODES[1], "file": "test_ops.py", "func": NODES[1],
+                                        "params": {"kind": "sort"}, "suite": "pytest-benchmark",
+                                        "family": "benchmarks/test_ops.py::test_kind"}
+    assert listing["benchmarks"][0]["params"] == {}
     assert listing["errors"] == [] and listing["skipped"] == []
 
 
