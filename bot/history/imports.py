@@ -51,7 +51,7 @@ def from_measured(doc: Any, repository: str, fmt: str = "auto") -> dict:
         ValueError: not that format, or nothing measured in it (:class:`runner.formats.FormatError`).
     """
     found = formats.parse(doc, fmt)
-    environment: dict = {"device": "cpu"}
+    environment: dict = {"device": "cpu", "cpu": None, "python": None}
     created = None
     if isinstance(doc, dict) and isinstance(doc.get("context"), dict):
         context = doc["context"]

@@ -46,6 +46,7 @@ class MeasuredPass:
         for state in states:
             groups.setdefault(str(state.case.get("group") or state.name), []).append(state)
         clock = self.timing.clock
+        self.timing.progress.start(len(states))
         for i, members in enumerate(groups.values()):
             share = max(end - clock(), 0.0) / (len(groups) - i)
             for state in members:
@@ -72,57 +73,69 @@ class MeasuredPass:
         return resp.get("readings") or {}
 
     def run_group(self, states: list[BenchState], deadline: float) -> None:
-        """The rounds of one group until every benchmark is decided, the looks are spent or the next
-        pair would end past ``deadline``."""
+        """The rounds of one group until every benchmark is decided (after Benjamini–Hochberg across
+        the group, as the timing pass resumes the benchmarks its correction left undecided), the
+        looks are spent or the next pair would end past ``deadline``."""
         timing, clock = self.timing, self.timing.clock
         t0 = clock()
         open_ = list(states)
-        pair_seconds = 0.0
+        self.pair_seconds = 0.0
         try:
             while open_:
-                if state_look(open_[0], timing) is None:
-                    for state in open_:
-                        state.stop_reason = f"still inconclusive after {timing.look_pairs[-1]} process pairs (max_rounds)"
-                    return
-                if pair_seconds and clock() + pair_seconds > deadline:
-                    for state in open_:
-                        state.stop_reason, state.budget_cut = "time budget spent", True
-                    return
-                r0 = clock()
-                pairs = len(open_[0].block_starts)
-                order = ("base", "head") if pairs % 2 == 0 else ("head", "base")
-                readings = {side: self._one_run(open_, side, deadline) for side in order}
-                pair_seconds = clock() - r0
-                if readings["head"] is None:
-                    for state in open_:
-                        state.verdict, state.stop_reason = "failed", "the head run failed"
-                    return
-                if readings["base"] is None:
-                    if pairs == 0:
-                        for state in open_:
-                            state.verdict, state.stop_reason = "new", "cannot be run on base"
-                            self._keep(state, None, readings["head"])
-                        return
-                    for state in open_:
-                        state.verdict, state.stop_reason = "failed", "the base run failed"
-                    return
-                still = []
-                for state in open_:
-                    if not self._keep(state, readings["base"], readings["head"]):
-                        continue
-                    target = state_look(state, timing)
-                    if len(state.block_starts) >= target:
-                        self._look(state)
-                    if state.verdict == "inconclusive" and not state.futile \
-                            and state.look_index < len(timing.look_pairs):
-                        still.append(state)
-                    elif state.verdict == "inconclusive" and not state.stop_reason:
-                        state.stop_reason = f"still inconclusive after {timing.look_pairs[-1]} process pairs (max_rounds)"
-                open_ = still
+                self._rounds(open_, deadline)
+                timing.finalize(states)
+                open_ = [s for s in states if s.verdict == "inconclusive" and not s.futile and not s.budget_cut
+                         and s.block_starts and s.look_index < len(timing.look_pairs)]
+                if any(s.budget_cut for s in states):
+                    break
         finally:
             timing.fresh_processes()
             for state in states:
                 state.seconds += clock() - t0
+
+    def _rounds(self, open_: list[BenchState], deadline: float) -> None:
+        """Rounds until each of ``open_`` is decided at a look, futile, failed or out of looks."""
+        timing, clock = self.timing, self.timing.clock
+        while open_:
+            if state_look(open_[0], timing) is None:
+                for state in open_:
+                    state.stop_reason = f"still inconclusive after {timing.look_pairs[-1]} process pairs (max_rounds)"
+                return
+            if self.pair_seconds and clock() + self.pair_seconds > deadline:
+                for state in open_:
+                    state.stop_reason, state.budget_cut = "time budget spent", True
+                return
+            r0 = clock()
+            pairs = len(open_[0].block_starts)
+            order = ("base", "head") if pairs % 2 == 0 else ("head", "base")
+            readings = {side: self._one_run(open_, side, deadline) for side in order}
+            self.pair_seconds = clock() - r0
+            if readings["head"] is None:
+                for state in open_:
+                    state.verdict, state.stop_reason = "failed", "the head run failed"
+                return
+            if readings["base"] is None:
+                if pairs == 0:
+                    for state in open_:
+                        state.verdict, state.stop_reason = "new", "cannot be run on base"
+                        self._keep(state, None, readings["head"])
+                    return
+                for state in open_:
+                    state.verdict, state.stop_reason = "failed", "the base run failed"
+                return
+            still = []
+            for state in open_:
+                if not self._keep(state, readings["base"], readings["head"]):
+                    continue
+                target = state_look(state, timing)
+                if len(state.block_starts) >= target:
+                    self._look(state)
+                if state.verdict == "inconclusive" and not state.futile \
+                        and state.look_index < len(timing.look_pairs):
+                    still.append(state)
+                elif state.verdict == "inconclusive" and not state.stop_reason:
+                    state.stop_reason = f"still inconclusive after {timing.look_pairs[-1]} process pairs (max_rounds)"
+            open_ = still
 
     def _keep(self, state: BenchState, base: dict | None, head: dict) -> bool:
         """Add one pair's values of ``state`` (``base`` None: head only, for a ``new`` benchmark);

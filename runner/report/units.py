@@ -115,13 +115,14 @@ def plural(count: int, noun: str) -> str:
 
 
 def fmt_quantity(value: float | None, unit: str | None) -> str:
-    """A value in its own unit: seconds as :func:`fmt_time`, anything else with 3 significant
-    digits and the unit (``1.23e+03 tokens/s`` → ``1230 tokens/s``); ``–`` for None."""
+    """A value in its own unit: seconds as :func:`fmt_time`, anything else with its unit, 3
+    significant digits below 1000 and whole numbers from there (``12.2 MB``, ``5,120 tokens/s``);
+    ``–`` for None."""
     if not is_number(value) or math.isnan(value):
         return "–"
     if not unit or unit == "s":
         return fmt_time(value)
-    text = f"{value:.3g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    text = f"{value:.3g}" if abs(value) < 1e3 else f"{value:,.0f}"
     return f"{text} {unit}"
 
 
