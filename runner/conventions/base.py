@@ -124,7 +124,8 @@ class Convention(Protocol):
         reason}]}`` for the benchmarks under ``directory``."""
 
     def prepare(self, case: Case, device: str, options: dict) -> Prepared:
-        """Worker side: set ``case`` (as listed) up on ``device`` (``cpu``, ``cuda``).
+        """Worker side: set ``case`` up on ``device`` (``cpu``, ``cuda``); ``case`` is as listed (on
+        the head revision), with ``dir`` set to this side's benchmark directory.
 
         Raises:
             LookupError: the case is not defined on this revision (the compare calls it ``new``).

@@ -38,6 +38,7 @@ import dataclasses
 import enum
 import inspect
 import os
+import re
 import sys
 import types
 from dataclasses import dataclass, field
@@ -501,9 +502,13 @@ def script_files(directory: Path) -> list[Path]:
     return sorted({*python_files(directory, "bench*.py"), *python_files(directory, "benchmark*.py")})
 
 
+#: ``from X import`` / ``import X`` at the start of a line (the first module name).
+_IMPORTS = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)|import\s+([A-Za-z_]\w*))", re.M)
+
+
 class ScriptConvention:
     """A convention of scripts that time themselves (Triton's, ``torch.utils.benchmark``'s): the
-    scripts are the ``bench*.py`` / ``benchmark*.py`` files whose text matches ``uses``; ``install``
+    scripts are the ``bench*.py`` / ``benchmark*.py`` files that use ``uses`` (:meth:`scripts`); ``install``
     puts the capturing measuring calls in place (worker side, idempotent). Subclasses set ``name``,
     ``looked_for``, ``uses`` and ``install``, and may adapt what a captured call hands over
     (:meth:`callables`)."""
@@ -521,12 +526,25 @@ class ScriptConvention:
         """What a captured call hands over, made callable (as it is, by default)."""
         return measured
 
+    def scripts(self, directory: Path) -> list[Path]:
+        """The scripts of ``directory`` that use this convention's measuring calls: their text
+        matches ``uses``, or they import a module of the directory whose text does (Liger-Kernel's
+        scripts call ``do_bench`` through their ``utils.py``)."""
+        from .base import python_files
+
+        helpers = {p.stem for p in python_files(directory, "*.py") if self.uses.search(read_text(p))}
+        found = []
+        for path in script_files(directory):
+            text = read_text(path)
+            imported = {m.group(1) or m.group(2) for m in _IMPORTS.finditer(text)}
+            if self.uses.search(text) or imported & (helpers - {path.stem}):
+                found.append(path)
+        return found
+
     def detect(self, root: Path, benchmarks: str, cfg: Any) -> Suite | None:
-        """The configured directory when one of its scripts matches ``uses``."""
+        """The configured directory when it holds scripts of this convention (:meth:`scripts`)."""
         directory = root / benchmarks
-        if directory.is_dir() and any(self.uses.search(read_text(p)) for p in script_files(directory)):
-            return Suite(self.name, benchmarks)
-        return None
+        return Suite(self.name, benchmarks) if directory.is_dir() and self.scripts(directory) else None
 
     def collect(self, directory: Path, options: dict) -> dict:
         """Run every script that matches ``uses`` (worker side) and list what it measures
@@ -534,9 +552,7 @@ class ScriptConvention:
         self.install()
         directory = Path(directory)
         cases, errors, skipped = [], [], []
-        for path in script_files(directory):
-            if not self.uses.search(read_text(path)):
-                continue
+        for path in self.scripts(directory):
             found, error, skip = list_script(path, directory, self.name)
             cases += found
             errors += [error] if error else []

@@ -54,10 +54,29 @@ from ..conventions.base import Skipped, format_error
 from .sampling import Timer, calibrate, recalibrate, warm_up
 
 
+#: Limits of what a listed case may carry (results.json's schema: a name, a parameter's label, a unit).
+NAME_MAX, PARAMS_MAX, LABEL_MAX, UNIT_MAX = 500, 50, 500, 40
+
+
 def list_suite(directory: str, suite: str | None = None, options: dict | None = None) -> dict:
     """The listing of ``directory`` by the convention ``suite`` (None: perfgate's), worker side:
-    ``{benchmarks, errors, skipped}``."""
-    return conventions.get(suite).collect(directory, dict(options or {}))
+    ``{benchmarks, errors, skipped}``. A case whose name, params or unit exceed what results.json
+    holds (:data:`NAME_MAX`, …; names and labels come from the benchmarks' code) is an error of its
+    file instead, so one such case cannot invalidate the whole result."""
+    found = conventions.get(suite).collect(directory, dict(options or {}))
+    cases, errors = [], list(found.get("errors") or [])
+    for case in found.get("benchmarks") or []:
+        params = case.get("params") or {}
+        too_long = (len(str(case.get("name"))) > NAME_MAX or len(params) > PARAMS_MAX
+                    or any(len(str(k)) > 200 or len(str(v)) > LABEL_MAX for k, v in params.items())
+                    or len(str(case.get("unit") or "s")) > UNIT_MAX or len(str(case.get("family") or "")) > NAME_MAX)
+        if too_long:
+            errors.append({"file": case.get("file") or str(case.get("name"))[:NAME_MAX],
+                           "error": f"a case named {str(case.get('name'))[:80]!r}… has a name, params or unit longer "
+                                    f"than results.json holds ({NAME_MAX} characters a name, {PARAMS_MAX} params)"})
+        else:
+            cases.append(case)
+    return {**found, "benchmarks": cases, "errors": errors}
 
 
 def prepare(req: dict, device: str):

@@ -69,6 +69,11 @@ def test_a_new_convention_is_one_module_and_one_registry_line(monkeypatch, tmp_p
     assert setup["ok"] and setup["self_measured"] is True
     run = _ask(worker, cmd="sample", count=1)
     assert run["readings"] == {"throughput": {"values": [512.0], "unit": "tokens/s", "direction": "bigger"}}
+    (root / "benchmarks" / "long.toy").write_text("x" * 600 + " 10\nfine 10\n")
+    longer = _ask(worker, cmd="list", dir=str(root / "benchmarks"), suite="toy")
+    assert "fine" in [c["name"] for c in longer["benchmarks"]] and not any(len(c["name"]) > 500 for c in longer["benchmarks"])
+    assert longer["errors"] == [{"file": "long.toy", "error": longer["errors"][0]["error"]}]
+    assert "longer than results.json holds" in longer["errors"][0]["error"]
     missing = _ask(worker, cmd="setup", dir=str(root / "benchmarks"), suite="toy", case={**cases["small"], "name": "gone"},
                    file="speed.toy", func="gone", name="gone", min_sample_time=0.001, cold_cache=False)
     assert not missing["ok"] and "gone is not in speed.toy" in missing["error"]
