@@ -3,7 +3,7 @@
 A trust boundary drawn between the steps of one job does not hold (security review 2026-12-01,
 N1): the steps share the runner's OS user, its file system and the step command files. So the
 job that runs the pull request's code holds no token that can write anything, and the code
-itself runs in a sandbox (:mod:`action.sandbox`) that later steps cannot be reached from:
+itself runs in a sandbox (:mod:`runner.sandbox`) that later steps cannot be reached from:
 
 - ``prepare`` (the job's read-only token; runs no PR code): plan (environment.py) → both SHAs
   present (git_shas.py, the token handed to ``git fetch`` through its environment only) → the
@@ -12,9 +12,9 @@ itself runs in a sandbox (:mod:`action.sandbox`) that later steps cannot be reac
   default branch, both written to the hand-off folder (``Plan.handoff``, beside the results
   folder, never inside it).
 - ``compare`` (no token): re-executes itself with no credential in its environment, then runs
-  ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`action.sandbox`)
+  ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`runner.sandbox`)
   with its own results folder, takes the regular files out of it into ``OUT`` (the artifact,
-  :func:`action.sandbox.launder`) and records how it ended in the hand-off folder.
+  :func:`runner.sandbox.launder`) and records how it ended in the hand-off folder.
 - ``publish`` (no token): results.json + run metadata → step summary and outputs (publish.py)
   and the exit status. It comments nowhere.
 - ``comment`` (standalone mode only, in a *separate job* on a GitHub-hosted runner that never
@@ -39,11 +39,12 @@ import traceback
 from pathlib import Path
 from typing import Any, Mapping
 
+from runner import sandbox
 from runner.errors import UserError
 from runner.report.escape import md_text
 
 from . import compare as compare_mod
-from . import git_credentials, git_shas, publish, sandbox
+from . import git_credentials, git_shas, publish
 from .environment import ActionInputError, Plan, plan_from_environment
 
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

@@ -88,7 +88,7 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
     The compare runs the pull request's code, so it gets the allow-listed environment
     (``env``, default :func:`compare_env`) and a process group of its own, killed when it ends.
     That alone does not stop a ``setsid`` daemon: the sandbox's PID namespace does
-    (:mod:`action.sandbox`). Workflow commands (``::add-mask::``, ``::set-output``) in what
+    (:mod:`runner.sandbox`). Workflow commands (``::add-mask::``, ``::set-output``) in what
     the PR's code prints are switched off for the time it runs (``::stop-commands::``, with a
     token it cannot know).
     """

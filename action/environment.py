@@ -82,7 +82,7 @@ class Plan:
     settings_ref: str | None = None   # the commit whose configuration is the gate's (None: see config)
     config_path: str | None = None    # the config input: a file inside settings_ref
     handoff_dir: Path | None = None   # what one phase leaves for the next, never inside the sandbox
-    sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (action.sandbox)
+    sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (runner.sandbox)
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
 
     @property
@@ -158,7 +158,7 @@ def parse_paths(value: str | None, name: str) -> tuple[str, ...]:
 
     Raises:
         ActionInputError: a path is relative, or names a folder that would show the runner's
-            own step files (``RUNNER_TEMP`` is never shown; see action.sandbox).
+            own step files (``RUNNER_TEMP`` is never shown; see runner.sandbox).
     """
     if value is None:
         return ()

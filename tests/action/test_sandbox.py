@@ -1,4 +1,4 @@
-"""action.sandbox: the bubblewrap command line (pure), the laundering of what leaves the sandbox,
+"""runner.sandbox: the bubblewrap command line (pure), the laundering of what leaves the sandbox,
 and — with the real bwrap — what the code inside can and cannot do."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from action import sandbox
+from runner import sandbox
 from action.environment import ActionInputError, parse_paths
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

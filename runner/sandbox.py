@@ -1,5 +1,9 @@
 """The jail the pull request's code runs in on the runner: bubblewrap, built from an allow-list.
 
+A leaf of the engine beside :mod:`runner.child_env` (the environment of the target's code): the
+GitHub Action runs ``perfgate compare`` in it (``action/__main__.py``) and ``perfgate doctor``
+says whether it can run on this machine (:func:`probe`).
+
 Why (security review 2026-12-01, N1): the compare step, the publish step, ``actions/upload-
 artifact`` and ``actions/checkout``'s post step are steps of one job. They share the runner's OS
 user, its file system, the step command files under ``RUNNER_TEMP`` (``GITHUB_ENV``,
@@ -130,13 +134,10 @@ def interpreter_paths(executable: str | None = None) -> tuple[str, ...]:
 
 
 def perfgate_source_paths() -> tuple[str, ...]:
-    """The folders perfgate's own packages are imported from (an editable install's checkout, or
-    site-packages — already among :func:`interpreter_paths` then)."""
-    import runner
-
-    import action
-
-    return tuple(sorted({str(Path(m.__file__).resolve().parent.parent) for m in (runner, action)}))
+    """The folder perfgate's packages (``runner``, ``action``, ``bot``: one distribution) are
+    imported from: an editable install's checkout, or site-packages (already among
+    :func:`interpreter_paths` then)."""
+    return (str(Path(__file__).resolve().parent.parent),)
 
 
 def gpu_devices(globs: Iterable[str] = GPU_DEVICE_GLOBS) -> tuple[str, ...]:
