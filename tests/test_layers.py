@@ -21,7 +21,7 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.config", "runner.results", "runner.formats")
+                 "runner.sandbox", "runner.config", "runner.results", "runner.formats")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -37,9 +37,10 @@ RUNNER_WINGS = {
 }
 
 #: What the App and the Action may take from the engine: the data model, its rendering, the
-#: configuration, the errors, and the environment of processes that run the target's code.
+#: configuration, the errors, the environment and sandbox of processes that run the target's code,
+#: and the JSON other benchmark tools print (history imports).
 RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env",
-               "runner.formats")
+               "runner.sandbox", "runner.formats")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
