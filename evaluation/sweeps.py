@@ -16,6 +16,11 @@ Usage::
 
     python evaluation/sweeps.py [--max-time 900]     # 10 N × 5 providers = 50 cases each
     python evaluation/sweeps.py --smoke              # 2 N × 1 provider, seconds (CI)
+    python evaluation/sweeps.py --only cross --max-time 500 --keep /tmp/sweeps   # one compare, its results kept
+
+The budget matters: the Benjamini–Hochberg correction over the 50 cases asks more process pairs of a
+change than its own look does, so a budget too small for the grid (200 s on a loaded 2-core machine)
+leaves even a 4× change ``inconclusive`` (never a false verdict); see evaluation/RESULTS_conventions.md.
 
 The last line: ``aa_cases=.. aa_false=.. aa_unchanged=.. aa_inconclusive=.. cross_faster=..
 cross_slower=.. cross_bracketed=.. cross_false=..``.
@@ -113,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-time", type=float, default=900.0, help="seconds per compare")
     parser.add_argument("--smoke", action="store_true", help="2 sizes × 1 provider, a short budget (CI)")
+    parser.add_argument("--only", choices=("aa", "cross"), help="run one of the two compares")
+    parser.add_argument("--keep", type=Path, help="a folder to keep the compares' repositories and results in")
     args = parser.parse_args(argv)
     if args.smoke:
         sizes, providers, max_time = [1024, 16384], ["lib"], 12.0
@@ -122,37 +129,51 @@ def main(argv: list[str] | None = None) -> int:
     figures = {}
     with tempfile.TemporaryDirectory(prefix="perfgate-sweeps-") as tmp:
         tmp = Path(tmp)
-        aa_repo = make_repo(tmp / "aa", sizes, providers, KERNELS + "\n# a comment: nothing else changes\n")
-        doc, seconds = compare(aa_repo, tmp / "aa-out", max_time)
-        verdicts = [b["change"]["verdict"] for b in doc["benchmarks"]]
-        false = [b["name"] for b in doc["benchmarks"] if b["change"]["verdict"] in ("regression", "improvement")]
-        print(f"A/A: {len(verdicts)} cases in {seconds:.0f} s: " + ", ".join(
-            f"{verdicts.count(v)} {v}" for v in sorted(set(verdicts))) + (f"; false: {false}" if false else ""))
-        figures.update(aa_cases=len(verdicts), aa_false=len(false), aa_unchanged=verdicts.count("unchanged"),
-                       aa_inconclusive=verdicts.count("inconclusive"))
-
-        head = KERNELS.replace("def COST(n):\n    return n\n", "def COST(n):\n    return n // 4 + n * n // 8192\n")
-        cross_repo = make_repo(tmp / "cross", sizes, providers, head)
-        doc, seconds = compare(cross_repo, tmp / "cross-out", max_time)
-        lib = sorted((b for b in doc["benchmarks"] if b["params"]["provider"] == "lib"), key=lambda b: int(b["params"]["N"]))
-        rows = [(int(b["params"]["N"]), b["change"]["verdict"], b["change"]["ratio"]) for b in lib]
-        print(f"crossover: {len(doc['benchmarks'])} cases in {seconds:.0f} s; lib: "
-              + ", ".join(f"N={n} {v} {(r - 1) * 100:+.0f} %" if r else f"N={n} {v}" for n, v, r in rows))
-        faster = [n for n, v, _ in rows if v == "improvement"]
-        slower = [n for n, v, _ in rows if v == "regression"]
-        below = max((n for n in sizes if n < CROSSOVER), default=None)
-        above = min((n for n in sizes if n > CROSSOVER), default=None)
-        line = next((ln for ln in (tmp / "cross-out" / "report.md").read_text().splitlines()
-                     if ln.startswith("- `grid (provider=lib)`")), "")
-        bracketed = f"crossover between N = {below} and N = {above}" in line
-        others = [b["name"] for b in doc["benchmarks"] if b["params"]["provider"] != "lib"
-                  and b["change"]["verdict"] in ("regression", "improvement")]
-        print(f"sweep line: {line[2:] or '(none)'}")
-        print(f"false verdicts among the untouched providers: {len(others)} of {len(doc['benchmarks']) - len(lib)}")
-        figures.update(cross_faster=len(faster), cross_slower=len(slower), cross_bracketed=int(bracketed),
-                       cross_false=len(others))
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            tmp = args.keep
+        if args.only != "cross":
+            figures.update(_aa(tmp, sizes, providers, max_time))
+        if args.only != "aa":
+            figures.update(_crossover(tmp, sizes, providers, max_time))
     print(" ".join(f"{k}={v}" for k, v in figures.items()))
     return 0
+
+
+def _aa(tmp: Path, sizes: list[int], providers: list[str], max_time: float) -> dict:
+    """The A/A compare: prints its verdicts, returns its figures."""
+    aa_repo = make_repo(tmp / "aa", sizes, providers, KERNELS + "\n# a comment: nothing else changes\n")
+    doc, seconds = compare(aa_repo, tmp / "aa-out", max_time)
+    verdicts = [b["change"]["verdict"] for b in doc["benchmarks"]]
+    false = [b["name"] for b in doc["benchmarks"] if b["change"]["verdict"] in ("regression", "improvement")]
+    print(f"A/A: {len(verdicts)} cases in {seconds:.0f} s: " + ", ".join(
+        f"{verdicts.count(v)} {v}" for v in sorted(set(verdicts))) + (f"; false: {false}" if false else ""))
+    return dict(aa_cases=len(verdicts), aa_false=len(false), aa_unchanged=verdicts.count("unchanged"),
+                aa_inconclusive=verdicts.count("inconclusive"))
+
+
+def _crossover(tmp: Path, sizes: list[int], providers: list[str], max_time: float) -> dict:
+    """The crossover compare: prints the lib verdicts and the sweep line, returns its figures."""
+    head = KERNELS.replace("def COST(n):\n    return n\n", "def COST(n):\n    return n // 4 + n * n // 8192\n")
+    cross_repo = make_repo(tmp / "cross", sizes, providers, head)
+    doc, seconds = compare(cross_repo, tmp / "cross-out", max_time)
+    lib = sorted((b for b in doc["benchmarks"] if b["params"]["provider"] == "lib"), key=lambda b: int(b["params"]["N"]))
+    rows = [(int(b["params"]["N"]), b["change"]["verdict"], b["change"]["ratio"]) for b in lib]
+    print(f"crossover: {len(doc['benchmarks'])} cases in {seconds:.0f} s; lib: "
+          + ", ".join(f"N={n} {v} {(r - 1) * 100:+.0f} %" if r else f"N={n} {v}" for n, v, r in rows))
+    faster = [n for n, v, _ in rows if v == "improvement"]
+    slower = [n for n, v, _ in rows if v == "regression"]
+    below = max((n for n in sizes if n < CROSSOVER), default=None)
+    above = min((n for n in sizes if n > CROSSOVER), default=None)
+    line = next((ln for ln in (tmp / "cross-out" / "report.md").read_text().splitlines()
+                 if ln.startswith("- `grid (provider=lib)`")), "")
+    bracketed = f"crossover between N = {below} and N = {above}" in line
+    others = [b["name"] for b in doc["benchmarks"] if b["params"]["provider"] != "lib"
+              and b["change"]["verdict"] in ("regression", "improvement")]
+    print(f"sweep line: {line[2:] or '(none)'}")
+    print(f"false verdicts among the untouched providers: {len(others)} of {len(doc['benchmarks']) - len(lib)}")
+    return dict(cross_faster=len(faster), cross_slower=len(slower), cross_bracketed=int(bracketed),
+                cross_false=len(others))
 
 
 if __name__ == "__main__":
