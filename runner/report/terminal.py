@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import escape as esc
+from .measures import memory_cell
 from .units import fmt_change, fmt_interval, fmt_pct, fmt_time, plural, short_sha
 from .view import TABLE_NOTE, doctor_warning, head_time, view
 
@@ -45,13 +46,18 @@ def print_table(results: dict, console) -> None:
     table.add_column("change", justify="right")
     table.add_column("CI", justify="right")
     table.add_column("verdict")
+    if ctx["memory"]:
+        table.add_column("peak memory", justify="right")
     styles = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
     for b in ctx["benches"]:
         ch = b.get("change") or {}
         v = ch.get("verdict", "")
-        table.add_row(t(b["name"]), fmt_time((b.get("base") or {}).get("median")),
-                      fmt_time(head_time(b)), fmt_change(ch.get("ratio")),
-                      fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
+        row = [t(b["name"]), fmt_time((b.get("base") or {}).get("median")),
+               fmt_time(head_time(b)), fmt_change(ch.get("ratio")),
+               fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v]
+        if ctx["memory"]:
+            row.append(t(memory_cell(b)))
+        table.add_row(*row)
     console.print(table)
     if warning:
         console.print(f"warning: {esc.term(warning, markup=False)}", markup=False, highlight=False)
