@@ -21,7 +21,7 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.config", "runner.results")
+                 "runner.config", "runner.results", "runner.measures")
 RUNNER_WINGS = {
     "runner.worker": (),                                     # inside the worker processes: torch lives here
     "runner.intent": (),                                     # what a change means to do
@@ -41,7 +41,7 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
                 "socket", "urllib.request", "http")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match", "runner.profile.diff",
+PURE = ("runner.results", "runner.stats", "runner.measures", "runner.report", "runner.profile.match", "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
