@@ -33,7 +33,8 @@ Usage::
 
     python evaluation/measures.py                 # the goals' sizes (≈ 10 min on 2 CPUs)
     python evaluation/measures.py --inductor      # and one compile-time case with inductor (slow: cold C++ compiles)
-    python evaluation/measures.py --smoke         # 50 A/A benchmarks, 4 injected, the compile cases, 2–3 pairs (CI)
+    python evaluation/measures.py --smoke         # 50 A/A benchmarks, 2 injected, the compile cases, 2–3 pairs (CI)
+    python evaluation/measures.py --pairs 3 --repeats 4   # fewer process pairs per comparison
     python evaluation/measures.py --write evaluation/RESULTS_measures.md --json rows.json
 
 Exit status 1 when a goal is missed at the full size (the smoke size checks the same goals on fewer
@@ -369,14 +370,14 @@ def markdown(result: dict) -> str:
     """evaluation/RESULTS_measures.md's text."""
     aa, inj, comp = result["aa"], result["injected"], result["compile"]
     lines = ["# Peak memory and torch.compile as measures (issue 29)", "",
-             f"`python evaluation/measures.py{' --smoke' if result['smoke'] else ''}` on {result['machine']} "
+             f"`python evaluation/measures.py{result['argv']}` on {result['machine']} "
              f"({result['seconds']:.0f} s). Workers and statistics as `perfgate compare` runs them "
              "(runner.worker.measures, runner.measures); memory_threshold 5 %, floor "
              f"{measures.MEMORY_FLOOR_BYTES // 1024} KiB.", "",
              "## Memory", "",
              "| study | comparisons | process pairs each | result | goal |", "|---|---:|---:|---|---|",
              f"| A/A, identical heads | {aa['comparisons']} | {aa['pairs']} | {aa['false_verdicts']} false memory verdicts "
-             f"({aa['exactly_equal']} with every pair's ratio exactly 1; largest |log ratio| "
+             f"({aa['exactly_equal']} with every pair's ratio exactly 1; largest log-ratio magnitude "
              f"{aa['max_abs_log_ratio']:.2g}) | 0 in ≥ 200 |",
              f"| A/A if the resident set decided | {aa['comparisons']} | {aa['pairs']} | {aa['rss_false_verdicts']} "
              "false verdicts | (why it does not) |",
@@ -397,14 +398,21 @@ def markdown(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--smoke", action="store_true", help="50 A/A benchmarks once, 4 injected, 2–3 pairs (CI)")
+    ap.add_argument("--smoke", action="store_true", help="50 A/A benchmarks once, 2 injected, 2–3 pairs (CI)")
     ap.add_argument("--inductor", action="store_true", help="also the compile cases with inductor (cold C++ compiles)")
+    ap.add_argument("--pairs", type=int, metavar="N", help="process pairs per comparison (default 4; smoke 2, compile 3)")
+    ap.add_argument("--repeats", type=int, metavar="N", help="repetitions of the A/A and +5 %% studies (default 4; smoke 1)")
     ap.add_argument("--write", metavar="MD", help="write the results as Markdown here")
     ap.add_argument("--json", metavar="PATH", help="write the raw figures here")
     args = ap.parse_args(argv)
     threshold = Config().memory_threshold
-    sizes = (dict(aa=(50, 2, 1), inj=(4, 2, 1), pairs=3) if args.smoke
+    sizes = (dict(aa=(50, 2, 1), inj=(2, 2, 1), pairs=3) if args.smoke
              else dict(aa=(56, 4, 4), inj=(25, 4, 4), pairs=4))
+    for study in ("aa", "inj"):
+        count, pairs, repeats = sizes[study]
+        sizes[study] = (count, args.pairs or pairs, args.repeats or repeats)
+    if args.pairs:
+        sizes["pairs"] = max(3, args.pairs)  # compile time needs an interval over >= 3 pairs
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="perfgate-measures-") as t:
         tmp = Path(t)
@@ -433,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
     print(summary)
     import platform
 
-    result = {"smoke": args.smoke, "aa": aa, "injected": inj, "compile": comp, "goals": goals, "summary": summary,
+    shown = "".join(f" {flag}" for flag, on in (("--smoke", args.smoke), ("--inductor", args.inductor)) if on)
+    shown += "".join(f" --{key} {value}" for key, value in (("pairs", args.pairs), ("repeats", args.repeats)) if value)
+    result = {"smoke": args.smoke, "argv": shown, "aa": aa, "injected": inj, "compile": comp, "goals": goals, "summary": summary,
               "seconds": time.monotonic() - t0, "machine": f"{platform.machine()}, {platform.python_version()}"}
     if args.write:
         Path(args.write).write_text(markdown(result))
