@@ -130,12 +130,12 @@ def _select(series: list, bench: str | None) -> list:
 
 
 def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """``perfgate history show [--repository OWNER/NAME] [BENCH] [--json] [--measure time|memory]``.
+    """``perfgate history show [--repository OWNER/NAME] [BENCH] [--json] [--measure time|memory|compile]``.
 
     ``--json`` prints ``{series: [{benchmark, measure, unit, fingerprint, points: [{sha, time,
     value, ci_low, ci_high}], change_points: [{index, sha, before, after, ratio}]}]}`` (values in
-    seconds, or bytes for ``--measure memory``; time ISO-8601 UTC, ratio after/before); otherwise a
-    table per series.
+    seconds per call; bytes for ``--measure memory``; the first call's compile seconds for
+    ``--measure compile``; time ISO-8601 UTC, ratio after/before); otherwise a table per series.
 
     Raises:
         UserError: no repository to show, or ``BENCH`` matches nothing.
@@ -168,7 +168,7 @@ def render_series_text(series: history.Series, last: int = 10) -> str:
     for a memory series)."""
     fmt = fmt_bytes if series.measure == "memory" else fmt_time
     fmt_ratio = fmt_growth if series.measure == "memory" else fmt_change
-    what = "  peak memory" if series.measure == "memory" else ""
+    what = {"memory": "  peak memory", "compile": "  compile time"}.get(series.measure, "")
     lines = [f"{series.benchmark}{what}  [{series.fingerprint.get('label')}]  {len(series.points)} points"]
     cut = {c.index for c in series.change_points}
     start = max(0, len(series.points) - last)

@@ -35,8 +35,9 @@ RECENT_CHANGE_POINTS = 5
 _REPOSITORY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 
 #: What a point measures, and its unit: ``time`` seconds per call, ``memory`` peak bytes (a side's
-#: ``memory.peak_bytes``, runner.measures).
-MEASURES = {"time": "s", "memory": "B"}
+#: ``memory.peak_bytes``, runner.measures), ``compile`` seconds torch.compile took to compile the
+#: first call, cold (a side's ``compile.compile_s``, where the benchmark compiles).
+MEASURES = {"time": "s", "memory": "B", "compile": "s"}
 
 
 def is_repository_name(text: str) -> bool:
@@ -170,7 +171,9 @@ def points_of(doc: dict) -> list[PointRecord]:
     (``ci_low``/``ci_high``; None when the document has none: nothing is recomputed).
     Benchmarks whose head failed or has no median are skipped. Where the head's peak memory was
     measured (``head.memory.peak_bytes`` > 0) the benchmark also gives a ``memory`` point: the
-    median over its processes, their range as the interval, the memory change's ratio and verdict.
+    median over its processes, their range as the interval, the memory change's ratio and verdict;
+    where it compiled (``head.compile.compile_s`` > 0), a ``compile`` point: the first call's cold
+    compile seconds, the median over its processes with their range, the compile-time change's ratio.
     """
     kind = result_kind(doc)
     point_kind = "pr" if pull_request_of(doc) else ("main" if kind == "run" else "compare")
@@ -195,6 +198,14 @@ def points_of(doc: dict) -> list[PointRecord]:
                                    ci_high=float(max(spread)) if spread else None,
                                    ratio=mem_change.get("ratio"), verdict=mem_change.get("verdict"),
                                    measure="memory"))
+        compiled = head.get("compile") if isinstance(head.get("compile"), dict) else {}
+        seconds = compiled.get("compile_s")
+        if isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds):
+            spread = [float(v) for v in compiled.get("compile_s_values") or [] if isinstance(v, (int, float))]
+            timing = (change.get("compile") or {}).get("compile_s") if isinstance(change.get("compile"), dict) else None
+            out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(seconds),
+                                   ci_low=min(spread) if spread else None, ci_high=max(spread) if spread else None,
+                                   ratio=(timing or {}).get("ratio"), verdict=None, measure="compile"))
     return out
 
 

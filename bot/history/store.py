@@ -125,7 +125,7 @@ def resolve_repository_name(doc: dict, repository: str | None) -> str:
 @dataclass
 class AddOutcome:
     """What :func:`add_result` did. ``series``: ``(benchmark, fingerprint key)`` of the time series
-    updated; ``memory_series`` those of the memory series."""
+    updated; ``memory_series`` and ``compile_series`` those of the memory and compile-time series."""
 
     result_id: int
     repository: str
@@ -134,7 +134,12 @@ class AddOutcome:
     points: int = 0
     series: list[tuple[str, str]] = field(default_factory=list)
     memory_series: list[tuple[str, str]] = field(default_factory=list)
+    compile_series: list[tuple[str, str]] = field(default_factory=list)
     change_points: int = 0
+
+    def updated(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """``[(measure, series updated)]`` for every measure (``bot.history.core.MEASURES``)."""
+        return [("time", self.series), ("memory", self.memory_series), ("compile", self.compile_series)]
 
 
 def add_result(session: Session, doc: dict, repository: str | None = None, *, validated: bool = False) -> AddOutcome:
@@ -194,9 +199,9 @@ def add_result(session: Session, doc: dict, repository: str | None = None, *, va
                                    verdict=rec.verdict))
         outcome.points += 1
         if rec.kind == "main":
-            (outcome.series if rec.measure == "time" else outcome.memory_series).append((rec.benchmark, fp.key))
+            dict(outcome.updated())[rec.measure].append((rec.benchmark, fp.key))
     session.flush()
-    for measure, updated in (("time", outcome.series), ("memory", outcome.memory_series)):
+    for measure, updated in outcome.updated():
         for bench, _key in updated:
             outcome.change_points += refresh_change_points(session, repo.id, bench, env.id, new_result_id=result.id,
                                                            measure=measure)

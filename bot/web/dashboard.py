@@ -14,7 +14,7 @@ JSON (``/api``), the same data:
   (``bot.history.core.series_json(detailed=True)``).
 - ``GET /api/<owner>/<repo>/bench/<name>``: ``{repository, benchmark, measure, series, pr_points,
   fingerprint_changes}`` (a page of PR points, newest first); ``?measure=memory`` gives the peak
-  memory series (bytes) instead of the time series.
+  memory series (bytes) instead of the time series, ``?measure=compile`` the first call's compile time.
 - ``GET /api/<owner>/<repo>/alerts``: ``{alerts, alert_accuracy}`` (a page of alerts; the accuracy
   counts all).
 
