@@ -47,6 +47,8 @@ def register(sub, parser_class) -> None:
     h.add_argument("bench", nargs="?", metavar="BENCH")
     h.add_argument("--repository", metavar="OWNER/NAME")
     h.add_argument("--json", action="store_true")
+    h.add_argument("--measure", choices=("time", "memory", "compile"), default="time",
+                   help="the series of time per call (default), of peak memory, or of the first call's compile time")
     h.set_defaults(handler=_lazy("bot.history.cli", "main_show"))
 
     p = sub.add_parser("serve", help="the GitHub App (development server)")

@@ -60,6 +60,10 @@ class Config:
         device: ``auto`` | ``cpu`` | ``cuda``.
         threshold: practical significance, fraction of the base time (0.02 = 2 %).
         fail_threshold: a regression beyond this fraction fails the check / ``--fail-on-regression``.
+        memory_threshold: a peak-memory change beyond this fraction of base's peak is a memory
+            verdict (``regression``/``improvement``; runner.measures).
+        fail_on_memory_regression: a memory regression fails the check run and
+            ``--fail-on-regression`` as a time regression beyond ``fail_threshold`` does.
         max_time: seconds budget of one compare: from its start to results.json (worker start,
             warm-up, timing, profiling), the ``install`` command's own time excluded.
         label: the PR label that triggers the App.
@@ -116,6 +120,8 @@ class Config:
     device: str = "auto"
     threshold: float = 0.02
     fail_threshold: float = 0.05
+    memory_threshold: float = 0.05
+    fail_on_memory_regression: bool = False
     max_time: float = 900.0
     label: str = "performance"
     alpha: float = 0.05
@@ -165,6 +171,7 @@ AUTO_SAMPLE_TIME = {"cpu": 0.002, "cuda": 0.02}
 _TYPES: dict[str, tuple[type, ...]] = {
     "benchmarks": (str,), "suite": (str,), "command": (str,), "command_format": (str,), "install": (str,), "device": (str,), "label": (str,),
     "threshold": (int, float), "fail_threshold": (int, float), "max_time": (int, float),
+    "memory_threshold": (int, float), "fail_on_memory_regression": (bool,),
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
     "process_noise": (int, float), "min_process_pairs": (int,),
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
@@ -184,7 +191,7 @@ def _check_values(cfg: Config, where: str) -> None:
         raise ConfigError(f"{where}: suite = \"command\" needs `command`, the command that prints the measurements")
     if cfg.device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"{where}: device must be one of auto, cpu, cuda (got {cfg.device!r})")
-    for key in ("threshold", "fail_threshold"):
+    for key in ("threshold", "fail_threshold", "memory_threshold"):
         if not 0 <= getattr(cfg, key) < 1:
             raise ConfigError(f"{where}: {key} must be a fraction in [0, 1), e.g. 0.02 for 2 % (got {getattr(cfg, key)!r})")
     if not 0 < cfg.alpha < 1:

@@ -165,6 +165,27 @@ def regressions_beyond(doc: dict, fail_threshold: float) -> list[dict]:
     return out
 
 
+def memory_verdict_of(entry: dict) -> str | None:
+    """The benchmark's memory verdict (``change.memory.verdict``), None where memory was not compared."""
+    memory = change_of(entry).get("memory")
+    return memory.get("verdict") if isinstance(memory, dict) else None
+
+
+def memory_regressions(doc: dict) -> list[dict]:
+    """The benchmarks whose memory verdict is ``regression`` (beyond ``memory_threshold``, which
+    the verdict already holds): what ``fail_on_memory_regression`` fails the check run on."""
+    return [entry for entry in doc.get("benchmarks") or [] if memory_verdict_of(entry) == "regression"]
+
+
+def gate_failures(doc: dict, fail_threshold: float, fail_on_memory: bool) -> list[dict]:
+    """What fails the gate (``--fail-on-regression``, the App's check run): the time regressions
+    beyond ``fail_threshold`` (:func:`regressions_beyond`), and with ``fail_on_memory`` the memory
+    regressions (:func:`memory_regressions`); each benchmark once, in document order."""
+    failing = regressions_beyond(doc, fail_threshold) + (memory_regressions(doc) if fail_on_memory else [])
+    ids = {id(e) for e in failing}
+    return [entry for entry in doc.get("benchmarks") or [] if id(entry) in ids]
+
+
 def with_run(doc: dict, *, run_id: str | None, run_url: str | None, pull_request: dict | None) -> dict:
     """A copy of ``doc`` that names the CI run it came from (``run_id``, the App's id of the run;
     ``run_url``, the workflow run page) and the pull request it measured (``{number, url}`` or

@@ -149,6 +149,7 @@ COVERED_ELSEWHERE = {
     "evaluation/harvest_prs.py": "tests/intent/test_harvest.py",
     "evaluation/gpu_acceptance.py": "tests/runner/test_gpu_acceptance.py",
     "evaluation/ingest_cost.py": "tests/app/test_ingest.py",
+    "evaluation/measures.py": "tests/runner/test_measures.py",
 }
 
 

@@ -60,10 +60,10 @@ def dispatch_failed(spec: RunSpec, check_run_id: int, *, workflow: str, error: s
 
 
 def concluded(run: RunInfo, doc: dict, *, fail_threshold: float, accepts: Sequence[dict], notes: Sequence[dict],
-              details_url: str | None, run_page_url: str | None) -> list[Action]:
+              details_url: str | None, run_page_url: str | None, fail_on_memory: bool = False) -> list[Action]:
     """Results are stored for ``run``: the check run's conclusion (a regression beyond
-    ``fail_threshold`` that no accept for this head covers fails it), the sticky comment with the
-    report, and the run completed.
+    ``fail_threshold``, or with ``fail_on_memory`` a memory regression, that no accept for this
+    head covers fails it), the sticky comment with the report, and the run completed.
 
     Args:
         accepts: the accepts of this PR's head (``history_store.accepts_of``), oldest first.
@@ -71,7 +71,7 @@ def concluded(run: RunInfo, doc: dict, *, fail_threshold: float, accepts: Sequen
         details_url: the link for the rest of the report (the run page, else the workflow run).
         run_page_url: the check run's ``details_url`` (None without ``PERFGATE_PUBLIC_URL``).
     """
-    verdict = ingest.conclusion(doc, fail_threshold, [a["benchmark"] for a in accepts])
+    verdict = ingest.conclusion(doc, fail_threshold, [a["benchmark"] for a in accepts], fail_on_memory)
     title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
     actions: list[Action] = []
     if run.check_run_id:

@@ -585,7 +585,8 @@ def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url
     config = _config(client, run.repository, {})
     _carry_out(rt, client, conclude.concluded(
         app_store.run_info(run), doc, fail_threshold=config.fail_threshold, accepts=accepts, notes=notes,
-        details_url=rt.details_url(run.key) or rt.github_link(workflow_url), run_page_url=rt.details_url(run.key)))
+        details_url=rt.details_url(run.key) or rt.github_link(workflow_url), run_page_url=rt.details_url(run.key),
+        fail_on_memory=config.fail_on_memory_regression))
 
 
 def _fail_run(rt: Runtime, client: InstallationClient, run: Run, workflow_conclusion: str | None,

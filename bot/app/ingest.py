@@ -239,16 +239,19 @@ def as_history_run(doc: dict) -> dict:
     return dict(doc, base=None, benchmarks=benchmarks, summary=results_schema.summarize(benchmarks))
 
 
-def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] = ()) -> str:
+def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] = (),
+               fail_on_memory: bool = False) -> str:
     """The check run's conclusion for a results document.
 
     ``accepted``: benchmark names whose regression was accepted for this document's head
-    (None: every benchmark). ``failure``: a regression beyond ``fail_threshold`` that is not
-    accepted; ``neutral``: no such regression but something undecided (``inconclusive``) or
-    broken (``failed``); ``success`` otherwise (accepted regressions included).
+    (None: every benchmark). ``failure``: a regression beyond ``fail_threshold`` — or, with
+    ``fail_on_memory`` (the configuration's ``fail_on_memory_regression``), a memory regression —
+    that is not accepted; ``neutral``: no such regression but something undecided
+    (``inconclusive``) or broken (``failed``); ``success`` otherwise (accepted regressions included).
     """
     accepted = set(accepted)
-    if any(None not in accepted and b.get("name") not in accepted for b in results_schema.regressions_beyond(doc, fail_threshold)):
+    failing = results_schema.gate_failures(doc, fail_threshold, fail_on_memory)
+    if any(None not in accepted and b.get("name") not in accepted for b in failing):
         return "failure"
     summary = doc.get("summary") or {}
     if summary.get("inconclusive") or summary.get("failed"):
@@ -258,8 +261,8 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
 
 def check_title(doc: dict, verdict: str, accepted_by: str | None = None) -> str:
     """One line for the check run's title, e.g. ``2 regressions, 1 improvement``."""
-    headline = report_view.headline(doc.get("summary"))
-    if verdict == "success" and accepted_by and results_schema.regressions_beyond(doc, -1.0):
+    headline = report_view.headline(doc.get("summary"), doc.get("benchmarks"))
+    if verdict == "success" and accepted_by and results_schema.gate_failures(doc, -1.0, True):
         headline += f" (accepted by @{accepted_by})"
     return plain(headline, 250)
 

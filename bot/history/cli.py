@@ -17,7 +17,7 @@ from typing import Mapping, TextIO
 from runner import results as results_schema
 from runner.errors import UserError
 from runner.report.escape import term
-from runner.report.units import fmt_change, fmt_time
+from runner.report.units import fmt_bytes, fmt_change, fmt_growth, fmt_time
 
 from .. import db as dbmod
 from . import core as history
@@ -139,11 +139,12 @@ def _select(series: list, bench: str | None) -> list:
 
 
 def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """``perfgate history show [--repository OWNER/NAME] [BENCH] [--json]``.
+    """``perfgate history show [--repository OWNER/NAME] [BENCH] [--json] [--measure time|memory|compile]``.
 
-    ``--json`` prints ``{series: [{benchmark, fingerprint, points: [{sha, time, value,
-    ci_low, ci_high}], change_points: [{index, sha, before, after, ratio}]}]}`` (values in
-    seconds, time ISO-8601 UTC, ratio after/before); otherwise a table per series.
+    ``--json`` prints ``{series: [{benchmark, measure, unit, fingerprint, points: [{sha, time,
+    value, ci_low, ci_high}], change_points: [{index, sha, before, after, ratio}]}]}`` (values in
+    seconds per call; bytes for ``--measure memory``; the first call's compile seconds for
+    ``--measure compile``; time ISO-8601 UTC, ratio after/before); otherwise a table per series.
 
     Raises:
         UserError: no repository to show, or ``BENCH`` matches nothing.
@@ -153,7 +154,8 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
     try:
         with database.session() as session:
             name = _pick_repository(session, getattr(args, "repository", None), database.url)
-            series = _select(history_store.load_series(session, name), getattr(args, "bench", None))
+            measure = getattr(args, "measure", None) or "time"
+            series = _select(history_store.load_series(session, name, measure=measure), getattr(args, "bench", None))
     finally:
         database.dispose()
     if args.bench and not series:
@@ -171,23 +173,27 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
 
 
 def render_series_text(series: history.Series, last: int = 10) -> str:
-    """A series as plain text: header, the ``last`` points, the change points."""
-    lines = [f"{series.benchmark}  [{series.fingerprint.get('label')}]  {len(series.points)} points"]
+    """A series as plain text: header, the ``last`` points, the change points (times, or sizes
+    for a memory series)."""
+    fmt = fmt_bytes if series.measure == "memory" else fmt_time
+    fmt_ratio = fmt_growth if series.measure == "memory" else fmt_change
+    what = {"memory": "  peak memory", "compile": "  compile time"}.get(series.measure, "")
+    lines = [f"{series.benchmark}{what}  [{series.fingerprint.get('label')}]  {len(series.points)} points"]
     cut = {c.index for c in series.change_points}
     start = max(0, len(series.points) - last)
     if start:
         lines.append(f"  ... {start} earlier points")
     for i, p in enumerate(series.points[start:], start):
         mark = "  <- change point" if i in cut else ""
-        ci = (f"  [{fmt_time(p.ci_low)}, {fmt_time(p.ci_high)}]"
+        ci = (f"  [{fmt(p.ci_low)}, {fmt(p.ci_high)}]"
               if p.ci_low is not None and p.ci_high is not None else "")
-        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {fmt_time(p.value):>10}{ci}{mark}")
+        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {fmt(p.value):>10}{ci}{mark}")
     if series.change_points:
         lines.append("  change points:")
         for c in series.change_points:
             prs = " ".join(f"#{p['number']}" for p in c.prs)
-            lines.append(f"    {c.commit_range}  {fmt_time(c.before)} -> {fmt_time(c.after)}"
-                         f"  {fmt_change(c.ratio)}  (p = {c.p_value:.3g}){'  PRs ' + prs if prs else ''}")
+            lines.append(f"    {c.commit_range}  {fmt(c.before)} -> {fmt(c.after)}"
+                         f"  {fmt_ratio(c.ratio)}  (p = {c.p_value:.3g}){'  PRs ' + prs if prs else ''}")
     else:
         lines.append("  no change points")
     return "\n".join(lines)

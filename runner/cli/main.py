@@ -99,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_fraction, metavar="FRACTION", help="family-wise significance level (default 0.05)")
     p.add_argument("--profile", dest="profile", action="store_true", default=None, help="profile both sides (default)")
     p.add_argument("--no-profile", dest="profile", action="store_false", help="skip the profiling pass")
-    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when a regression beyond fail_threshold is found")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when a regression beyond fail_threshold is found (or a memory regression, "
+                        "with fail_on_memory_regression)")
     p.add_argument("--title", help="PR title, for the intent section")
     p.add_argument("--body", help="PR body, for the intent section")
     p.add_argument("--labels", help="comma-separated PR labels, for the intent section")

@@ -16,6 +16,7 @@ from .. import results as results_mod
 from ..config import Config
 from ..environment import capture
 from ..errors import UserError
+from ..profile.hints import with_compile_hint
 from .conditions import timer_description
 from .doctor import examine
 from ..git import repo_root, resolve
@@ -213,7 +214,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
                     for s in states if s.verdict == "skipped"]
         states = [s for s in states if s.verdict != "skipped"]
         entries = [measured_entry(s, session.ci_level) if s.case.get("measures") == "self"
-                   else benchmark_entry(s, session.ci_level) for s in states]
+                   else benchmark_entry(s, session.ci_level, cfg.memory_threshold, cfg.min_process_pairs)
+                   for s in states]
         entries += [results_mod.failed_file(e["file"], e["error"]) for e in file_errors]
         entries += [results_mod.removed(c["name"], c["file"]) for c in removed]
         unprofiled: list[str] = []
@@ -223,6 +225,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
             unprofiled = _profile_pass(session, [s for s, _ in profiled], [e for _, e in profiled], req.out,
                                        telemetry_summary, progress, deadline=budget.profile_end)
             clock.profile_s = time.monotonic() - profile_start
+        for entry in entries:
+            entry["hints"] = with_compile_hint(entry.get("hints"), entry.get("change"))
         sides = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
                         "preload_refused": w.preload_refused or None,
                         # as a worker saw them (pinning and thread count), for the record
@@ -238,7 +242,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         "threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
         "max_rounds": cfg.max_rounds, "pair_rounds": cfg.pair_rounds, "looks": session.looks,
         "ci_level": session.ci_level, "min_sample_time": session.min_sample_time, "cold_cache": cfg.cold_cache,
-        "fail_threshold": cfg.fail_threshold, "process_noise": cfg.process_noise,
+        "fail_threshold": cfg.fail_threshold, "memory_threshold": cfg.memory_threshold,
+        "fail_on_memory_regression": cfg.fail_on_memory_regression, "process_noise": cfg.process_noise,
         "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
         "filter": req.filter, "profile": cfg.profile, **policy,
         "suite": bench_dirs["suite"], "skipped": skipped, "looks_pairs": session.look_pairs,

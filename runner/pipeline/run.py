@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .. import config as config_mod
+from .. import measures
 from .. import results as results_mod
 from . import suites
 from .select import matches
@@ -148,6 +149,7 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
     """``(entry, None)`` for a benchmark measured or failed, ``(None, reason)`` for one its suite skips."""
     deadline = time.monotonic() + budget
     target = max(cfg.min_rounds, 16)
+    extra: dict = {}
     try:
         worker.new_child()  # every benchmark in a fresh process
         resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
@@ -165,6 +167,21 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
         error = None if resp.get("ok") else resp.get("error")
     except WorkerFailure as exc:
         samples, peak, error = [], None, str(exc)
+    if error is None:
+        try:
+            extra = _measures(worker.request("measure", timeout=case.get("timeout")))
+        except WorkerFailure as exc:  # the timing stands; say why memory is missing
+            extra = {"measure_error": str(exc)}
     return results_mod.benchmark(case["name"], case["file"], base=None,
-                                 head=results_mod.side(samples, peak_memory_bytes=peak, error=error), change=None,
-                                 family=case.get("family"), params=case.get("params")), None
+                                 head=results_mod.side(samples, peak_memory_bytes=peak, error=error, **extra),
+                                 change=None, family=case.get("family"), params=case.get("params")), None
+
+
+def _measures(resp: dict) -> dict:
+    """A side's ``memory`` and ``compile`` records from the worker's ``measure`` answer (one process)."""
+    if not resp.get("ok"):
+        return {"measure_error": resp.get("error") or "measure failed"}
+    out = {"memory": measures.memory_side([resp.get("memory")]), "compile": measures.compile_side([resp.get("compile")])}
+    if resp.get("memory_error"):
+        out["measure_error"] = resp["memory_error"]
+    return {k: v for k, v in out.items() if v is not None}

@@ -16,6 +16,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from . import escape as esc
+from .measures import memory_cell
 from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .terminal import render_terminal
 from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, short_sha
@@ -73,7 +74,7 @@ def environment() -> jinja2.Environment:
                        fence=esc.md_fence)
     env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart, head_time=head_time,
                        table_note=TABLE_NOTE, value_text=value_text, change_text=change_text,
-                       interval_text=interval_text, sweep_svg=sweep_svg)
+                       interval_text=interval_text, sweep_svg=sweep_svg, memory_cell=memory_cell)
     return env
 
 

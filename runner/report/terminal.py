@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import escape as esc
+from .measures import memory_cell
 from .units import fmt_pct, fmt_quantity, plural, short_sha
 from .view import TABLE_NOTE, change_text, doctor_warning, interval_text, value_text, view
 
@@ -45,12 +46,17 @@ def print_table(results: dict, console) -> None:
     table.add_column("change", justify="right")
     table.add_column("CI", justify="right")
     table.add_column("verdict")
+    if ctx["memory"]:
+        table.add_column("peak memory", justify="right")
     styles = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
     for b in ctx["benches"]:
         ch = b.get("change") or {}
         v = ch.get("verdict", "")
-        table.add_row(t(b["name"]), t(value_text(b, "base")), t(value_text(b, "head")), t(change_text(b)),
-                      t(interval_text(b)), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
+        row = [t(b["name"]), t(value_text(b, "base")), t(value_text(b, "head")), t(change_text(b)),
+               t(interval_text(b)), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v]
+        if ctx["memory"]:
+            row.append(t(memory_cell(b)))
+        table.add_row(*row)
     console.print(table)
     if warning:
         console.print(f"warning: {esc.term(warning, markup=False)}", markup=False, highlight=False)

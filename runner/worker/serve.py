@@ -28,7 +28,8 @@ benchmarks print goes to the worker log and cannot corrupt the protocol). The se
 ``preload`` {dir, suite?, options?} and ``quit``; on ``fork`` it forks, and the *child* answers first
 (``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?, options?}, ``setup`` {dir, file,
 func, name, suite?, case?, options?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?},
-``sample`` {count, number?}, ``profile`` {trace_path, calls} until ``quit`` or end of input. ``suite``
+``sample`` {count, number?}, ``measure`` {} (after the timing: the peak memory of one call and what
+torch.compile did, :mod:`runner.worker.measures`), ``profile`` {trace_path, calls} until ``quit`` or end of input. ``suite``
 names the convention (:mod:`runner.conventions`), ``case`` is the case as listed and ``options`` the
 configuration keys the convention asks for. A case whose benchmark measures itself answers
 ``setup`` with ``self_measured: true`` and each ``sample`` with ``readings`` ``{name: {values, unit,
@@ -51,6 +52,7 @@ import warnings
 
 from .. import conventions
 from ..conventions.base import Skipped, format_error
+from .measures import CompileWatch, isolate_compile_caches, measure_memory, remove_compile_caches
 from .sampling import Timer, calibrate, recalibrate, warm_up
 
 
@@ -94,14 +96,16 @@ def prepare(req: dict, device: str):
 class Worker:
     """State of one worker child: the device and the benchmark currently set up."""
 
-    def __init__(self, device: str):
+    def __init__(self, device: str, compile_cache: str | None = None):
         self.requested_device = device
         self.device = self._resolve_device(device)
         self.fn = None
-        self.measure = None
+        self.self_measure = None  # a benchmark that measures itself: one run of it → readings
         self.timer: Timer | None = None
         self.number = 1
         self.teardowns: list = []
+        self.compile_cache = compile_cache
+        self.compile_watch: CompileWatch | None = None
 
     @staticmethod
     def _resolve_device(device: str) -> str:
@@ -171,7 +175,10 @@ class Worker:
         samples), ``first_call_s``, ``warmup_calls`` and ``warmup_samples``; a benchmark that
         measures itself answers ``self_measured`` instead (nothing is timed here).
         """
-        self.fn = self.measure = None
+        self.fn = self.self_measure = None
+        if self.compile_watch is None:
+            self.compile_watch = CompileWatch()
+            self.compile_watch.install()  # before the set-up: a benchmark may compile in it
         try:
             prepared = prepare(req, self.device)
         except Skipped as exc:
@@ -179,7 +186,7 @@ class Worker:
         if prepared.teardown is not None:
             self.teardowns.append(prepared.teardown)
         if prepared.measure is not None:
-            self.measure = prepared.measure
+            self.self_measure = prepared.measure
             return {"self_measured": True, "number": 1}
         fn = prepared.fn
         self.timer = Timer(self.device, cold_cache=bool(req.get("cold_cache")))
@@ -187,6 +194,7 @@ class Worker:
         t0 = time.perf_counter()
         fn()  # first call: lazy initialisation, compilation, autotuning
         first_call = time.perf_counter() - t0
+        self.compile_watch.mark_first_call()
         estimate, initial = None, []
         if req.get("number"):
             self.number = int(req["number"])
@@ -212,8 +220,8 @@ class Worker:
         sample its wall and CPU seconds and involuntary context switches
         (:class:`runner.worker.sampling.Sample`). For a benchmark that measures itself: one run of
         it, ``readings`` ``{name: {values, unit, direction}}``."""
-        if self.measure is not None:
-            readings = self.measure()
+        if self.self_measure is not None:
+            readings = self.self_measure()
             return {"samples": [], "readings": {name: {"values": [float(v) for v in r.values], "unit": r.unit,
                                                        "direction": r.direction} for name, r in readings.items()}}
         if self.fn is None:
@@ -226,9 +234,36 @@ class Worker:
                 "others_busy": [s.others_busy for s in taken], "steal": [s.steal for s in taken],
                 "number": number, "peak_memory_bytes": self.timer.peak_memory()}
 
+    def measure(self, req: dict) -> dict:
+        """After the timing, in the same process: what torch.compile did here (None when nothing
+        compiled), then the peak memory of one call (:mod:`runner.worker.measures`). Answers
+        ``{compile, memory}``, with ``memory_error`` instead of ``memory`` when measuring it
+        failed (the timing stands)."""
+        if self.fn is None:
+            raise RuntimeError("no benchmark is set up")
+        out: dict = {"compile": self.compile_watch.facts() if self.compile_watch else None}
+
+        def release() -> None:
+            if self.timer is not None:
+                self.timer.release()
+
+        try:
+            out["memory"] = measure_memory(self.fn, self.device, release)
+        except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
+            out["memory_error"] = format_error(exc, 3)
+        return out
+
     def close(self) -> None:
         """Run the teardowns of the cases set up in this process (asv ``teardown``), last first;
-        one that raises is logged and does not stop the others."""
+        one that raises is logged and does not stop the others; remove the process's compile caches."""
+        if self.compile_watch is not None:
+            self.compile_watch.close()
+        try:
+            self._teardown()
+        finally:
+            remove_compile_caches(self.compile_cache)
+
+    def _teardown(self) -> None:
         while self.teardowns:
             try:
                 self.teardowns.pop()()
@@ -277,7 +312,7 @@ class Channel:
             data = data[os.write(self.write_fd, data):]
 
 
-_CHILD_REQUESTS = ("env", "list", "setup", "sample", "profile")
+_CHILD_REQUESTS = ("env", "list", "setup", "sample", "measure", "profile")
 
 
 def serve(worker: Worker, requests, respond) -> None:
@@ -427,9 +462,11 @@ def _run_child(chan: Channel, device: str) -> int:
     # the server's objects and copies their pages.
     gc.unfreeze()
     shift_heap()
+    caches = isolate_compile_caches()  # a cold torch.compile in every process (runner.worker.measures)
     try:
-        worker = Worker(device)
+        worker = Worker(device, compile_cache=caches)
     except Exception as exc:  # noqa: BLE001
+        remove_compile_caches(caches)
         chan.respond({"ok": False, "error": str(exc), "fatal": True})
         return 1
     chan.respond({"ok": True, "ready": True, "pid": os.getpid(), "device": worker.device})
