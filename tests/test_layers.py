@@ -45,7 +45,7 @@ PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
-        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
+        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor", "runner.pipeline.bisect",
         "runner.pipeline.schedule",
         "runner.scaffold.plan")
 
