@@ -4,8 +4,9 @@ shell: git, the compares, the files; every decision is :mod:`.bisect`'s).
 
 The first compare (``good`` → ``bad``) runs every benchmark ``--benchmark PATTERN`` selects, with
 threshold 0 so that it runs until its interval misses 1 (or its budget ends, or more pairs are
-futile); the clearest regression is followed (:func:`.bisect.choose_benchmark`) and its level is
-the target. Each step compares one commit against ``good`` for that benchmark alone, with the
+futile) and at level :data:`FIRST_ALPHA`; the clearest regression is followed (:func:`.bisect.choose_benchmark`) — the benchmark
+the pattern names exactly, when there is one (the App names the series' benchmark) — and its
+level is the target. Each step compares one commit against ``good`` for that benchmark alone, with the
 threshold at half the regression (:func:`.bisect.step_threshold`) and enough process pairs before
 the first look to tell the two levels apart (:func:`.bisect.step_pairs`); every compare has the
 configuration's own budget (``max_time``) and its results are kept under
@@ -34,6 +35,11 @@ from .bisect import Bisection, Level
 #: At most this many compares in one bisect (``--max-compares``); a search that needs more stops
 #: and says so.
 MAX_COMPARES = 40
+
+#: The level of the first compare's test (good → bad): the regression it finds is what every step
+#: is matched against, and a search for a change that is not there names a commit at random; so
+#: 1 % rather than the configuration's 5 % (one false regression in 100 bisects of unchanged code).
+FIRST_ALPHA = 0.01
 
 #: Steps searched at most when the range holds more than one (the last step and those before it).
 MAX_STEPS = 3
@@ -201,10 +207,12 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
     say(f"bisect: {len(commits)} commit(s) on the first-parent line {good[:12]}..{bad[:12]}")
 
     first, problem, entry = ledger.run(good, commits[-1], len(commits) - 1, filter=req.benchmark, names=None,
-                                       overrides={"threshold": 0.0, "profile": False})
+                                       overrides={"threshold": 0.0, "alpha": FIRST_ALPHA, "profile": False})
     if first is None:
         raise UserError(f"the first compare ({good[:12]} → {bad[:12]}) could not run: {problem}")
-    choice = plan.choose_benchmark(first.get("benchmarks") or [])
+    entries = first.get("benchmarks") or []
+    exact = [b for b in entries if req.benchmark is not None and b.get("name") == req.benchmark]
+    choice = plan.choose_benchmark(exact or entries)  # a benchmark named exactly is the one followed
     section = {"good": {"sha": good}, "bad": {"sha": bad}, "pattern": req.benchmark, "first_parent": True,
                "commits": len(commits), "benchmark": None, "regression": None, "status": "no-regression",
                "culprit": None, "suspects": [], "steps": [], "more_than_one_step": False, "notes": [],

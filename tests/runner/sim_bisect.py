@@ -39,10 +39,24 @@ class History:
     costs: list[float]
 
 
+def _commit(root: Path, subject: str, i: int) -> None:
+    """``git commit`` dated ``i`` hours after a fixed moment: the same history gets the same SHAs
+    (and so the same simulated noise, which is seeded by them)."""
+    import os
+    import subprocess
+
+    stamp = f"{1767225600 + 3600 * i} +0000"
+    env = {**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                    "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "-m", subject],
+                   check=True, capture_output=True, env=env)
+
+
 def make_history(root: Path, costs: list[float], *, broken: tuple[int, ...] = (), fails: tuple[int, ...] = (),
                  subjects: dict[int, str] | None = None) -> History:
     """One commit per cost (``costs[0]``: the good commit); commit ``i`` gets ``BROKEN`` when
-    ``i in broken`` and ``FAILS`` when ``i in fails``; subjects ``change i (#100+i)`` unless given."""
+    ``i in broken`` and ``FAILS`` when ``i in fails``; subjects ``change i (#100+i)`` unless given.
+    Commits are dated, so the same arguments make the same SHAs."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     shas = []
@@ -55,8 +69,7 @@ def make_history(root: Path, costs: list[float], *, broken: tuple[int, ...] = ()
             elif marker.exists():
                 marker.unlink()
         git(root, "add", "-A")
-        subject = (subjects or {}).get(i) or f"change {i} (#{100 + i})"
-        git(root, "commit", "-q", "--allow-empty", "-m", subject)
+        _commit(root, (subjects or {}).get(i) or f"change {i} (#{100 + i})", i)
         shas.append(git(root, "rev-parse", "HEAD"))
     culprits = [i for i in range(1, len(costs)) if abs(costs[i] / costs[i - 1] - 1) > 1e-9]
     return History(root, shas, culprits, list(costs))
