@@ -168,6 +168,9 @@ def test_the_document_is_the_first_compare_with_the_search_and_its_report(five_p
     report = (out / "report.md").read_text()
     assert report.startswith("<!-- perfgate -->")
     assert f"the regression came with `{history.shas[23][:12]}` (#123)" in report
+    from runner.report import render  # the run page (the App's) shows the search too
+    page = render(stored, "html")
+    assert "Bisect: the regression came with" in page and history.shas[23] in page and "(#123)" in page
 
 
 def test_two_regressions_are_both_named_and_said_to_be_more_than_one_step(tmp_path):
