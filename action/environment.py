@@ -84,6 +84,7 @@ class Plan:
     handoff_dir: Path | None = None   # what one phase leaves for the next, never inside the sandbox
     sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (action.sandbox)
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
+    bisect: bool = False              # perfgate bisect base..head (filter: the benchmark) instead of compare
 
     @property
     def handoff(self) -> Path:
@@ -300,6 +301,7 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         settings_ref=settings_ref, config_path=config,
         handoff_dir=Path(env["PERFGATE_HANDOFF_DIR"]) if env.get("PERFGATE_HANDOFF_DIR") else None,
         sandbox=sandbox, sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths"),
+        bisect=parse_bool(get_input(env, "bisect"), "bisect", False),
     )
 
 
