@@ -162,8 +162,11 @@ def points_of(doc: dict) -> list[PointRecord]:
     gives its head medians as ``pr`` points when the document names a PR, else as ``compare``
     points. Each point carries the interval the runner stored with the median
     (``ci_low``/``ci_high``; None when the document has none: nothing is recomputed).
-    Benchmarks whose head failed or has no median are skipped.
+    Benchmarks whose head failed or has no median are skipped; a ``perfgate bisect`` document
+    (its ``bisect`` section) gives none: it is a search, kept for its run page.
     """
+    if doc.get("bisect") is not None:
+        return []
     kind = result_kind(doc)
     point_kind = "pr" if pull_request_of(doc) else ("main" if kind == "run" else "compare")
     sha = (doc.get("head") or {}).get("sha")
