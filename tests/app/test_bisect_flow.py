@@ -188,6 +188,12 @@ def test_a_regression_on_one_model_is_bisected_there_reported_once_and_closed_wh
     assert len(receiver.messages) == 1 and len(gh.state.repo_issues(P.REPO)) == 1
 
 
+#: The fault tests run on SQLite alone (the flow above runs on both databases; these test retries,
+#: not the database, and the suite's time is counted).
+SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+
+
+@SQLITE_ONLY
 def test_lost_answers_and_a_webhook_outage_never_double_an_issue_a_comment_or_a_message(
         app, client, fake_github, scene, receiver):
     gh = fake_github
@@ -218,6 +224,7 @@ def test_lost_answers_and_a_webhook_outage_never_double_an_issue_a_comment_or_a_
     assert len(receiver.messages) == 1 and f"culprit {culprit[:12]}" in receiver.messages[0]["body"]["text"]
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("fake_github", [Faults(0.15, seed=31, kinds=("502", "503", "secondary-rate-limit"))],
                          indirect=True)
 def test_github_failing_at_random_never_doubles_an_issue_a_comment_or_a_message(app, client, fake_github, scene,
