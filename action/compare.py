@@ -16,6 +16,7 @@ import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from runner.child_env import child_environment
 
@@ -105,37 +106,86 @@ def compare_env() -> dict[str, str]:
     return child_environment(isolate_git=False)
 
 
+#: The longest line echoed whole (bytes); a longer one is echoed in pieces of this size.
+MAX_LINE = 16_384
+
+
+def neutral_line(raw: bytes) -> str:
+    """One line of the compare's output as it may reach the job log (pure): decoded, without
+    control characters but TAB, and with ``##[`` — the runner's older command syntax, matched
+    anywhere in a line — broken by a zero-width space. Workflow commands are switched off while
+    the compare runs (:func:`run_compare`); this keeps the older form inert too."""
+    from runner.report.escape import one_line
+
+    return one_line(raw.decode("utf-8", "replace").replace("\t", "    ")).replace("##[", "##\u200b[")
+
+
 def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
-                env: dict[str, str] | None = None) -> CompareOutcome:
-    """Run ``argv``; its standard error is echoed to ours line by line and its tail kept.
+                env: dict[str, str] | None = None, preexec: Callable[[], None] | None = None) -> CompareOutcome:
+    """Run ``argv``; its standard output and error are echoed to ours line by line and the
+    error's tail kept.
 
     The compare runs the pull request's code, so it gets the allow-listed environment
     (``env``, default :func:`compare_env`) and a process group of its own, killed when it ends.
     That alone does not stop a ``setsid`` daemon: the sandbox's PID namespace does
-    (:mod:`action.sandbox`). Workflow commands (``::add-mask::``, ``::set-output``) in what
-    the PR's code prints are switched off for the time it runs (``::stop-commands::``, with a
-    token it cannot know).
+    (:mod:`runner.sandbox`). What it prints reaches the job log only through this function:
+    as whole, terminated lines of at most :data:`MAX_LINE` bytes made inert (:func:`neutral_line`),
+    with workflow commands (``::add-mask::``, ``::set-output``) switched off for the whole time
+    (``::stop-commands::`` with a token it cannot know), and both streams ended with a line break
+    before they are switched on again (a last line without one would otherwise be read after the
+    token). ``preexec`` runs in the child before it starts (a new session keyring).
     """
     import secrets
+    import selectors
 
     tail: deque[str] = deque(maxlen=20)
     resume = secrets.token_hex(16)
     print(f"::stop-commands::{resume}", flush=True)
     try:
-        with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace",
-                              env=compare_env() if env is None else env, start_new_session=True) as proc:
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              env=compare_env() if env is None else env, start_new_session=True,
+                              preexec_fn=preexec) as proc:
             try:
-                assert proc.stderr is not None
-                for line in proc.stderr:
-                    sys.stderr.write(line)
-                    tail.append(line.rstrip("\n"))
+                streams = {proc.stdout: (sys.stdout, None), proc.stderr: (sys.stderr, tail)}
+                with selectors.DefaultSelector() as selector:
+                    pending: dict = {}
+                    for stream in streams:
+                        selector.register(stream, selectors.EVENT_READ)
+                        pending[stream] = b""
+                    while selector.get_map():
+                        for key, _ in selector.select():
+                            chunk = os.read(key.fileobj.fileno(), 65_536)
+                            out, kept = streams[key.fileobj]
+                            if not chunk:
+                                selector.unregister(key.fileobj)
+                                if pending[key.fileobj]:
+                                    _echo(pending[key.fileobj], out, kept)
+                                continue
+                            buffered = pending[key.fileobj] + chunk
+                            *lines, rest = buffered.split(b"\n")
+                            while len(rest) > MAX_LINE:
+                                lines.append(rest[:MAX_LINE])
+                                rest = rest[MAX_LINE:]
+                            pending[key.fileobj] = rest
+                            for line in lines:
+                                _echo(line[:MAX_LINE], out, kept)
                 status = proc.wait(timeout=timeout)
             finally:
                 kill_process_group(proc.pid)
     finally:
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            stream.write("\n")
+            stream.flush()
         print(f"::{resume}::", flush=True)
     return CompareOutcome(status, tuple(tail), out_dir / "results.json")
+
+
+def _echo(raw: bytes, out, kept: deque | None) -> None:
+    line = neutral_line(raw)
+    out.write(line + "\n")
+    out.flush()
+    if kept is not None:
+        kept.append(line)
 
 
 def kill_process_group(pgid: int) -> None:

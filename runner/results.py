@@ -267,14 +267,23 @@ def validate(doc: Any) -> dict:
     return doc
 
 
-def load(path: str | Path) -> dict:
-    """Read and validate a results.json file.
+#: The largest results.json read (bytes): a real one with profiles of a few hundred benchmarks is
+#: a few MB. The App's artifact ingest and the Action's publish and comment read none larger.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+
+
+def load(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> dict:
+    """Read and validate a results.json file of at most ``max_bytes``.
 
     Raises:
-        ResultsError: the file is missing, is not JSON, or is not schema_version 1.
+        ResultsError: the file is missing, larger than ``max_bytes``, not JSON, or not
+            schema_version 1.
     """
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ResultsError(f"{path} is {size} bytes, over the {max_bytes}-byte limit of a results.json")
         text = path.read_text("utf-8")
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None

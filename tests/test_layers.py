@@ -21,7 +21,7 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.config", "runner.results")
+                 "runner.sandbox", "runner.config", "runner.results")
 RUNNER_WINGS = {
     "runner.worker": (),                                     # inside the worker processes: torch lives here
     "runner.intent": (),                                     # what a change means to do
@@ -33,8 +33,9 @@ RUNNER_WINGS = {
 }
 
 #: What the App and the Action may take from the engine: the data model, its rendering, the
-#: configuration, the errors, and the environment of processes that run the target's code.
-RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env")
+#: configuration, the errors, and the environment and sandbox of processes that run the target's code.
+RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env",
+               "runner.sandbox")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",

@@ -31,9 +31,9 @@ from . import messages
 
 log = logging.getLogger("perfgate.bot")
 
-#: Largest ``results.json`` accepted once unpacked (bytes). A real one with profiles of a few
-#: hundred benchmarks is a few MB; this bounds a zip bomb.
-RESULTS_LIMIT = 64 * 1024 * 1024
+#: Largest ``results.json`` accepted once unpacked (bytes; ``runner.results.MAX_DOCUMENT_BYTES``).
+#: A real one with profiles of a few hundred benchmarks is a few MB; this bounds a zip bomb.
+RESULTS_LIMIT = results_schema.MAX_DOCUMENT_BYTES
 ARTIFACT_PREFIX = "perfgate-results"
 
 

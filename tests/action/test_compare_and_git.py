@@ -133,3 +133,26 @@ def test_a_bisect_fetches_the_history_a_shallow_clone_lacks(tmp_path):
     assert git(clone, "rev-parse", "--is-shallow-repository") == "false"
     assert git(clone, "rev-list", "--count", bad) == "4"
     fetch_history(clone, bad)  # a full clone: nothing to do
+
+
+def test_what_the_compare_prints_reaches_the_log_inert_and_before_commands_are_back_on(tmp_path, capfd):
+    """Red team: a last line without a line break (read by the runner only at the end of the
+    stream, after the resume token), the runner's older ``##[`` syntax, one enormous line."""
+    import re
+    import sys
+
+    from action.compare import MAX_LINE, run_compare
+
+    child = ("import sys\n"
+             "sys.stdout.write('##[add-mask]perfgate\\n' + 'y' * 100000 + '\\n::set-output name=verdict::improvement')\n"
+             "sys.stdout.flush()\n"
+             "sys.stderr.write('perfgate: error: x\\n::add-mask::perfgate')\n")
+    outcome = run_compare([sys.executable, "-c", child], tmp_path, env={"PATH": "/usr/bin:/bin"})
+    out, err = capfd.readouterr()
+    start = re.search(r"^::stop-commands::([0-9a-f]{32})$", out, re.M)
+    assert start, out[:200]
+    resume = out.index(f"::{start.group(1)}::")
+    assert "::set-output name=verdict::improvement\n" in out[:resume]  # echoed, ended, while commands are off
+    assert out[resume - 2:resume] == "\n\n" and err.endswith("::add-mask::perfgate\n\n")
+    assert "##[" not in out and all(len(line.encode()) <= MAX_LINE for line in out.splitlines())
+    assert outcome.last_error_line == "::add-mask::perfgate" and outcome.status == 0
