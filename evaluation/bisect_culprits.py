@@ -20,7 +20,7 @@ compares? Prints Markdown (the figures quoted in evaluation/RESULTS_bisect.md).
    script copies it into a temporary folder and commits nothing of it. Real compares on this
    machine's CPU: minutes.
 
-Usage: ``python evaluation/bisect.py [--histories 40] [--real GIT_DIR] [--max-time 120]``;
+Usage: ``python evaluation/bisect_culprits.py [--histories 40] [--real GIT_DIR] [--max-time 120]``;
 ``--smoke`` runs two small generated histories (seconds; CI runs it so the script cannot go stale).
 """
 
@@ -29,11 +29,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# This file has the standard library's name "bisect", which random (and more) import: its own folder
-# goes off the import path before anything else is imported, so that they get the standard one.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-ROOT = _HERE.parent
+# (Not named bisect.py: Python puts a script's folder first on the import path, and a bisect.py
+# there would stand in for the standard library's module in every script of this folder.)
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
