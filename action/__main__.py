@@ -127,6 +127,8 @@ def prepare(plan: Plan) -> int:
     shas = {side: git_shas.ensure_commit(plan.workspace, ref, plan.pr_number, auth)
             for side, ref in (("base", plan.base_ref), ("head", plan.head_ref))}
     settings_sha = git_shas.ensure_commit(plan.workspace, plan.settings_ref, None, auth) if plan.settings_ref else None
+    if plan.bisect:
+        git_shas.fetch_history(plan.workspace, shas["head"], auth)
     removed = git_credentials.strip(plan.workspace)
     if removed:
         where = sorted({f"{e.key} in {e.file}" for e in removed})

@@ -25,21 +25,34 @@ from .environment import Plan
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+def _argv(plan: Plan, command: str, refs: list[str], python: str | None, out_dir: Path | None,
+          selection: tuple[str, str | None]) -> list[str]:
+    """``python -m runner.cli COMMAND`` with what every command of the action shares: the
+    repository, ``refs``, the results folder, the gate's settings file, the benchmarks, the
+    ``selection`` flag and its value, the device and the budget."""
+    argv = [python or sys.executable, "-m", "runner.cli", command, f"--repo={plan.workspace}", *refs,
+            f"--out={out_dir or plan.out_dir}", "--quiet"]
+    if plan.config is not None:
+        argv.append(f"--config={plan.config}")
+    for flag, value in (("--benchmarks", plan.benchmarks), selection, ("--device", plan.device)):
+        if value is not None:
+            argv.append(f"{flag}={value}")
+    return argv
+
+
 def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = None,
                  out_dir: Path | None = None) -> list[str]:
     """The ``perfgate compare`` command for ``plan`` at the two resolved SHAs (pure); results go
-    to ``out_dir`` (default ``plan.out_dir``; the sandbox's own folder when sandboxed).
+    to ``out_dir`` (default ``plan.out_dir``; the sandbox's own folder when sandboxed); with
+    ``plan.bisect``, :func:`bisect_argv`.
 
     Every value is one ``--option=value`` item: a PR title like ``-O3`` or
     ``--Fix-everything`` is then the option's value, never read as an option itself.
     """
-    argv = [python or sys.executable, "-m", "runner.cli", "compare", f"--repo={plan.workspace}",
-            f"--base={base_sha}", f"--head={head_sha}", f"--out={out_dir or plan.out_dir}", "--quiet"]
-    if plan.config is not None:
-        argv.append(f"--config={plan.config}")
-    for flag, value in (("--benchmarks", plan.benchmarks), ("--filter", plan.filter), ("--device", plan.device)):
-        if value is not None:
-            argv.append(f"{flag}={value}")
+    if plan.bisect:
+        return bisect_argv(plan, base_sha, head_sha, python, out_dir)
+    argv = _argv(plan, "compare", [f"--base={base_sha}", f"--head={head_sha}"], python, out_dir,
+                 ("--filter", plan.filter))
     if plan.threshold is not None:
         argv.append(f"--threshold={plan.threshold!r}")
     if plan.max_time is not None:
@@ -56,6 +69,17 @@ def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = 
         argv.append(f"--body={plan.body}")
     if plan.labels:
         argv.append(f"--labels={','.join(plan.labels)}")
+    return argv
+
+
+def bisect_argv(plan: Plan, good_sha: str, bad_sha: str, python: str | None = None,
+                out_dir: Path | None = None) -> list[str]:
+    """The ``perfgate bisect`` command of a bisect run (input ``bisect``: the App's runs of kind
+    ``bisect``): base is good, head is bad, ``filter`` the benchmark to follow (pure)."""
+    argv = _argv(plan, "bisect", [f"--good={good_sha}", f"--bad={bad_sha}"], python, out_dir,
+                 ("--benchmark", plan.filter))
+    if plan.max_time is not None:
+        argv.append(f"--max-time={plan.max_time!r}")
     return argv
 
 

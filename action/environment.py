@@ -85,6 +85,7 @@ class Plan:
     sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (runner.sandbox)
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
     sandbox_network: bool = True      # the sandbox shares the runner's network (False: none at all)
+    bisect: bool = False              # perfgate bisect base..head (filter: the benchmark) instead of compare
 
     @property
     def handoff(self) -> Path:
@@ -327,6 +328,7 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         handoff_dir=Path(env["PERFGATE_HANDOFF_DIR"]) if env.get("PERFGATE_HANDOFF_DIR") else None,
         sandbox=sandbox, sandbox_network=parse_bool(get_input(env, "sandbox-network"), "sandbox-network", True),
         sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths", env),
+        bisect=parse_bool(get_input(env, "bisect"), "bisect", False),
     )
 
 

@@ -11,6 +11,7 @@ the head under test: :func:`head_changes` lists what the head would have changed
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -110,6 +111,14 @@ class Config:
             (runner.pipeline.clocks, runner.pipeline.telemetry.disturbed_rounds).
         lock_clocks_mhz: the SM clock to lock to; 0 = the GPU's default application clock (a
             clock it sustains under load).
+        runners: the App's runner groups, one per GPU model (``[runners.h100] labels =
+            ["self-hosted", "h100"]``): ``((name, (label, ...)), ...)`` in the file's order. A
+            labelled PR is measured on each group, and each group's results are a history series
+            of their own; empty (the default): one run on the workflow's own runners.
+        regression_webhook: where the App posts one message per regression found on the default
+            branch (Slack-compatible JSON, ``{"text": ...}``): an ``https://`` URL; "" = none.
+            Read from the default branch only; the App refuses an address on its own network
+            (``bot.app.notify``).
     """
 
     benchmarks: str = "benchmarks"
@@ -140,6 +149,8 @@ class Config:
     threads: int = 0
     lock_clocks: bool = False
     lock_clocks_mhz: int = 0
+    runners: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    regression_webhook: str = ""
 
     def sample_time(self, device: str | None) -> float:
         """Seconds one sample lasts at least on ``device`` (``cpu``, ``cuda``, ``cuda:N``):
@@ -176,8 +187,68 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "process_noise": (int, float), "min_process_pairs": (int,),
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
     "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
-    "lock_clocks": (bool,), "lock_clocks_mhz": (int,),
+    "lock_clocks": (bool,), "lock_clocks_mhz": (int,), "runners": (dict,), "regression_webhook": (str,),
 }
+
+#: At most this many runner groups (``[runners.NAME]``), each with at most this many labels.
+MAX_RUNNER_GROUPS, MAX_RUNNER_LABELS = 8, 10
+
+#: A runner group's name: what the App shows (a comment's table, the history series) and sends.
+_RUNNER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+
+#: A runner label as GitHub allows them (no comma: a label list travels comma-separated), ≤ 100.
+_RUNNER_LABEL = re.compile(r"[^\s,\x00-\x1f\x7f]{1,100}")
+
+
+def parse_runners(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``[runners.NAME] labels = [...]`` → ``((NAME, (label, ...)), ...)`` (pure).
+
+    Raises:
+        ConfigError: not a table of tables, a bad or duplicate name, no or bad labels, more than
+            :data:`MAX_RUNNER_GROUPS` groups or :data:`MAX_RUNNER_LABELS` labels, another key.
+    """
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: runners must be tables, e.g. [runners.h100] with labels = [\"self-hosted\", \"h100\"]")
+    if len(value) > MAX_RUNNER_GROUPS:
+        raise ConfigError(f"{where}: at most {MAX_RUNNER_GROUPS} runner groups, got {len(value)}")
+    groups = []
+    for name, table in value.items():
+        if not _RUNNER_NAME.fullmatch(str(name)):
+            raise ConfigError(f"{where}: runner group name {str(name)[:40]!r} must be letters, digits, '_', '.' or "
+                              "'-' (at most 32, starting with a letter or digit)")
+        if not isinstance(table, dict) or set(table) - {"labels"}:
+            raise ConfigError(f"{where}: [runners.{name}] takes one key, labels (a list of runner labels)")
+        labels = table.get("labels")
+        if not isinstance(labels, list) or not labels or len(labels) > MAX_RUNNER_LABELS or not all(
+                isinstance(label, str) and _RUNNER_LABEL.fullmatch(label) for label in labels):
+            raise ConfigError(f"{where}: [runners.{name}] labels must be a list of 1 to {MAX_RUNNER_LABELS} runner "
+                              "labels (no spaces or commas), e.g. [\"self-hosted\", \"h100\"]")
+        groups.append((str(name), tuple(labels)))
+    return tuple(groups)
+
+
+def check_webhook_url(url: str, where: str) -> str:
+    """``url`` when it reads as an ``https://`` address with a host and no user or password (the
+    App checks where the host resolves before each message, ``bot.app.notify``); "" stays "".
+
+    Raises:
+        ConfigError: any other scheme, no host, credentials in it, whitespace, over 2,000 characters.
+    """
+    if url == "":
+        return url
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        _ = parts.port
+    except ValueError:
+        host, parts = None, None
+    if parts is None or len(url) > 2000 or any(ch.isspace() or ord(ch) < 32 for ch in url) or parts.scheme != "https" \
+            or not host or parts.username is not None or parts.password is not None:
+        raise ConfigError(f"{where}: regression_webhook must be an https:// URL with a host, no user or password "
+                          "(e.g. a Slack incoming webhook)")
+    return url
 
 
 def _check_values(cfg: Config, where: str) -> None:
@@ -237,6 +308,9 @@ def parse_table(table: dict, where: str) -> Config:
     for key, value in table.items():
         if key not in known:
             raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(sorted(known))})")
+        if key == "runners":
+            values[key] = parse_runners(value, where)
+            continue
         expected = _TYPES[key]
         # bool is an int in Python: reject true/false for numeric keys, and numbers for bool keys.
         if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
@@ -246,6 +320,7 @@ def parse_table(table: dict, where: str) -> Config:
         values[key] = float(value) if float in expected else value
     cfg = Config(**values)
     _check_values(cfg, where)
+    check_webhook_url(cfg.regression_webhook, where)
     return cfg
 
 

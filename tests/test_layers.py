@@ -44,7 +44,7 @@ RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.error
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
-                "socket", "urllib.request", "http")
+                "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
 PURE = ("runner.results", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
@@ -53,7 +53,7 @@ PURE = ("runner.results", "runner.stats", "runner.measures", "runner.report", "r
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
-        "runner.pipeline.schedule",
+        "runner.pipeline.schedule", "runner.pipeline.bisect",
         "runner.scaffold.plan")
 
 
@@ -75,12 +75,13 @@ BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.f
             "bot.app.actions",
             "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.core",
             "bot.history.changepoints", "bot.history.chart", "bot.app.manifest",
-            "bot.history.imports")
+            "bot.history.imports", "bot.app.regressions", "bot.app.notify")
 
 #: Which bot modules may import a library that does I/O (the library → the modules).
 BOT_IO_HOMES = {
     "github": ("bot.app.gateway",),
     "requests": ("bot.app.gateway",),
+    "urllib3": ("bot.app.outgoing",),
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
     "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables",

@@ -125,6 +125,7 @@ class Smoke:
 
 
 SMOKES = {
+    "evaluation/bisect_culprits.py": Smoke(("evaluation/bisect_culprits.py", "--smoke")),
     "evaluation/bot_load.py": Smoke(("evaluation/bot_load.py", "--smoke"), needs=True),
     "evaluation/changepoints.py": Smoke(("evaluation/changepoints.py", "--smoke")),
     "evaluation/conditions.py": Smoke(("evaluation/conditions.py", "--smoke")),

@@ -172,12 +172,15 @@ def points_of(doc: dict) -> list[PointRecord]:
     Benchmarks whose head failed or has no median are skipped. Points are times: a benchmark
     that reports a bigger-is-better throughput (``direction: bigger``, a unit ``X/s``) gives the
     time per X (the reciprocal, its interval inverted), so its change points and alerts read as
-    every other series'; one that reports another unit (``MB``, a score) gives no time point.
+    every other series'; one that reports another unit (``MB``, a score) gives no time point. A ``perfgate bisect`` document (its ``bisect``
+    section) gives no point at all: it is a search, kept for its run page.
     Where the head's peak memory was measured (``head.memory.peak_bytes`` > 0) the benchmark also gives a ``memory`` point: the
     median over its processes, their range as the interval, the memory change's ratio and verdict;
     where it compiled (``head.compile.compile_s`` > 0), a ``compile`` point: the first call's cold
     compile seconds, the median over its processes with their range, the compile-time change's ratio.
     """
+    if doc.get("bisect") is not None:
+        return []
     kind = result_kind(doc)
     point_kind = "pr" if pull_request_of(doc) else ("main" if kind == "run" else "compare")
     sha = (doc.get("head") or {}).get("sha")

@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session, joinedload, load_only
 
 from runner import results as results_schema
@@ -445,6 +445,18 @@ def load_side_points(session: Session, repository: str, benchmark: str | None = 
         query = query.limit(limit)
     pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}
     return [_point(r, pr_urls) for r in reversed(session.scalars(query).all())]
+
+
+def pull_request_of_commit(session: Session, repository: str, sha: str) -> int | None:
+    """The number of the pull request recorded as merged with commit ``sha`` (its merge commit, or
+    for a rebase merge its head), or None."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return None
+    number = session.scalar(select(PullRequest.number).where(
+        PullRequest.repository_id == repo.id, or_(PullRequest.merge_sha == sha, PullRequest.head_sha == sha))
+        .order_by(PullRequest.number).limit(1))
+    return int(number) if number is not None else None
 
 
 def accepts_of(session: Session, repository: str) -> list[dict]:

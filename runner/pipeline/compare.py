@@ -42,7 +42,8 @@ class PullRequestText:
 
 @dataclass
 class CompareRequest:
-    """Everything one compare needs (from the CLI, the Action, or a test)."""
+    """Everything one compare needs (from the CLI, the Action, or a test). ``names``: exact
+    benchmark names to measure (``perfgate bisect`` follows one; None: all ``filter`` selects)."""
 
     repo: str
     base: str
@@ -54,6 +55,7 @@ class CompareRequest:
     pr: PullRequestText = field(default_factory=PullRequestText)
     config_overrides: dict = field(default_factory=dict)
     config_file: str | None = None
+    names: list[str] | None = None
 
 
 def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
@@ -162,9 +164,11 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
             if not env_resp[side].get("ok"):
                 raise UserError(f"the {side} worker could not start: {env_resp[side].get('error')}")
             workers[side].end_child()
-        cases = [c for c in listing["benchmarks"] if matches(c["name"], req.filter)]
+        cases = [c for c in listing["benchmarks"] if matches(c["name"], req.filter)
+                 and (req.names is None or c["name"] in req.names)]
         file_errors = [e for e in listing["errors"] if matches(e["file"], req.filter) or not req.filter]
-        skipped = [dict(s) for s in listing.get("skipped") or [] if matches(s["name"], req.filter)]
+        skipped = [dict(s) for s in listing.get("skipped") or [] if matches(s["name"], req.filter)
+                   and (req.names is None or s["name"] in req.names)]
         if not cases and not file_errors and not skipped:
             if listing["benchmarks"] and req.filter:
                 names = ", ".join(c["name"] for c in listing["benchmarks"][:8])
@@ -174,7 +178,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         if not bench_dirs.get("shared") and base_listing is not None:
             head_names = {c["name"] for c in listing["benchmarks"]}
             removed = [c for c in base_listing.get("benchmarks", [])
-                       if c["name"] not in head_names and matches(c["name"], req.filter)]
+                       if c["name"] not in head_names and matches(c["name"], req.filter)
+                       and (req.names is None or c["name"] in req.names)]
 
         states = [BenchState(case=c) for c in cases]
         threads = (env_resp["head"].get("threads") or {}).get("intra_op") \
