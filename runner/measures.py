@@ -57,6 +57,52 @@ COMPILE_CI_LEVEL = 0.95
 #: Floating-point slack of the threshold comparison (a ratio of exactly 1.05 is beyond 5 %).
 _EPS = 1e-9
 
+#: Process pairs whose peak memory is measured at most: memory repeats almost byte for byte
+#: (evaluation/RESULTS_measures.md: A/A identical in every pair on CPU; +5 % found 32/32 with 3
+#: pairs), so later pairs add cost, not information.
+MEMORY_PAIRS = 4
+
+#: What measuring one call's memory costs, in calls of the benchmark. On a CPU tracemalloc and
+#: torch's memory profiler trace every allocation: measured 15× a call for pure-Python code (a
+#: 0.24 s loop took 3.6 s, a 2 ms one 37 ms); on CUDA it is one call, synchronised.
+MEMORY_COST_CALLS = {"cpu": 20.0, "cuda": 2.0}
+
+#: Share of the time a benchmark has left that one pair's memory measure may take: above it the
+#: pair's memory is not measured, so the timing keeps its budget (a ×100 regression of a 2 ms
+#: benchmark is decided in seconds, not after 7 s of tracing, issue 26).
+MEMORY_BUDGET_SHARE = 0.1
+
+
+def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, device: str | None = "cpu") -> bool:
+    """Whether to measure peak memory at the end of this process pair (pure).
+
+    Args:
+        measured_pairs: pairs of this benchmark whose memory was asked for so far.
+        per_call_s: seconds one call takes (warm; the slower side's).
+        seconds_left: seconds the benchmark has left before its deadline (``inf`` for none).
+        device: ``cpu`` or ``cuda``/``cuda:N`` (None: ``cpu``), for :data:`MEMORY_COST_CALLS`.
+
+    Returns:
+        True while fewer than :data:`MEMORY_PAIRS` pairs were measured and the measure's expected
+        cost (:data:`MEMORY_COST_CALLS` × ``per_call_s``) is within :data:`MEMORY_BUDGET_SHARE` of
+        ``seconds_left``.
+    """
+    if measured_pairs >= MEMORY_PAIRS:
+        return False
+    return memory_cost(per_call_s, device) <= MEMORY_BUDGET_SHARE * seconds_left
+
+
+def memory_cost(per_call_s: float, device: str | None = "cpu") -> float:
+    """Expected seconds one memory measure takes: :data:`MEMORY_COST_CALLS` × ``per_call_s``."""
+    kind = "cuda" if str(device or "cpu").startswith("cuda") else "cpu"
+    return MEMORY_COST_CALLS[kind] * max(0.0, per_call_s)
+
+
+def memory_skipped(per_call_s: float, seconds_left: float, device: str | None = "cpu") -> str:
+    """Why a benchmark has no memory record (a side's ``measure_error``; plain text)."""
+    return (f"memory not measured: measuring one call (~{memory_cost(per_call_s, device):.3g} s) would take more "
+            f"than {MEMORY_BUDGET_SHARE * 100:g} % of the {max(0.0, seconds_left):.3g} s the benchmark had left")
+
 
 def _median(values: Sequence[float]) -> float | None:
     xs = sorted(values)

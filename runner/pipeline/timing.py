@@ -128,6 +128,8 @@ class BenchState:
     p_adjusted: float | None = None
     pair_rounds: int = 0
     shared_number: bool | None = None
+    #: process pairs whose peak memory was asked for (runner.measures.memory_due)
+    memory_pairs: int = 0
     round_seconds: float = 0.0
     last_round_seconds: float = 0.0
     setup_seconds: float = 0.0
@@ -216,6 +218,7 @@ class TimingPass:
         self.progress = progress or NoProgress()
         self.clock = clock
         self.threads = threads
+        self.device = device
         #: seconds a sample lasts at least (``min_sample_time``, by device when it is 0)
         self.min_sample_time = cfg.sample_time(device)
         self.looks = stats.look_schedule(cfg.min_rounds, cfg.max_rounds, cfg.pair_rounds, cfg.min_process_pairs)
@@ -355,7 +358,7 @@ class TimingPass:
             state.block_starts.append(0)
             self._continue(state, deadline)
         finally:
-            self.end_pair(state)
+            self.end_pair(state, deadline)
             self.fresh_processes()
             state.seconds += self.clock() - t0
 
@@ -457,7 +460,7 @@ class TimingPass:
         # systematic offset (A/A, a 51 MB-weights loss step: head 1.1 % faster over 10 pairs).
         order = ("base", "head") if len(state.block_starts) % 2 == 0 else ("head", "base")
         t0 = self.clock()
-        self.end_pair(state)
+        self.end_pair(state, deadline)
         self.fresh_processes(order)
         if self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline):
             state.setup_seconds = self.clock() - t0
@@ -480,21 +483,29 @@ class TimingPass:
             if self.new_process_pair(state, deadline):
                 self._continue(state, deadline)
         finally:
-            self.end_pair(state)
+            self.end_pair(state, deadline)
             self.fresh_processes()
             state.seconds += self.clock() - t0
 
-    def end_pair(self, state: BenchState) -> None:
+    def end_pair(self, state: BenchState, deadline: float = math.inf) -> None:
         """Before a process pair ends: ask each side whose process holds the benchmark for the
         peak memory of one call and what torch.compile did there (the worker's ``measure``
         request, after the pair's samples, so it perturbs none), one record per side and pair.
-        Nothing for a benchmark that failed (its processes may be gone)."""
+        Memory only while :func:`runner.measures.memory_due` says the pair can afford it before
+        ``deadline`` (both sides alike: the records stay paired). Nothing for a benchmark that
+        failed (its processes may be gone)."""
         sides, state.open_sides = state.open_sides, ()
         if not sides or state.verdict == "failed":
             return
+        per_call = max((state.sides[side].per_call or 0.0) for side in sides)
+        left = deadline - self.clock()
+        memory = measures.memory_due(state.memory_pairs, per_call, left, self.device)
+        state.memory_pairs += int(memory)
         for side in sides:
             own = state.sides[side]
-            resp = self.request(side, "measure", timeout=state.case.get("timeout"))
+            if not memory and state.memory_pairs == 0:
+                own.measure_error = measures.memory_skipped(per_call, left, self.device)
+            resp = self.request(side, "measure", memory=memory, timeout=state.case.get("timeout"))
             if not resp.get("ok"):
                 own.memory.append(None)
                 own.compile.append(None)
@@ -525,7 +536,7 @@ class TimingPass:
                     state.sides[side].error = error
                 if ok:
                     state.open_sides = order
-                    self.end_pair(state)
+                    self.end_pair(state, end)
                 self.fresh_processes()
                 state.seconds += self.clock() - t0
                 if not ok:

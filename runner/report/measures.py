@@ -49,7 +49,10 @@ def memory_cell(bench: dict) -> str:
             text += f", {change['verdict']}"
         return text
     one = head or base
-    return fmt_bytes(one.get("peak_bytes")) if is_number(one.get("peak_bytes")) else ""
+    if is_number(one.get("peak_bytes")):
+        return fmt_bytes(one.get("peak_bytes"))
+    sides = [bench.get(name) or {} for name in ("head", "base")]
+    return "not measured" if any(str(s.get("measure_error") or "").startswith("memory not measured") for s in sides) else ""
 
 
 def memory_note(bench: dict) -> str | None:

@@ -236,12 +236,15 @@ class Worker:
 
     def measure(self, req: dict) -> dict:
         """After the timing, in the same process: what torch.compile did here (None when nothing
-        compiled), then the peak memory of one call (:mod:`runner.worker.measures`). Answers
+        compiled), then the peak memory of one call (:mod:`runner.worker.measures`) unless
+        ``memory`` is false (the parent's budget rule, :func:`runner.measures.memory_due`). Answers
         ``{compile, memory}``, with ``memory_error`` instead of ``memory`` when measuring it
         failed (the timing stands)."""
         if self.fn is None:
             raise RuntimeError("no benchmark is set up")
         out: dict = {"compile": self.compile_watch.facts() if self.compile_watch else None}
+        if req.get("memory") is False:
+            return out
 
         def release() -> None:
             if self.timer is not None:

@@ -89,6 +89,10 @@ class SimWorker:
     telemetry: SimTelemetry | None = None
     children_started: int = 0
     requests: list[tuple[str, dict]] = field(default_factory=list)
+    #: per ``measure`` request, whether memory was asked for
+    measures_taken: list[bool] = field(default_factory=list)
+    #: what measuring memory costs, in calls (runner.measures.MEMORY_COST_CALLS: CPU tracing)
+    memory_cost_calls: float = 20.0
     _model: SideModel | None = None
     _factor: float = 1.0
     _number: int = 1
@@ -117,8 +121,11 @@ class SimWorker:
             return {"ok": True}
         if cmd == "measure":
             assert self._model is not None, "measure before setup"
-            self.clock.advance(self._model.per_call)  # one call (runner.worker.measures.measure_memory)
             m = self._model
+            self.measures_taken.append(fields.get("memory") is not False)
+            if fields.get("memory") is False:  # the parent's budget rule: compile facts only
+                return {"ok": True, "compile": m.compile}
+            self.clock.advance(m.per_call * self.memory_cost_calls)  # runner.worker.measures.measure_memory
             memory = None if m.memory is None else {
                 "kind": "cpu", "peak_bytes": int(m.memory * math.exp(self.rng.gauss(0.0, m.memory_sd))), "rss_bytes": None}
             return {"ok": True, "memory": memory, "compile": m.compile}

@@ -73,6 +73,16 @@ def test_a_single_pair_or_none_decides_nothing():
     assert measures.memory_change([_mem(1 << 20, "cuda")], [_mem(1 << 20)], 0.05) is None
 
 
+def test_memory_is_measured_in_a_few_pairs_and_only_where_the_budget_affords_it():
+    # a cheap call: every pair up to MEMORY_PAIRS, then none
+    assert all(measures.memory_due(k, 1e-3, 60.0) for k in range(measures.MEMORY_PAIRS))
+    assert not measures.memory_due(measures.MEMORY_PAIRS, 1e-3, 60.0)
+    # a 0.24 s pure-Python call traced on a CPU (~4.8 s) needs 48 s left; on CUDA (~0.5 s) 4.8 s
+    assert measures.memory_due(0, 0.24, 48.0) and not measures.memory_due(0, 0.24, 47.0)
+    assert measures.memory_due(0, 0.24, 5.0, "cuda:0") and not measures.memory_due(0, 0.24, 5.0, "cpu")
+    assert measures.memory_due(0, 10.0, float("inf"))
+
+
 def test_a_side_is_the_median_of_its_processes():
     side = measures.memory_side([_mem(10, reserved_bytes=100), _mem(30, reserved_bytes=300), None,
                                  _mem(20, reserved_bytes=200)])

@@ -37,8 +37,8 @@ def test_a_change_of_ten_times_or_more_is_decided_at_the_first_look_with_a_finit
     assert math.isfinite(change["ci_low"]) and math.isfinite(change["ci_high"])
     assert change["ci_low"] <= factor <= change["ci_high"]
     assert change["stop_reason"] == "decided at look 1 of 5"
-    # within 10 s of timing, set-up included, unless one call of the slow side lasts 2 s (then
-    # the memory measure's one call per side and process pair adds 2 × 2 s)
+    # within 10 s of timing, set-up and the memory measure included, unless one call of the slow
+    # side lasts 2 s (then its rounds alone last that long)
     assert state.seconds <= (10.0 if base_s * max(factor, 1) < 1.0 else 24.0)
     # each side's samples last between min_sample_time and a few times it, or one call
     for side in ("base", "head"):
@@ -178,3 +178,26 @@ def test_resolvable_change_shrinks_with_pairs_and_grows_with_noise():
     noisy = schedule.resolvable_change([0.05, -0.05, 0.0], 0.99, 0.003)
     assert many < few < noisy
     assert schedule.resolvable_change([0.01], 0.99, 0.003) is None
+
+
+def test_the_memory_measure_keeps_to_a_few_pairs_and_to_the_budget():
+    # an identical benchmark that runs to many process pairs: memory in the first MEMORY_PAIRS only
+    from runner import measures
+
+    session, (state,), _, workers = _run({"b": (SideModel(1e-4, process_sd=0.02), SideModel(1e-4, process_sd=0.02))})
+    assert len(state.block_starts) > measures.MEMORY_PAIRS
+    for side in ("base", "head"):
+        assert workers[side].measures_taken[:measures.MEMORY_PAIRS] == [True] * measures.MEMORY_PAIRS
+        assert not any(workers[side].measures_taken[measures.MEMORY_PAIRS:])
+    # a 2 s call, whose traced memory measure (~40 s) would dwarf its timing: not measured, and
+    # the records stay paired (None on both sides)
+    session, (state,), _, workers = _run({"b": (SideModel(2e-3), SideModel(2.0))})
+    assert workers["head"].measures_taken and not any(workers["head"].measures_taken + workers["base"].measures_taken)
+    assert len(state.sides["base"].memory) == len(state.sides["head"].memory)
+    entry = benchmark_entry(state, session.ci_level)
+    assert entry["change"]["verdict"] == "regression" and "memory" not in entry["change"]
+    assert entry["head"]["measure_error"].startswith("memory not measured: measuring one call (~")
+    assert "10 % of the" in entry["head"]["measure_error"]
+    from runner.report.measures import memory_cell
+
+    assert memory_cell(entry) == "not measured"
