@@ -1,7 +1,7 @@
 """Evaluate the intent classifier on real merged pull requests (``intent_real.jsonl``).
 
 Usage:
-    python evaluation/intent_real.py [--split real-train|real-test|real-test2|real-test3|all] [--errors] [--no-write] [--smoke]
+    python evaluation/intent_real.py [--split real-train|real-test4|all] [--errors] [--no-write] [--smoke]
 
 The corpus holds real pull requests of public GPU / deep-learning repositories: the title as
 written, a paraphrase of the description in our own words, the changed files and a short diff
@@ -15,8 +15,15 @@ the rest in ``real-train``. Round 1 (366 pull requests, rows without ``round``) 
 split ``real-test``; it was scored once at the end of round 1 and is training data since.
 Round 2 (rows with ``"round": 2``) has the blind split ``real-test2``, fixed by a new salt before
 any of its labels was read; it was scored once with the first learned model. Round 3 (``"round":
-3``) has ``real-test3``, fixed the same way; nothing is tuned on the current blind split
-(``BLIND``): neither rules nor the model see it.
+3``) had ``real-test3``, fixed the same way and scored once at the end of round 3.
+
+Round 4 (issue 34) draws no new pull requests. Its blind split ``real-test4`` (``BLIND``) is a
+fresh draw over the rows of rounds 2 and 3 (the hand rules were never tuned on them; round 1's
+rows were read to write rules v4 and stay training data): ``RESPLIT_PERCENT`` % of them by a
+new salt, ``RESPLIT_SALT``, fixed before any of its labels was read. A row's stored ``split``
+stays its round's (``load`` checks it); ``current_split(row)`` is the split it has now:
+``real-test4`` or ``real-train``. Nothing is tuned on ``real-test4``: neither the rules, nor the
+label conventions' tuning, nor the model see it; it is scored once, at the end.
 
 For each classifier (``rules``: the hand rules alone, ``runner.intent.classify_rules``;
 ``model``: the learned model, ``runner.intent.classify``) and each split, two modes are scored:
@@ -50,9 +57,14 @@ BEGIN, END = "<!-- intent-real-eval:begin -->", "<!-- intent-real-eval:end -->"
 ROUNDS = {1: ("perfgate-intent-real-v1:", "real-test"), 2: ("perfgate-intent-real-v2:", "real-test2"),
           3: ("perfgate-intent-real-v3:", "real-test3")}
 TEST_PERCENT = 30
-SPLITS = ("real-train", "real-test", "real-test2", "real-test3")
-#: The blind split of the current round; every other split is training data.
-BLIND = "real-test3"
+#: The blind split of the current round (round 4: a fresh draw over the rows of ``RESPLIT_ROUNDS``
+#: by its own salt, fixed before any of its labels was read); every other row is training data.
+BLIND = "real-test4"
+RESPLIT_SALT = "perfgate-intent-real-v4:"
+RESPLIT_ROUNDS = (2, 3)
+RESPLIT_PERCENT = 20
+#: Splits as they are now (``current_split``).
+SPLITS = ("real-train", BLIND)
 #: Confidence bins of the reliability table (lower edges; the last bin includes 1.0).
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
 CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "model": classify}
@@ -68,6 +80,16 @@ def split_of(source: str, round_no: int = 1) -> str:
     salt, blind = ROUNDS[round_no]
     digest = hashlib.sha256((salt + source).encode("utf-8")).hexdigest()
     return blind if int(digest[:8], 16) % 100 < TEST_PERCENT else "real-train"
+
+
+def current_split(row: dict) -> str:
+    """``BLIND`` for about ``RESPLIT_PERCENT`` % of the rows of ``RESPLIT_ROUNDS`` (seeded SHA-256 of
+    ``RESPLIT_SALT`` + source), else ``real-train``: the earlier rounds' blind splits were each scored
+    once and are training data now."""
+    if row.get("round", 1) not in RESPLIT_ROUNDS:
+        return "real-train"
+    digest = hashlib.sha256((RESPLIT_SALT + row["source"]).encode("utf-8")).hexdigest()
+    return BLIND if int(digest[:8], 16) % 100 < RESPLIT_PERCENT else "real-train"
 
 
 def load(path: Path = CORPUS) -> list[dict]:
@@ -197,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [args.classifier] if args.classifier else list(CLASSIFIERS)
     parts = []
     for split in splits:
-        chosen = rows if split == "all" else [r for r in rows if r["split"] == split]
+        chosen = rows if split == "all" else [r for r in rows if current_split(r) == split]
         for name in names:
             for with_diff in (False, True):
                 results = [predict(r, with_diff, CLASSIFIERS[name]) for r in chosen]

@@ -6,7 +6,7 @@ Usage:
 
 Needs scikit-learn (the ``dev`` extra); the model it writes is plain numbers that
 ``runner.intent.model`` reads without it. Trains on every pull request of intent_real.jsonl
-outside the current blind split (``intent_real.BLIND``, ``real-test3``) and on the project's own
+outside the current blind split (``intent_real.BLIND``, ``real-test4``) and on the project's own
 texts of intent_dataset.jsonl except its held-out ``test4``; the blind split is never read here.
 
 Each training pull request is seen twice, as the model meets changes: from its title and
@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from intent_real import BLIND, CORPUS, load, write_section  # noqa: E402
+from intent_real import BLIND, CORPUS, current_split, load, write_section  # noqa: E402
 from runner.intent import STRATEGIES, UNKNOWN  # noqa: E402
 from runner.intent import model as intent_model  # noqa: E402
 from runner.intent.classifier import evidence  # noqa: E402
@@ -77,7 +77,7 @@ BEGIN, END = "<!-- intent-model-eval:begin -->", "<!-- intent-model-eval:end -->
 def training_rows() -> tuple[list[dict], list[dict]]:
     """``(real pull requests outside the blind split, own texts except test4)``; each own row gets
     ``source`` = its id."""
-    real = [r for r in load(CORPUS) if r["split"] != BLIND]
+    real = [r for r in load(CORPUS) if current_split(r) != BLIND]
     own = [json.loads(line) for line in OWN.read_text(encoding="utf-8").splitlines() if line.strip()]
     own = [dict(r, source=r["id"]) for r in own if r["split"] in OWN_SPLITS]
     return real, own
