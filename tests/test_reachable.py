@@ -133,6 +133,7 @@ SMOKES = {
     "evaluation/intent_real.py": Smoke(("evaluation/intent_real.py", "--smoke")),
     "evaluation/isolation.py": Smoke(("evaluation/isolation.py", "--smoke")),
     "evaluation/peers.py": Smoke(("evaluation/peers.py", "--smoke")),
+    "evaluation/relabel_intent.py": Smoke(("evaluation/relabel_intent.py", "--smoke")),
     "evaluation/real_suites.py": Smoke(("evaluation/real_suites.py", "--smoke")),
     "evaluation/sample_time.py": Smoke(("evaluation/sample_time.py", "--smoke")),
     "evaluation/train_intent_model.py": Smoke(("evaluation/train_intent_model.py", "--smoke")),

@@ -83,6 +83,30 @@ def test_round_4_blind_split_is_a_fresh_draw_over_rounds_2_and_3(real, rows):
     assert {real.current_split(r) for r in rows if r.get("round", 1) == 1} == {"real-train"}
 
 
+def test_label_conventions_are_applied_and_recorded(rows):
+    """Every decision of relabel_intent.RELABELS is in the corpus with the old label kept, and no
+    other row carries a ``relabel`` record; applying the decisions again changes nothing."""
+    relabel = _module("relabel_intent")
+    by_source = {r["source"]: r for r in rows}
+    for source, (label, also, convention) in relabel.RELABELS.items():
+        row = by_source[source]
+        assert (row["label"], tuple(row["also"])) == (label, also)
+        assert row["relabel"]["convention"] == convention
+        assert (row["relabel"]["from"], tuple(row["relabel"]["also_from"])) != (label, also)
+        assert relabel.relabel(row) is row
+    assert {r["source"] for r in rows if "relabel" in r} == set(relabel.RELABELS)
+
+
+def test_convention_suspects_are_selected_by_label_side_and_wording():
+    relabel = _module("relabel_intent")
+    row = {"source": "a/b#1", "label": "warp_level_reduction", "also": [], "title": "Tune the split-K heuristic",
+           "body": "", "reason": "split count chosen from the SM count"}
+    found = relabel.suspects([row, dict(row, source="a/b#2", label="kernel_fusion")])
+    assert [r["source"] for r in found["C1 split count or heuristic"]] == ["a/b#1"]
+    assert not found["C1 a new split path"]
+    assert relabel.relabel(row) is row                   # no decision recorded for it
+
+
 def test_load_refuses_a_moved_row(real, rows, tmp_path):
     moved = dict(rows[0], split="real-test" if rows[0]["split"] == "real-train" else "real-train")
     path = tmp_path / "c.jsonl"
