@@ -3,7 +3,7 @@
 A trust boundary drawn between the steps of one job does not hold (security review 2026-12-01,
 N1): the steps share the runner's OS user, its file system and the step command files. So the
 job that runs the pull request's code holds no token that can write anything, and the code
-itself runs in a sandbox (:mod:`action.sandbox`) that later steps cannot be reached from:
+itself runs in a sandbox (:mod:`runner.sandbox`) that later steps cannot be reached from:
 
 - ``prepare`` (the job's read-only token; runs no PR code): plan (environment.py) → both SHAs
   present (git_shas.py, the token handed to ``git fetch`` through its environment only) → the
@@ -12,9 +12,9 @@ itself runs in a sandbox (:mod:`action.sandbox`) that later steps cannot be reac
   default branch, both written to the hand-off folder (``Plan.handoff``, beside the results
   folder, never inside it).
 - ``compare`` (no token): re-executes itself with no credential in its environment, then runs
-  ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`action.sandbox`)
+  ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`runner.sandbox`)
   with its own results folder, takes the regular files out of it into ``OUT`` (the artifact,
-  :func:`action.sandbox.launder`) and records how it ended in the hand-off folder.
+  :func:`runner.sandbox.launder`) and records how it ended in the hand-off folder.
 - ``publish`` (no token): results.json + run metadata → step summary and outputs (publish.py)
   and the exit status. It comments nowhere.
 - ``comment`` (standalone mode only, in a *separate job* on a GitHub-hosted runner that never
@@ -39,11 +39,12 @@ import traceback
 from pathlib import Path
 from typing import Any, Mapping
 
+from runner import sandbox
 from runner.errors import UserError
 from runner.report.escape import md_text
 
 from . import compare as compare_mod
-from . import git_credentials, git_shas, publish, sandbox
+from . import git_credentials, git_shas, publish
 from .environment import ActionInputError, Plan, plan_from_environment
 
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -126,6 +127,8 @@ def prepare(plan: Plan) -> int:
     shas = {side: git_shas.ensure_commit(plan.workspace, ref, plan.pr_number, auth)
             for side, ref in (("base", plan.base_ref), ("head", plan.head_ref))}
     settings_sha = git_shas.ensure_commit(plan.workspace, plan.settings_ref, None, auth) if plan.settings_ref else None
+    if plan.bisect:
+        git_shas.fetch_history(plan.workspace, shas["head"], auth)
     removed = git_credentials.strip(plan.workspace)
     if removed:
         where = sorted({f"{e.key} in {e.file}" for e in removed})
@@ -208,7 +211,8 @@ def compare(plan: Plan) -> int:
 
 def _compare_in_sandbox(plan: Plan, base_sha: str, head_sha: str) -> "compare_mod.CompareOutcome":
     """``perfgate compare`` inside bubblewrap with a results folder of its own; its regular files
-    are then copied into ``plan.out_dir`` and the sandbox's folder is removed."""
+    are then copied into ``plan.out_dir`` and the sandbox's folder is removed (a failure to
+    remove it is a warning: the runner empties ``RUNNER_TEMP`` after the job)."""
     import shutil
     import uuid
 
@@ -217,47 +221,36 @@ def _compare_in_sandbox(plan: Plan, base_sha: str, head_sha: str) -> "compare_mo
     except sandbox.SandboxUnavailable as exc:
         raise ActionInputError(f"{exc}. The pull request's code runs only in a sandbox: install bubblewrap on the "
                                "runner (Debian/Ubuntu: apt-get install bubblewrap) with unprivileged user namespaces "
-                               "allowed (README, 'The runner'), or set the action's input sandbox: none on an "
-                               "ephemeral runner that runs nothing after perfgate") from None
-    jail = sandbox.make_scratch(plan.out_dir.parent / f"{plan.out_dir.name}-sandbox-{uuid.uuid4().hex[:12]}")
-    inner_out = jail / "out"
-    inner_out.mkdir(mode=0o700)
+                               "allowed (README, 'The runner needs bubblewrap'), or set the action's input sandbox: "
+                               "none on an ephemeral runner that runs nothing after perfgate") from None
     if plan.out_dir.exists() and any(plan.out_dir.iterdir()):
         raise ActionInputError(f"the results folder {plan.out_dir} is not empty: perfgate writes a fresh one")
+    owner = sandbox.drop_to_for()
+    jail = sandbox.make_scratch(plan.out_dir.parent / f"{plan.out_dir.name}-sandbox-{uuid.uuid4().hex[:12]}", owner)
+    inner_out = sandbox.make_writable(jail / "out", owner)
     read_only = [*sandbox.interpreter_paths(), *sandbox.perfgate_source_paths(), str(plan.workspace),
                  *sandbox.resolved_etc_links(), *plan.sandbox_paths]
     if plan.config is not None:
         read_only.append(str(plan.config.parent))
     spec = sandbox.SandboxSpec(read_only=tuple(dict.fromkeys(read_only)), writable=(str(inner_out),),
-                               scratch=str(jail), chdir="/tmp", devices=sandbox.gpu_devices())
+                               scratch=str(jail), chdir="/", devices=sandbox.gpu_devices(),
+                               network=plan.sandbox_network, drop_to=owner)
     argv = compare_mod.compare_argv(plan, base_sha, head_sha, out_dir=inner_out)
     say("::group::perfgate compare (in the sandbox)")
     try:
         outcome = compare_mod.run_compare(sandbox.bwrap_argv(spec, argv, bwrap=shutil.which("bwrap") or "bwrap"),
-                                          inner_out, env=sandbox.sandbox_environment(compare_mod.compare_env()))
+                                          inner_out, env=sandbox.sandbox_environment(compare_mod.compare_env()),
+                                          preexec=sandbox.new_session_keyring)
     finally:
         say("::endgroup::")
     copied = sandbox.launder(inner_out, plan.out_dir)
     if copied.skipped:
         say(publish.annotation("warning", f"perfgate left {len(copied.skipped)} file(s) the compare wrote out of the "
                                           f"results: {'; '.join(copied.skipped[:5])}"))
-    _remove_tree(jail)
+    left = sandbox.remove_tree(jail)
+    if left:
+        say(publish.annotation("warning", f"perfgate: {left}"))
     return compare_mod.CompareOutcome(outcome.status, outcome.stderr_tail, plan.out_dir / "results.json")
-
-
-def _remove_tree(folder: Path) -> None:
-    """Remove a folder the sandbox wrote (no link followed; unreadable folders made readable first)."""
-    import shutil
-    import stat
-
-    def retry(func, path, _exc):
-        try:
-            os.chmod(os.path.dirname(path), stat.S_IRWXU)
-            os.chmod(path, stat.S_IRWXU, follow_symlinks=False)
-            func(path)
-        except OSError:
-            pass
-    shutil.rmtree(folder, onexc=retry) if sys.version_info >= (3, 12) else shutil.rmtree(folder, onerror=retry)
 
 
 def publish_results(plan: Plan) -> int:

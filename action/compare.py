@@ -16,6 +16,7 @@ import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from runner.child_env import child_environment
 
@@ -24,21 +25,34 @@ from .environment import Plan
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+def _argv(plan: Plan, command: str, refs: list[str], python: str | None, out_dir: Path | None,
+          selection: tuple[str, str | None]) -> list[str]:
+    """``python -m runner.cli COMMAND`` with what every command of the action shares: the
+    repository, ``refs``, the results folder, the gate's settings file, the benchmarks, the
+    ``selection`` flag and its value, the device and the budget."""
+    argv = [python or sys.executable, "-m", "runner.cli", command, f"--repo={plan.workspace}", *refs,
+            f"--out={out_dir or plan.out_dir}", "--quiet"]
+    if plan.config is not None:
+        argv.append(f"--config={plan.config}")
+    for flag, value in (("--benchmarks", plan.benchmarks), selection, ("--device", plan.device)):
+        if value is not None:
+            argv.append(f"{flag}={value}")
+    return argv
+
+
 def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = None,
                  out_dir: Path | None = None) -> list[str]:
     """The ``perfgate compare`` command for ``plan`` at the two resolved SHAs (pure); results go
-    to ``out_dir`` (default ``plan.out_dir``; the sandbox's own folder when sandboxed).
+    to ``out_dir`` (default ``plan.out_dir``; the sandbox's own folder when sandboxed); with
+    ``plan.bisect``, :func:`bisect_argv`.
 
     Every value is one ``--option=value`` item: a PR title like ``-O3`` or
     ``--Fix-everything`` is then the option's value, never read as an option itself.
     """
-    argv = [python or sys.executable, "-m", "runner.cli", "compare", f"--repo={plan.workspace}",
-            f"--base={base_sha}", f"--head={head_sha}", f"--out={out_dir or plan.out_dir}", "--quiet"]
-    if plan.config is not None:
-        argv.append(f"--config={plan.config}")
-    for flag, value in (("--benchmarks", plan.benchmarks), ("--filter", plan.filter), ("--device", plan.device)):
-        if value is not None:
-            argv.append(f"{flag}={value}")
+    if plan.bisect:
+        return bisect_argv(plan, base_sha, head_sha, python, out_dir)
+    argv = _argv(plan, "compare", [f"--base={base_sha}", f"--head={head_sha}"], python, out_dir,
+                 ("--filter", plan.filter))
     if plan.threshold is not None:
         argv.append(f"--threshold={plan.threshold!r}")
     if plan.max_time is not None:
@@ -55,6 +69,17 @@ def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = 
         argv.append(f"--body={plan.body}")
     if plan.labels:
         argv.append(f"--labels={','.join(plan.labels)}")
+    return argv
+
+
+def bisect_argv(plan: Plan, good_sha: str, bad_sha: str, python: str | None = None,
+                out_dir: Path | None = None) -> list[str]:
+    """The ``perfgate bisect`` command of a bisect run (input ``bisect``: the App's runs of kind
+    ``bisect``): base is good, head is bad, ``filter`` the benchmark to follow (pure)."""
+    argv = _argv(plan, "bisect", [f"--good={good_sha}", f"--bad={bad_sha}"], python, out_dir,
+                 ("--benchmark", plan.filter))
+    if plan.max_time is not None:
+        argv.append(f"--max-time={plan.max_time!r}")
     return argv
 
 
@@ -81,37 +106,86 @@ def compare_env() -> dict[str, str]:
     return child_environment(isolate_git=False)
 
 
+#: The longest line echoed whole (bytes); a longer one is echoed in pieces of this size.
+MAX_LINE = 16_384
+
+
+def neutral_line(raw: bytes) -> str:
+    """One line of the compare's output as it may reach the job log (pure): decoded, without
+    control characters but TAB, and with ``##[`` — the runner's older command syntax, matched
+    anywhere in a line — broken by a zero-width space. Workflow commands are switched off while
+    the compare runs (:func:`run_compare`); this keeps the older form inert too."""
+    from runner.report.escape import one_line
+
+    return one_line(raw.decode("utf-8", "replace").replace("\t", "    ")).replace("##[", "##\u200b[")
+
+
 def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
-                env: dict[str, str] | None = None) -> CompareOutcome:
-    """Run ``argv``; its standard error is echoed to ours line by line and its tail kept.
+                env: dict[str, str] | None = None, preexec: Callable[[], None] | None = None) -> CompareOutcome:
+    """Run ``argv``; its standard output and error are echoed to ours line by line and the
+    error's tail kept.
 
     The compare runs the pull request's code, so it gets the allow-listed environment
     (``env``, default :func:`compare_env`) and a process group of its own, killed when it ends.
     That alone does not stop a ``setsid`` daemon: the sandbox's PID namespace does
-    (:mod:`action.sandbox`). Workflow commands (``::add-mask::``, ``::set-output``) in what
-    the PR's code prints are switched off for the time it runs (``::stop-commands::``, with a
-    token it cannot know).
+    (:mod:`runner.sandbox`). What it prints reaches the job log only through this function:
+    as whole, terminated lines of at most :data:`MAX_LINE` bytes made inert (:func:`neutral_line`),
+    with workflow commands (``::add-mask::``, ``::set-output``) switched off for the whole time
+    (``::stop-commands::`` with a token it cannot know), and both streams ended with a line break
+    before they are switched on again (a last line without one would otherwise be read after the
+    token). ``preexec`` runs in the child before it starts (a new session keyring).
     """
     import secrets
+    import selectors
 
     tail: deque[str] = deque(maxlen=20)
     resume = secrets.token_hex(16)
     print(f"::stop-commands::{resume}", flush=True)
     try:
-        with subprocess.Popen(argv, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace",
-                              env=compare_env() if env is None else env, start_new_session=True) as proc:
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              env=compare_env() if env is None else env, start_new_session=True,
+                              preexec_fn=preexec) as proc:
             try:
-                assert proc.stderr is not None
-                for line in proc.stderr:
-                    sys.stderr.write(line)
-                    tail.append(line.rstrip("\n"))
+                streams = {proc.stdout: (sys.stdout, None), proc.stderr: (sys.stderr, tail)}
+                with selectors.DefaultSelector() as selector:
+                    pending: dict = {}
+                    for stream in streams:
+                        selector.register(stream, selectors.EVENT_READ)
+                        pending[stream] = b""
+                    while selector.get_map():
+                        for key, _ in selector.select():
+                            chunk = os.read(key.fileobj.fileno(), 65_536)
+                            out, kept = streams[key.fileobj]
+                            if not chunk:
+                                selector.unregister(key.fileobj)
+                                if pending[key.fileobj]:
+                                    _echo(pending[key.fileobj], out, kept)
+                                continue
+                            buffered = pending[key.fileobj] + chunk
+                            *lines, rest = buffered.split(b"\n")
+                            while len(rest) > MAX_LINE:
+                                lines.append(rest[:MAX_LINE])
+                                rest = rest[MAX_LINE:]
+                            pending[key.fileobj] = rest
+                            for line in lines:
+                                _echo(line[:MAX_LINE], out, kept)
                 status = proc.wait(timeout=timeout)
             finally:
                 kill_process_group(proc.pid)
     finally:
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            stream.write("\n")
+            stream.flush()
         print(f"::{resume}::", flush=True)
     return CompareOutcome(status, tuple(tail), out_dir / "results.json")
+
+
+def _echo(raw: bytes, out, kept: deque | None) -> None:
+    line = neutral_line(raw)
+    out.write(line + "\n")
+    out.flush()
+    if kept is not None:
+        kept.append(line)
 
 
 def kill_process_group(pgid: int) -> None:

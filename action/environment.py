@@ -82,8 +82,10 @@ class Plan:
     settings_ref: str | None = None   # the commit whose configuration is the gate's (None: see config)
     config_path: str | None = None    # the config input: a file inside settings_ref
     handoff_dir: Path | None = None   # what one phase leaves for the next, never inside the sandbox
-    sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (action.sandbox)
+    sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (runner.sandbox)
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
+    sandbox_network: bool = True      # the sandbox shares the runner's network (False: none at all)
+    bisect: bool = False              # perfgate bisect base..head (filter: the benchmark) instead of compare
 
     @property
     def handoff(self) -> Path:
@@ -153,23 +155,48 @@ def parse_rounds(value: str | None, name: str) -> int | None:
     return number
 
 
-def parse_paths(value: str | None, name: str) -> tuple[str, ...]:
+def parse_paths(value: str | None, name: str, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """Absolute paths, one per line (or ``:``-separated), for the ``sandbox-paths`` input.
 
+    Each path is resolved (``..``, doubled slashes and symbolic links) before it is judged: it
+    may not be, contain or lie inside what the sandbox exists to keep away — the home folder,
+    ``RUNNER_TEMP`` and the runner's folder above ``_work``, ``/root``, ``/run``, ``/var/run``,
+    ``/proc``, ``/sys``, ``/dev``, ``/tmp`` — nor be a socket.
+
     Raises:
-        ActionInputError: a path is relative, or names a folder that would show the runner's
-            own step files (``RUNNER_TEMP`` is never shown; see action.sandbox).
+        ActionInputError: a relative path, or one that would open the sandbox (named).
     """
+    import os
+    import stat as stat_mod
+
     if value is None:
         return ()
+    env = env or {}
     paths = [p.strip() for line in value.splitlines() for p in line.split(":") if p.strip()]
+    guarded = {"/", "/root", "/run", "/var/run", "/proc", "/sys", "/dev", "/tmp", "/home"}
+    for variable in ("HOME", "RUNNER_TEMP", "GITHUB_WORKSPACE"):
+        if env.get(variable, "").startswith("/"):
+            folder = os.path.realpath(env[variable])
+            guarded.add(folder)
+            if variable == "RUNNER_TEMP":  # <runner>/_work/_temp: the runner's folder holds its credentials
+                guarded.add(str(Path(folder).parent.parent))
+    resolved = []
     for path in paths:
         if not path.startswith("/") or "\x00" in path:
             raise ActionInputError(f"input {name} takes absolute paths, got {path!r}")
-        if path.rstrip("/") in ("", "/home", "/run", "/var", "/proc", "/tmp"):
-            raise ActionInputError(f"input {name} may not show {path!r} inside the sandbox: name the folder "
-                                   "the benchmarks need (e.g. /opt/conda)")
-    return tuple(paths)
+        real = os.path.realpath(path)
+        for keep in sorted(guarded):
+            overlaps = real == keep or real.startswith(keep.rstrip("/") + "/") or keep.startswith(real.rstrip("/") + "/")
+            if overlaps and not (keep in ("/", "/home") and real != keep):
+                raise ActionInputError(f"input {name} may not show {path!r} inside the sandbox (it is, holds or lies in "
+                                       f"{keep}): name the folder the benchmarks need (e.g. /opt/conda)")
+        try:
+            if stat_mod.S_ISSOCK(os.stat(real).st_mode):
+                raise ActionInputError(f"input {name} may not show the socket {path!r} inside the sandbox")
+        except OSError:
+            pass
+        resolved.append(real)
+    return tuple(dict.fromkeys(resolved))
 
 
 def _first(mapping: Mapping[str, Any], *keys: str) -> str | None:
@@ -299,7 +326,9 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         output_path=Path(output) if output else None,
         settings_ref=settings_ref, config_path=config,
         handoff_dir=Path(env["PERFGATE_HANDOFF_DIR"]) if env.get("PERFGATE_HANDOFF_DIR") else None,
-        sandbox=sandbox, sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths"),
+        sandbox=sandbox, sandbox_network=parse_bool(get_input(env, "sandbox-network"), "sandbox-network", True),
+        sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths", env),
+        bisect=parse_bool(get_input(env, "bisect"), "bisect", False),
     )
 
 

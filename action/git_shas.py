@@ -88,3 +88,21 @@ def file_at(repo: Path, sha: str, path: str) -> bytes | None:
     """The content of ``path`` at commit ``sha`` (None when the commit has no such file)."""
     proc = subprocess.run(["git", "-C", str(repo), "show", f"{sha}:{path}"], capture_output=True, timeout=60)
     return proc.stdout if proc.returncode == 0 else None
+
+
+def fetch_history(repo: Path, bad: str, auth: Mapping[str, str] | None = None) -> None:
+    """Make the clone hold the whole history of ``bad`` (``perfgate bisect`` walks the first-parent
+    line from good to it): unshallow a shallow clone, fetching ``bad`` with its ancestors.
+
+    Raises:
+        ActionInputError: the history could not be fetched.
+    """
+    shallow = _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+    if not shallow:
+        return
+    args = ["fetch", "--no-tags", "--quiet", "--unshallow", "--end-of-options", "origin", bad]
+    proc = _git(repo, *args, timeout=1800, env=auth)
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "git fetch failed"
+        raise ActionInputError(f"the history of {bad[:12]} could not be fetched for the bisect ({last}); use "
+                               "actions/checkout with fetch-depth: 0")

@@ -38,6 +38,12 @@
                                7 days: longer than GitHub keeps deliveries for "Redeliver")
 ``PERFGATE_GITHUB_TIMEOUT``    whole seconds the worker waits for each answer of
                                GitHub's API (default 20)
+``PERFGATE_WEBHOOK_ALLOW``     networks a repository's ``regression_webhook`` may reach
+                               though they are not public (``10.2.0.0/16, fd00::/8``;
+                               default none: public addresses only, ``bot.app.notify``)
+``PERFGATE_WEBHOOK_TIMEOUT``   seconds the worker waits for a webhook (default 10)
+``REQUESTS_CA_BUNDLE`` /       a CA bundle the webhook's certificate is verified with
+``SSL_CERT_FILE``              (default: certifi's)
 ``TESTING``                    Flask's TESTING (and GitHub clients without retries)
 =============================  ==========================================================
 
@@ -67,6 +73,7 @@ DEFAULT_RUN_TIMEOUT = 3 * 3600.0
 DEFAULT_ARTIFACT_LIMIT = 256 * 1024 * 1024
 DEFAULT_DELIVERY_RETENTION = 7 * 86400.0
 DEFAULT_GITHUB_TIMEOUT = 20
+DEFAULT_WEBHOOK_TIMEOUT = 10.0
 READ_ACCESS_MODES = ("public", "all")
 #: The settings of the GitHub App (any of them given: the App's settings are read and checked).
 REQUIRED = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET")
@@ -94,8 +101,9 @@ class Settings:
     slash, or None; ``read_access``: ``public`` or ``all``; ``api_url``/``github_url``: GitHub's
     REST base and web address (the only host the pages and comments link to from stored
     data); ``oauth_*``/``session_secret``: signing in with GitHub; ``app_id`` ...
-    ``github_timeout``: the GitHub App (``app_id`` None: no App configured). Secrets are left
-    out of ``repr``.
+    ``github_timeout``: the GitHub App (``app_id`` None: no App configured); ``webhook_allow``
+    (``ipaddress`` networks), ``webhook_timeout`` (seconds), ``ca_bundle`` (a
+    file): the regression webhook. Secrets are left out of ``repr``.
     """
 
     database_url: str
@@ -117,6 +125,9 @@ class Settings:
     artifact_limit: int = DEFAULT_ARTIFACT_LIMIT
     delivery_retention: float = DEFAULT_DELIVERY_RETENTION
     github_timeout: int = DEFAULT_GITHUB_TIMEOUT
+    webhook_allow: tuple = ()
+    webhook_timeout: float = DEFAULT_WEBHOOK_TIMEOUT
+    ca_bundle: str | None = None
 
     @property
     def oauth(self) -> bool:
@@ -276,7 +287,11 @@ def _app_settings(source: Mapping[str, str]) -> dict:
     workflow = (source.get("PERFGATE_WORKFLOW") or DEFAULT_WORKFLOW).strip()
     if "/" in workflow or not workflow.endswith((".yml", ".yaml")):
         raise UserError(f"PERFGATE_WORKFLOW must be a workflow file name like perfgate.yml, got {workflow!r}")
+    webhook_allow = _networks(source, "PERFGATE_WEBHOOK_ALLOW")
+    ca_bundle = (source.get("REQUESTS_CA_BUNDLE") or source.get("SSL_CERT_FILE") or "").strip() or None
     return dict(app_id=app_id or None, private_key=key if app_id else None, webhook_secret=secret or None,
+                webhook_allow=webhook_allow, ca_bundle=ca_bundle,
+                webhook_timeout=_positive(source, "PERFGATE_WEBHOOK_TIMEOUT", DEFAULT_WEBHOOK_TIMEOUT),
                 queue_url=queue_url, workflow=workflow,
                 run_timeout=_positive(source, "PERFGATE_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT),
                 artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)),
@@ -310,6 +325,20 @@ def github_web_url(api_url: str | None) -> str:
     elif host.lower().startswith("api.") and host.lower().endswith(".ghe.com"):  # GitHub Enterprise Cloud with data residency
         host = host[4:]
     return f"{parts.scheme}://{host}"
+
+
+def _networks(source: Mapping[str, str], name: str) -> tuple:
+    """Networks (``10.2.0.0/16``, ``fd00::/8``, one address) separated by commas or spaces.
+
+    Raises:
+        UserError: an entry that is not a network (naming the variable)."""
+    import ipaddress
+
+    try:
+        return tuple(ipaddress.ip_network(entry, strict=False)
+                     for entry in (source.get(name) or "").replace(",", " ").split())
+    except ValueError as exc:
+        raise UserError(f"{name} must list networks like 10.2.0.0/16 or fd00::/8: {exc}") from None
 
 
 def _whole_seconds(source: Mapping[str, str], name: str, default: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 
+from runner import formats
 from runner.errors import UserError
 
 
@@ -32,15 +33,22 @@ def register(sub, parser_class) -> None:
     p = sub.add_parser("history", help="store results and show series with change points")
     hsub = p.add_subparsers(dest="history_command", metavar="ACTION", parser_class=parser_class)
     hsub.required = True
-    h = hsub.add_parser("add", help="store a compare or run result, or import asv / pytest-benchmark results")
+    h = hsub.add_parser("add", help="store a compare or run result, or import asv / pytest-benchmark / Google "
+                                    "Benchmark / nvbench / github-action-benchmark results")
     h.add_argument("results", metavar="PATH",
-                   help="a results.json, a pytest-benchmark JSON file, an asv result file or results/ directory")
+                   help="a results.json, a pytest-benchmark, Google Benchmark, nvbench or github-action-benchmark "
+                        "JSON file, an asv result file or results/ directory")
     h.add_argument("--repository", metavar="OWNER/NAME")
+    h.add_argument("--format", default="auto", choices=formats.FORMATS,
+                   help="for github-action-benchmark's custom JSON, which way is better: customSmallerIsBetter or "
+                        "customBiggerIsBetter (default: auto, which tells the other formats apart)")
     h.set_defaults(handler=_lazy("bot.history.cli", "main_add"))
     h = hsub.add_parser("show", help="series and change points")
     h.add_argument("bench", nargs="?", metavar="BENCH")
     h.add_argument("--repository", metavar="OWNER/NAME")
     h.add_argument("--json", action="store_true")
+    h.add_argument("--measure", choices=("time", "memory", "compile"), default="time",
+                   help="the series of time per call (default), of peak memory, or of the first call's compile time")
     h.set_defaults(handler=_lazy("bot.history.cli", "main_show"))
 
     p = sub.add_parser("serve", help="the GitHub App (development server)")

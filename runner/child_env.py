@@ -51,7 +51,8 @@ ALLOWED_PREFIXES = ("LC_", "PYTHON", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "GOTO"
 #: command files, and anything named like a credential.
 NEVER = re.compile(r"^(GITHUB_TOKEN|GH_TOKEN|GITHUB_ENV|GITHUB_OUTPUT|GITHUB_PATH|GITHUB_STATE|GITHUB_STEP_SUMMARY"
                    r"|INPUT_.*|ACTIONS_.*|SSH_AUTH_SOCK|GIT_ASKPASS|SSH_ASKPASS|GIT_CONFIG_.*)$"
-                   r"|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE_KEY|API_KEY|ACCESS_KEY|AUTH", re.IGNORECASE)
+                   r"|TOKEN|SECRET|PASSW|CREDENTIAL|CREDS|PRIVATE_KEY|API_KEY|ACCESS_KEY|AUTH|COOKIE|WEBHOOK"
+                   r"|DATABASE_URL|(^|_)(PAT|DSN|KEY)(_|$)", re.IGNORECASE)
 
 #: The variable naming extra names a deployment passes to the target (comma-separated).
 EXTRA_VARIABLE = "PERFGATE_CHILD_ENV"

@@ -11,6 +11,7 @@ the head under test: :func:`head_changes` lists what the head would have changed
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -23,10 +24,14 @@ else:  # pragma: no cover
 
 from .errors import ConfigError
 
-#: Benchmark conventions (key ``suite``): "auto" picks asv when an ``asv.conf.json`` is found, else
-#: pytest-benchmark when the benchmark directory has tests using the ``benchmark`` fixture and no
-#: ``bench_*.py`` file, else perfgate's ``bench_*`` (runner.pipeline.suites).
-SUITES = ("auto", "perfgate", "asv", "pytest-benchmark")
+
+
+def suite_names() -> tuple[str, ...]:
+    """The values of the key ``suite``: ``auto`` and every registered benchmark convention
+    (:data:`runner.conventions.REGISTRY`; "auto" tries them in its order, runner.pipeline.suites)."""
+    from . import conventions
+
+    return ("auto", *conventions.names())
 
 #: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies them).
 ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
@@ -39,12 +44,27 @@ class Config:
     Attributes:
         benchmarks: directory of ``bench_*.py`` files, relative to the repository root (for asv:
             the ``benchmark_dir`` of ``asv.conf.json`` wins; for pytest-benchmark: the tests).
-        suite: the benchmarks' convention, one of :data:`SUITES` (default ``auto``).
+        suite: the benchmarks' convention: ``auto`` (the default: detected), ``perfgate`` (bench_*
+            factories), ``asv``, ``pytest-benchmark``, ``triton`` (perf_report / do_bench scripts),
+            ``torch-timer`` (torch.utils.benchmark.Timer scripts) or ``command`` (a command printing its
+            own measurements); :func:`suite_names`.
+        command: for ``suite = "command"`` (and chosen by ``auto`` when set): a shell command, built by
+            ``install``, printing Google Benchmark, nvbench or github-action-benchmark JSON; ``{out}``
+            in it is a file it writes the JSON to, else its standard output is read
+            (runner.conventions.command).
+        command_format: the JSON ``command`` prints: ``auto`` (Google Benchmark or nvbench, told by
+            their shape), ``googlebenchmark``, ``nvbench``, ``customSmallerIsBetter`` or
+            ``customBiggerIsBetter`` (github-action-benchmark's; bigger-is-better values such as
+            tokens/s are compared as such).
         install: shell command run in each revision's fresh venv ("" = none: the worktree root,
             and ``src/`` if present, go first on the worker's ``sys.path``).
         device: ``auto`` | ``cpu`` | ``cuda``.
         threshold: practical significance, fraction of the base time (0.02 = 2 %).
         fail_threshold: a regression beyond this fraction fails the check / ``--fail-on-regression``.
+        memory_threshold: a peak-memory change beyond this fraction of base's peak is a memory
+            verdict (``regression``/``improvement``; runner.measures).
+        fail_on_memory_regression: a memory regression fails the check run and
+            ``--fail-on-regression`` as a time regression beyond ``fail_threshold`` does.
         max_time: seconds budget of one compare: from its start to results.json (worker start,
             warm-up, timing, profiling), the ``install`` command's own time excluded.
         label: the PR label that triggers the App.
@@ -91,14 +111,26 @@ class Config:
             (runner.pipeline.clocks, runner.pipeline.telemetry.disturbed_rounds).
         lock_clocks_mhz: the SM clock to lock to; 0 = the GPU's default application clock (a
             clock it sustains under load).
+        runners: the App's runner groups, one per GPU model (``[runners.h100] labels =
+            ["self-hosted", "h100"]``): ``((name, (label, ...)), ...)`` in the file's order. A
+            labelled PR is measured on each group, and each group's results are a history series
+            of their own; empty (the default): one run on the workflow's own runners.
+        regression_webhook: where the App posts one message per regression found on the default
+            branch (Slack-compatible JSON, ``{"text": ...}``): an ``https://`` URL; "" = none.
+            Read from the default branch only; the App refuses an address on its own network
+            (``bot.app.notify``).
     """
 
     benchmarks: str = "benchmarks"
     suite: str = "auto"
+    command: str = ""
+    command_format: str = "auto"
     install: str = ""
     device: str = "auto"
     threshold: float = 0.02
     fail_threshold: float = 0.05
+    memory_threshold: float = 0.05
+    fail_on_memory_regression: bool = False
     max_time: float = 900.0
     label: str = "performance"
     alpha: float = 0.05
@@ -117,6 +149,8 @@ class Config:
     threads: int = 0
     lock_clocks: bool = False
     lock_clocks_mhz: int = 0
+    runners: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    regression_webhook: str = ""
 
     def sample_time(self, device: str | None) -> float:
         """Seconds one sample lasts at least on ``device`` (``cpu``, ``cuda``, ``cuda:N``):
@@ -146,22 +180,89 @@ AUTO_SAMPLE_TIME = {"cpu": 0.002, "cuda": 0.02}
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "benchmarks": (str,), "suite": (str,), "install": (str,), "device": (str,), "label": (str,),
+    "benchmarks": (str,), "suite": (str,), "command": (str,), "command_format": (str,), "install": (str,), "device": (str,), "label": (str,),
     "threshold": (int, float), "fail_threshold": (int, float), "max_time": (int, float),
+    "memory_threshold": (int, float), "fail_on_memory_regression": (bool,),
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
     "process_noise": (int, float), "min_process_pairs": (int,),
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
     "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
-    "lock_clocks": (bool,), "lock_clocks_mhz": (int,),
+    "lock_clocks": (bool,), "lock_clocks_mhz": (int,), "runners": (dict,), "regression_webhook": (str,),
 }
+
+#: At most this many runner groups (``[runners.NAME]``), each with at most this many labels.
+MAX_RUNNER_GROUPS, MAX_RUNNER_LABELS = 8, 10
+
+#: A runner group's name: what the App shows (a comment's table, the history series) and sends.
+_RUNNER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+
+#: A runner label as GitHub allows them (no comma: a label list travels comma-separated), ≤ 100.
+_RUNNER_LABEL = re.compile(r"[^\s,\x00-\x1f\x7f]{1,100}")
+
+
+def parse_runners(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``[runners.NAME] labels = [...]`` → ``((NAME, (label, ...)), ...)`` (pure).
+
+    Raises:
+        ConfigError: not a table of tables, a bad or duplicate name, no or bad labels, more than
+            :data:`MAX_RUNNER_GROUPS` groups or :data:`MAX_RUNNER_LABELS` labels, another key.
+    """
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: runners must be tables, e.g. [runners.h100] with labels = [\"self-hosted\", \"h100\"]")
+    if len(value) > MAX_RUNNER_GROUPS:
+        raise ConfigError(f"{where}: at most {MAX_RUNNER_GROUPS} runner groups, got {len(value)}")
+    groups = []
+    for name, table in value.items():
+        if not _RUNNER_NAME.fullmatch(str(name)):
+            raise ConfigError(f"{where}: runner group name {str(name)[:40]!r} must be letters, digits, '_', '.' or "
+                              "'-' (at most 32, starting with a letter or digit)")
+        if not isinstance(table, dict) or set(table) - {"labels"}:
+            raise ConfigError(f"{where}: [runners.{name}] takes one key, labels (a list of runner labels)")
+        labels = table.get("labels")
+        if not isinstance(labels, list) or not labels or len(labels) > MAX_RUNNER_LABELS or not all(
+                isinstance(label, str) and _RUNNER_LABEL.fullmatch(label) for label in labels):
+            raise ConfigError(f"{where}: [runners.{name}] labels must be a list of 1 to {MAX_RUNNER_LABELS} runner "
+                              "labels (no spaces or commas), e.g. [\"self-hosted\", \"h100\"]")
+        groups.append((str(name), tuple(labels)))
+    return tuple(groups)
+
+
+def check_webhook_url(url: str, where: str) -> str:
+    """``url`` when it reads as an ``https://`` address with a host and no user or password (the
+    App checks where the host resolves before each message, ``bot.app.notify``); "" stays "".
+
+    Raises:
+        ConfigError: any other scheme, no host, credentials in it, whitespace, over 2,000 characters.
+    """
+    if url == "":
+        return url
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        _ = parts.port
+    except ValueError:
+        host, parts = None, None
+    if parts is None or len(url) > 2000 or any(ch.isspace() or ord(ch) < 32 for ch in url) or parts.scheme != "https" \
+            or not host or parts.username is not None or parts.password is not None:
+        raise ConfigError(f"{where}: regression_webhook must be an https:// URL with a host, no user or password "
+                          "(e.g. a Slack incoming webhook)")
+    return url
 
 
 def _check_values(cfg: Config, where: str) -> None:
-    if cfg.suite not in SUITES:
-        raise ConfigError(f"{where}: suite must be one of {', '.join(SUITES)} (got {cfg.suite!r})")
+    if cfg.suite not in suite_names():
+        raise ConfigError(f"{where}: suite must be one of {', '.join(suite_names())} (got {cfg.suite!r})")
+    from .formats import FORMATS
+
+    if cfg.command_format not in FORMATS:
+        raise ConfigError(f"{where}: command_format must be one of {', '.join(FORMATS)} (got {cfg.command_format!r})")
+    if cfg.suite == "command" and not cfg.command.strip():
+        raise ConfigError(f"{where}: suite = \"command\" needs `command`, the command that prints the measurements")
     if cfg.device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"{where}: device must be one of auto, cpu, cuda (got {cfg.device!r})")
-    for key in ("threshold", "fail_threshold"):
+    for key in ("threshold", "fail_threshold", "memory_threshold"):
         if not 0 <= getattr(cfg, key) < 1:
             raise ConfigError(f"{where}: {key} must be a fraction in [0, 1), e.g. 0.02 for 2 % (got {getattr(cfg, key)!r})")
     if not 0 < cfg.alpha < 1:
@@ -207,6 +308,9 @@ def parse_table(table: dict, where: str) -> Config:
     for key, value in table.items():
         if key not in known:
             raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(sorted(known))})")
+        if key == "runners":
+            values[key] = parse_runners(value, where)
+            continue
         expected = _TYPES[key]
         # bool is an int in Python: reject true/false for numeric keys, and numbers for bool keys.
         if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
@@ -216,6 +320,7 @@ def parse_table(table: dict, where: str) -> Config:
         values[key] = float(value) if float in expected else value
     cfg = Config(**values)
     _check_values(cfg, where)
+    check_webhook_url(cfg.regression_webhook, where)
     return cfg
 
 

@@ -2,8 +2,12 @@
 
 The layout is the contract in DESIGN.md ("results.json"); the JSON Schema that enforces it
 ships beside this module (``schema/results-v1.json``). Times are seconds per call, memory is
-bytes, ``ratio`` is head/base of time per call (> 1 is slower). The bot stores and re-renders
-only from this file, so additions must be optional and old files must keep validating.
+bytes, ``ratio`` is head/base of time per call (> 1 is slower). A benchmark that reports its own
+measure in another unit (``unit``: ``tokens/s``, ``MB``) keeps its values in that unit; when bigger
+is better there (``direction: "bigger"``, a throughput), ``ratio`` is base/head of its value — the
+head/base of the time per unit of work — so ``ratio > 1`` is worse for every benchmark. The bot
+stores and re-renders only from this file, so additions must be optional and old files must keep
+validating.
 
 This module imports nothing heavy (no torch, no numpy): the bot uses it.
 """
@@ -88,12 +92,34 @@ def _no_change(verdict: str) -> dict:
     return {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": verdict}
 
 
+#: Which way is better for a benchmark's values (``direction``): times and sizes are better smaller.
+DIRECTIONS = ("smaller", "bigger")
+
+
 def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | None, change: dict | None,
-              hints: list | None = None, profile: dict | None = None) -> dict:
-    """One ``benchmarks[]`` entry ``{name, file, unit, base, head, change, hints, profile}``
-    (``unit`` is always seconds per call)."""
-    return {"name": name, "file": file, "unit": "s", "base": base, "head": head, "change": change,
-            "hints": list(hints or []), "profile": profile}
+              hints: list | None = None, profile: dict | None = None, family: str | None = None,
+              params: dict | None = None, unit: str = "s", direction: str = "smaller") -> dict:
+    """One ``benchmarks[]`` entry ``{name, file, unit, base, head, change, hints, profile}``.
+
+    ``unit`` is ``s`` (seconds per call) unless the benchmark reports another measure itself; then
+    ``direction`` (``smaller``/``bigger``, :data:`DIRECTIONS`) is added when bigger is better. ``family``
+    (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
+    family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
+    the report reads sweeps from them (:mod:`runner.report.sweeps`)."""
+    entry = {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head, "change": change,
+             "hints": list(hints or []), "profile": profile}
+    if direction != "smaller":
+        entry["direction"] = direction
+    if family:
+        entry["family"] = family
+    if params:
+        entry["params"] = {str(k): str(v) for k, v in params.items()}
+    return entry
+
+
+def direction_of(entry: dict) -> str:
+    """``bigger`` when bigger values are better for the benchmark, else ``smaller``."""
+    return "bigger" if entry.get("direction") == "bigger" else "smaller"
 
 
 def failed_file(file: str, error: str) -> dict:
@@ -137,6 +163,27 @@ def regressions_beyond(doc: dict, fail_threshold: float) -> list[dict]:
         if change.get("verdict") == "regression" and isinstance(ratio, (int, float)) and ratio > 1.0 + fail_threshold:
             out.append(entry)
     return out
+
+
+def memory_verdict_of(entry: dict) -> str | None:
+    """The benchmark's memory verdict (``change.memory.verdict``), None where memory was not compared."""
+    memory = change_of(entry).get("memory")
+    return memory.get("verdict") if isinstance(memory, dict) else None
+
+
+def memory_regressions(doc: dict) -> list[dict]:
+    """The benchmarks whose memory verdict is ``regression`` (beyond ``memory_threshold``, which
+    the verdict already holds): what ``fail_on_memory_regression`` fails the check run on."""
+    return [entry for entry in doc.get("benchmarks") or [] if memory_verdict_of(entry) == "regression"]
+
+
+def gate_failures(doc: dict, fail_threshold: float, fail_on_memory: bool) -> list[dict]:
+    """What fails the gate (``--fail-on-regression``, the App's check run): the time regressions
+    beyond ``fail_threshold`` (:func:`regressions_beyond`), and with ``fail_on_memory`` the memory
+    regressions (:func:`memory_regressions`); each benchmark once, in document order."""
+    failing = regressions_beyond(doc, fail_threshold) + (memory_regressions(doc) if fail_on_memory else [])
+    ids = {id(e) for e in failing}
+    return [entry for entry in doc.get("benchmarks") or [] if id(entry) in ids]
 
 
 def with_run(doc: dict, *, run_id: str | None, run_url: str | None, pull_request: dict | None) -> dict:
@@ -267,14 +314,23 @@ def validate(doc: Any) -> dict:
     return doc
 
 
-def load(path: str | Path) -> dict:
-    """Read and validate a results.json file.
+#: The largest results.json read (bytes): a real one with profiles of a few hundred benchmarks is
+#: a few MB. The App's artifact ingest and the Action's publish and comment read none larger.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+
+
+def load(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> dict:
+    """Read and validate a results.json file of at most ``max_bytes``.
 
     Raises:
-        ResultsError: the file is missing, is not JSON, or is not schema_version 1.
+        ResultsError: the file is missing, larger than ``max_bytes``, not JSON, or not
+            schema_version 1.
     """
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ResultsError(f"{path} is {size} bytes, over the {max_bytes}-byte limit of a results.json")
         text = path.read_text("utf-8")
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None

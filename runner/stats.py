@@ -147,6 +147,35 @@ def block_summary(base: Sequence[float], head: Sequence[float]) -> tuple[float, 
     return center, max(se, 1e-6), est.rounds
 
 
+def unpaired_block_summary(base: Sequence[float], head: Sequence[float]) -> tuple[float, float, int]:
+    """One process pair's ``(center, se, n)`` in log-ratio units when its samples are not paired
+    round by round (a benchmark that measures itself: each side's run reports its own repetitions):
+    the log of the ratio of the two medians, and the standard error of a difference of two means
+    of logs (each side's variance of log values over its count; 0 when a side has one value).
+
+    Raises:
+        ValueError: a side without a positive value.
+    """
+    b = [math.log(v) for v in base if v > 0]
+    h = [math.log(v) for v in head if v > 0]
+    if not b or not h:
+        raise ValueError("each side needs a positive value")
+
+    def median(xs: list[float]) -> float:
+        xs = sorted(xs)
+        mid = len(xs) // 2
+        return xs[mid] if len(xs) % 2 else 0.5 * (xs[mid - 1] + xs[mid])
+
+    def var(xs: list[float]) -> float:
+        if len(xs) < 2:
+            return 0.0
+        mean = sum(xs) / len(xs)
+        return sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
+
+    se = math.sqrt(var(b) / len(b) + var(h) / len(h))
+    return median(h) - median(b), max(se, 1e-6), min(len(b), len(h))
+
+
 def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, between_floor: float) -> BlockedEstimate:
     """Combine the process pairs' estimates: mean with a Student t interval on ``J − 1`` df.
 

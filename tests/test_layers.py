@@ -21,7 +21,11 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.config", "runner.results")
+                 "runner.sandbox", "runner.config", "runner.results", "runner.formats", "runner.measures")
+
+#: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
+#: detects through them and the workers list and set up through them (one module per convention).
+RUNNER_LEAF_PACKAGES = ("runner.conventions",)
 RUNNER_WINGS = {
     "runner.worker": (),                                     # inside the worker processes: torch lives here
     "runner.intent": (),                                     # what a change means to do
@@ -33,20 +37,23 @@ RUNNER_WINGS = {
 }
 
 #: What the App and the Action may take from the engine: the data model, its rendering, the
-#: configuration, the errors, and the environment of processes that run the target's code.
-RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env")
+#: configuration, the errors, the environment and sandbox of processes that run the target's code,
+#: and the JSON other benchmark tools print (history imports).
+RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env",
+               "runner.sandbox", "runner.formats")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
-                "socket", "urllib.request", "http")
+                "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.stats", "runner.report", "runner.profile.match", "runner.profile.diff",
+PURE = ("runner.results", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
+        "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
-        "runner.pipeline.schedule",
+        "runner.pipeline.schedule", "runner.pipeline.bisect",
         "runner.scaffold.plan")
 
 
@@ -68,12 +75,13 @@ BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.f
             "bot.app.actions",
             "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.core",
             "bot.history.changepoints", "bot.history.chart", "bot.app.manifest",
-            "bot.history.imports")
+            "bot.history.imports", "bot.app.regressions", "bot.app.notify")
 
 #: Which bot modules may import a library that does I/O (the library → the modules).
 BOT_IO_HOMES = {
     "github": ("bot.app.gateway",),
     "requests": ("bot.app.gateway",),
+    "urllib3": ("bot.app.outgoing",),
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
     "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables",
@@ -161,9 +169,13 @@ def _wing(module: str) -> str | None:
     return next((w for w in RUNNER_WINGS if _under(module, w)), None)
 
 
+def _leaf(module: str) -> bool:
+    return module in RUNNER_LEAVES or any(_under(module, p) for p in RUNNER_LEAF_PACKAGES)
+
+
 def test_each_runner_wing_imports_only_itself_the_wings_below_and_the_leaves():
     def breaks(name, target):
-        if not _under(name, "runner") or not _under(target, "runner") or target in RUNNER_LEAVES:
+        if not _under(name, "runner") or not _under(target, "runner") or _leaf(target):
             return False
         own, theirs = _wing(name), _wing(target)
         if own is None:  # a leaf: nothing of the wings
@@ -197,6 +209,41 @@ def test_app_subcommands_plug_in_through_the_entry_point_group():
     group = project["entry-points"]["perfgate.commands"]
     assert all(value.split(":")[0] in SOURCES and value.startswith("bot.") for value in group.values())
     assert not [line for line in (ROOT / "runner" / "cli" / "main.py").read_text().splitlines() if "bot." in line]
+
+
+def test_the_conventions_load_none_of_the_code_they_run():
+    """The parent imports the conventions' registry to detect: no torch, pytest, triton or asv with it
+    (their worker halves import those inside the functions that run in a worker)."""
+    code = ("import sys, runner.conventions, runner.pipeline.suites, runner.pipeline.compare, runner.config; "
+            "print(sorted(m for m in ('torch', 'pytest', 'triton', 'asv_runner', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_no_import_circle_through_the_conventions_or_the_worker():
+    """No module of the conventions or the worker reaches itself through its imports
+    (``runner.worker.discovery`` and the suite modules did, before the conventions became one
+    registry above side-by-side modules). Circles elsewhere in runner/ are not this test's."""
+    # ``from pkg import submodule`` names the package too; a module's own ancestor packages are
+    # already being imported when it runs, so those edges close no circle
+    graph = {name: {t for t in targets if t in SOURCES and _under(t, "runner") and t != name and not _under(name, t)}
+             for name, targets in IMPORTS.items() if _under(name, "runner")}
+    circles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                circles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert [c for c in circles if "runner.conventions" in c or "runner.worker" in c] == []
 
 
 def test_rendering_a_result_loads_no_torch_numpy_or_scipy():
@@ -253,7 +300,7 @@ def test_each_io_library_has_its_homes_in_the_app(library):
 def test_the_rules_see_every_module():
     """The checks above read every module of the three packages (a new wing must be placed)."""
     runner_modules = [m for m in SOURCES if _under(m, "runner")]
-    unplaced = [m for m in runner_modules if m not in RUNNER_LEAVES and _wing(m) is None]
+    unplaced = [m for m in runner_modules if not _leaf(m) and _wing(m) is None]
     assert unplaced == []
     bot_modules = [m for m in SOURCES if _under(m, "bot")]
     assert [m for m in bot_modules if m not in BOT_TOP + BOT_FLOOR and _bot_wing(m) is None] == []

@@ -125,6 +125,7 @@ class Smoke:
 
 
 SMOKES = {
+    "evaluation/bisect_culprits.py": Smoke(("evaluation/bisect_culprits.py", "--smoke")),
     "evaluation/bot_load.py": Smoke(("evaluation/bot_load.py", "--smoke"), needs=True),
     "evaluation/changepoints.py": Smoke(("evaluation/changepoints.py", "--smoke")),
     "evaluation/conditions.py": Smoke(("evaluation/conditions.py", "--smoke")),
@@ -133,9 +134,11 @@ SMOKES = {
     "evaluation/intent_real.py": Smoke(("evaluation/intent_real.py", "--smoke")),
     "evaluation/isolation.py": Smoke(("evaluation/isolation.py", "--smoke")),
     "evaluation/peers.py": Smoke(("evaluation/peers.py", "--smoke")),
+    "evaluation/real_conventions.py": Smoke(("evaluation/real_conventions.py", "--smoke")),
     "evaluation/relabel_intent.py": Smoke(("evaluation/relabel_intent.py", "--smoke")),
     "evaluation/real_suites.py": Smoke(("evaluation/real_suites.py", "--smoke")),
     "evaluation/sample_time.py": Smoke(("evaluation/sample_time.py", "--smoke")),
+    "evaluation/sweeps.py": Smoke(("evaluation/sweeps.py", "--smoke")),
     "evaluation/train_intent_model.py": Smoke(("evaluation/train_intent_model.py", "--smoke")),
     "evaluation/webhook_load.py": Smoke(("evaluation/webhook_load.py", "--smoke")),
     "examples/scenarios/run.py": Smoke(("-m", "examples.scenarios.run", "--smoke")),
@@ -148,6 +151,7 @@ COVERED_ELSEWHERE = {
     "evaluation/harvest_prs.py": "tests/intent/test_harvest.py",
     "evaluation/gpu_acceptance.py": "tests/runner/test_gpu_acceptance.py",
     "evaluation/ingest_cost.py": "tests/app/test_ingest.py",
+    "evaluation/measures.py": "tests/runner/test_measures.py",
 }
 
 

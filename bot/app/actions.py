@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +22,10 @@ class RunSpec:
     """A benchmark run to dispatch.
 
     ``key``: deterministic public id (``bot.app.facts.run_key``); ``kind``: ``pr`` (compare a
-    PR's base and head) or ``history`` (a push to the default branch); ``trigger``: label,
-    synchronize, reopened, command, rerun, push; ``rounds``: round pairs before the first look
-    (None: the target's config); ``threshold``: fraction (None: config).
+    PR's base and head), ``history`` (a push to the default branch) or ``bisect`` (``perfgate
+    bisect`` of ``base_sha``..``head_sha`` for the benchmark ``filter``, ``bot.app.regressions``);
+    ``trigger``: label, synchronize, reopened, command, rerun, push, changepoint; ``rounds``: round
+    pairs before the first look (None: the target's config); ``threshold``: fraction (None: config).
     """
 
     key: str
@@ -43,6 +45,10 @@ class RunSpec:
     profile: bool = False
     react_comment_id: int | None = None  # 🚀 on this comment once dispatched
     workflow_ref: str | None = None  # branch whose workflow file is dispatched (the default branch)
+    runner: str | None = None  # the runner group ([runners.NAME]) it runs on; None: the workflow's own
+    runs_on: tuple[str, ...] = ()  # that group's labels
+    group: str | None = None  # the key the runs of one request share (one per runner group): its first run's
+    regression: str | None = None  # kind ``bisect``: the key of the regression it bisects
 
 
 # -- storage ------------------------------------------------------------------------------------
@@ -97,6 +103,47 @@ class RememberRefusal:
     repository: str
     pr_number: int
     login: str
+
+
+@dataclass(frozen=True)
+class RegressionSpec:
+    """A regression on the default branch to track (``bot.app.regressions``): ``key`` (its id:
+    repository, benchmark, fingerprint and change point, or the command that asked), the series
+    (``benchmark``, ``fingerprint`` key and its ``environment`` label, the ``runner`` group and its
+    labels ``runs_on``), the range ``good_sha``..``bad_sha`` and its ``ratio`` (after/before);
+    ``trigger``: ``changepoint`` or ``command``; ``also``: other benchmarks of the same series'
+    environment whose change point is the same commit (one regression, one bisect of the clearest)."""
+
+    key: str
+    repository: str
+    installation_id: int | None
+    benchmark: str
+    good_sha: str
+    bad_sha: str
+    trigger: str
+    fingerprint: str | None = None
+    environment: str | None = None
+    runner: str | None = None
+    runs_on: tuple[str, ...] = ()
+    ratio: float | None = None
+    requested_by: str | None = None
+    also: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpenRegression:
+    """Store a regression to track (nothing when its ``key`` exists)."""
+
+    spec: RegressionSpec
+
+
+@dataclass(frozen=True)
+class SaveRegression:
+    """Write ``changes`` (column → value: ``status``, ``bisect_key``, ``culprit_sha``, ...) to the
+    tracked regression ``key``."""
+
+    key: str
+    changes: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -197,12 +244,47 @@ class Ingest:
     workflow_url: str | None
 
 
+@dataclass(frozen=True)
+class UpsertTrackingIssue:
+    """Create or edit the tracking issue of regression ``key`` (found by the hidden mark of its
+    key when the App does not know its number yet), with ``title`` and ``body``; ``close``: close
+    it (``completed`` or ``not_planned``), else leave its state alone."""
+
+    repository: str
+    key: str
+    title: str
+    body: str
+    close: str | None = None
+
+
+@dataclass(frozen=True)
+class CommentOnCulprit:
+    """Post ``body`` on pull request ``pr_number`` (the culprit's) once: a comment carrying the
+    hidden mark of regression ``key`` and bisect ``bisect_key`` is not posted again."""
+
+    repository: str
+    key: str
+    bisect_key: str
+    pr_number: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Notify:
+    """Send regression ``key``'s one message (``text``) to the default branch's
+    ``regression_webhook``; never twice (``app_regressions.notified_at``)."""
+
+    repository: str
+    key: str
+    text: str
+
+
 Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
           | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
-          | Ingest)
+          | Ingest | OpenRegression | SaveRegression | UpsertTrackingIssue | CommentOnCulprit | Notify)
 
 
-_ENCODED = {cls.__name__: cls for cls in (RunSpec, *Action.__args__)}
+_ENCODED = {cls.__name__: cls for cls in (RunSpec, RegressionSpec, *Action.__args__)}
 
 
 def encode(action: Action) -> dict[str, Any]:
@@ -259,8 +341,9 @@ def _decode(value: Any) -> Any:
 def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
     """The ``workflow_dispatch`` inputs of a run (examples/workflows/perfgate.yml): the exact
     SHAs, the PR number and the run id always; ``filter``, ``rounds``, ``threshold`` and
-    ``profile`` only when the command set them (GitHub rejects inputs a workflow does not
-    declare, so a plain run works with the minimal workflow)."""
+    ``profile`` only when the command set them, ``runs-on`` (a JSON list of labels) and
+    ``runner`` only for a run on a runner group, ``bisect`` only for a bisect (GitHub rejects
+    inputs a workflow does not declare, so a plain run works with the minimal workflow)."""
     inputs = {"base-sha": spec.base_sha or spec.head_sha, "head-sha": spec.head_sha, "run-id": spec.key}
     if spec.pr_number is not None:
         inputs["pr-number"] = str(spec.pr_number)
@@ -272,4 +355,10 @@ def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
         inputs["threshold"] = f"{spec.threshold:g}"
     if spec.profile:
         inputs["profile"] = "true"
+    if spec.runs_on:
+        inputs["runs-on"] = json.dumps(list(spec.runs_on))
+    if spec.runner:
+        inputs["runner"] = spec.runner
+    if spec.kind == "bisect":
+        inputs["bisect"] = "true"
     return inputs

@@ -9,6 +9,7 @@ taken as written (an apostrophe is not a quote). Grammar::
     /perf accept [REASON ...]
     /perf cancel
     /perf history [BENCH]
+    /perf bisect [GOOD [BAD]] [BENCH] [--runner NAME]    (in an issue, or on a commit: BAD is it)
     /perf help                                           (a bare /perf is help too)
 
 ``--rounds`` is the number of base/head round pairs before the first look (the compare's
@@ -17,7 +18,10 @@ base time (0 < F < 1, e.g. 0.02 for 2 %); ``--sha`` the head commit the command 
 full SHA (40 hex digits, 64 in a SHA-256 repository: a shortened SHA names every commit that
 shares its digits, and a few digits of a collision take seconds to make); the run is refused
 when the PR's head is another commit. A fork PR's ``run``/``profile`` needs ``--sha``
-(``bot.app.handlers.issue_comment.approval_problem``).
+(``bot.app.handlers.issue_comment.approval_problem``). ``bisect`` names its commits in full
+too: in an issue ``GOOD BAD`` (the first-parent range to search, ``perfgate bisect``), on a commit
+``GOOD`` (that commit is ``BAD``), nothing in a regression's tracking issue (its range again);
+``--runner`` names a runner group of the configuration (``[runners.NAME]``).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ PREFIX = "/perf"
 #: The lengths of a full commit SHA: SHA-1 (40 hex digits) and SHA-256 object format (64; git's
 #: ``extensions.objectFormat``).
 SHA_LENGTHS = (40, 64)
-NAMES = ("run", "profile", "accept", "cancel", "history", "help")
+NAMES = ("run", "profile", "accept", "cancel", "history", "bisect", "help")
 MAX_ROUNDS = 10_000
 #: The longest FILTER (characters): what a run stores of it (``app_runs.filter``).
 MAX_FILTER = 500
@@ -47,6 +51,7 @@ USAGE = """\
 | `/perf accept [REASON]` | acknowledge the regressions of the results shown (that head, those benchmarks); the check passes |
 | `/perf cancel` | cancel the running benchmark |
 | `/perf history [BENCH]` | the history of one benchmark (or all) on the default branch |
+| `/perf bisect GOOD BAD [BENCH] [--runner NAME]` | in an issue: find the commit between two full SHAs of the default branch that slowed BENCH (or the clearest regression); on a commit, `/perf bisect GOOD [BENCH]`; in a regression's tracking issue, `/perf bisect` alone bisects it again and `/perf accept [REASON]` accepts it |
 | `/perf help` | this table |
 """
 
@@ -72,6 +77,8 @@ class Command:
     reason: str | None = None
     benchmark: str | None = None
     sha: str | None = None
+    shas: tuple[str, ...] = ()
+    runner: str | None = None
 
 
 #: The most characters of a comment's word echoed in a reply (GitHub caps a comment at 65,536:
@@ -120,12 +127,13 @@ def _fraction(name: str, text: str) -> float:
     return value
 
 
-def _sha(text: str) -> str:
-    """``--sha``'s value, lower case: a full commit SHA (:data:`SHA_LENGTHS`), never a prefix."""
+def _sha(text: str, what: str = "`--sha`") -> str:
+    """``--sha``'s value (or ``what`` else), lower case: a full commit SHA (:data:`SHA_LENGTHS`),
+    never a prefix."""
     if not re.fullmatch(r"[0-9a-fA-F]+", text):
-        raise CommandError(f"`--sha` needs the full commit SHA (40 hex digits), got {echo(text)}")
+        raise CommandError(f"{what} needs the full commit SHA (40 hex digits), got {echo(text)}")
     if len(text) not in SHA_LENGTHS:
-        raise CommandError(f"`--sha` needs the full commit SHA, 40 hex digits (64 in a SHA-256 repository), "
+        raise CommandError(f"{what} needs the full commit SHA, 40 hex digits (64 in a SHA-256 repository), "
                            f"not {len(text)}: a shortened SHA can name another commit with the same first digits")
     return text.lower()
 
@@ -202,6 +210,19 @@ def parse(body: str | None) -> Command | None:
         if len(positional) != 1:
             raise CommandError("`/perf profile` needs exactly one FILTER")
         return Command("profile", text, filter=_filter(positional[0]), sha=_sha(opts["sha"]) if "sha" in opts else None)
+    if name == "bisect":
+        positional, opts = _options(rest, ("runner",))
+        shas = []
+        while positional and len(shas) < 2 and re.fullmatch(r"[0-9a-fA-F]{7,64}", positional[0]):
+            shas.append(_sha(positional.pop(0), "`/perf bisect`"))
+        if len(positional) > 1:
+            raise CommandError("`/perf bisect` takes the full SHAs GOOD and BAD, at most one benchmark name and "
+                               "`--runner NAME`")
+        runner = opts.get("runner")
+        if runner is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}", runner):
+            raise CommandError(f"`--runner` names a runner group of the configuration, got {echo(runner)}")
+        return Command("bisect", text, benchmark=_filter(positional[0]) if positional else None, shas=tuple(shas),
+                       runner=runner)
     if name == "history":
         if len(rest) > 1:
             raise CommandError("`/perf history` takes at most one benchmark name")

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
+from runner.report.escape import md_code, plain
+
 from . import ingest, messages
 from .actions import Action, React, RunSpec, UpdateCheckRun, UpdateRun, UpsertComment
 from .facts import RunInfo
@@ -60,10 +63,10 @@ def dispatch_failed(spec: RunSpec, check_run_id: int, *, workflow: str, error: s
 
 
 def concluded(run: RunInfo, doc: dict, *, fail_threshold: float, accepts: Sequence[dict], notes: Sequence[dict],
-              details_url: str | None, run_page_url: str | None) -> list[Action]:
+              details_url: str | None, run_page_url: str | None, fail_on_memory: bool = False) -> list[Action]:
     """Results are stored for ``run``: the check run's conclusion (a regression beyond
-    ``fail_threshold`` that no accept for this head covers fails it), the sticky comment with the
-    report, and the run completed.
+    ``fail_threshold``, or with ``fail_on_memory`` a memory regression, that no accept for this
+    head covers fails it), the sticky comment with the report, and the run completed.
 
     Args:
         accepts: the accepts of this PR's head (``history_store.accepts_of``), oldest first.
@@ -71,7 +74,7 @@ def concluded(run: RunInfo, doc: dict, *, fail_threshold: float, accepts: Sequen
         details_url: the link for the rest of the report (the run page, else the workflow run).
         run_page_url: the check run's ``details_url`` (None without ``PERFGATE_PUBLIC_URL``).
     """
-    verdict = ingest.conclusion(doc, fail_threshold, [a["benchmark"] for a in accepts])
+    verdict = ingest.conclusion(doc, fail_threshold, [a["benchmark"] for a in accepts], fail_on_memory)
     title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
     actions: list[Action] = []
     if run.check_run_id:
@@ -115,4 +118,67 @@ def timed_out(run: RunInfo, *, timeout_hours: float, workflow_url: str | None) -
     if run.pr_number is not None:
         actions.append(UpsertComment(run.repository, run.pr_number, text))
     actions.append(UpdateRun(run.key, {"status": "timed_out", "conclusion": "timed_out", "headline": "timed out"}))
+    return actions
+
+
+#: How the runs of one request (one per runner group) end together, worst first.
+GROUP_ORDER = ("failure", "timed_out", "cancelled", "neutral", "success")
+
+
+def group_concluded(runs: Sequence[RunInfo], docs: dict[str, dict], *, fail_threshold: float,
+                    accepts: Sequence[dict], notes: dict[str, Sequence[dict]], details_url: str | None,
+                    run_page_url: str | None, fail_on_memory: bool = False) -> list[Action]:
+    """The check run and the sticky comment of a request measured on several runner groups (one
+    GPU model each): one section per group, in the order of the configuration, each the report of
+    its run (or where it stands); the shared check run (the first run's) completes when every run
+    has ended, failed when any failed, else as its worst (:data:`GROUP_ORDER`), and stays in
+    progress until then.
+
+    Args:
+        runs: the group's runs (:func:`bot.app.store.runs_of_group`), first one first.
+        docs: the stored results of those that have them, by run key.
+        accepts: the accepts of the PR's head (``history_store.accepts_of``).
+        notes: each run's regression history notes, by run key.
+        fail_on_memory: a memory regression fails a group's run as a time regression does
+            (config ``fail_on_memory_regression``, as :func:`concluded`).
+    """
+    first = runs[0]
+    sections, titles, conclusions = [], [], []
+    share = max(2_000, (COMMENT_LIMIT - 500) // max(1, len(runs)))
+    accepted = [a["benchmark"] for a in accepts]
+    for run in runs:
+        name = run.runner or "runner"
+        doc = docs.get(run.key)
+        if doc is not None:
+            verdict = ingest.conclusion(doc, fail_threshold, accepted, fail_on_memory)
+            body = ingest.comment_body(doc, details_url, accepts, notes.get(run.key, ()))
+            body = body.split("\n", 1)[1] if body.startswith(MARKER) else body
+            if len(body) > share:
+                body = cut_markdown(body, share - 60) + "\n\n… trimmed; the run page has the rest.\n"
+            sections.append(f"### {md_code(name)}\n{body}")
+            titles.append(f"{name}: {ingest.check_title(doc, verdict)}")
+            conclusions.append(verdict)
+        elif run.active:
+            sections.append(f"### {md_code(name)}\n\n⏳ {run.status.replace('_', ' ')} on its runners.\n")
+            titles.append(f"{name}: {run.status.replace('_', ' ')}")
+        else:
+            sections.append(f"### {md_code(name)}\n\n❌ {run.headline or run.conclusion or 'no results'}\n")
+            titles.append(f"{name}: {run.conclusion or 'no results'}")
+            conclusions.append(run.conclusion if run.conclusion in GROUP_ORDER else "failure")
+    done = len(conclusions) == len(runs)
+    heading = "## perfgate: " + ("every GPU model reported" if done else "some GPU models are still running")
+    body = "\n".join([MARKER, heading, "", *sections])
+    title = plain("; ".join(titles), 250)
+    actions: list[Action] = []
+    if first.check_run_id:
+        fields = {"title": title, "summary": plain(title, messages.CHECK_TEXT_LIMIT),
+                  "details_url": run_page_url}
+        if done:
+            fields.update(status="completed", actions=[RERUN_BUTTON],
+                          conclusion=min(conclusions, key=GROUP_ORDER.index))
+        else:
+            fields["status"] = "in_progress"
+        actions.append(UpdateCheckRun(first.repository, first.check_run_id, fields))
+    if first.pr_number is not None:
+        actions.append(UpsertComment(first.repository, first.pr_number, body[:COMMENT_LIMIT]))
     return actions

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import datetime as _dt
 import hashlib
 import logging
@@ -44,7 +45,7 @@ from ..history import store as history_store
 from ..history.core import is_repository_name
 from ..history.tables import Result
 from ..settings import Settings
-from . import access, conclude, handlers, ingest, messages
+from . import access, conclude, handlers, ingest, messages, tracking
 from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpdateCheckRun,
@@ -288,9 +289,10 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event, re
     repo = event.repository
     if not repo or (request.needs_github and client is None):
         return Facts()
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {"public_url": rt.settings.public_url, "github_url": rt.settings.github_url}
     if request.config:
-        found["label"] = _config(client, repo, event.data).label
+        config = config_of(client, repo, event.data)
+        found["label"], found["runners"] = config.label, config.runners
     if request.permission_of is not None:
         found["permission"] = client.permission(repo, request.permission_of)
     number = request.pr_number
@@ -322,6 +324,9 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event, re
                 if row.pr_number is not None else ()
         if request.head_sha:
             found["runs"] = tuple(app_store.run_info(r) for r in app_store.runs_at_head(session, repo, request.head_sha))
+        if request.issue_number is not None:
+            row = app_store.regression_of_issue(session, repo, request.issue_number)
+            found["regression"] = app_store.regression_info(row) if row is not None else None
         if request.keyed_runs:
             rows = [app_store.get_run(session, key) for key in request.keyed_runs]
             found["runs"] = tuple(app_store.run_info(row) for row in rows if row)
@@ -347,9 +352,10 @@ def _concluded_before(session, repo: str, number: int, moment) -> ConcludedRun |
     return ConcludedRun(run.key, run.head_sha, regressed)
 
 
-def _config(client: InstallationClient, repo: str, data: dict) -> Config:
-    """The target's config from its default branch (a PR cannot change its own trigger)."""
-    branch = (data.get("repository") or {}).get("default_branch")
+def config_of(client: InstallationClient, repo: str, data: dict | None = None) -> Config:
+    """The target's config from its default branch (a PR cannot change its own trigger, runner
+    groups or webhook); ``data``: the delivery's payload (its ``repository.default_branch``)."""
+    branch = ((data or {}).get("repository") or {}).get("default_branch")
     try:
         return config_from_texts(client.config_texts(repo, branch), f"{repo}@{branch or 'default branch'}")[0]
     except GitHubError as exc:
@@ -456,6 +462,12 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
     if status not in ACTIVE_STATES:
         return
     details = rt.details_url(spec.key)
+    if check_id is None and spec.group and spec.group != spec.key:
+        with rt.db.session() as session, session.begin():  # one request, one check run (its first run's)
+            first = app_store.get_run(session, spec.group)
+            check_id = first.check_run_id if first is not None else None
+            if check_id is not None:
+                app_store.update_run(session, spec.key, check_run_id=check_id)
     if check_id is None:
         try:
             check_id = None if created else client.find_check_run(
@@ -555,7 +567,8 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
         data = client.download(artifact.archive_download_url, rt.settings.artifact_limit)
         doc = ingest.prepare(data, run_id=run.key, head_sha=run.head_sha, kind=run.kind, repository=run.repository,
                              pr_number=run.pr_number, github_url=rt.settings.github_url,
-                             workflow_url=workflow_url, details_url=rt.details_url(run.key) or workflow_url)
+                             workflow_url=workflow_url, details_url=rt.details_url(run.key) or workflow_url,
+                             runner=run.runner)
     except GitHubError as exc:
         step = _STEP.get()
         if exc.transient and not (step and step.last_try):
@@ -582,16 +595,61 @@ def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url
         accepts = [a for a in history_store.accepts_of(session, run.repository)
                    if a["pr_number"] == run.pr_number and a["sha"] == run.head_sha] if run.pr_number is not None else []
         notes = history_store.regression_history_notes(session, run.repository, doc, rt.settings.public_url)
-    config = _config(client, run.repository, {})
-    _carry_out(rt, client, conclude.concluded(
+    if run.kind == "bisect":
+        tracking.conclude_bisect(rt, client, app_store.run_info(run), doc, _carry_out)  # its run's row last
+        return
+    config = config_of(client, run.repository)
+    _finish_run(rt, client, run, conclude.concluded(
         app_store.run_info(run), doc, fail_threshold=config.fail_threshold, accepts=accepts, notes=notes,
-        details_url=rt.details_url(run.key) or rt.github_link(workflow_url), run_page_url=rt.details_url(run.key)))
+        details_url=rt.details_url(run.key) or rt.github_link(workflow_url), run_page_url=rt.details_url(run.key),
+        fail_on_memory=config.fail_on_memory_regression), config=config, doc=doc)
+
+
+def _finish_run(rt: Runtime, client: InstallationClient | None, run: Run, actions: list[Action], *,
+                config: Config | None = None, doc: dict | None = None, problem: str | None = None) -> None:
+    """Carry out what ends ``run`` (``actions`` from ``bot.app.conclude``), what follows from it —
+    its group's check run and comment (a run of several runner groups: the check run and comment
+    are the group's, :func:`_conclude_group`), the default branch's regressions after a history
+    result (``doc``), its regression after a failed bisect (``problem``) — and its own row last:
+    a job that stops on the way finds the run still active when it runs again, and does the rest."""
+    ended = next((a.changes for a in actions if isinstance(a, UpdateRun)), {})
+    if client is not None:
+        _carry_out(rt, client, [a for a in actions if not isinstance(a, UpdateRun) and not run.group_key])
+        if run.group_key:
+            _conclude_group(rt, client, run, config, ended=ended)
+        if run.kind == "history" and doc is not None:
+            tracking.follow_history(rt, client, app_store.run_info(run), doc, config or config_of(client, run.repository),
+                                    _carry_out)
+        if run.kind == "bisect" and problem is not None:
+            tracking.bisect_failed(rt, client, app_store.run_info(run), problem, _carry_out)
+    _carry_out(rt, None, [a for a in actions if isinstance(a, UpdateRun)])
+
+
+def _conclude_group(rt: Runtime, client: InstallationClient, run: Run, config: Config | None = None, *,
+                    ended: dict | None = None) -> None:
+    """(Re)write the shared check run and comment of ``run``'s group (``conclude.group_concluded``),
+    with ``run`` as ``ended`` leaves it (its row is written after)."""
+    with rt.db.session() as session:
+        rows = app_store.runs_of_group(session, run.group_key)
+        docs = {r.key: session.get(Result, r.result_id).document for r in rows if r.result_id is not None}
+        accepts = [a for a in history_store.accepts_of(session, run.repository)
+                   if a["pr_number"] == run.pr_number and a["sha"] == run.head_sha] if run.pr_number is not None else []
+        notes = {key: history_store.regression_history_notes(session, run.repository, doc, rt.settings.public_url)
+                 for key, doc in docs.items()}
+    fields = {k: v for k, v in (ended or {}).items() if k in ("status", "conclusion", "headline")}
+    infos = [dataclasses.replace(app_store.run_info(r), **fields) if r.key == run.key else app_store.run_info(r)
+             for r in rows]
+    config = config or config_of(client, run.repository)
+    _carry_out(rt, client, conclude.group_concluded(
+        infos, docs, fail_threshold=config.fail_threshold, accepts=accepts, notes=notes,
+        details_url=rt.details_url(run.key), run_page_url=rt.details_url(rows[0].key),
+        fail_on_memory=config.fail_on_memory_regression))
 
 
 def _fail_run(rt: Runtime, client: InstallationClient, run: Run, workflow_conclusion: str | None,
               workflow_url: str | None, problem: str) -> None:
-    _carry_out(rt, client, conclude.failed(app_store.run_info(run), workflow_conclusion=workflow_conclusion,
-                                           workflow_url=workflow_url, problem=problem))
+    _finish_run(rt, client, run, conclude.failed(app_store.run_info(run), workflow_conclusion=workflow_conclusion,
+                                                 workflow_url=workflow_url, problem=problem), problem=problem)
 
 
 def _carry_out(rt: Runtime, client: InstallationClient | None, actions: list[Action]) -> None:
@@ -613,7 +671,7 @@ _HANDLERS: dict[type, Callable[[Runtime, Any, Any], None]] = {
     RememberCommand: _remember_command, RememberRefusal: _remember_refusal, UpsertComment: _upsert_comment,
     Reply: _reply, React: _react, ReplyHistory: _reply_history, StartRun: _start_run, CancelRun: _cancel_run,
     AcceptRegression: _accept, MarkInProgress: _mark_in_progress, Ingest: _ingest, UpdateRun: _update_run,
-    UpdateCheckRun: _update_check_run,
+    UpdateCheckRun: _update_check_run, **tracking.HANDLERS,
 }
 
 
@@ -680,11 +738,10 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
 def _time_out(rt: Runtime, run: Run) -> None:
     actions = conclude.timed_out(app_store.run_info(run), timeout_hours=rt.settings.run_timeout / 3600,
                                  workflow_url=rt.github_link(run.workflow_run_url))
-    on_github = [a for a in actions if not isinstance(a, UpdateRun)]
+    problem = f"it did not report back within {rt.settings.run_timeout / 3600:g} h"
     try:
         client = rt.client_for(run.installation_id) if run.installation_id else None
-        if client is not None:
-            _carry_out(rt, client, on_github)
-    except GitHubError as exc:
+        _finish_run(rt, client, run, actions, problem=problem)
+    except GitHubError as exc:  # recorded as timed out all the same (its row was the last step)
         log.warning("run %s: could not report the time-out: %s", run.key, exc.detail)
-    _carry_out(rt, None, [a for a in actions if isinstance(a, UpdateRun)])
+        _carry_out(rt, None, [a for a in actions if isinstance(a, UpdateRun)])

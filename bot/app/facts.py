@@ -60,6 +60,11 @@ class RunInfo:
     check_run_id: int | None = None
     workflow_run_id: int | None = None
     has_results: bool = False  # its results are stored
+    runner: str | None = None  # its runner group, None: the workflow's own runners
+    runs_on: tuple[str, ...] = ()  # that group's labels
+    group: str | None = None  # the key its request's runs share (one run per runner group)
+    conclusion: str | None = None
+    headline: str | None = None
 
     @property
     def active(self) -> bool:
@@ -70,6 +75,38 @@ class RunInfo:
         """Being measured or measured: active, or ended with stored results (a run that could
         not start, or whose workflow failed, does not count)."""
         return self.active or self.has_results
+
+
+@dataclass(frozen=True)
+class RegressionInfo:
+    """A tracked regression on the default branch (``bot.app.tables.Regression``) as plain data;
+    see :class:`bot.app.actions.RegressionSpec` for the fields it was opened with."""
+
+    key: str
+    repository: str
+    benchmark: str
+    good_sha: str
+    bad_sha: str
+    status: str = "open"
+    trigger: str = "changepoint"
+    installation_id: int | None = None
+    fingerprint: str | None = None
+    environment: str | None = None
+    runner: str | None = None
+    runs_on: tuple[str, ...] = ()
+    ratio: float | None = None
+    requested_by: str | None = None
+    issue_number: int | None = None
+    bisect_key: str | None = None
+    culprit_sha: str | None = None
+    culprit_pr: int | None = None
+    outcome: str | None = None
+    closed_reason: str | None = None
+    also: tuple[str, ...] = ()
+
+    @property
+    def closed(self) -> bool:
+        return self.status == "closed"
 
 
 @dataclass(frozen=True)
@@ -91,7 +128,10 @@ class Facts:
     ``push``); ``run``: the run a workflow_run/check_run event is about; ``last_command``: the command last acted on for
     this comment; ``refused_before``: this sender was already told once on this PR; ``head_seen_at``: the
     earliest time a ``pull_request`` event showed ``pull.head_sha`` as the PR's head (None: never seen);
-    ``concluded``: the PR's newest run whose results were reported before the comment was written.
+    ``concluded``: the PR's newest run whose results were reported before the comment was written;
+    ``runners``: the target's runner groups (``[runners.NAME]``, read with ``label``); ``regression``: the
+    tracked regression whose tracking issue the comment was written in; ``public_url``,
+    ``github_url``: the App's own address and GitHub's (``bot.settings``), for the links it writes.
     """
 
     label: str = "performance"
@@ -105,6 +145,10 @@ class Facts:
     run: RunInfo | None = None
     head_seen_at: _dt.datetime | None = None
     concluded: ConcludedRun | None = None
+    runners: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    regression: RegressionInfo | None = None
+    public_url: str | None = None
+    github_url: str = "https://github.com"
 
 
 def run_key(*parts: object) -> str:
@@ -150,7 +194,8 @@ class FactRequest:
     ``workflow_path``: when no stored run has ``workflow_run_id``, the active run with this key
     that has no workflow run yet, provided ``workflow_path`` is the App's workflow file (a
     server that dispatched without giving the run's id). ``head_sha``: the stored runs of this
-    head commit in the event's repository, oldest first (``Facts.runs``).
+    head commit in the event's repository, oldest first (``Facts.runs``). ``issue_number``: the
+    tracked regression whose tracking issue this is (``Facts.regression``).
     """
 
     pr_number: int | None = None
@@ -167,6 +212,7 @@ class FactRequest:
     dispatched_key: str | None = None
     workflow_path: str | None = None
     head_sha: str | None = None
+    issue_number: int | None = None
 
     @property
     def needs_github(self) -> bool:

@@ -295,6 +295,44 @@ class InstallationClient:
         _wrap("add a reaction",
               lambda: self._repo(repo).get_issue(number).get_comment(int(comment_id)).create_reaction(content))
 
+    # -- issues and the pull requests of a commit (regressions on the default branch) ---------
+    def create_issue(self, repo: str, title: str, body: str) -> int:
+        """Open an issue; its number."""
+        return _wrap("open an issue", lambda: int(self._repo(repo).create_issue(title, body=body).number))
+
+    def edit_issue(self, repo: str, number: int, *, title: str, body: str, close: str | None = None) -> None:
+        """Edit issue ``number``'s title and body; ``close`` (``completed``/``not_planned``) closes it."""
+        def run() -> None:
+            kwargs: dict[str, Any] = {"title": title, "body": body}
+            if close:
+                kwargs.update(state="closed", state_reason=close)
+            self._repo(repo).get_issue(int(number)).edit(**kwargs)
+        _wrap(f"edit issue #{number}", run)
+
+    def find_issue(self, repo: str, mark: str, limit: int = 1000) -> int | None:
+        """The number of the newest issue this App opened whose body contains ``mark``, among its
+        ``limit`` newest (open or closed), or None: how a job learns that an issue it opened
+        before it stopped is there."""
+        def run() -> int | None:
+            login = self._gateway.bot_login
+            kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "desc"}
+            if login:
+                kwargs["creator"] = login
+            for i, issue in enumerate(self._repo(repo).get_issues(**kwargs)):
+                if i >= limit:
+                    break
+                if issue.pull_request is None and mark in (issue.body or ""):
+                    return int(issue.number)
+            return None
+        return _wrap("look for an issue", run)
+
+    def pulls_of_commit(self, repo: str, sha: str) -> list[int]:
+        """The numbers of the merged pull requests that brought commit ``sha`` (GitHub's list of a
+        commit's pull requests, merged ones only)."""
+        def run() -> list[int]:
+            return [int(p.number) for p in self._repo(repo).get_commit(sha).get_pulls() if p.merged_at is not None]
+        return _wrap(f"read the pull requests of {sha[:12]}", run)
+
     # -- workflows ----------------------------------------------------------------------------
     def dispatch_workflow(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> Dispatched:
         """``workflow_dispatch`` of ``workflow`` on branch ``ref`` with ``inputs`` (≤ 25), asking

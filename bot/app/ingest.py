@@ -31,9 +31,9 @@ from . import messages
 
 log = logging.getLogger("perfgate.bot")
 
-#: Largest ``results.json`` accepted once unpacked (bytes). A real one with profiles of a few
-#: hundred benchmarks is a few MB; this bounds a zip bomb.
-RESULTS_LIMIT = 64 * 1024 * 1024
+#: Largest ``results.json`` accepted once unpacked (bytes; ``runner.results.MAX_DOCUMENT_BYTES``).
+#: A real one with profiles of a few hundred benchmarks is a few MB; this bounds a zip bomb.
+RESULTS_LIMIT = results_schema.MAX_DOCUMENT_BYTES
 ARTIFACT_PREFIX = "perfgate-results"
 
 
@@ -179,7 +179,7 @@ def _check_run_fields(doc: dict) -> dict:
 
 def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: str, pr_number: int | None,
             github_url: str, workflow_url: str | None = None, details_url: str | None = None,
-            limit: int = RESULTS_LIMIT) -> dict:
+            limit: int = RESULTS_LIMIT, runner: str | None = None) -> dict:
     """The document to store for run ``run_id`` (the App's run key), from its artifact's bytes:
     valid, so the store need not validate it again (``add_result(..., validated=True)``).
 
@@ -187,8 +187,10 @@ def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: s
     (``kind`` ``history``) keeps only its head side (:func:`as_history_run`); the App's
     metadata replaces the document's own (``runner.results.with_run``: ``run_id``,
     ``pull_request`` from the run — a document cannot name or re-title a PR —, ``run_url`` =
-    ``workflow_url`` when the App has one); then it is rendered once (comment, check-run
-    summary and title, run page, history points), so what is stored is known to render.
+    ``workflow_url`` when the App has one; ``environment.runner_label`` = ``runner``, the runner
+    group the run was dispatched to, so each group's results are a history series of their own);
+    then it is rendered once (comment, check-run summary and title, run page, history points),
+    so what is stored is known to render. A ``bisect`` run must carry its ``bisect`` section.
 
     Raises:
         IngestError: every failure on the way (message safe to publish; details logged).
@@ -198,9 +200,13 @@ def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: s
     if head != head_sha:
         raise IngestError(f"its results are for head {md_code(messages.short(head))}, "
                           f"not the requested {md_code(messages.short(head_sha))}")
+    if kind == "bisect" and not isinstance(doc.get("bisect"), dict):
+        raise IngestError(f"{INVALID}: a bisect's results.json has no bisect section")
     try:
         if kind == "history":
             doc = as_history_run(doc)
+        if runner is not None:
+            doc = {**doc, "environment": {**(doc.get("environment") or {}), "runner_label": runner}}
         pull = {"number": pr_number, "url": f"{github_url.rstrip('/')}/{repository}/pull/{pr_number}"} \
             if pr_number is not None else None
         doc = _check_run_fields(results_schema.with_run(doc, run_id=run_id, run_url=workflow_url or doc.get("run_url"),
@@ -239,16 +245,19 @@ def as_history_run(doc: dict) -> dict:
     return dict(doc, base=None, benchmarks=benchmarks, summary=results_schema.summarize(benchmarks))
 
 
-def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] = ()) -> str:
+def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] = (),
+               fail_on_memory: bool = False) -> str:
     """The check run's conclusion for a results document.
 
     ``accepted``: benchmark names whose regression was accepted for this document's head
-    (None: every benchmark). ``failure``: a regression beyond ``fail_threshold`` that is not
-    accepted; ``neutral``: no such regression but something undecided (``inconclusive``) or
-    broken (``failed``); ``success`` otherwise (accepted regressions included).
+    (None: every benchmark). ``failure``: a regression beyond ``fail_threshold`` — or, with
+    ``fail_on_memory`` (the configuration's ``fail_on_memory_regression``), a memory regression —
+    that is not accepted; ``neutral``: no such regression but something undecided
+    (``inconclusive``) or broken (``failed``); ``success`` otherwise (accepted regressions included).
     """
     accepted = set(accepted)
-    if any(None not in accepted and b.get("name") not in accepted for b in results_schema.regressions_beyond(doc, fail_threshold)):
+    failing = results_schema.gate_failures(doc, fail_threshold, fail_on_memory)
+    if any(None not in accepted and b.get("name") not in accepted for b in failing):
         return "failure"
     summary = doc.get("summary") or {}
     if summary.get("inconclusive") or summary.get("failed"):
@@ -258,8 +267,8 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
 
 def check_title(doc: dict, verdict: str, accepted_by: str | None = None) -> str:
     """One line for the check run's title, e.g. ``2 regressions, 1 improvement``."""
-    headline = report_view.headline(doc.get("summary"))
-    if verdict == "success" and accepted_by and results_schema.regressions_beyond(doc, -1.0):
+    headline = report_view.headline(doc.get("summary"), doc.get("benchmarks"))
+    if verdict == "success" and accepted_by and results_schema.gate_failures(doc, -1.0, True):
         headline += f" (accepted by @{accepted_by})"
     return plain(headline, 250)
 

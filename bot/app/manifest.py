@@ -18,7 +18,8 @@ PERMISSIONS = {"actions": "write", "checks": "write", "pull_requests": "write", 
                "contents": "read", "metadata": "read"}
 
 #: The webhook events the App acts on (installation events are always sent).
-EVENTS = ("pull_request", "issue_comment", "workflow_run", "check_run", "check_suite", "push", "repository")
+EVENTS = ("pull_request", "issue_comment", "commit_comment", "workflow_run", "check_run", "check_suite", "push",
+          "repository")
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
 _ORG = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")

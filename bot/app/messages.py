@@ -10,7 +10,7 @@ escaped here for its place (:mod:`runner.report.escape`). GitHub logins are GitH
 
 from __future__ import annotations
 
-from runner.report.escape import md_code, md_text
+from runner.report.escape import md_code, md_text, plain
 from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
 
 from .commands import USAGE, echo
@@ -170,3 +170,122 @@ def with_note(report_md: str, note: str, limit: int = COMMENT_LIMIT) -> str:
         return report_md
     room = limit - len(note)
     return (report_md if len(report_md) <= room else cut_markdown(report_md, max(0, room - 2)) + "…\n") + note
+
+
+# -- regressions on the default branch (bot.app.regressions) ----------------------------------------
+#: GitHub caps an issue's title at 256 characters.
+ISSUE_TITLE_LIMIT = 256
+
+
+def regression_mark(key: str) -> str:
+    """The hidden mark that finds a regression's tracking issue again (its key is 20 hex digits)."""
+    return f"<!-- perfgate-regression {key} -->"
+
+
+def culprit_mark(key: str, bisect_key: str) -> str:
+    """The hidden mark of the comment on a culprit's PR (one per regression and bisect)."""
+    return f"<!-- perfgate-culprit {key}/{bisect_key} -->"
+
+
+def _pct(ratio: float | None) -> str:
+    from runner.report.units import fmt_change
+
+    return fmt_change(ratio)
+
+
+def regression_title(benchmark: str, ratio: float | None, environment: str | None, runner: str | None) -> str:
+    """The tracking issue's title (plain text: GitHub shows titles as they are)."""
+    where = runner or environment or "the default branch"
+    return plain(f"Performance regression: {benchmark or 'a benchmark'} {_pct(ratio)} on {where}", ISSUE_TITLE_LIMIT)
+
+
+def regression_body(r, *, history_url: str | None, state: str, commit_url: str) -> str:
+    """The tracking issue's body for regression ``r`` (:class:`bot.app.facts.RegressionInfo` or
+    the same fields): what moved, where and when, the bisect's state (``state``: Markdown written
+    by perfgate), and what a maintainer can do. ``commit_url``: ``https://github.com/OWNER/REPO/commit``."""
+    bench = md_code(r.benchmark) if r.benchmark else "the clearest regression"
+    lines = [regression_mark(r.key), f"## perfgate: {bench} {md_text(_pct(r.ratio))} on the default branch", ""]
+    where = f" on runner group {md_code(r.runner)}" if r.runner else ""
+    env = f" ({md_text(r.environment)})" if r.environment else ""
+    source = ("a change point of its history" if r.trigger == "changepoint"
+              else f"`/perf bisect` from @{r.requested_by}" if r.requested_by else "`/perf bisect`")
+    lines.append(f"Found by {source}{where}{env}, between {md_code(r.good_sha)} (good) and {md_code(r.bad_sha)} "
+                 f"(bad): [compare]({commit_url.rsplit('/', 1)[0]}/compare/{r.good_sha}...{r.bad_sha}).")
+    if r.also:
+        lines.append(f"The same commits also moved {', '.join(md_code(b) for b in r.also[:20])}"
+                     + (f" and {len(r.also) - 20} more" if len(r.also) > 20 else "") + ".")
+    if history_url:
+        lines.append(f"History: {history_url}")
+    lines += ["", f"**Bisect:** {state}", ""]
+    if r.closed:
+        lines.append(f"**Closed:** {md_text(r.closed_reason or 'closed')}")
+    else:
+        lines.append("Comment `/perf bisect` here to bisect it again, or `/perf accept [REASON]` to accept the "
+                     "regression and close this issue (write permission). perfgate closes it when the benchmark "
+                     "recovers.")
+    return "\n".join(lines) + "\n"
+
+
+def bisect_state(status: str, *, culprit: dict | None, suspects: list[dict] | None, commit_url: str,
+                 pr: int | None, problem: str | None = None, more_than_one_step: bool = False,
+                 compares: int | None = None, seconds: float | None = None, details_url: str | None = None) -> str:
+    """One paragraph: where the bisect stands (``status``: ``queued``, ``found``, ``ambiguous``,
+    ``no-regression``, ``stopped``, ``failed``). Culprit and suspects come from the bisect's
+    validated document; ``problem`` is Markdown written by perfgate."""
+    cost = f" ({compares} compares, {seconds:.0f} s)" if compares is not None and seconds is not None else ""
+    link = f" [Report]({details_url})." if details_url else ""
+    if status == "queued":
+        return "dispatched to a runner of the same kind; this issue is updated when it reports back."
+    if status == "found" and culprit:
+        by = f" (pull request #{pr})" if pr else ""
+        step = f", {md_text(_pct(culprit.get('step_ratio')))} on its own" if culprit.get("step_ratio") else ""
+        also = " The range holds more than one step: see the report." if more_than_one_step else ""
+        return (f"the regression came with [{md_code(str(culprit.get('sha'))[:12])}]({commit_url}/{culprit.get('sha')})"
+                f"{by}: {md_text(culprit.get('subject') or '')}{step}{cost}.{also}{link}")
+    if status == "ambiguous":
+        names = ", ".join(f"[{md_code(str(s.get('sha'))[:12])}]({commit_url}/{s.get('sha')})" for s in (suspects or [])[:10])
+        return f"the regression came with one of {names}; the others could not be measured{cost}.{link}"
+    if status == "no-regression":
+        return f"the bisect's first compare found no regression between good and bad on its runner{cost}.{link}"
+    if status == "stopped":
+        return f"the bisect stopped at its compare limit before it ended{cost}.{link}"
+    return f"the bisect did not report a result: {problem or 'unknown'}"
+
+
+def culprit_comment(r, *, culprit: dict, issue_url: str | None, history_url: str | None, details_url: str | None,
+                    mark: str) -> str:
+    """The comment on the culprit's pull request."""
+    step = f" ({md_text(_pct(culprit.get('step_ratio')))} on its own)" if culprit.get("step_ratio") else ""
+    lines = [f"### perfgate: this pull request slowed {md_code(r.benchmark) if r.benchmark else 'a benchmark'} "
+             f"{md_text(_pct(culprit.get('ratio')))}{step}", "",
+             f"A bisect of the default branch ({md_code(r.good_sha[:12])}..{md_code(r.bad_sha[:12])}"
+             + (f", runner group {md_code(r.runner)}" if r.runner else "")
+             + f") found that its commit {md_code(str(culprit.get('sha')))} brought the regression."]
+    for label, url in (("Tracking issue", issue_url), ("Report", details_url), ("History", history_url)):
+        if url:
+            lines.append(f"- {label}: {url}")
+    lines += ["", mark]
+    return "\n".join(lines) + "\n"
+
+
+def slack_text(value) -> str:
+    """Untrusted text for a Slack-compatible message: one line, ``&``, ``<`` and ``>`` escaped
+    as Slack's message formatting asks (no link, mention or command can be made of it)."""
+    return plain(value, 300).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def regression_message(r, *, status: str, culprit: dict | None, pr: int | None, issue_url: str | None) -> str:
+    """The one webhook message of a regression (Slack ``mrkdwn``)."""
+    head = (f"perfgate: regression on the default branch of {slack_text(r.repository)}: "
+            f"{slack_text(r.benchmark or 'a benchmark')} {slack_text(_pct(r.ratio))}"
+            + (f" on {slack_text(r.runner)}" if r.runner else ""))
+    if status == "found" and culprit:
+        what = f"culprit {slack_text(str(culprit.get('sha'))[:12])}" + (f" (#{pr})" if pr else "") \
+            + f": {slack_text(culprit.get('subject') or '')}"
+    elif status == "ambiguous":
+        what = "culprit among commits that could not all be measured"
+    else:
+        what = {"no-regression": "its bisect found no regression on its runner",
+                "stopped": "its bisect stopped before it ended"}.get(status, "its bisect did not report a result")
+    link = f" <{issue_url}|tracking issue>" if issue_url else ""
+    return f"{head}. {what}.{link}"

@@ -15,10 +15,10 @@ from sqlalchemy.orm import Session
 from ..db import insert_missing, utc_now
 from ..history.tables import Repository
 from . import access
-from .actions import RunSpec
+from .actions import RegressionSpec, RunSpec
 from .events import Event
-from .facts import RunInfo
-from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Lock, Refusal, Run
+from .facts import RegressionInfo, RunInfo
+from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Lock, Refusal, Regression, Run
 
 
 # -- deliveries ---------------------------------------------------------------------------------
@@ -195,7 +195,18 @@ def run_info(row: Run) -> RunInfo:
                    pr_number=row.pr_number, kind=row.kind, filter=row.filter, rounds=row.rounds,
                    threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref,
                    repository=row.repository, check_run_id=row.check_run_id, workflow_run_id=row.workflow_run_id,
-                   has_results=row.result_id is not None)
+                   has_results=row.result_id is not None, runner=row.runner, runs_on=_labels(row.runs_on),
+                   group=row.group_key, conclusion=row.conclusion, headline=row.headline)
+
+
+def _labels(text: str | None) -> tuple[str, ...]:
+    """Runner labels stored comma-separated (a label holds no comma, ``runner.config``)."""
+    return tuple(label for label in (text or "").split(",") if label)
+
+
+def runs_of_group(session: Session, group: str) -> list[Run]:
+    """The runs one request started (one per runner group), in the order they were stored."""
+    return list(session.scalars(select(Run).where(Run.group_key == group).order_by(Run.created_at, Run.id)))
 
 
 def get_run(session: Session, key: str) -> Run | None:
@@ -225,7 +236,7 @@ def insert_run(session: Session, spec: RunSpec) -> Run | None:
               pr_number=spec.pr_number, kind=spec.kind, trigger=spec.trigger, requested_by=spec.requested_by,
               base_sha=spec.base_sha, head_sha=spec.head_sha, base_ref=spec.base_ref, head_ref=spec.head_ref,
               filter=spec.filter, rounds=spec.rounds, threshold=spec.threshold, profile=spec.profile,
-              status="queued")
+              status="queued", runner=spec.runner, runs_on=",".join(spec.runs_on) or None, group_key=spec.group)
     try:
         with session.begin_nested():
             session.add(row)
@@ -306,3 +317,73 @@ def expired(runs: list[Run], now: _dt.datetime, timeout_s: float) -> list[Run]:
     """Active runs created more than ``timeout_s`` seconds before ``now``."""
     limit = now - _dt.timedelta(seconds=timeout_s)
     return [r for r in runs if r.status in ACTIVE_STATES and r.created_at <= limit]
+
+
+# -- regressions on the default branch -------------------------------------------------------------
+def regression_info(row: Regression) -> RegressionInfo:
+    return RegressionInfo(key=row.key, repository=row.repository, benchmark=row.benchmark, good_sha=row.good_sha,
+                          bad_sha=row.bad_sha, status=row.status, trigger=row.trigger,
+                          installation_id=row.installation_id, fingerprint=row.fingerprint,
+                          environment=row.environment, runner=row.runner, runs_on=_labels(row.runs_on),
+                          ratio=row.ratio, requested_by=row.requested_by, issue_number=row.issue_number,
+                          bisect_key=row.bisect_key, culprit_sha=row.culprit_sha, culprit_pr=row.culprit_pr,
+                          outcome=row.outcome, closed_reason=row.closed_reason,
+                          also=tuple(line for line in (row.also or "").splitlines() if line))
+
+
+def get_regression(session: Session, key: str) -> Regression | None:
+    return session.scalar(select(Regression).where(Regression.key == key))
+
+
+def insert_regression(session: Session, spec: RegressionSpec) -> bool:
+    """Store a regression to track; False when ``spec.key`` is stored already (``INSERT … ON
+    CONFLICT DO NOTHING``: two jobs that find the same change point store one row)."""
+    return insert_missing(session, Regression, {
+        "key": spec.key, "repository": spec.repository, "installation_id": spec.installation_id,
+        "benchmark": spec.benchmark, "fingerprint": spec.fingerprint, "environment": spec.environment,
+        "runner": spec.runner, "runs_on": ",".join(spec.runs_on) or None, "trigger": spec.trigger,
+        "requested_by": spec.requested_by, "good_sha": spec.good_sha, "bad_sha": spec.bad_sha, "ratio": spec.ratio,
+        "also": "\n".join(name.replace("\n", " ") for name in spec.also) or None, "status": "open",
+        "created_at": utc_now(), "updated_at": utc_now()},
+        ("key",))
+
+
+def update_regression(session: Session, key: str, **changes: Any) -> Regression | None:
+    row = get_regression(session, key)
+    if row is None:
+        return None
+    for name, value in changes.items():
+        setattr(row, name, value)
+    session.flush()
+    return row
+
+
+def regressions_of(session: Session, repository: str) -> list[Regression]:
+    """Every regression tracked in ``repository``, oldest first."""
+    return list(session.scalars(select(Regression).where(Regression.repository == repository)
+                                .order_by(Regression.created_at, Regression.id)))
+
+
+def regression_of_bisect(session: Session, bisect_key: str) -> Regression | None:
+    """The regression whose latest bisect is run ``bisect_key``."""
+    return session.scalar(select(Regression).where(Regression.bisect_key == bisect_key))
+
+
+def regression_of_issue(session: Session, repository: str, issue_number: int) -> Regression | None:
+    """The regression tracked in issue ``issue_number`` of ``repository`` (the newest, if several)."""
+    return session.scalar(select(Regression).where(Regression.repository == repository,
+                                                   Regression.issue_number == issue_number)
+                          .order_by(Regression.id.desc()).limit(1))
+
+
+def claim_notification(session: Session, key: str, now: _dt.datetime) -> bool:
+    """Claim regression ``key``'s one message: True for the one caller that set ``notified_at``
+    (a conditional UPDATE: two jobs never both send), False when it was claimed before."""
+    result = session.execute(update(Regression).where(Regression.key == key, Regression.notified_at.is_(None))
+                             .values(notified_at=now))
+    return result.rowcount == 1
+
+
+def release_notification(session: Session, key: str) -> None:
+    """Give the claim back: the message surely did not go out (no connection was made)."""
+    session.execute(update(Regression).where(Regression.key == key).values(notified_at=None))

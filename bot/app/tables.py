@@ -9,6 +9,8 @@
 - ``app_runs``: one benchmark run the App dispatched; ``key`` (deterministic, see
   ``bot.app.facts.run_key``) is the public run id: check run ``external_id``, the workflow's
   ``run-id`` input, the artifact name suffix, and the run page URL.
+- ``app_regressions``: regressions on the default branch the App tracks (bisect, tracking issue,
+  notification).
 - ``app_locks``: per-PR leases that serialise the jobs of one PR.
 - ``app_commands``: the last command acted on per comment (edited comments re-run only if it
   changed); ``app_refusals``: who was told once that they may not command perfgate.
@@ -16,7 +18,8 @@
 GitHub ids (comments, check runs, workflow runs) exceed 2**31: BigInteger.
 Schema changes go through ``bot/migrations`` (revision ``0002_app`` created these;
 ``0003_authority`` added ``app_pulls.head_seen_at``; ``0004_steps`` the delivery's plan,
-step and ``queued_at``, the run's dispatch marks and ``app_locks``).
+step and ``queued_at``, the run's dispatch marks and ``app_locks``; ``0008_regressions`` the run's
+runner group and ``app_regressions``).
 """
 
 from __future__ import annotations
@@ -122,6 +125,48 @@ class Run(Base):
     created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
     updated_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
     completed_at: Mapped[Optional[_dt.datetime]] = mapped_column()
+    runner: Mapped[Optional[str]] = mapped_column(String(64))  # the runner group ([runners.NAME])
+    runs_on: Mapped[Optional[str]] = mapped_column(String(1100))  # its labels, comma-separated
+    group_key: Mapped[Optional[str]] = mapped_column(String(40), index=True)  # the runs of one request
+
+
+class Regression(Base):
+    """A regression on the default branch that the App tracks (``bot.app.regressions``): one per
+    (repository, benchmark, fingerprint, change point) or per ``/perf bisect`` request (``key``).
+
+    ``status``: ``open`` (found, its bisect dispatched or to be), ``found`` (the bisect named the
+    culprit), ``unresolved`` (the bisect ended without one), ``closed`` (the series recovered, or
+    a maintainer accepted it: ``closed_reason``). ``issue_number`` is its tracking issue;
+    ``bisect_key`` the key of its latest bisect run; ``notified_at`` when its one webhook message
+    was claimed (set before it is sent: never twice)."""
+
+    __tablename__ = "app_regressions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(40), unique=True)
+    repository: Mapped[str] = mapped_column(String(200), index=True)
+    installation_id: Mapped[Optional[int]] = mapped_column(BigInteger)
+    benchmark: Mapped[str] = mapped_column(Text)
+    also: Mapped[Optional[str]] = mapped_column(Text)  # other benchmarks that moved at the same commit, one a line
+    fingerprint: Mapped[Optional[str]] = mapped_column(String(32))
+    environment: Mapped[Optional[str]] = mapped_column(Text)  # the fingerprint's label
+    runner: Mapped[Optional[str]] = mapped_column(String(64))
+    runs_on: Mapped[Optional[str]] = mapped_column(String(1100))
+    trigger: Mapped[str] = mapped_column(String(32))
+    requested_by: Mapped[Optional[str]] = mapped_column(String(100))
+    good_sha: Mapped[str] = mapped_column(String(64))
+    bad_sha: Mapped[str] = mapped_column(String(64))
+    ratio: Mapped[Optional[float]] = mapped_column()
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    issue_number: Mapped[Optional[int]] = mapped_column(Integer)
+    bisect_key: Mapped[Optional[str]] = mapped_column(String(40), index=True)
+    culprit_sha: Mapped[Optional[str]] = mapped_column(String(64))
+    culprit_pr: Mapped[Optional[int]] = mapped_column(Integer)
+    outcome: Mapped[Optional[str]] = mapped_column(Text)  # the bisect's outcome in one line (Markdown)
+    closed_reason: Mapped[Optional[str]] = mapped_column(Text)
+    notified_at: Mapped[Optional[_dt.datetime]] = mapped_column()
+    created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
+    updated_at: Mapped[_dt.datetime] = mapped_column(default=utc_now, onupdate=utc_now)
 
 
 class Lock(Base):

@@ -17,7 +17,7 @@ from typing import Mapping, TextIO
 from runner import results as results_schema
 from runner.errors import UserError
 from runner.report.escape import term
-from runner.report.units import fmt_change, fmt_time
+from runner.report.units import fmt_bytes, fmt_change, fmt_growth, fmt_time
 
 from .. import db as dbmod
 from . import core as history
@@ -25,11 +25,13 @@ from . import imports
 from . import store as history_store
 
 
-def documents_of(path: str | Path, repository: str | None) -> list[tuple[str, dict]]:
+def documents_of(path: str | Path, repository: str | None, fmt: str = "auto") -> list[tuple[str, dict]]:
     """The results documents at ``path``, each validated (schema_version 1) and with a label
-    for messages: a perfgate results.json, a pytest-benchmark JSON file, an asv result file, or
-    an asv results directory (``results/``: every ``<machine>/*.json`` beside a
-    ``machine.json``). Imported documents (:mod:`bot.history.imports`) belong to ``repository``.
+    for messages: a perfgate results.json, a pytest-benchmark JSON file, Google Benchmark,
+    nvbench or github-action-benchmark custom JSON (``fmt`` names a custom JSON's direction:
+    ``customSmallerIsBetter`` or ``customBiggerIsBetter``), an asv result file, or an asv results
+    directory (``results/``: every ``<machine>/*.json`` beside a ``machine.json``). Imported
+    documents (:mod:`bot.history.imports`) belong to ``repository``.
 
     Raises:
         UserError: unreadable or unrecognised input, or an import without ``--repository``.
@@ -42,11 +44,14 @@ def documents_of(path: str | Path, repository: str | None) -> list[tuple[str, di
             raise UserError(f"{path}: not an asv results directory (no <machine>/machine.json in it)")
         return [(str(f), _imported(f, _read_json(f), repository, _read_json(m))) for f, m in files]
     doc = _read_json(path)
+    if imports.is_measured(doc):
+        return [(str(path), _imported(path, doc, repository, None, fmt))]
     if imports.is_pytest_benchmark(doc) or imports.is_asv_result(doc):
         machine = path.parent / "machine.json"
         return [(str(path), _imported(path, doc, repository, _read_json(machine) if machine.is_file() else None))]
     if not isinstance(doc, dict) or "schema_version" not in doc:
-        raise UserError(f"{path} is not a perfgate results.json, a pytest-benchmark JSON file or an asv result file")
+        raise UserError(f"{path} is not a perfgate results.json, a pytest-benchmark, Google Benchmark, nvbench or "
+                        "github-action-benchmark JSON file or an asv result file")
     return [(str(path), results_schema.validate(doc))]
 
 
@@ -59,27 +64,31 @@ def _read_json(path: Path):
         raise UserError(f"{path} is not JSON: {exc}") from None
 
 
-def _imported(path: Path, doc: dict, repository: str | None, machine: dict | None) -> dict:
+def _imported(path: Path, doc: dict, repository: str | None, machine: dict | None, fmt: str = "auto") -> dict:
     if not repository:
         raise UserError(f"{path} comes from another tool and names no repository: pass --repository OWNER/NAME")
     try:
-        converted = imports.from_pytest_benchmark(doc, repository) if imports.is_pytest_benchmark(doc) \
-            else imports.from_asv_result(doc, repository, machine)
+        if imports.is_measured(doc):
+            converted = imports.from_measured(doc, repository, fmt)
+        elif imports.is_pytest_benchmark(doc):
+            converted = imports.from_pytest_benchmark(doc, repository)
+        else:
+            converted = imports.from_asv_result(doc, repository, machine)
     except ValueError as exc:
         raise UserError(f"{path}: {exc}") from None
     return results_schema.validate(converted)
 
 
 def main_add(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """``perfgate history add PATH [--repository OWNER/NAME]``: a perfgate results.json, or the
-    results of asv (a result file or a whole ``results/`` directory) or pytest-benchmark (a JSON
-    file) — see :mod:`bot.history.imports`.
+    """``perfgate history add PATH [--repository OWNER/NAME] [--format F]``: a perfgate results.json,
+    or the results of asv (a result file or a whole ``results/`` directory), pytest-benchmark,
+    Google Benchmark, nvbench or github-action-benchmark (a JSON file) — see :mod:`bot.history.imports`.
 
     Prints one line per document: what was stored and the change points of the updated series.
     """
     out = out or sys.stdout
     repository = getattr(args, "repository", None)
-    found = documents_of(args.results, repository)
+    found = documents_of(args.results, repository, getattr(args, "format", None) or "auto")
     database = dbmod.open_from_environment(os.environ if env is None else env)
     try:
         for label, doc in found:
@@ -130,11 +139,12 @@ def _select(series: list, bench: str | None) -> list:
 
 
 def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """``perfgate history show [--repository OWNER/NAME] [BENCH] [--json]``.
+    """``perfgate history show [--repository OWNER/NAME] [BENCH] [--json] [--measure time|memory|compile]``.
 
-    ``--json`` prints ``{series: [{benchmark, fingerprint, points: [{sha, time, value,
-    ci_low, ci_high}], change_points: [{index, sha, before, after, ratio}]}]}`` (values in
-    seconds, time ISO-8601 UTC, ratio after/before); otherwise a table per series.
+    ``--json`` prints ``{series: [{benchmark, measure, unit, fingerprint, points: [{sha, time,
+    value, ci_low, ci_high}], change_points: [{index, sha, before, after, ratio}]}]}`` (values in
+    seconds per call; bytes for ``--measure memory``; the first call's compile seconds for
+    ``--measure compile``; time ISO-8601 UTC, ratio after/before); otherwise a table per series.
 
     Raises:
         UserError: no repository to show, or ``BENCH`` matches nothing.
@@ -144,7 +154,8 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
     try:
         with database.session() as session:
             name = _pick_repository(session, getattr(args, "repository", None), database.url)
-            series = _select(history_store.load_series(session, name), getattr(args, "bench", None))
+            measure = getattr(args, "measure", None) or "time"
+            series = _select(history_store.load_series(session, name, measure=measure), getattr(args, "bench", None))
     finally:
         database.dispose()
     if args.bench and not series:
@@ -162,23 +173,27 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
 
 
 def render_series_text(series: history.Series, last: int = 10) -> str:
-    """A series as plain text: header, the ``last`` points, the change points."""
-    lines = [f"{series.benchmark}  [{series.fingerprint.get('label')}]  {len(series.points)} points"]
+    """A series as plain text: header, the ``last`` points, the change points (times, or sizes
+    for a memory series)."""
+    fmt = fmt_bytes if series.measure == "memory" else fmt_time
+    fmt_ratio = fmt_growth if series.measure == "memory" else fmt_change
+    what = {"memory": "  peak memory", "compile": "  compile time"}.get(series.measure, "")
+    lines = [f"{series.benchmark}{what}  [{series.fingerprint.get('label')}]  {len(series.points)} points"]
     cut = {c.index for c in series.change_points}
     start = max(0, len(series.points) - last)
     if start:
         lines.append(f"  ... {start} earlier points")
     for i, p in enumerate(series.points[start:], start):
         mark = "  <- change point" if i in cut else ""
-        ci = (f"  [{fmt_time(p.ci_low)}, {fmt_time(p.ci_high)}]"
+        ci = (f"  [{fmt(p.ci_low)}, {fmt(p.ci_high)}]"
               if p.ci_low is not None and p.ci_high is not None else "")
-        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {fmt_time(p.value):>10}{ci}{mark}")
+        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {fmt(p.value):>10}{ci}{mark}")
     if series.change_points:
         lines.append("  change points:")
         for c in series.change_points:
             prs = " ".join(f"#{p['number']}" for p in c.prs)
-            lines.append(f"    {c.commit_range}  {fmt_time(c.before)} -> {fmt_time(c.after)}"
-                         f"  {fmt_change(c.ratio)}  (p = {c.p_value:.3g}){'  PRs ' + prs if prs else ''}")
+            lines.append(f"    {c.commit_range}  {fmt(c.before)} -> {fmt(c.after)}"
+                         f"  {fmt_ratio(c.ratio)}  (p = {c.p_value:.3g}){'  PRs ' + prs if prs else ''}")
     else:
         lines.append("  no change points")
     return "\n".join(lines)

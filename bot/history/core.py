@@ -3,10 +3,11 @@
 Plain data in, plain data out; no database, no Flask. ``bot.history.store`` is the shell
 that reads and writes the tables and calls these.
 
-Terms: a *point* is one benchmark's median time per call (seconds) in one result, with the
-confidence interval of that median. A *series* is the ``main`` points (single-revision
-``perfgate run`` results, i.e. history runs on the default branch) of one (repository,
-benchmark, environment fingerprint), in measurement order. PR results are points of kind
+Terms: a *point* is one benchmark's value of one measure in one result: ``time``, its median
+time per call (seconds) with the confidence interval of that median, or ``memory``, its peak
+memory (bytes: the median over its processes, with their range; :data:`MEASURES`). A *series* is
+the ``main`` points (single-revision ``perfgate run`` results, i.e. history runs on the default
+branch) of one (repository, benchmark, measure, environment fingerprint), in measurement order. PR results are points of kind
 ``pr``: drawn as separate markers, never part of a series. A new fingerprint starts a new
 series, so an upgraded driver or another GPU model is never reported as a regression.
 """
@@ -32,6 +33,11 @@ NOISE_QUANTILE = 0.95
 RECENT_CHANGE_POINTS = 5
 
 _REPOSITORY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
+
+#: What a point measures, and its unit: ``time`` seconds per call, ``memory`` peak bytes (a side's
+#: ``memory.peak_bytes``, runner.measures), ``compile`` seconds torch.compile took to compile the
+#: first call, cold (a side's ``compile.compile_s``, where the benchmark compiles).
+MEASURES = {"time": "s", "memory": "B", "compile": "s"}
 
 
 def is_repository_name(text: str) -> bool:
@@ -134,6 +140,7 @@ class PointRecord:
     ci_high: float | None
     ratio: float | None       # head/base of a compare, else None
     verdict: str | None
+    measure: str = "time"     # a key of MEASURES
 
 
 def result_kind(doc: dict) -> str:
@@ -162,8 +169,18 @@ def points_of(doc: dict) -> list[PointRecord]:
     gives its head medians as ``pr`` points when the document names a PR, else as ``compare``
     points. Each point carries the interval the runner stored with the median
     (``ci_low``/``ci_high``; None when the document has none: nothing is recomputed).
-    Benchmarks whose head failed or has no median are skipped.
+    Benchmarks whose head failed or has no median are skipped. Points are times: a benchmark
+    that reports a bigger-is-better throughput (``direction: bigger``, a unit ``X/s``) gives the
+    time per X (the reciprocal, its interval inverted), so its change points and alerts read as
+    every other series'; one that reports another unit (``MB``, a score) gives no time point. A ``perfgate bisect`` document (its ``bisect``
+    section) gives no point at all: it is a search, kept for its run page.
+    Where the head's peak memory was measured (``head.memory.peak_bytes`` > 0) the benchmark also gives a ``memory`` point: the
+    median over its processes, their range as the interval, the memory change's ratio and verdict;
+    where it compiled (``head.compile.compile_s`` > 0), a ``compile`` point: the first call's cold
+    compile seconds, the median over its processes with their range, the compile-time change's ratio.
     """
+    if doc.get("bisect") is not None:
+        return []
     kind = result_kind(doc)
     point_kind = "pr" if pull_request_of(doc) else ("main" if kind == "run" else "compare")
     sha = (doc.get("head") or {}).get("sha")
@@ -173,10 +190,35 @@ def points_of(doc: dict) -> list[PointRecord]:
         value = head.get("median")
         if head.get("error") or value is None or not (value > 0) or math.isinf(value):
             continue
+        low, high = head.get("ci_low"), head.get("ci_high")
+        unit = bench.get("unit") or "s"
+        if results_schema.direction_of(bench) == "bigger" and unit.endswith("/s"):
+            # a throughput X/s is kept as the time per X (its reciprocal), so the series reads as times
+            value = 1.0 / value
+            low, high = (1.0 / high if high else None), (1.0 / low if low else None)
+        elif unit != "s":
+            continue  # the history keeps times; other measures are in the report only
         change = results_schema.change_of(bench)
         out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(value),
-                               ci_low=head.get("ci_low"), ci_high=head.get("ci_high"), ratio=change.get("ratio"),
-                               verdict=change.get("verdict")))
+                               ci_low=low, ci_high=high, ratio=change.get("ratio"), verdict=change.get("verdict")))
+        memory = head.get("memory") if isinstance(head.get("memory"), dict) else {}
+        peak = memory.get("peak_bytes")
+        if isinstance(peak, int) and peak > 0:
+            spread = [v for v in memory.get("processes") or [] if isinstance(v, int)]
+            mem_change = change.get("memory") if isinstance(change.get("memory"), dict) else {}
+            out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(peak),
+                                   ci_low=float(min(spread)) if spread else None,
+                                   ci_high=float(max(spread)) if spread else None,
+                                   ratio=mem_change.get("ratio"), verdict=mem_change.get("verdict"),
+                                   measure="memory"))
+        compiled = head.get("compile") if isinstance(head.get("compile"), dict) else {}
+        seconds = compiled.get("compile_s")
+        if isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds):
+            spread = [float(v) for v in compiled.get("compile_s_values") or [] if isinstance(v, (int, float))]
+            timing = (change.get("compile") or {}).get("compile_s") if isinstance(change.get("compile"), dict) else None
+            out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(seconds),
+                                   ci_low=min(spread) if spread else None, ci_high=max(spread) if spread else None,
+                                   ratio=(timing or {}).get("ratio"), verdict=None, measure="compile"))
     return out
 
 
@@ -199,6 +241,7 @@ class Point:
     verdict: str | None = None
     run_url: str | None = None
     benchmark: str | None = None
+    measure: str = "time"
 
 
 @dataclass(frozen=True)
@@ -232,12 +275,13 @@ class ChangePoint:
 
 @dataclass
 class Series:
-    """One (benchmark, fingerprint) series: ``main`` points in order and their change points."""
+    """One (benchmark, measure, fingerprint) series: ``main`` points in order and their change points."""
 
     benchmark: str
     fingerprint: dict                     # Fingerprint.as_dict()
     points: list[Point]
     change_points: list[ChangePoint] = field(default_factory=list)
+    measure: str = "time"                 # a key of MEASURES
 
     @property
     def values(self) -> list[float]:
@@ -397,7 +441,7 @@ def alert_accuracy(alerts: Sequence[dict]) -> dict:
 def series_json(series: Series, *, detailed: bool = False) -> dict:
     """The CLI's JSON shape of one series::
 
-        {benchmark, fingerprint, points: [{sha, time, value, ci_low, ci_high}],
+        {benchmark, measure, unit, fingerprint, points: [{sha, time, value, ci_low, ci_high}],
          change_points: [{index, sha, before, after, ratio}]}
 
     ``fingerprint`` is the key. ``detailed`` (the JSON API) adds ``fingerprint_label``,
@@ -406,6 +450,8 @@ def series_json(series: Series, *, detailed: bool = False) -> dict:
     """
     doc = {
         "benchmark": series.benchmark,
+        "measure": series.measure,
+        "unit": MEASURES.get(series.measure),
         "fingerprint": series.fingerprint.get("key"),
         "points": [{"sha": p.sha, "time": iso(p.time), "value": p.value, "ci_low": p.ci_low,
                     "ci_high": p.ci_high} for p in series.points],

@@ -6,6 +6,11 @@
   document per file; each benchmark's median per call (``stats.median``, seconds), with the
   per-round samples when the file has them (``--benchmark-save-data``); names are the node ids
   (``fullname``), as perfgate names pytest-benchmark tests.
+- **Google Benchmark**, **nvbench** and **github-action-benchmark** custom JSON
+  (:mod:`runner.formats`): one document per file, each benchmark's repetitions as its samples
+  (seconds; a ``customBiggerIsBetter`` value in its unit, bigger is better), names and params as
+  the ``command`` convention gives them; the machine from Google Benchmark's ``context`` or
+  nvbench's first device.
 - **asv** result files (``results/<machine>/<commit>-<env>.json``, asv's format version 2 with
   ``result_columns``): one document per file; ``time_*`` benchmarks only (asv stores other
   kinds in other units); the ``result`` column (asv's median) per parameter combination, with
@@ -25,12 +30,40 @@ import itertools
 import re
 from typing import Any
 
-from runner import results
+from runner import formats, results
 
 
 def is_pytest_benchmark(doc: Any) -> bool:
     """Does ``doc`` look like a pytest-benchmark JSON file?"""
     return isinstance(doc, dict) and "machine_info" in doc and isinstance(doc.get("benchmarks"), list)
+
+
+def is_measured(doc: Any) -> bool:
+    """Does ``doc`` look like Google Benchmark, nvbench or github-action-benchmark custom JSON?"""
+    return formats.sniff(doc) is not None
+
+
+def from_measured(doc: Any, repository: str, fmt: str = "auto") -> dict:
+    """One perfgate ``run`` document from the JSON a benchmark that measures itself printed
+    (``fmt``: one of :data:`runner.formats.FORMATS`; a custom JSON needs its direction named).
+
+    Raises:
+        ValueError: not that format, or nothing measured in it (:class:`runner.formats.FormatError`).
+    """
+    found = formats.parse(doc, fmt)
+    environment: dict = {"device": "cpu", "cpu": None, "python": None}
+    created = None
+    if isinstance(doc, dict) and isinstance(doc.get("context"), dict):
+        context = doc["context"]
+        environment.update(cpu=f"{context.get('num_cpus', '?')} CPU(s) at {context.get('mhz_per_cpu', '?')} MHz",
+                           runner_label=context.get("host_name"))
+        created = context.get("date") if isinstance(context.get("date"), str) else None
+    elif isinstance(doc, dict) and isinstance(doc.get("devices"), list) and doc["devices"]:
+        device = doc["devices"][0] if isinstance(doc["devices"][0], dict) else {}
+        environment.update(device="cuda", device_name=device.get("name"))
+    entries = [results.benchmark(r.name, None, base=None, head=_side(None, list(r.values)), change=None,
+                                 family=r.family, params=r.params, unit=r.unit, direction=r.direction) for r in found]
+    return _run_document(repository, None, None, created, environment, entries, formats.sniff(doc) or fmt)
 
 
 def is_asv_result(doc: Any) -> bool:

@@ -4,6 +4,10 @@ Every function takes an open SQLAlchemy ``Session`` and leaves committing to the
 (``with db.session() as s, s.begin(): ...``). Decisions are made by the pure modules
 ``bot.history.core`` and ``bot.history.changepoints``; this module only reads and writes rows.
 
+Every function that reads series or points reads one measure (``time`` unless told,
+``bot.history.core.MEASURES``): the pages, alerts and notes of the time series are as they were
+before memory was measured.
+
 Incremental change points: storing a result touches only the series of its ``main``
 points. For each such series, when the new point is the latest one, the cached change
 points are updated with ``changepoints.update`` (only the tail after the second-to-last
@@ -19,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session, joinedload, load_only
 
 from runner import results as results_schema
@@ -120,7 +124,8 @@ def resolve_repository_name(doc: dict, repository: str | None) -> str:
 
 @dataclass
 class AddOutcome:
-    """What :func:`add_result` did. ``series``: ``(benchmark, fingerprint key)`` updated."""
+    """What :func:`add_result` did. ``series``: ``(benchmark, fingerprint key)`` of the time series
+    updated; ``memory_series`` and ``compile_series`` those of the memory and compile-time series."""
 
     result_id: int
     repository: str
@@ -128,7 +133,13 @@ class AddOutcome:
     kind: str
     points: int = 0
     series: list[tuple[str, str]] = field(default_factory=list)
+    memory_series: list[tuple[str, str]] = field(default_factory=list)
+    compile_series: list[tuple[str, str]] = field(default_factory=list)
     change_points: int = 0
+
+    def updated(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """``[(measure, series updated)]`` for every measure (``bot.history.core.MEASURES``)."""
+        return [("time", self.series), ("memory", self.memory_series), ("compile", self.compile_series)]
 
 
 def add_result(session: Session, doc: dict, repository: str | None = None, *, validated: bool = False) -> AddOutcome:
@@ -176,47 +187,49 @@ def add_result(session: Session, doc: dict, repository: str | None = None, *, va
     session.flush()
 
     outcome = AddOutcome(result_id=result.id, repository=name, created=True, kind=kind)
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for rec in history.points_of(doc):
-        if rec.benchmark in seen:  # one point per benchmark and result
+        if (rec.benchmark, rec.measure) in seen:  # one point per benchmark, measure and result
             continue
-        seen.add(rec.benchmark)
+        seen.add((rec.benchmark, rec.measure))
         session.add(BenchmarkPoint(result_id=result.id, repository_id=repo.id, environment_id=env.id,
-                                   benchmark=rec.benchmark, kind=rec.kind, sha=rec.sha,
+                                   benchmark=rec.benchmark, measure=rec.measure, kind=rec.kind, sha=rec.sha,
                                    pr_number=pr.number if pr else None, measured_at=measured_at,
                                    value=rec.value, ci_low=rec.ci_low, ci_high=rec.ci_high, ratio=rec.ratio,
                                    verdict=rec.verdict))
         outcome.points += 1
         if rec.kind == "main":
-            outcome.series.append((rec.benchmark, fp.key))
+            dict(outcome.updated())[rec.measure].append((rec.benchmark, fp.key))
     session.flush()
-    for bench, _key in outcome.series:
-        outcome.change_points += refresh_change_points(session, repo.id, bench, env.id, new_result_id=result.id)
+    for measure, updated in outcome.updated():
+        for bench, _key in updated:
+            outcome.change_points += refresh_change_points(session, repo.id, bench, env.id, new_result_id=result.id,
+                                                           measure=measure)
     return outcome
 
 
-def _series_rows(session: Session, repository_id: int, benchmark: str, environment_id: int) -> list[BenchmarkPoint]:
+def _series_rows(session: Session, repository_id: int, benchmark: str, environment_id: int,
+                 measure: str = "time") -> list[BenchmarkPoint]:
     return list(session.scalars(
         select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repository_id,
                                      BenchmarkPoint.benchmark == benchmark,
+                                     BenchmarkPoint.measure == measure,
                                      BenchmarkPoint.environment_id == environment_id,
                                      BenchmarkPoint.kind == "main")
         .order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)))
 
 
 def refresh_change_points(session: Session, repository_id: int, benchmark: str, environment_id: int, *,
-                          new_result_id: int | None = None) -> int:
-    """Recompute the cached change points of one series; returns how many it has now.
+                          new_result_id: int | None = None, measure: str = "time") -> int:
+    """Recompute the cached change points of one series (of ``measure``); returns how many it has now.
 
     Incremental (``changepoints.update``) when the point of ``new_result_id`` is the last
     of the series, else a full ``changepoints.detect``.
     """
-    rows = _series_rows(session, repository_id, benchmark, environment_id)
-    cached = list(session.scalars(
-        select(ChangePointRow).where(ChangePointRow.repository_id == repository_id,
-                                     ChangePointRow.benchmark == benchmark,
-                                     ChangePointRow.environment_id == environment_id)
-        .order_by(ChangePointRow.position)))
+    rows = _series_rows(session, repository_id, benchmark, environment_id, measure)
+    of_series = (ChangePointRow.repository_id == repository_id, ChangePointRow.benchmark == benchmark,
+                 ChangePointRow.measure == measure, ChangePointRow.environment_id == environment_id)
+    cached = list(session.scalars(select(ChangePointRow).where(*of_series).order_by(ChangePointRow.position)))
     values = [r.value for r in rows]
     appended = new_result_id is not None and rows and rows[-1].result_id == new_result_id
     if appended and cached:
@@ -225,13 +238,11 @@ def refresh_change_points(session: Session, repository_id: int, benchmark: str, 
         splits = changepoints.update(values, previous)
     else:
         splits = changepoints.detect(values)
-    session.execute(delete(ChangePointRow).where(ChangePointRow.repository_id == repository_id,
-                                                 ChangePointRow.benchmark == benchmark,
-                                                 ChangePointRow.environment_id == environment_id))
+    session.execute(delete(ChangePointRow).where(*of_series))
     for s in splits:
         here, prev = rows[s.index], rows[s.index - 1]
         session.add(ChangePointRow(repository_id=repository_id, environment_id=environment_id, benchmark=benchmark,
-                                   position=s.index, sha=here.sha, prev_sha=prev.sha,
+                                   measure=measure, position=s.index, sha=here.sha, prev_sha=prev.sha,
                                    measured_at=here.measured_at, prev_measured_at=prev.measured_at,
                                    before=s.before, after=s.after, ratio=s.ratio, p_value=s.p_value))
     session.flush()
@@ -274,7 +285,7 @@ def _point(row: BenchmarkPoint, pr_urls: dict[int, str | None]) -> history.Point
                          ci_high=row.ci_high, kind=row.kind, pr_number=row.pr_number,
                          pr_url=pr_urls.get(row.pr_number) if row.pr_number else None,
                          fingerprint=row.environment.key, ratio=row.ratio, verdict=row.verdict,
-                         run_url=row.result.run_url, benchmark=row.benchmark)
+                         run_url=row.result.run_url, benchmark=row.benchmark, measure=row.measure)
 
 
 def _fingerprint_dict(env: Environment) -> dict:
@@ -283,10 +294,11 @@ def _fingerprint_dict(env: Environment) -> dict:
     return {**fp.as_dict(), "key": env.key}
 
 
-def _points_query(repository_id: int, benchmarks: Sequence[str] | None):
-    """Points of a repository (of some benchmarks), with each point's environment and its
-    result's ``run_url`` loaded in the same query (never the result's document)."""
-    query = select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repository_id).options(
+def _points_query(repository_id: int, benchmarks: Sequence[str] | None, measure: str = "time"):
+    """Points of one measure of a repository (of some benchmarks), with each point's environment
+    and its result's ``run_url`` loaded in the same query (never the result's document)."""
+    query = select(BenchmarkPoint).where(BenchmarkPoint.repository_id == repository_id,
+                                         BenchmarkPoint.measure == measure).options(
         joinedload(BenchmarkPoint.environment), joinedload(BenchmarkPoint.result).load_only(Result.run_url))
     return query if benchmarks is None else query.where(BenchmarkPoint.benchmark.in_(list(benchmarks)))
 
@@ -296,8 +308,8 @@ def _names(benchmark: str | None, benchmarks: Sequence[str] | None) -> Sequence[
 
 
 def load_series(session: Session, repository: str, benchmark: str | None = None, *,
-                benchmarks: Sequence[str] | None = None) -> list[history.Series]:
-    """Every series of ``repository`` (or of one ``benchmark``, or of the names in
+                benchmarks: Sequence[str] | None = None, measure: str = "time") -> list[history.Series]:
+    """Every series of ``measure`` of ``repository`` (or of one ``benchmark``, or of the names in
     ``benchmarks``), with change points and their PRs.
 
     Sorted by benchmark name, then by the first measurement of the fingerprint.
@@ -306,27 +318,28 @@ def load_series(session: Session, repository: str, benchmark: str | None = None,
     if repo is None:
         return []
     names = _names(benchmark, benchmarks)
-    query = _points_query(repo.id, names).where(BenchmarkPoint.kind == "main")
+    query = _points_query(repo.id, names, measure).where(BenchmarkPoint.kind == "main")
     rows = session.scalars(query.order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)).all()
     prs = _pr_dicts(session, repo.id)
     pr_urls = {p["number"]: p["url"] for p in prs}
     grouped: dict[tuple[str, int], list[BenchmarkPoint]] = {}
     for row in rows:
         grouped.setdefault((row.benchmark, row.environment_id), []).append(row)
-    cps = _change_points(session, repo.id, names, prs)
+    cps = _change_points(session, repo.id, names, prs, measure)
     out = []
     for (bench, env_id), series_rows in grouped.items():
         out.append(history.Series(benchmark=bench, fingerprint=_fingerprint_dict(series_rows[0].environment),
                                   points=[_point(r, pr_urls) for r in series_rows],
-                                  change_points=cps.get((bench, env_id), [])))
+                                  change_points=cps.get((bench, env_id), []), measure=measure))
     out.sort(key=lambda s: (s.benchmark, s.points[0].time))
     return out
 
 
 def _change_points(session: Session, repository_id: int, benchmarks: Sequence[str] | None,
-                   prs: list[dict]) -> dict[tuple[str, int], list[history.ChangePoint]]:
-    """The cached change points by (benchmark, environment id), oldest first, with their PRs."""
-    query = select(ChangePointRow).where(ChangePointRow.repository_id == repository_id)
+                   prs: list[dict], measure: str = "time") -> dict[tuple[str, int], list[history.ChangePoint]]:
+    """The cached change points of ``measure`` by (benchmark, environment id), oldest first, with their PRs."""
+    query = select(ChangePointRow).where(ChangePointRow.repository_id == repository_id,
+                                         ChangePointRow.measure == measure)
     if benchmarks is not None:
         query = query.where(ChangePointRow.benchmark.in_(list(benchmarks)))
     out: dict[tuple[str, int], list[history.ChangePoint]] = {}
@@ -348,6 +361,7 @@ def _newest_ids(repository_id: int, benchmarks: Sequence[str], *, main: bool):
                    func.row_number().over(partition_by=partition, order_by=newest_first).label("rank"),
                    func.count().over(partition_by=partition).label("points"))
             .where(BenchmarkPoint.repository_id == repository_id, BenchmarkPoint.benchmark.in_(list(benchmarks)),
+                   BenchmarkPoint.measure == "time",
                    BenchmarkPoint.kind == "main" if main else BenchmarkPoint.kind == "pr")
             .subquery())
 
@@ -412,25 +426,37 @@ def benchmark_names(session: Session, repository: str, *, offset: int = 0, limit
     if repo is None:
         return []
     query = (select(BenchmarkPoint.benchmark).where(BenchmarkPoint.repository_id == repo.id,
-                                                    BenchmarkPoint.kind == "main")
+                                                    BenchmarkPoint.measure == "time", BenchmarkPoint.kind == "main")
              .distinct().order_by(BenchmarkPoint.benchmark).offset(offset))
     return list(session.scalars(query if limit is None else query.limit(limit)))
 
 
 def load_side_points(session: Session, repository: str, benchmark: str | None = None,
                      limit: int | None = None, *, offset: int = 0,
-                     benchmarks: Sequence[str] | None = None) -> list[history.Point]:
-    """PR and compare points (not part of any series), oldest first; the newest ``limit``
-    after skipping the newest ``offset`` (one page, read in SQL)."""
+                     benchmarks: Sequence[str] | None = None, measure: str = "time") -> list[history.Point]:
+    """PR and compare points of ``measure`` (not part of any series), oldest first; the newest
+    ``limit`` after skipping the newest ``offset`` (one page, read in SQL)."""
     repo = get_repository(session, repository)
     if repo is None:
         return []
-    query = _points_query(repo.id, _names(benchmark, benchmarks)).where(BenchmarkPoint.kind != "main")
+    query = _points_query(repo.id, _names(benchmark, benchmarks), measure).where(BenchmarkPoint.kind != "main")
     query = query.order_by(BenchmarkPoint.measured_at.desc(), BenchmarkPoint.id.desc()).offset(offset)
     if limit is not None:
         query = query.limit(limit)
     pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}
     return [_point(r, pr_urls) for r in reversed(session.scalars(query).all())]
+
+
+def pull_request_of_commit(session: Session, repository: str, sha: str) -> int | None:
+    """The number of the pull request recorded as merged with commit ``sha`` (its merge commit, or
+    for a rebase merge its head), or None."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return None
+    number = session.scalar(select(PullRequest.number).where(
+        PullRequest.repository_id == repo.id, or_(PullRequest.merge_sha == sha, PullRequest.head_sha == sha))
+        .order_by(PullRequest.number).limit(1))
+    return int(number) if number is not None else None
 
 
 def accepts_of(session: Session, repository: str) -> list[dict]:

@@ -8,9 +8,10 @@
   runner label; ``bot.history.core.Fingerprint``), so series can be labelled.
 - ``results``: every stored results.json document, verbatim, linked to its PR when there is
   one. The bot re-renders only from ``document``.
-- ``benchmark_points``: one measured value (median seconds per call with its confidence
-  interval) per (result, benchmark); a series is the ``main`` points of one (repository,
-  benchmark, fingerprint), ordered by ``measured_at`` then ``id``.
+- ``benchmark_points``: one measured value per (result, benchmark, measure): ``time`` (median
+  seconds per call with its confidence interval) or ``memory`` (peak bytes, the median over the
+  processes, with their range); a series is the ``main`` points of one (repository, benchmark,
+  measure, fingerprint), ordered by ``measured_at`` then ``id``.
 - ``change_points``: the cached detection result per series (recomputed when a point arrives).
 - ``accepts``: who accepted which regression (``/perf accept``).
 
@@ -109,13 +110,14 @@ class BenchmarkPoint(Base):
     """One benchmark's measured value in one result.
 
     ``kind``: ``main`` (a single-revision run: the history series), ``pr`` (a PR head) or
-    ``compare`` (a compare head without a PR). Values are seconds per call.
+    ``compare`` (a compare head without a PR). ``measure``: ``time`` (values are seconds per
+    call) or ``memory`` (peak bytes, ``bot.history.core.MEASURES``).
     """
 
     __tablename__ = "benchmark_points"
     __table_args__ = (
-        UniqueConstraint("result_id", "benchmark"),
-        Index("ix_benchmark_points_series", "repository_id", "benchmark", "environment_id", "kind",
+        UniqueConstraint("result_id", "benchmark", "measure"),
+        Index("ix_benchmark_points_series", "repository_id", "benchmark", "measure", "environment_id", "kind",
               "measured_at"),
     )
 
@@ -124,6 +126,7 @@ class BenchmarkPoint(Base):
     repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id"))
     benchmark: Mapped[str] = mapped_column(String(500))
+    measure: Mapped[str] = mapped_column(String(16), default="time", server_default="time")
     kind: Mapped[str] = mapped_column(String(16))
     sha: Mapped[Optional[str]] = mapped_column(String(64))
     pr_number: Mapped[Optional[int]] = mapped_column(Integer)
@@ -142,12 +145,13 @@ class ChangePointRow(Base):
     """A detected change point of one series (cache; rebuilt by ``bot.history.store``)."""
 
     __tablename__ = "change_points"
-    __table_args__ = (Index("ix_change_points_series", "repository_id", "benchmark", "environment_id"),)
+    __table_args__ = (Index("ix_change_points_series", "repository_id", "benchmark", "measure", "environment_id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     repository_id: Mapped[int] = mapped_column(ForeignKey("repositories.id", ondelete="CASCADE"))
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id"))
     benchmark: Mapped[str] = mapped_column(String(500))
+    measure: Mapped[str] = mapped_column(String(16), default="time", server_default="time")
     position: Mapped[int] = mapped_column(Integer)
     sha: Mapped[Optional[str]] = mapped_column(String(64))
     prev_sha: Mapped[Optional[str]] = mapped_column(String(64))

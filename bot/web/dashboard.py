@@ -12,8 +12,9 @@ JSON (``/api``), the same data:
 - ``GET /api/<owner>/<repo>``: ``bot.history.core.repository_overview`` (a page of benchmarks).
 - ``GET /api/<owner>/<repo>/series``: ``{series: [...]}`` of a page of benchmarks
   (``bot.history.core.series_json(detailed=True)``).
-- ``GET /api/<owner>/<repo>/bench/<name>``: ``{repository, benchmark, series, pr_points,
-  fingerprint_changes}`` (a page of PR points, newest first).
+- ``GET /api/<owner>/<repo>/bench/<name>``: ``{repository, benchmark, measure, series, pr_points,
+  fingerprint_changes}`` (a page of PR points, newest first); ``?measure=memory`` gives the peak
+  memory series (bytes) instead of the time series, ``?measure=compile`` the first call's compile time.
 - ``GET /api/<owner>/<repo>/alerts``: ``{alerts, alert_accuracy}`` (a page of alerts; the accuracy
   counts all).
 
@@ -27,7 +28,7 @@ view first checks that the viewer may read the repository (``bot.web.signin``; 4
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, jsonify, render_template
+from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
 from runner.report.units import fmt_change, fmt_time
 
@@ -66,12 +67,13 @@ def _overview(session, name: str, page: paging.Page) -> tuple[dict, bool]:
     return history.repository_overview(series, side, alerts, change_series=changes, point_counts=counts), more
 
 
-def _bench_data(session, name: str, bench: str, page: paging.Page) -> tuple[list, list, list, bool]:
-    """The benchmark's series (whole: the chart draws them) and one page of its PR points,
-    newest first (read in SQL). → (series, PR points oldest first, fingerprint changes, more?)"""
-    series = history_store.load_series(session, name, bench)
+def _bench_data(session, name: str, bench: str, page: paging.Page,
+                measure: str = "time") -> tuple[list, list, list, bool]:
+    """The benchmark's series of ``measure`` (whole: the chart draws them) and one page of its PR
+    points, newest first (read in SQL). → (series, PR points oldest first, fingerprint changes, more?)"""
+    series = history_store.load_series(session, name, bench, measure=measure)
     side, more = page.cut(history_store.load_side_points(session, name, bench, limit=page.limit + 1,
-                                                         offset=page.offset)[::-1])
+                                                         offset=page.offset, measure=measure)[::-1])
     changes = history.fingerprint_changes([p for s in series for p in s.points])
     return series, side[::-1], changes, more
 
@@ -139,11 +141,14 @@ def series_json(owner: str, repo: str):
 def bench_json(owner: str, repo: str, bench: str):
     name = _repository(owner, repo, page=False)
     page = paging.requested(api=True)
+    measure = request.args.get("measure", "time")
+    if measure not in history.MEASURES:
+        return jsonify(error=f"measure must be one of {', '.join(history.MEASURES)}"), 400
     with _perfgate()["db"].session() as session:
-        series, side, changes, more = _bench_data(session, name, bench, page)
+        series, side, changes, more = _bench_data(session, name, bench, page, measure)
     if not series and not side and page.number == 1:
         return jsonify(error=f"no history for {bench} in {name}"), 404
-    return jsonify(repository=name, benchmark=bench,
+    return jsonify(repository=name, benchmark=bench, measure=measure,
                    series=[history.series_json(s, detailed=True) for s in series],
                    pr_points=[_point_json(p) for p in side],
                    fingerprint_changes=[{**c, "time": history.iso(c["time"])} for c in changes],

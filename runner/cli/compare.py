@@ -111,10 +111,11 @@ def main_compare(args) -> int:
     doc = compare_and_show(req, quiet=args.quiet)
     if args.fail_on_regression:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
-        tripped = [b["name"] for b in results_mod.regressions_beyond(doc, fail_threshold)]
+        on_memory = bool(doc["settings"].get("fail_on_memory_regression"))
+        tripped = [b["name"] for b in results_mod.gate_failures(doc, fail_threshold, on_memory)]
         if tripped:
-            print(f"perfgate: regression beyond {fail_threshold:.0%} in: {term(', '.join(tripped), markup=False)}",
-                  file=sys.stderr)
+            what = f"regression beyond {fail_threshold:.0%}" + (" or memory regression" if on_memory else "")
+            print(f"perfgate: {what} in: {term(', '.join(tripped), markup=False)}", file=sys.stderr)
             return 1
     return 0
 

@@ -99,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_fraction, metavar="FRACTION", help="family-wise significance level (default 0.05)")
     p.add_argument("--profile", dest="profile", action="store_true", default=None, help="profile both sides (default)")
     p.add_argument("--no-profile", dest="profile", action="store_false", help="skip the profiling pass")
-    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when a regression beyond fail_threshold is found")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when a regression beyond fail_threshold is found (or a memory regression, "
+                        "with fail_on_memory_regression)")
     p.add_argument("--title", help="PR title, for the intent section")
     p.add_argument("--body", help="PR body, for the intent section")
     p.add_argument("--labels", help="comma-separated PR labels, for the intent section")
@@ -109,6 +111,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rev", default="HEAD", metavar="REF")
     _add_measure_options(p)
     p.set_defaults(handler="runner.cli.compare:main_run")
+
+    p = sub.add_parser("bisect", help="find the commit that brought a regression: paired compares against --good")
+    p.add_argument("--good", required=True, metavar="SHA", help="a commit without the regression (the older one)")
+    p.add_argument("--bad", required=True, metavar="SHA", help="a commit with it, on the first-parent line after --good")
+    p.add_argument("--benchmark", metavar="PATTERN",
+                   help="glob or substring of the benchmarks to look at (the clearest regression among them is followed)")
+    p.add_argument("--repo", default=".", help="the target git repository (default: .)")
+    p.add_argument("--benchmarks", metavar="DIR", help="benchmark directory (default: from the config, else benchmarks/)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where benchmarks run (default: config, else auto)")
+    p.add_argument("--max-time", type=_positive_float, metavar="SECONDS", help="time budget of each compare")
+    p.add_argument("--min-sample-time", type=_positive_float, metavar="SECONDS",
+                   help="shortest duration of one sample; the inner loop count is calibrated to it")
+    p.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                   help="a set-up or sample that takes longer is failed and its worker restarted")
+    p.add_argument("--config", metavar="FILE", help="a perfgate.toml to use instead of the one at --good")
+    p.add_argument("--max-compares", type=_positive_int, metavar="N",
+                   help="stop after N compares (default 40)")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: .perfgate/bisect-<timestamp>)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler="runner.cli.bisect:main_bisect")
 
     p = sub.add_parser("report", help="re-render a stored results.json")
     p.add_argument("results", metavar="RESULTS.json")

@@ -16,12 +16,14 @@ from .. import results as results_mod
 from ..config import Config
 from ..environment import capture
 from ..errors import UserError
+from ..profile.hints import with_compile_hint
 from .conditions import timer_description
 from .doctor import examine
 from ..git import repo_root, resolve
 from .revisions import Checkouts, Revision
 from . import schedule, suites
 from .select import matches
+from .measured import MeasuredPass, entry as measured_entry
 from .timing import BenchState, NoProgress, Progress, TimingPass, benchmark_entry, safe_filename
 from .workers import WorkerFailure, WorkerProcess, start_workers
 
@@ -40,7 +42,8 @@ class PullRequestText:
 
 @dataclass
 class CompareRequest:
-    """Everything one compare needs (from the CLI, the Action, or a test)."""
+    """Everything one compare needs (from the CLI, the Action, or a test). ``names``: exact
+    benchmark names to measure (``perfgate bisect`` follows one; None: all ``filter`` selects)."""
 
     repo: str
     base: str
@@ -52,6 +55,7 @@ class CompareRequest:
     pr: PullRequestText = field(default_factory=PullRequestText)
     config_overrides: dict = field(default_factory=dict)
     config_file: str | None = None
+    names: list[str] | None = None
 
 
 def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
@@ -105,19 +109,13 @@ def _bench_dirs(override: str | None, cfg: Config, base: Revision, head: Revisio
         path = Path(override).expanduser().resolve()
         if not path.is_dir():
             raise UserError(f"--benchmarks {override}: no such directory")
-        return {"base": str(path), "head": str(path), "shared": True, "suite": suites.detect_in(path, cfg.suite)}
-    suite = suites.detect(head.path, cfg.suite, cfg.benchmarks)
+        return {"base": str(path), "head": str(path), "shared": True, "suite": suites.detect_in(path, cfg.suite, cfg)}
+    suite = suites.detect(head.path, cfg.suite, cfg.benchmarks, cfg)
     head_dir = head.path / suite.directory
     if not head_dir.is_dir():
         raise UserError(f"no benchmark directory {suite.directory!r} at head {head.sha[:12]} "
                         f"(set `benchmarks` in [tool.perfgate] or pass --benchmarks DIR)")
     return {"base": str(base.path / suite.directory), "head": str(head_dir), "shared": False, "suite": suite.kind}
-
-
-#: What "no benchmarks found" says each convention looks for.
-_LOOKED_FOR = {"perfgate": "bench_*.py files with bench_* functions",
-               "asv": "asv time_* functions or methods",
-               "pytest-benchmark": "tests that use the benchmark fixture"}
 
 
 @dataclass
@@ -152,10 +150,11 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     try:
         progress.phase("starting workers")
         suite = bench_dirs["suite"]
-        listing = _preload(workers["head"], bench_dirs["head"], suite)
+        options = suites.options(suite, cfg)
+        listing = _preload(workers["head"], bench_dirs["head"], suite, options)
         base_listing = None
         if Path(bench_dirs["base"]).is_dir():
-            base_listing = _preload(workers["base"], bench_dirs["base"], suite)
+            base_listing = _preload(workers["base"], bench_dirs["base"], suite, options)
         env_resp = {}
         for side in ("head", "base"):
             try:
@@ -165,19 +164,22 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
             if not env_resp[side].get("ok"):
                 raise UserError(f"the {side} worker could not start: {env_resp[side].get('error')}")
             workers[side].end_child()
-        cases = [c for c in listing["benchmarks"] if matches(c["name"], req.filter)]
+        cases = [c for c in listing["benchmarks"] if matches(c["name"], req.filter)
+                 and (req.names is None or c["name"] in req.names)]
         file_errors = [e for e in listing["errors"] if matches(e["file"], req.filter) or not req.filter]
-        skipped = [dict(s) for s in listing.get("skipped") or [] if matches(s["name"], req.filter)]
+        skipped = [dict(s) for s in listing.get("skipped") or [] if matches(s["name"], req.filter)
+                   and (req.names is None or s["name"] in req.names)]
         if not cases and not file_errors and not skipped:
             if listing["benchmarks"] and req.filter:
                 names = ", ".join(c["name"] for c in listing["benchmarks"][:8])
                 raise UserError(f"no benchmark matches --filter {req.filter!r} (there are: {names})")
-            raise UserError(f"no benchmarks found in {bench_dirs['head']} ({_LOOKED_FOR[suite]})")
+            raise UserError(f"no benchmarks found in {bench_dirs['head']} ({suites.looked_for(suite)})")
         removed = []
         if not bench_dirs.get("shared") and base_listing is not None:
             head_names = {c["name"] for c in listing["benchmarks"]}
             removed = [c for c in base_listing.get("benchmarks", [])
-                       if c["name"] not in head_names and matches(c["name"], req.filter)]
+                       if c["name"] not in head_names and matches(c["name"], req.filter)
+                       and (req.names is None or c["name"] in req.names)]
 
         states = [BenchState(case=c) for c in cases]
         threads = (env_resp["head"].get("threads") or {}).get("intra_op") \
@@ -189,15 +191,23 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
             clock_record = {"policy": "none", "reason": "not a CUDA run: no GPU clocks to lock or watch"}
         session = TimingPass(workers, cfg, {"base": bench_dirs["base"], "head": bench_dirs["head"]},
                              telemetry=telemetry, progress=progress, threads=threads,
-                             device=env_resp["head"].get("device"),
+                             device=env_resp["head"].get("device"), options=options,
                              locked_sm_mhz=clock_record.get("sm_mhz") if clock_record.get("policy") == "lock" else None)
+        timed = [s for s in states if s.case.get("measures") != "self"]
+        self_measured = [s for s in states if s.case.get("measures") == "self"]
         clock = clock or _BudgetClock(time.monotonic())
         timing_start = time.monotonic()
         clock.startup_s = timing_start - clock.start
         budget = schedule.split_budget(clock.start, cfg.max_time, timing_start, cfg.profile)
         telemetry.start()
         try:
-            session.time_all(states, end=budget.timing_end)
+            if self_measured:
+                # their share of the timing budget, by count; then the timed benchmarks get the rest
+                share = (budget.timing_end - time.monotonic()) * len(self_measured) / len(states)
+                MeasuredPass(session).run(self_measured, time.monotonic() + share)
+            if timed:
+                session.time_all(timed, end=budget.timing_end)
+            session.finalize(states)  # Benjamini–Hochberg across every benchmark of the run
         finally:
             telemetry.stop()
             if clock_control is not None:
@@ -208,15 +218,20 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         skipped += [{"name": s.name, "file": s.case.get("file"), "reason": s.stop_reason}
                     for s in states if s.verdict == "skipped"]
         states = [s for s in states if s.verdict != "skipped"]
-        entries = [benchmark_entry(s, session.ci_level) for s in states]
+        entries = [measured_entry(s, session.ci_level) if s.case.get("measures") == "self"
+                   else benchmark_entry(s, session.ci_level, cfg.memory_threshold, cfg.min_process_pairs)
+                   for s in states]
         entries += [results_mod.failed_file(e["file"], e["error"]) for e in file_errors]
         entries += [results_mod.removed(c["name"], c["file"]) for c in removed]
         unprofiled: list[str] = []
         if cfg.profile:
             profile_start = time.monotonic()
-            unprofiled = _profile_pass(session, states, entries, req.out, telemetry_summary, progress,
-                                       deadline=budget.profile_end)
+            profiled = [(s, e) for s, e in zip(states, entries) if s.case.get("measures") != "self"]
+            unprofiled = _profile_pass(session, [s for s, _ in profiled], [e for _, e in profiled], req.out,
+                                       telemetry_summary, progress, deadline=budget.profile_end)
             clock.profile_s = time.monotonic() - profile_start
+        for entry in entries:
+            entry["hints"] = with_compile_hint(entry.get("hints"), entry.get("change"))
         sides = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
                         "preload_refused": w.preload_refused or None,
                         # as a worker saw them (pinning and thread count), for the record
@@ -232,7 +247,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         "threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
         "max_rounds": cfg.max_rounds, "pair_rounds": cfg.pair_rounds, "looks": session.looks,
         "ci_level": session.ci_level, "min_sample_time": session.min_sample_time, "cold_cache": cfg.cold_cache,
-        "fail_threshold": cfg.fail_threshold, "process_noise": cfg.process_noise,
+        "fail_threshold": cfg.fail_threshold, "memory_threshold": cfg.memory_threshold,
+        "fail_on_memory_regression": cfg.fail_on_memory_regression, "process_noise": cfg.process_noise,
         "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
         "filter": req.filter, "profile": cfg.profile, **policy,
         "suite": bench_dirs["suite"], "skipped": skipped, "looks_pairs": session.look_pairs,
@@ -252,15 +268,15 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     return doc
 
 
-def _preload(worker: WorkerProcess, directory: str, suite: str) -> dict:
-    """List the benchmarks under ``directory`` (convention ``suite``) and import them into the
-    side's fork server.
+def _preload(worker: WorkerProcess, directory: str, suite: str, options: dict | None = None) -> dict:
+    """List the benchmarks under ``directory`` (convention ``suite``, with its ``options``) and import
+    them into the side's fork server.
 
     Raises:
         UserError: the files could not even be listed (the server died or hung importing them).
     """
     try:
-        listing = worker.preload(directory, suite)
+        listing = worker.preload(directory, suite, options)
     except WorkerFailure as exc:
         raise UserError(f"cannot list benchmarks in {directory}: {exc}") from None
     if not listing.get("ok"):

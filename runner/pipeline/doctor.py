@@ -13,7 +13,8 @@ GPU (NVML), per device
     torch compatibility
 CPU and host
     ``cpu_governor`` · ``cpu_turbo`` · ``cpu_smt`` · ``transparent_hugepages`` ·
-    ``load_average`` · ``disk_space``
+    ``load_average`` · ``disk_space`` · ``sandbox`` whether the GitHub Action's sandbox
+    (bubblewrap) can run the pull request's code here
 
 Each finding has a ``status``: ``fail`` (timings taken now will be wrong or noisy: fix first),
 ``warn`` (adds noise or drift; the paired design absorbs some of it), ``ok``, or ``skip`` (the
@@ -346,6 +347,23 @@ def check_disk(disk: dict) -> Finding:
     return Finding("disk_space", disk["path"], "ok", line)
 
 
+def check_sandbox(sandbox: dict | None) -> Finding:
+    """Can the Action confine the pull request's code here (bubblewrap with user namespaces)? It
+    refuses to run the code otherwise, so inside GitHub Actions that fails the check; elsewhere (a
+    developer's machine, where ``perfgate compare`` needs no sandbox) the answer is a skip that
+    says what a runner would need."""
+    if not sandbox:
+        return Finding("sandbox", "host", "skip", "not examined")
+    if sandbox.get("available"):
+        return Finding("sandbox", "host", "ok", "bubblewrap can confine the pull request's code (the Action's sandbox)")
+    fix = ("install bubblewrap (apt-get install bubblewrap) and allow unprivileged user namespaces "
+           "(README, 'The runner needs bubblewrap'), or set the action's sandbox: none on an ephemeral runner")
+    line = f"the Action's sandbox cannot run here: {sandbox.get('reason')}"
+    if sandbox.get("in_actions"):
+        return Finding("sandbox", "host", "fail", line + "; the Action will not run pull request code", fix)
+    return Finding("sandbox", "host", "skip", line + " (needed on a GPU runner, not for a local compare)", fix)
+
+
 def run_checks(facts: dict) -> list[Finding]:
     """Every check over ``facts`` (the shape of :func:`runner.pipeline.machine_facts.gather`), GPUs first."""
     findings: list[Finding] = []
@@ -364,6 +382,8 @@ def run_checks(facts: dict) -> list[Finding]:
     findings += [check_cpu_governor(host), check_cpu_turbo(host), check_cpu_smt(host), check_transparent_hugepages(host),
                  check_load(facts.get("load_average"), facts.get("cpus") or 1)]
     findings += [check_disk(d) for d in facts.get("disks") or []]
+    if "sandbox" in facts:
+        findings.append(check_sandbox(facts["sandbox"]))
     return findings
 
 

@@ -173,6 +173,19 @@ def nvml_facts(nvml=None, *, euid: int | None = None) -> tuple[dict, list[dict]]
         _ask(nvml, "nvmlShutdown")
 
 
+def sandbox_facts() -> dict:
+    """Can the GitHub Action's sandbox (bubblewrap, :mod:`runner.sandbox`) run here?
+    ``{available, reason (None when it can), in_actions (running inside GitHub Actions)}``."""
+    from ..sandbox import SandboxUnavailable, probe
+
+    try:
+        probe(timeout=10)
+        reason = None
+    except SandboxUnavailable as exc:
+        reason = str(exc)
+    return {"available": reason is None, "reason": reason, "in_actions": os.environ.get("GITHUB_ACTIONS") == "true"}
+
+
 def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
     """Everything the doctor's checks read, as plain data.
 
@@ -190,8 +203,8 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
         ecc_uncorrected_volatile, sm_clock_mhz, sm_application_clock_mhz,
         sm_default_application_clock_mhz, sm_max_clock_mhz, clock_event_reasons: [names] | None,
         temperature_c, slowdown_temperature_c, memory_max_clock_mhz, sm_supported_clocks_mhz: [MHz]
-        | None, clock_permission: {root, applications_clocks_restricted}}]}``; clocks in MHz,
-        temperatures in °C.
+        | None, clock_permission: {root, applications_clocks_restricted}}], sandbox:
+        :func:`sandbox_facts`}``; clocks in MHz, temperatures in °C.
     """
     import tempfile
 
@@ -204,4 +217,5 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
         "torch": torch_build(),
         "nvml": nvml_info,
         "gpus": gpus,
+        "sandbox": sandbox_facts(),
     }

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .. import config as config_mod
+from .. import measures
 from .. import results as results_mod
 from . import suites
 from .select import matches
@@ -44,9 +45,9 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
             co.install(revision, cfg.install)
         if benchmarks:
             bench_dir = Path(benchmarks).resolve()
-            suite = suites.detect_in(bench_dir, cfg.suite)
+            suite = suites.detect_in(bench_dir, cfg.suite, cfg)
         else:
-            found = suites.detect(revision.path, cfg.suite, cfg.benchmarks)
+            found = suites.detect(revision.path, cfg.suite, cfg.benchmarks, cfg)
             bench_dir, suite = revision.path / found.directory, found.kind
         if not bench_dir.is_dir():
             raise UserError(f"no benchmark directory {bench_dir}")
@@ -55,7 +56,8 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
         worker = workers["head"]
         try:
             try:
-                listing = worker.preload(str(bench_dir), suite)
+                options = suites.options(suite, cfg)
+                listing = worker.preload(str(bench_dir), suite, options)
                 env = worker.request("env")
             except WorkerFailure as exc:
                 raise UserError(f"the worker could not start: {exc}") from None
@@ -65,10 +67,19 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                 raise UserError(f"no benchmarks found in {bench_dir}" + (f" matching {filter!r}" if filter else ""))
             progress.start(len(cases))
             entries = []
+            measured_groups: dict[str, list[dict]] = {}
+            for case in cases:
+                if case.get("measures") == "self":
+                    measured_groups.setdefault(str(case.get("group") or case["name"]), []).append(case)
+            for group in measured_groups.values():
+                entries += _measure_group(worker, str(bench_dir), group, cfg, options,
+                                          cfg.max_time * len(group) / len(cases), progress)
             for i, case in enumerate(cases):
+                if case.get("measures") == "self":
+                    continue
                 progress.benchmark(i, case["name"])
                 entry, skip = _measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress,
-                                           cfg.sample_time(env.get("device")))
+                                           cfg.sample_time(env.get("device")), options)
                 if skip:
                     skipped.append({"name": case["name"], "file": case.get("file"), "reason": skip})
                     progress.finished(case["name"], "skipped")
@@ -93,15 +104,56 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
     return doc
 
 
+def _measure_group(worker: WorkerProcess, bench_dir: str, cases: list[dict], cfg, options: dict, budget: float,
+                   progress) -> list[dict]:
+    """The entries of the benchmarks of one self-measured group: its runs, each in a fresh process,
+    until every benchmark has ``max(min_rounds, 16)`` values or the runs would end past ``budget``
+    seconds (at least two runs)."""
+    deadline = time.monotonic() + budget
+    target = max(cfg.min_rounds, 16)
+    values: dict[str, list[float]] = {c["name"]: [] for c in cases}
+    error, runs, last = None, 0, 0.0
+    lead = cases[0]
+    while runs < target and min(map(len, values.values())) < target \
+            and (runs < 2 or time.monotonic() + last <= deadline):
+        t0 = time.monotonic()
+        try:
+            worker.new_child()
+            resp = worker.request("setup", dir=bench_dir, file=lead["file"], func=lead["func"], name=lead["name"],
+                                  suite=lead.get("suite"), case=lead, options=options, timeout=lead.get("timeout"),
+                                  min_sample_time=cfg.sample_time("cpu"), cold_cache=cfg.cold_cache)
+            if resp.get("ok"):
+                resp = worker.request("sample", count=1, timeout=lead.get("timeout"))
+        except WorkerFailure as exc:
+            resp = {"ok": False, "error": str(exc)}
+        if not resp.get("ok"):
+            error = resp.get("error") or "the run failed"
+            break
+        runs += 1
+        last = time.monotonic() - t0
+        for name in values:
+            values[name] += [float(v) for v in ((resp.get("readings") or {}).get(name) or {}).get("values") or []]
+        progress.rounds(lead["name"], runs, None)
+    out = []
+    for case in cases:
+        got = values[case["name"]]
+        out.append(results_mod.benchmark(case["name"], case.get("file"), base=None,
+                                         head=results_mod.side(got, error=None if got else error or "no value reported"),
+                                         change=None, family=case.get("family"), params=case.get("params"),
+                                         unit=case.get("unit") or "s", direction=case.get("direction") or "smaller"))
+    return out
+
+
 def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget: float,
-                 progress, min_sample_time: float) -> tuple[dict | None, str | None]:
+                 progress, min_sample_time: float, options: dict | None = None) -> tuple[dict | None, str | None]:
     """``(entry, None)`` for a benchmark measured or failed, ``(None, reason)`` for one its suite skips."""
     deadline = time.monotonic() + budget
     target = max(cfg.min_rounds, 16)
+    extra: dict = {}
     try:
         worker.new_child()  # every benchmark in a fresh process
         resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
-                              suite=case.get("suite"), timeout=case.get("timeout"),
+                              suite=case.get("suite"), case=case, options=options or {}, timeout=case.get("timeout"),
                               min_sample_time=min_sample_time, cold_cache=cfg.cold_cache)
         if resp.get("skipped"):
             return None, resp["skipped"]
@@ -115,5 +167,21 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
         error = None if resp.get("ok") else resp.get("error")
     except WorkerFailure as exc:
         samples, peak, error = [], None, str(exc)
-    return results_mod.measured(case["name"], case["file"],
-                                results_mod.side(samples, peak_memory_bytes=peak, error=error)), None
+    if error is None:
+        try:
+            extra = _measures(worker.request("measure", timeout=case.get("timeout")))
+        except WorkerFailure as exc:  # the timing stands; say why memory is missing
+            extra = {"measure_error": str(exc)}
+    return results_mod.benchmark(case["name"], case["file"], base=None,
+                                 head=results_mod.side(samples, peak_memory_bytes=peak, error=error, **extra),
+                                 change=None, family=case.get("family"), params=case.get("params")), None
+
+
+def _measures(resp: dict) -> dict:
+    """A side's ``memory`` and ``compile`` records from the worker's ``measure`` answer (one process)."""
+    if not resp.get("ok"):
+        return {"measure_error": resp.get("error") or "measure failed"}
+    out = {"memory": measures.memory_side([resp.get("memory")]), "compile": measures.compile_side([resp.get("compile")])}
+    if resp.get("memory_error"):
+        out["measure_error"] = resp["memory_error"]
+    return {k: v for k, v in out.items() if v is not None}

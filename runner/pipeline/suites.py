@@ -1,117 +1,75 @@
 """Which benchmark convention a revision uses, and where its benchmarks are (config key ``suite``).
 
-``auto`` (the default) picks, in this order: **asv** when an ``asv.conf.json`` is found (at the
-root, in the configured ``benchmarks`` directory, or one directory down — numpy and pandas keep
-it in ``benchmarks/`` and ``asv_bench/``), with its ``benchmark_dir`` (default ``benchmarks``,
-relative to the file, as asv reads it); **pytest-benchmark** when the benchmark directory has no
-``bench_*.py`` file but test files whose tests take the ``benchmark`` fixture; else perfgate's
-own ``bench_*`` files. The worker does the listing itself (:mod:`runner.worker.discovery`).
+``auto`` (the default) asks each convention of :data:`runner.conventions.REGISTRY` in its order
+whether it claims the revision (:meth:`runner.conventions.base.Convention.detect`: asv with an
+``asv.conf.json``, a configured ``command``, pytest-benchmark tests, perfgate's ``bench_*``
+factories, Triton ``perf_report``/``do_bench`` scripts, ``torch.utils.benchmark`` scripts); the
+first that does is it, and perfgate's ``bench_*`` is the fallback. A named ``suite`` is asked for
+its directory alone. The worker does the listing itself.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
+from .. import conventions
+from ..config import Config
+from ..conventions.base import Suite
 
-#: A test function taking the ``benchmark`` fixture (pytest-benchmark), in a test file's text.
-_USES_BENCHMARK = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\([^)]*\bbenchmark\b", re.M)
-
-#: JSON strings, or ``//`` and ``/* */`` comments (asv.conf.json allows comments).
-_JSON_TOKENS = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
-_TRAILING_COMMA = re.compile(r'("(?:\\.|[^"\\])*")|,(\s*[\]}])', re.S)
+__all__ = ["Suite", "detect", "detect_in", "looked_for", "options"]
 
 
-@dataclass(frozen=True)
-class Suite:
-    """A revision's benchmarks: ``kind`` (``perfgate``, ``asv``, ``pytest-benchmark``) and the
-    directory the worker lists, relative to the revision's root (``/``-separated)."""
-
-    kind: str
-    directory: str
-
-
-def read_asv_conf(text: str, where: str) -> dict:
-    """An ``asv.conf.json`` as asv reads it: JSON with ``//`` and ``/* */`` comments and trailing
-    commas allowed.
-
-    Raises:
-        UserError: not JSON even so, or not an object (naming ``where``).
-    """
-    stripped = _JSON_TOKENS.sub(lambda m: m.group(1) or "", text)
-    stripped = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), stripped)
-    try:
-        conf = json.loads(stripped)
-    except ValueError as exc:
-        raise UserError(f"{where}: not valid JSON: {exc}") from None
-    if not isinstance(conf, dict):
-        raise UserError(f"{where}: must be a JSON object")
-    return conf
-
-
-def find_asv_conf(root: Path, benchmarks: str) -> Path | None:
-    """The ``asv.conf.json`` of the repository at ``root``: at the root, else in the configured
-    ``benchmarks`` directory, else the first (sorted) one directory down; None without one."""
-    for candidate in (root / "asv.conf.json", root / benchmarks / "asv.conf.json"):
-        if candidate.is_file():
-            return candidate
-    below = sorted(root.glob("*/asv.conf.json"))
-    return below[0] if below else None
-
-
-def uses_pytest_benchmark(directory: Path) -> bool:
-    """True when ``directory`` has no ``bench_*.py`` file and a test file (``test_*.py``,
-    ``*_test.py``) whose test takes the ``benchmark`` fixture."""
-    if not directory.is_dir() or any(p for p in directory.rglob("bench_*.py") if "__pycache__" not in p.parts):
-        return False
-    for path in sorted({*directory.rglob("test_*.py"), *directory.rglob("*_test.py")}):
-        try:
-            if _USES_BENCHMARK.search(path.read_text(encoding="utf-8", errors="replace")):
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def detect(root: Path, suite: str, benchmarks: str) -> Suite:
+def detect(root: Path, suite: str, benchmarks: str, cfg: Config | None = None) -> Suite:
     """The convention and benchmark directory of the revision checked out at ``root``.
 
     Args:
-        suite: the config's ``suite`` (``auto``, ``perfgate``, ``asv``, ``pytest-benchmark``).
+        suite: the config's ``suite`` (``auto`` or a convention's name).
         benchmarks: the config's ``benchmarks`` directory, relative to ``root``.
+        cfg: the rest of the configuration (a convention may read its own keys); defaults.
 
     Raises:
-        UserError: an ``asv.conf.json`` that is not JSON, or whose ``benchmark_dir`` leaves the
-            repository.
+        UserError: a convention's own files are broken (an ``asv.conf.json`` that is not JSON, or
+            whose ``benchmark_dir`` leaves the repository).
     """
-    if suite in ("auto", "asv"):
-        conf_path = find_asv_conf(root, benchmarks)
-        if conf_path is not None:
-            where = conf_path.relative_to(root).as_posix()
-            conf = read_asv_conf(conf_path.read_text(encoding="utf-8", errors="replace"), where)
-            bench_dir = conf.get("benchmark_dir", "benchmarks")
-            if not isinstance(bench_dir, str) or not bench_dir:
-                raise UserError(f"{where}: benchmark_dir must be a directory name")
-            target = (conf_path.parent / bench_dir).resolve()
-            if not target.is_relative_to(root.resolve()):
-                raise UserError(f"{where}: benchmark_dir {bench_dir!r} is outside the repository")
-            return Suite("asv", target.relative_to(root.resolve()).as_posix())
-        if suite == "asv":
-            return Suite("asv", benchmarks)
-    if suite == "auto":
-        return Suite("pytest-benchmark" if uses_pytest_benchmark(root / benchmarks) else "perfgate", benchmarks)
-    return Suite(suite, benchmarks)
+    cfg = cfg or Config()
+    if suite != "auto":
+        return conventions.get(suite).detect(root, benchmarks, cfg) or Suite(suite, benchmarks)
+    for convention in conventions.REGISTRY:
+        found = convention.detect(root, benchmarks, cfg)
+        if found is not None:
+            return found
+    return Suite(conventions.DEFAULT, benchmarks)
 
 
-def detect_in(directory: Path, suite: str) -> str:
+def detect_in(directory: Path, suite: str, cfg: Config | None = None) -> str:
     """The convention of a benchmark directory given as it is (``--benchmarks DIR``): ``suite``
-    unless ``auto``; then asv when an ``asv.conf.json`` sits beside ``DIR`` (asv's layout), else
-    as :func:`detect` decides for the contents of ``DIR``."""
+    unless ``auto``; then the first convention that claims ``DIR`` as the benchmark directory of
+    its parent (an ``asv.conf.json`` beside ``DIR`` whose ``benchmark_dir`` is ``DIR``, or ``DIR``'s
+    own files), else perfgate's."""
     if suite != "auto":
         return suite
-    if (directory.parent / "asv.conf.json").is_file():
-        return "asv"
-    return "pytest-benchmark" if uses_pytest_benchmark(directory) else "perfgate"
+    cfg = cfg or Config()
+    directory = directory.resolve()
+    for convention in conventions.REGISTRY:
+        found = convention.detect(directory.parent, directory.name, cfg)
+        if found is not None and (directory.parent / found.directory).resolve() == directory:
+            return found.kind
+    return conventions.DEFAULT
+
+
+def looked_for(suite: str) -> str:
+    """What "no benchmarks found" says the convention ``suite`` looks for."""
+    try:
+        return conventions.get(suite).looked_for
+    except KeyError:
+        return f"{suite} benchmarks"
+
+
+def options(suite: str, cfg: Config) -> dict:
+    """The configuration keys the convention ``suite`` asks its worker side for, with their values
+    (sent with every listing and set-up)."""
+    try:
+        keys = conventions.get(suite).options
+    except KeyError:
+        return {}
+    return {key: getattr(cfg, key) for key in keys}

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from .. import measures
 from .. import results as results_mod
 from .. import stats
 from . import schedule
@@ -60,7 +61,10 @@ class SideState:
     set-up, :func:`runner.pipeline.schedule.calls_per_sample`), ``calibrated`` its own
     calibration, ``per_call`` its warm seconds per call then; ``warmup_samples`` the warm-up its
     later process pairs take; ``skipped`` is the reason when the benchmark's own suite skipped it
-    on this side (asv's ``NotImplementedError`` from a setup, a pytest skip).
+    on this side (asv's ``NotImplementedError`` from a setup, a pytest skip). ``memory`` and
+    ``compile`` hold, per process pair that ended, what the worker's ``measure`` request found in
+    it (peak memory of one call; torch.compile's facts, None where nothing compiled), aligned
+    between the sides; ``measure_error`` the last reason one could not be measured.
     """
 
     samples: list[float] = field(default_factory=list)
@@ -79,6 +83,9 @@ class SideState:
     first_warmup_samples: int | None = None
     warmup_samples: int | None = None
     warmup_calls: int | None = None
+    memory: list[dict | None] = field(default_factory=list)
+    compile: list[dict | None] = field(default_factory=list)
+    measure_error: str | None = None
 
     def info(self) -> dict:
         return {k: v for k, v in (("number", self.number), ("warmup_calls", self.warmup_calls),
@@ -105,7 +112,9 @@ class BenchState:
     rounds the estimate leaves out because another task took the CPU
     (:func:`runner.pipeline.schedule.disturbed_rounds`), ``clock_rounds`` those it leaves out
     because the GPU throttled or its clock moved (:func:`runner.pipeline.telemetry.disturbed_rounds`:
-    index → ``throttled`` | ``clock``); ``windows`` each round's ``(start, end)`` on the clock.
+    index → ``throttled`` | ``clock``); ``windows`` each round's ``(start, end)`` on the clock;
+    ``open_sides`` the sides whose current processes hold the benchmark set up and not yet measured
+    (:meth:`TimingPass.end_pair`).
     """
 
     case: dict
@@ -128,6 +137,7 @@ class BenchState:
     futile: bool = False
     budget_cut: bool = False
     resolvable: float | None = None
+    open_sides: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -189,12 +199,16 @@ class TimingPass:
         clock: monotonic seconds (a test passes a simulated one).
         locked_sm_mhz: the SM clock perfgate locked for the run (the reference a round's clock
             is judged against); None: the run's median under load.
+        options: the configuration keys the benchmarks' convention asks for, sent with every set-up
+            (:func:`runner.pipeline.suites.options`).
     """
 
     def __init__(self, workers: dict[str, WorkerProcess], cfg: Config, bench_dirs: dict[str, str],
                  telemetry=None, progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
-                 threads: int | None = None, device: str | None = None, locked_sm_mhz: float | None = None):
+                 threads: int | None = None, device: str | None = None, locked_sm_mhz: float | None = None,
+                 options: dict | None = None):
         self.workers = workers
+        self.options = dict(options or {})
         self.cfg = cfg
         self.bench_dirs = bench_dirs
         self.telemetry = telemetry
@@ -248,7 +262,8 @@ class TimingPass:
         if by_budget:
             timeout = max(left, 0.5)
         resp = self.request(side, "setup", dir=self.bench_dirs[side], file=case["file"], func=case["func"],
-                            name=case["name"], suite=case.get("suite"), timeout=timeout,
+                            name=case["name"], suite=case.get("suite"), case=case, options=self.options,
+                            timeout=timeout,
                             min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
                             number=own.number, warmup_samples=own.warmup_samples,
                             warmup_seconds=self.warmup_seconds(deadline))
@@ -325,6 +340,7 @@ class TimingPass:
                 state.verdict, state.stop_reason = "failed", "head failed to set up"
                 return
             self.choose_numbers(state)
+            state.open_sides = ("base", "head") if base_ok else ("head",)
             if not base_ok:
                 # New on head: keep a few head samples for the record (and for history).
                 state.verdict, state.stop_reason = "new", "cannot be set up on base"
@@ -339,6 +355,7 @@ class TimingPass:
             state.block_starts.append(0)
             self._continue(state, deadline)
         finally:
+            self.end_pair(state)
             self.fresh_processes()
             state.seconds += self.clock() - t0
 
@@ -440,10 +457,12 @@ class TimingPass:
         # systematic offset (A/A, a 51 MB-weights loss step: head 1.1 % faster over 10 pairs).
         order = ("base", "head") if len(state.block_starts) % 2 == 0 else ("head", "base")
         t0 = self.clock()
+        self.end_pair(state)
         self.fresh_processes(order)
         if self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline):
             state.setup_seconds = self.clock() - t0
             state.block_starts.append(len(state.base))
+            state.open_sides = order
             return True
         if state.budget_cut:
             state.stop_reason = "time budget spent while a process pair was being set up"
@@ -461,16 +480,69 @@ class TimingPass:
             if self.new_process_pair(state, deadline):
                 self._continue(state, deadline)
         finally:
+            self.end_pair(state)
             self.fresh_processes()
             state.seconds += self.clock() - t0
+
+    def end_pair(self, state: BenchState) -> None:
+        """Before a process pair ends: ask each side whose process holds the benchmark for the
+        peak memory of one call and what torch.compile did there (the worker's ``measure``
+        request, after the pair's samples, so it perturbs none), one record per side and pair.
+        Nothing for a benchmark that failed (its processes may be gone)."""
+        sides, state.open_sides = state.open_sides, ()
+        if not sides or state.verdict == "failed":
+            return
+        for side in sides:
+            own = state.sides[side]
+            resp = self.request(side, "measure", timeout=state.case.get("timeout"))
+            if not resp.get("ok"):
+                own.memory.append(None)
+                own.compile.append(None)
+                own.measure_error = resp.get("error") or "measure failed"
+                continue
+            own.memory.append(resp.get("memory"))
+            own.compile.append(resp.get("compile"))
+            if resp.get("memory_error"):
+                own.measure_error = resp["memory_error"]
+
+    def compile_pairs(self, states: list[BenchState], end: float) -> None:
+        """Set-up-only process pairs (no rounds) for each benchmark that compiles on both sides
+        and was measured in fewer than :data:`runner.measures.MIN_COMPILE_PAIRS` pairs, while they
+        end before ``end``: every fresh process compiles cold, so its compile time is compared with
+        an interval over that many processes per side. One that fails to set up stops its own."""
+        for state in states:
+            if state.verdict in ("failed", "new", "skipped"):
+                continue
+            while 0 < _compiled_pairs(state) < measures.MIN_COMPILE_PAIRS:
+                if self.clock() + state.setup_seconds > end:
+                    return
+                t0 = self.clock()
+                order = ("base", "head") if _compiled_pairs(state) % 2 == 0 else ("head", "base")
+                self.fresh_processes(order)
+                errors = {side: state.sides[side].error for side in order}
+                ok = self.setup(state, order[0], end) and self.setup(state, order[1], end)
+                for side, error in errors.items():  # a failed extra pair does not make the timing failed
+                    state.sides[side].error = error
+                if ok:
+                    state.open_sides = order
+                    self.end_pair(state)
+                self.fresh_processes()
+                state.seconds += self.clock() - t0
+                if not ok:
+                    break
 
     # -- the whole timing pass --------------------------------------------------------------
     def time_all(self, states: list[BenchState], end: float | None = None) -> None:
         """The timing pass, to end by ``end`` (monotonic seconds; default ``max_time`` from now):
         a first pass over every benchmark with its fair share of the budget, then, while budget
         remains, more looks for the benchmarks that are still inconclusive after
-        Benjamini–Hochberg across the run (:meth:`finalize`) and that more pairs could decide."""
+        Benjamini–Hochberg across the run (:meth:`finalize`) and that more pairs could decide,
+        then the set-up-only pairs that compile times need (:meth:`compile_pairs`)."""
         budget_end = self.clock() + self.cfg.max_time if end is None else end
+        self._time_all(states, budget_end)
+        self.compile_pairs(states, budget_end)
+
+    def _time_all(self, states: list[BenchState], budget_end: float) -> None:
         self.budget_end = budget_end
         self.progress.start(len(states))
         for i, state in enumerate(states):
@@ -508,7 +580,13 @@ class TimingPass:
             s.verdict, s.p_adjusted = verdict, q
 
 
-def benchmark_entry(state: BenchState, ci_level: float) -> dict:
+def _compiled_pairs(state: BenchState) -> int:
+    """Process pairs in which both sides compiled (both have compile facts)."""
+    return sum(1 for b, h in zip(state.sides["base"].compile, state.sides["head"].compile) if b and h)
+
+
+def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05,
+                    min_pairs: int = 2) -> dict:
     """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`.
 
     ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
@@ -521,7 +599,10 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
     those left out because the GPU throttled or its SM clock moved during them, and
     ``clock_reasons`` how many for each reason (``throttled``, ``clock``); ``shared_number``,
     whether both sides took the same calls per sample; ``futile`` and ``budget_cut``, why an
-    undecided benchmark stopped.
+    undecided benchmark stopped. ``memory`` (:func:`runner.measures.memory_change`, the verdict
+    against ``memory_threshold``) and ``compile`` (:func:`runner.measures.compile_change`) compare
+    what each side's processes measured after their timing; each side carries its own ``memory``
+    and ``compile`` records.
     """
     est = state.estimate
     used = set(state.blocks()) if state.pair_rounds else set()
@@ -558,12 +639,28 @@ def benchmark_entry(state: BenchState, ci_level: float) -> dict:
         "stop_reason": state.stop_reason,
         "seconds": round(state.seconds, 3),
     }
-    return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(state.sides["base"]),
-                                 head=_side_entry(state.sides["head"]), change=change)
+    b_side, h_side = state.sides["base"], state.sides["head"]
+    if state.verdict not in ("failed", "new"):
+        memory = measures.memory_change(b_side.memory, h_side.memory, memory_threshold, min_pairs=min_pairs)
+        if memory is not None:
+            change["memory"] = memory
+        compiled = measures.compile_change(b_side.compile, h_side.compile)
+        if compiled is not None:
+            change["compile"] = compiled
+    return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(b_side),
+                                 head=_side_entry(h_side), change=change,
+                                 family=state.case.get("family"), params=state.case.get("params"))
 
 
 def _side_entry(side: SideState) -> dict:
     extra = side.info()
+    memory, compiled = measures.memory_side(side.memory), measures.compile_side(side.compile)
+    if memory is not None:
+        extra["memory"] = memory
+    if compiled is not None:
+        extra["compile"] = compiled
+    if side.measure_error:
+        extra["measure_error"] = side.measure_error
     # what the rest of the machine did during the samples (mean fractions), where it could be read
     for key, values in (("others_busy", side.others_busy), ("steal", side.steal),
                         ("cpu_fraction", [c / w if w and c is not None else None for w, c in zip(side.wall, side.cpu)])):

@@ -64,6 +64,7 @@ class WorkerProcess:
         self.children_started = 0
         self.preload_dir: str | None = None
         self.preload_suite: str | None = None
+        self.preload_options: dict = {}
         self.preload_refused: list[str] = []
         self._buf = b""
         self._log = None
@@ -88,7 +89,7 @@ class WorkerProcess:
             self.close()
             raise WorkerFailure(f"worker for {self.rev.side} could not start: {hello.get('error')}")
         if self.preload_dir and not self.preload_refused:
-            self._preload(self.preload_dir, self.preload_suite)
+            self._preload(self.preload_dir, self.preload_suite, self.preload_options)
 
     def _server_alive(self) -> bool:
         return self.server is not None and self.server.poll() is None
@@ -101,8 +102,8 @@ class WorkerProcess:
             self._server_gone()
             raise WorkerFailure(f"worker for {self.rev.side} is gone ({exc})") from None
 
-    def _preload(self, directory: str, suite: str | None) -> dict:
-        self._send({"cmd": "preload", "dir": directory, "suite": suite})
+    def _preload(self, directory: str, suite: str | None, options: dict | None = None) -> dict:
+        self._send({"cmd": "preload", "dir": directory, "suite": suite, "options": dict(options or {})})
         resp = self._read(max(self.timeout, 120.0), expect_child=False)
         if resp.get("ok") and not resp.get("fork_safe", True):
             # The benchmark files started threads or CUDA on import: a child forked from this
@@ -112,9 +113,10 @@ class WorkerProcess:
             self._start_server()
         return resp
 
-    def preload(self, directory: str, suite: str | None = None) -> dict:
+    def preload(self, directory: str, suite: str | None = None, options: dict | None = None) -> dict:
         """Import the benchmark files under ``directory`` into the fork server, once, and list them
-        by the convention ``suite`` (``perfgate``, ``asv``, ``pytest-benchmark``; None = perfgate).
+        by the convention ``suite`` (a name of :data:`runner.conventions.REGISTRY`; None = perfgate's),
+        with ``options`` the configuration keys that convention asks for.
 
         Returns:
             The worker's listing ``{ok, benchmarks, errors, skipped, fork_safe, hazards}``; after an unsafe
@@ -126,8 +128,8 @@ class WorkerProcess:
         if not self._server_alive():
             self._start_server()
         self.end_child()
-        self.preload_dir, self.preload_suite = directory, suite
-        return self._preload(directory, suite)
+        self.preload_dir, self.preload_suite, self.preload_options = directory, suite, dict(options or {})
+        return self._preload(directory, suite, options)
 
     # -- children -------------------------------------------------------------------------
     def new_child(self) -> dict:

@@ -25,8 +25,8 @@ from .diff import _memcpy, _r, _scales, diff, unit_words
 from .match import display_name
 
 PRIORITY = ("register_pressure", "sync_overhead", "memory_contention", "device_change", "throttling", "launch_overhead",
-            "host_device_copy", "gpu_idle", "new_kernels", "precision_change", "recompilation",
-            "kernel_time", "memory_growth", "new_operators", "operator_time", "unexplained")
+            "host_device_copy", "gpu_idle", "new_kernels", "precision_change", "graph_break", "recompilation",
+            "compile_time", "kernel_time", "memory_growth", "new_operators", "operator_time", "unexplained")
 
 #: Verdicts that get no hints at all.
 NO_HINT_VERDICTS = ("unchanged", "failed", "new", "removed")
@@ -525,3 +525,44 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
                   "evidence": {"span_us": t["span_us"], "gpu_busy_us": t["gpu_busy_us"],
                                "operator_self_us": t["operator_self_us"], "per_call": d["per_call"]}}]
     return hints
+
+
+def compile_hint(change: dict | None) -> dict | None:
+    """The hint of what head's torch.compile does beyond base's (graph breaks and recompilations
+    torch reported, the first call's compile time), from a benchmark's ``change`` with its
+    ``compile`` record (:func:`runner.measures.compile_change`); None when they show no difference.
+
+    Kind ``graph_break`` when head adds or removes a graph break, else ``recompilation``, else
+    ``compile_time``. Confidence: these are torch's own reports, so 0.9 when the time per call
+    moved the way they point (more breaks or recompiles, slower), 0.5 otherwise (a fact beside an
+    unchanged or opposite time).
+    """
+    from ..report.measures import compile_sentence
+
+    text = compile_sentence(change)
+    if text is None:
+        return None
+    c = change["compile"]
+    breaks, recompiles = c.get("graph_breaks") or {}, c.get("recompiles") or {}
+    if breaks.get("added") or breaks.get("removed"):
+        kind, more = "graph_break", bool(breaks.get("added"))
+    elif recompiles.get("added") or recompiles.get("removed"):
+        kind, more = "recompilation", bool(recompiles.get("added"))
+    else:
+        kind, more = "compile_time", ((c.get("compile_s") or {}).get("ratio") or 1.0) > 1.0
+    verdict = change.get("verdict")
+    agrees = (verdict == "regression" and more) or (verdict == "improvement" and not more)
+    evidence = {"graphs": c.get("graphs"), "graph_breaks": {k: breaks.get(k) for k in ("base", "head")},
+                "recompiles": {k: recompiles.get(k) for k in ("base", "head")},
+                "compile_s": c.get("compile_s")}
+    return {"kind": kind, "confidence": 0.9 if agrees else 0.5, "summary": text[0].upper() + text[1:] + ".",
+            "evidence": evidence}
+
+
+def with_compile_hint(hints: list[dict], change: dict | None) -> list[dict]:
+    """``hints`` with the :func:`compile_hint` first where there is one (the profile's own
+    ``recompilation`` hint, compile events counted in a trace, then says less and is dropped)."""
+    hint = compile_hint(change)
+    if hint is None:
+        return list(hints or [])
+    return [hint] + [h for h in hints or [] if h.get("kind") != "recompilation"]

@@ -16,10 +16,12 @@ import jinja2
 from markupsafe import Markup, escape
 
 from . import escape as esc
+from .measures import memory_cell
 from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .terminal import render_terminal
-from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_time, short_sha
-from .view import TABLE_NOTE, VERDICT_ICON, head_time, view
+from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, short_sha
+from .sweeps import sweep_svg
+from .view import TABLE_NOTE, VERDICT_ICON, change_text, head_time, interval_text, value_text, view
 
 MARKER = "<!-- perfgate -->"
 
@@ -65,13 +67,14 @@ def environment() -> jinja2.Environment:
                                                                  default_for_string=False),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.ChainableUndefined, finalize=esc.encodable)
-    env.filters.update(time=fmt_time, change=fmt_change, interval=fmt_interval, bytes=fmt_bytes,
+    env.filters.update(time=fmt_time, change=fmt_change, quantity=fmt_quantity, interval=fmt_interval, bytes=fmt_bytes,
                        pct=fmt_pct, sha=short_sha, icon=lambda v: VERDICT_ICON.get(v, ""),
                        e=html_escape, escape=html_escape, error_tail=error_tail,
                        text=esc.md_text, code=esc.md_code, cell=esc.md_cell, inline_html=esc.md_html,
                        fence=esc.md_fence)
     env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart, head_time=head_time,
-                       table_note=TABLE_NOTE)
+                       table_note=TABLE_NOTE, value_text=value_text, change_text=change_text,
+                       interval_text=interval_text, sweep_svg=sweep_svg, memory_cell=memory_cell)
     return env
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from . import escape as esc
-from .units import fmt_change, fmt_interval, fmt_pct, fmt_time, plural, short_sha
-from .view import TABLE_NOTE, doctor_warning, head_time, view
+from .measures import memory_cell
+from .units import fmt_pct, fmt_quantity, plural, short_sha
+from .view import TABLE_NOTE, change_text, doctor_warning, interval_text, value_text, view
 
 
 def render_terminal(results: dict, width: int = 120) -> str:
@@ -45,13 +46,17 @@ def print_table(results: dict, console) -> None:
     table.add_column("change", justify="right")
     table.add_column("CI", justify="right")
     table.add_column("verdict")
+    if ctx["memory"]:
+        table.add_column("peak memory", justify="right")
     styles = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
     for b in ctx["benches"]:
         ch = b.get("change") or {}
         v = ch.get("verdict", "")
-        table.add_row(t(b["name"]), fmt_time((b.get("base") or {}).get("median")),
-                      fmt_time(head_time(b)), fmt_change(ch.get("ratio")),
-                      fmt_interval(ch.get("ci_low"), ch.get("ci_high")), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v)
+        row = [t(b["name"]), t(value_text(b, "base")), t(value_text(b, "head")), t(change_text(b)),
+               t(interval_text(b)), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v]
+        if ctx["memory"]:
+            row.append(t(memory_cell(b)))
+        table.add_row(*row)
     console.print(table)
     if warning:
         console.print(f"warning: {esc.term(warning, markup=False)}", markup=False, highlight=False)
@@ -87,9 +92,11 @@ def print_run_table(results: dict, console) -> None:
         table.add_column(col, justify=justify, overflow="fold")
     for b in sorted(results.get("benchmarks", []), key=lambda b: b["name"]):
         side = b.get("head") or {}
-        ci = f"[{fmt_time(side.get('ci_low'))}, {fmt_time(side.get('ci_high'))}]" if side.get("ci_low") else ""
+        unit = b.get("unit") or "s"
+        ci = f"[{fmt_quantity(side.get('ci_low'), unit)}, {fmt_quantity(side.get('ci_high'), unit)}]" \
+            if side.get("ci_low") else ""
         err = (side.get("error") or "").strip().splitlines()
-        table.add_row(t(b["name"]), fmt_time(side.get("median")), t(ci), str(len(side.get("samples") or [])),
+        table.add_row(t(b["name"]), t(fmt_quantity(side.get("median"), unit)), t(ci), str(len(side.get("samples") or [])),
                       t(err[-1]) if err else "")
     console.print(table)
 

@@ -29,18 +29,24 @@ def fmt_time(seconds: float | None) -> str:
     return f"{seconds:.3g} s"  # pragma: no cover
 
 
-def fmt_change(ratio: float | None) -> str:
+def fmt_change(ratio: float | None, more: str = "slower", less: str = "faster") -> str:
     """A head/base ratio as a signed percentage of time: 1.302 → ``+30.2 %``; from twice as slow
     or fast on as a factor, which a percentage hides (951.9 → ``952× slower``, not
-    ``+95092.3 %``; 0.001 → ``1000× faster``); ``–`` for None and for a ratio that is not finite."""
+    ``+95092.3 %``; 0.001 → ``1000× faster``); ``–`` for None and for a ratio that is not finite.
+    ``more``/``less`` name the factor's direction (``larger``/``smaller`` for memory, :func:`fmt_growth`)."""
     if not is_number(ratio) or not math.isfinite(ratio) or ratio <= 0:
         return "–"
     if ratio >= 2.0:
-        return f"{_factor(ratio)}× slower"
+        return f"{_factor(ratio)}× {more}"
     if ratio <= 0.5:
-        return f"{_factor(1.0 / ratio)}× faster"
+        return f"{_factor(1.0 / ratio)}× {less}"
     pct = (ratio - 1.0) * 100.0
     return f"{pct:+.1f} %" if abs(pct) >= 0.1 else f"{pct:+.2f} %"
+
+
+def fmt_growth(ratio: float | None) -> str:
+    """A head/base ratio of memory: 1.5 → ``+50.0 %``, 3.0 → ``3× larger``, 0.25 → ``4× smaller``."""
+    return fmt_change(ratio, "larger", "smaller")
 
 
 def _factor(x: float) -> str:
@@ -112,3 +118,24 @@ def short_sha(sha: Any) -> str:
 def plural(count: int, noun: str) -> str:
     """``"1 benchmark"``, ``"3 benchmarks"`` (English ``-s`` plural)."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def fmt_quantity(value: float | None, unit: str | None) -> str:
+    """A value in its own unit: seconds as :func:`fmt_time`, anything else with its unit, 3
+    significant digits below 1000 and whole numbers from there (``12.2 MB``, ``5,120 tokens/s``);
+    ``–`` for None."""
+    if not is_number(value) or math.isnan(value):
+        return "–"
+    if not unit or unit == "s":
+        return fmt_time(value)
+    text = f"{value:.3g}" if abs(value) < 1e3 else f"{value:,.0f}"
+    return f"{text} {unit}"
+
+
+def fmt_value_change(ratio: float | None, unit: str | None = None) -> str:
+    """The change of a bigger-is-better value from ``change.ratio`` (base/head of the value, > 1 is
+    worse): ``+25.0 % tokens/s``; ``–`` for None."""
+    if not is_number(ratio) or not math.isfinite(ratio) or ratio <= 0:
+        return "–"
+    pct = (1.0 / ratio - 1.0) * 100.0
+    return f"{pct:+.1f} %" + (f" {unit}" if unit else "")

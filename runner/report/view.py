@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 
 from ..intent.impact import intent_vs_impact
-from ..results import CHANGED, REPORT_ORDER, verdict_of
-from .units import is_number
+from ..results import CHANGED, REPORT_ORDER, memory_verdict_of, verdict_of
+from .measures import compile_sentence, has_memory, memory_note
+from .sweeps import MAX_PLOTS, summary_lines, sweeps
+from .units import fmt_change, fmt_interval, fmt_quantity, fmt_value_change, is_number
 
 #: Position of each verdict when reports list benchmarks (runner.results.REPORT_ORDER).
 VERDICT_RANK = {v: i for i, v in enumerate(REPORT_ORDER)}
@@ -20,12 +22,37 @@ def head_time(bench: dict) -> float | None:
     """The head column of the tables: base's median times the estimated change where the
     benchmark was compared, so that base, head and change are one estimate (head's own median
     of all samples can disagree with the paired estimate over process pairs, and did by 11 %
-    beside an identical median); head's own median otherwise (``new``, a single run)."""
+    beside an identical median); head's own median otherwise (``new``, a single run). For a
+    bigger-is-better value (``direction: bigger``, ``ratio`` base/head of it): base's median / ratio."""
     base = (bench.get("base") or {}).get("median")
     ratio = (bench.get("change") or {}).get("ratio")
     if positive(base) and positive(ratio):
-        return base * ratio
+        return base / ratio if bench.get("direction") == "bigger" else base * ratio
     return (bench.get("head") or {}).get("median")
+
+
+def value_text(bench: dict, side: str) -> str:
+    """A table's base or head value of ``bench`` in its unit (:func:`head_time` for head)."""
+    value = head_time(bench) if side == "head" else (bench.get(side) or {}).get("median")
+    return fmt_quantity(value, bench.get("unit") or "s")
+
+
+def change_text(bench: dict) -> str:
+    """The change column: of the time per call (``+30.2 %``, ``2.5× slower``), or, for a
+    bigger-is-better value, of the value in its unit (``−20.0 % tokens/s``)."""
+    change = bench.get("change") or {}
+    if bench.get("direction") == "bigger":
+        return fmt_value_change(change.get("ratio"), bench.get("unit"))
+    return fmt_change(change.get("ratio"))
+
+
+def interval_text(bench: dict) -> str:
+    """The interval column, in the same terms as :func:`change_text`."""
+    change = bench.get("change") or {}
+    low, high = change.get("ci_low"), change.get("ci_high")
+    if bench.get("direction") == "bigger" and positive(low) and positive(high):
+        return f"[{(1 / high - 1) * 100:+.1f}, {(1 / low - 1) * 100:+.1f}] %"
+    return fmt_interval(low, high)
 
 
 def conditions_line(environment: dict | None) -> str | None:
@@ -53,15 +80,20 @@ def positive(v) -> bool:
     return is_number(v) and math.isfinite(v) and v > 0
 
 
-def headline(summary: dict | None) -> str:
-    """``"1 regression, 1 failed, 1 unchanged"``: the verdict counts in report order, or
-    ``"no benchmarks"``."""
+def headline(summary: dict | None, benchmarks: list | None = None) -> str:
+    """``"1 regression, 1 failed, 1 unchanged, 1 memory regression"``: the verdict counts in report
+    order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``."""
     parts = []
     for key in REPORT_ORDER:
         n = (summary or {}).get(key) or 0
         if isinstance(n, int) and n:
             plural = "s" if n != 1 and key in CHANGED else ""
             parts.append(f"{n} {key}{plural}")
+    memory = [memory_verdict_of(b) for b in benchmarks or [] if isinstance(b, dict)]
+    for key in CHANGED:
+        n = memory.count(key)
+        if n:
+            parts.append(f"{n} memory {key}{'s' if n != 1 else ''}")
     return ", ".join(parts) or "no benchmarks"
 
 
@@ -123,6 +155,18 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
     return text[0].upper() + text[1:] + "."
 
 
+def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
+    """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, then its
+    memory verdict when that is a change (:func:`runner.report.measures.memory_note`) and what
+    head's torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
+    parts = [verdict_note(bench, settings, compared), memory_note(bench), compile_sentence(bench.get("change"))]
+    parts = [p.rstrip(".") for p in parts if p]
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
 def budget_note(settings: dict) -> str | None:
     """One sentence when the time budget cut something short: which benchmarks it ended before a
     verdict, which it left unprofiled (pure; None when it cut nothing)."""
@@ -168,15 +212,20 @@ def view(results: dict) -> dict:
     settings = results.get("settings", {})
     env = results.get("environment", {})
     compared = sum(1 for b in benches if (b.get("change") or {}).get("p_value") is not None)
-    notes = {b["name"]: note for b in benches if (note := verdict_note(b, settings, compared))}
+    notes = {b["name"]: note for b in benches if (note := bench_note(b, settings, compared))}
+    sweep_lines, sweep_more = summary_lines(results.get("benchmarks", []))
+    drawn = [s for s in sweeps(results.get("benchmarks", [])) if any(p.change is not None for p in s.points)]
     return {"r": results, "benches": benches, "changed": [b for b in benches if verdict_of(b) in CHANGED],
             "failed": [b for b in benches if verdict_of(b) == "failed"],
-            "headline": headline(results.get("summary")), "settings": settings,
+            "headline": headline(results.get("summary"), results.get("benchmarks")), "settings": settings,
+            "memory": has_memory(benches),
             "env": env, "intent_view": intent_view, "doctor_warning": doctor_warning(env.get("doctor")),
             "doctor_line": doctor_counts(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings),
             "skipped_note": skipped_note(settings), "conditions": conditions_line(env),
-            "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes}
+            "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
+            "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
+            "compared": compared}
 
 
 def policy_note(settings: dict) -> str | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +49,12 @@ class RepoFacts:
         pytest_benchmark_files: test files that use the ``benchmark`` fixture (relative, POSIX).
         modules: buildable ``nn.Module`` classes, best candidate first.
         pyproject_config: ``pyproject.toml`` already has a ``[tool.perfgate]`` table.
+        script_suite: ``(convention, directory)`` of benchmark scripts that time themselves
+            (Triton ``perf_report``/``do_bench``, ``torch.utils.benchmark``), as the registry's
+            detectors find them in the usual folders; ``("", "")`` without.
+        command_suite: the settings of a benchmark that measures itself (Google Benchmark or
+            nvbench sources with a CMake target, or a github-action-benchmark workflow): ``{command,
+            command_format, install, why}``; empty without.
     """
 
     existing: frozenset[str] = frozenset()
@@ -55,6 +63,8 @@ class RepoFacts:
     pytest_benchmark_files: tuple[str, ...] = ()
     modules: tuple[ModuleClass, ...] = field(default_factory=tuple)
     pyproject_config: bool = False
+    script_suite: tuple[str, str] = ("", "")
+    command_suite: dict = field(default_factory=dict)
 
 
 def _python_files(root: Path) -> list[Path]:
@@ -155,4 +165,93 @@ def inspect_repo(root: str | Path, candidates: tuple[str, ...]) -> RepoFacts:
             pyproject_config = "perfgate" in tomllib.loads((root / "pyproject.toml").read_text("utf-8")).get("tool", {})
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
             pyproject_config = False
-    return RepoFacts(existing, has_bench, asv_dir, tuple(pytest_files), tuple(modules), pyproject_config)
+    return RepoFacts(existing, has_bench, asv_dir, tuple(pytest_files), tuple(modules), pyproject_config,
+                     script_suite(root), command_suite(root))
+
+
+#: Where repositories keep benchmark scripts (Liger-Kernel ``benchmark/scripts``, sglang
+#: ``sgl-kernel/benchmark``, vLLM ``benchmarks/kernels``, TransformerEngine ``benchmarks/linear``).
+SCRIPT_DIRS = ("benchmark/scripts", "benchmarks/kernels", "benchmarks/ops", "sgl-kernel/benchmark", "benchmarks",
+               "benchmark", "bench")
+
+
+def _candidate_dirs(root: Path) -> list[str]:
+    """:data:`SCRIPT_DIRS` that exist, then any other ``bench*`` folder up to two levels down."""
+    found = [d for d in SCRIPT_DIRS if (root / d).is_dir()]
+    for depth in ("*", "*/*"):
+        for path in sorted(root.glob(depth)):
+            rel = path.relative_to(root).as_posix()
+            if path.is_dir() and path.name.startswith("bench") and rel not in found \
+                    and not any(part.startswith(".") or part in SKIPPED_DIRS - {"benchmarks", "benchmark", "bench"}
+                                for part in path.relative_to(root).parts):
+                found.append(rel)
+    return found
+
+
+def script_suite(root: Path) -> tuple[str, str]:
+    """The first folder (:func:`_candidate_dirs`) whose scripts a script convention of the registry
+    claims (its ``detect``), as ``(convention, folder)``; ``("", "")`` when none does."""
+    from .. import conventions
+    from ..config import Config
+
+    scripts = [c for c in conventions.REGISTRY if c.name not in ("perfgate", "asv", "pytest-benchmark", "command")]
+    for directory in _candidate_dirs(root):
+        for convention in scripts:
+            if convention.detect(root, directory, Config()) is not None:
+                return convention.name, directory
+    return "", ""
+
+
+_GBENCH_INCLUDE = re.compile(r"#\s*include\s*[<\"](benchmark/benchmark\.h|nvbench/nvbench\.cuh)[>\"]")
+_ADD_EXECUTABLE = re.compile(r"add_executable\s*\(\s*([A-Za-z0-9_.+-]+)([^)]*)\)", re.S)
+
+
+def command_suite(root: Path) -> dict:
+    """The command settings of a Google Benchmark or nvbench program with a CMake target (the first
+    ``add_executable`` whose sources include ``benchmark/benchmark.h`` or ``nvbench/nvbench.cuh``), else
+    of a github-action-benchmark workflow whose producing ``run:`` step can be found; ``{}`` without."""
+    for cmake in sorted(root.glob("**/CMakeLists.txt"))[:200]:
+        if any(part.startswith(".") or part in ("build", "third_party", "external", "_deps") for part in
+               cmake.relative_to(root).parts[:-1]):
+            continue
+        text = cmake.read_text("utf-8", "replace")
+        for match in _ADD_EXECUTABLE.finditer(text):
+            sources = [s for s in re.split(r"\s+", match.group(2)) if s.endswith((".cc", ".cpp", ".cu", ".cxx"))]
+            for source in sources:
+                path = cmake.parent / source.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "")
+                include = _GBENCH_INCLUDE.search(path.read_text("utf-8", "replace")) if path.is_file() else None
+                if include is None:
+                    continue
+                target = match.group(1)
+                nvbench = include.group(1).startswith("nvbench")
+                command = f"./build/{target} --json {{out}}" if nvbench else f"./build/{target} --benchmark_format=json"
+                return {"command": command, "command_format": "nvbench" if nvbench else "googlebenchmark",
+                        "install": "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j "
+                                   f"--target {target}",
+                        "why": f"runs the {'nvbench' if nvbench else 'Google Benchmark'} program {target} "
+                               f"({path.relative_to(root).as_posix()}) built by CMake"}
+    return _action_benchmark(root)
+
+
+_TOOLS = {"customSmallerIsBetter": "customSmallerIsBetter", "customBiggerIsBetter": "customBiggerIsBetter",
+          "googlecpp": "googlebenchmark"}
+
+
+def _action_benchmark(root: Path) -> dict:
+    """The command of a github-action-benchmark workflow step (``tool`` one of :data:`_TOOLS`): the
+    ``run:`` line that names its ``output-file-path``, then ``cat`` of that file."""
+    for workflow in sorted((root / ".github" / "workflows").glob("*.y*ml")):
+        text = workflow.read_text("utf-8", "replace")
+        if "github-action-benchmark" not in text:
+            continue
+        tool = re.search(r"^\s*tool:\s*['\"]?(\w+)", text, re.M)
+        out = re.search(r"^\s*output-file-path:\s*['\"]?([^'\"\s]+)", text, re.M)
+        if not tool or tool.group(1) not in _TOOLS or not out:
+            continue
+        runs = [m.group(1).strip() for m in re.finditer(r"^\s*(?:-\s*)?run:\s*([^|>\n][^\n]*)$", text, re.M)]
+        producing = [r for r in runs if Path(out.group(1)).name in r]
+        if producing:
+            return {"command": f"{producing[0]} && cat {shlex.quote(out.group(1))}", "command_format": _TOOLS[tool.group(1)],
+                    "install": "", "why": f"runs the step of {workflow.name} that writes {out.group(1)} "
+                                          f"(github-action-benchmark's {tool.group(1)})"}
+    return {}

@@ -28,7 +28,9 @@ WORKFLOWS = {"app": "perfgate.yml", "standalone": "perfgate-standalone.yml"}
 DEFAULT_RUNS_ON = ("self-hosted", "gpu")
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_RUNS_ON_LINE = "    runs-on: [self-hosted, gpu]\n"
+_RUNS_ON_LINE = "    runs-on: ${{ fromJSON(inputs.runs-on || '[\"self-hosted\", \"gpu\"]') }}\n"
+#: The standalone workflow names its runners itself.
+_PLAIN_RUNS_ON_LINE = "    runs-on: [self-hosted, gpu]\n"
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,12 @@ def workflow_text(template: str, runs_on: tuple[str, ...]) -> str:
     if bad or not runs_on:
         raise UserError(f"--runs-on: {', '.join(map(repr, bad)) or 'no label'} is not a runner label "
                         "(comma-separated labels of letters, digits, '.', '_', '-', e.g. self-hosted,gpu)")
-    if _RUNS_ON_LINE not in template:
+    if _RUNS_ON_LINE in template:  # the App's: a runner group's labels come as an input, these are the default
+        labels = ", ".join(f'"{label}"' for label in runs_on)
+        return template.replace(_RUNS_ON_LINE, f"    runs-on: ${{{{ fromJSON(inputs.runs-on || '[{labels}]') }}}}\n")
+    if _PLAIN_RUNS_ON_LINE not in template:
         raise ValueError("the workflow template has no `runs-on: [self-hosted, gpu]` line")
-    return template.replace(_RUNS_ON_LINE, f"    runs-on: [{', '.join(runs_on)}]\n")
+    return template.replace(_PLAIN_RUNS_ON_LINE, f"    runs-on: [{', '.join(runs_on)}]\n")
 
 
 def config_descriptions() -> dict[str, str]:
@@ -93,12 +98,17 @@ def config_text(settings: dict[str, object]) -> str:
              "# perfgate reads this file from the base branch, never from the pull request.",
              "# Commented keys show their defaults.", ""]
     for f in dataclasses.fields(Config):
+        if f.name == "runners":  # a table: it goes last, as an example
+            continue
         for part in textwrap.wrap(descriptions.get(f.name, ""), 96):
             lines.append(f"# {part}")
         value = settings.get(f.name, f.default)
         prefix = "" if f.name in settings else "# "
         lines.append(f"{prefix}{f.name} = {_toml_value(value)}")
         lines.append("")
+    for part in textwrap.wrap(descriptions.get("runners", ""), 96):
+        lines.append(f"# {part}")
+    lines += ["# [runners.h100]", '# labels = ["self-hosted", "h100"]', ""]
     return "\n".join(lines)
 
 
@@ -195,8 +205,11 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
     """The files ``init`` writes for a repository with ``facts``.
 
     An existing benchmark suite is run as it is instead of adding an example: an asv suite
-    (``suite = "asv"``), pytest-benchmark tests (``suite = "pytest-benchmark"`` and their folder
-    as ``benchmarks``); with ``bench_*`` files nothing is added. ``perfgate_commit`` (the commit
+    (``suite = "asv"``), benchmark scripts that time themselves (``suite = "triton"`` or
+    ``"torch-timer"`` and their folder as ``benchmarks``), a Google Benchmark or nvbench program or a
+    github-action-benchmark step (``suite = "command"`` with its ``command``, ``command_format`` and
+    the ``install`` that builds it), pytest-benchmark tests (``suite = "pytest-benchmark"`` and their
+    folder as ``benchmarks``); with ``bench_*`` files nothing is added. ``perfgate_commit`` (the commit
     the running perfgate was installed from, when known) pins the workflow's perfgate actions.
 
     Raises:
@@ -209,9 +222,16 @@ def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFA
                          f"the {mode} workflow on runners labelled [{', '.join(runs_on)}], least privilege")]
     settings: dict[str, object] = {}
     pytest_dir = facts.pytest_benchmark_files[0].rsplit("/", 1)[0] if facts.pytest_benchmark_files else ""
+    script_kind, script_dir = facts.script_suite
     if facts.asv_benchmark_dir:
         settings["suite"] = "asv"  # asv.conf.json's benchmark_dir is read from the file (runner.pipeline.suites)
         suite_note = f"runs the asv suite in {facts.asv_benchmark_dir}/ as it is"
+    elif script_kind and not facts.has_bench_files:
+        settings.update(suite=script_kind, benchmarks=script_dir)
+        suite_note = f"runs the {script_kind} scripts in {script_dir}/ as they are"
+    elif facts.command_suite and not facts.has_bench_files:
+        settings.update(suite="command", **{k: v for k, v in facts.command_suite.items() if k != "why" and v})
+        suite_note = facts.command_suite["why"]
     elif pytest_dir and not facts.has_bench_files:
         settings.update(suite="pytest-benchmark", benchmarks=pytest_dir)
         suite_note = f"runs the pytest-benchmark tests in {pytest_dir}/ as they are"

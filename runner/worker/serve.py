@@ -25,10 +25,15 @@ new server without preloading (each child then imports the files itself).
 Protocol: one JSON object per line, requests on standard input, responses on a private copy of
 the original standard output (file descriptor 1 then points at standard error, so whatever
 benchmarks print goes to the worker log and cannot corrupt the protocol). The server answers
-``preload`` {dir, suite?} and ``quit``; on ``fork`` it forks, and the *child* answers first
-(``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?}, ``setup`` {dir, file, func,
-name, suite?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?}, ``sample`` {count, number?},
-``profile`` {trace_path, calls} until ``quit`` or end of input; when the child has exited the
+``preload`` {dir, suite?, options?} and ``quit``; on ``fork`` it forks, and the *child* answers first
+(``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?, options?}, ``setup`` {dir, file,
+func, name, suite?, case?, options?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?},
+``sample`` {count, number?}, ``measure`` {} (after the timing: the peak memory of one call and what
+torch.compile did, :mod:`runner.worker.measures`), ``profile`` {trace_path, calls} until ``quit`` or end of input. ``suite``
+names the convention (:mod:`runner.conventions`), ``case`` is the case as listed and ``options`` the
+configuration keys the convention asks for. A case whose benchmark measures itself answers
+``setup`` with ``self_measured: true`` and each ``sample`` with ``readings`` ``{name: {values, unit,
+direction}}`` (one run of it) instead of timed samples. When the child has exited the
 server writes ``{child_exited: pid, status}`` (status as ``os.waitstatus_to_exitcode``: negative
 is the signal). Failures carry ``error`` (the traceback's last lines).
 
@@ -45,20 +50,62 @@ import sys
 import time
 import warnings
 
-from .discovery import Skipped, format_error, list_suite, prepare
+from .. import conventions
+from ..conventions.base import Skipped, format_error
+from .measures import CompileWatch, isolate_compile_caches, measure_memory, remove_compile_caches
 from .sampling import Timer, calibrate, recalibrate, warm_up
+
+
+#: Limits of what a listed case may carry (results.json's schema: a name, a parameter's label, a unit).
+NAME_MAX, PARAMS_MAX, LABEL_MAX, UNIT_MAX = 500, 50, 500, 40
+
+
+def list_suite(directory: str, suite: str | None = None, options: dict | None = None) -> dict:
+    """The listing of ``directory`` by the convention ``suite`` (None: perfgate's), worker side:
+    ``{benchmarks, errors, skipped}``. A case whose name, params or unit exceed what results.json
+    holds (:data:`NAME_MAX`, …; names and labels come from the benchmarks' code) is an error of its
+    file instead, so one such case cannot invalidate the whole result."""
+    found = conventions.get(suite).collect(directory, dict(options or {}))
+    cases, errors = [], list(found.get("errors") or [])
+    for case in found.get("benchmarks") or []:
+        params = case.get("params") or {}
+        too_long = (len(str(case.get("name"))) > NAME_MAX or len(params) > PARAMS_MAX
+                    or any(len(str(k)) > 200 or len(str(v)) > LABEL_MAX for k, v in params.items())
+                    or len(str(case.get("unit") or "s")) > UNIT_MAX or len(str(case.get("family") or "")) > NAME_MAX)
+        if too_long:
+            errors.append({"file": case.get("file") or str(case.get("name"))[:NAME_MAX],
+                           "error": f"a case named {str(case.get('name'))[:80]!r}… has a name, params or unit longer "
+                                    f"than results.json holds ({NAME_MAX} characters a name, {PARAMS_MAX} params)"})
+        else:
+            cases.append(case)
+    return {**found, "benchmarks": cases, "errors": errors}
+
+
+def prepare(req: dict, device: str):
+    """Set up the case a ``setup`` request names (the listed ``case``, else its ``file``, ``func``
+    and ``name``) by its convention; the case gets the side's benchmark directory as ``dir``.
+
+    Raises:
+        LookupError, Skipped, BenchmarkShapeError: as the convention's ``prepare``.
+    """
+    case = dict(req.get("case") or {k: req.get(k) for k in ("file", "func", "name")})
+    case["dir"] = req["dir"]
+    return conventions.get(req.get("suite")).prepare(case, device, dict(req.get("options") or {}))
 
 
 class Worker:
     """State of one worker child: the device and the benchmark currently set up."""
 
-    def __init__(self, device: str):
+    def __init__(self, device: str, compile_cache: str | None = None):
         self.requested_device = device
         self.device = self._resolve_device(device)
         self.fn = None
+        self.self_measure = None  # a benchmark that measures itself: one run of it → readings
         self.timer: Timer | None = None
         self.number = 1
         self.teardowns: list = []
+        self.compile_cache = compile_cache
+        self.compile_watch: CompileWatch | None = None
 
     @staticmethod
     def _resolve_device(device: str) -> str:
@@ -109,7 +156,8 @@ class Worker:
         return info
 
     def list(self, req: dict) -> dict:
-        return list_suite(req["dir"], req.get("suite"))
+        """The listing of a benchmark directory by its convention (:func:`list_suite`)."""
+        return list_suite(req["dir"], req.get("suite"), req.get("options"))
 
     def setup(self, req: dict) -> dict:
         """Set a benchmark up: call its function, make the first call, calibrate, warm up.
@@ -124,21 +172,29 @@ class Worker:
         case its suite skips answers ``ok`` false with ``skipped`` (the reason) instead of an error.
 
         Answers ``number``, ``per_call`` (seconds per call, warm: the median of the last warm-up
-        samples), ``first_call_s``, ``warmup_calls`` and ``warmup_samples``.
+        samples), ``first_call_s``, ``warmup_calls`` and ``warmup_samples``; a benchmark that
+        measures itself answers ``self_measured`` instead (nothing is timed here).
         """
-        self.fn = None
+        self.fn = self.self_measure = None
+        if self.compile_watch is None:
+            self.compile_watch = CompileWatch()
+            self.compile_watch.install()  # before the set-up: a benchmark may compile in it
         try:
             prepared = prepare(req, self.device)
         except Skipped as exc:
             return {"ok": False, "skipped": str(exc), "error": f"skipped: {exc}"}
         if prepared.teardown is not None:
             self.teardowns.append(prepared.teardown)
+        if prepared.measure is not None:
+            self.self_measure = prepared.measure
+            return {"self_measured": True, "number": 1}
         fn = prepared.fn
         self.timer = Timer(self.device, cold_cache=bool(req.get("cold_cache")))
         min_sample_time = float(req["min_sample_time"])
         t0 = time.perf_counter()
         fn()  # first call: lazy initialisation, compilation, autotuning
         first_call = time.perf_counter() - t0
+        self.compile_watch.mark_first_call()
         estimate, initial = None, []
         if req.get("number"):
             self.number = int(req["number"])
@@ -162,7 +218,12 @@ class Worker:
     def sample(self, req: dict) -> dict:
         """``count`` samples of ``number`` calls (default: the set-up's): seconds per call, and per
         sample its wall and CPU seconds and involuntary context switches
-        (:class:`runner.worker.sampling.Sample`)."""
+        (:class:`runner.worker.sampling.Sample`). For a benchmark that measures itself: one run of
+        it, ``readings`` ``{name: {values, unit, direction}}``."""
+        if self.self_measure is not None:
+            readings = self.self_measure()
+            return {"samples": [], "readings": {name: {"values": [float(v) for v in r.values], "unit": r.unit,
+                                                       "direction": r.direction} for name, r in readings.items()}}
         if self.fn is None:
             raise RuntimeError("no benchmark is set up")
         number = int(req.get("number") or self.number)
@@ -173,9 +234,36 @@ class Worker:
                 "others_busy": [s.others_busy for s in taken], "steal": [s.steal for s in taken],
                 "number": number, "peak_memory_bytes": self.timer.peak_memory()}
 
+    def measure(self, req: dict) -> dict:
+        """After the timing, in the same process: what torch.compile did here (None when nothing
+        compiled), then the peak memory of one call (:mod:`runner.worker.measures`). Answers
+        ``{compile, memory}``, with ``memory_error`` instead of ``memory`` when measuring it
+        failed (the timing stands)."""
+        if self.fn is None:
+            raise RuntimeError("no benchmark is set up")
+        out: dict = {"compile": self.compile_watch.facts() if self.compile_watch else None}
+
+        def release() -> None:
+            if self.timer is not None:
+                self.timer.release()
+
+        try:
+            out["memory"] = measure_memory(self.fn, self.device, release)
+        except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
+            out["memory_error"] = format_error(exc, 3)
+        return out
+
     def close(self) -> None:
         """Run the teardowns of the cases set up in this process (asv ``teardown``), last first;
-        one that raises is logged and does not stop the others."""
+        one that raises is logged and does not stop the others; remove the process's compile caches."""
+        if self.compile_watch is not None:
+            self.compile_watch.close()
+        try:
+            self._teardown()
+        finally:
+            remove_compile_caches(self.compile_cache)
+
+    def _teardown(self) -> None:
         while self.teardowns:
             try:
                 self.teardowns.pop()()
@@ -224,7 +312,7 @@ class Channel:
             data = data[os.write(self.write_fd, data):]
 
 
-_CHILD_REQUESTS = ("env", "list", "setup", "sample", "profile")
+_CHILD_REQUESTS = ("env", "list", "setup", "sample", "measure", "profile")
 
 
 def serve(worker: Worker, requests, respond) -> None:
@@ -374,9 +462,11 @@ def _run_child(chan: Channel, device: str) -> int:
     # the server's objects and copies their pages.
     gc.unfreeze()
     shift_heap()
+    caches = isolate_compile_caches()  # a cold torch.compile in every process (runner.worker.measures)
     try:
-        worker = Worker(device)
+        worker = Worker(device, compile_cache=caches)
     except Exception as exc:  # noqa: BLE001
+        remove_compile_caches(caches)
         chan.respond({"ok": False, "error": str(exc), "fatal": True})
         return 1
     chan.respond({"ok": True, "ready": True, "pid": os.getpid(), "device": worker.device})
@@ -401,7 +491,11 @@ def serve_forks(chan: Channel, device: str) -> None:
             chan.respond({"ok": True})
             return
         if cmd == "preload":
-            listing = list_suite(req["dir"], req.get("suite"))
+            try:
+                listing = list_suite(req["dir"], req.get("suite"), req.get("options"))
+            except Exception as exc:  # noqa: BLE001 - a convention that cannot list: the compare says why
+                chan.respond({"ok": False, "error": format_error(exc)})
+                continue
             hazards = fork_hazards(threads_before, data_check=True)
             chan.respond({"ok": True, **listing, "fork_safe": not hazards, "hazards": hazards})
             if hazards:

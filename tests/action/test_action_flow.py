@@ -39,7 +39,7 @@ def sandbox_probe(monkeypatch):
     installed its probe is replaced too (the sandboxed runs are test_sandbox*.py's)."""
     import shutil
 
-    from action import sandbox
+    from runner import sandbox
 
     if shutil.which("bwrap") is None:
         monkeypatch.setattr(sandbox, "probe", lambda *a, **k: None)
@@ -56,7 +56,7 @@ class CannedCompare:
     def __init__(self, status: int = 0, stderr: tuple[str, ...] = ()):
         self.status, self.stderr, self.argvs = status, stderr, []
 
-    def __call__(self, argv, out_dir, timeout=None, env=None):
+    def __call__(self, argv, out_dir, timeout=None, env=None, preexec=None):
         self.argvs.append(argv)
         options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
         base, head = options["base"], options["head"]
@@ -277,3 +277,20 @@ def test_a_pull_requests_config_input_is_read_from_the_base_not_the_checkout(tmp
     settings = Path(next(a for a in argv if a.startswith("--config=")).split("=", 1)[1])  # --opt=value form
     assert settings.read_text() == subprocess.run(["git", "-C", str(target.origin), "show", f"{target.base_sha}:perfgate.toml"],
                                                   capture_output=True, text=True, check=True).stdout
+
+
+def test_a_results_document_over_the_limit_is_refused_unread(tmp_path, fake_github, monkeypatch, capsys):
+    """Red team: publish read a results.json of any size whole. The limit is the App's
+    (runner.results.MAX_DOCUMENT_BYTES); here lowered so the test writes little."""
+    from runner import results as results_mod
+
+    fake_github.state.add_token("ghs_write")
+    fake_github.state.add_pull(REPO, 12, head_sha="a" * 40, base_sha="b" * 40)
+    big = tmp_path / "artifact"
+    big.mkdir()
+    (big / "results.json").write_text(" " * 5000 + "{}")
+    monkeypatch.setattr(results_mod, "MAX_DOCUMENT_BYTES", 4096)
+    monkeypatch.setattr(results_mod.load, "__defaults__", (4096,))
+    assert main(_comment_env(tmp_path / "c", fake_github, big), ["comment"]) == 2
+    (error,) = _errors(capsys.readouterr().out)
+    assert "over the 4096-byte limit" in error and fake_github.calls("issues/create-comment") == []

@@ -44,7 +44,7 @@ def test_pull_request_run_then_the_comment_job_comments_once_and_updates(tmp_pat
     outputs = []
     for attempt in ("run1", "run2"):
         env = actions_env(tmp_path / attempt, api_url=fake_github.url, workspace=target.checkout,
-                          event_name="pull_request", event=event, github_token="ghs_write", max_time="15")
+                          event_name="pull_request", event=event, github_token="ghs_write", max_time="30")
         proc = run_action(env, cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert not errors(proc) and "Traceback" not in proc.stderr

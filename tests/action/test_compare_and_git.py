@@ -101,3 +101,58 @@ def test_a_ref_that_looks_like_an_option_is_a_ref(tmp_path):
         with pytest.raises(ActionInputError, match="could not be fetched"):
             ensure_commit(target.checkout, ref)
     assert not marker.exists()
+
+
+def test_a_bisect_run_runs_perfgate_bisect_for_the_benchmark_it_names():
+    argv = compare_argv(_plan(bisect=True, filter="bench_norm[rows=4096]", config=Path("/ws/ci/perfgate.toml"),
+                              max_time=600.0, title="T"), SHA_A, SHA_B, python="py")
+    assert argv[:9] == ["py", "-m", "runner.cli", "bisect", "--repo=/ws", f"--good={SHA_A}", f"--bad={SHA_B}",
+                        "--out=/out", "--quiet"]
+    assert "--benchmark=bench_norm[rows=4096]" in argv and "--config=/ws/ci/perfgate.toml" in argv
+    assert "--max-time=600.0" in argv and not any(a.startswith(("--title", "--filter")) for a in argv)
+
+
+def test_a_bisect_fetches_the_history_a_shallow_clone_lacks(tmp_path):
+    import subprocess
+
+    from action.git_shas import fetch_history
+    from tests.runner.gitrepo import git
+
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q", "-b", "main")
+    for i in range(4):
+        (origin / "f").write_text(str(i))
+        git(origin, "add", "-A")
+        git(origin, "commit", "-q", "-m", f"c{i}")
+    bad = git(origin, "rev-parse", "HEAD")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth=1", f"file://{origin}", str(clone)], check=True)
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    fetch_history(clone, bad)
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "false"
+    assert git(clone, "rev-list", "--count", bad) == "4"
+    fetch_history(clone, bad)  # a full clone: nothing to do
+
+
+def test_what_the_compare_prints_reaches_the_log_inert_and_before_commands_are_back_on(tmp_path, capfd):
+    """Red team: a last line without a line break (read by the runner only at the end of the
+    stream, after the resume token), the runner's older ``##[`` syntax, one enormous line."""
+    import re
+    import sys
+
+    from action.compare import MAX_LINE, run_compare
+
+    child = ("import sys\n"
+             "sys.stdout.write('##[add-mask]perfgate\\n' + 'y' * 100000 + '\\n::set-output name=verdict::improvement')\n"
+             "sys.stdout.flush()\n"
+             "sys.stderr.write('perfgate: error: x\\n::add-mask::perfgate')\n")
+    outcome = run_compare([sys.executable, "-c", child], tmp_path, env={"PATH": "/usr/bin:/bin"})
+    out, err = capfd.readouterr()
+    start = re.search(r"^::stop-commands::([0-9a-f]{32})$", out, re.M)
+    assert start, out[:200]
+    resume = out.index(f"::{start.group(1)}::")
+    assert "::set-output name=verdict::improvement\n" in out[:resume]  # echoed, ended, while commands are off
+    assert out[resume - 2:resume] == "\n\n" and err.endswith("::add-mask::perfgate\n\n")
+    assert "##[" not in out and all(len(line.encode()) <= MAX_LINE for line in out.splitlines())
+    assert outcome.last_error_line == "::add-mask::perfgate" and outcome.status == 0

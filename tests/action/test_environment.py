@@ -142,3 +142,13 @@ def test_the_comment_phase_names_each_missing_input():
             comment_plan({k: v for k, v in full.items() if k != missing})
     with pytest.raises(ActionInputError, match="pull request number"):
         comment_plan({**full, "INPUT_PR_NUMBER": "12; rm -rf"})
+
+
+def test_a_bisect_is_asked_for_by_its_input():
+    event = workflow_dispatch(base_sha=BASE, head_sha=HEAD, pr_number=None, run_id="run-7")
+    plan = plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", INPUT_BISECT="true",
+                                     INPUT_FILTER="bench_norm"), event)
+    assert plan.bisect and plan.filter == "bench_norm" and (plan.base_ref, plan.head_ref) == (BASE, HEAD)
+    assert not plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch"), event).bisect
+    with pytest.raises(ActionInputError, match="bisect"):
+        plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", INPUT_BISECT="maybe"), event)

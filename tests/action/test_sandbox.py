@@ -1,4 +1,4 @@
-"""action.sandbox: the bubblewrap command line (pure), the laundering of what leaves the sandbox,
+"""runner.sandbox: the bubblewrap command line (pure), the laundering of what leaves the sandbox,
 and — with the real bwrap — what the code inside can and cannot do."""
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from action import sandbox
+from runner import sandbox
 from action.environment import ActionInputError, parse_paths
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
 
 def _spec(tmp_path: Path, **kw) -> sandbox.SandboxSpec:
-    scratch = sandbox.make_scratch(tmp_path / "jail")
-    out = scratch / "out"
-    out.mkdir(exist_ok=True)
+    owner = sandbox.drop_to_for()
+    scratch = sandbox.make_scratch(tmp_path / "jail", owner)
+    out = sandbox.make_writable(scratch / "out", owner)
     values = dict(read_only=(*sandbox.interpreter_paths(), *sandbox.perfgate_source_paths()),
-                  writable=(str(out),), scratch=str(scratch), chdir="/tmp")
+                  writable=(str(out),), scratch=str(scratch), chdir="/", drop_to=owner)
     values.update(kw)
     return sandbox.SandboxSpec(**values)
 
@@ -43,7 +43,19 @@ def test_bwrap_argv_mounts_in_an_order_where_listed_paths_win(tmp_path):
     gpu = position[("--dev-bind-try", "/dev/nvidia0", "/dev/nvidia0")]
     assert tmp < repo < gpu < out  # a listed path under /tmp stays visible over the scratch /tmp
     assert argv.index("--remount-ro") > out and argv[argv.index("--remount-ro") + 1] == "/"
-    assert "/home" not in argv and not any(a.startswith("/run") for a in argv)  # not listed: not there
+    assert not any(a.startswith("/run") for a in argv) and "/etc" not in argv[argv.index("--remount-ro"):]
+    assert ("--ro-bind-try", "/etc/passwd", "/etc/passwd") in position and ("--ro-bind-try", "/etc", "/etc") not in position
+    assert position[("--ro-bind-try", "/proc/sys", "/proc/sys")] > argv.index("--proc")  # over the fresh /proc
+    # the folders leading to a listed path are made 0755 (bubblewrap makes them 0700 as root)
+    assert position[("--perms", "0755", "--dir")] < repo and ("--dir", "/tmp/runner/_work", "--perms") in position
+    assert "--unshare-net" not in argv and "setpriv" not in argv
+    # a runner that runs as root: no user namespace (its root would be the host's), setpriv drops to nobody
+    root = sandbox.bwrap_argv(sandbox.SandboxSpec(read_only=(), writable=(), scratch="/s", chdir="/", network=False,
+                                                  drop_to=(65534, 65534)), ["true"])
+    assert "--unshare-user" not in root and "--unshare-net" in root
+    assert root[root.index("--") + 1:] == ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                            "--inh-caps=-all", "--no-new-privs", "--", "true"]
+    assert sandbox.drop_to_for(0) == (65534, 65534) and sandbox.drop_to_for(1000) is None
 
 
 def test_the_sandbox_environment_has_its_own_home_and_temporary_folder():
@@ -52,12 +64,22 @@ def test_the_sandbox_environment_has_its_own_home_and_temporary_folder():
     assert env["HOME"] == sandbox.SANDBOX_HOME and env["TMPDIR"] == "/tmp" and "XDG_RUNTIME_DIR" not in env
 
 
-@pytest.mark.parametrize("value, message", [("relative/path", "absolute paths"), ("/home", "may not show"),
-                                             ("/run/", "may not show"), ("/opt/ok:/tmp", "may not show")])
+RUNNER_ENV = {"HOME": "/home/runner", "RUNNER_TEMP": "/opt/actions-runner/_work/_temp",
+              "GITHUB_WORKSPACE": "/opt/actions-runner/_work/demo/demo"}
+
+
+@pytest.mark.parametrize("value, message", [
+    ("relative/path", "absolute paths"), ("/home", "may not show"), ("/run/", "may not show"),
+    ("/opt/ok:/tmp", "may not show"), ("/home/runner", "may not show"), ("/home/runner/.ssh", "may not show"),
+    ("/etc/../home", "may not show"), ("//home", "may not show"), ("/root", "may not show"),
+    ("/var/run/docker.sock", "may not show"), ("/opt/actions-runner", "may not show"), ("/opt", "may not show"),
+    ("/opt/actions-runner/_work/_temp/x", "may not show"), ("/", "may not show")])
 def test_sandbox_paths_input_refuses_what_would_open_the_sandbox(value, message):
+    """Resolved first (``..``, ``//``, links), then judged against what the sandbox keeps away:
+    the home folder, the runner's folder above ``_work``, RUNNER_TEMP, /run, /root (red team)."""
     with pytest.raises(ActionInputError, match=message):
-        parse_paths(value, "sandbox-paths")
-    assert parse_paths("/opt/conda\n/usr/local/cuda-12:/data/models", "sandbox-paths") == (
+        parse_paths(value, "sandbox-paths", RUNNER_ENV)
+    assert parse_paths("/opt/conda\n/usr/local/cuda-12:/data/models", "sandbox-paths", RUNNER_ENV) == (
         "/opt/conda", "/usr/local/cuda-12", "/data/models")
 
 
@@ -76,15 +98,55 @@ def test_launder_copies_regular_files_and_nothing_that_points_elsewhere(tmp_path
     os.link(inner, source / "twice.txt")
     big = source / "big.bin"
     big.write_bytes(b"x" * 5000)
-    done = sandbox.launder(source, target, max_bytes=4000)
+    (source / "a\nb:c*.txt").write_text("upload-artifact refuses this name")
+    deep = source.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "bottom.txt").write_text("too deep")
+    done = sandbox.launder(source, target, max_bytes=4000, max_depth=32)
     copied = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
     assert copied == ["results.json", "traces/base/t.json.gz"]
+    assert any("(a name upload-artifact refuses)" in why for why in done.skipped)
+    assert any("(more than 32 folders deep)" in why for why in done.skipped)
     assert not any(p.is_symlink() for p in target.rglob("*"))
     reasons = " ".join(done.skipped)
     for why in ("leak.txt (a symbolic link)", "leak-dir (a symbolic link)", "hang.fifo (not a regular file)",
                 "inner.txt (a hard link)", "twice.txt (a hard link)", "big.bin (over the size limit)"):
         assert why in reasons, reasons
     assert done.files == 2 and "TOKEN" not in "".join(p.read_text("latin-1") for p in target.rglob("*") if p.is_file())
+
+
+def test_launder_follows_no_folder_swapped_for_a_link_while_it_walks(tmp_path, monkeypatch):
+    """The walk holds a descriptor of each folder: a folder renamed and replaced by a link to a
+    secret folder after it was listed is still the folder that was listed (red team)."""
+    source, target, secret = tmp_path / "out", tmp_path / "artifact", tmp_path / "secret"
+    (source / "sub").mkdir(parents=True)
+    (source / "sub" / "mine.txt").write_text("mine")
+    secret.mkdir()
+    (secret / "mine.txt").write_text("TOKEN")
+    real_scandir = os.scandir
+
+    def swap_then_scan(fd):
+        if isinstance(fd, int) and os.path.isdir(source / "sub") and not (source / "sub").is_symlink():
+            os.rename(source / "sub", source / "moved")
+            os.symlink(secret, source / "sub")
+        return real_scandir(fd)
+
+    monkeypatch.setattr(sandbox.os, "scandir", swap_then_scan)
+    sandbox.launder(source, target)
+    assert "TOKEN" not in "".join(p.read_text() for p in target.rglob("*") if p.is_file())
+
+
+def test_remove_tree_removes_a_tree_deeper_than_pythons_recursion(tmp_path):
+    (tmp_path / "jail").mkdir()
+    fd = os.open(tmp_path / "jail", os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1500):  # one level at a time: os.makedirs itself would recurse too deep
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(fd)
+    os.chmod(tmp_path / "jail" / "d", 0o000)
+    assert sandbox.remove_tree(tmp_path / "jail") is None and not (tmp_path / "jail").exists()
 
 
 def test_probe_names_what_is_missing():
@@ -123,6 +185,14 @@ for name, path in (("clone", {str(clone / ".git" / "config")!r}), ("interpreter"
         result["write_" + name] = False
 result["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 result["home_real"] = os.path.exists({str(Path.home())!r} + "/.bashrc")
+result["uid"] = os.getuid()
+for name, path in (("sysctl", "/proc/sys/kernel/core_pattern"), ("sysrq", "/proc/sysrq-trigger")):
+    try:
+        open(path, "a").close()
+        result["write_" + name] = True
+    except OSError:
+        result["write_" + name] = False
+result["shadow"] = os.path.exists("/etc/shadow")
 print(json.dumps(result))
 '''
     proc = _inside(spec, code)
@@ -133,7 +203,9 @@ print(json.dumps(result))
     assert seen["hidden"] is False and seen["clone"] is True
     assert {k: v for k, v in seen.items() if k.startswith("write_")} == {
         "write_clone": False, "write_interpreter": False, "write_root": False, "write_out": True, "write_tmp": True,
-        "write_home": True}
+        "write_home": True, "write_sysctl": False, "write_sysrq": False}
+    assert seen["shadow"] is False  # /etc from an allow-list
+    assert seen["uid"] != 0 or os.geteuid() != 0  # a root runner's code runs as nobody (red team: host root)
     assert max(seen["pids"]) < 10  # a PID namespace of its own: the runner's processes are not there
     assert (Path(spec.writable[0]) / "ok").read_text() == "x"  # the results folder is the one door out
     assert not (Path("/tmp") / private).exists()  # its /tmp is its own
@@ -159,6 +231,39 @@ def _cmdline_has(proc_dir: Path, mark: str) -> bool:
         return mark.encode() in (proc_dir / "cmdline").read_bytes()
     except OSError:
         return False
+
+
+@needs_bwrap
+def test_without_network_only_its_own_loopback_is_there(tmp_path):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    threading.Thread(target=lambda: server.accept(), daemon=True).start()
+    code = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=3)\n"
+            "    print('reached')\nexcept OSError as exc:\n    print('refused', exc)")
+    assert _inside(_spec(tmp_path), code).stdout.startswith("reached")  # shared: the runner's loopback
+    assert _inside(_spec(tmp_path / "no-net", network=False), code).stdout.startswith("refused")
+    server.close()
+
+
+@needs_bwrap
+def test_the_sandbox_has_a_session_keyring_of_its_own(tmp_path):
+    """A key the runner holds is not readable inside, and one added inside is gone afterwards (red team)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    add = libc.syscall(248, b"user", b"perfgate-runner-key", b"SECRET", 6, -3)  # add_key to @s
+    if add < 0:
+        pytest.skip("no keyctl here")
+    code = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+            "print(libc.syscall(250, 10, -3, b'user', b'perfgate-runner-key', 0))")  # KEYCTL_SEARCH in @s
+    argv = sandbox.bwrap_argv(_spec(tmp_path), [sys.executable, "-c", code], bwrap=shutil.which("bwrap"))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=sandbox.new_session_keyring,
+                          env=sandbox.sandbox_environment({"PATH": "/usr/bin:/bin"}))
+    assert proc.stdout.strip() == "-1", proc.stdout + proc.stderr
 
 
 @needs_bwrap

@@ -112,7 +112,11 @@ def test_example_workflows_have_the_least_permissions_of_their_mode():
     app = _yaml("examples/workflows/perfgate.yml")
     assert app["permissions"] == {"contents": "read", "pull-requests": "read"}  # the App writes, not the workflow
     assert {"base-sha", "head-sha", "pr-number", "run-id"} <= set((app.get("on") or app.get(True))["workflow_dispatch"]["inputs"])
-    assert app["jobs"]["compare"]["runs-on"] == ["self-hosted", "gpu"]
+    # the runner group's labels when the App names one (a target with [runners.NAME]), else these
+    assert app["jobs"]["compare"]["runs-on"] == "${{ fromJSON(inputs.runs-on || '[\"self-hosted\", \"gpu\"]') }}"
+    assert {"runs-on", "runner", "bisect"} <= set((app.get("on") or app.get(True))["workflow_dispatch"]["inputs"])
+    # runs of one PR on two runner groups, and a bisect, must not cancel one another
+    assert "inputs.runner" in app["concurrency"]["group"] and "inputs.run-id" in app["concurrency"]["group"]
     standalone = _yaml("examples/workflows/perfgate-standalone.yml")
     assert standalone["permissions"] == {}
     compare, comment = standalone["jobs"]["compare"], standalone["jobs"]["comment"]

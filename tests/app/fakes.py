@@ -153,3 +153,75 @@ def handlers(scene: AppScene) -> dict:
             "actions/list-workflow-runs": list_runs, "actions/list-workflow-run-artifacts": list_artifacts,
             "actions/download-artifact": download, "repos/get-content": get_content,
             "apps/get-authenticated": get_app}
+
+
+def losing_handlers(scene: AppScene, operations, lose: dict[str, int], down: dict[str, int] | None = None) -> dict:
+    """:func:`handlers` where each of ``operations`` can *lose its answer*: while ``lose[op]`` > 0
+    the call is carried out and then answered 502 (GitHub timing out after doing the work, or the
+    worker dying before it recorded the answer); while ``down[op]`` is set it answers that status
+    without doing anything (403: a secondary rate limit)."""
+    base = handlers(scene)
+
+    def losing(operation_id: str):
+        def handler(ctx: Ctx):
+            if down and operation_id in down:
+                if down[operation_id] == 403:  # GitHub's secondary rate limit
+                    return 403, {"message": "You have exceeded a secondary rate limit. Please wait a few minutes.",
+                                 "documentation_url": "https://docs.github.com/rest"}, {"Retry-After": "1"}
+                return error(down[operation_id], "Server Error")
+            answer = (base.get(operation_id) or HANDLERS[operation_id])(ctx)
+            if lose.get(operation_id):
+                lose[operation_id] -= 1
+                return error(502, "Server Error")
+            return answer
+        return handler
+
+    return {**base, **{op: losing(op) for op in operations}}
+
+
+class WebhookReceiver:
+    """A Slack-compatible incoming webhook on 127.0.0.1 over TLS (a private CA's certificate for
+    ``127.0.0.1``, ``bot.tls``): every JSON body posted to it is kept in ``messages``; ``fail``
+    answers that many requests 500 first (after reading them: a message that may have arrived).
+    ``ca_file`` is the CA to trust, ``url`` the hook's address."""
+
+    def __init__(self, folder):
+        import ssl
+        from pathlib import Path
+
+        from bot.tls import CA_FILE, CERT_FILE, KEY_FILE, make_tls_files
+
+        folder = Path(folder)
+        make_tls_files(folder, ["127.0.0.1"])
+        self.ca_file = str(folder / CA_FILE)
+        self.messages: list[dict] = []
+        self.fail = 0
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if receiver.fail:
+                    receiver.fail -= 1
+                    self.send_response(500)
+                else:
+                    receiver.messages.append({"path": self.path, "host": self.headers.get("Host"),
+                                              "body": json.loads(data)})
+                    self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(folder / CERT_FILE), str(folder / KEY_FILE))
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.url = f"https://127.0.0.1:{self.server.server_port}/services/T0/B0/secret"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -167,6 +167,18 @@ def push(*, before: str, after: str, ref: str = "refs/heads/main", repo: str = R
     return _finish("push", None, payload)
 
 
+def commit_comment(body: str, *, commit_id: str, login: str = "maintainer", comment_id: int = 9101,
+                   user_type: str = "User", repo: str = REPO) -> tuple[str, dict]:
+    """``commit_comment`` ``created`` on commit ``commit_id``."""
+    payload = ws.example("commit_comment", "created")
+    payload["repository"] = _repo(repo)
+    payload["sender"] = _user(login, user_type)
+    payload.pop("organization", None)
+    payload["comment"].update(id=comment_id, body=body, commit_id=commit_id, user=_user(login, user_type),
+                              html_url=f"https://github.com/{repo}/commit/{commit_id}#commitcomment-{comment_id}")
+    return _finish("commit_comment", "created", payload)
+
+
 def headers(event: str, body: bytes, *, secret: str = SECRET, delivery: str | None = None) -> dict[str, str]:
     """The headers GitHub sends with a delivery of ``body``."""
     return {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),

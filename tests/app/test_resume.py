@@ -35,27 +35,9 @@ DOWN: dict[str, int] = {}
 
 @pytest.fixture
 def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose answers
-    from tests.fake_github.app import HANDLERS, error
-
-    base = fakes.handlers(scene)
-
-    def losing(operation_id: str):
-        def handler(ctx):
-            if operation_id in DOWN:
-                if DOWN[operation_id] == 403:  # GitHub's secondary rate limit
-                    return 403, {"message": "You have exceeded a secondary rate limit. Please wait a few minutes.",
-                                 "documentation_url": "https://docs.github.com/rest"}, {"Retry-After": "1"}
-                return error(DOWN[operation_id], "Server Error")
-            answer = (base.get(operation_id) or HANDLERS[operation_id])(ctx)
-            if LOSE.get(operation_id):
-                LOSE[operation_id] -= 1
-                return error(502, "Server Error")
-            return answer
-        return handler
-
     lossy = ("checks/create", "actions/create-workflow-dispatch", "issues/create-comment", "checks/update",
              "actions/list-workflow-run-artifacts", "actions/download-artifact")
-    with FakeGitHub(github_openapi, handlers={**base, **{op: losing(op) for op in lossy}}) as gh:
+    with FakeGitHub(github_openapi, handlers=fakes.losing_handlers(scene, lossy, LOSE, DOWN)) as gh:
         gh.state.add_repo("octo/demo")
         gh.state.add_token("ghs_nobody")
         gh.state.add_pull(P.REPO, 7, head_sha=HEAD, base_sha=BASE, labels=["performance"])
@@ -330,7 +312,15 @@ ACTIONS = [
     A.React("o/r", 3, 9, "rocket"), A.MarkInProgress("k1", None), A.Ingest("k1", 77, "success", "https://x"),
     A.UpdateRun("k1", {"status": "completed"}), A.RecordMerge("o/r", 3, "m" * 40, "2026-11-30T12:00:00Z"),
     A.RememberCommand("o/r", 9, "/perf run", "lead"), A.RememberRefusal("o/r", 3, "x"),
-    A.SaveInstallation(5, "octo", True)]
+    A.SaveInstallation(5, "octo", True),
+    A.StartRun(A.RunSpec("k2", "o/r", 5, "bisect", "changepoint", "h" * 40, "g" * 40, filter="bench[x=1]",
+                         runner="h100", runs_on=("self-hosted", "h100"), group="k2", regression="r1")),
+    A.OpenRegression(A.RegressionSpec("r1", "o/r", 5, "bench[x=1]", "g" * 40, "h" * 40, "changepoint",
+                                      fingerprint="f" * 16, runner="h100", runs_on=("self-hosted", "h100"),
+                                      ratio=1.05, also=("other",))),
+    A.SaveRegression("r1", {"bisect_key": "k2", "culprit_pr": 12}),
+    A.UpsertTrackingIssue("o/r", "r1", "Performance regression", "<!-- perfgate-regression r1 -->", "completed"),
+    A.CommentOnCulprit("o/r", "r1", "k2", 12, "this PR"), A.Notify("o/r", "r1", "perfgate: regression")]
 
 
 def test_every_kind_of_action_is_tried():

@@ -180,7 +180,7 @@ def _comment_json(ctx: Ctx, c: Comment) -> dict:
     data = ctx.example("issues/get-comment")
     data.update(id=c.id, node_id=f"IC_{c.id}", body=c.body, created_at=c.created_at, updated_at=c.updated_at,
                 url=f"{ctx.base_url}/repos/{c.repo}/issues/comments/{c.id}",
-                html_url=f"https://github.com/{c.repo}/pull/{c.issue_number}#issuecomment-{c.id}",
+                html_url=f"https://github.com/{c.repo}/issues/{c.issue_number}#issuecomment-{c.id}",
                 issue_url=f"{ctx.base_url}/repos/{c.repo}/issues/{c.issue_number}",
                 user=_user(ctx, c.login, c.user_type))
     data.pop("reactions", None)
@@ -238,8 +238,23 @@ def _get_pull(ctx: Ctx):
     return (200, _pull_json(ctx, pull)) if pull else _not_found()
 
 
+def _issue_json(ctx: Ctx, issue) -> dict:
+    data = ctx.example("issues/get")
+    data.update(number=issue.number, id=issue.number + 700_000, title=issue.title, body=issue.body, state=issue.state,
+                state_reason=issue.state_reason, created_at=issue.created_at, updated_at=issue.updated_at,
+                url=f"{ctx.base_url}/repos/{issue.repo}/issues/{issue.number}",
+                comments_url=f"{ctx.base_url}/repos/{issue.repo}/issues/{issue.number}/comments",
+                html_url=f"https://github.com/{issue.repo}/issues/{issue.number}",
+                user=_user(ctx, issue.login, issue.user_type), labels=[], assignee=None, assignees=[])
+    data.pop("pull_request", None)
+    return data
+
+
 @handles("issues/get")
 def _get_issue(ctx: Ctx):
+    issue = ctx.state.issues.get((ctx.repo, int(ctx.params["issue_number"])))
+    if issue is not None:
+        return 200, _issue_json(ctx, issue)
     pull = ctx.state.pulls.get((ctx.repo, int(ctx.params["issue_number"])))
     if pull is None:
         return _not_found()
@@ -255,7 +270,61 @@ def _get_issue(ctx: Ctx):
 
 
 def _issue_exists(ctx: Ctx, number: int) -> bool:
-    return ctx.repo in ctx.state.repos and (ctx.repo, number) in ctx.state.pulls
+    return ctx.repo in ctx.state.repos and ((ctx.repo, number) in ctx.state.pulls or (ctx.repo, number) in ctx.state.issues)
+
+
+@handles("issues/create")
+def _create_issue(ctx: Ctx):
+    if ctx.repo not in ctx.state.repos:
+        return _not_found()
+    if len(ctx.body.get("body") or "") > 65536:
+        return error(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+    if len(str(ctx.body["title"])) > 256:
+        return error(422, "Validation Failed: title is too long (maximum is 256 characters)")
+    issue = ctx.state.add_issue(ctx.repo, str(ctx.body["title"]), ctx.body.get("body") or "", ctx.token.login,
+                                ctx.token.user_type)
+    data = _issue_json(ctx, issue)
+    return 201, data, {"Location": data["url"]}
+
+
+@handles("issues/update")
+def _update_issue(ctx: Ctx):
+    issue = ctx.state.issues.get((ctx.repo, int(ctx.params["issue_number"])))
+    if issue is None:
+        return _not_found()
+    if len(ctx.body.get("body") or "") > 65536:
+        return error(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+    with ctx.state.lock:
+        for name in ("title", "body", "state", "state_reason"):
+            if name in ctx.body:
+                setattr(issue, name, ctx.body[name])
+        issue.updated_at = now_iso()
+    return 200, _issue_json(ctx, issue)
+
+
+@handles("issues/list-for-repo")
+def _list_issues(ctx: Ctx):
+    """Issues (and, as GitHub lists them, pull requests: here the issues alone) newest first,
+    filtered by ``state`` (default open) and ``creator``."""
+    if ctx.repo not in ctx.state.repos:
+        return _not_found()
+    state = ctx.query.get("state", ["open"])[0]
+    creator = ctx.query.get("creator", [None])[0]
+    items = [_issue_json(ctx, i) for i in reversed(ctx.state.repo_issues(ctx.repo))
+             if (state == "all" or i.state == state) and (creator is None or i.login == creator)]
+    return _paginate(ctx, items)
+
+
+@handles("repos/list-pull-requests-associated-with-commit")
+def _commit_pulls(ctx: Ctx):
+    if ctx.repo not in ctx.state.repos:
+        return _not_found()
+    items = []
+    for number in ctx.state.commit_pulls.get((ctx.repo, ctx.params["commit_sha"]), []):
+        pull = ctx.state.pulls.get((ctx.repo, number))
+        if pull is not None:
+            items.append(dict(_pull_json(ctx, pull), merged_at="2026-12-01T12:00:00Z", state="closed"))
+    return _paginate(ctx, items)
 
 
 @handles("issues/list-comments")
@@ -274,9 +343,13 @@ def _paginate(ctx: Ctx, items: list) -> tuple[int, list, dict]:
     headers = {}
     last = max(1, -(-len(items) // per_page))
     if page < last:
+        from urllib.parse import urlencode
+
         url = f"{ctx.base_url}{request.path}"
-        headers["Link"] = (f'<{url}?per_page={per_page}&page={page + 1}>; rel="next", '
-                           f'<{url}?per_page={per_page}&page={last}>; rel="last"')
+        kept = urlencode([(k, v) for k, values in ctx.query.items() if k not in ("page", "per_page") for v in values])
+        kept = f"&{kept}" if kept else ""
+        headers["Link"] = (f'<{url}?per_page={per_page}&page={page + 1}{kept}>; rel="next", '
+                           f'<{url}?per_page={per_page}&page={last}{kept}>; rel="last"')
     return 200, chunk, headers
 
 

@@ -61,6 +61,22 @@ class Pull:
     state: str = "open"
 
 
+@dataclass
+class Issue:
+    """An issue (not a pull request); numbers are shared with the repository's pull requests."""
+
+    repo: str
+    number: int
+    title: str
+    body: str
+    login: str
+    user_type: str = "User"
+    state: str = "open"
+    state_reason: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+
 class GitHubState:
     """Thread-safe in-memory GitHub; ids are unique across object kinds (like GitHub's)."""
 
@@ -83,6 +99,8 @@ class GitHubState:
         self.browser_user: tuple[str, set[str]] | None = None
         self.oauth_codes: dict[str, dict[str, Any]] = {}
         self.revoked: list[str] = []  # user tokens deleted by their App (DELETE /applications/{client_id}/token)
+        self.issues: dict[tuple[str, int], Issue] = {}
+        self.commit_pulls: dict[tuple[str, str], list[int]] = {}  # merged pull requests of a commit
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -104,6 +122,27 @@ class GitHubState:
                         list(labels or []), user)
             self.pulls[(repo, number)] = pull
             return pull
+
+    def next_number(self, repo: str) -> int:
+        """The next issue or pull request number of ``repo`` (they share one sequence)."""
+        with self.lock:
+            used = [n for r, n in (*self.pulls, *self.issues) if r == repo]
+            return max(used, default=0) + 1
+
+    def add_issue(self, repo: str, title: str, body: str = "", login: str = "octocat", user_type: str = "User",
+                  number: int | None = None) -> Issue:
+        with self.lock:
+            if repo not in self.repos:
+                self.add_repo(repo)
+            stamp = now_iso()
+            issue = Issue(repo, number or self.next_number(repo), title, body, login, user_type,
+                          created_at=stamp, updated_at=stamp)
+            self.issues[(repo, issue.number)] = issue
+            return issue
+
+    def repo_issues(self, repo: str) -> list[Issue]:
+        with self.lock:
+            return sorted((i for (r, _), i in self.issues.items() if r == repo), key=lambda i: i.number)
 
     def set_permission(self, repo: str, login: str, permission: str) -> None:
         """``permission``: admin | maintain | write | triage | read | none."""

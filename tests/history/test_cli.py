@@ -37,7 +37,7 @@ def test_add_then_show_json(home, capsys):
     assert set(doc) == {"series"}
     assert [s["benchmark"] for s in doc["series"]] == ["bench_a", "bench_b"]
     a = doc["series"][0]
-    assert set(a) == {"benchmark", "fingerprint", "points", "change_points"}
+    assert set(a) == {"benchmark", "measure", "unit", "fingerprint", "points", "change_points"}
     assert len(a["points"]) == 20 and set(a["points"][0]) == {"sha", "time", "value", "ci_low", "ci_high"}
     assert a["points"][0]["time"] == "2026-01-01T00:00:00Z"
     (cp,) = a["change_points"]

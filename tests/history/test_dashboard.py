@@ -90,6 +90,14 @@ def test_api_bench_and_series_and_alerts(client):
     assert len(series) == 4
     alerts = client.get("/api/acme/kernels/alerts").json
     assert [a["status"] for a in alerts["alerts"]] == ["reverted"]
+    assert doc["measure"] == "time" and first["measure"] == "time"
+
+
+def test_api_bench_gives_the_memory_series_when_asked(client):
+    # the populated history has no memory measured: an empty answer, and a measure it does not know is refused
+    assert client.get(f"/api/acme/kernels/bench/{quote(BENCH, safe='')}?measure=memory").status_code == 404
+    bad = client.get(f"/api/acme/kernels/bench/{quote(BENCH, safe='')}?measure=joules")
+    assert bad.status_code == 400 and "time, memory" in bad.json["error"]
 
 
 def test_create_app_reads_the_environment_once(tmp_path, monkeypatch):

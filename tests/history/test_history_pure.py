@@ -147,7 +147,8 @@ def test_classify_alerts_and_accuracy():
 def test_series_json_has_exactly_the_documented_keys():
     s = _series([_cp(5, 1.0, 1.2)])
     doc = history.series_json(s)
-    assert set(doc) == {"benchmark", "fingerprint", "points", "change_points"}
+    assert set(doc) == {"benchmark", "measure", "unit", "fingerprint", "points", "change_points"}
+    assert (doc["measure"], doc["unit"]) == ("time", "s")
     assert set(doc["points"][0]) == {"sha", "time", "value", "ci_low", "ci_high"}
     assert doc["points"][0]["time"] == "2026-03-01T00:00:00Z"
     assert doc["change_points"] == [{"index": 5, "sha": "s5", "before": 1.0, "after": 1.2, "ratio": pytest.approx(1.2)}]

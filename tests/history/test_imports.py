@@ -90,3 +90,48 @@ def test_an_import_needs_a_repository(home, capsys):
     assert "--repository OWNER/NAME" in capsys.readouterr().err
     assert main(["history", "add", str(home), "--repository", "acme/kernels"]) == 2
     assert "not an asv results directory" in capsys.readouterr().err
+
+
+GBENCH = {"context": {"date": "2026-11-30T08:00:00+00:00", "host_name": "gpu-runner-3", "num_cpus": 16,
+                      "mhz_per_cpu": 3000},
+          "benchmarks": [{"name": "BM_copy/N:1024", "run_name": "BM_copy/N:1024", "run_type": "iteration",
+                          "real_time": t, "cpu_time": t, "time_unit": "us"} for t in (10.0, 11.0, 12.0)]}
+
+CUSTOM = [{"name": "decode", "unit": "tokens/s", "value": 4000.0}, {"name": "decode", "unit": "tokens/s", "value": 5000.0},
+          {"name": "vram", "unit": "MB", "value": 812.0}]
+
+
+def test_google_benchmark_json_is_a_run_of_seconds_per_iteration():
+    from bot.history.core import points_of
+    from bot.history.imports import from_measured
+
+    doc = results_schema.validate(from_measured(GBENCH, "acme/kernels"))
+    (entry,) = doc["benchmarks"]
+    assert entry["name"] == "BM_copy/N:1024" and entry["head"]["samples"] == pytest.approx([10e-6, 11e-6, 12e-6])
+    assert entry["family"] == "BM_copy" and entry["params"] == {"N": "1024"}
+    assert doc["environment"]["runner_label"] == "gpu-runner-3" and doc["created_at"].startswith("2026-11-30")
+    assert [p.value for p in points_of(doc)] == pytest.approx([11e-6])
+
+
+def test_a_bigger_is_better_throughput_is_kept_as_time_per_unit_and_other_units_are_left_out():
+    from bot.history.core import points_of
+    from bot.history.imports import from_measured
+
+    doc = results_schema.validate(from_measured(CUSTOM, "acme/llm", "customBiggerIsBetter"))
+    assert {b["name"]: b["direction"] for b in doc["benchmarks"]} == {"decode": "bigger", "vram": "bigger"}
+    (point,) = points_of(doc)  # vram (MB) is no time: the report shows it, the history does not
+    assert point.benchmark == "decode" and point.value == pytest.approx(1 / 4500.0)  # seconds per token
+    with pytest.raises(ValueError, match="set command_format"):
+        from_measured(CUSTOM, "acme/llm")
+
+
+def test_history_add_reads_these_formats_and_names_a_custom_jsons_direction(home, capsys):
+    (home / "gbench.json").write_text(json.dumps(GBENCH))
+    (home / "custom.json").write_text(json.dumps(CUSTOM))
+    assert main(["history", "add", str(home / "gbench.json"), "--repository", "acme/kernels"]) == 0
+    assert main(["history", "add", str(home / "custom.json"), "--repository", "acme/kernels"]) == 2
+    first = capsys.readouterr()
+    assert "stored" in first.out and "customBiggerIsBetter" in first.err and "Traceback" not in first.err
+    assert main(["history", "add", str(home / "custom.json"), "--repository", "acme/kernels",
+                 "--format", "customBiggerIsBetter"]) == 0
+    assert "1 benchmark point," in capsys.readouterr().out

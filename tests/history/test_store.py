@@ -176,3 +176,59 @@ def test_history_reply_markdown_for_the_slash_command(db):
         none = history_store.history_reply_markdown(s, "acme/kernels", "zzz", None)
     assert "bench_ln[rows=1024]" in one and "bench_mm" not in one and "| 6 | none |" in one
     assert none == "No history stored for `zzz` yet."
+
+
+def _with_memory(doc: dict, peak: int) -> dict:
+    """``doc`` with each head's peak memory measured in two processes (``peak`` bytes each)."""
+    for bench in doc["benchmarks"]:
+        bench["head"]["memory"] = {"kind": "cuda", "peak_bytes": peak, "reserved_bytes": None,
+                                   "tensor_bytes": None, "python_bytes": None, "rss_bytes": None,
+                                   "processes": [peak, peak]}
+    return doc
+
+
+def test_peak_memory_is_a_series_of_its_own_with_its_own_change_points(db):
+    """A memory step (8 → 12 MiB) at the 12th run while the time stays level: the memory series
+    has the change point, the time series none, and every time view is as it was."""
+    bench = "bench_mm[n=1024]"
+    with db.session() as s, s.begin():
+        for i in range(24):
+            outcome = history_store.add_result(s, _with_memory(run_doc(i, {bench: 1e-3}), (8 if i < 12 else 12) << 20))
+        assert outcome.points == 2 and outcome.series == outcome.memory_series == [(bench, outcome.series[0][1])]
+    with db.session() as s:
+        (time_series,) = history_store.load_series(s, "acme/kernels")
+        assert time_series.measure == "time" and time_series.change_points == []
+        assert all(p.value == pytest.approx(1e-3, rel=0.05) for p in time_series.points)
+        (memory,) = history_store.load_series(s, "acme/kernels", measure="memory")
+        assert memory.measure == "memory" and len(memory.points) == 24
+        assert memory.points[0].value == 8 << 20 and (memory.points[0].ci_low, memory.points[0].ci_high) == (8 << 20, 8 << 20)
+        (cp,) = memory.change_points
+        assert cp.index == 12 and cp.ratio == pytest.approx(1.5) and cp.sha == sha(12)
+        assert history_store.benchmark_names(s, "acme/kernels") == [bench]
+        assert history_store.load_change_points(s, "acme/kernels") == []  # alerts are the time series' alone
+        assert s.scalar(select(func.count()).select_from(ChangePointRow)) == 1
+
+
+def test_the_first_calls_compile_time_is_a_series_of_its_own(db):
+    """A benchmark compiling under torch.compile: its cold compile seconds (0.5 s, then 0.8 s from
+    the 12th run) are the ``compile`` series, with the step as its change point; time is untouched."""
+    bench = "bench_mm[n=1024]"
+    with db.session() as s, s.begin():
+        for i in range(24):
+            doc = run_doc(i, {bench: 1e-3})
+            seconds = 0.5 if i < 12 else 0.8
+            doc["benchmarks"][0]["head"]["compile"] = {
+                "processes": 3, "graphs": 1, "compile_s": seconds, "recompile_s": 0.0, "graph_break_count": 0,
+                "recompile_count": 0, "graph_breaks": [], "recompiles": [],
+                "compile_s_values": [seconds * 0.98, seconds, seconds * 1.02]}
+            outcome = history_store.add_result(s, doc)
+        assert outcome.compile_series == outcome.series and outcome.memory_series == []
+    with db.session() as s:
+        (compiled,) = history_store.load_series(s, "acme/kernels", measure="compile")
+        assert compiled.measure == "compile" and len(compiled.points) == 24
+        assert (compiled.points[0].ci_low, compiled.points[0].value, compiled.points[0].ci_high) == \
+            pytest.approx((0.49, 0.5, 0.51))
+        (cp,) = compiled.change_points
+        assert cp.index == 12 and cp.ratio == pytest.approx(1.6)
+        (time_series,) = history_store.load_series(s, "acme/kernels")
+        assert time_series.change_points == []

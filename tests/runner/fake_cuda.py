@@ -13,8 +13,9 @@ Only what :class:`runner.worker.sampling.Timer` and the acceptance use is there:
 (``record``, ``synchronize``, ``elapsed_time`` in milliseconds), ``cuda.synchronize``,
 ``cuda.Stream``/``cuda.stream``/``current_stream``/``wait_stream``,
 ``cuda.get_device_properties`` (``L2_cache_size``), ``cuda.current_device``,
-``cuda.reset_peak_memory_stats``/``max_memory_allocated``, ``cuda.is_available``, ``torch.empty``
-(a buffer whose ``zero_`` is a kernel), ``torch.int8``.
+``cuda.reset_peak_memory_stats``/``max_memory_allocated``/``max_memory_reserved``/``empty_cache``
+(the caching allocator's segments simulated as 2 MiB blocks, :data:`SEGMENT`), ``cuda.is_available``,
+``torch.empty`` (a buffer whose ``zero_`` is a kernel), ``torch.int8``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
+
+#: The simulated caching allocator reserves memory in segments of this many bytes.
+SEGMENT = 2 * 2**20
+
+
+def _segments(nbytes: int) -> int:
+    return -(-nbytes // SEGMENT) * SEGMENT
 
 
 class FakeStream:
@@ -91,6 +99,7 @@ class FakeTorch(types.SimpleNamespace):
         self.host = 0.0
         self.events = 0
         self.allocated = self.peak = 0
+        self.reserved = self.peak_reserved = 0
         self.buffers: list[FakeBuffer] = []
         self.default = FakeStream(self, "stream0")
         self.current = self.default
@@ -99,7 +108,8 @@ class FakeTorch(types.SimpleNamespace):
             Event=lambda enable_timing=False: FakeEvent(self, enable_timing),
             synchronize=self._synchronize, is_available=lambda: True, current_device=lambda: 0,
             get_device_properties=self._properties, reset_peak_memory_stats=self._reset_peak,
-            max_memory_allocated=lambda: self.peak, Stream=self._new_stream, stream=self._use_stream,
+            max_memory_allocated=lambda: self.peak, max_memory_reserved=lambda: self.peak_reserved,
+            empty_cache=self._empty_cache, Stream=self._new_stream, stream=self._use_stream,
             current_stream=lambda device=None: self.current)
 
     # -- the device, as a benchmark drives it ---------------------------------------------------
@@ -111,9 +121,15 @@ class FakeTorch(types.SimpleNamespace):
         self.log.append(f"{name} on {stream.name}")
 
     def allocate(self, nbytes: int) -> None:
-        """The caching allocator hands out ``nbytes`` (they stay allocated)."""
+        """The caching allocator hands out ``nbytes`` (they stay allocated until :meth:`free`)."""
         self.allocated += nbytes
         self.peak = max(self.peak, self.allocated)
+        self.reserved = max(self.reserved, _segments(self.allocated))
+        self.peak_reserved = max(self.peak_reserved, self.reserved)
+
+    def free(self, nbytes: int) -> None:
+        """``nbytes`` go back to the cache (still reserved)."""
+        self.allocated -= nbytes
 
     # -- torch.cuda -------------------------------------------------------------------------------
     def _synchronize(self) -> None:
@@ -128,7 +144,12 @@ class FakeTorch(types.SimpleNamespace):
 
     def _reset_peak(self) -> None:
         self.peak = self.allocated
+        self.peak_reserved = self.reserved
         self.log.append("reset peak memory")
+
+    def _empty_cache(self) -> None:
+        self.reserved = _segments(self.allocated)
+        self.log.append("empty cache")
 
     def _new_stream(self, device=None) -> FakeStream:
         stream = FakeStream(self, f"stream{len(self.streams)}")
@@ -147,6 +168,7 @@ class FakeTorch(types.SimpleNamespace):
     def empty(self, size: int, dtype=None, device=None) -> FakeBuffer:
         buf = FakeBuffer(self, int(size))
         self.buffers.append(buf)
+        self.allocate(int(size))
         self.log.append(f"allocate {int(size)} bytes")
         return buf
 

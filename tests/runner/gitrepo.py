@@ -12,14 +12,19 @@ def git(repo: Path, *args: str) -> str:
                            "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def write(root: Path, files: dict[str, str]) -> None:
+def write(root: Path, files: dict[str, str | bytes]) -> None:
+    """Write ``files`` under ``root``: text dedented, bytes as they are (a built program: executable)."""
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+            path.chmod(0o755)
+        else:
+            path.write_text(textwrap.dedent(text))
 
 
-def make_repo(root: Path, base: dict[str, str], head: dict[str, str], delete: tuple[str, ...] = ()) -> Path:
+def make_repo(root: Path, base: dict[str, str | bytes], head: dict[str, str | bytes], delete: tuple[str, ...] = ()) -> Path:
     """A repo with branch ``base`` (files ``base``) and branch ``head`` (``base`` + ``head``, minus ``delete``)."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "base")

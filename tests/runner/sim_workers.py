@@ -13,7 +13,8 @@ Model of one side of one benchmark: seconds per call ``per_call`` × a factor pe
 less CPU than wall time and is switched out, as ``runner.worker.sampling.Sample`` records); a
 fraction ``throttled`` of the samples run on a GPU held down by power (``throttle_slowdown`` times
 slower), which :class:`SimTelemetry` reports as NVML would (a power clock-event reason, a lower SM
-clock, the power violation counter moving).
+clock, the power violation counter moving). The ``measure`` request answers ``memory`` bytes (a
+factor per process, log-normal ``memory_sd``; none where None) and the ``compile`` facts given.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class SideModel:
     fails_setup: bool = False
     throttled: float = 0.0
     throttle_slowdown: float = 1.3
+    memory: int | None = None
+    memory_sd: float = 0.0
+    compile: dict | None = None
 
 
 class SimTelemetry:
@@ -111,6 +115,13 @@ class SimWorker:
         if cmd == "profile":
             self.clock.advance(5 * self._model.per_call + 0.5)
             return {"ok": True}
+        if cmd == "measure":
+            assert self._model is not None, "measure before setup"
+            self.clock.advance(self._model.per_call)  # one call (runner.worker.measures.measure_memory)
+            m = self._model
+            memory = None if m.memory is None else {
+                "kind": "cpu", "peak_bytes": int(m.memory * math.exp(self.rng.gauss(0.0, m.memory_sd))), "rss_bytes": None}
+            return {"ok": True, "memory": memory, "compile": m.compile}
         raise AssertionError(f"unexpected request {cmd}")
 
     def _setup(self, req: dict) -> dict:

@@ -13,8 +13,9 @@ from runner import results as results_mod
 from runner.config import Config, parse_table
 from runner.errors import ConfigError, UserError
 from runner.pipeline import select, suites
-from runner.worker import asv_suite
-from runner.worker.discovery import Skipped, list_suite
+from runner.conventions import asv as asv_suite
+from runner.conventions.base import Skipped
+from runner.worker.serve import list_suite
 from runner.worker.serve import Worker
 
 from .gitrepo import compare_ok, suite_repo
@@ -97,7 +98,7 @@ def test_collect_lists_the_suite_as_asv_names_it(example):
     assert "timeout" not in by_name["arith.Sorting.time_sort"]
     assert by_name["nested.strings.time_join(3)"] == {
         "name": "nested.strings.time_join(3)", "file": "nested/strings.py", "func": "time_join",
-        "params": {"param1": "3"}, "suite": "asv"}
+        "params": {"param1": "3"}, "suite": "asv", "family": "nested.strings.time_join"}
     assert by_name["arith.Scale.time_scale(2, complex)"]["params"] == {"factor": "2", "kind": "complex"}
     assert listing["errors"] == []
     assert listing["skipped"] == [{"name": "arith.Sorting.peakmem_sort", "file": "arith.py",
@@ -209,14 +210,14 @@ def test_suite_of_a_directory_given_as_it_is(tmp_path):
 
 
 def test_asv_conf_comments_and_trailing_commas_but_not_inside_strings():
-    conf = suites.read_asv_conf('{"a": "http://x//y", /* c */ "b": [1, 2,], "c": "1,]"}', "asv.conf.json")
+    conf = asv_suite.read_asv_conf('{"a": "http://x//y", /* c */ "b": [1, 2,], "c": "1,]"}', "asv.conf.json")
     assert conf == {"a": "http://x//y", "b": [1, 2], "c": "1,]"}
 
 
 def test_suite_config_key():
     assert Config().suite == "auto"
     assert parse_table({"suite": "asv"}, "pyproject.toml").suite == "asv"
-    with pytest.raises(ConfigError, match="suite must be one of auto, perfgate, asv, pytest-benchmark"):
+    with pytest.raises(ConfigError, match="suite must be one of auto, asv, command, pytest-benchmark, perfgate, triton, torch-timer"):
         parse_table({"suite": "airspeed"}, "pyproject.toml")
 
 

@@ -37,6 +37,13 @@ def test_a_deployment_may_add_names_but_never_credentials():
     assert "GITHUB_TOKEN" not in env and "NPM_TOKEN" not in env
 
 
+@pytest.mark.parametrize("name", ["PERFGATE_DATABASE_URL", "TORCH_HUB_CREDS", "PYTHON_INDEX_PAT", "CUDA_SENTRY_DSN",
+                                  "PERFGATE_SIGNING_KEY", "TRITON_COOKIE", "PERFGATE_WEBHOOK_URL"])
+def test_credentials_under_an_allowed_prefix_stay_out(name):
+    """Red team: the allowed prefixes (PERFGATE_, PYTHON, CUDA, TORCH, TRITON_) passed names like these."""
+    assert name not in child_environment({**STEP, name: "x"})
+
+
 def test_overrides_are_checked_too():
     env = child_environment(STEP, VIRTUAL_ENV="/tmp/venv", PATH="/tmp/venv/bin:/usr/bin")
     assert env["VIRTUAL_ENV"] == "/tmp/venv" and env["PATH"].startswith("/tmp/venv/bin")

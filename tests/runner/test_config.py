@@ -68,3 +68,32 @@ def test_a_schedule_that_can_never_reach_a_verdict_is_refused():
         config.parse_table({"max_rounds": 16, "min_rounds": 8, "min_process_pairs": 3}, "perfgate.toml")
     assert config.parse_table({"max_rounds": 16, "min_rounds": 8, "min_process_pairs": 3, "pair_rounds": 4},
                               "perfgate.toml").max_rounds == 16
+
+
+def test_runner_groups_and_the_regression_webhook_are_read_in_the_files_order():
+    from runner.config import from_texts
+
+    text = ('regression_webhook = "https://hooks.slack.com/services/T/B/x"\n'
+            '[runners.h100]\nlabels = ["self-hosted", "h100"]\n[runners.mi300x]\nlabels = ["self-hosted", "mi300x"]\n')
+    cfg, _ = from_texts({"perfgate.toml": text})
+    assert cfg.runners == (("h100", ("self-hosted", "h100")), ("mi300x", ("self-hosted", "mi300x")))
+    assert cfg.regression_webhook == "https://hooks.slack.com/services/T/B/x"
+    cfg, _ = from_texts({"pyproject.toml": "[tool.perfgate.runners.a100]\nlabels = ['gpu-a100']\n"})
+    assert cfg.runners == (("a100", ("gpu-a100",)),)
+    assert from_texts({})[0].runners == () and from_texts({})[0].regression_webhook == ""
+
+
+@pytest.mark.parametrize("text, says", [
+    ("runners = 3", "runners must be tables"),
+    ("[runners.h100]\nlabels = []", "labels must be a list"),
+    ("[runners.h100]\nlabels = ['a,b']", "labels must be a list"),
+    ("[runners.h100]\nlabels = ['gpu']\nsize = 2", "takes one key, labels"),
+    ('[runners."-x"]\nlabels = ["gpu"]', "runner group name"),
+    ("\n".join(f"[runners.g{i}]\nlabels = ['gpu']" for i in range(9)), "at most 8 runner groups"),
+    ('regression_webhook = "http://hooks.example.com/x"', "regression_webhook must be an https:// URL"),
+])
+def test_bad_runner_groups_and_webhooks_are_named(text, says):
+    from runner.config import from_texts
+
+    with pytest.raises(ConfigError, match=says):
+        from_texts({"perfgate.toml": text})

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from runner.worker import discovery
+from runner.conventions import perfgate as discovery
 from runner.pipeline import select
 
 

@@ -271,3 +271,31 @@ def test_compare_and_run_record_the_doctor_and_the_report_warns(tmp_path, monkey
                  "--max-time", "2", "--quiet"]) == 0
     run_doc = json.loads((run_out / "results.json").read_text())
     assert run_doc["environment"]["doctor"]["checks"] and "perfgate doctor: " in (run_out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("sandbox, status", [
+    ({"available": True, "reason": None, "in_actions": True}, "ok"),
+    ({"available": False, "reason": "bubblewrap (bwrap) is not installed on this runner", "in_actions": True}, "fail"),
+    ({"available": False, "reason": "bubblewrap cannot create its namespaces here: No permissions", "in_actions": False},
+     "skip"),
+])
+def test_the_sandbox_check_fails_only_where_the_action_needs_it(sandbox, status):
+    finding = doctor.check_sandbox(sandbox)
+    assert finding.status == status and finding.check == "sandbox"
+    if not sandbox["available"]:
+        assert sandbox["reason"] in finding.summary and "apt-get install bubblewrap" in finding.fix
+
+
+def test_the_sandbox_facts_say_why_not(monkeypatch):
+    from runner import sandbox as sandbox_mod
+    from runner.pipeline import machine_facts
+
+    def missing(*a, **k):
+        raise sandbox_mod.SandboxUnavailable("bubblewrap (bwrap) is not installed on this runner")
+
+    monkeypatch.setattr(sandbox_mod, "probe", missing)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    facts = machine_facts.sandbox_facts()
+    assert facts == {"available": False, "reason": "bubblewrap (bwrap) is not installed on this runner",
+                     "in_actions": True}
+    assert doctor.run_checks({"sandbox": facts, "disks": []})[-1].status == "fail"

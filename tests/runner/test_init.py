@@ -62,7 +62,8 @@ def test_init_writes_a_workflow_a_config_and_a_benchmark_that_runs(tmp_path, cap
     assert f"wrote    {WORKFLOW_PATH}" in out and "TinyConvNet" in out and "next:" in out
 
     workflow = (root / WORKFLOW_PATH).read_text()
-    assert "runs-on: [self-hosted, linux, h100]" in workflow and "[self-hosted, gpu]" not in workflow
+    assert "runs-on: ${{ fromJSON(inputs.runs-on || '[\"self-hosted\", \"linux\", \"h100\"]') }}" in workflow
+    assert '"gpu"' not in workflow
     proc = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
                            str(root / WORKFLOW_PATH)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -207,3 +208,50 @@ def test_init_reads_the_commit_pip_recorded(monkeypatch):
     assert init_cli.installed_commit() == commit
     monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist('{"dir_info": {"editable": true}}'))
     assert init_cli.installed_commit() is None
+
+
+def _config_of(root: Path) -> dict:
+    files = {f.path: f for f in plan(inspect_repo(root, ()))}
+    assert BENCHMARK_PATH not in files
+    table = tomllib.loads(files[CONFIG_PATH].text)
+    parse_table(table, CONFIG_PATH)  # a config perfgate accepts
+    return table
+
+
+def test_scripts_that_time_themselves_are_run_as_they_are(tmp_path):
+    liger = tmp_path / "liger" / "benchmark" / "scripts"
+    liger.mkdir(parents=True)
+    (liger / "benchmark_rms_norm.py").write_text("import triton\nms = triton.testing.do_bench(lambda: None)\n")
+    (liger / "utils.py").write_text("QUANTILES = [0.5, 0.2, 0.8]\n")
+    assert _config_of(tmp_path / "liger") == {"suite": "triton", "benchmarks": "benchmark/scripts"}
+    te = tmp_path / "te" / "benchmarks" / "linear"
+    te.mkdir(parents=True)
+    (te / "benchmark_linear.py").write_text("import torch.utils.benchmark as benchmark\n"
+                                            "benchmark.Timer(stmt='pass').blocked_autorange(min_run_time=10)\n")
+    assert _config_of(tmp_path / "te") == {"suite": "torch-timer", "benchmarks": "benchmarks"}
+
+
+def test_a_google_benchmark_program_or_an_action_benchmark_step_becomes_the_command(tmp_path):
+    cpp = tmp_path / "cpp"
+    (cpp / "bench").mkdir(parents=True)
+    (cpp / "CMakeLists.txt").write_text("add_subdirectory(bench)\n")
+    (cpp / "bench" / "CMakeLists.txt").write_text("add_executable(kernels_bench kernels_bench.cpp)\n"
+                                                 "target_link_libraries(kernels_bench benchmark::benchmark)\n")
+    (cpp / "bench" / "kernels_bench.cpp").write_text("#include <benchmark/benchmark.h>\nBENCHMARK_MAIN();\n")
+    table = _config_of(cpp)
+    assert table["suite"] == "command" and table["command"] == "./build/kernels_bench --benchmark_format=json"
+    assert table["command_format"] == "googlebenchmark" and "--target kernels_bench" in table["install"]
+    gab = tmp_path / "gab"
+    (gab / ".github" / "workflows").mkdir(parents=True)
+    (gab / ".github" / "workflows" / "bench.yml").write_text(textwrap.dedent("""
+        jobs:
+          bench:
+            steps:
+              - run: python scripts/throughput.py --out results/tput.json
+              - uses: benchmark-action/github-action-benchmark@v1
+                with:
+                  tool: 'customBiggerIsBetter'
+                  output-file-path: results/tput.json
+    """))
+    assert _config_of(gab) == {"suite": "command", "command_format": "customBiggerIsBetter",
+                               "command": "python scripts/throughput.py --out results/tput.json && cat results/tput.json"}

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from runner.pipeline import suites
-from runner.worker import pytest_suite
-from runner.worker.discovery import Skipped, list_suite
+from runner.conventions import pytest_benchmark as pytest_suite
+from runner.conventions.base import Skipped
+from runner.worker.serve import list_suite
 from runner.worker.serve import Worker
 
 from .gitrepo import compare_ok, suite_repo
@@ -53,8 +54,10 @@ def test_rootdir_is_the_revision_unless_the_directory_is_elsewhere(tmp_path):
 def test_collect_keeps_the_tests_using_the_fixture_named_by_node_id(example):
     listing = list_suite(example / "benchmarks", "pytest-benchmark")
     assert [c["name"] for c in listing["benchmarks"]] == NODES
-    assert listing["benchmarks"][1] == {"name": NODES[1], "file": "test_ops.py", "func": NODES[1], "params": {},
-                                        "suite": "pytest-benchmark"}
+    assert listing["benchmarks"][1] == {"name": NODES[1], "file": "test_ops.py", "func": NODES[1],
+                                        "params": {"kind": "sort"}, "suite": "pytest-benchmark",
+                                        "family": "benchmarks/test_ops.py::test_kind"}
+    assert listing["benchmarks"][0]["params"] == {}
     assert listing["errors"] == [] and listing["skipped"] == []
 
 
@@ -111,9 +114,18 @@ def test_compare_a_pytest_benchmark_suite_finds_the_slowed_test(tmp_path):
     repo = suite_repo(tmp_path / "repo", EXAMPLE, 'pbenchlib.py', '"join": 20000', '"join": 30000')
     out = tmp_path / "out"
     doc = compare_ok(repo, out)
-    verdicts = {b["name"]: b["change"]["verdict"] for b in doc["benchmarks"]}
-    assert verdicts.pop("benchmarks/test_ops.py::test_kind[join]") == "regression"
-    assert set(verdicts) == set(NODES[:4]) - {"benchmarks/test_ops.py::test_kind[join]"}
-    assert set(verdicts.values()) <= {"unchanged", "inconclusive"}
+    changes = {b["name"]: b["change"] for b in doc["benchmarks"]}
+    join = changes.pop("benchmarks/test_ops.py::test_kind[join]")
+    assert join["verdict"] == "regression" and join["ci_low"] > 1.2  # 30000 / 20000 iterations: +50 %
+    assert set(changes) == set(NODES[:4]) - {"benchmarks/test_ops.py::test_kind[join]"}
+    # The other three run byte-identical code. On a loaded 2-CPU CI machine one of them was once
+    # called a -2.6 % improvement, 99 % CI [-4.5, -0.6] %: at 1 % per benchmark such a false call
+    # can happen, so this asserts what must hold: nothing identical is called a change that the
+    # slowed test's size could be mistaken for.
+    for name, change in changes.items():
+        if change["verdict"] in ("regression", "improvement"):
+            assert 0.95 < change["ratio"] < 1.05, (name, change)
+        else:
+            assert change["verdict"] in ("unchanged", "inconclusive"), (name, change)
     assert doc["settings"]["suite"] == "pytest-benchmark"
     assert [s["name"] for s in doc["settings"]["skipped"]] == [NODES[4]]

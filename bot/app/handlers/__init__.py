@@ -13,7 +13,9 @@ payloads:
   and a new run starts at the new head; on a fork PR no code runs until a maintainer approves
   the new head (``/perf run``): fork code is only ever dispatched at a SHA a maintainer saw.
 - ``unlabeled`` (the trigger label) / ``closed`` → cancel; a merge is recorded for history.
-- ``issue_comment`` ``created``/``edited`` on a PR → slash commands (``bot.app.commands``),
+- ``issue_comment`` ``created``/``edited`` on a PR or in an issue, ``commit_comment`` ``created``
+  → slash commands (``bot.app.commands``; ``/perf bisect`` and a tracking issue's ``/perf accept``:
+  ``bot.app.handlers.bisect_command``),
   authorised by the collaborator permission API (write, maintain, admin), never by
   ``author_association``, before anything is answered: whatever someone without that
   permission posts (a malformed command included) and whatever label they add, they get one
@@ -29,7 +31,11 @@ payloads:
 - ``check_suite`` ``rerequested`` ("Re-run all checks") → the newest run of the suite's head
   commit again, once per request.
 - ``installation*`` → installation rows; ``ping`` → nothing; ``push`` to the default
-  branch → a history run of the pushed commit.
+  branch → a history run of the pushed commit (one per runner group); a history result whose
+  series shows a confirmed regression → a bisect and a tracking issue (``bot.app.regressions``,
+  decided when the run concludes).
+- ``labeled``/``/perf run`` on a target with runner groups (``[runners.NAME]``) → one run per
+  group, in parallel, with one check run and one comment (a section per group).
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from __future__ import annotations
 from ..actions import Action
 from ..events import Event
 from ..facts import FactRequest, Facts
-from . import check_run, check_suite, installation, issue_comment, pull_request, push, repository, workflow_run
+from . import (check_run, check_suite, commit_comment, installation, issue_comment, pull_request, push, repository,
+               workflow_run)
 from .common import router
 
 #: Each event's declaration of the facts its handlers need.
@@ -45,7 +52,8 @@ _FACTS_FOR = {"pull_request": pull_request.facts_for, "issue_comment": issue_com
               "workflow_run": workflow_run.facts_for, "check_run": check_run.facts_for,
               "check_suite": check_suite.facts_for, "push": push.facts_for,
               "installation": installation.facts_for, "installation_repositories": installation.facts_for,
-              "ping": installation.facts_for, "repository": repository.facts_for}
+              "ping": installation.facts_for, "repository": repository.facts_for,
+              "commit_comment": commit_comment.facts_for}
 
 
 def facts_for(event: Event) -> FactRequest:
@@ -66,7 +74,7 @@ def handled(event_name: str, action: str | None) -> bool:
 
 
 #: Events whose payload alone shows that no handler would act (``relevant(event)``).
-_RELEVANT = {"issue_comment": issue_comment.relevant}
+_RELEVANT = {"issue_comment": issue_comment.relevant, "commit_comment": commit_comment.relevant}
 
 
 def relevant(event: Event) -> bool:

@@ -3,10 +3,10 @@ check run (the key comes from the signed payload, not the unsigned delivery id).
 
 from __future__ import annotations
 
-from ..actions import Action, RunSpec, StartRun
+from ..actions import Action, RunSpec
 from ..events import Event
 from ..facts import FactRequest, Facts, run_key
-from .common import default_branch, installation_of, router, supersede
+from .common import default_branch, installation_of, router, start_runs, supersede
 
 #: The identifier of the check run's "Re-run" button.
 RERUN_ACTION = "rerun"
@@ -28,7 +28,10 @@ def rerun(event: Event, facts: Facts, run, key: str) -> list[Action]:
                    head_ref=run.head_ref, base_ref=run.base_ref, requested_by=event.sender, filter=run.filter,
                    rounds=run.rounds, threshold=run.threshold, profile=run.profile,
                    workflow_ref=default_branch(event, facts))
-    return [*supersede(facts, "Superseded by a re-run."), StartRun(spec)]
+    # a run of several runner groups is run again on each of them (its stored groups)
+    group = [r for r in facts.runs if run.group and r.group == run.group] or [run]
+    runners = [(r.runner, r.runs_on) for r in group if r.runner]
+    return [*supersede(facts, "Superseded by a re-run."), *start_runs(spec, runners)]
 
 
 def _rerun(event: Event, facts: Facts) -> list[Action]:

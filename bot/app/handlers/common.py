@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from ..actions import Action, CancelRun, RunSpec
+import dataclasses
+
+from ..actions import Action, CancelRun, RunSpec, StartRun
 from ..commands import Command
 from ..events import Event, Router
-from ..facts import Facts, PullInfo
+from ..facts import Facts, PullInfo, run_key
 
 #: Every handler, by event and action (``bot.app.events.Router``).
 router = Router()
@@ -28,6 +30,22 @@ def pr_spec(event: Event, facts: Facts, pull: PullInfo, trigger: str, key: str, 
                    threshold=command.threshold if command else None,
                    profile=bool(command and command.name == "profile"), react_comment_id=react_comment_id,
                    workflow_ref=default_branch(event, facts))
+
+
+def group_specs(spec: RunSpec, runners) -> list[RunSpec]:
+    """One run of ``spec`` per runner group (``[runners.NAME]``: ``((name, labels), ...)``), measured
+    in parallel; the first keeps ``spec.key``, which is the ``group`` of all of them (their shared
+    check run's ``external_id``). Without groups, ``[spec]`` as it is."""
+    if not runners:
+        return [spec]
+    return [dataclasses.replace(spec, key=spec.key if i == 0 else run_key(spec.key, name), group=spec.key,
+                                runner=name, runs_on=tuple(labels))
+            for i, (name, labels) in enumerate(runners)]
+
+
+def start_runs(spec: RunSpec, runners) -> list[Action]:
+    """:class:`~bot.app.actions.StartRun` of each of :func:`group_specs`."""
+    return [StartRun(s) for s in group_specs(spec, runners)]
 
 
 def supersede(facts: Facts, reason: str) -> list[Action]:

@@ -9,38 +9,49 @@ import datetime as _dt
 from ...history.core import parse_time
 from .. import messages
 from ..actions import (AcceptRegression, Action, React, RememberCommand, RememberRefusal, Reply, ReplyHistory,
-                       SavePull, StartRun, UpsertComment)
+                       SavePull, UpsertComment)
 from ..commands import Command, CommandError, first_line, is_command, parse
 from ..events import Event
 from ..facts import FactRequest, Facts, PullInfo, may_command, run_key
-from .common import pr_spec, router, supersede
+from . import bisect_command
+from .common import default_branch, pr_spec, router, start_runs, supersede
 
 
 def facts_for(event: Event) -> FactRequest:
     """For a command on a PR: the PR's stored runs, the command last acted on for this comment,
-    whether its author was refused before, their permission, and — when they may command — the
-    PR as GitHub sees it now with the time its head was first seen, and for ``accept`` the run
-    concluded before the comment was written."""
+    whether its author was refused before, their permission, the target's runner groups, and —
+    when they may command — the PR as GitHub sees it now with the time its head was first seen,
+    and for ``accept`` the run concluded before the comment was written. For a command in an
+    issue: the same but the PR, and the regression the issue tracks."""
     issue, comment = event.data.get("issue") or {}, event.data.get("comment") or {}
-    if not issue.get("pull_request") or not is_command(comment.get("body")):
+    if not is_command(comment.get("body")):
         return FactRequest()
     login = (comment.get("user") or {}).get("login") or event.sender
+    if not issue.get("pull_request"):  # an issue: /perf bisect, and /perf accept in a tracking issue
+        return FactRequest(pr_number=int(issue["number"]), comment_id=int(comment["id"]), refusal_of=login,
+                           permission_of=login, config=True, issue_number=int(issue["number"]))
     return FactRequest(pr_number=int(issue["number"]), comment_id=int(comment["id"]), refusal_of=login,
-                       permission_of=login, pull_if_permitted=True,
+                       permission_of=login, pull_if_permitted=True, config=True,
                        concluded_before=written_at(event) if _command_name(comment.get("body")) == "accept" else None)
 
 
 def relevant(event: Event) -> bool:
-    """Could a handler act on this comment? Only a comment on a PR whose first line is a
-    ``/perf`` command, written by a person: every other comment of an installed repository is
-    answered 204 by the intake and never stored."""
+    """Could a handler act on this comment? Only a comment whose first line is a ``/perf`` command,
+    written by a person, on a PR — or in an issue, one of :data:`ISSUE_COMMANDS`: every other
+    comment of an installed repository is answered 204 by the intake and never stored."""
     issue, comment = event.data.get("issue") or {}, event.data.get("comment") or {}
-    if not isinstance(issue, dict) or not isinstance(comment, dict) or not issue.get("pull_request"):
+    if not isinstance(issue, dict) or not isinstance(comment, dict):
         return False
     if (comment.get("user") or {}).get("type") == "Bot" or (event.data.get("sender") or {}).get("type") == "Bot":
         return False
     body = comment.get("body")
-    return isinstance(body, str) and is_command(body)
+    if not isinstance(body, str) or not is_command(body):
+        return False
+    return bool(issue.get("pull_request")) or _command_name(body) in ISSUE_COMMANDS
+
+
+#: The commands perfgate takes in an issue (about the default branch; the others are a PR's).
+ISSUE_COMMANDS = ("bisect", "accept", "history", "help")
 
 
 def _command_name(body: str | None) -> str | None:
@@ -54,8 +65,6 @@ def _command_name(body: str | None) -> str | None:
 def _comment_actions(event: Event, facts: Facts) -> list[Action]:
     issue = event.data.get("issue") or {}
     comment = event.data.get("comment") or {}
-    if not issue.get("pull_request"):
-        return []  # a plain issue, not a PR
     if (comment.get("user") or {}).get("type") == "Bot" or (event.data.get("sender") or {}).get("type") == "Bot":
         return []  # never answer bots (ourselves included)
     body = comment.get("body") or ""
@@ -76,7 +85,11 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
         return [React(repo, number, comment_id, "confused"), Reply(repo, number, messages.command_error(str(exc)))]
     if command is None or (event.action == "edited" and facts.last_command == command.text):
         return []
+    if not issue.get("pull_request") and command.name not in ISSUE_COMMANDS:
+        return []  # commands of a pull request, written in an issue: nothing to run
     actions: list[Action] = [React(repo, number, comment_id, "eyes"), RememberCommand(repo, comment_id, command.text, login)]
+    if command.name == "bisect" or not issue.get("pull_request"):
+        return actions + _about_the_default_branch(event, facts, command, number, comment_id, login)
     pull = facts.pull
     if command.name in ("run", "profile"):
         if pull is None or pull.state != "open":
@@ -90,8 +103,8 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
         actions.append(SavePull(repo, number, {"head_sha": pull.head_sha, "base_sha": pull.base_sha,
                                                "is_fork": pull.is_fork, "approved_sha": pull.head_sha}))
         actions += supersede(facts, messages.superseded_by_command(command.text, login))
-        actions.append(StartRun(pr_spec(event, facts, pull, "command", key, command=command,
-                                         react_comment_id=comment_id)))
+        actions += start_runs(pr_spec(event, facts, pull, "command", key, command=command,
+                                      react_comment_id=comment_id), facts.runners)
     elif command.name == "cancel":
         cancels = supersede(facts, f"Cancelled by @{login} (`/perf cancel`).")
         if not cancels:
@@ -110,6 +123,28 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
     else:  # help
         actions.append(Reply(repo, number, messages.help_text()))
     return actions
+
+
+def _about_the_default_branch(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
+                              login: str) -> list[Action]:
+    """A command about the default branch (``/perf bisect``; in an issue also ``accept``,
+    ``history`` and ``help``, the pull request's ``run``, ``profile`` and ``cancel`` having been
+    left alone): ``bot.app.handlers.bisect_command``."""
+    repo = event.repository
+    settings = dict(public_url=facts.public_url, github_url=facts.github_url)
+    if command.name == "bisect":
+        done = bisect_command.bisect(repository=repo, installation_id=event.installation_id, command=command,
+                                     comment_id=comment_id, login=login, facts=facts,
+                                     workflow_ref=default_branch(event, facts), **settings)
+    elif command.name == "accept":
+        done = bisect_command.accept(facts, login, command.reason, **settings)
+    elif command.name == "history":
+        return [ReplyHistory(repo, number, command.benchmark)]
+    else:
+        return [Reply(repo, number, messages.help_text())]
+    if isinstance(done, str):
+        return [React(repo, number, comment_id, "confused"), Reply(repo, number, done)]
+    return [*done, React(repo, number, comment_id, "rocket" if command.name == "bisect" else "+1")]
 
 
 def written_at(event: Event) -> _dt.datetime | None:

@@ -1,14 +1,14 @@
-"""``pull_request``: the trigger label starts a run at the PR's head; new commits supersede it
-(a fork's new head waits for a maintainer's approval); unlabeling or closing cancels; a merge
-is recorded for the history."""
+"""``pull_request``: the trigger label starts a run at the PR's head (one per runner group of the
+configuration, in parallel); new commits supersede it (a fork's new head waits for a maintainer's
+approval); unlabeling or closing cancels; a merge is recorded for the history."""
 
 from __future__ import annotations
 
 from .. import messages
-from ..actions import Action, RecordMerge, RememberRefusal, Reply, SavePull, StartRun, UpsertComment
+from ..actions import Action, RecordMerge, RememberRefusal, Reply, SavePull, UpsertComment
 from ..events import Event
 from ..facts import FactRequest, Facts, PullInfo, may_command, pull_from_payload, run_key
-from .common import pr_spec, router, supersede
+from .common import pr_spec, router, start_runs, supersede
 
 
 def facts_for(event: Event) -> FactRequest:
@@ -28,7 +28,7 @@ def _auto_run(event: Event, facts: Facts, pull: PullInfo, trigger: str) -> list[
     attempt = sum(1 for r in facts.runs if r.head_sha == pull.head_sha)
     key = run_key(event.repository, pull.number, pull.head_sha, "auto", attempt)
     actions: list[Action] = supersede(facts, f"Superseded by a new run at `{messages.short(pull.head_sha)}`.")
-    actions.append(StartRun(pr_spec(event, facts, pull, trigger, key)))
+    actions += start_runs(pr_spec(event, facts, pull, trigger, key), facts.runners)
     return actions
 
 

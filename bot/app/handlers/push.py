@@ -1,18 +1,19 @@
-"""``push`` to the default branch: a history run of the pushed commit."""
+"""``push`` to the default branch: a history run of the pushed commit (one per runner group: each
+GPU model's history is a series of its own)."""
 
 from __future__ import annotations
 
-from ..actions import Action, RunSpec, StartRun
+from ..actions import Action, RunSpec
 from ..events import Event
 from ..facts import FactRequest, Facts, run_key
-from .common import installation_of, router
+from .common import installation_of, router, start_runs
 
 ZERO_SHA = "0" * 40
 
 
 def facts_for(event: Event) -> FactRequest:
-    """The stored run of the pushed commit, if any."""
-    return FactRequest(keyed_runs=(run_key(event.repository, "push", event.data.get("after")),))
+    """The stored run of the pushed commit, if any, and the target's runner groups."""
+    return FactRequest(keyed_runs=(run_key(event.repository, "push", event.data.get("after")),), config=True)
 
 
 @router.register("push")
@@ -29,4 +30,4 @@ def on_push(event: Event, facts: Facts) -> list[Action]:
                    kind="history", trigger="push", head_sha=after,
                    base_sha=None if before == ZERO_SHA else before, head_ref=default, base_ref=default,
                    requested_by=event.sender, workflow_ref=default)
-    return [StartRun(spec)]
+    return start_runs(spec, facts.runners)

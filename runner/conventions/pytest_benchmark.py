@@ -1,11 +1,15 @@
-"""pytest-benchmark suites as they are, measured with perfgate's sampler.
+"""The pytest-benchmark convention: suites as they are, measured with perfgate's sampler.
+
+Detection (parent side): the benchmark directory has no ``bench_*.py`` file but test files
+(``test_*.py``, ``*_test.py``) whose tests take the ``benchmark`` fixture.
 
 pytest itself collects and runs the tests (fixtures, ``parametrize``, marks, ``conftest.py`` all
 work because it is pytest doing it), in the worker, with one plugin of ours:
 
 - listing: ``pytest --collect-only`` keeps the tests that request the ``benchmark`` fixture; the
   benchmark names are their node ids (relative to the revision's root, e.g.
-  ``benchmarks/test_ops.py::test_add[float32]``);
+  ``benchmarks/test_ops.py::test_add[float32]``), the family the node id without its parameters,
+  the params ``parametrize``'s values (:func:`runner.conventions.base.param_label`);
 - set-up: the one test runs once with our ``benchmark`` fixture in place of pytest-benchmark's
   (which is blocked when installed, its command-line options kept so a suite's ``addopts`` still
   parse). ``benchmark(fn, *args, **kwargs)`` and ``benchmark.pedantic(fn, args=, kwargs=,
@@ -22,10 +26,11 @@ that needs a resource a fixture closes on teardown does not work here. A test th
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any, Callable
 
-from .discovery import Prepared, Skipped
+from .base import Prepared, Skipped, Suite, listing, param_label, python_files, read_text
 
 #: The entry-point name of pytest-benchmark's plugin (blocked: our fixture replaces its fixture).
 _PLUGIN = "benchmark"
@@ -148,9 +153,10 @@ def collect(directory: str | Path) -> dict:
     """List the tests under ``directory`` that use the ``benchmark`` fixture (worker side).
 
     Returns:
-        ``{benchmarks, errors, skipped}``: benchmarks ``{name, file, func, params, suite}`` with
-        the node id as ``name`` and ``func`` (its parameters are in the id; ``params`` is empty), ``file`` relative to ``directory``; errors ``{file,
-        error}`` for files pytest could not collect; skipped is empty (a skip shows at set-up).
+        ``{benchmarks, errors, skipped}``: benchmarks ``{name, file, func, params, suite, family}``
+        with the node id as ``name`` and ``func``, ``params`` the labels of ``parametrize``'s values,
+        ``file`` relative to ``directory``; errors ``{file, error}`` for files pytest could not
+        collect; skipped is empty (a skip shows at set-up).
     """
     directory = Path(directory).resolve()
     root = rootdir(directory, Path.cwd())
@@ -158,18 +164,25 @@ def collect(directory: str | Path) -> dict:
     try:
         code = _main([str(directory), "--collect-only", *_args(root)], plugin)
     except RuntimeError as exc:
-        return {"benchmarks": [], "errors": [{"file": ".", "error": str(exc)}], "skipped": []}
+        return listing(errors=[{"file": ".", "error": str(exc)}])
     cases = []
     for item in plugin.items:
         path = Path(item.path).resolve()
         rel = path.relative_to(directory).as_posix() if path.is_relative_to(directory) else path.name
-        cases.append({"name": item.nodeid, "file": rel, "func": item.nodeid, "params": {},
-                      "suite": "pytest-benchmark"})
+        cases.append({"name": item.nodeid, "file": rel, "func": item.nodeid, "params": _params(item),
+                      "suite": "pytest-benchmark", "family": item.nodeid.split("[", 1)[0]})
     errors = [{"file": _report_file(r.nodeid, directory, root), "error": _tail(r.longreprtext)}
               for r in plugin.collect_errors]
     if code not in (0, 1, 2, 5) and not errors:  # 3: internal error, 4: usage error (bad addopts)
         errors.append({"file": ".", "error": f"pytest --collect-only exited with status {code} (see the worker log)"})
-    return {"benchmarks": cases, "errors": errors, "skipped": []}
+    return listing(cases, errors)
+
+
+def _params(item) -> dict[str, str]:
+    """The labels of a test's ``parametrize`` values (``{}`` for a test without)."""
+    callspec = getattr(item, "callspec", None)
+    values = getattr(callspec, "params", None) or {}
+    return {str(k): param_label(v) for k, v in values.items()}
 
 
 def _report_file(nodeid: str, directory: Path, root: Path) -> str:
@@ -203,3 +216,41 @@ def prepare(directory: str | Path, nodeid: str) -> Prepared:
         raise RuntimeError(f"{nodeid} never called benchmark(...) or benchmark.pedantic(...)")
     fn, args, kwargs = plugin.capture.target
     return Prepared(functools.partial(fn, *args, **kwargs))
+
+
+#: A test function taking the ``benchmark`` fixture (pytest-benchmark), in a test file's text.
+_USES_BENCHMARK = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\([^)]*\bbenchmark\b", re.M)
+
+
+def uses_pytest_benchmark(directory: Path) -> bool:
+    """True when ``directory`` has no ``bench_*.py`` file and a test file (``test_*.py``,
+    ``*_test.py``) whose test takes the ``benchmark`` fixture."""
+    if not directory.is_dir() or python_files(directory, "bench_*.py"):
+        return False
+    for path in sorted({*python_files(directory, "test_*.py"), *python_files(directory, "*_test.py")}):
+        if _USES_BENCHMARK.search(read_text(path)):
+            return True
+    return False
+
+
+class PytestBenchmarkConvention:
+    """pytest-benchmark suites (see the module docstring)."""
+
+    name = "pytest-benchmark"
+    looked_for = "tests that use the benchmark fixture"
+    options: tuple[str, ...] = ()
+
+    def detect(self, root: Path, benchmarks: str, cfg: Any) -> Suite | None:
+        """The configured directory when it holds pytest-benchmark tests (:func:`uses_pytest_benchmark`)."""
+        return Suite(self.name, benchmarks) if uses_pytest_benchmark(root / benchmarks) else None
+
+    def collect(self, directory: Path, options: dict) -> dict:
+        """The tests under ``directory`` that use the fixture (:func:`collect`)."""
+        return collect(directory)
+
+    def prepare(self, case: dict, device: str, options: dict) -> Prepared:
+        """:func:`prepare` of the case's node id."""
+        return prepare(case["dir"], case["func"])
+
+
+CONVENTION = PytestBenchmarkConvention()

@@ -1,4 +1,8 @@
-"""asv (airspeed velocity) benchmark suites as they are, measured with perfgate's sampler.
+"""The asv convention: asv (airspeed velocity) benchmark suites as they are, measured with perfgate's sampler.
+
+Detection (parent side): an ``asv.conf.json`` at the root, in the configured ``benchmarks``
+directory, or one directory down (numpy and pandas keep it in ``benchmarks/`` and ``asv_bench/``),
+with its ``benchmark_dir`` (default ``benchmarks``, relative to the file, as asv reads it).
 
 Discovery follows asv's own rules (``asv_runner.discovery`` and ``asv_runner.benchmarks._base``):
 the benchmark directory is imported as a package (its parent goes first on ``sys.path``) and
@@ -24,7 +28,7 @@ attributes are looked up on the function first, then the class instance, then th
 ``processes`` are ignored: perfgate's sampler and its process pairs own them.
 
 Names are asv's (``module.Class.time_method``, the module relative to the benchmark directory)
-with the parameter values in parentheses, each written by :func:`runner.worker.discovery.param_label`
+with the parameter values in parentheses, each written by :func:`runner.conventions.base.param_label`
 (stable across processes: ``time_mm(256, torch.float32)``).
 
 The pure helpers (:func:`kind_of`, :func:`normalize_params`, :func:`labelled_combos`,
@@ -38,13 +42,15 @@ import functools
 import importlib
 import inspect
 import itertools
+import json
 import pkgutil
 import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from .discovery import Prepared, Skipped, format_error, param_label
+from ..errors import UserError
+from .base import Prepared, Skipped, Suite, format_error, listing, param_label
 
 #: asv's benchmark types: the name pattern of each (``name_regex`` in asv_runner).
 KINDS = {
@@ -302,14 +308,14 @@ def collect(directory: str | Path) -> dict:
             timeout = _first(sources, "timeout")
             for labels, values in combos:
                 case = {"name": case_name(name, labels), "file": rel, "func": attr_path, "params": labels,
-                        "suite": "asv"}
+                        "suite": "asv", "family": name}
                 if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
                     case["timeout"] = float(timeout)
                 if _skipped_by_params(sources, values):
                     skipped.append({"name": case["name"], "file": rel, "reason": "skip_params"})
                 else:
                     cases.append(case)
-    return {"benchmarks": cases, "errors": errors, "skipped": skipped}
+    return listing(cases, errors, skipped)
 
 
 def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prepared:
@@ -373,3 +379,75 @@ def _parameter_free(setup: Callable) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+#: JSON strings, or ``//`` and ``/* */`` comments (asv.conf.json allows comments).
+_JSON_TOKENS = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
+_TRAILING_COMMA = re.compile(r'("(?:\\.|[^"\\])*")|,(\s*[\]}])', re.S)
+
+
+def read_asv_conf(text: str, where: str) -> dict:
+    """An ``asv.conf.json`` as asv reads it: JSON with ``//`` and ``/* */`` comments and trailing
+    commas allowed.
+
+    Raises:
+        UserError: not JSON even so, or not an object (naming ``where``).
+    """
+    stripped = _JSON_TOKENS.sub(lambda m: m.group(1) or "", text)
+    stripped = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), stripped)
+    try:
+        conf = json.loads(stripped)
+    except ValueError as exc:
+        raise UserError(f"{where}: not valid JSON: {exc}") from None
+    if not isinstance(conf, dict):
+        raise UserError(f"{where}: must be a JSON object")
+    return conf
+
+
+def find_asv_conf(root: Path, benchmarks: str) -> Path | None:
+    """The ``asv.conf.json`` of the repository at ``root``: at the root, else in the configured
+    ``benchmarks`` directory, else the first (sorted) one directory down; None without one."""
+    for candidate in (root / "asv.conf.json", root / benchmarks / "asv.conf.json"):
+        if candidate.is_file():
+            return candidate
+    below = sorted(root.glob("*/asv.conf.json"))
+    return below[0] if below else None
+
+
+class AsvConvention:
+    """asv suites (see the module docstring)."""
+
+    name = "asv"
+    looked_for = "asv time_* functions or methods"
+    options: tuple[str, ...] = ()
+
+    def detect(self, root: Path, benchmarks: str, cfg: Any) -> Suite | None:
+        """The ``benchmark_dir`` of the revision's ``asv.conf.json`` (:func:`find_asv_conf`); None without one.
+
+        Raises:
+            UserError: an ``asv.conf.json`` that is not JSON, or whose ``benchmark_dir`` leaves the
+                repository.
+        """
+        conf_path = find_asv_conf(root, benchmarks)
+        if conf_path is None:
+            return None
+        where = conf_path.relative_to(root).as_posix()
+        conf = read_asv_conf(conf_path.read_text(encoding="utf-8", errors="replace"), where)
+        bench_dir = conf.get("benchmark_dir", "benchmarks")
+        if not isinstance(bench_dir, str) or not bench_dir:
+            raise UserError(f"{where}: benchmark_dir must be a directory name")
+        target = (conf_path.parent / bench_dir).resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise UserError(f"{where}: benchmark_dir {bench_dir!r} is outside the repository")
+        return Suite(self.name, target.relative_to(root.resolve()).as_posix())
+
+    def collect(self, directory: Path, options: dict) -> dict:
+        """The asv suite in ``directory`` (:func:`collect`)."""
+        return collect(directory)
+
+    def prepare(self, case: dict, device: str, options: dict) -> Prepared:
+        """:func:`prepare` of the case (asv has no device: the suite decides where it runs)."""
+        return prepare(case["dir"], case["file"], case["func"], case["name"])
+
+
+CONVENTION = AsvConvention()

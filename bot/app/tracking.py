@@ -1,0 +1,166 @@
+"""Regressions on the default branch, the shell: the facts ``bot.app.regressions`` decides on
+(the series a result touched, the tracked regressions, the culprit's pull request), and the
+actions only they use (the tracked rows, the tracking issue, the comment on the culprit, the one
+message), each idempotent so that a retried job may carry it out again:
+
+- :class:`~bot.app.actions.OpenRegression`: ``INSERT … ON CONFLICT DO NOTHING`` by key;
+- :class:`~bot.app.actions.UpsertTrackingIssue`: the issue's number once known, else the App's
+  issue with the regression's hidden mark, else a new one (a retry after a lost answer finds it);
+- :class:`~bot.app.actions.CommentOnCulprit`: not posted when a comment of the App's with its
+  mark is there;
+- :class:`~bot.app.actions.Notify`: claimed in the database (``notified_at``) before it is sent,
+  given back only when it surely did not leave (:class:`bot.app.outgoing.NotSent`): at most once.
+
+``bot.app.executor`` carries these out as it does every action (its ``HANDLERS`` include
+:data:`HANDLERS`) and calls :func:`follow_history`, :func:`conclude_bisect` and
+:func:`bisect_failed` where a run of those kinds ends.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from runner.config import Config
+
+from ..db import utc_now
+from ..history import core as history
+from ..history import store as history_store
+from . import messages, notify, outgoing, regressions
+from . import store as app_store
+from .actions import Action, CommentOnCulprit, Notify, OpenRegression, SaveRegression, UpsertTrackingIssue
+from .facts import RunInfo
+from .gateway import GitHubError, InstallationClient
+
+log = logging.getLogger("perfgate.bot")
+
+CarryOut = Callable[[Any, "InstallationClient | None", list[Action]], None]
+
+
+# -- facts and decisions ------------------------------------------------------------------------------
+def follow_history(rt, client: InstallationClient, run: RunInfo, doc: dict, config: Config,
+                   carry_out: CarryOut) -> None:
+    """After a default-branch result is stored: open, advance or close the repository's tracked
+    regressions (:func:`bot.app.regressions.after_history`)."""
+    key = history.fingerprint_of(doc.get("environment") or {}).key
+    names = sorted({str(b.get("name")) for b in doc.get("benchmarks") or []})
+    with rt.db.session() as session:
+        series = [s for s in history_store.load_series(session, run.repository, benchmarks=names)
+                  if s.fingerprint.get("key") == key]
+        tracked = [app_store.regression_info(r) for r in app_store.regressions_of(session, run.repository)]
+        accepts = history_store.accepts_of(session, run.repository)
+    carry_out(rt, client, regressions.after_history(
+        repository=run.repository, installation_id=client.installation_id, series=series, tracked=tracked,
+        accepts=accepts, threshold=config.threshold, runners=config.runners, workflow_ref=run.head_ref,
+        public_url=rt.settings.public_url, github_url=rt.settings.github_url))
+
+
+def culprit_pr(rt, client: InstallationClient, repository: str, culprit: dict | None) -> int | None:
+    """The pull request that merged the culprit: as the App recorded it (``RecordMerge``), else as
+    GitHub lists the commit's merged pull requests, else as the commit's subject names it."""
+    sha = (culprit or {}).get("sha")
+    if not isinstance(sha, str) or not sha:
+        return None
+    with rt.db.session() as session:
+        number = history_store.pull_request_of_commit(session, repository, sha)
+    if number is not None:
+        return number
+    try:
+        merged = client.pulls_of_commit(repository, sha)
+    except GitHubError as exc:
+        if exc.transient:
+            raise
+        merged = []
+    if merged:
+        return merged[0]
+    pr = (culprit or {}).get("pr")
+    return pr if isinstance(pr, int) and not isinstance(pr, bool) and pr > 0 else None
+
+
+def conclude_bisect(rt, client: InstallationClient, run: RunInfo, doc: dict, carry_out: CarryOut) -> None:
+    """A bisect's results are stored (:func:`bot.app.regressions.bisect_concluded`)."""
+    with rt.db.session() as session:
+        row = app_store.regression_of_bisect(session, run.key)
+        regression = app_store.regression_info(row) if row is not None else None
+    section = doc.get("bisect") or {}
+    pr = culprit_pr(rt, client, run.repository, section.get("culprit")) if section.get("status") == "found" else None
+    carry_out(rt, client, regressions.bisect_concluded(
+        regression, run, doc, culprit_pr=pr, details_url=rt.details_url(run.key), public_url=rt.settings.public_url,
+        github_url=rt.settings.github_url))
+
+
+def bisect_failed(rt, client: InstallationClient | None, run: RunInfo, problem: str, carry_out: CarryOut) -> None:
+    """A bisect ended without results (:func:`bot.app.regressions.bisect_failed`)."""
+    with rt.db.session() as session:
+        row = app_store.regression_of_bisect(session, run.key)
+        regression = app_store.regression_info(row) if row is not None else None
+    actions = regressions.bisect_failed(regression, run, problem, public_url=rt.settings.public_url,
+                                        github_url=rt.settings.github_url)
+    if client is not None:
+        carry_out(rt, client, actions)
+
+
+# -- actions ------------------------------------------------------------------------------------------
+def _open(rt, client, a: OpenRegression) -> None:
+    with rt.db.session() as session, session.begin():
+        app_store.insert_regression(session, a.spec)
+
+
+def _save(rt, client, a: SaveRegression) -> None:
+    with rt.db.session() as session, session.begin():
+        app_store.update_regression(session, a.key, **a.changes)
+
+
+def _tracking_issue(rt, client: InstallationClient, a: UpsertTrackingIssue) -> None:
+    with rt.db.session() as session:
+        row = app_store.get_regression(session, a.key)
+        number = row.issue_number if row is not None else None
+    if number is None:
+        number = client.find_issue(a.repository, messages.regression_mark(a.key))
+        created = number is None
+        if created:
+            number = client.create_issue(a.repository, a.title, a.body)
+        with rt.db.session() as session, session.begin():
+            app_store.update_regression(session, a.key, issue_number=number)
+        if created and not a.close:
+            return
+    client.edit_issue(a.repository, number, title=a.title, body=a.body, close=a.close)
+
+
+def _comment_on_culprit(rt, client: InstallationClient, a: CommentOnCulprit) -> None:
+    mark = messages.culprit_mark(a.key, a.bisect_key)
+    try:
+        if client.find_reply(a.repository, a.pr_number, mark) is not None:
+            return
+        client.reply(a.repository, a.pr_number, a.body)
+    except GitHubError as exc:
+        if exc.transient:
+            raise
+        # the number the history or the commit named is not a pull request here: the issue has it
+        log.warning("%s#%s: no comment on the culprit's pull request: %s", a.repository, a.pr_number, exc.detail)
+
+
+def _notify(rt, client: InstallationClient, a: Notify) -> None:
+    """Send the regression's one message, if the default branch configures a webhook."""
+    from .executor import config_of  # the executor carries this out: it is loaded
+
+    url = config_of(client, a.repository).regression_webhook
+    if not url:
+        return
+    with rt.db.session() as session, session.begin():
+        if not app_store.claim_notification(session, a.key, utc_now()):
+            return  # sent (or being sent) by another job: never twice
+    try:
+        outgoing.post(url, notify.payload(a.text), allow=rt.settings.webhook_allow,
+                      timeout=rt.settings.webhook_timeout, ca_certs=rt.settings.ca_bundle)
+    except outgoing.NotSent as exc:
+        with rt.db.session() as session, session.begin():
+            app_store.release_notification(session, a.key)
+        raise GitHubError(0, "the regression webhook could not be reached", str(exc)) from None
+    except (outgoing.MaybeSent, notify.NotifyRefused) as exc:
+        log.warning("%s: the message of regression %s: %s (not sent again)", a.repository, a.key, exc)
+
+
+#: The handlers of the actions this module carries out (``bot.app.executor`` merges them).
+HANDLERS = {OpenRegression: _open, SaveRegression: _save, UpsertTrackingIssue: _tracking_issue,
+            CommentOnCulprit: _comment_on_culprit, Notify: _notify}

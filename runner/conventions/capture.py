@@ -1,0 +1,566 @@
+"""Benchmark scripts as they are: run as ``__main__``, their measuring calls intercepted.
+
+Scripts that time themselves (``triton.testing.do_bench``, ``perf_report`` grids,
+``torch.utils.benchmark.Timer``) are not rewritten: a worker runs the script as ``python
+script.py`` would (``__name__ == "__main__"``, ``sys.argv == [script]``, its folder first on
+``sys.path``), with the measuring calls replaced by a :class:`Recorder` (the conventions
+:mod:`runner.conventions.triton` and :mod:`runner.conventions.torch_timer` do the replacing):
+
+* **listing** (:func:`list_script`): every measuring call is recorded with a name and answered with
+  a nominal result (1 ms) without running what it was handed, so the script goes on to its next
+  case; ``perf_report`` grids are listed point by point from their ``Benchmark`` without running
+  anything;
+* **set-up** (:func:`find_case`): the script runs again until it reaches the call of the case asked
+  for; what that call was handed is captured (:class:`Measured`) and the script is stopped there
+  (:class:`Stop`). perfgate's sampler then times it in the worker.
+
+Names. A grid point is named as the grid's table names it: ``plot_name[N=4096,provider=triton]``
+(its ``x_names``, then its ``line_arg`` with the line's name). A ``Timer`` with a label is named by
+``label[sub_label=…,description=…]``. Any other call is named after the script
+(``benchmark_rms_norm``) with the parameters that tell its calls apart: the arguments of the
+functions on the call's stack that live in the benchmark directory (a dataclass or dict argument
+by its fields), and the integer, string, boolean or dtype variables of argument-less functions and
+of the script's top level (a loop's variables), keeping only those whose values differ between
+the script's calls and dropping one that varies exactly as an earlier one does. The chosen keys
+go with the case (``keys``) so the other revision names its calls the same way; a name that still
+repeats gets ``#2``, ``#3`` in call order. A call that cannot be captured (it is not reached on
+this revision) is :class:`LookupError`; a grid point whose function hands nothing to
+``do_bench`` is skipped with the reason.
+
+What the captured callable runs under: the grad mode and inference mode of the call are restored
+for the timing (a function decorated ``@torch.no_grad()`` is timed without autograd, as the script
+measured it); other context managers around the call (a stream, autocast) have exited by then.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import os
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .base import Named, Prepared, Skipped, Suite, case_name, format_error, listing, param_label, read_text
+
+#: The nominal time a measuring call returns while a script is listed or run up to its case (ms).
+NOMINAL_MS = 1.0
+
+
+class Stop(BaseException):
+    """Raised into a script when the case being set up has been reached (a ``BaseException``, so
+    a script's ``except Exception`` does not swallow it)."""
+
+
+@dataclass
+class Measured:
+    """What a script handed to the measuring call of one case: the callables timed one after the
+    other as one call (a grid point that calls ``do_bench`` twice is timed as both), whether each
+    is to be replayed as a CUDA graph (``do_bench_cudagraph``), and the grad and inference modes
+    in force at the call."""
+
+    fns: list[Callable[[], Any]] = field(default_factory=list)
+    graphs: list[bool] = field(default_factory=list)
+    grad_enabled: bool = True
+    inference: bool = False
+
+
+@dataclass
+class Call:
+    """One measuring call seen while a script was listed: its family, the parameters the script
+    names itself (``given``), the candidate labels read from its stack (``frame``), and whether it
+    is a grid point (named by its grid alone)."""
+
+    family: str
+    given: dict[str, str]
+    frame: dict[str, str]
+    grid: bool = False
+
+
+#: The recorder of the script now running in this process (None: measuring calls behave as usual).
+ACTIVE: "Recorder | None" = None
+
+
+class Recorder:
+    """Intercepts the measuring calls of one script run (see the module docstring).
+
+    Args:
+        script: the script's path; ``directory``: the benchmark directory (frames of files under it
+            give labels).
+        target: None to list; else the case to find (as listed: ``family``, ``name``, ``keys``,
+            ``kind``).
+    """
+
+    def __init__(self, script: Path, directory: Path, target: dict | None = None):
+        self.script = str(script.resolve())
+        self.directory = str(directory.resolve())
+        self.target = target
+        self.calls: list[Call] = []
+        self.found: Measured | None = None
+        self.collecting: Measured | None = None
+        self.grids_run: set[int] = set()
+        self.seen_target_family = False
+        self._names = Named()
+        self._inside: dict[str, bool] = {}
+
+    # -- what the patched functions call --------------------------------------------------------------
+    def measuring_call(self, family: str | None, given: dict[str, str], fn: Callable[[], Any],
+                       graph: bool = False, depth: int = 2) -> None:
+        """A measuring call (``do_bench``, a ``Timer`` method) handed ``fn``; ``family`` None: the
+        script's own name. While a grid point is being collected, ``fn`` joins it; else the call is
+        recorded (listing) or compared with the target (set-up: :class:`Stop` when it is the one)."""
+        if self.collecting is not None:
+            self.collecting.fns.append(fn)
+            self.collecting.graphs.append(graph)
+            return
+        family = family or Path(self.script).stem
+        frame = self.frame_labels(sys._getframe(depth))
+        if self.target is None:
+            self.calls.append(Call(family, dict(given), frame))
+            return
+        if family != self.target.get("family") or self.target.get("kind") == "grid":
+            return
+        self.seen_target_family = True
+        keys = self.target.get("keys") or []
+        params = {**given, **{k: frame.get(k, "?") for k in keys if k not in given}}
+        if self._names.unique(case_name(family, params)) == self.target["name"]:
+            self.found = Measured([fn], [graph], *_modes())
+            raise Stop()
+
+    def grid(self, mark: Any, run_kwargs: dict) -> None:
+        """A ``perf_report`` grid the script runs (``Mark.run``): its points are listed, or the
+        target point's function is called with ``do_bench`` collecting (set-up)."""
+        self.grids_run.add(id(mark))
+        for bench in _benchmarks_of(mark):
+            family = _grid_family(mark, bench)
+            for given, kwargs in grid_points(bench):
+                if self.target is None:
+                    self.calls.append(Call(family, given, {}, grid=True))
+                    continue
+                if self.target.get("kind") != "grid" or family != self.target.get("family"):
+                    continue
+                self.seen_target_family = True
+                if self._names.unique(case_name(family, given)) != self.target["name"]:
+                    continue
+                self.collecting = Measured(grad_enabled=_modes()[0], inference=_modes()[1])
+                try:
+                    mark.fn(**kwargs, **dict(getattr(bench, "args", None) or {}), **run_kwargs)
+                finally:
+                    measured, self.collecting = self.collecting, None
+                if not measured.fns:
+                    raise Skipped(f"{self.target['name']}: its perf_report function handed nothing to "
+                                  "triton.testing.do_bench (perfgate times the callables handed to it)")
+                self.found = measured
+                raise Stop()
+
+    # -- labels ---------------------------------------------------------------------------------------
+    def _ours(self, filename: str) -> bool:
+        hit = self._inside.get(filename)
+        if hit is None:
+            try:
+                path = str(Path(filename).resolve())
+            except (OSError, ValueError):
+                path = filename
+            hit = path == self.script or path.startswith(self.directory + os.sep)
+            self._inside[filename] = hit
+        return hit
+
+    def frame_labels(self, frame: types.FrameType | None) -> dict[str, str]:
+        """Candidate labels of a call: from the outermost frame of the script down to the call,
+        the frames of files in the benchmark directory (module docstring)."""
+        frames = []
+        while frame is not None:
+            if self._ours(frame.f_code.co_filename):
+                frames.append(frame)
+                if frame.f_code.co_name == "<module>" and self._ours(frame.f_code.co_filename) \
+                        and str(Path(frame.f_code.co_filename).resolve()) == self.script:
+                    break
+            frame = frame.f_back
+        labels: dict[str, str] = {}
+        for f in reversed(frames):
+            for key, label in _frame_items(f):
+                if key not in labels:
+                    labels[key] = label
+                elif labels[key] != label:
+                    labels.setdefault(f"{f.f_code.co_name}.{key}", label)
+        return labels
+
+    # -- after a listing run --------------------------------------------------------------------------
+    def cases(self, file: str, suite: str) -> list[dict]:
+        """The listed cases of this script (``file`` relative to the benchmark directory)."""
+        by_family: dict[str, list[Call]] = {}
+        for call in self.calls:
+            by_family.setdefault(call.family, []).append(call)
+        out = []
+        names = Named()
+        for family, calls in by_family.items():
+            keys = [] if all(c.grid for c in calls) else varying_keys(calls)
+            for call in calls:
+                params = {**call.given, **{k: call.frame.get(k, "?") for k in keys if k not in call.given}}
+                out.append({"name": names.unique(case_name(family, params)), "file": file, "func": family,
+                            "params": params, "family": family, "keys": keys, "suite": suite,
+                            "kind": "grid" if call.grid else "call"})
+        return out
+
+
+def varying_keys(calls: list[Call]) -> list[str]:
+    """The frame labels that tell ``calls`` apart: keys whose value differs between the calls, in
+    order of first appearance, without the given params and without a key whose values split the
+    calls exactly as an earlier key's do (``mode`` beside ``kernel_operation_mode``). Empty when the
+    given params already name every call once."""
+    given_names = [case_name("", c.given) for c in calls]
+    if len(set(given_names)) == len(given_names):
+        return []
+    order: list[str] = []
+    for call in calls:
+        order += [k for k in call.frame if k not in order and k not in call.given]
+    kept, partitions = [], set()
+    for key in order:
+        values = [call.frame.get(key) for call in calls]
+        if len(set(values)) < 2:
+            continue
+        first: dict[Any, int] = {}
+        partition = tuple(first.setdefault(v, len(first)) for v in values)
+        if partition in partitions:
+            continue
+        partitions.add(partition)
+        kept.append(key)
+    return kept
+
+
+# -- grids ---------------------------------------------------------------------------------------
+def _benchmarks_of(mark: Any) -> list:
+    benches = getattr(mark, "benchmarks", None)
+    return list(benches) if isinstance(benches, (list, tuple)) else [benches] if benches is not None else []
+
+
+def _grid_family(mark: Any, bench: Any) -> str:
+    name = getattr(bench, "plot_name", None)
+    return str(name) if name else getattr(getattr(mark, "fn", None), "__name__", "perf_report")
+
+
+def grid_points(bench: Any) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    """Every point of a ``triton.testing.Benchmark`` in its table's order (x values, then lines) as
+    ``(labels, kwargs)``: labels ``{x_name: label, …, line_arg: line name}``, kwargs the arguments
+    its function is called with (``x_names`` and ``line_arg``; ``args`` are added by the caller).
+    An x value that is not a tuple applies to every x name, as Triton does."""
+    x_names = list(getattr(bench, "x_names", None) or [])
+    line_arg = getattr(bench, "line_arg", None)
+    line_vals = list(getattr(bench, "line_vals", None) or [])
+    line_names = list(getattr(bench, "line_names", None) or [])
+    out = []
+    for x in list(getattr(bench, "x_vals", None) or []):
+        xs = list(x) if isinstance(x, (list, tuple)) else [x] * len(x_names)
+        x_args = dict(zip(x_names, xs))
+        for i, y in enumerate(line_vals or [None]):
+            labels = {k: param_label(v) for k, v in x_args.items()}
+            kwargs = dict(x_args)
+            if line_arg and line_vals:
+                labels[str(line_arg)] = str(line_names[i]) if i < len(line_names) else param_label(y)
+                kwargs[line_arg] = y
+            out.append((labels, kwargs))
+    return out
+
+
+def marks_in(namespace: dict) -> list:
+    """The ``perf_report`` grids (objects with ``fn``, ``benchmarks`` and ``run``) among a module's
+    globals, in definition order."""
+    return [v for k, v in namespace.items() if not k.startswith("_") and not isinstance(v, type)
+            and callable(getattr(v, "run", None)) and hasattr(v, "fn") and hasattr(v, "benchmarks")]
+
+
+# -- labels from frames ----------------------------------------------------------------------------
+def _modes() -> tuple[bool, bool]:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return True, False
+    return bool(torch.is_grad_enabled()), bool(torch.is_inference_mode_enabled())
+
+
+def _scalar(value: Any, floats: bool = True) -> bool:
+    if isinstance(value, bool) or isinstance(value, int) or isinstance(value, enum.Enum):
+        return True
+    if isinstance(value, str):
+        return len(value) <= 80
+    if isinstance(value, float):
+        return floats
+    module = type(value).__module__ or ""
+    return module.startswith("torch") and type(value).__name__ in ("dtype", "device")
+
+
+def _label(value: Any) -> str | None:
+    """A parameter label for a value worth naming a call by (a number, string, dtype, or a short
+    tuple/list of them); None for anything else (a tensor, a callable, a module)."""
+    if value is None or _scalar(value):
+        return param_label(value)
+    if isinstance(value, (tuple, list)) and 0 < len(value) <= 8 and all(v is None or _scalar(v) for v in value):
+        return param_label(value)
+    return None
+
+
+def _flatten(name: str, value: Any) -> list[tuple[str, Any]]:
+    """An argument as ``(key, value)`` items: a dataclass or a namedtuple by its fields, a dict with
+    string keys by its items (one level), anything else as itself."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [(f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value)]
+    elif isinstance(value, tuple) and hasattr(value, "_asdict"):
+        items = list(value._asdict().items())
+    elif isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        items = list(value.items())
+    else:
+        return [(name, value)]
+    out = []
+    for key, inner in items:
+        if isinstance(inner, dict) and inner and all(isinstance(k, str) for k in inner):
+            out += list(inner.items())
+        else:
+            out.append((key, inner))
+    return out
+
+
+def _frame_items(frame: types.FrameType) -> list[tuple[str, str]]:
+    """A frame's labelled items: a function's arguments (flattened), or, for the script's top
+    level and argument-less functions, its integer, string, boolean and dtype variables."""
+    code = frame.f_code
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    try:
+        f_locals = dict(frame.f_locals)
+    except Exception:  # noqa: BLE001 - a frame whose locals cannot be read names nothing
+        return []
+    out = []
+    if code.co_name == "<module>" or nargs == 0:
+        for key, value in f_locals.items():
+            if not key.startswith("_") and _scalar(value, floats=False):
+                out.append((key, param_label(value)))
+        return out
+    names = list(code.co_varnames[:nargs])
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        names.append(code.co_varnames[nargs + bool(code.co_flags & inspect.CO_VARARGS)])
+    for name in names:
+        if name in ("self", "cls") or name not in f_locals:
+            continue
+        for key, value in _flatten(name, f_locals[name]):
+            label = _label(value)
+            if label is not None and not str(key).startswith("_"):
+                out.append((str(key), label))
+    # and the integers it loops over (``for m, k, n in shapes:``): sizes, never text, which may
+    # carry a time of day
+    for key, value in f_locals.items():
+        if key not in names and not key.startswith("_") and isinstance(value, int) and not isinstance(value, bool):
+            out.append((key, param_label(value)))
+    return out
+
+
+# -- running a script ------------------------------------------------------------------------------
+def run_script(path: Path, recorder: Recorder) -> tuple[dict, BaseException | None]:
+    """Run ``path`` as ``python path`` would, with ``recorder`` active: ``(its globals, the
+    exception it ended with or None)``. :class:`Stop` and ``SystemExit(0)`` are normal ends; the
+    process's ``sys.argv``, ``sys.path``, ``__main__`` and working directory are restored."""
+    global ACTIVE
+    module = types.ModuleType("__main__")
+    module.__file__ = str(path)
+    module.__builtins__ = __builtins__
+    saved = (list(sys.argv), list(sys.path), sys.modules.get("__main__"), os.getcwd())
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent))
+    sys.modules["__main__"] = module
+    ACTIVE = recorder
+    error: BaseException | None = None
+    try:
+        code = compile(path.read_bytes(), str(path), "exec")
+        exec(code, module.__dict__)  # noqa: S102 - the benchmark script, inside a worker process
+    except Stop:
+        pass
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            error = exc
+    except Skipped:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the script's failure is data
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        error = exc
+    finally:
+        ACTIVE = None
+        sys.argv[:] = saved[0]
+        sys.path[:] = saved[1]
+        if saved[2] is not None:
+            sys.modules["__main__"] = saved[2]
+        try:
+            os.chdir(saved[3])
+        except OSError:
+            pass
+    return module.__dict__, error
+
+
+def list_script(path: Path, directory: Path, suite: str) -> tuple[list[dict], dict | None, dict | None]:
+    """List one script's cases (worker side): ``(cases, error, skipped)``. ``error`` ``{file,
+    error}`` when the script failed before its first case; ``skipped`` ``{name, file, reason}`` when
+    it failed after some (its later cases are not listed) or measured nothing."""
+    rel = path.relative_to(directory).as_posix()
+    recorder = Recorder(path, directory)
+    namespace, error = run_script(path, recorder)
+    for mark in marks_in(namespace):
+        if id(mark) not in recorder.grids_run:
+            recorder.grid(mark, {})
+    cases = recorder.cases(rel, suite)
+    if error is not None and not cases:
+        return [], {"file": rel, "error": format_error(error)}, None
+    if error is not None:
+        last = format_error(error, 1)
+        return cases, None, {"name": rel, "file": rel,
+                             "reason": f"the script stopped after {len(cases)} case(s) ({last}); later ones are not listed"}
+    if not cases:
+        return [], None, {"name": rel, "file": rel, "reason": "the script made no measuring call perfgate can capture"}
+    return cases, None, None
+
+
+def find_case(case: dict, directory: Path) -> Measured:
+    """Run the case's script up to the case's measuring call (worker side) and return what it was
+    handed.
+
+    Raises:
+        LookupError: the script does not reach that case on this revision.
+        Skipped: the grid point hands nothing to ``do_bench``.
+        RuntimeError: the script failed before reaching it (its traceback's last lines).
+    """
+    path = Path(directory) / case["file"]
+    if not path.is_file():
+        raise LookupError(f"{case['file']} does not exist on this revision")
+    recorder = Recorder(path, Path(directory), target=case)
+    namespace, error = run_script(path, recorder)
+    if recorder.found is None and case.get("kind") == "grid":
+        try:
+            for mark in marks_in(namespace):
+                if id(mark) not in recorder.grids_run:
+                    recorder.grid(mark, {})
+        except Stop:
+            pass
+    if recorder.found is not None:
+        return recorder.found
+    if error is not None:
+        raise RuntimeError(f"{case['file']} failed before reaching {case['name']}:\n{format_error(error)}")
+    raise LookupError(f"{case['name']} is not among the cases {case['file']} runs on this revision")
+
+
+def timed_callable(measured: Measured, device: str) -> tuple[Callable[[], Any], Callable[[], None]]:
+    """``(fn, teardown)``: the captured callables as one zero-argument callable (CUDA graphs built
+    for ``do_bench_cudagraph`` calls on a CUDA device), with the call's grad and inference modes
+    entered for the life of the worker process (``teardown`` leaves them)."""
+    torch = sys.modules.get("torch")
+    fns = []
+    for fn, graph in zip(measured.fns, measured.graphs):
+        if graph and torch is not None and str(device).startswith("cuda") and torch.cuda.is_available():
+            fns.append(cuda_graph(fn, torch))
+        else:
+            fns.append(fn)
+    contexts = []
+    if torch is not None:
+        for context in (torch.inference_mode(measured.inference) if measured.inference else None,
+                        torch.set_grad_enabled(measured.grad_enabled)):
+            if context is not None:
+                context.__enter__()
+                contexts.append(context)
+
+    def teardown() -> None:
+        for context in reversed(contexts):
+            context.__exit__(None, None, None)
+
+    if len(fns) == 1:
+        return fns[0], teardown
+
+    def sequence() -> None:
+        for fn in fns:
+            fn()
+
+    return sequence, teardown
+
+
+def cuda_graph(fn: Callable[[], Any], torch: Any) -> Callable[[], Any]:
+    """``fn`` captured in a CUDA graph (warmed up on a side stream first, as Triton's
+    ``do_bench_cudagraph`` does); returns the graph's ``replay``."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def script_files(directory: Path) -> list[Path]:
+    """The benchmark scripts of a directory: ``bench*.py`` and ``benchmark*.py`` files, recursively."""
+    from .base import python_files
+
+    return sorted({*python_files(directory, "bench*.py"), *python_files(directory, "benchmark*.py")})
+
+
+#: ``from X import`` / ``import X`` at the start of a line (the first module name).
+_IMPORTS = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)|import\s+([A-Za-z_]\w*))", re.M)
+
+
+class ScriptConvention:
+    """A convention of scripts that time themselves (Triton's, ``torch.utils.benchmark``'s): the
+    scripts are the ``bench*.py`` / ``benchmark*.py`` files that use ``uses`` (:meth:`scripts`); ``install``
+    puts the capturing measuring calls in place (worker side, idempotent). Subclasses set ``name``,
+    ``looked_for``, ``uses`` and ``install``, and may adapt what a captured call hands over
+    (:meth:`callables`)."""
+
+    name = "scripts"
+    looked_for = "bench*.py / benchmark*.py scripts that measure themselves"
+    options: tuple[str, ...] = ()
+    uses: Any = None
+
+    def install(self) -> None:
+        """Make this convention's measuring calls capture (worker side)."""
+        raise NotImplementedError
+
+    def callables(self, measured: Measured) -> Measured:
+        """What a captured call hands over, made callable (as it is, by default)."""
+        return measured
+
+    def scripts(self, directory: Path) -> list[Path]:
+        """The scripts of ``directory`` that use this convention's measuring calls: their text
+        matches ``uses``, or they import a module of the directory whose text does (Liger-Kernel's
+        scripts call ``do_bench`` through their ``utils.py``)."""
+        from .base import python_files
+
+        helpers = {p.stem for p in python_files(directory, "*.py") if self.uses.search(read_text(p))}
+        found = []
+        for path in script_files(directory):
+            text = read_text(path)
+            imported = {m.group(1) or m.group(2) for m in _IMPORTS.finditer(text)}
+            if self.uses.search(text) or imported & (helpers - {path.stem}):
+                found.append(path)
+        return found
+
+    def detect(self, root: Path, benchmarks: str, cfg: Any) -> Suite | None:
+        """The configured directory when it holds scripts of this convention (:meth:`scripts`)."""
+        directory = root / benchmarks
+        return Suite(self.name, benchmarks) if directory.is_dir() and self.scripts(directory) else None
+
+    def collect(self, directory: Path, options: dict) -> dict:
+        """Run every script that matches ``uses`` (worker side) and list what it measures
+        (:func:`list_script` each)."""
+        self.install()
+        directory = Path(directory)
+        cases, errors, skipped = [], [], []
+        for path in self.scripts(directory):
+            found, error, skip = list_script(path, directory, self.name)
+            cases += found
+            errors += [error] if error else []
+            skipped += [skip] if skip else []
+        return listing(cases, errors, skipped)
+
+    def prepare(self, case: dict, device: str, options: dict) -> Prepared:
+        """Run the case's script up to its measuring call; time what that call was handed."""
+        self.install()
+        fn, teardown = timed_callable(self.callables(find_case(case, Path(case["dir"]))), device)
+        return Prepared(fn, teardown)

@@ -1,0 +1,224 @@
+"""The pass for benchmarks that measure themselves: their runs interleaved in pairs, as process pairs.
+
+A benchmark that measures itself (a command printing Google Benchmark, nvbench or custom JSON,
+:mod:`runner.conventions.command`) is not timed by perfgate's sampler: one run of it reports every
+benchmark of its ``group`` at once. So the unit here is the run: each round runs it once on each
+side, in a fresh worker process, the order alternating (base first, then head first, …), and the two
+runs of a round are one process pair for every benchmark of the group — each side's reported
+repetitions its sample set. A pair's estimate is the log of the ratio of the two runs' medians
+(:func:`runner.stats.unpaired_block_summary`: the repetitions of two runs are not paired one by
+one); the estimate over the pairs, the planned looks, the verdicts, the futility rule and, after
+the pass, Benjamini–Hochberg across the run are the timing pass's (:mod:`.timing`,
+:mod:`runner.stats`), on the time per unit of work: a bigger-is-better value (a throughput) is
+compared as its reciprocal, so ``ratio > 1`` is worse for every benchmark.
+
+Each benchmark stops at the first look that decides it; the group stops running when none is left
+open, at the last planned look, or when another pair would end past its share of the budget.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import results as results_mod
+from .. import stats
+from . import schedule
+from .timing import BenchState, TimingPass, benchmark_entry
+
+
+def costs(values: list[float], direction: str) -> list[float]:
+    """Values as time-like costs (smaller is better): as they are, or ``1/value`` when bigger is
+    better; values that are not finite and positive are left out."""
+    good = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+    return [1.0 / v for v in good] if direction == "bigger" else good
+
+
+class MeasuredPass:
+    """Drives the runs of the self-measured benchmarks of one compare through the timing pass's
+    workers (``timing``: its requests, configuration, looks and clock)."""
+
+    def __init__(self, timing: TimingPass):
+        self.timing = timing
+
+    def run(self, states: list[BenchState], end: float) -> None:
+        """Every group of ``states`` in turn, each with its fair share of what is left before ``end``."""
+        groups: dict[str, list[BenchState]] = {}
+        for state in states:
+            groups.setdefault(str(state.case.get("group") or state.name), []).append(state)
+        clock = self.timing.clock
+        self.timing.progress.start(len(states))
+        for i, members in enumerate(groups.values()):
+            share = max(end - clock(), 0.0) / (len(groups) - i)
+            for state in members:
+                self.timing.progress.benchmark(states.index(state), state.name)
+            self.run_group(members, clock() + share)
+            for state in members:
+                self.timing.progress.finished(state.name, state.verdict)
+
+    def _one_run(self, states: list[BenchState], side: str, deadline: float) -> dict | None:
+        """One run on ``side`` in a fresh process: its readings, or None (the failure is recorded on
+        every state's side)."""
+        timing = self.timing
+        timing.workers[side].end_child()
+        lead = states[0]
+        if not timing.setup(lead, side, deadline):
+            for state in states[1:]:
+                state.sides[side].error, state.sides[side].skipped = lead.sides[side].error, lead.sides[side].skipped
+            return None
+        resp = timing.request(side, "sample", count=1, timeout=lead.case.get("timeout"))
+        if not resp.get("ok"):
+            for state in states:
+                state.sides[side].error = resp.get("error") or "the run failed"
+            return None
+        return resp.get("readings") or {}
+
+    def run_group(self, states: list[BenchState], deadline: float) -> None:
+        """The rounds of one group until every benchmark is decided (after Benjamini–Hochberg across
+        the group, as the timing pass resumes the benchmarks its correction left undecided), the
+        looks are spent or the next pair would end past ``deadline``."""
+        timing, clock = self.timing, self.timing.clock
+        t0 = clock()
+        open_ = list(states)
+        self.pair_seconds = 0.0
+        try:
+            while open_:
+                self._rounds(open_, deadline)
+                timing.finalize(states)
+                open_ = [s for s in states if s.verdict == "inconclusive" and not s.futile and not s.budget_cut
+                         and s.block_starts and s.look_index < len(timing.look_pairs)]
+                if any(s.budget_cut for s in states):
+                    break
+        finally:
+            timing.fresh_processes()
+            for state in states:
+                state.seconds += clock() - t0
+
+    def _rounds(self, open_: list[BenchState], deadline: float) -> None:
+        """Rounds until each of ``open_`` is decided at a look, futile, failed or out of looks."""
+        timing, clock = self.timing, self.timing.clock
+        while open_:
+            if state_look(open_[0], timing) is None:
+                for state in open_:
+                    state.stop_reason = f"still inconclusive after {timing.look_pairs[-1]} process pairs (max_rounds)"
+                return
+            if self.pair_seconds and clock() + self.pair_seconds > deadline:
+                for state in open_:
+                    state.stop_reason, state.budget_cut = "time budget spent", True
+                return
+            r0 = clock()
+            pairs = len(open_[0].block_starts)
+            order = ("base", "head") if pairs % 2 == 0 else ("head", "base")
+            readings = {side: self._one_run(open_, side, deadline) for side in order}
+            self.pair_seconds = clock() - r0
+            if readings["head"] is None:
+                for state in open_:
+                    state.verdict, state.stop_reason = "failed", "the head run failed"
+                return
+            if readings["base"] is None:
+                if pairs == 0:
+                    for state in open_:
+                        state.verdict, state.stop_reason = "new", "cannot be run on base"
+                        self._keep(state, None, readings["head"])
+                    return
+                for state in open_:
+                    state.verdict, state.stop_reason = "failed", "the base run failed"
+                return
+            still = []
+            for state in open_:
+                if not self._keep(state, readings["base"], readings["head"]):
+                    continue
+                target = state_look(state, timing)
+                if len(state.block_starts) >= target:
+                    self._look(state)
+                if state.verdict == "inconclusive" and not state.futile \
+                        and state.look_index < len(timing.look_pairs):
+                    still.append(state)
+                elif state.verdict == "inconclusive" and not state.stop_reason:
+                    state.stop_reason = f"still inconclusive after {timing.look_pairs[-1]} process pairs (max_rounds)"
+            open_ = still
+
+    def _keep(self, state: BenchState, base: dict | None, head: dict) -> bool:
+        """Add one pair's values of ``state`` (``base`` None: head only, for a ``new`` benchmark);
+        False (and ``failed``) when a side's run did not report it."""
+        direction = state.case.get("direction") or "smaller"
+        h = costs(((head or {}).get(state.name) or {}).get("values") or [], direction)
+        if not h:
+            state.verdict, state.stop_reason = "failed", "the head run did not report it"
+            state.sides["head"].error = f"{state.name}: the head run reported no value for it"
+            return False
+        if base is None:
+            state.sides["head"].samples.extend(h)
+            return True
+        b = costs((base.get(state.name) or {}).get("values") or [], direction)
+        if not b:
+            state.verdict, state.stop_reason = ("new", "the base run does not report it") if not state.block_starts \
+                else ("failed", "the base run did not report it")
+            state.sides["head"].samples.extend(h)
+            return False
+        state.block_starts.append(len(state.base))
+        state.pair_rounds = 1
+        n = min(len(b), len(h))
+        # each side's own repetitions; the estimate reads the pair's two sets as they are
+        state.sides["base"].samples.extend(b[:n])
+        state.sides["head"].samples.extend(h[:n])
+        for side in state.sides.values():
+            for values in (side.wall, side.cpu, side.switches, side.others_busy, side.steal):
+                values.extend([None] * (len(side.samples) - len(values)))
+        return True
+
+    def _look(self, state: BenchState) -> None:
+        """The planned look at ``state``: estimate over its pairs, verdict, futility."""
+        timing, cfg = self.timing, self.timing.cfg
+        state.estimate = estimate(state, timing.ci_level, cfg.process_noise)
+        state.resolvable = schedule.resolvable_change(state.estimate.block_centers, timing.ci_level, cfg.process_noise)
+        state.look_index += 1
+        state.verdict = stats.decide(state.estimate, cfg.threshold, state.estimate.p_value < timing.look_alpha,
+                                     cfg.min_process_pairs)
+        if state.verdict != "inconclusive":
+            state.stop_reason = f"decided at look {state.look_index} of {len(timing.looks)}"
+            return
+        if state.look_index < len(timing.look_pairs):
+            projection = schedule.futility(state.estimate.block_centers, cfg.threshold, timing.look_alpha,
+                                           cfg.process_noise, timing.look_pairs[-1])
+            if projection.futile:
+                state.futile = True
+                state.stop_reason = (f"more runs cannot decide it: at {projection.pairs} pairs its interval "
+                                     f"would still be ±{math.expm1(projection.half_width):.1%}")
+
+
+def state_look(state: BenchState, timing: TimingPass) -> int | None:
+    """The process pairs of ``state``'s next planned look (None when its looks are spent)."""
+    return timing.look_pairs[state.look_index] if state.look_index < len(timing.look_pairs) else None
+
+
+def blocks(state: BenchState) -> list[tuple[float, float, int]]:
+    """The pairs' ``(center, se, n)`` of a self-measured benchmark (:func:`runner.stats.unpaired_block_summary`)."""
+    bounds = state.block_starts + [len(state.base)]
+    return [stats.unpaired_block_summary(state.base[a:b], state.head[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def estimate(state: BenchState, level: float, floor: float) -> stats.BlockedEstimate:
+    """The estimate over a self-measured benchmark's pairs (:func:`runner.stats.blocked_estimate`)."""
+    return stats.blocked_estimate(blocks(state), level, floor)
+
+
+def entry(state: BenchState, ci_level: float) -> dict:
+    """The ``benchmarks[]`` entry of a self-measured benchmark: the timing pass's
+    (:func:`runner.pipeline.timing.benchmark_entry`) with each pair's own change from its medians,
+    the values back in their unit (a bigger-is-better value un-reciprocated) and ``unit``/``direction``."""
+    out = benchmark_entry(state, ci_level)
+    centers = [b[0] for b in blocks(state)] if state.block_starts else []
+    for pair, center in zip(out["change"]["pairs"], centers):
+        pair["ratio"], pair["used"] = round(math.exp(center), 6), True
+    out["change"]["rounds_per_pair"] = None
+    direction = state.case.get("direction") or "smaller"
+    unit = state.case.get("unit") or "s"
+    for side in ("base", "head"):
+        own = out[side]
+        if own is not None and direction == "bigger":
+            values = [1.0 / v for v in own["samples"] if v > 0]
+            out[side] = results_mod.side(values, error=own.get("error"))
+    out["unit"] = unit
+    if direction == "bigger":
+        out["direction"] = "bigger"
+    return out
