@@ -88,7 +88,7 @@ def render_text(result: dict) -> str:
     Example (an ``either`` answer)::
 
         answer:       kernel_fusion or launch_overhead_reduction
-                      one of the two right 7 times in 10 at this confidence on 412 held-out pull requests
+                      one of the two right 7 times in 10 at this confidence on 199 held-out pull requests
         optimisation: 0.97 (probability that the change is one)
         1. kernel_fusion                 0.61  several kernels become one (execution level)
              - title: "fuse"
