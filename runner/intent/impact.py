@@ -79,8 +79,8 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
         (profiles were taken and no hint of that kind appeared) or ``"unchecked"`` (no benchmark
         has a profile, so nothing shows either way).
     """
-    intent = intent or {}
-    strategy = intent.get("strategy") or UNKNOWN
+    intent = intent if isinstance(intent, Mapping) else {}
+    strategy = model.strategy_of(intent.get("strategy"))
     if strategy not in STRATEGIES:
         return {"applicable": False}
     benches = list(benchmarks)
@@ -102,7 +102,8 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     confidence = _number(intent.get("confidence"))
     candidates = [{"strategy": str(c.get("strategy")), "confidence": _number(c.get("confidence")),
                    "signals": _quotes(c.get("signals"))}
-                  for c in intent.get("candidates") or [] if isinstance(c, Mapping) and c.get("strategy") in STRATEGIES]
+                  for c in _listed(intent.get("candidates"))
+                  if isinstance(c, Mapping) and model.strategy_of(c.get("strategy")) != UNKNOWN]
     if not candidates or candidates[0]["strategy"] != strategy:
         candidates = [{"strategy": strategy, "confidence": confidence, "signals": _quotes(intent.get("signals"))}] + [
             c for c in candidates if c["strategy"] != strategy]
@@ -157,6 +158,11 @@ def _number(value: Any) -> float:
     except (TypeError, ValueError):
         return 0.0
     return min(1.0, max(0.0, number)) if number == number else 0.0
+
+
+def _listed(items: Any) -> list:
+    """``items`` when it is a list (stored data may be any JSON), else ``[]``."""
+    return items if isinstance(items, list) else []
 
 
 def _quotes(items: Any) -> list[str]:

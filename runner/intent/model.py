@@ -270,11 +270,13 @@ def answer_text(result: dict) -> dict:
         A result stored by an older perfgate (no ``answer``) reads as ``either`` when it named a
         strategy: its confidence was not measured the same way, so it is never "probably".
     """
-    strategy = result.get("strategy") or UNKNOWN
+    strategy = strategy_of(result.get("strategy"))
     answer = result.get("answer")
     if answer not in ("probably", "either", UNKNOWN):
         answer = "either" if strategy in STRATEGIES else UNKNOWN
-    names = [str(c.get("strategy")) for c in result.get("candidates") or [] if c.get("strategy") in STRATEGIES]
+    stored = result.get("candidates")
+    names = [c["strategy"] for c in stored if isinstance(c, dict) and strategy_of(c.get("strategy")) != UNKNOWN] \
+        if isinstance(stored, list) else []
     if strategy in STRATEGIES and strategy not in names[:1]:
         names = [strategy] + [n for n in names if n != strategy]
     if not names:
@@ -288,7 +290,9 @@ def answer_text(result: dict) -> dict:
     rate = result.get("rate") if isinstance(result.get("rate"), dict) else {}
     right, of = _count(rate.get("right")), _count(rate.get("of"))
     words = ""
-    if of and right <= of and rate.get("kind") in ("top1", "top2", UNKNOWN):
+    # A rate is printed only for the answer it measures (top1: "probably", top2: "X or Y").
+    if of and right is not None and right <= of and rate.get("kind") == {"probably": "top1", "either": "top2",
+                                                                          UNKNOWN: UNKNOWN}[answer]:
         where = "at this gate value" if rate["kind"] == UNKNOWN else "at this confidence"
         what = {"top1": "right", "top2": "one of the two right", UNKNOWN: "not an optimisation"}[rate["kind"]]
         words = f"{what} {round(10 * right / of)} times in 10 {where} on {of} held-out pull requests"
@@ -299,9 +303,14 @@ def answer_text(result: dict) -> dict:
     return {"answer": answer, "headline": headline, "rate": words, "gate": gate}
 
 
-def _count(value) -> int:
-    """A non-negative whole number from stored data (a results.json may be any JSON), else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+def _count(value) -> int | None:
+    """A non-negative whole number from stored data (a results.json may be any JSON), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def strategy_of(value) -> str:
+    """A strategy id of STRATEGIES.md from stored data, else ``unknown``."""
+    return value if isinstance(value, str) and value in STRATEGIES else UNKNOWN
 
 
 def _fraction(value) -> float | None:

@@ -98,6 +98,22 @@ def test_a_stored_intent_without_an_answer_is_never_probably():
     assert not view["probable"] and view["headline"].startswith("kernel_fusion or vectorization → measured")
 
 
+@pytest.mark.parametrize("bad", [
+    {"candidates": 5}, {"candidates": "ab"}, {"candidates": [None, 1, {"strategy": ["x"]}, {"strategy": {}}]},
+    {"answer": ["probably"]}, {"rate": 5}, {"rate": {"kind": "top1", "right": True, "of": 2}},
+    {"rate": {"kind": "top2", "right": 1, "of": 2}},       # a rate of another answer than the one shown
+    {"signals": {"a": 1}}, {"confidence": [1]}, {"optimisation": "x", "gate_threshold": {}},
+])
+def test_any_stored_intent_reads_without_error_and_says_nothing_false(bad):
+    view = intent_vs_impact(dict({"strategy": "kernel_fusion", "confidence": 0.9, "answer": "probably",
+                                  "signals": []}, **bad), [])
+    assert view["applicable"] and view["candidates"][0]["strategy"] == "kernel_fusion"
+    assert view["rate"] == "" and view["gate"] == ""
+    for odd in (["kernel_fusion"], 5, "kernel_fusion "):
+        assert intent_vs_impact({"strategy": odd}, []) == {"applicable": False}
+    assert intent_vs_impact(["kernel_fusion"], []) == {"applicable": False}
+
+
 def test_untrusted_numbers_and_quotes_are_bounded():
     intent = {"strategy": "kernel_fusion", "confidence": "nan", "answer": "probably", "signals": ["x" * 999] * 9,
               "candidates": [{"strategy": "kernel_fusion", "confidence": 7, "signals": ["y" * 999] * 9}]}
