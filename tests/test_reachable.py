@@ -135,6 +135,7 @@ SMOKES = {
     "evaluation/isolation.py": Smoke(("evaluation/isolation.py", "--smoke")),
     "evaluation/peers.py": Smoke(("evaluation/peers.py", "--smoke")),
     "evaluation/real_conventions.py": Smoke(("evaluation/real_conventions.py", "--smoke")),
+    "evaluation/relabel_intent.py": Smoke(("evaluation/relabel_intent.py", "--smoke")),
     "evaluation/real_suites.py": Smoke(("evaluation/real_suites.py", "--smoke")),
     "evaluation/sample_time.py": Smoke(("evaluation/sample_time.py", "--smoke")),
     "evaluation/sweeps.py": Smoke(("evaluation/sweeps.py", "--smoke")),

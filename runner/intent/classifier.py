@@ -72,10 +72,37 @@ MAX_DIFF_LINES = 20000
 
 
 @dataclass(frozen=True)
+class CodeMatch:
+    """One code rule's strongest match: the changed line it is on (``side`` ``+``/``-``, ``path``,
+    ``line`` as in the diff), the matched ``token``, where it stands (``code`` / ``string`` /
+    ``comment``), the rule's ``weight`` and the line's ``factor`` (side x location x path)."""
+
+    side: str
+    path: str
+    line: str
+    token: str
+    where: str
+    weight: float
+    factor: float
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    """One text rule's match: the ``source`` it counted in most (title, body, labels, commits),
+    the matched ``phrase`` and the rule's ``weight``."""
+
+    source: str
+    phrase: str
+    weight: float
+
+
+@dataclass(frozen=True)
 class Evidence:
     """The summed rule evidence of one change (``evidence()``), before any confidence is given.
 
     ``scores``: strategy -> total (text + code, each capped) for strategies with any evidence;
+    ``code_lines`` / ``text_matches``: strategy -> the matches behind its code / text signals
+    (``CodeMatch`` / ``TextMatch``), what a reader can check;
     ``code`` / ``title``: strategy -> the code-channel / title-only part; ``signals``:
     strategy -> signal strings; ``cues``: non-optimisation cues; ``ranked``: strategies best
     first (ties as in the module docstring); ``channel_text`` / ``channel_code``: strategy ->
@@ -91,6 +118,8 @@ class Evidence:
     ranked: list
     channel_text: dict
     channel_code: dict
+    code_lines: dict = None     # strategy -> [CodeMatch], strongest first (``code_evidence``)
+    text_matches: dict = None   # strategy -> [TextMatch], strongest first (``text_evidence``)
 
     def named(self) -> str:
         """The strategy id the rules name, or ``unknown`` when no total reaches ``MIN_SCORE``."""
@@ -108,10 +137,12 @@ def evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
     Arguments as ``classify``. Pure.
     """
     commit_messages = [str(m) for m in commit_messages]
-    text = text_evidence(title=title, body=body, labels=labels, commit_messages=commit_messages)
     in_title = text_evidence(title=title) if title else {}
     cues = non_optimisation_cues(title=title, body=body, commit_messages=commit_messages)
-    code = code_evidence(diff)
+    matches: dict[str, list] = {}
+    text = text_evidence(title=title, body=body, labels=labels, commit_messages=commit_messages, matches=matches)
+    lines: dict[str, list] = {}
+    code = code_evidence(diff, matches=lines)
     channel_text = {s: score for s, (score, _) in text.items()}
     channel_code = {s: score for s, (score, _) in code.items()}
     if cues:
@@ -137,7 +168,9 @@ def evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
     title_part = {s: v[0] for s, v in in_title.items()}
     ranked = sorted(scores, key=lambda s: (-round(scores[s], 9), -round(code_part.get(s, 0.0), 9),
                                            -round(title_part.get(s, 0.0), 9), order.index(s)))
-    return Evidence(scores, code_part, title_part, signals, cues, ranked, channel_text, channel_code)
+    return Evidence(scores, code_part, title_part, signals, cues, ranked, channel_text, channel_code,
+                    {k: sorted(v, key=lambda m: -m.weight * m.factor) for k, v in lines.items()},
+                    {k: sorted(v, key=lambda m: -m.weight) for k, v in matches.items()})
 
 
 def _result(ev: Evidence, confidence: Callable[[Evidence, str], float]) -> dict:
@@ -220,8 +253,11 @@ def _confidence(score: float, other: float) -> float:
 
 
 def text_evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
-                  commit_messages: Iterable[str] = ()) -> dict[str, tuple[float, list[str]]]:
-    """Text channel: strategy -> (score, signals) from title, body, labels and commit messages."""
+                  commit_messages: Iterable[str] = (), matches: dict | None = None) -> dict[str, tuple[float, list[str]]]:
+    """Text channel: strategy -> (score, signals) from title, body, labels and commit messages.
+
+    ``matches``, when given, is filled with strategy -> [``TextMatch``] (each rule's match).
+    """
     # v4: leading [tags] name the area ("[mxfp8 moe training]", "[CUDA]"), not the change: they
     # count as labels, not as title words.
     match = TAG_PREFIX.match(title or "")
@@ -253,15 +289,20 @@ def text_evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
         prev_score, prev_signals = out.get(rule.strategy, (0.0, []))
         signal = f'{hits[0][1]}: "{_clip(hits[0][2])}"'
         out[rule.strategy] = (prev_score + score, prev_signals + [signal])
+        if matches is not None:
+            matches.setdefault(rule.strategy, []).append(TextMatch(hits[0][1], " ".join(hits[0][2].split()), rule.weight))
     return out
 
 
-def code_evidence(diff: str) -> dict[str, tuple[float, list[str]]]:
-    """Code channel: strategy -> (score, signals) from a unified diff (see the module docstring)."""
+def code_evidence(diff: str, matches: dict | None = None) -> dict[str, tuple[float, list[str]]]:
+    """Code channel: strategy -> (score, signals) from a unified diff (see the module docstring).
+
+    ``matches``, when given, is filled with strategy -> [``CodeMatch``] (each rule's strongest line).
+    """
     if not diff:
         return {}
     lines, paths = _diff.parse(diff)
-    found: dict[int, list] = {}       # rule index -> [sum of factors, best (factor, signal)]
+    found: dict[int, list] = {}       # rule index -> [sum of factors, best (factor, signal), its CodeMatch]
     for line in lines[:MAX_DIFF_LINES]:
         low = line.text.lower()
         for index, rule in enumerate(CODE_RULES):
@@ -271,19 +312,22 @@ def code_evidence(diff: str) -> dict[str, tuple[float, list[str]]]:
             for match in rule.pattern.finditer(line.text):
                 where = _diff.location(line.mask, match.start(), match.end())
                 factor = side_factor * LOCATION_FACTOR[where] * _path_factor(line.path)
-                entry = found.setdefault(index, [0.0, (0.0, "")])
+                entry = found.setdefault(index, [0.0, (0.0, ""), None])
                 entry[0] += factor
                 if factor > entry[1][0]:
                     kind = "code" if where == "code" else where
                     at = f" {line.path}" if line.path else ""
                     entry[1] = (factor, f'{line.side}{kind}{at}: "{_clip(match.group(0))}"')
+                    entry[2] = CodeMatch(line.side, line.path, line.text, match.group(0), where, rule.weight, factor)
                 break     # one match per rule and line is enough
     out: dict[str, tuple[float, list[str]]] = {}
-    for index, (total, (_, signal)) in sorted(found.items(), key=lambda kv: -kv[1][0]):
+    for index, (total, (_, signal), best) in sorted(found.items(), key=lambda kv: -kv[1][0]):
         rule = CODE_RULES[index]
         score = rule.weight * 2.0 * (1.0 - 0.5 ** total)
         prev_score, prev_signals = out.get(rule.strategy, (0.0, []))
         out[rule.strategy] = (prev_score + score, prev_signals + [signal])
+        if matches is not None:
+            matches.setdefault(rule.strategy, []).append(best)
     for path in paths:
         for pattern, strategy, weight in PATH_RULES:
             if pattern.search(path):

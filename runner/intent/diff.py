@@ -23,6 +23,17 @@ HASH_LIKE = {".py", ".pyi", ".pyx", ".pxd", ".sh", ".bash", ".cmake", ".toml", "
 PROSE = {".md", ".rst", ".txt", ".adoc", ".html", ".ipynb"}
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_HUNK_START = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+#: Changed lines of an excerpt (``excerpt``): the size of the corpus's diff excerpts
+#: (evaluation/README_intent.md), so the classifier reads at run time what it was trained on.
+EXCERPT_LINES = 60
+EXCERPT_CHARS = 200
+#: Tests, benchmarks, examples, docs and prose files: they say less about what a change does.
+AUXILIARY = re.compile(r"(?:^|/)(?:tests?|testing|benchmarks?|bench|docs?|examples?|tutorials?)(?:/|_)"
+                       r"|(?:^|/)test_[^/]*$|_test\.\w+$|(?:^|/)conftest\.py$|\.(?:md|rst|txt|adoc|ipynb)$", re.IGNORECASE)
+#: Source files of a library (C/C++/CUDA/HIP/Metal and the like, Python, Triton); the rest of a
+#: change that is not auxiliary is build files, configuration and scripts.
+SOURCE_SUFFIXES = frozenset(C_LIKE | {".py", ".pyx", ".pxd", ".pyi", ".triton", ".ptx", ".comp", ".wgsl", ".sycl"})
 
 
 @dataclass(frozen=True)
@@ -208,6 +219,64 @@ def _mask(lang: str, text: str, state):
 def _remember(paths: list[str], path: str) -> None:
     if path and path not in paths:
         paths.append(path)
+
+
+def file_rank(path: str) -> int:
+    """0 for library source code, 1 for other files of the library (build files, configuration,
+    scripts), 2 for tests, benchmarks, examples, docs and prose (``AUXILIARY``)."""
+    name = path.rsplit("/", 1)[-1]
+    if AUXILIARY.search(path) and name != "CMakeLists.txt":
+        return 2
+    suffix = name[name.rfind("."):].lower() if "." in name else ""
+    return 0 if suffix in SOURCE_SUFFIXES and name not in ("setup.py", "conftest.py") else 1
+
+
+def excerpt(diff: str, max_lines: int = EXCERPT_LINES, max_chars: int = EXCERPT_CHARS,
+            keep=lambda line: True) -> str:
+    """The mechanical excerpt of a unified diff that the intent classifier reads.
+
+    Library source files first, then the library's other files, then tests, benchmarks,
+    examples and docs (``file_rank``; diff order within a rank). Whole hunks in that order until
+    ``max_lines`` changed lines (a first hunk longer than that is cut), context lines dropped
+    and each hunk header rewritten to the lines it keeps, each line cut at ``max_chars``
+    characters. ``keep(line)`` may drop further lines (the corpus harvester drops lines with an
+    e-mail address). Pure. A text without a ``diff --git`` header (a hand-written snippet, a
+    ``diff -u`` of two files) is returned as it is.
+    """
+    if "diff --git " not in (diff or ""):
+        return diff or ""
+    files: list[tuple[str, str, list[tuple[str, list[str]]]]] = []
+    for part in re.split(r"(?m)^(?=diff --git )", diff or ""):
+        if not part.startswith("diff --git "):
+            continue
+        lines = part.splitlines()
+        header, hunks = lines[0], []
+        match = re.match(r"diff --git a/(.*?) b/(.*)$", header)
+        path = match.group(2) if match else header.split(" b/", 1)[-1]
+        for line in lines[1:]:
+            start = _HUNK_START.match(line)
+            if start:
+                hunks.append((f"{start.group(1)} {start.group(2)}", []))
+            elif hunks and line[:1] in "+-" and not line.startswith(("+++ ", "--- ")) and keep(line):
+                hunks[-1][1].append(line[:max_chars])
+        files.append((path, header, [h for h in hunks if h[1]]))
+    out: list[str] = []
+    changed = 0
+    for path, header, hunks in sorted(files, key=lambda f: file_rank(f[0])):
+        for i, (starts, body) in enumerate(hunks):
+            if changed and changed + len(body) > max_lines:
+                return "\n".join(out)
+            body = body[:max_lines]
+            if i == 0:
+                out.append(header)
+            old, new = starts.split()
+            removed = sum(line.startswith("-") for line in body)
+            out.append(f"@@ -{old},{removed} +{new},{len(body) - removed} @@")
+            out.extend(body)
+            changed += len(body)
+            if changed >= max_lines:
+                return "\n".join(out)
+    return "\n".join(out)
 
 
 def location(mask: str, start: int, end: int) -> str:

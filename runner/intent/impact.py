@@ -12,8 +12,12 @@ from ..results import VERDICTS
 from . import model
 from .rules import STRATEGIES, UNKNOWN
 
-#: Candidates named when the strategy is not probable enough to be stated.
-MAX_SHOWN_CANDIDATES = 3
+#: Candidates shown and whose risks are checked: the two of "X or Y".
+MAX_SHOWN_CANDIDATES = model.SHOWN
+#: Evidence items quoted per candidate, and the length a quoted item is cut to (it comes from
+#: a results.json, which may be a pull request's artifact).
+MAX_QUOTED = 3
+QUOTE_WIDTH = 160
 
 #: strategy id -> hint kinds (DESIGN.md / STRATEGIES.md "Root causes") that are known ways for
 #: that strategy to go wrong. Sources: the three recurring root causes of the study behind
@@ -52,28 +56,31 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     """What the "Intent vs impact" report section shows.
 
     Args:
-        intent: ``{"strategy", "confidence", "signals", ...}`` as ``classify`` returns it
-            (or the ``intent`` of a results.json); None or ``unknown`` gives not applicable.
+        intent: ``{"strategy", "confidence", "signals", "candidates", "answer", "rate", ...}`` as
+            ``classify`` returns it (or the ``intent`` of a results.json, possibly stored by an
+            older perfgate); None or ``unknown`` gives not applicable.
         benchmarks: results.json ``benchmarks``; each may carry ``change.verdict``,
             ``hints`` ``[{kind, confidence, summary, evidence}]`` and ``profile``.
 
     Returns:
-        ``{"applicable": False}`` when the strategy is unknown or not an id of
-        STRATEGIES.md; else ``{"applicable": True, "strategy", "level", "confidence",
-        "probable", "candidates", "signals", "counts": {verdict: n} (non-zero only, report
-        order), "outcome": one of helped/neutral/regressed/mixed or None, "risks": [{"kind",
-        "status", "benchmarks", "summary"}], "other_hints": [{"kind", "benchmarks"}],
-        "headline": str}``.
-        ``probable`` is True when ``confidence`` reaches the level measured on labelled pull
-        requests (``model.probable_above()``): the report then says "probably <strategy>";
-        otherwise it names ``candidates`` (up to 3 ``{"strategy", "confidence"}``, the
-        strategy first) instead of stating one.
-        A risk's ``status`` is ``"confirmed"`` (a hint of that kind on ``benchmarks``, its
-        first ``summary`` quoted), ``"not_seen"`` (profiles were taken and no hint of that
-        kind appeared) or ``"unchecked"`` (no benchmark has a profile, so nothing shows
-        either way).
+        ``{"applicable": False}`` when the strategy is unknown or not an id of STRATEGIES.md;
+        else ``{"applicable": True, "strategy", "level", "confidence", "probable", "answer",
+        "intended", "rate", "gate", "candidates", "signals", "counts": {verdict: n} (non-zero
+        only, report order), "outcome": one of helped/neutral/regressed/mixed or None, "risks":
+        [{"kind", "strategies", "status", "benchmarks", "summary"}], "other_hints": [{"kind",
+        "benchmarks"}], "headline": str}``.
+        ``answer`` / ``intended`` / ``rate`` / ``gate`` are ``model.answer_text``: "probably X"
+        only when the classifier earned it (``probable`` is then True), else "X or Y";
+        ``candidates`` the first two ``{"strategy", "level", "what", "confidence", "signals"}``
+        (the named strategy first, at most ``MAX_QUOTED`` evidence items each).
+        The risks are those of both candidates (``STRATEGY_RISKS``), each once, with the
+        candidates it belongs to in ``strategies``. A risk's ``status`` is ``"confirmed"`` (a
+        hint of that kind on ``benchmarks``, its first ``summary`` quoted), ``"not_seen"``
+        (profiles were taken and no hint of that kind appeared) or ``"unchecked"`` (no benchmark
+        has a profile, so nothing shows either way).
     """
-    strategy = (intent or {}).get("strategy") or UNKNOWN
+    intent = intent if isinstance(intent, Mapping) else {}
+    strategy = model.strategy_of(intent.get("strategy"))
     if strategy not in STRATEGIES:
         return {"applicable": False}
     benches = list(benchmarks)
@@ -92,34 +99,49 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
                 by_kind.setdefault(kind, []).append((str(bench.get("name", "?")), hint))
     profiled = any(bench.get("profile") for bench in benches) or bool(by_kind)
 
-    risks = []
-    for kind in STRATEGY_RISKS.get(strategy, []):
-        hits = by_kind.get(kind, [])
-        if hits:
-            hits = sorted(hits, key=lambda h: -float(h[1].get("confidence") or 0.0))
-            risks.append({"kind": kind, "status": "confirmed", "benchmarks": _unique(n for n, _ in hits),
-                          "summary": str(hits[0][1].get("summary") or "")})
-        else:
-            risks.append({"kind": kind, "status": "not_seen" if profiled else "unchecked",
-                          "benchmarks": [], "summary": ""})
-    risk_kinds = set(STRATEGY_RISKS.get(strategy, []))
+    confidence = _number(intent.get("confidence"))
+    candidates = [{"strategy": str(c.get("strategy")), "confidence": _number(c.get("confidence")),
+                   "signals": _quotes(c.get("signals"))}
+                  for c in _listed(intent.get("candidates"))
+                  if isinstance(c, Mapping) and model.strategy_of(c.get("strategy")) != UNKNOWN]
+    if not candidates or candidates[0]["strategy"] != strategy:
+        candidates = [{"strategy": strategy, "confidence": confidence, "signals": _quotes(intent.get("signals"))}] + [
+            c for c in candidates if c["strategy"] != strategy]
+    candidates = candidates[:MAX_SHOWN_CANDIDATES]
+    for cand in candidates:
+        cand["level"], cand["what"] = STRATEGIES[cand["strategy"]]
+
+    risks: list[dict] = []
+    for cand in candidates:
+        for kind in STRATEGY_RISKS.get(cand["strategy"], []):
+            known = next((r for r in risks if r["kind"] == kind), None)
+            if known:
+                known["strategies"].append(cand["strategy"])
+                continue
+            hits = sorted(by_kind.get(kind, []), key=lambda h: -_number(h[1].get("confidence")))
+            if hits:
+                risks.append({"kind": kind, "strategies": [cand["strategy"]], "status": "confirmed",
+                              "benchmarks": _unique(n for n, _ in hits), "summary": str(hits[0][1].get("summary") or "")})
+            else:
+                risks.append({"kind": kind, "strategies": [cand["strategy"]],
+                              "status": "not_seen" if profiled else "unchecked", "benchmarks": [], "summary": ""})
+    risk_kinds = {r["kind"] for r in risks}
     other = [{"kind": kind, "benchmarks": _unique(n for n, _ in hits)}
              for kind, hits in sorted(by_kind.items()) if kind not in risk_kinds]
 
-    confidence = float((intent or {}).get("confidence") or 0.0)
-    candidates = [{"strategy": str(c.get("strategy")), "confidence": float(c.get("confidence") or 0.0)}
-                  for c in (intent or {}).get("candidates") or [] if c.get("strategy") in STRATEGIES]
-    if not candidates or candidates[0]["strategy"] != strategy:
-        candidates = [{"strategy": strategy, "confidence": confidence}] + [
-            c for c in candidates if c["strategy"] != strategy]
+    words = model.answer_text({**intent, "candidates": candidates})
     view = {
         "applicable": True,
         "strategy": strategy,
         "level": STRATEGIES[strategy][0],
         "confidence": confidence,
-        "probable": confidence >= model.probable_above(),
-        "candidates": candidates[:MAX_SHOWN_CANDIDATES],
-        "signals": list((intent or {}).get("signals") or []),
+        "answer": words["answer"],
+        "probable": words["answer"] == "probably",
+        "intended": words["headline"],
+        "rate": words["rate"],
+        "gate": words["gate"],
+        "candidates": candidates,
+        "signals": candidates[0]["signals"],
         "counts": counts,
         "outcome": outcome_of(counts),
         "risks": risks,
@@ -129,23 +151,40 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     return view
 
 
+def _number(value: Any) -> float:
+    """A probability from untrusted data: a finite number clamped to [0, 1], else 0.0."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return min(1.0, max(0.0, number)) if number == number else 0.0
+
+
+def _listed(items: Any) -> list:
+    """``items`` when it is a list (stored data may be any JSON), else ``[]``."""
+    return items if isinstance(items, list) else []
+
+
+def _quotes(items: Any) -> list[str]:
+    """Up to ``MAX_QUOTED`` evidence strings, each cut to ``QUOTE_WIDTH`` characters."""
+    if not isinstance(items, (list, tuple)):
+        return []
+    return [str(item)[:QUOTE_WIDTH] for item in items[:MAX_QUOTED]]
+
+
 def _headline(view: dict) -> str:
     measured = ", ".join(f"{n} {_plural(kind, n)}" for kind, n in view["counts"].items()) or "no benchmarks"
-    if view["probable"]:
-        intent = f"probably {view['strategy']}"
-    else:
-        intent = "intent unclear ({})".format(
-            " or ".join(f"{c['strategy']} {c['confidence']:.2f}" for c in view["candidates"]))
-    parts = [f"{intent} → measured {measured}"]
+    parts = [f"{view['intended']} → measured {measured}"]
     confirmed = [r for r in view["risks"] if r["status"] == "confirmed"]
     for risk in confirmed:
-        parts.append(f"risk {risk['kind']} confirmed on {_names(risk['benchmarks'])}")
+        parts.append(f"risk {risk['kind']} ({' or '.join(risk['strategies'])}) confirmed on {_names(risk['benchmarks'])}")
     if not confirmed and view["risks"]:
         kinds = ", ".join(r["kind"] for r in view["risks"])
         if all(r["status"] == "unchecked" for r in view["risks"]):
             parts.append(f"known risks ({kinds}) not checked: no profile")
         else:
-            parts.append(f"no sign of its known risks ({kinds})")
+            parts.append(f"no sign of their known risks ({kinds})" if len(view["candidates"]) > 1
+                         else f"no sign of its known risks ({kinds})")
     return "; ".join(parts)
 
 

@@ -562,6 +562,17 @@ _V4_TEXT["launch_config_tuning"].append((r"\bstages?\s*=\s*\d+\b|\b(?:block|warp
 for _strategy, _extra in _V4_TEXT.items():
     _TEXT[_strategy] = _TEXT[_strategy] + _extra
 
+# Rules v5 (issue 34): the label conventions of evaluation/README_intent.md. C1: choosing the
+# number of splits, the split heuristic or when a split path is taken is launch_config_tuning
+# (introducing split-K stays warp_level_reduction); these outweigh the bare "split-k" (2.5).
+_TEXT["launch_config_tuning"] += [
+    (r"\b(?:split-?kv?|splitk|kv[- ]splits?|splits?)\b" + _FEW + r"\b(?:heuristics?|counts?|factors?|selection|choice|"
+     r"thresholds?|dispatch conditions?)\b|\b(?:heuristics?|number|count|choice|selection) (?:of|for) (?:the )?(?:kv |k )?"
+     r"splits?\b|\b(?:choos|select|pick|tun)\w* (?:the )?(?:number of )?(?:kv |k )?splits?\b", 3.0),
+    (r"\b(?:enable|use|re-?enable)\w*\s+split[-_ ]?kv?\b" + _FEW + r"\b(?:when|whenever|more often|only (?:for|when|below|above))\b",
+     3.0),
+]
+
 _CODE: dict[str, list[tuple[str, float, float, float]]] = {
     # (pattern, weight, added factor, removed factor)
     "algorithm_replacement": [
@@ -600,6 +611,7 @@ _CODE: dict[str, list[tuple[str, float, float, float]]] = {
     ],
     "kernel_fusion": [
         (r"\bfused\s*=\s*True", 2.5, 1.0, 0.3),
+        (r"\btorch\.compile\(|@torch\.compile\b", 1.5, 1.0, 0.3),   # v5 (C11): inductor fuses what it compiles
         (r"\bfused_\w+|\b\w+_fused\b|\bFused[A-Z]\w*|triton_\w*fused\w*", 1.2, 1.0, 0.3),  # v4: names of existing fused ops are context
         (r"torch\._foreach_\w+|\b_foreach_\w+", 2.0, 1.0, 0.3),
         (r"\bepilogue\w*|\bEpilogue\w*", 1.5, 1.0, 0.3),
@@ -623,6 +635,7 @@ _CODE: dict[str, list[tuple[str, float, float, float]]] = {
         (r"<<<[^>]*>>>", 0.5, 1.0, 0.5),
         (r"gridDim\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*gridDim\.x|grid_stride|CUDA_KERNEL_LOOP", 2.0, 1.0, 0.3),
         (r"multiProcessorCount|multi_processor_count|\bnum_sms\b|\bNUM_SMS\b|\bkThreads\b|\bkBlockSize\b|\bkNumWarps\b|\bthreads_per_cta\b", 1.5, 1.0, 0.7),
+        (r"\w*split\w*heuristic\w*|\bheuristic\w*split\w*|\bget_split_k\w*|\bget_num_splits\w*", 2.0, 1.0, 0.5),  # v5 (C1)
     ],
     "occupancy_control": [
         (r"__launch_bounds__|C10_LAUNCH_BOUNDS\w*|maxrregcount|maxnreg|cudaOccupancy\w+|\bminBlocksPerMultiprocessor\b", 3.0, 1.0, 0.7),
@@ -743,6 +756,9 @@ NON_OPTIMISATION_BODY: list[re.Pattern] = [re.compile(p) for p in (
     r"\bpure(?:ly)? (?:a )?(?:renam\w+|refactor\w*|cosmetic|mechanical)\b",
     r"\bgenerated code is (?:identical|unchanged|the same)\b",
     r"\bno call sites?\b" + _FEW + r"\bchange\b",
+    # v5: a refactor that says it changes no algorithm
+    r"\b(?:changes?|with|without) no (?:algorithms?|algorithmic changes?)\b|\bno algorithm(?:ic)? changes?\b"
+    r"|\bdoes(?: not|n't) change (?:the |any )?algorithms?\b",
 )]
 
 TEXT_RULES: list[TextRule] = [

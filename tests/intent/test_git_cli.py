@@ -60,20 +60,25 @@ def test_cli_text_json(capsys):
     assert main(["intent", "--title", "[inductor] Fuse the epilogue into the mm template", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["strategy"] == "kernel_fusion"
-    assert set(out) == {"strategy", "confidence", "optimisation", "signals", "candidates"}
+    assert set(out) == {"strategy", "confidence", "optimisation", "gate_threshold", "answer", "rate", "signals",
+                        "cues", "candidates"}
 
 
 def test_cli_human_output(capsys):
     assert main(["intent", "--title", "Fuse the optimizer step", "--body", "and capture it in a CUDA graph",
                  "--labels", "performance, module: cuda"]) == 0
     out = capsys.readouterr().out
-    assert "strategy:" in out and "confidence:" in out and "runners-up:" in out
+    first, second = out.splitlines()[:2]
+    assert first.startswith("answer:       ") and " or " in first or first.startswith("answer:       probably ")
+    assert "times in 10 at this confidence on" in second and "held-out pull requests" in second
+    assert "1. kernel_fusion" in out and "2. " in out and '- body: "capture it in a cuda graph"' in out
 
 
 def test_cli_unknown(capsys):
     assert main(["intent", "--title", "Fix a typo"]) == 0
     out = capsys.readouterr().out
-    assert "unknown (probability that it is an optimisation 0." in out
+    assert out.startswith("answer:       unknown (optimisation 0.") and "a strategy is named from 0.50)" in out
+    assert "not an optimisation" in out.splitlines()[1] and "if it is one:" in out
 
 
 def test_cli_diff_file_and_stdin(tmp_path, capsys, monkeypatch):
@@ -136,8 +141,8 @@ def test_cli_refuses_an_empty_range(repo, capsys):
 def test_cli_human_output_shows_the_gate(capsys):
     assert main(["intent", "--title", "Fuse the bias add and GELU into one kernel"]) == 0
     out = capsys.readouterr().out
-    assert "strategy:    kernel_fusion" in out
-    assert "optimisation: " in out and "(probability that the change is one)" in out
+    assert out.startswith("answer:       probably kernel_fusion\n") and "1. kernel_fusion" in out
+    assert "optimisation: " in out and "(probability that the change is one" in out
 
 
 def test_import_does_not_import_torch():

@@ -72,7 +72,7 @@ def test_excerpt_puts_library_code_first_and_stops_at_60_lines(harvest):
     out = harvest.excerpt(test_file + library).splitlines()
     assert out[0] == "diff --git a/csrc/k.cu b/csrc/k.cu" and "diff --git a/tests/test_k.py b/tests/test_k.py" in out
     assert "+b  # TODO later" in out and not any("example.com" in line for line in out)
-    assert "@@ -1 +1 @@" in out                                # hunk header without its context text
+    assert "@@ -1,1 +1,1 @@" in out                            # hunk header: the lines it keeps, no context text
     cut = harvest.excerpt(long + test_file).splitlines()
     assert sum(line.startswith(("+", "-")) for line in cut) == harvest.MAX_LINES
     assert not any("tests/test_k.py" in line for line in cut)  # the excerpt is full after the first file

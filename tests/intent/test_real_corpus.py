@@ -68,6 +68,45 @@ def test_blind_split_is_the_seeded_hash_of_each_round(real, rows):
         real.split_of("a/b#1", 7)
 
 
+def test_round_4_blind_split_is_a_fresh_draw_over_rounds_2_and_3(real, rows):
+    """real-test4 takes about a fifth of the rows of rounds 2 and 3 by its own salt; round 1's rows
+    (read to write rules v4) and every earlier blind split's other rows are training data."""
+    assert real.BLIND == "real-test4" and set(real.SPLITS) == {"real-train", "real-test4"}
+    blind = [r for r in rows if real.current_split(r) == real.BLIND]
+    assert all(r.get("round", 1) in (2, 3) for r in blind)
+    pool = [r for r in rows if r.get("round", 1) in (2, 3)]
+    assert 0.15 <= len(blind) / len(pool) <= 0.25
+    assert sum(r["label"] != UNKNOWN for r in blind) >= 200          # enough optimisations to score
+    # Independent of the rounds' own salts: it is not real-test2 / real-test3 again.
+    old = [r for r in blind if r["split"] != "real-train"]
+    assert 0.2 <= len(old) / len(blind) <= 0.4
+    assert {real.current_split(r) for r in rows if r.get("round", 1) == 1} == {"real-train"}
+
+
+def test_label_conventions_are_applied_and_recorded(rows):
+    """Every decision of relabel_intent.RELABELS is in the corpus with the old label kept, and no
+    other row carries a ``relabel`` record; applying the decisions again changes nothing."""
+    relabel = _module("relabel_intent")
+    by_source = {r["source"]: r for r in rows}
+    for source, (label, also, convention) in relabel.RELABELS.items():
+        row = by_source[source]
+        assert (row["label"], tuple(row["also"])) == (label, also)
+        assert row["relabel"]["convention"] == convention
+        assert (row["relabel"]["from"], tuple(row["relabel"]["also_from"])) != (label, also)
+        assert relabel.relabel(row) is row
+    assert {r["source"] for r in rows if "relabel" in r} == set(relabel.RELABELS)
+
+
+def test_convention_suspects_are_selected_by_label_side_and_wording():
+    relabel = _module("relabel_intent")
+    row = {"source": "a/b#1", "label": "warp_level_reduction", "also": [], "title": "Tune the split-K heuristic",
+           "body": "", "reason": "split count chosen from the SM count"}
+    found = relabel.suspects([row, dict(row, source="a/b#2", label="kernel_fusion")])
+    assert [r["source"] for r in found["C1 split count or heuristic"]] == ["a/b#1"]
+    assert not found["C1 a new split path"]
+    assert relabel.relabel(row) is row                   # no decision recorded for it
+
+
 def test_load_refuses_a_moved_row(real, rows, tmp_path):
     moved = dict(rows[0], split="real-test" if rows[0]["split"] == "real-train" else "real-train")
     path = tmp_path / "c.jsonl"
@@ -104,13 +143,13 @@ def test_evaluate_counts_top1_unknown_and_reliability(real):
 
 
 @pytest.mark.slow
-def test_model_is_reproduced_from_the_corpus():
+def test_model_is_reproduced_from_the_corpus(real):
     """model.json is what evaluation/train_intent_model.py fits from the corpus (never from the
     blind split): a refit names the same strategies and gives the same gate."""
     pytest.importorskip("sklearn")
     train = _module("train_intent_model")
     real_rows, own = train.training_rows()
-    assert real_rows and all(r["split"] != "real-test3" for r in real_rows)
+    assert real_rows and all(real.current_split(r) != "real-test4" for r in real_rows)
     examples = train.Examples()
     fitted = train.fit(real_rows + own, examples)
     stored = model.model()

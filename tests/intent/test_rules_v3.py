@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runner.intent import UNKNOWN, classify_rules
-from runner.intent.classifier import (MIN_SCORE, NON_OPTIMISATION_TEXT_CAP, non_optimisation_cues,
+from runner.intent.classifier import (MIN_SCORE, NON_OPTIMISATION_TEXT_CAP, evidence, non_optimisation_cues,
                                       text_evidence)
 
 # Own titles (not in evaluation/intent_dataset.jsonl): each names a strategy's code or
@@ -104,3 +104,23 @@ def test_v3_disambiguation(title, body, strategy):
 def test_the_fused_op_is_weaker_than_fusing():
     assert text_evidence(title="Benchmark the fused attention op").get("kernel_fusion", (0.0,))[0] < MIN_SCORE
     assert text_evidence(title="Fuse the attention op")["kernel_fusion"][0] >= MIN_SCORE
+
+
+@pytest.mark.parametrize("title, strategy", [
+    # Convention C1 (evaluation/README_intent.md): choosing splits is launch configuration;
+    # introducing split-K stays warp_level_reduction.
+    ("Improve the split-k heuristic for small M", "launch_config_tuning"),
+    ("Choose the number of KV splits by sequence length", "launch_config_tuning"),
+    ("Add split-K to the GEMV kernel", "warp_level_reduction"),
+])
+def test_v5_split_k_convention(title, strategy):
+    assert evidence(title=title).named() == strategy
+
+
+def test_v5_split_heuristic_in_code_and_no_algorithm_change_cue():
+    diff = "--- a/k.py\n+++ b/k.py\n@@ -1 +1 @@\n-    s = get_num_splits(m)\n+    s = get_num_splits_v2(m, n)\n"
+    ev = evidence(title="x", diff=diff)
+    assert ev.named() == "launch_config_tuning" and ev.code_lines["launch_config_tuning"][0].token == "get_num_splits_v2"
+    said = non_optimisation_cues(title="Move the backend", body="Moves code around; no algorithm changes.")
+    assert said and "no algorithm changes" in said[0]
+    assert not non_optimisation_cues(title="Move the backend", body="Moves code around.")
