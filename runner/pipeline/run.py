@@ -168,10 +168,15 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
     except WorkerFailure as exc:
         samples, peak, error = [], None, str(exc)
     if error is None:
+        # the memory measure may take its share of the benchmark's budget (runner.measures.memory_due)
+        per_call = sorted(samples)[len(samples) // 2] if samples else 0.0
+        memory = measures.memory_due(0, per_call, budget)
         try:
-            extra = _measures(worker.request("measure", timeout=case.get("timeout")))
+            extra = _measures(worker.request("measure", memory=memory, timeout=case.get("timeout")))
         except WorkerFailure as exc:  # the timing stands; say why memory is missing
             extra = {"measure_error": str(exc)}
+        if not memory:
+            extra["measure_error"] = measures.memory_skipped(per_call, budget)
     return results_mod.benchmark(case["name"], case["file"], base=None,
                                  head=results_mod.side(samples, peak_memory_bytes=peak, error=error, **extra),
                                  change=None, family=case.get("family"), params=case.get("params")), None
