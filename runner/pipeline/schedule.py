@@ -63,6 +63,41 @@ def calls_per_sample(first: tuple[int, float], second: tuple[int, float],
     return n1, n2, False
 
 
+def shared_after_first_pair(base: Sequence[float], head: Sequence[float], numbers: tuple[int, int],
+                            factor: float = SHARE_FACTOR) -> int | None:
+    """The calls per sample both sides should share from now on, when the first process pair's
+    rounds show that separate counts were chosen on a disturbed calibration; None when the
+    choice stands.
+
+    The calibration behind :func:`calls_per_sample` reads each side's warm per-call time from a
+    few warm-up samples in a fresh process. On a loaded runner another task can take the CPU in
+    two of those three samples, and identical code then looks more than ``factor`` times slower
+    on one side, which gets its own, smaller count. Samples of different lengths are not hit
+    alike by another task's bursts (a longer sample more often), so a rank estimate over the
+    rounds shifts: identical code read −22 % [−34, −8] % (a Triton grid under load 2–6 on 2
+    CPUs, base 3 calls per sample, head 2, evaluation/RESULTS_conventions.md), and simulated
+    (tests/runner/test_timing_pass.py) 8 of 20 such compares called identical code faster.
+    The first pair's rounds — dozens of samples a side — judge the per-call ratio far better
+    than three warm-up samples, so when their medians are within ``factor`` the split is undone.
+
+    Args:
+        base, head: the first pair's samples (seconds per call), round by round.
+        numbers: ``(base's, head's)`` calls per sample they were taken with.
+        factor: :data:`SHARE_FACTOR`.
+
+    Returns:
+        The larger of the two counts (the one calibrated on the faster-looking, i.e. less
+        disturbed, side: each sample then lasts at least the sample time) when the counts
+        differ and the medians' ratio is within ``factor``; else None.
+    """
+    if numbers[0] == numbers[1] or len(base) < 2 or len(head) < 2:
+        return None
+    mb, mh = sorted(base)[len(base) // 2], sorted(head)[len(head) // 2]
+    if mb <= 0 or mh <= 0 or not 1.0 / factor <= mh / mb <= factor:
+        return None
+    return max(numbers)
+
+
 def rounds_per_pair(round_seconds: float, pair_rounds: int, minimum: int = MIN_PAIR_ROUNDS) -> int:
     """Rounds each process pair of a benchmark takes, from what one round lasts.
 

@@ -140,6 +140,10 @@ class BenchState:
     budget_cut: bool = False
     resolvable: float | None = None
     open_sides: tuple[str, ...] = ()
+    #: rounds of a first pair dropped because its calls per sample were re-chosen
+    #: (:meth:`TimingPass.renumber`), and the counts they had been taken with
+    dropped_rounds: int = 0
+    dropped_numbers: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:
@@ -371,6 +375,7 @@ class TimingPass:
             target_pairs = self.look_pairs[state.look_index]
             while len(state.blocks()) < target_pairs:
                 if len(state.base) - state.block_starts[-1] >= state.pair_rounds:
+                    self.renumber(state)
                     if not self._pair_fits(state, deadline):
                         state.stop_reason, state.budget_cut = "time budget spent", True
                         return
@@ -410,6 +415,34 @@ class TimingPass:
                                          f"would still be ±{math.expm1(projection.half_width):.1%}")
                     return
         state.stop_reason = f"still inconclusive after {self.look_pairs[-1]} process pairs (max_rounds)"
+
+    def renumber(self, state: BenchState) -> None:
+        """After the first process pair's rounds: when its sides took separate calls per sample
+        but its rounds show the per-call times within :data:`runner.pipeline.schedule.SHARE_FACTOR`
+        (:func:`runner.pipeline.schedule.shared_after_first_pair`: a disturbed calibration), both
+        sides share one count from the next pair on and the first pair's rounds are dropped — they
+        were taken with samples of different lengths, which another task's bursts hit unequally.
+        Done at most once per benchmark."""
+        if state.shared_number is not False or state.dropped_numbers is not None or len(state.block_starts) != 1:
+            return
+        b, h = state.sides["base"], state.sides["head"]
+        if b.number is None or h.number is None:
+            return
+        number = schedule.shared_after_first_pair(b.samples, h.samples, (b.number, h.number))
+        if number is None:
+            return
+        state.dropped_numbers, state.dropped_rounds = (b.number, h.number), len(b.samples)
+        for own in (b, h):
+            own.per_call = sorted(own.samples)[len(own.samples) // 2]
+            own.number = number
+            own.truncate(0)
+        state.windows.clear()
+        state.block_starts = []
+        state.shared_number = True
+        for own in (b, h):
+            own.warmup_samples = schedule.later_warmup_samples(own.first_warmup_samples or 1, (own.per_call or 0.0) * number)
+        state.round_seconds = sum((s.per_call or 0.0) * number for s in (b, h))
+        state.pair_rounds = schedule.rounds_per_pair(state.round_seconds, self.cfg.pair_rounds)
 
     def reachable_pairs(self, state: BenchState) -> int:
         """The most process pairs this benchmark could still reach: the last planned look, or
@@ -609,7 +642,8 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     ``disturbed_rounds``, the rounds left out because another task took the CPU; ``clock_rounds``,
     those left out because the GPU throttled or its SM clock moved during them, and
     ``clock_reasons`` how many for each reason (``throttled``, ``clock``); ``shared_number``,
-    whether both sides took the same calls per sample; ``futile`` and ``budget_cut``, why an
+    whether both sides took the same calls per sample; ``dropped_rounds``, the first pair's rounds
+    dropped because the sides' calls per sample were re-chosen (:meth:`TimingPass.renumber`); ``futile`` and ``budget_cut``, why an
     undecided benchmark stopped. ``memory`` (:func:`runner.measures.memory_change`, the verdict
     against ``memory_threshold``) and ``compile`` (:func:`runner.measures.compile_change`) compare
     what each side's processes measured after their timing; each side carries its own ``memory``
@@ -644,6 +678,7 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         "clock_rounds": len(state.clock_rounds),
         "clock_reasons": {r: list(state.clock_rounds.values()).count(r) for r in sorted(set(state.clock_rounds.values()))},
         "shared_number": state.shared_number,
+        "dropped_rounds": state.dropped_rounds,
         "futile": state.futile,
         "budget_cut": state.budget_cut,
         "p_adjusted": state.p_adjusted,

@@ -149,6 +149,11 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
     if change.get("shared_number") is False and base_n and head_n and base_n != head_n:
         parts.append(f"calls per sample differ (base {base_n}, head {head_n}) because one side is more than 4× "
                      "slower than the other: each side's samples last at least the sample time")
+    dropped = change.get("dropped_rounds")
+    if isinstance(dropped, int) and dropped > 0:
+        parts.append(f"the first process pair's {dropped} rounds were dropped: its warm-up had read the sides "
+                     "more than 4× apart (another task disturbed it) and gave them different calls per sample, "
+                     "but its rounds measured them within 4×, so both sides share one count from the next pair on")
     if not parts:
         return None
     text = "; ".join(parts)

@@ -53,6 +53,13 @@ class SideModel:
     memory: int | None = None
     memory_sd: float = 0.0
     compile: dict | None = None
+    #: calls during set-up (calibration, warm-up) take this many times longer: a calibration
+    #: another task disturbed, as on a loaded runner
+    setup_slowdown: float = 1.0
+    #: another task's bursts arrive at this rate (per second of a sample's wall time) and each
+    #: takes ``burst_s`` seconds of it: a longer sample is hit more often
+    burst_rate: float = 0.0
+    burst_s: float = 0.0
 
 
 class SimTelemetry:
@@ -100,8 +107,8 @@ class SimWorker:
     def end_child(self) -> None:
         self._model = None
 
-    def _call_time(self) -> float:
-        return self._model.per_call * self._factor * math.exp(self.rng.gauss(0.0, self._model.sample_sd))
+    def _call_time(self, slowdown: float = 1.0) -> float:
+        return self._model.per_call * self._factor * slowdown * math.exp(self.rng.gauss(0.0, self._model.sample_sd))
 
     def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
         self.requests.append((cmd, fields))
@@ -138,7 +145,7 @@ class SimWorker:
             return {"ok": False, "error": "ValueError: cannot be set up"}
         self._model = model
         self._factor = math.exp(self.rng.gauss(0.0, model.process_sd))
-        first = self._call_time() * model.first_call
+        first = self._call_time(model.setup_slowdown) * model.first_call
         self.clock.advance(first)
         min_sample = float(req["min_sample_time"])
         warm: list[float] = []
@@ -147,7 +154,7 @@ class SimWorker:
         else:  # the worker's calibrate(): grow the count until a sample lasts min_sample_time
             number = 1
             while True:
-                t = sum(self._call_time() for _ in range(min(number, 50))) * (number / min(number, 50))
+                t = sum(self._call_time(model.setup_slowdown) for _ in range(min(number, 50))) * (number / min(number, 50))
                 self.clock.advance(t)
                 if t >= min_sample or number >= 1_000_000:
                     break
@@ -156,13 +163,13 @@ class SimWorker:
         fixed = req.get("warmup_samples")
         if fixed is not None:
             for _ in range(int(fixed)):
-                t = self._call_time() * number
+                t = self._call_time(model.setup_slowdown) * number
                 self.clock.advance(t)
                 warm.append(t / number)
         else:  # adaptive, bounded by warmup_seconds (runner.worker.sampling.warm_up)
             limit, spent = float(req.get("warmup_seconds") or 1.0), 0.0
             while len(warm) < 3 and not (warm and spent + warm[-1] * number > limit):
-                t = self._call_time() * number
+                t = self._call_time(model.setup_slowdown) * number
                 self.clock.advance(t)
                 spent += t
                 warm.append(t / number)
@@ -187,6 +194,9 @@ class SimWorker:
         wall, cpu, switches = busy, busy, 0
         if self.rng.random() < self._model.disturbed:
             wall = busy / (1.0 - self._model.steal)  # another task had the CPU for the rest
+            switches = 3
+        if self._model.burst_rate and self.rng.random() < 1.0 - math.exp(-self._model.burst_rate * busy):
+            wall += self._model.burst_s
             switches = 3
         t0 = self.clock.now
         self.clock.advance(wall)
