@@ -210,6 +210,30 @@ def memory_change(base: Sequence[dict | None], head: Sequence[dict | None], thre
     return out
 
 
+# -- values that are memory (asv's peakmem_* and mem_*) ---------------------------------------------
+
+#: Smallest median change in bytes a memory verdict needs, by the kind of value: an object's deep
+#: size (asv's ``mem_*``, ``size``) is exact — the same bytes in every process — so any change
+#: beyond the threshold counts; a resident set (``peakmem_*``, ``rss``/``maxrss``) moves by pages
+#: between processes, so it keeps :data:`MEMORY_FLOOR_BYTES`.
+VALUE_FLOORS = {"size": 0}
+
+
+def value_records(values: Sequence[float], kind: str) -> list[dict]:
+    """A benchmark's reported byte values, one per process, as the memory records
+    :func:`memory_side` and :func:`memory_change` read: ``[{kind, peak_bytes}]``."""
+    return [{"kind": kind, "peak_bytes": int(round(v))} for v in values]
+
+
+def value_memory_change(base: Sequence[float], head: Sequence[float], kind: str, threshold: float,
+                        min_pairs: int = 2) -> dict | None:
+    """The ``change.memory`` record of a benchmark whose own value is bytes, one per process and
+    side, aligned by process pair (asv's ``peakmem_*``: ``kind`` ``rss``; ``mem_*``: ``size``):
+    :func:`memory_change` with the floor of :data:`VALUE_FLOORS` (``MEMORY_FLOOR_BYTES`` else)."""
+    floor = VALUE_FLOORS.get(kind, MEMORY_FLOOR_BYTES)
+    return memory_change(value_records(base, kind), value_records(head, kind), threshold, floor, min_pairs)
+
+
 # -- torch.compile ----------------------------------------------------------------------------------
 
 def _site_key(site: dict, with_line: bool) -> tuple:

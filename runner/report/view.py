@@ -37,13 +37,20 @@ def value_text(bench: dict, side: str) -> str:
     return fmt_quantity(value, bench.get("unit") or "s")
 
 
+def _factor_words(bench: dict) -> tuple[str, str]:
+    """How a factor of change reads: ``slower``/``faster`` for times, ``larger``/``smaller`` for a
+    value in another unit (bytes, an asv ``track_`` value)."""
+    return ("slower", "faster") if (bench.get("unit") or "s") == "s" else ("larger", "smaller")
+
+
 def change_text(bench: dict) -> str:
-    """The change column: of the time per call (``+30.2 %``, ``2.5× slower``), or, for a
-    bigger-is-better value, of the value in its unit (``−20.0 % tokens/s``)."""
+    """The change column: of the time per call (``+30.2 %``, ``2.5× slower``), of another
+    smaller-is-better value (``2.5× larger``), or, for a bigger-is-better value, of the value in
+    its unit (``−20.0 % tokens/s``)."""
     change = bench.get("change") or {}
     if bench.get("direction") == "bigger":
         return fmt_value_change(change.get("ratio"), bench.get("unit"))
-    return fmt_change(change.get("ratio"))
+    return fmt_change(change.get("ratio"), *_factor_words(bench))
 
 
 def interval_text(bench: dict) -> str:
@@ -52,7 +59,7 @@ def interval_text(bench: dict) -> str:
     low, high = change.get("ci_low"), change.get("ci_high")
     if bench.get("direction") == "bigger" and positive(low) and positive(high):
         return f"[{(1 / high - 1) * 100:+.1f}, {(1 / low - 1) * 100:+.1f}] %"
-    return fmt_interval(low, high)
+    return fmt_interval(low, high, *_factor_words(bench))
 
 
 def conditions_line(environment: dict | None) -> str | None:
