@@ -266,15 +266,24 @@ def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, mi
 
 def _as_memory(out: dict, state: BenchState, threshold: float, min_pairs: int) -> None:
     """Turn a memory-valued benchmark's entry ``out`` into a memory one (see :func:`entry`)."""
-    out["measure"] = "memory"
     change = out["change"]
     memory = memory_of(state, threshold, min_pairs) if state.verdict not in ("failed", "new") else None
     if memory is not None:
         change["memory"] = memory
         change.update(ratio=memory["ratio"], ci_low=memory["ci_low"], ci_high=memory["ci_high"],
                       ci_level=memory["ci_level"], p_value=None)
-    kind = str(state.case.get("memory_kind") or "value")
+    with_memory_sides(out, state.case)
+
+
+def with_memory_sides(out: dict, case: dict) -> dict:
+    """``out`` (a ``benchmarks[]`` entry of the memory-valued ``case``, :func:`is_memory`) with
+    ``measure: "memory"`` and each measured side's ``memory`` record
+    (:func:`runner.measures.memory_side` of its values, one per process): what the report's memory
+    column and the history's memory series read."""
+    out["measure"] = "memory"
+    kind = str(case.get("memory_kind") or "value")
     for side in ("base", "head"):
         own = out.get(side)
         if own is not None and own.get("samples"):
             own["memory"] = measures.memory_side(measures.value_records(own["samples"], kind))
+    return out

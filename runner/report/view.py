@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..intent.impact import intent_vs_impact
-from ..results import CHANGED, REPORT_ORDER, memory_verdict_of, verdict_of
+from ..results import CHANGED, REPORT_ORDER, is_memory_valued, memory_verdict_of, verdict_of
 from .measures import compile_sentence, has_memory, memory_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
 from .units import fmt_change, fmt_interval, fmt_quantity, fmt_value_change, is_number
@@ -89,10 +89,15 @@ def positive(v) -> bool:
 
 def headline(summary: dict | None, benchmarks: list | None = None) -> str:
     """``"1 regression, 1 failed, 1 unchanged, 1 memory regression"``: the verdict counts in report
-    order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``."""
+    order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``. A
+    memory-valued benchmark's change (asv's ``peakmem_*``/``mem_*``, ``measure: memory``) is counted
+    once, as a memory one."""
     parts = []
+    as_memory = [verdict_of(b) for b in benchmarks or [] if isinstance(b, dict) and is_memory_valued(b)]
     for key in REPORT_ORDER:
         n = (summary or {}).get(key) or 0
+        if isinstance(n, int) and key in CHANGED:
+            n = max(0, n - as_memory.count(key))
         if isinstance(n, int) and n:
             plural = "s" if n != 1 and key in CHANGED else ""
             parts.append(f"{n} {key}{plural}")

@@ -215,3 +215,28 @@ def test_compare_of_an_unchanged_suite_finds_no_change(tmp_path):
                              "kinds.Track.track_items(3)"}
     assert set(verdicts.values()) <= {"unchanged", "inconclusive"}, verdicts
     assert verdicts["kinds.MemSuite.mem_list"] == "unchanged"
+
+
+def test_headline_counts_a_memory_valued_change_once():
+    from runner.report.view import headline
+
+    peak = {"name": "m.peakmem_x", "measure": "memory", "unit": "B",
+            "change": {"verdict": "regression", "memory": {"verdict": "regression"}}}
+    timed = {"name": "m.time_x", "unit": "s", "change": {"verdict": "regression", "memory": {"verdict": "unchanged"}}}
+    benchmarks = [peak, timed]
+    assert headline(results_mod.summarize(benchmarks), benchmarks) == "1 regression, 1 memory regression"
+
+
+@pytest.mark.slow
+def test_run_keeps_memory_values_as_memory(tmp_path):
+    from runner.cli.main import main
+
+    repo = suite_repo(tmp_path / "repo", KINDS, "asvsizes.py", "SCALE = 1", "SCALE = 2")
+    out = tmp_path / "out"
+    assert main(["run", "--repo", str(repo), "--rev", "head", "--out", str(out), "--max-time", "4",
+                 "--filter", "*MemSuite*", "--quiet"]) == 0
+    doc = results_mod.load(out / "results.json")
+    (bench,) = doc["benchmarks"]
+    assert bench["measure"] == "memory" and bench["head"]["memory"]["kind"] == "size"
+    assert bench["head"]["memory"]["peak_bytes"] == deep_sizeof([0] * 512)
+    assert {p.measure for p in points_of(doc)} == {"memory"}  # a main-branch run feeds the memory series
