@@ -51,12 +51,18 @@ def is_memory(state: BenchState) -> bool:
 def memory_of(state: BenchState, threshold: float, min_pairs: int) -> dict | None:
     """The ``change.memory`` record of a memory-valued benchmark over its process pairs: each
     side's value of the pair (one per run; the median where a run reported several)."""
-    bounds = state.block_starts + [len(state.base)]
-    pairs = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-    base = [statistics.median(state.base[a:b]) for a, b in pairs]
-    head = [statistics.median(state.head[a:b]) for a, b in pairs]
+    base, head = pair_values(state)
     kind = str(state.case.get("memory_kind") or "value")
     return measures.value_memory_change(base, head, kind, threshold, min_pairs)
+
+
+def pair_values(state: BenchState) -> tuple[list[float], list[float]]:
+    """Each process pair's base and head value (the median of what its run reported: one value
+    for asv's types), aligned by pair."""
+    bounds = state.block_starts + [len(state.base)]
+    pairs = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    return ([statistics.median(state.base[a:b]) for a, b in pairs],
+            [statistics.median(state.head[a:b]) for a, b in pairs])
 
 
 class MeasuredPass:
@@ -245,9 +251,12 @@ def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, mi
     ``change.memory`` (:func:`memory_of`, against ``memory_threshold``) with ``change.ratio`` and
     its interval taken from it, and each side's ``memory`` record (:func:`runner.measures.memory_side`)."""
     out = benchmark_entry(state, ci_level)
-    centers = [b[0] for b in blocks(state)] if state.block_starts else []
-    for pair, center in zip(out["change"]["pairs"], centers):
-        pair["ratio"], pair["used"] = round(math.exp(center), 6), True
+    if is_memory(state):  # bytes may be 0: each pair's head/base as the memory verdict reads it
+        ratios = [measures.memory_ratio(int(b), int(h)) for b, h in zip(*pair_values(state))]
+    else:
+        ratios = [math.exp(b[0]) for b in blocks(state)] if state.block_starts else []
+    for pair, ratio in zip(out["change"]["pairs"], ratios):
+        pair["ratio"], pair["used"] = round(ratio, 6), True
     if is_memory(state):
         _as_memory(out, state, memory_threshold, min_pairs)
     out["change"]["rounds_per_pair"] = None

@@ -125,6 +125,16 @@ def test_a_memory_valued_entry_carries_its_memory_verdict_and_records():
     assert change_text(out) == "2× larger" and interval_text(out) == "[2×, 2×] larger"
 
 
+def test_a_memory_value_of_zero_bytes_is_kept_and_compared():
+    state = _memory_state([0, 0], [0, 0], kind="rss")
+    state.verdict = memory_of(state, 0.05, 2)["verdict"]
+    out = entry(state, 0.99, memory_threshold=0.05, min_pairs=2)
+    assert state.verdict == "unchanged" and out["change"]["ratio"] == 1.0
+    assert [p["ratio"] for p in out["change"]["pairs"]] == [1.0, 1.0]
+    grew = entry(_memory_state([0, 0], [1 << 20, 1 << 20], kind="rss"), 0.99)
+    assert grew["change"]["memory"]["verdict"] == "regression"
+
+
 def test_values_in_bytes_and_other_units_read_as_such():
     assert fmt_quantity(2 * 1024 * 1024, "B") == "2.0 MiB"
     assert fmt_quantity(30, "items") == "30 items"
