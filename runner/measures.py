@@ -11,7 +11,7 @@ blocks and 2/20 MiB segments, pages) and now and then one process differs as a w
 autotuner or cuDNN picking another algorithm with another workspace). So:
 
 * paired over processes: pair ``j`` gives ``r_j = head_j / base_j`` (a base of 0 bytes — a call
-  that allocated nothing — gives ``head_j + 1``, :func:`_ratio`);
+  that allocated nothing — gives ``head_j + 1``, :func:`memory_ratio`);
 * the estimate is the median of the ``r_j`` and its interval the distribution-free one of a median
   (order statistics of the binomial, the sign test inverted; :func:`runner.stats.median_interval`):
   rank-based, so it holds for tied and discrete values — identical ratios in every pair, the
@@ -120,7 +120,7 @@ def _median_int(values: Sequence[float | None]) -> int | None:
 
 # -- memory ---------------------------------------------------------------------------------------
 
-def _ratio(base: int, head: int) -> float:
+def memory_ratio(base: int, head: int) -> float:
     """head / base bytes; a base of 0 gives 1 for a head of 0, else ``head + 1`` (finite, and
     large enough for any threshold: a call that allocated nothing now allocates)."""
     if base > 0:
@@ -193,7 +193,7 @@ def memory_change(base: Sequence[dict | None], head: Sequence[dict | None], thre
              and b.get("kind") == h.get("kind")]
     if not pairs:
         return None
-    ratios = [_ratio(b["peak_bytes"], h["peak_bytes"]) for b, h in pairs]
+    ratios = [memory_ratio(b["peak_bytes"], h["peak_bytes"]) for b, h in pairs]
     deltas = [h["peak_bytes"] - b["peak_bytes"] for b, h in pairs]
     ratio, low, high = median_interval(ratios, MEMORY_CI_LEVEL)
     n = len(ratios)
@@ -203,11 +203,35 @@ def memory_change(base: Sequence[dict | None], head: Sequence[dict | None], thre
            "delta_bytes": int(round(delta)), "base_bytes": _median_int([b["peak_bytes"] for b, _ in pairs]),
            "head_bytes": _median_int([h["peak_bytes"] for _, h in pairs]), "pairs": n, "threshold": threshold,
            "verdict": memory_verdict(ratio, low, high, delta, threshold, floor, n, min_pairs)}
-    reserved = [_ratio(b["reserved_bytes"], h["reserved_bytes"]) for b, h in pairs
+    reserved = [memory_ratio(b["reserved_bytes"], h["reserved_bytes"]) for b, h in pairs
                 if isinstance(b.get("reserved_bytes"), int) and isinstance(h.get("reserved_bytes"), int)]
     if reserved:
         out["reserved_ratio"] = round(_median(reserved), 6)
     return out
+
+
+# -- values that are memory (asv's peakmem_* and mem_*) ---------------------------------------------
+
+#: Smallest median change in bytes a memory verdict needs, by the kind of value: an object's deep
+#: size (asv's ``mem_*``, ``size``) is exact — the same bytes in every process — so any change
+#: beyond the threshold counts; a resident set (``peakmem_*``, ``rss``/``maxrss``) moves by pages
+#: between processes, so it keeps :data:`MEMORY_FLOOR_BYTES`.
+VALUE_FLOORS = {"size": 0}
+
+
+def value_records(values: Sequence[float], kind: str) -> list[dict]:
+    """A benchmark's reported byte values, one per process, as the memory records
+    :func:`memory_side` and :func:`memory_change` read: ``[{kind, peak_bytes}]``."""
+    return [{"kind": kind, "peak_bytes": int(round(v))} for v in values]
+
+
+def value_memory_change(base: Sequence[float], head: Sequence[float], kind: str, threshold: float,
+                        min_pairs: int = 2) -> dict | None:
+    """The ``change.memory`` record of a benchmark whose own value is bytes, one per process and
+    side, aligned by process pair (asv's ``peakmem_*``: ``kind`` ``rss``; ``mem_*``: ``size``):
+    :func:`memory_change` with the floor of :data:`VALUE_FLOORS` (``MEMORY_FLOOR_BYTES`` else)."""
+    floor = VALUE_FLOORS.get(kind, MEMORY_FLOOR_BYTES)
+    return memory_change(value_records(base, kind), value_records(head, kind), threshold, floor, min_pairs)
 
 
 # -- torch.compile ----------------------------------------------------------------------------------

@@ -155,14 +155,23 @@ def verdict_of(entry: dict) -> str | None:
 
 def regressions_beyond(doc: dict, fail_threshold: float) -> list[dict]:
     """The benchmarks whose verdict is ``regression`` with ``ratio > 1 + fail_threshold``: what
-    ``--fail-on-regression`` and the App's check run fail on."""
+    ``--fail-on-regression`` and the App's check run fail on. A memory-valued benchmark
+    (``measure: "memory"``, asv's ``peakmem_*``/``mem_*``) is left to :func:`memory_regressions`."""
     out = []
     for entry in doc.get("benchmarks") or []:
+        if is_memory_valued(entry):
+            continue
         change = change_of(entry)
         ratio = change.get("ratio")
         if change.get("verdict") == "regression" and isinstance(ratio, (int, float)) and ratio > 1.0 + fail_threshold:
             out.append(entry)
     return out
+
+
+def is_memory_valued(entry: dict) -> bool:
+    """Whether the benchmark's own values are memory (``measure: "memory"``: bytes; its verdict is
+    the memory verdict)."""
+    return entry.get("measure") == "memory"
 
 
 def memory_verdict_of(entry: dict) -> str | None:

@@ -3,8 +3,9 @@
 :func:`bench_chart` turns a benchmark's series, PR points and fingerprint changes into plain
 shapes in SVG user units; ``templates/_chart.svg.html`` draws them. The x axis is the order
 of events in time (every main and PR point gets one equal slot; runs are irregular in time
-and evenly spaced slots keep dense weeks readable); the y axis is time per call, linear,
-in the unit that suits the data (s, ms, µs, ns).
+and evenly spaced slots keep dense weeks readable); the y axis is the series' measure — time per
+call, peak memory or compile time — linear, in the unit that suits the data (s, ms, µs, ns; B,
+KiB, MiB, GiB).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from runner.report.units import fmt_change, fmt_time
+from runner.report.units import fmt_bytes, fmt_change, fmt_growth, fmt_time
 
 from .core import Point, Series, iso
 
@@ -21,14 +22,24 @@ MARGIN = {"left": 78, "right": 24, "top": 24, "bottom": 46}
 #: Series colours (Okabe-Ito, colour-blind safe), cycled per fingerprint.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
 _UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+_BYTE_UNITS = (("GiB", 1024.0 ** 3), ("MiB", 1024.0 ** 2), ("KiB", 1024.0), ("B", 1.0))
+
+#: Per measure of a series (bot.history.core.MEASURES): the y axis's words, its units (largest
+#: first), how a value and a change read.
+MEASURE_AXES = {
+    "time": ("time per call", _UNITS, fmt_time, fmt_change),
+    "memory": ("peak memory", _BYTE_UNITS, fmt_bytes, fmt_growth),
+    "compile": ("compile time of the first call", _UNITS, fmt_time, fmt_change),
+}
 
 
-def unit_for(max_value: float) -> tuple[str, float]:
-    """The largest unit in which ``max_value`` seconds is at least 1, e.g. ``("ms", 1e-3)``."""
-    for unit, scale in _UNITS:
+def unit_for(max_value: float, units: Sequence[tuple[str, float]] = _UNITS) -> tuple[str, float]:
+    """The largest of ``units`` (seconds by default, largest first) in which ``max_value`` is at
+    least 1, e.g. ``("ms", 1e-3)``."""
+    for unit, scale in units:
         if max_value >= scale:
             return unit, scale
-    return _UNITS[-1]
+    return units[-1]
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -48,20 +59,22 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def _title(p: Point) -> str:
+def _title(p: Point, measure: str = "time") -> str:
+    _, _, fmt_value, fmt_ratio = MEASURE_AXES.get(measure, MEASURE_AXES["time"])
     ci = ""
     if p.ci_low is not None and p.ci_high is not None:
-        ci = f" (95 % CI {fmt_time(p.ci_low)} – {fmt_time(p.ci_high)})"
+        ci = f" (95 % CI {fmt_value(p.ci_low)} – {fmt_value(p.ci_high)})"
     what = f"PR #{p.pr_number}" if p.pr_number else ("commit" if p.kind == "main" else "compare head")
-    extra = f" · {fmt_change(p.ratio)} vs base ({p.verdict})" if p.ratio is not None else ""
-    return f"{what} {(p.sha or '?')[:12]} · {iso(p.time)} · {fmt_time(p.value)}{ci}{extra}"
+    extra = f" · {fmt_ratio(p.ratio)} vs base ({p.verdict})" if p.ratio is not None else ""
+    return f"{what} {(p.sha or '?')[:12]} · {iso(p.time)} · {fmt_value(p.value)}{ci}{extra}"
 
 
 def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
-                fingerprint_changes: Sequence[dict]) -> dict:
-    """Shapes of one benchmark's chart.
+                fingerprint_changes: Sequence[dict], measure: str = "time") -> dict:
+    """Shapes of one benchmark's chart of ``measure`` (``time``, ``memory`` in bytes, ``compile``:
+    :data:`MEASURE_AXES`).
 
-    Returns ``{width, height, plot: {x, y, w, h}, unit, y_ticks: [{y, label}],
+    Returns ``{width, height, plot: {x, y, w, h}, measure, axis, unit, y_ticks: [{y, label}],
     x_labels: [{x, label}], series: [{label, color, median: "x,y x,y", band: "x,y ...",
     points: [{x, y, title}]}], change_points: [{x, y1, y2, cls, title, label}],
     pr_points: [{x, y, title, url, cls}], fingerprint_changes: [{x, title}], empty}``;
@@ -76,9 +89,10 @@ def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
     for pi, p in enumerate(side_points):
         events.append((p.time, 1, -1, pi))
     events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
+    axis, units, fmt_value, fmt_ratio = MEASURE_AXES.get(measure, MEASURE_AXES["time"])
     chart = {"width": WIDTH, "height": HEIGHT, "plot": plot, "series": [], "change_points": [],
-             "pr_points": [], "fingerprint_changes": [], "y_ticks": [], "x_labels": [], "unit": "s",
-             "empty": not events}
+             "pr_points": [], "fingerprint_changes": [], "y_ticks": [], "x_labels": [], "unit": units[-1][0],
+             "measure": measure, "axis": axis, "empty": not events}
     if not events:
         return chart
 
@@ -92,7 +106,7 @@ def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1e-9
     lo, hi = max(lo - pad, 0.0), hi + pad
-    unit, scale = unit_for(hi)
+    unit, scale = unit_for(hi, units)
     chart["unit"] = unit
 
     def y_of(v: float) -> float:
@@ -120,20 +134,21 @@ def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
             "color": PALETTE[si % len(PALETTE)],
             "median": median,
             "band": " ".join(upper + lower[::-1]),
-            "points": [{"x": round(x, 2), "y": round(y_of(p.value), 2), "title": _title(p)}
+            "points": [{"x": round(x, 2), "y": round(y_of(p.value), 2), "title": _title(p, measure)}
                        for x, p in zip(xs, s.points)],
         })
         for c in s.change_points:
             x = (x_of[(si, c.index - 1)] + x_of[(si, c.index)]) / 2
             prs = ", ".join(f"#{p['number']}" for p in c.prs)
-            title = (f"change point {c.commit_range}: {fmt_time(c.before)} → {fmt_time(c.after)} "
-                     f"({fmt_change(c.ratio)}, p = {c.p_value:.3g})" + (f" · PRs {prs}" if prs else ""))
+            title = (f"change point {c.commit_range}: {fmt_value(c.before)} → {fmt_value(c.after)} "
+                     f"({fmt_ratio(c.ratio)}, p = {c.p_value:.3g})" + (f" · PRs {prs}" if prs else ""))
             chart["change_points"].append({"x": round(x, 2), "y1": plot["y"], "y2": plot["y"] + plot["h"],
                                            "cls": "regression" if c.ratio > 1 else "improvement",
-                                           "title": title, "label": fmt_change(c.ratio)})
+                                           "title": title, "label": fmt_ratio(c.ratio)})
 
     for pi, p in enumerate(side_points):
-        chart["pr_points"].append({"x": round(x_of[(-1, pi)], 2), "y": round(y_of(p.value), 2), "title": _title(p),
+        chart["pr_points"].append({"x": round(x_of[(-1, pi)], 2), "y": round(y_of(p.value), 2),
+                                   "title": _title(p, measure),
                                    "url": p.pr_url, "cls": p.verdict or "unknown"})
 
     first_index = {}

@@ -172,7 +172,8 @@ def points_of(doc: dict) -> list[PointRecord]:
     Benchmarks whose head failed or has no median are skipped. Points are times: a benchmark
     that reports a bigger-is-better throughput (``direction: bigger``, a unit ``X/s``) gives the
     time per X (the reciprocal, its interval inverted), so its change points and alerts read as
-    every other series'; one that reports another unit (``MB``, a score) gives no time point. A ``perfgate bisect`` document (its ``bisect``
+    every other series'; one that reports another unit (``MB``, a score) gives no time point, and a memory-valued one (``measure:
+    memory``, asv's ``peakmem_*``/``mem_*``) only its memory point. A ``perfgate bisect`` document (its ``bisect``
     section) gives no point at all: it is a search, kept for its run page.
     Where the head's peak memory was measured (``head.memory.peak_bytes`` > 0) the benchmark also gives a ``memory`` point: the
     median over its processes, their range as the interval, the memory change's ratio and verdict;
@@ -196,11 +197,13 @@ def points_of(doc: dict) -> list[PointRecord]:
             # a throughput X/s is kept as the time per X (its reciprocal), so the series reads as times
             value = 1.0 / value
             low, high = (1.0 / high if high else None), (1.0 / low if low else None)
-        elif unit != "s":
-            continue  # the history keeps times; other measures are in the report only
+        elif unit != "s" and not results_schema.is_memory_valued(bench):
+            continue  # the history keeps times and memory; other measures are in the report only
         change = results_schema.change_of(bench)
-        out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(value),
-                               ci_low=low, ci_high=high, ratio=change.get("ratio"), verdict=change.get("verdict")))
+        if unit == "s" or results_schema.direction_of(bench) == "bigger":
+            out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(value),
+                                   ci_low=low, ci_high=high, ratio=change.get("ratio"),
+                                   verdict=change.get("verdict")))
         memory = head.get("memory") if isinstance(head.get("memory"), dict) else {}
         peak = memory.get("peak_bytes")
         if isinstance(peak, int) and peak > 0:

@@ -104,11 +104,13 @@ def bench_page(owner: str, repo: str, bench: str):
     page = paging.requested(api=False)
     with _perfgate()["db"].session() as session:
         series, side, changes, more = _bench_data(session, name, bench, page)
-    if not series and not side and page.number == 1:
+        memory = _bench_data(session, name, bench, paging.Page(1, page.limit), "memory")  # its latest PR points
+    if not series and not side and not memory[0] and not memory[1] and page.number == 1:
         abort(404)
     shapes = chart.bench_chart(series, side, changes)
+    memory_shapes = chart.bench_chart(memory[0], memory[1], memory[2], measure="memory")
     return render_template("history/bench.html", repository=name, benchmark=bench, series=series, side=side,
-                           chart=shapes, fingerprint_changes=changes, fmt_s=fmt_time,
+                           chart=shapes, memory_chart=memory_shapes, fingerprint_changes=changes, fmt_s=fmt_time,
                            fmt_ratio=fmt_change, iso=history.iso, pages=paging.links(page, more),
                            noise={s.fingerprint.get("key"): history.historical_noise(
                                s.values, [c.index for c in s.change_points])[0] for s in series})

@@ -7,8 +7,22 @@ with its ``benchmark_dir`` (default ``benchmarks``, relative to the file, as asv
 Discovery follows asv's own rules (``asv_runner.discovery`` and ``asv_runner.benchmarks._base``):
 the benchmark directory is imported as a package (its parent goes first on ``sys.path``) and
 every module and sub-package in it is walked; a benchmark is a module-level function or a method
-of a (non-abstract) class whose name matches ``time_*``/``Time*`` (timed here), or ``peakmem_*``,
-``mem_*``, ``track_*``, ``timeraw_*`` (not run by perfgate: listed as skipped, see below). Its
+of a (non-abstract) class whose name matches one of asv's types (:data:`KINDS`). Each is run
+as asv defines it:
+
+- ``time_*``/``Time*``: timed by perfgate's sampler;
+- ``peakmem_*``: the peak resident set of the process while the set-ups and one call run
+  (:class:`runner.conventions.process_memory.PeakResident`; asv reads the process's
+  ``ru_maxrss``), in bytes, one value per fresh process;
+- ``mem_*``: the deep size of the object the call returns
+  (:func:`runner.conventions.process_memory.deep_sizeof`; asv uses pympler's ``asizeof``), bytes;
+- ``track_*``: the number the call returns, in its ``unit`` attribute (asv's default ``unit``);
+- ``timeraw_*``: not run (listed as skipped: it times code in a new interpreter).
+
+The three measured types are cases that measure themselves (``measures: "self"``, one run per
+process and side, :mod:`runner.pipeline.measured`); ``peakmem_*`` and ``mem_*`` carry ``measure:
+"memory"`` (compared as memory: :func:`runner.measures.memory_change`, ``memory_threshold``), a
+``track_*`` value is compared as any reported value, larger being worse as asv reads it. Their
 attributes are looked up on the function first, then the class instance, then the module:
 
 - ``params`` (a list of lists → their product; a single flat list → one parameter) and
@@ -43,6 +57,7 @@ import importlib
 import inspect
 import itertools
 import json
+import math
 import pkgutil
 import re
 import sys
@@ -50,7 +65,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UserError
-from .base import Prepared, Skipped, Suite, format_error, listing, param_label
+from .base import BenchmarkShapeError, Prepared, Reading, Skipped, Suite, format_error, listing, param_label
+from .process_memory import PeakResident, deep_sizeof
 
 #: asv's benchmark types: the name pattern of each (``name_regex`` in asv_runner).
 KINDS = {
@@ -61,13 +77,17 @@ KINDS = {
     "timeraw": re.compile(r"^(Timeraw[A-Z_].+)|(timeraw_.+)$"),
 }
 
-#: Why each asv benchmark type other than ``time`` is not run (listed as skipped with this reason).
+#: Why an asv benchmark type is not run (listed as skipped with this reason).
 NOT_RUN = {
-    "peakmem": "peakmem_ benchmarks (peak resident memory) are not run: perfgate compares time only",
-    "mem": "mem_ benchmarks (object sizes) are not run: perfgate compares time only",
-    "track": "track_ benchmarks (a returned value) are not run: perfgate compares time only",
     "timeraw": "timeraw_ benchmarks (code run in a new interpreter) are not run by perfgate",
 }
+
+#: asv's types that report a value of one run instead of being timed: the ``kind`` of memory
+#: record each gives (None: not memory).
+SELF_MEASURED = {"peakmem": "rss", "mem": "size", "track": None}
+
+#: asv's unit of a ``track_*`` value without a ``unit`` attribute.
+TRACK_UNIT = "unit"
 
 
 def kind_of(name: str) -> str | None:
@@ -283,7 +303,7 @@ def collect(directory: str | Path) -> dict:
         timeout?}`` (``func`` the attribute path in the module, ``file`` relative to
         ``directory``); errors ``{file, error}`` for modules that failed to import and benchmarks
         whose params are malformed; skipped ``{name, file, reason}`` for benchmarks perfgate does
-        not run (other types than ``time``, ``skip_params``).
+        not run (asv's ``timeraw_*``, ``skip_params``).
     """
     root = Path(directory)
     modules, errors = _walk_modules(root)
@@ -297,7 +317,7 @@ def collect(directory: str | Path) -> dict:
             continue
         for attr_path, kind, func, sources in benchmarks:
             name = _bench_name(module, attr_path, func)
-            if kind != "time":
+            if kind in NOT_RUN:
                 skipped.append({"name": name, "file": rel, "reason": NOT_RUN[kind]})
                 continue
             try:
@@ -311,6 +331,8 @@ def collect(directory: str | Path) -> dict:
                         "suite": "asv", "family": name}
                 if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
                     case["timeout"] = float(timeout)
+                if kind in SELF_MEASURED:
+                    case.update(self_measured_fields(kind, case["name"], _first(sources, "unit")))
                 if _skipped_by_params(sources, values):
                     skipped.append({"name": case["name"], "file": rel, "reason": "skip_params"})
                 else:
@@ -318,9 +340,64 @@ def collect(directory: str | Path) -> dict:
     return listing(cases, errors, skipped)
 
 
+def self_measured_fields(kind: str, name: str, unit: Any = None) -> dict:
+    """The fields a listed case of asv's type ``kind`` (``peakmem``, ``mem``, ``track``) carries
+    beside its name: ``{measures: "self", group, unit, asv_kind, measure?, memory_kind?}`` —
+    ``unit`` ``B`` for the memory types (with ``measure: "memory"`` and ``memory_kind`` the
+    :data:`SELF_MEASURED` kind of their records), else the ``unit`` attribute as text
+    (:data:`TRACK_UNIT` without one)."""
+    out = {"measures": "self", "group": name, "asv_kind": kind}
+    if SELF_MEASURED[kind] is not None:
+        out.update(unit="B", measure="memory", memory_kind=SELF_MEASURED[kind])
+    else:
+        out["unit"] = str(unit) if unit not in (None, "") else TRACK_UNIT
+    return out
+
+
+def track_value(value: Any, name: str) -> float:
+    """The number a ``track_*`` benchmark returned, as a float.
+
+    Raises:
+        BenchmarkShapeError: not a real number, not finite, or not positive (perfgate compares a
+            track value as a head/base ratio, which needs positive numbers).
+    """
+    number = None
+    if not isinstance(value, (bool, str, bytes)) and hasattr(value, "__float__"):
+        try:
+            number = float(value)  # an int, a float, a numpy or torch scalar, a Fraction
+        except (TypeError, ValueError):
+            number = None
+    if number is None:
+        raise BenchmarkShapeError(f"{name}: a track_ benchmark must return a number, got {type(value).__name__}")
+    value = number
+    if not math.isfinite(value) or value <= 0:
+        raise BenchmarkShapeError(f"{name}: returned {value!r}; perfgate compares track_ values as head/base "
+                                  "ratios, so they must be finite and positive")
+    return value
+
+
+def _self_measure(kind: str, call: Callable[[], Any], name: str, unit: str,
+                  resident: PeakResident | None) -> Callable[[], dict]:
+    """One run of an asv benchmark of a self-measured type → ``{name: Reading}`` (see the module docstring)."""
+
+    def measure() -> dict:
+        result = call()
+        if kind == "peakmem":
+            value = float(resident.peak_bytes())
+        elif kind == "mem":
+            value = float(deep_sizeof(result))
+        else:
+            value = track_value(result, name)
+        return {name: Reading((value,), unit=unit)}
+
+    return measure
+
+
 def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prepared:
     """Set up the asv benchmark case ``name`` (worker side): ``setup_cache`` once, every setup with
-    the case's values, and the callable perfgate times — the benchmark with the values applied.
+    the case's values, and the callable perfgate times — the benchmark with the values applied —
+    or, for asv's ``peakmem_*``, ``mem_*`` and ``track_*``, the ``measure`` that runs it once and
+    reports its value (the resident set's peak is watched from before the set-ups, as asv counts them).
 
     Raises:
         LookupError: the benchmark or that parameter combination is not in ``file`` on this revision.
@@ -346,6 +423,11 @@ def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prep
         raise LookupError(f"{name} is not among the params of {attr_path} in {file} on this revision")
     if _skipped_by_params(sources, values):
         raise Skipped(f"{name}: in skip_params")
+    kind = kind_of(bench_name.split(".")[-1]) or kind_of(leaf)
+    resident = None
+    if kind == "peakmem":
+        resident = PeakResident()
+        resident.start()
     setups = _attrs(sources, "setup", ignore_case=True)[::-1]
     teardowns = _attrs(sources, "teardown", ignore_case=True)
     setup_cache = _first(sources, "setup_cache")
@@ -367,7 +449,11 @@ def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prep
         for down in teardowns:
             down(*args)
 
-    return Prepared(functools.partial(func, *args), teardown)
+    call = functools.partial(func, *args)
+    if kind in SELF_MEASURED:
+        fields = self_measured_fields(kind, name, _first(sources, "unit"))
+        return Prepared(teardown=teardown, measure=_self_measure(kind, call, name, fields["unit"], resident))
+    return Prepared(call, teardown)
 
 
 def _parameter_free(setup: Callable) -> bool:
@@ -418,7 +504,7 @@ class AsvConvention:
     """asv suites (see the module docstring)."""
 
     name = "asv"
-    looked_for = "asv time_* functions or methods"
+    looked_for = "asv time_*, peakmem_*, mem_* or track_* functions or methods"
     options: tuple[str, ...] = ()
 
     def detect(self, root: Path, benchmarks: str, cfg: Any) -> Suite | None:

@@ -218,7 +218,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         skipped += [{"name": s.name, "file": s.case.get("file"), "reason": s.stop_reason}
                     for s in states if s.verdict == "skipped"]
         states = [s for s in states if s.verdict != "skipped"]
-        entries = [measured_entry(s, session.ci_level) if s.case.get("measures") == "self"
+        entries = [measured_entry(s, session.ci_level, cfg.memory_threshold, cfg.min_process_pairs)
+                   if s.case.get("measures") == "self"
                    else benchmark_entry(s, session.ci_level, cfg.memory_threshold, cfg.min_process_pairs)
                    for s in states]
         entries += [results_mod.failed_file(e["file"], e["error"]) for e in file_errors]

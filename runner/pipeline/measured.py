@@ -12,6 +12,12 @@ the pass, Benjamini–Hochberg across the run are the timing pass's (:mod:`.timi
 :mod:`runner.stats`), on the time per unit of work: a bigger-is-better value (a throughput) is
 compared as its reciprocal, so ``ratio > 1`` is worse for every benchmark.
 
+A benchmark whose value is memory (``measure: "memory"``, asv's ``peakmem_*`` and ``mem_*``: one
+byte count per run) is decided as memory instead, at the same looks: each pair's head/base, their
+median and its interval, the verdict against ``memory_threshold``
+(:func:`runner.measures.value_memory_change`); Benjamini–Hochberg leaves it alone, as it does
+a timed benchmark's memory verdict.
+
 Each benchmark stops at the first look that decides it; the group stops running when none is left
 open, at the last planned look, or when another pair would end past its share of the budget.
 """
@@ -19,18 +25,44 @@ open, at the last planned look, or when another pair would end past its share of
 from __future__ import annotations
 
 import math
+import statistics
 
+from .. import measures
 from .. import results as results_mod
 from .. import stats
 from . import schedule
 from .timing import BenchState, TimingPass, benchmark_entry
 
 
-def costs(values: list[float], direction: str) -> list[float]:
+def costs(values: list[float], direction: str, zero_ok: bool = False) -> list[float]:
     """Values as time-like costs (smaller is better): as they are, or ``1/value`` when bigger is
-    better; values that are not finite and positive are left out."""
-    good = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+    better; values that are not finite and positive (with ``zero_ok``, not finite and ≥ 0: bytes)
+    are left out."""
+    good = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)
+            and (v > 0 or (zero_ok and v == 0))]
     return [1.0 / v for v in good] if direction == "bigger" else good
+
+
+def is_memory(state: BenchState) -> bool:
+    """Whether the benchmark's own value is memory (``measure: "memory"``: bytes, a memory verdict)."""
+    return state.case.get("measure") == "memory"
+
+
+def memory_of(state: BenchState, threshold: float, min_pairs: int) -> dict | None:
+    """The ``change.memory`` record of a memory-valued benchmark over its process pairs: each
+    side's value of the pair (one per run; the median where a run reported several)."""
+    base, head = pair_values(state)
+    kind = str(state.case.get("memory_kind") or "value")
+    return measures.value_memory_change(base, head, kind, threshold, min_pairs)
+
+
+def pair_values(state: BenchState) -> tuple[list[float], list[float]]:
+    """Each process pair's base and head value (the median of what its run reported: one value
+    for asv's types), aligned by pair."""
+    bounds = state.block_starts + [len(state.base)]
+    pairs = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    return ([statistics.median(state.base[a:b]) for a, b in pairs],
+            [statistics.median(state.head[a:b]) for a, b in pairs])
 
 
 class MeasuredPass:
@@ -141,7 +173,8 @@ class MeasuredPass:
         """Add one pair's values of ``state`` (``base`` None: head only, for a ``new`` benchmark);
         False (and ``failed``) when a side's run did not report it."""
         direction = state.case.get("direction") or "smaller"
-        h = costs(((head or {}).get(state.name) or {}).get("values") or [], direction)
+        zero_ok = is_memory(state)
+        h = costs(((head or {}).get(state.name) or {}).get("values") or [], direction, zero_ok)
         if not h:
             state.verdict, state.stop_reason = "failed", "the head run did not report it"
             state.sides["head"].error = f"{state.name}: the head run reported no value for it"
@@ -149,7 +182,7 @@ class MeasuredPass:
         if base is None:
             state.sides["head"].samples.extend(h)
             return True
-        b = costs((base.get(state.name) or {}).get("values") or [], direction)
+        b = costs((base.get(state.name) or {}).get("values") or [], direction, zero_ok)
         if not b:
             state.verdict, state.stop_reason = ("new", "the base run does not report it") if not state.block_starts \
                 else ("failed", "the base run did not report it")
@@ -169,6 +202,13 @@ class MeasuredPass:
     def _look(self, state: BenchState) -> None:
         """The planned look at ``state``: estimate over its pairs, verdict, futility."""
         timing, cfg = self.timing, self.timing.cfg
+        if is_memory(state):
+            state.look_index += 1
+            memory = memory_of(state, cfg.memory_threshold, cfg.min_process_pairs)
+            state.verdict = memory["verdict"] if memory else "inconclusive"
+            if state.verdict != "inconclusive":
+                state.stop_reason = f"decided at look {state.look_index} of {len(timing.looks)}"
+            return
         state.estimate = estimate(state, timing.ci_level, cfg.process_noise)
         state.resolvable = schedule.resolvable_change(state.estimate.block_centers, timing.ci_level, cfg.process_noise)
         state.look_index += 1
@@ -202,14 +242,23 @@ def estimate(state: BenchState, level: float, floor: float) -> stats.BlockedEsti
     return stats.blocked_estimate(blocks(state), level, floor)
 
 
-def entry(state: BenchState, ci_level: float) -> dict:
+def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, min_pairs: int = 2) -> dict:
     """The ``benchmarks[]`` entry of a self-measured benchmark: the timing pass's
     (:func:`runner.pipeline.timing.benchmark_entry`) with each pair's own change from its medians,
-    the values back in their unit (a bigger-is-better value un-reciprocated) and ``unit``/``direction``."""
+    the values back in their unit (a bigger-is-better value un-reciprocated) and ``unit``/``direction``.
+
+    A memory-valued benchmark (:func:`is_memory`) carries ``measure: "memory"``, its
+    ``change.memory`` (:func:`memory_of`, against ``memory_threshold``) with ``change.ratio`` and
+    its interval taken from it, and each side's ``memory`` record (:func:`runner.measures.memory_side`)."""
     out = benchmark_entry(state, ci_level)
-    centers = [b[0] for b in blocks(state)] if state.block_starts else []
-    for pair, center in zip(out["change"]["pairs"], centers):
-        pair["ratio"], pair["used"] = round(math.exp(center), 6), True
+    if is_memory(state):  # bytes may be 0: each pair's head/base as the memory verdict reads it
+        ratios = [measures.memory_ratio(int(b), int(h)) for b, h in zip(*pair_values(state))]
+    else:
+        ratios = [math.exp(b[0]) for b in blocks(state)] if state.block_starts else []
+    for pair, ratio in zip(out["change"]["pairs"], ratios):
+        pair["ratio"], pair["used"] = round(ratio, 6), True
+    if is_memory(state):
+        _as_memory(out, state, memory_threshold, min_pairs)
     out["change"]["rounds_per_pair"] = None
     direction = state.case.get("direction") or "smaller"
     unit = state.case.get("unit") or "s"
@@ -221,4 +270,29 @@ def entry(state: BenchState, ci_level: float) -> dict:
     out["unit"] = unit
     if direction == "bigger":
         out["direction"] = "bigger"
+    return out
+
+
+def _as_memory(out: dict, state: BenchState, threshold: float, min_pairs: int) -> None:
+    """Turn a memory-valued benchmark's entry ``out`` into a memory one (see :func:`entry`)."""
+    change = out["change"]
+    memory = memory_of(state, threshold, min_pairs) if state.verdict not in ("failed", "new") else None
+    if memory is not None:
+        change["memory"] = memory
+        change.update(ratio=memory["ratio"], ci_low=memory["ci_low"], ci_high=memory["ci_high"],
+                      ci_level=memory["ci_level"], p_value=None)
+    with_memory_sides(out, state.case)
+
+
+def with_memory_sides(out: dict, case: dict) -> dict:
+    """``out`` (a ``benchmarks[]`` entry of the memory-valued ``case``, :func:`is_memory`) with
+    ``measure: "memory"`` and each measured side's ``memory`` record
+    (:func:`runner.measures.memory_side` of its values, one per process): what the report's memory
+    column and the history's memory series read."""
+    out["measure"] = "memory"
+    kind = str(case.get("memory_kind") or "value")
+    for side in ("base", "head"):
+        own = out.get(side)
+        if own is not None and own.get("samples"):
+            own["memory"] = measures.memory_side(measures.value_records(own["samples"], kind))
     return out

@@ -20,6 +20,7 @@ from .doctor import examine
 from ..environment import capture
 from ..errors import UserError
 from .conditions import timer_description
+from .measured import with_memory_sides
 from .workers import WorkerFailure, WorkerProcess, start_workers
 from ..git import repo_root, resolve
 from .revisions import Checkouts
@@ -137,10 +138,11 @@ def _measure_group(worker: WorkerProcess, bench_dir: str, cases: list[dict], cfg
     out = []
     for case in cases:
         got = values[case["name"]]
-        out.append(results_mod.benchmark(case["name"], case.get("file"), base=None,
-                                         head=results_mod.side(got, error=None if got else error or "no value reported"),
-                                         change=None, family=case.get("family"), params=case.get("params"),
-                                         unit=case.get("unit") or "s", direction=case.get("direction") or "smaller"))
+        one = results_mod.benchmark(case["name"], case.get("file"), base=None,
+                                    head=results_mod.side(got, error=None if got else error or "no value reported"),
+                                    change=None, family=case.get("family"), params=case.get("params"),
+                                    unit=case.get("unit") or "s", direction=case.get("direction") or "smaller")
+        out.append(with_memory_sides(one, case) if case.get("measure") == "memory" else one)
     return out
 
 

@@ -53,15 +53,16 @@ def _factor(x: float) -> str:
     return f"{x:.3g}" if x < 1000 else f"{x:,.0f}"
 
 
-def fmt_interval(low: float | None, high: float | None) -> str:
+def fmt_interval(low: float | None, high: float | None, more: str = "slower", less: str = "faster") -> str:
     """A ratio interval as percentages, ``[+28.0, +32.3] %``; as factors when it lies wholly at
-    twice as slow or fast or beyond (``[40.7×, 22,300×] slower``, ``[900×, 1,100×] faster``)."""
+    twice as slow or fast or beyond (``[40.7×, 22,300×] slower``, ``[900×, 1,100×] faster``);
+    ``more``/``less`` name the factor's direction as in :func:`fmt_change`."""
     if not (is_number(low) and is_number(high)) or not (math.isfinite(low) and math.isfinite(high)):
         return ""
     if low >= 2.0:
-        return f"[{_factor(low)}×, {_factor(high)}×] slower"
+        return f"[{_factor(low)}×, {_factor(high)}×] {more}"
     if 0 < high <= 0.5:
-        return f"[{_factor(1.0 / high)}×, {_factor(1.0 / low)}×] faster"
+        return f"[{_factor(1.0 / high)}×, {_factor(1.0 / low)}×] {less}"
     return f"[{(low - 1) * 100:+.1f}, {(high - 1) * 100:+.1f}] %"
 
 
@@ -122,12 +123,14 @@ def plural(count: int, noun: str) -> str:
 
 def fmt_quantity(value: float | None, unit: str | None) -> str:
     """A value in its own unit: seconds as :func:`fmt_time`, anything else with its unit, 3
-    significant digits below 1000 and whole numbers from there (``12.2 MB``, ``5,120 tokens/s``);
-    ``–`` for None."""
+    significant digits below 1000 and whole numbers from there (``12.2 MB``, ``5,120 tokens/s``),
+    bytes (``B``) as :func:`fmt_bytes`; ``–`` for None."""
     if not is_number(value) or math.isnan(value):
         return "–"
     if not unit or unit == "s":
         return fmt_time(value)
+    if unit == "B":
+        return fmt_bytes(value)
     text = f"{value:.3g}" if abs(value) < 1e3 else f"{value:,.0f}"
     return f"{text} {unit}"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..intent.impact import intent_vs_impact
-from ..results import CHANGED, REPORT_ORDER, memory_verdict_of, verdict_of
+from ..results import CHANGED, REPORT_ORDER, is_memory_valued, memory_verdict_of, verdict_of
 from .measures import compile_sentence, has_memory, memory_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
 from .units import fmt_change, fmt_interval, fmt_quantity, fmt_value_change, is_number
@@ -37,13 +37,20 @@ def value_text(bench: dict, side: str) -> str:
     return fmt_quantity(value, bench.get("unit") or "s")
 
 
+def _factor_words(bench: dict) -> tuple[str, str]:
+    """How a factor of change reads: ``slower``/``faster`` for times, ``larger``/``smaller`` for a
+    value in another unit (bytes, an asv ``track_`` value)."""
+    return ("slower", "faster") if (bench.get("unit") or "s") == "s" else ("larger", "smaller")
+
+
 def change_text(bench: dict) -> str:
-    """The change column: of the time per call (``+30.2 %``, ``2.5× slower``), or, for a
-    bigger-is-better value, of the value in its unit (``−20.0 % tokens/s``)."""
+    """The change column: of the time per call (``+30.2 %``, ``2.5× slower``), of another
+    smaller-is-better value (``2.5× larger``), or, for a bigger-is-better value, of the value in
+    its unit (``−20.0 % tokens/s``)."""
     change = bench.get("change") or {}
     if bench.get("direction") == "bigger":
         return fmt_value_change(change.get("ratio"), bench.get("unit"))
-    return fmt_change(change.get("ratio"))
+    return fmt_change(change.get("ratio"), *_factor_words(bench))
 
 
 def interval_text(bench: dict) -> str:
@@ -52,7 +59,7 @@ def interval_text(bench: dict) -> str:
     low, high = change.get("ci_low"), change.get("ci_high")
     if bench.get("direction") == "bigger" and positive(low) and positive(high):
         return f"[{(1 / high - 1) * 100:+.1f}, {(1 / low - 1) * 100:+.1f}] %"
-    return fmt_interval(low, high)
+    return fmt_interval(low, high, *_factor_words(bench))
 
 
 def conditions_line(environment: dict | None) -> str | None:
@@ -82,10 +89,15 @@ def positive(v) -> bool:
 
 def headline(summary: dict | None, benchmarks: list | None = None) -> str:
     """``"1 regression, 1 failed, 1 unchanged, 1 memory regression"``: the verdict counts in report
-    order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``."""
+    order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``. A
+    memory-valued benchmark's change (asv's ``peakmem_*``/``mem_*``, ``measure: memory``) is counted
+    once, as a memory one."""
     parts = []
+    as_memory = [verdict_of(b) for b in benchmarks or [] if isinstance(b, dict) and is_memory_valued(b)]
     for key in REPORT_ORDER:
         n = (summary or {}).get(key) or 0
+        if isinstance(n, int) and key in CHANGED:
+            n = max(0, n - as_memory.count(key))
         if isinstance(n, int) and n:
             plural = "s" if n != 1 and key in CHANGED else ""
             parts.append(f"{n} {key}{plural}")

@@ -49,6 +49,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..conventions.process_memory import reset_high_water_mark, status_kib as _status_kib
+
 #: Longest text kept of a graph break's reason or a guard failure (characters).
 REASON_CHARS = 300
 
@@ -61,35 +63,6 @@ MAX_SITES = 100
 
 
 # -- memory ------------------------------------------------------------------------------------
-
-def _status_kib(fields: tuple[str, ...], path: str = "/proc/self/status") -> dict[str, int]:
-    """``{field: KiB}`` of ``VmRSS``/``VmHWM``-style lines of ``/proc/self/status``; {} where unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("ascii", "replace")
-    except OSError:
-        return {}
-    out = {}
-    for line in text.splitlines():
-        name, _, rest = line.partition(":")
-        if name in fields:
-            try:
-                out[name] = int(rest.split()[0])
-            except (ValueError, IndexError):
-                continue
-    return out
-
-
-def reset_high_water_mark(path: str = "/proc/self/clear_refs") -> bool:
-    """Reset this process's peak resident set (``VmHWM``) to its current one (Linux ≥ 4.0:
-    writing ``5`` to ``/proc/self/clear_refs``, proc(5)); False where that is not possible."""
-    try:
-        with open(path, "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
 
 def _tracemalloc_peak(call: Callable[[], None]) -> int:
     """Bytes Python allocated at the peak of ``call`` over what it held before (``tracemalloc``);

@@ -97,3 +97,27 @@ def populate(session) -> None:
     history_store.add_result(session, compare_doc(27, BENCH, 1e-3, 0.97e-3, pr={
         "number": 103, "url": "https://github.com/acme/kernels/pull/103"}))
     history_store.set_visibility(session, "acme/kernels", False)  # GitHub reported it public: pages may show it
+
+
+PEAKMEM = "kinds.peakmem_list"
+
+
+def populate_memory(session, runs: int = 20) -> None:
+    """A repository history with peak memory: ``BENCH`` timed with its memory measured, and an asv
+    ``peakmem_`` benchmark whose own value is memory (``measure: memory``), its peak doubling at
+    the middle run."""
+    from bot.history import store as history_store
+
+    rng = np.random.default_rng(7)
+    for i in range(runs):
+        doc = run_doc(i, {BENCH: 1e-3}, rng=rng)
+        timed = doc["benchmarks"][0]
+        timed["head"]["memory"] = {"kind": "cpu", "peak_bytes": 4 << 20, "processes": [4 << 20] * 3}
+        peak = (1300 << 10) * (2 if i >= runs // 2 else 1)
+        values = [float(peak + k * 4096) for k in range(3)]
+        head = side_result(values, memory={"kind": "rss", "peak_bytes": peak + 4096,
+                                           "processes": [int(v) for v in values]})
+        doc["benchmarks"].append({"name": PEAKMEM, "file": "kinds.py", "unit": "B", "measure": "memory", "base": None,
+                                  "head": head, "change": None, "hints": [], "profile": None})
+        history_store.add_result(session, doc)
+    history_store.set_visibility(session, "acme/kernels", False)

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.history.factory import BENCH, populate
+from tests.history.factory import BENCH, PEAKMEM, populate, populate_memory
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -36,8 +36,8 @@ def _skip_reason() -> str | None:
 pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
 
 
-@pytest.fixture
-def server(tmp_path):
+def _serving(tmp_path, fill):
+    """A running server over a SQLite database ``fill`` wrote: yields its URL."""
     from werkzeug.serving import make_server
 
     from bot import create_app
@@ -45,7 +45,7 @@ def server(tmp_path):
     app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'perfgate.db'}"})
     db = app.extensions["perfgate"]["db"]
     with db.session() as s, s.begin():
-        populate(s)
+        fill(s)
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -53,6 +53,16 @@ def server(tmp_path):
     httpd.shutdown()
     thread.join(timeout=10)
     db.dispose()
+
+
+@pytest.fixture
+def server(tmp_path):
+    yield from _serving(tmp_path, populate)
+
+
+@pytest.fixture
+def memory_server(tmp_path):
+    yield from _serving(tmp_path, populate_memory)
 
 
 @pytest.fixture
@@ -111,6 +121,31 @@ def test_bench_page_draws_chart_and_change_points(server, browser):
     shot = ARTIFACTS / "bench_page.png"
     assert browser.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000
+
+
+def test_bench_page_draws_the_memory_series_where_there_is_one(memory_server, browser):
+    from selenium.webdriver.common.by import By
+
+    # a timed benchmark whose memory was measured: its time chart and a peak-memory chart below it
+    browser.get(f"{memory_server}/acme/kernels/bench/{quote(BENCH, safe='')}")
+    time_chart = browser.find_element(By.CSS_SELECTOR, "svg#history-chart")
+    memory_chart = browser.find_element(By.CSS_SELECTOR, "svg#memory-chart")
+    assert memory_chart.size["height"] > 200 and memory_chart.location["y"] > time_chart.location["y"]
+    assert len(memory_chart.find_elements(By.CSS_SELECTOR, "g.series circle.point")) == 20
+    assert "peak memory (MiB)" in memory_chart.find_element(By.CSS_SELECTOR, "g.axes").text
+
+    # an asv peakmem_ benchmark: memory only, its doubling a change point drawn in bytes
+    browser.get(f"{memory_server}/acme/kernels/bench/{quote(PEAKMEM, safe='')}")
+    assert not browser.find_elements(By.CSS_SELECTOR, "svg#history-chart")
+    chart = browser.find_element(By.CSS_SELECTOR, "svg#memory-chart")
+    points = chart.find_elements(By.CSS_SELECTOR, "g.series circle.point")
+    assert len(points) == 20
+    assert "MiB" in points[0].find_element(By.TAG_NAME, "title").get_attribute("textContent")
+    regressions = chart.find_elements(By.CSS_SELECTOR, "g.change-point.regression line")
+    assert len(regressions) == 1
+    assert "1.3 MiB → 2.5 MiB" in regressions[0].find_element(By.TAG_NAME, "title").get_attribute("textContent")
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "bench_memory_page.png"))
 
 
 def test_repository_page_renders(server, browser):

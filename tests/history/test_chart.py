@@ -53,3 +53,17 @@ def test_geometry_of_series_change_points_pr_and_fingerprint_markers():
     assert len(shapes["series"][0]["band"].split()) == 20
     labels = [t["label"] for t in shapes["y_ticks"]]
     assert labels and all(float(x) > 0 for x in labels)
+
+
+def test_a_memory_chart_reads_bytes():
+    mib = 1024 * 1024
+    s = history.Series("b", {"key": "A", "label": "cpu"}, [pt(i, (1.3 if i < 5 else 2.6) * mib) for i in range(10)])
+    s.change_points = [history.ChangePoint(index=5, sha=s.points[5].sha, prev_sha=s.points[4].sha, before=1.3 * mib,
+                                           after=2.6 * mib, ratio=2.0, p_value=0.001, prs=())]
+    shapes = chart.bench_chart([s], [], [], measure="memory")
+    assert shapes["unit"] == "MiB" and shapes["axis"] == "peak memory" and shapes["measure"] == "memory"
+    assert "2.6 MiB" in shapes["series"][0]["points"][-1]["title"]
+    (cp,) = shapes["change_points"]
+    assert cp["label"] == "2× larger" and "1.3 MiB → 2.6 MiB" in cp["title"]
+    assert chart.unit_for(512.0, chart.MEASURE_AXES["memory"][1]) == ("B", 1.0)
+    assert chart.bench_chart([], [], [], measure="memory")["unit"] == "B"

@@ -92,7 +92,7 @@ def test_collect_lists_the_suite_as_asv_names_it(example):
     names = [c["name"] for c in listing["benchmarks"]]
     assert names == ["arith.time_sum", "arith.Scale.time_scale(1, float)", "arith.Scale.time_scale(1, complex)",
                      "arith.Scale.time_scale(2, float)", "arith.Scale.time_scale(2, complex)",
-                     "arith.Sorting.time_sort", "nested.strings.time_join(3)"]
+                     "arith.Sorting.peakmem_sort", "arith.Sorting.time_sort", "nested.strings.time_join(3)"]
     by_name = {c["name"]: c for c in listing["benchmarks"]}
     assert by_name["arith.time_sum"]["timeout"] == 120.0
     assert "timeout" not in by_name["arith.Sorting.time_sort"]
@@ -100,9 +100,9 @@ def test_collect_lists_the_suite_as_asv_names_it(example):
         "name": "nested.strings.time_join(3)", "file": "nested/strings.py", "func": "time_join",
         "params": {"param1": "3"}, "suite": "asv", "family": "nested.strings.time_join"}
     assert by_name["arith.Scale.time_scale(2, complex)"]["params"] == {"factor": "2", "kind": "complex"}
+    assert by_name["arith.Sorting.peakmem_sort"]["measure"] == "memory"
     assert listing["errors"] == []
-    assert listing["skipped"] == [{"name": "arith.Sorting.peakmem_sort", "file": "arith.py",
-                                   "reason": asv_suite.NOT_RUN["peakmem"]}]
+    assert listing["skipped"] == []
 
 
 def test_prepare_runs_setups_with_params_and_setup_cache(example):
@@ -172,9 +172,8 @@ def test_a_broken_module_fails_alone_and_asv_attributes_are_honoured(tmp_path, m
     (bench / "broken.py").write_text("def time_x(:\n")
     monkeypatch.syspath_prepend(str(tmp_path / "suite"))
     listing = asv_suite.collect(bench)
-    assert [c["name"] for c in listing["benchmarks"]] == ["good.time_a(1)", "custom.time_other"]
-    assert [(s["name"], s["reason"]) for s in listing["skipped"]] == [
-        ("good.time_a(2)", "skip_params"), ("good.track_value", asv_suite.NOT_RUN["track"])]
+    assert [c["name"] for c in listing["benchmarks"]] == ["good.time_a(1)", "custom.time_other", "good.track_value"]
+    assert [(s["name"], s["reason"]) for s in listing["skipped"]] == [("good.time_a(2)", "skip_params")]
     assert len(listing["errors"]) == 1 and listing["errors"][0]["file"] == "broken.py"
     assert "SyntaxError" in listing["errors"][0]["error"]
 
@@ -238,12 +237,13 @@ def test_compare_an_asv_suite_finds_the_slowed_benchmark(tmp_path):
     doc = compare_ok(repo, out)
     verdicts = {b["name"]: b["change"]["verdict"] for b in doc["benchmarks"]}
     assert verdicts.pop("arith.Sorting.time_sort") == "regression"
+    assert verdicts.pop("arith.Sorting.peakmem_sort") in ("unchanged", "inconclusive")  # asv's peakmem, run now
     assert set(verdicts) == {"arith.time_sum", "arith.Scale.time_scale(1, float)", "arith.Scale.time_scale(1, complex)",
                              "arith.Scale.time_scale(2, float)", "nested.strings.time_join(3)"}
     assert set(verdicts.values()) <= {"unchanged", "inconclusive"}
     assert doc["settings"]["suite"] == "asv"
     skipped = {s["name"]: s["reason"] for s in doc["settings"]["skipped"]}
-    assert set(skipped) == {"arith.Scale.time_scale(2, complex)", "arith.Sorting.peakmem_sort"}
+    assert set(skipped) == {"arith.Scale.time_scale(2, complex)"}
     assert "NotImplementedError" in skipped["arith.Scale.time_scale(2, complex)"]
     assert "skipped" in (out / "report.md").read_text()
 
