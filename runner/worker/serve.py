@@ -29,7 +29,8 @@ benchmarks print goes to the worker log and cannot corrupt the protocol). The se
 (``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?, options?}, ``setup`` {dir, file,
 func, name, suite?, case?, options?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?},
 ``sample`` {count, number?}, ``measure`` {} (after the timing: the peak memory of one call and what
-torch.compile did, :mod:`runner.worker.measures`), ``profile`` {trace_path, calls} until ``quit`` or end of input. ``suite``
+torch.compile did, :mod:`runner.worker.measures`), ``profile`` {trace_path, calls}, ``trace`` {the ``setup`` fields, root} (the code map: set-up and one
+call under a tracer, :mod:`runner.worker.tracing`) until ``quit`` or end of input. ``suite``
 names the convention (:mod:`runner.conventions`), ``case`` is the case as listed and ``options`` the
 configuration keys the convention asks for. A case whose benchmark measures itself answers
 ``setup`` with ``self_measured: true`` and each ``sample`` with ``readings`` ``{name: {values, unit,
@@ -256,6 +257,33 @@ class Worker:
             out["memory_error"] = format_error(exc, 3)
         return out
 
+    def trace(self, req: dict) -> dict:
+        """The code map's pass for one case, in a process of its own: set it up as ``setup`` does
+        and make one call (one run, for a benchmark that measures itself) under a tracer. Answers
+        ``files`` (repository-relative paths under ``root`` that executed) and ``tool``, or
+        ``skipped`` for a case its suite skips."""
+        from .tracing import trace_files
+
+        prepared_box: list = []
+
+        def run() -> None:
+            prepared = prepare(req, self.device)
+            prepared_box.append(prepared)
+            if prepared.measure is not None:
+                prepared.measure()
+            else:
+                prepared.fn()
+
+        try:
+            files, tool = trace_files(run, req["root"])
+        except Skipped as exc:
+            return {"skipped": str(exc)}
+        finally:
+            for prepared in prepared_box:
+                if prepared.teardown is not None:
+                    self.teardowns.append(prepared.teardown)
+        return {"files": files, "tool": tool}
+
     def close(self) -> None:
         """Run the teardowns of the cases set up in this process (asv ``teardown``), last first;
         one that raises is logged and does not stop the others; remove the process's compile caches."""
@@ -315,7 +343,7 @@ class Channel:
             data = data[os.write(self.write_fd, data):]
 
 
-_CHILD_REQUESTS = ("env", "list", "setup", "sample", "measure", "profile")
+_CHILD_REQUESTS = ("env", "list", "setup", "sample", "measure", "profile", "trace")
 
 
 def serve(worker: Worker, requests, respond) -> None:
