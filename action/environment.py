@@ -86,6 +86,7 @@ class Plan:
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
     sandbox_network: bool = True      # the sandbox shares the runner's network (False: none at all)
     bisect: bool = False              # perfgate bisect base..head (filter: the benchmark) instead of compare
+    all_benchmarks: bool = False      # compare --all: every benchmark, no selection (/perf run --all)
 
     @property
     def handoff(self) -> Path:
@@ -329,6 +330,7 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         sandbox=sandbox, sandbox_network=parse_bool(get_input(env, "sandbox-network"), "sandbox-network", True),
         sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths", env),
         bisect=parse_bool(get_input(env, "bisect"), "bisect", False),
+        all_benchmarks=parse_bool(get_input(env, "all-benchmarks"), "all-benchmarks", False),
     )
 
 

@@ -37,6 +37,14 @@ def test_compare_argv_carries_every_setting():
         assert part in argv
 
 
+def test_compare_argv_all_benchmarks_turns_selection_off():
+    from runner.cli.main import build_parser
+
+    argv = compare_argv(_plan(all_benchmarks=True), SHA_A, SHA_B, python="py")
+    assert "--all" in argv and build_parser().parse_args(argv[3:]).affected is False
+    assert "--all" not in compare_argv(_plan(), SHA_A, SHA_B, python="py")
+
+
 def test_run_compare_keeps_the_stderr_tail_and_status(tmp_path):
     code = "import sys; print('progress', file=sys.stderr); print('perfgate: error: no benchmarks', file=sys.stderr); sys.exit(2)"
     outcome = run_compare([sys.executable, "-c", code], tmp_path)
