@@ -24,7 +24,7 @@ MAP_BUDGET_SHARE = 0.2
 
 
 def map_pass(worker: WorkerProcess, bench_dir: str, cases: list[dict], root: Path, *, sha: str, rel_bench_dir: str,
-             options: dict | None, deadline: float, progress=None) -> dict:
+             options: dict | None, deadline: float, progress=None, overhead: bool = False) -> dict:
     """Trace every case of ``cases`` (as listed by the worker) in a fresh child of ``worker``.
 
     Args:
@@ -36,6 +36,9 @@ def map_pass(worker: WorkerProcess, bench_dir: str, cases: list[dict], root: Pat
         rel_bench_dir: the benchmark directory relative to the repository ("" when outside it).
         options: the convention's options.
         deadline: monotonic seconds after which no further benchmark is traced.
+        overhead: also time one warm call plain and one traced, per benchmark, and the pass's
+            wall seconds (``costs``: ``{name: {pass_s, plain_call_s, traced_call_s}}``, for
+            evaluation/selection.py; not part of results.json's map).
 
     Returns:
         The ``code_map`` (module docstring). A failing case is in ``unmapped`` with its error;
@@ -46,6 +49,7 @@ def map_pass(worker: WorkerProcess, bench_dir: str, cases: list[dict], root: Pat
     unmapped: dict[str, str] = {}
     tool = None
     last_cost = 0.0
+    costs: dict[str, dict] = {}
     for case in cases:
         name = case["name"]
         if time.monotonic() + last_cost > deadline:
@@ -58,20 +62,26 @@ def map_pass(worker: WorkerProcess, bench_dir: str, cases: list[dict], root: Pat
             worker.new_child()
             resp = worker.request("trace", dir=bench_dir, file=case.get("file"), func=case.get("func"), name=name,
                                   suite=case.get("suite"), case=case, options=dict(options or {}), root=str(root),
-                                  timeout=case.get("timeout"))
+                                  timeout=case.get("timeout"), overhead=overhead)
         except WorkerFailure as exc:
             resp = {"ok": False, "error": str(exc)}
         last_cost = time.monotonic() - t0
         if resp.get("ok") and "files" in resp:
             mapped[name] = list(resp["files"])
+            if overhead:
+                costs[name] = {"pass_s": last_cost, "plain_call_s": resp.get("plain_call_s"),
+                               "traced_call_s": resp.get("traced_call_s")}
             tool = tool or resp.get("tool")
         elif resp.get("skipped"):
             unmapped[name] = f"skipped by its suite: {resp['skipped']}"[:500]
         else:
             unmapped[name] = f"not mapped: {str(resp.get('error') or 'no answer')[:400]}"
     worker.end_child()
-    return {"sha": sha, "tool": tool, "root": ".", "bench_dir": rel_bench_dir, "benchmarks": mapped,
-            "unmapped": unmapped, "seconds": round(time.monotonic() - started, 3)}
+    out = {"sha": sha, "tool": tool, "root": ".", "bench_dir": rel_bench_dir, "benchmarks": mapped,
+           "unmapped": unmapped, "seconds": round(time.monotonic() - started, 3)}
+    if overhead:
+        out["costs"] = costs
+    return out
 
 
 def changed_paths(root: Path, base: str, head: str) -> list[str]:

@@ -282,7 +282,23 @@ class Worker:
             for prepared in prepared_box:
                 if prepared.teardown is not None:
                     self.teardowns.append(prepared.teardown)
-        return {"files": files, "tool": tool}
+        out = {"files": files, "tool": tool}
+        fn = prepared_box[0].fn if prepared_box else None
+        if req.get("overhead") and fn is not None:
+            # what tracing costs a warm call (evaluation/selection.py): one call plain, one traced
+            t0 = time.perf_counter()
+            fn()
+            out["plain_call_s"] = time.perf_counter() - t0
+            timed: list[float] = []
+
+            def traced_call() -> None:  # the call alone: the tracer's set-up is the pass's fixed cost
+                t1 = time.perf_counter()
+                fn()
+                timed.append(time.perf_counter() - t1)
+
+            trace_files(traced_call, req["root"])
+            out["traced_call_s"] = timed[0]
+        return out
 
     def close(self) -> None:
         """Run the teardowns of the cases set up in this process (asv ``teardown``), last first;

@@ -130,3 +130,48 @@ def test_selection_config_table():
                        ('[selection]\nenabled = "yes"', "true or false"), ('[selection]\nalways = "x"', "list")):
         with pytest.raises(ConfigError, match=words):
             config.from_texts({"perfgate.toml": bad})
+
+
+def test_tracer_lists_the_repository_files_that_ran(tmp_path):
+    import sys
+
+    from runner.worker.tracing import _settrace_files, trace_files
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "used.py").write_text("def f():\n    return 1\n")
+    (pkg / "unused.py").write_text("def g():\n    return 2\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import pkg.unused  # noqa: F401 - imported, never called: not in the map
+        import pkg.used
+
+        files, tool = trace_files(lambda: pkg.used.f(), str(tmp_path))
+        assert files == ["pkg/used.py"] and tool.startswith("coverage.py")
+        assert _settrace_files(lambda: pkg.used.f(), str(tmp_path.resolve())) == ["pkg/used.py"]
+        with pytest.raises(ZeroDivisionError):
+            trace_files(lambda: 1 / 0, str(tmp_path))
+        assert sys.gettrace() is None  # the tracer is stopped after a failure too
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("pkg", "pkg.used", "pkg.unused"):
+            sys.modules.pop(name, None)
+
+
+def test_report_says_how_many_ran_were_skipped_and_why():
+    from runner.report.view import selection_view
+
+    rec = record(plan_for(["lib/attn.py"]), mode="affected", map_sha="a" * 40,
+                 last={"bench_loss": {"sha": "b" * 40, "median": 0.0125, "unit": "s"}}, files=dict(BENCHES))
+    view = selection_view(rec, limit=2)
+    assert view["note"].startswith("Ran 1 of 4 benchmark(s)") and "3 not affected" in view["note"]
+    assert "1 file(s) changed; code map of aaaaaaaaaaaa" in view["note"]
+    assert view["rows"][0] == {"name": "bench_norm[rows=1]", "text": "not affected (not measured in this run)",
+                               "value": ""}
+    assert view["more"] == 1
+    full = selection_view(record(plan_for(["csrc/k.cu"]), mode="affected", map_sha=None))
+    assert full["note"].startswith("All 4 benchmark(s) run: csrc/k.cu changed") and full["rows"] == []
+    last = selection_view(rec)["rows"][2]
+    assert last["text"] == "not affected (last measured at bbbbbbbbbbbb)" and last["value"]
+    assert selection_view(None) is None
