@@ -41,6 +41,7 @@ from runner.results import verdict_of
 from runner.report.escape import md_text, safe_link
 
 from ..db import Database, utc_now
+from ..history import core as history_core
 from ..history import store as history_store
 from ..history.core import is_repository_name
 from ..history.tables import Result
@@ -581,6 +582,11 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
         _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, str(exc))
         return
     with rt.db.session() as session, session.begin():
+        skipped = [s.get("name") for s in (doc.get("selection") or {}).get("skipped") or []]
+        if skipped:  # benchmarks the PR could not affect: their last default-branch values, carried forward
+            key = history_core.fingerprint_of(doc.get("environment") or {}).key
+            doc = history_core.carry_forward(doc, history_store.latest_main_points(session, run.repository,
+                                                                                   skipped, key))
         outcome = history_store.add_result(session, doc, repository=run.repository, validated=True)  # by prepare
         app_store.update_run(session, run.key, result_id=outcome.result_id)
         run = app_store.get_run(session, run.key)

@@ -391,6 +391,14 @@ def latest_of_series(session: Session, repository: str,
     return series, counts
 
 
+def latest_main_points(session: Session, repository: str, benchmarks: Sequence[str],
+                       fingerprint_key: str) -> dict[str, history.Point]:
+    """``{benchmark: its newest default-branch time point}`` in the environment ``fingerprint_key``
+    (what a benchmark a PR's compare skipped carries forward, :func:`core.carry_forward`)."""
+    series, _ = latest_of_series(session, repository, list(benchmarks))
+    return {s.benchmark: s.points[0] for s in series if s.fingerprint.get("key") == fingerprint_key and s.points}
+
+
 def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str]) -> list[history.Point]:
     """The newest PR point of each named benchmark (one query, however many PRs), oldest first."""
     repo = get_repository(session, repository)
