@@ -130,14 +130,15 @@ def summarize(rows: list[dict]) -> dict:
 
 def miss_check(clone: Path, parent: str, commit: str, suite: Path, skipped: list[str], out: Path,
                max_time: float) -> dict:
-    """The full compare of the skipped benchmarks at ``parent``..``commit``: their verdicts, and the
-    misses (``regression``/``improvement``)."""
+    """The full compare of the skipped benchmarks at ``parent``..``commit`` (``max_time`` seconds each):
+    their verdicts, and the misses (``regression``/``improvement``)."""
     from dataclasses import replace
 
     from runner.pipeline.compare import CompareRequest, compare
 
     req = CompareRequest(repo=str(clone), base=parent, head=commit, out=out, benchmarks=str(suite),
-                         config=replace(REPLAY_CONFIG, max_time=max_time), names=list(skipped), affected=False)
+                         config=replace(REPLAY_CONFIG, max_time=max_time * len(skipped)), names=list(skipped),
+                         affected=False)
     t0 = time.monotonic()
     doc = compare(req)
     verdicts = {b["name"]: b["change"]["verdict"] for b in doc["benchmarks"] if b.get("change")}
@@ -160,7 +161,7 @@ def replay(name: str, clone: Path, suite: Path, tmp: Path, n: int, map_every: in
             cmap, cases = make_map(clone, pairs[j][0], suite, tmp / f"map{j}", overhead=not costs)
             costs = costs or cmap.pop("costs", {})
             cmap.pop("costs", None)
-            names = names or [c["name"] for c in cases]
+            names += [c["name"] for c in cases if c["name"] not in names]  # a case older commits lack: unmapped there
             maps[j] = cmap
             log(f"{name}: mapped {pairs[j][0][:10]} ({len(cmap['benchmarks'])} benchmarks, "
                 f"{time.monotonic() - t0:.1f} s)")
@@ -171,16 +172,13 @@ def replay(name: str, clone: Path, suite: Path, tmp: Path, n: int, map_every: in
                "subject": git(clone, "log", "-1", "--format=%s", commit).strip()[:80],
                **decide(changed, names, maps[j]), "miss_check": None}
         rows.append(row)
-    budget = miss_commits
-    for row in rows:
-        if budget <= 0:
-            break
-        if row["skipped"] and row["sources"]:
-            budget -= 1
-            row["miss_check"] = miss_check(clone, row["parent"], row["commit"], suite, row["skipped"],
-                                           tmp / f"miss-{row['commit'][:10]}", max_time)
-            log(f"{name}: {row['commit'][:10]} full compare of {len(row['skipped'])} skipped: "
-                f"{row['miss_check']['verdicts']} ({row['miss_check']['seconds']} s)")
+    # commits that skipped some benchmarks and changed the package's Python code; partial selections first
+    candidates = sorted((r for r in rows if r["skipped"] and r["sources"]), key=lambda r: not r["run"])
+    for row in candidates[:miss_commits]:
+        row["miss_check"] = miss_check(clone, row["parent"], row["commit"], suite, row["skipped"],
+                                       tmp / f"miss-{row['commit'][:10]}", max_time)
+        log(f"{name}: {row['commit'][:10]} full compare of {len(row['skipped'])} skipped: "
+            f"{row['miss_check']['verdicts']} ({row['miss_check']['seconds']} s)")
     return rows, costs
 
 
@@ -197,7 +195,7 @@ def table(name: str, rows: list[dict], costs: dict, args) -> str:
              f"| full runs (something the map cannot see changed) | {s['full_runs']} |",
              f"| commits that ran nothing (no mapped code changed) | {s['no_change_runs']} |",
              f"| commits whose skipped benchmarks were fully compared | {s['checked_commits']} "
-             f"({s['checked_benchmarks']} benchmarks, --max-time {args.max_time:g}) |",
+             f"({s['checked_benchmarks']} benchmarks, {args.max_time:g} s each) |",
              f"| **misses** (a skipped benchmark with a verdict) | **{s['misses']}** |", ""]
     if costs:
         ratios = [c["traced_call_s"] / c["plain_call_s"] for c in costs.values()
@@ -243,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commits", type=int, default=50)
     parser.add_argument("--map-every", type=int, default=10)
     parser.add_argument("--miss-commits", type=int, default=3, help="commits whose skipped benchmarks get a full compare")
-    parser.add_argument("--max-time", type=float, default=30.0, help="budget of each miss compare (seconds)")
+    parser.add_argument("--max-time", type=float, default=10.0,
+                        help="budget of the miss compares, seconds per skipped benchmark")
     parser.add_argument("--write", type=Path)
     parser.add_argument("--smoke", action="store_true", help="a generated repository at toy sizes (CI)")
     args = parser.parse_args(argv)
@@ -258,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             (suite / "bench_toy.py").write_text("from toylib.a import a\nfrom toylib.b import b\n\n"
                                                 "def bench_a(device):\n    return a\n\n"
                                                 "def bench_b(device):\n    return b\n")
-            args.map_every, args.max_time = 2, 4.0
-            rows, costs = replay("toy", clone, suite, tmp, 4, 2, 1, 4.0, log=lambda *_: None)
+            args.map_every, args.max_time = 2, 3.0
+            rows, costs = replay("toy", clone, suite, tmp, 4, 2, 1, 3.0, log=lambda *_: None)
             s = summarize(rows)
             by = {r["subject"]: r for r in rows}
             assert by["a: tune"]["run"] == ["bench_a"] and by["a: tune"]["one_module"], by["a: tune"]

@@ -32,16 +32,21 @@ BUILD = ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in", "CMakeLists.t
 
 #: What the code runs against (dependency pins): a change is a full run.
 DEPENDENCIES = ("requirements*.txt", "requirements*.in", "constraints*.txt", "*.lock", "Pipfile", "environment*.yml",
-                "environment*.yaml", "conda*.yml", "conda*.yaml", ".python-version")
+                "environment*.yaml", "conda*.yml", "conda*.yaml", "meta.yaml", ".python-version")
 
 #: perfgate's own settings and the suites' configuration files: a change is a full run.
 SETTINGS = ("perfgate.toml", "asv.conf.json", "conftest.py", "pytest.ini", "tox.ini", ".github/workflows/perfgate*")
 
+#: Folders whose files never change what a benchmark runs, whatever their kind (a docs build's
+#: ``docs/requirements.txt`` pins nothing the benchmarks import; CI services' own folders).
+INERT_DIRS = ("docs/*", "doc/*", ".azure/*", ".circleci/*", ".lightning/*", ".hooks/*", ".gitlab/*")
+
 #: Files known not to change what a benchmark runs (the config's ``ignore`` adds to these).
-INERT = ("*.md", "*.rst", "*.txt", "*.png", "*.jpg", "*.jpeg", "*.gif", "*.svg", "*.ico", "*.ipynb", "docs/*",
-         "doc/*", "LICENSE*", "COPYING*", "AUTHORS*", "CITATION*", "CODEOWNERS", ".gitignore", ".gitattributes",
-         ".github/*", ".pre-commit-config.yaml", ".readthedocs.y*ml", ".coveragerc", ".flake8", "mkdocs.yml",
-         ".git-blame-ignore-revs", ".mailmap", ".editorconfig")
+INERT = INERT_DIRS + ("*.md", "*.rst", "*.txt", "*.png", "*.jpg", "*.jpeg", "*.gif", "*.svg", "*.ico", "*.ipynb",
+                      "LICENSE*", "COPYING*", "AUTHORS*", "CITATION*", "CODEOWNERS", ".gitignore", ".gitattributes",
+                      ".github/*", ".pre-commit-config.yaml", ".readthedocs.y*ml", ".coveragerc", ".flake8",
+                      "mkdocs.yml", ".git-blame-ignore-revs", ".mailmap", ".editorconfig", ".gitlab-ci.yml",
+                      "azure-pipelines.yml", "codecov.yml", ".codecov.yml")
 
 #: Reasons, in the order a benchmark's is decided (the report and the tests use these words).
 FULL, ALWAYS, FORCED, OWN_FILE, UNMAPPED, CHANGED, NOT_AFFECTED = (
@@ -133,10 +138,12 @@ def unseen_change(path: str, rules: Rules, bench_dir: str, bench_files: set[str]
         bench_dir: the benchmarks' directory, repository-relative ("" when unknown).
         bench_files: every benchmark's own file, repository-relative.
     """
-    for kind, patterns in (("native source", NATIVE), ("build file", BUILD), ("dependency pins", DEPENDENCIES),
-                           ("benchmark or perfgate settings", SETTINGS), ("full_run pattern", rules.full_run)):
+    checks = (("full_run pattern", rules.full_run), ("benchmark or perfgate settings", SETTINGS),
+              ("inert", INERT_DIRS), ("native source", NATIVE), ("build file", BUILD),
+              ("dependency pins", DEPENDENCIES))
+    for kind, patterns in checks:
         if path_matches(path, patterns):
-            return f"{path} changed ({kind}: the code map cannot see it)"
+            return None if kind == "inert" else f"{path} changed ({kind}: the code map cannot see it)"
     if path in bench_files:
         return None
     if bench_dir and (path + "/").startswith(bench_dir.rstrip("/") + "/"):

@@ -57,6 +57,10 @@ from .measures import CompileWatch, isolate_compile_caches, measure_memory, remo
 from .sampling import Timer, calibrate, recalibrate, warm_up
 
 
+#: Conventions whose listing only imports the benchmark files (it runs no benchmark): the code map's
+#: pass lists them untraced before it traces one case (:meth:`Worker.trace`).
+IMPORT_ONLY_LISTINGS = (None, "perfgate", "asv", "pytest-benchmark")
+
 #: Limits of what a listed case may carry (results.json's schema: a name, a parameter's label, a unit).
 NAME_MAX, PARAMS_MAX, LABEL_MAX, UNIT_MAX = 500, 50, 500, 40
 
@@ -264,6 +268,12 @@ class Worker:
         ``skipped`` for a case its suite skips."""
         from .tracing import trace_files
 
+        if req.get("suite") in IMPORT_ONLY_LISTINGS:
+            # Import the benchmark files (and so the library) untraced first, as the fork server's
+            # preload does: a module body that ran at import is then in no benchmark's map, whether
+            # or not this side's server could preload (else a refused preload maps every module of
+            # the package to every benchmark, and selection never skips anything).
+            list_suite(req["dir"], req.get("suite"), req.get("options"))
         prepared_box: list = []
 
         def run() -> None:

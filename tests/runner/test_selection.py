@@ -42,7 +42,8 @@ def test_a_benchmarks_own_file_runs_it():
 @pytest.mark.parametrize("path", ["csrc/kernel.cu", "src/ops.cpp", "include/x.h", "setup.py", "pyproject.toml",
                                   "CMakeLists.txt", "requirements.txt", "ci/requirements-gpu.txt", "uv.lock",
                                   "perfgate.toml", "benchmarks/conftest.py", "asv.conf.json",
-                                  "benchmarks/common.py", "lib/table.json", "lib/_C.so"])
+                                  "benchmarks/common.py", "lib/table.json", "lib/_C.so", ".conda/meta.yaml",
+                                  ".devcontainer/Dockerfile"])
 def test_what_the_map_cannot_see_runs_everything(path):
     plan = plan_for(["lib/attn.py", path])
     assert plan.full_run and path in plan.full_run
@@ -50,14 +51,16 @@ def test_what_the_map_cannot_see_runs_everything(path):
 
 
 @pytest.mark.parametrize("path", ["README.md", "docs/api/norm.rst", "docs/conf.py", ".github/workflows/tests.yml",
-                                  "LICENSE", "assets/logo.png", "tests/test_norm.py"])
+                                  "LICENSE", "assets/logo.png", "tests/test_norm.py", "docs/requirements.txt",
+                                  ".azure/gpu-tests.yml", "docs/Makefile"])
 def test_inert_files_and_unmapped_python_affect_nothing(path):
     plan = plan_for([path])
     assert plan.full_run is None and plan.selected == []
 
 
-def test_perfgates_own_workflow_is_not_inert():
+def test_perfgates_own_workflow_and_full_run_patterns_win_over_inert_folders():
     assert plan_for([".github/workflows/perfgate.yml"]).full_run
+    assert plan_for(["docs/bench_data.json"], rules=Rules(full_run=("docs/bench_data.json",))).full_run
 
 
 def test_no_map_for_the_base_runs_everything():
