@@ -142,7 +142,9 @@ def miss_check(clone: Path, parent: str, commit: str, suite: Path, skipped: list
     t0 = time.monotonic()
     doc = compare(req)
     verdicts = {b["name"]: b["change"]["verdict"] for b in doc["benchmarks"] if b.get("change")}
-    return {"verdicts": verdicts, "misses": [n for n, v in verdicts.items() if v in ("regression", "improvement")],
+    intervals = {b["name"]: [b["change"].get("ci_low"), b["change"].get("ci_high")] for b in doc["benchmarks"]
+                 if b.get("change") and b["change"].get("ci_low") is not None}
+    return {"verdicts": verdicts, "intervals": intervals, "misses": [n for n, v in verdicts.items() if v in ("regression", "improvement")],
             "seconds": round(time.monotonic() - t0, 1)}
 
 
@@ -182,6 +184,20 @@ def replay(name: str, clone: Path, suite: Path, tmp: Path, n: int, map_every: in
     return rows, costs
 
 
+def _interval(ci) -> str:
+    """`` [-3.1, +4.0] %`` of a head/base interval, "" without one."""
+    if not ci or None in ci:
+        return ""
+    return f" [{100 * (ci[0] - 1):+.1f}, {100 * (ci[1] - 1):+.1f}] %"
+
+
+def widest(rows: list[dict]) -> float | None:
+    """The largest change (fraction, either way) the miss compares' intervals leave possible (pure)."""
+    bounds = [max(abs(ci[0] - 1), abs(ci[1] - 1)) for r in rows if r.get("miss_check")
+              for ci in r["miss_check"].get("intervals", {}).values() if ci and None not in ci]
+    return max(bounds) if bounds else None
+
+
 def table(name: str, rows: list[dict], costs: dict, args) -> str:
     s = summarize(rows)
     pct = lambda x: "—" if x is None else f"{100 * x:.0f} %"  # noqa: E731
@@ -196,7 +212,8 @@ def table(name: str, rows: list[dict], costs: dict, args) -> str:
              f"| commits that ran nothing (no mapped code changed) | {s['no_change_runs']} |",
              f"| commits whose skipped benchmarks were fully compared | {s['checked_commits']} "
              f"({s['checked_benchmarks']} benchmarks, {args.max_time:g} s each) |",
-             f"| **misses** (a skipped benchmark with a verdict) | **{s['misses']}** |", ""]
+             f"| **misses** (a skipped benchmark with a verdict) | **{s['misses']}** |",
+             f"| largest change the skipped benchmarks' intervals leave possible | {pct(widest(rows))} |", ""]
     if costs:
         ratios = [c["traced_call_s"] / c["plain_call_s"] for c in costs.values()
                   if c.get("plain_call_s") and c.get("traced_call_s")]
@@ -207,8 +224,9 @@ def table(name: str, rows: list[dict], costs: dict, args) -> str:
     lines += ["| commit | changed | run | skipped | why | full compare of the skipped |", "|---|---|---:|---:|---|---|"]
     for r in rows:
         why = r["full_run"] or ("one module" if r["one_module"] else ("; ".join(r["sources"][:2]) or "no mapped code"))
-        check = "" if r["miss_check"] is None else ", ".join(f"{k.split('[')[0]}: {v}"
-                                                            for k, v in r["miss_check"]["verdicts"].items())
+        check = "" if r["miss_check"] is None else ", ".join(
+            f"{k.split('[')[0]}: {v}" + _interval(r["miss_check"].get("intervals", {}).get(k))
+            for k, v in r["miss_check"]["verdicts"].items())
         lines.append(f"| `{r['commit'][:10]}` {r['subject'].replace('|', '/')} | {len(r['changed'])} | "
                      f"{len(r['run'])} | {len(r['skipped'])} | {why.replace('|', '/')[:120]} | {check} |")
     return "\n".join(lines) + "\n"

@@ -84,3 +84,10 @@ def test_map_without_affected_is_a_usage_error(tmp_path, capsys):
     assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--all", "--map", "x.json",
                  "--quiet"]) == 2
     assert "--map is for --affected" in capsys.readouterr().err
+
+
+def test_a_change_that_affects_nothing_measures_nothing_and_passes(tmp_path):
+    repo = make_repo(tmp_path / "repo", BASE, {"README.md": "docs only\n"})
+    doc = compare(repo, tmp_path / "out", "--fail-on-regression")
+    assert doc["benchmarks"] == [] and doc["selection"]["run"] == 0
+    assert sorted(s["name"] for s in doc["selection"]["skipped"]) == ["bench_attn", "bench_norm"]
