@@ -178,3 +178,19 @@ def test_report_says_how_many_ran_were_skipped_and_why():
     last = selection_view(rec)["rows"][2]
     assert last["text"] == "not affected (last measured at bbbbbbbbbbbb)" and last["value"]
     assert selection_view(None) is None
+
+
+def test_a_prs_path_in_the_report_is_inert_text():
+    from runner.report import render
+    from runner.results import new_results, validate
+    from tests.history.factory import environment
+
+    evil = "docs2/[click](https://evil.example)<img src=x>.cu"
+    rec = record(plan_for([evil]), mode="affected", map_sha="a" * 40)
+    doc = new_results(repository="o/r", base={"ref": "b", "sha": "a" * 40}, head={"ref": "h", "sha": "b" * 40},
+                      environment=environment(device="cpu"), settings={"threshold": 0.02, "alpha": 0.05, "min_rounds": 4,
+                                                               "max_time": 10}, benchmarks=[], selection=rec)
+    validate(doc)
+    md, html = render(doc, "md"), render(doc, "html")
+    assert "](https://evil" not in md and "<img" not in md and "\\[click\\]" in md
+    assert "<img src=x>" not in html and "&lt;img src=x&gt;" in html
