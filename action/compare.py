@@ -65,6 +65,7 @@ def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = 
         argv.append("--fail-on-regression")
     if plan.all_benchmarks:
         argv.append("--all")
+    argv += [f"--force-run={name}" for name in plan.force_run]
     if plan.title:
         argv.append(f"--title={plan.title}")
     if plan.body:

@@ -40,7 +40,7 @@ RUNNER_WINGS = {
 #: configuration, the errors, the environment and sandbox of processes that run the target's code,
 #: and the JSON other benchmark tools print (history imports).
 RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env",
-               "runner.sandbox", "runner.formats")
+               "runner.sandbox", "runner.formats", "runner.selection")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",

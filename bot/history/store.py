@@ -467,6 +467,17 @@ def pull_request_of_commit(session: Session, repository: str, sha: str) -> int |
     return int(number) if number is not None else None
 
 
+def latest_pr_document(session: Session, repository: str, number: int) -> dict | None:
+    """The newest stored compare result of pull request ``number`` (its document), or None."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return None
+    row = session.scalar(select(Result).join(PullRequest, Result.pull_request_id == PullRequest.id)
+                         .where(Result.repository_id == repo.id, PullRequest.number == number)
+                         .order_by(Result.measured_at.desc(), Result.id.desc()).limit(1))
+    return row.document if row is not None else None
+
+
 def accepts_of(session: Session, repository: str) -> list[dict]:
     """``[{pr_number, sha, benchmark, user, reason, created_at}]`` oldest first."""
     repo = get_repository(session, repository)

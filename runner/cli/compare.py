@@ -108,7 +108,8 @@ def main_compare(args) -> int:
                          benchmarks=args.benchmarks, filter=args.filter,
                          pr=PullRequestText(args.title or "", args.body or "", labels),
                          config_overrides=overrides, config_file=args.config,
-                         affected=getattr(args, "affected", None), map_file=getattr(args, "map_file", None))
+                         affected=getattr(args, "affected", None), map_file=getattr(args, "map_file", None),
+                         force_run=list(getattr(args, "force_run", None) or []))
     if req.map_file and req.affected is False:
         raise UserError("--map is for --affected; --all measures every benchmark")
     doc = compare_and_show(req, quiet=args.quiet)

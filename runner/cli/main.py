@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--map", dest="map_file", metavar="RESULTS.json",
                    help="with --affected: the code map of this stored result (e.g. the base's `perfgate run`) "
                         "instead of mapping the base here; its values are carried forward")
+    p.add_argument("--force-run", action="append", default=[], metavar="NAME",
+                   help="with --affected: run this benchmark (a name or glob; repeatable) whatever the selection "
+                        "says (the App passes its selection misses)")
     p.set_defaults(handler="runner.cli.compare:main_compare")
 
     p = sub.add_parser("run", help="benchmark one revision (history on the default branch)")

@@ -62,6 +62,9 @@ class CompareRequest:
     affected: bool | None = None
     #: A stored results.json whose ``code_map`` (and values) selection uses; None: map the base here.
     map_file: str | None = None
+    #: Benchmark names or globs that run whatever the selection says (``--force-run``: the App's
+    #: selection misses, runner.selection.FORCED).
+    force_run: list[str] = field(default_factory=list)
 
 
 def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
@@ -318,8 +321,10 @@ def _select(req: CompareRequest, cfg: Config, workers: dict, revs: dict[str, Rev
         last = {}
     changed = changed_paths(root, base_rev.sha, revs["head"].sha)
     files = {c["name"]: own_file(rel_bench, c.get("file")) for c in cases}
+    forced = {c["name"]: "a selection miss: it runs until the map is rebuilt" for c in cases
+              if any(selection.matches(c["name"], p) for p in req.force_run)}
     plan = selection.select([(c["name"], files[c["name"]]) for c in cases], changed, code_map, cfg.selection,
-                            bench_dir=rel_bench)
+                            bench_dir=rel_bench, forced=forced)
     record = selection.record(plan, mode="affected", map_sha=(code_map or {}).get("sha"), last=last, files=files)
     if made is not None:
         record["map_seconds"] = made["seconds"]

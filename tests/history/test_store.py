@@ -264,3 +264,34 @@ def factory_env_other():
     from tests.history.factory import environment
 
     return environment(gpu="NVIDIA A100", runner="gpu-a100")
+
+
+def test_selection_misses_from_the_stored_rows(db):
+    """The executor's shell: a tracked regression whose culprit is a merged PR that skipped the
+    benchmark forces it in the next PR compares (bot.app.executor._selection_misses)."""
+    from types import SimpleNamespace
+
+    from bot.app import store as app_store
+    from bot.app.actions import RegressionSpec
+    from bot.app.executor import _selection_misses
+    from tests.history.factory import compare_doc, sha
+
+    doc = compare_doc(5, "bench_attn", 1e-3, 1e-3, pr={"number": 12, "url": "https://github.com/acme/kernels/pull/12"})
+    doc["selection"] = {"mode": "affected", "run": 1, "skipped": [{"name": "bench_loss", "reason": "not affected"}]}
+    with db.session() as s, s.begin():
+        history_store.add_result(s, doc)
+        repo = history_store.get_repository(s, "acme/kernels")
+        history_store.record_pull_request(s, repo, 12, merge_sha=sha(7))
+        for bench in ("bench_loss", "bench_attn"):
+            app_store.insert_regression(s, RegressionSpec(key=f"r-{bench}", repository="acme/kernels",
+                                                          installation_id=1, benchmark=bench, good_sha=sha(6),
+                                                          bad_sha=sha(8), trigger="changepoint"))
+            app_store.update_regression(s, f"r-{bench}", status="found", culprit_sha=sha(7))
+    rt = SimpleNamespace(db=db)
+    with db.session() as s:
+        assert history_store.latest_pr_document(s, "acme/kernels", 12)["selection"]["run"] == 1
+        assert history_store.latest_pr_document(s, "acme/kernels", 99) is None
+    assert _selection_misses(rt, "acme/kernels") == ("bench_loss",)
+    with db.session() as s, s.begin():
+        app_store.update_regression(s, "r-bench_loss", status="closed")
+    assert _selection_misses(rt, "acme/kernels") == ()

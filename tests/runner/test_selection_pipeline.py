@@ -91,3 +91,10 @@ def test_a_change_that_affects_nothing_measures_nothing_and_passes(tmp_path):
     doc = compare(repo, tmp_path / "out", "--fail-on-regression")
     assert doc["benchmarks"] == [] and doc["selection"]["run"] == 0
     assert sorted(s["name"] for s in doc["selection"]["skipped"]) == ["bench_attn", "bench_norm"]
+
+
+def test_force_run_measures_a_skipped_benchmark_as_a_selection_miss(tmp_path):
+    repo = make_repo(tmp_path / "repo", BASE, {"mylib/attn.py": BASE["mylib/attn.py"].replace("3000", "3300")})
+    doc = compare(repo, tmp_path / "out", "--force-run", "bench_norm*")
+    assert sorted(b["name"] for b in doc["benchmarks"]) == ["bench_attn", "bench_norm"]
+    assert doc["selection"]["run_reasons"] == {"executes changed code": 1, "selection miss": 1}
