@@ -63,6 +63,9 @@ def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = 
         argv.append("--profile" if plan.profile else "--no-profile")
     if plan.fail_on_regression:
         argv.append("--fail-on-regression")
+    if plan.all_benchmarks:
+        argv.append("--all")
+    argv += [f"--force-run={name}" for name in plan.force_run]
     if plan.title:
         argv.append(f"--title={plan.title}")
     if plan.body:

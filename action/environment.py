@@ -24,6 +24,8 @@ file in the checkout, else compare's default, the base revision.
 
 from __future__ import annotations
 
+import json
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +88,8 @@ class Plan:
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
     sandbox_network: bool = True      # the sandbox shares the runner's network (False: none at all)
     bisect: bool = False              # perfgate bisect base..head (filter: the benchmark) instead of compare
+    all_benchmarks: bool = False      # compare --all: every benchmark, no selection (/perf run --all)
+    force_run: tuple[str, ...] = ()   # compare --force-run NAME each: the App's selection misses
 
     @property
     def handoff(self) -> Path:
@@ -103,6 +107,28 @@ def get_input(env: Mapping[str, str], name: str) -> str | None:
         if value is not None and value.strip():
             return value.strip()
     return None
+
+
+#: At most this many names in the force-run input, each at most 500 characters.
+MAX_FORCE_RUN = 200
+
+
+def parse_names(value: str | None, name: str) -> tuple[str, ...]:
+    """A JSON list of benchmark names (the App's ``force-run``), () when not given.
+
+    Raises:
+        ActionInputError: not a JSON list of 1–500-character strings, or more than :data:`MAX_FORCE_RUN`.
+    """
+    if value is None:
+        return ()
+    try:
+        names = json.loads(value)
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or len(names) > MAX_FORCE_RUN or not all(
+            isinstance(n, str) and 0 < len(n) <= 500 for n in names):
+        raise ActionInputError(f"input {name} must be a JSON list of at most {MAX_FORCE_RUN} benchmark names")
+    return tuple(names)
 
 
 def parse_bool(value: str | None, name: str, default: bool) -> bool:
@@ -329,6 +355,8 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
         sandbox=sandbox, sandbox_network=parse_bool(get_input(env, "sandbox-network"), "sandbox-network", True),
         sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths", env),
         bisect=parse_bool(get_input(env, "bisect"), "bisect", False),
+        all_benchmarks=parse_bool(get_input(env, "all-benchmarks"), "all-benchmarks", False),
+        force_run=parse_names(get_input(env, "force-run"), "force-run"),
     )
 
 

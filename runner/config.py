@@ -23,6 +23,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .errors import ConfigError
+from .selection import Rules as SelectionRules
 
 
 
@@ -119,6 +120,9 @@ class Config:
             branch (Slack-compatible JSON, ``{"text": ...}``): an ``https://`` URL; "" = none.
             Read from the default branch only; the App refuses an address on its own network
             (``bot.app.notify``).
+        selection: ``[selection]``: run only the benchmarks a pull request can affect
+            (:class:`runner.selection.Rules`: ``enabled``, ``always``, ``full_run``, ``ignore``);
+            read from the base branch like every other key.
     """
 
     benchmarks: str = "benchmarks"
@@ -151,6 +155,7 @@ class Config:
     lock_clocks_mhz: int = 0
     runners: tuple[tuple[str, tuple[str, ...]], ...] = ()
     regression_webhook: str = ""
+    selection: SelectionRules = SelectionRules()
 
     def sample_time(self, device: str | None) -> float:
         """Seconds one sample lasts at least on ``device`` (``cpu``, ``cuda``, ``cuda:N``):
@@ -188,6 +193,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
     "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
     "lock_clocks": (bool,), "lock_clocks_mhz": (int,), "runners": (dict,), "regression_webhook": (str,),
+    "selection": (dict,),
 }
 
 #: At most this many runner groups (``[runners.NAME]``), each with at most this many labels.
@@ -225,6 +231,37 @@ def parse_runners(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], 
                               "labels (no spaces or commas), e.g. [\"self-hosted\", \"h100\"]")
         groups.append((str(name), tuple(labels)))
     return tuple(groups)
+
+
+#: At most this many patterns in each list of ``[selection]``.
+MAX_SELECTION_PATTERNS = 200
+
+
+def parse_selection(value: Any, where: str) -> SelectionRules:
+    """``[selection]`` → :class:`runner.selection.Rules` (pure).
+
+    Raises:
+        ConfigError: not a table, another key, ``enabled`` not a boolean, a list that is not of
+            1–500-character strings or longer than :data:`MAX_SELECTION_PATTERNS`.
+    """
+    keys = ("enabled", "always", "full_run", "ignore")
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: selection must be a table, e.g. [tool.perfgate.selection] with enabled = true")
+    unknown = sorted(set(value) - set(keys))
+    if unknown:
+        raise ConfigError(f"{where}: [selection] has no key {unknown[0]!r} (known keys: {', '.join(keys)})")
+    enabled = value.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: [selection] enabled must be true or false, got {enabled!r}")
+    lists = {}
+    for key in keys[1:]:
+        items = value.get(key, [])
+        if not isinstance(items, list) or len(items) > MAX_SELECTION_PATTERNS or not all(
+                isinstance(i, str) and 0 < len(i) <= 500 for i in items):
+            raise ConfigError(f"{where}: [selection] {key} must be a list of at most {MAX_SELECTION_PATTERNS} "
+                              "non-empty patterns, e.g. [\"*.cu\", \"csrc/*\"]")
+        lists[key] = tuple(items)
+    return SelectionRules(enabled=enabled, **lists)
 
 
 def check_webhook_url(url: str, where: str) -> str:
@@ -310,6 +347,9 @@ def parse_table(table: dict, where: str) -> Config:
             raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(sorted(known))})")
         if key == "runners":
             values[key] = parse_runners(value, where)
+            continue
+        if key == "selection":
+            values[key] = parse_selection(value, where)
             continue
         expected = _TYPES[key]
         # bool is an int in Python: reject true/false for numeric keys, and numbers for bool keys.

@@ -138,6 +138,7 @@ SMOKES = {
     "evaluation/relabel_intent.py": Smoke(("evaluation/relabel_intent.py", "--smoke")),
     "evaluation/real_suites.py": Smoke(("evaluation/real_suites.py", "--smoke")),
     "evaluation/sample_time.py": Smoke(("evaluation/sample_time.py", "--smoke")),
+    "evaluation/selection.py": Smoke(("evaluation/selection.py", "--smoke")),
     "evaluation/sweeps.py": Smoke(("evaluation/sweeps.py", "--smoke")),
     "evaluation/train_intent_model.py": Smoke(("evaluation/train_intent_model.py", "--smoke")),
     "evaluation/webhook_load.py": Smoke(("evaluation/webhook_load.py", "--smoke")),

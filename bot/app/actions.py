@@ -49,6 +49,8 @@ class RunSpec:
     runs_on: tuple[str, ...] = ()  # that group's labels
     group: str | None = None  # the key the runs of one request share (one per runner group): its first run's
     regression: str | None = None  # kind ``bisect``: the key of the regression it bisects
+    all_benchmarks: bool = False  # /perf run --all: no selection ([selection] of the config), every benchmark
+    force_run: tuple[str, ...] = ()  # benchmarks run whatever the selection says (selection misses)
 
 
 # -- storage ------------------------------------------------------------------------------------
@@ -340,8 +342,9 @@ def _decode(value: Any) -> Any:
 
 def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
     """The ``workflow_dispatch`` inputs of a run (examples/workflows/perfgate.yml): the exact
-    SHAs, the PR number and the run id always; ``filter``, ``rounds``, ``threshold`` and
-    ``profile`` only when the command set them, ``runs-on`` (a JSON list of labels) and
+    SHAs, the PR number and the run id always; ``filter``, ``rounds``, ``threshold``,
+    ``profile`` and ``all`` (``/perf run --all``) only when the command set them, ``force-run``
+    (a JSON list: the selection misses, ``bot.app.regressions.selection_misses``) only when there are any, ``runs-on`` (a JSON list of labels) and
     ``runner`` only for a run on a runner group, ``bisect`` only for a bisect (GitHub rejects
     inputs a workflow does not declare, so a plain run works with the minimal workflow)."""
     inputs = {"base-sha": spec.base_sha or spec.head_sha, "head-sha": spec.head_sha, "run-id": spec.key}
@@ -355,6 +358,10 @@ def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
         inputs["threshold"] = f"{spec.threshold:g}"
     if spec.profile:
         inputs["profile"] = "true"
+    if spec.all_benchmarks:
+        inputs["all"] = "true"
+    if spec.force_run:
+        inputs["force-run"] = json.dumps(list(spec.force_run))
     if spec.runs_on:
         inputs["runs-on"] = json.dumps(list(spec.runs_on))
     if spec.runner:

@@ -4,7 +4,7 @@ Only the first line of a comment counts (GITHUB.md, "How slash-command bots beha
 split with :mod:`shlex`, so quoted filters work — except ``accept``, whose reason is free text
 taken as written (an apostrophe is not a quote). Grammar::
 
-    /perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]   (also rounds=N, ...)
+    /perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA] [--all]   (also rounds=N, ...)
     /perf profile FILTER [--sha SHA]
     /perf accept [REASON ...]
     /perf cancel
@@ -46,7 +46,7 @@ USAGE = """\
 
 | command | what it does |
 |---|---|
-| `/perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02; only if the head is still SHA, the full 40-digit commit SHA; required on a PR from a fork) |
+| `/perf run [FILTER] [--rounds N] [--threshold F] [--sha SHA] [--all]` | benchmark base vs head again (optionally only benchmarks matching FILTER; N round pairs; threshold F as a fraction, e.g. 0.02; only if the head is still SHA, the full 40-digit commit SHA; required on a PR from a fork; `--all`: every benchmark, also those the change cannot affect where `[selection]` is enabled) |
 | `/perf profile FILTER [--sha SHA]` | run the matching benchmarks with the profiling pass (`--sha` as for `run`) |
 | `/perf accept [REASON]` | acknowledge the regressions of the results shown (that head, those benchmarks); the check passes |
 | `/perf cancel` | cancel the running benchmark |
@@ -79,6 +79,7 @@ class Command:
     sha: str | None = None
     shas: tuple[str, ...] = ()
     runner: str | None = None
+    all_benchmarks: bool = False  # /perf run --all: every benchmark, even where [selection] is enabled
 
 
 #: The most characters of a comment's word echoed in a reply (GitHub caps a comment at 65,536:
@@ -198,13 +199,16 @@ def parse(body: str | None) -> Command | None:
     if name not in NAMES:
         raise CommandError(f"unknown command {echo(words[1])} (commands: {', '.join(NAMES)})")
     if name == "run":
-        positional, opts = _options(rest, ("rounds", "threshold", "sha"))
+        every = "--all" in rest  # a flag without a value: every benchmark, no selection (runner.selection)
+        if rest.count("--all") > 1:
+            raise CommandError("`--all` given twice")
+        positional, opts = _options([w for w in rest if w != "--all"], ("rounds", "threshold", "sha"))
         if len(positional) > 1:
             raise CommandError("`/perf run` takes at most one FILTER (quote it if it has spaces)")
         return Command("run", text, filter=_filter(positional[0]) if positional else None,
                        rounds=_int("rounds", opts["rounds"]) if "rounds" in opts else None,
                        threshold=_fraction("threshold", opts["threshold"]) if "threshold" in opts else None,
-                       sha=_sha(opts["sha"]) if "sha" in opts else None)
+                       sha=_sha(opts["sha"]) if "sha" in opts else None, all_benchmarks=every)
     if name == "profile":
         positional, opts = _options(rest, ("sha",))
         if len(positional) != 1:

@@ -41,11 +41,12 @@ from runner.results import verdict_of
 from runner.report.escape import md_text, safe_link
 
 from ..db import Database, utc_now
+from ..history import core as history_core
 from ..history import store as history_store
 from ..history.core import is_repository_name
 from ..history.tables import Result
 from ..settings import Settings
-from . import access, conclude, handlers, ingest, messages, tracking
+from . import access, conclude, handlers, ingest, messages, regressions, tracking
 from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, Ingest, MarkInProgress, React, RecordMerge, RememberCommand,
                       RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull, StartRun, UpdateCheckRun,
@@ -491,6 +492,8 @@ def _start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> None:
                 app_store.update_run(session, spec.key, dispatch_started_at=utc_now())
             try:
                 ref = spec.workflow_ref or client.default_branch(spec.repository)
+                if spec.kind == "pr":
+                    spec = dataclasses.replace(spec, force_run=_selection_misses(rt, spec.repository))
                 dispatched = client.dispatch_workflow(spec.repository, rt.settings.workflow, ref, dispatch_inputs(spec))
             except GitHubError as exc:
                 if exc.transient and not (step and step.last_try):
@@ -581,10 +584,29 @@ def _ingest(rt: Runtime, client: InstallationClient, a: Ingest) -> None:
         _fail_run(rt, client, run, a.workflow_conclusion, workflow_url, str(exc))
         return
     with rt.db.session() as session, session.begin():
+        skipped = [s.get("name") for s in (doc.get("selection") or {}).get("skipped") or []]
+        if skipped:  # benchmarks the PR could not affect: their last default-branch values, carried forward
+            key = history_core.fingerprint_of(doc.get("environment") or {}).key
+            doc = history_core.carry_forward(doc, history_store.latest_main_points(session, run.repository,
+                                                                                   skipped, key))
         outcome = history_store.add_result(session, doc, repository=run.repository, validated=True)  # by prepare
         app_store.update_run(session, run.key, result_id=outcome.result_id)
         run = app_store.get_run(session, run.key)
     _conclude(rt, client, run, workflow_url=workflow_url)
+
+
+def _selection_misses(rt: Runtime, repository: str) -> tuple[str, ...]:
+    """The benchmarks a PR compare must run whatever its selection says: the selection misses of
+    the repository's tracked regressions (``regressions.selection_misses``), sorted."""
+    with rt.db.session() as session:
+        tracked = []
+        for row in app_store.regressions_of(session, repository):
+            if row.status == "closed" or not row.culprit_sha:
+                continue
+            pr = history_store.pull_request_of_commit(session, repository, row.culprit_sha)
+            doc = history_store.latest_pr_document(session, repository, pr) if pr is not None else None
+            tracked.append((row.benchmark, row.status, pr, doc))
+    return tuple(sorted(regressions.selection_misses(tracked)))
 
 
 def _conclude(rt: Runtime, client: InstallationClient, run: Run, *, workflow_url: str | None) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from runner.report.escape import plain
+from runner.selection import misses
 
 from ..history.core import ChangePoint, Series, bench_url, classify_alerts
 from . import messages
@@ -248,3 +249,26 @@ def bisect_failed(r: RegressionInfo | None, run: RunInfo, problem: str, *, publi
     actions.append(Notify(r.repository, r.key, messages.regression_message(updated, status="failed", culprit=None,
                                                                            pr=None, issue_url=issue_url)))
     return actions
+
+
+def selection_misses(tracked: Sequence[tuple[str, str, int | None, dict | None]]) -> dict[str, str]:
+    """Selection misses (pure): tracked regressions whose culprit's pull request skipped the
+    benchmark as not affected (``selection.skipped`` of that PR's result, runner.selection).
+
+    Args:
+        tracked: ``(benchmark, status, culprit's PR number, that PR's newest results.json or None)``
+            per tracked regression.
+
+    Returns:
+        ``{benchmark: why}`` for the regressions not ``closed``: each such benchmark runs in every
+        PR compare (``force-run``) while its regression is tracked — the map that missed it is
+        rebuilt by then, and the history has the benchmark's new level.
+    """
+    found: dict[str, str] = {}
+    for benchmark, status, pr, doc in tracked:
+        if status == "closed" or pr is None or not isinstance(doc, dict):
+            continue
+        skipped = {s.get("name"): f"#{pr}" for s in (doc.get("selection") or {}).get("skipped") or []
+                   if isinstance(s, dict)}
+        found.update(misses(skipped, {benchmark: "regression"}))
+    return found

@@ -559,3 +559,21 @@ def repository_overview(series: Sequence[Series], side_points: Sequence[Point], 
     recent_cps.sort(key=lambda c: c["time"] or "", reverse=True)
     return {"benchmarks": [by_name[k] for k in sorted(by_name)], "recent_change_points": recent_cps[:recent],
             "alert_accuracy": alert_accuracy(alerts)}
+
+
+def carry_forward(doc: dict, latest: dict[str, "Point"]) -> dict:
+    """``doc`` with each benchmark a selecting compare skipped (``selection.skipped``, runner.selection)
+    given its last default-branch value where it has none: ``last = {sha, median, unit}`` from
+    ``latest`` (``{benchmark: newest main point of the document's environment}``). Pure: a new
+    document; ``doc`` itself is unchanged. Entries without a point stay as they are ("not measured
+    in this run")."""
+    selection = doc.get("selection")
+    if not isinstance(selection, dict) or not selection.get("skipped"):
+        return doc
+    skipped = []
+    for entry in selection["skipped"]:
+        point = latest.get(entry.get("name")) if isinstance(entry, dict) else None
+        if point is not None and not entry.get("last"):
+            entry = {**entry, "last": {"sha": point.sha, "median": float(point.value), "unit": "s"}}
+        skipped.append(entry)
+    return {**doc, "selection": {**selection, "skipped": skipped}}

@@ -391,6 +391,14 @@ def latest_of_series(session: Session, repository: str,
     return series, counts
 
 
+def latest_main_points(session: Session, repository: str, benchmarks: Sequence[str],
+                       fingerprint_key: str) -> dict[str, history.Point]:
+    """``{benchmark: its newest default-branch time point}`` in the environment ``fingerprint_key``
+    (what a benchmark a PR's compare skipped carries forward, :func:`core.carry_forward`)."""
+    series, _ = latest_of_series(session, repository, list(benchmarks))
+    return {s.benchmark: s.points[0] for s in series if s.fingerprint.get("key") == fingerprint_key and s.points}
+
+
 def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str]) -> list[history.Point]:
     """The newest PR point of each named benchmark (one query, however many PRs), oldest first."""
     repo = get_repository(session, repository)
@@ -457,6 +465,17 @@ def pull_request_of_commit(session: Session, repository: str, sha: str) -> int |
         PullRequest.repository_id == repo.id, or_(PullRequest.merge_sha == sha, PullRequest.head_sha == sha))
         .order_by(PullRequest.number).limit(1))
     return int(number) if number is not None else None
+
+
+def latest_pr_document(session: Session, repository: str, number: int) -> dict | None:
+    """The newest stored compare result of pull request ``number`` (its document), or None."""
+    repo = get_repository(session, repository)
+    if repo is None:
+        return None
+    row = session.scalar(select(Result).join(PullRequest, Result.pull_request_id == PullRequest.id)
+                         .where(Result.repository_id == repo.id, PullRequest.number == number)
+                         .order_by(Result.measured_at.desc(), Result.id.desc()).limit(1))
+    return row.document if row is not None else None
 
 
 def accepts_of(session: Session, repository: str) -> list[dict]:

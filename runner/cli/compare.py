@@ -107,7 +107,11 @@ def main_compare(args) -> int:
     req = CompareRequest(repo=args.repo, base=args.base, head=args.head, config=None, out=out,
                          benchmarks=args.benchmarks, filter=args.filter,
                          pr=PullRequestText(args.title or "", args.body or "", labels),
-                         config_overrides=overrides, config_file=args.config)
+                         config_overrides=overrides, config_file=args.config,
+                         affected=getattr(args, "affected", None), map_file=getattr(args, "map_file", None),
+                         force_run=list(getattr(args, "force_run", None) or []))
+    if req.map_file and req.affected is False:
+        raise UserError("--map is for --affected; --all measures every benchmark")
     doc = compare_and_show(req, quiet=args.quiet)
     if args.fail_on_regression:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
@@ -126,7 +130,8 @@ def main_run(args) -> int:
     out = Path(args.out) if args.out else default_out("run")
     with RichProgress(quiet=args.quiet) as progress:
         doc = run_single(args.repo, args.rev, out, benchmarks=args.benchmarks, filter=args.filter,
-                         overrides=overrides_from_args(args), progress=progress, config_file=args.config)
+                         overrides=overrides_from_args(args), progress=progress, config_file=args.config,
+                         code_map=getattr(args, "code_map", True))
     (out / "report.md").write_text(render(doc, "md"), "utf-8")
     from rich.console import Console
 

@@ -105,10 +105,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="PR title, for the intent section")
     p.add_argument("--body", help="PR body, for the intent section")
     p.add_argument("--labels", help="comma-separated PR labels, for the intent section")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--affected", dest="affected", action="store_true", default=None,
+                       help="measure only the benchmarks the change can affect (the base's code map; "
+                            "default: the config's [selection] enabled)")
+    which.add_argument("--all", dest="affected", action="store_false",
+                       help="measure every benchmark, even where the config enables selection")
+    p.add_argument("--map", dest="map_file", metavar="RESULTS.json",
+                   help="with --affected: the code map of this stored result (e.g. the base's `perfgate run`) "
+                        "instead of mapping the base here; its values are carried forward")
+    p.add_argument("--force-run", action="append", default=[], metavar="NAME",
+                   help="with --affected: run this benchmark (a name or glob; repeatable) whatever the selection "
+                        "says (the App passes its selection misses)")
     p.set_defaults(handler="runner.cli.compare:main_compare")
 
     p = sub.add_parser("run", help="benchmark one revision (history on the default branch)")
     p.add_argument("--rev", default="HEAD", metavar="REF")
+    p.add_argument("--no-map", dest="code_map", action="store_false", default=True,
+                   help="skip the code map's pass (which files each benchmark runs; PR selection reads it)")
     _add_measure_options(p)
     p.set_defaults(handler="runner.cli.compare:main_run")
 

@@ -56,6 +56,15 @@ class CompareRequest:
     config_overrides: dict = field(default_factory=dict)
     config_file: str | None = None
     names: list[str] | None = None
+    #: Run only the benchmarks the change can affect (runner.selection): True (``--affected``),
+    #: False (``--all``: everything, even where the config enables selection), None: the config's
+    #: ``[selection] enabled``.
+    affected: bool | None = None
+    #: A stored results.json whose ``code_map`` (and values) selection uses; None: map the base here.
+    map_file: str | None = None
+    #: Benchmark names or globs that run whatever the selection says (``--force-run``: the App's
+    #: selection misses, runner.selection.FORCED).
+    force_run: list[str] = field(default_factory=list)
 
 
 def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
@@ -181,6 +190,15 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
                        if c["name"] not in head_names and matches(c["name"], req.filter)
                        and (req.names is None or c["name"] in req.names)]
 
+        selection_record, code_map = None, None
+        if _selecting(req, cfg):
+            cases, selection_record, code_map = _select(req, cfg, workers, revs, bench_dirs, base_listing, cases,
+                                                        options, progress, root)
+        elif cfg.selection.enabled:
+            selection_record = {"mode": "all", "map_sha": None, "full_run": "asked to run every benchmark (--all)",
+                                "changed": [], "changed_count": 0, "run": len(cases), "skipped": [],
+                                "run_reasons": {"full run": len(cases)}}
+
         states = [BenchState(case=c) for c in cases]
         threads = (env_resp["head"].get("threads") or {}).get("intra_op") \
             if env_resp["head"].get("device") == "cpu" else None
@@ -264,9 +282,57 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         base={"ref": req.base, "sha": revs["base"].sha},
         head={"ref": req.head, "sha": revs["head"].sha},
         environment=environment,
-        settings=settings, benchmarks=entries, intent=intent)
+        settings=settings, benchmarks=entries, intent=intent,
+        **({"selection": selection_record} if selection_record is not None else {}),
+        **({"code_map": code_map} if code_map is not None else {}))
     results_mod.dump(doc, req.out / "results.json")
     return doc
+
+
+def _selecting(req: CompareRequest, cfg: Config) -> bool:
+    """Whether this compare selects (``--affected``; else the config's ``[selection] enabled``
+    unless ``--all``)."""
+    return bool(req.affected) if req.affected is not None else cfg.selection.enabled
+
+
+def _select(req: CompareRequest, cfg: Config, workers: dict, revs: dict[str, Revision], bench_dirs: dict,
+            base_listing: dict | None, cases: list[dict], options: dict, progress: Progress, root: Path
+            ) -> tuple[list[dict], dict, dict | None]:
+    """``(cases to measure, the selection record, the code map made here or None)``: the base's
+    code map (``--map FILE``, else a map pass over the base's benchmarks, within
+    :data:`runner.pipeline.mapping.MAP_BUDGET_SHARE` of ``max_time``), the paths base..head
+    changed, and :func:`runner.selection.select`."""
+    from .. import selection
+    from .mapping import MAP_BUDGET_SHARE, changed_paths, load_map, map_pass, own_file, relative_dir
+
+    base_rev = revs["base"]
+    rel_bench = "" if bench_dirs.get("shared") else relative_dir(bench_dirs["base"], base_rev.path)
+    made = None
+    if req.map_file:
+        code_map, last = load_map(req.map_file)
+    elif base_listing is None:
+        code_map, last = None, {}
+    else:
+        wanted = {c["name"] for c in cases}
+        progress.phase("mapping the base's benchmarks to the code they run")
+        code_map = made = map_pass(workers["base"], bench_dirs["base"],
+                                   [c for c in base_listing.get("benchmarks", []) if c["name"] in wanted],
+                                   base_rev.path, sha=base_rev.sha, rel_bench_dir=rel_bench, options=options,
+                                   deadline=time.monotonic() + MAP_BUDGET_SHARE * cfg.max_time, progress=progress)
+        last = {}
+    changed = changed_paths(root, base_rev.sha, revs["head"].sha)
+    files = {c["name"]: own_file(rel_bench, c.get("file")) for c in cases}
+    forced = {c["name"]: "a selection miss: it runs until the map is rebuilt" for c in cases
+              if any(selection.matches(c["name"], p) for p in req.force_run)}
+    plan = selection.select([(c["name"], files[c["name"]]) for c in cases], changed, code_map, cfg.selection,
+                            bench_dir=rel_bench, forced=forced)
+    record = selection.record(plan, mode="affected", map_sha=(code_map or {}).get("sha"), last=last, files=files)
+    if made is not None:
+        record["map_seconds"] = made["seconds"]
+    progress.phase(f"selection: {record['run']} of {len(cases)} benchmark(s) to run"
+                   + (f" ({plan.full_run})" if plan.full_run else ""))
+    chosen = set(plan.selected)
+    return [c for c in cases if c["name"] in chosen], record, made
 
 
 def _preload(worker: WorkerProcess, directory: str, suite: str, options: dict | None = None) -> dict:

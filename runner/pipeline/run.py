@@ -26,8 +26,13 @@ from ..git import repo_root, resolve
 from .revisions import Checkouts
 
 def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None, filter: str | None = None,
-               overrides: dict | None = None, progress=None, config_file: str | None = None) -> dict:
+               overrides: dict | None = None, progress=None, config_file: str | None = None,
+               code_map: bool = True) -> dict:
     """Benchmark one revision; writes and returns ``OUT/results.json``.
+
+    With ``code_map`` (the default) a pass of its own first records which files of the repository
+    each benchmark runs (``code_map`` of results.json, :mod:`runner.pipeline.mapping`), within
+    :data:`~runner.pipeline.mapping.MAP_BUDGET_SHARE` of ``max_time``; the timing shares what it leaves.
 
     Raises:
         UserError: bad repository, ref, configuration, or no benchmarks.
@@ -66,6 +71,15 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
             skipped = [dict(s) for s in listing.get("skipped") or [] if matches(s["name"], filter)]
             if not cases and not listing.get("errors") and not skipped:
                 raise UserError(f"no benchmarks found in {bench_dir}" + (f" matching {filter!r}" if filter else ""))
+            mapped = None
+            if code_map and cases:
+                from .mapping import MAP_BUDGET_SHARE, map_pass, relative_dir
+
+                t0 = time.monotonic()
+                mapped = map_pass(worker, str(bench_dir), cases, revision.path, sha=sha,
+                                  rel_bench_dir=relative_dir(bench_dir, revision.path), options=options,
+                                  deadline=t0 + MAP_BUDGET_SHARE * cfg.max_time, progress=progress)
+            timing_budget = cfg.max_time - (mapped or {}).get("seconds", 0.0)
             progress.start(len(cases))
             entries = []
             measured_groups: dict[str, list[dict]] = {}
@@ -74,12 +88,12 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                     measured_groups.setdefault(str(case.get("group") or case["name"]), []).append(case)
             for group in measured_groups.values():
                 entries += _measure_group(worker, str(bench_dir), group, cfg, options,
-                                          cfg.max_time * len(group) / len(cases), progress)
+                                          timing_budget * len(group) / len(cases), progress)
             for i, case in enumerate(cases):
                 if case.get("measures") == "self":
                     continue
                 progress.benchmark(i, case["name"])
-                entry, skip = _measure_one(worker, str(bench_dir), case, cfg, cfg.max_time / len(cases), progress,
+                entry, skip = _measure_one(worker, str(bench_dir), case, cfg, timing_budget / len(cases), progress,
                                            cfg.sample_time(env.get("device")), options)
                 if skip:
                     skipped.append({"name": case["name"], "file": case.get("file"), "reason": skip})
@@ -100,7 +114,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
                   "max_time": cfg.max_time, "min_sample_time": cfg.sample_time(env.get("device")),
                   "ci_level": results_mod.MEDIAN_CI_LEVEL, "suite": suite, "skipped": skipped},
-        benchmarks=entries, intent=None, kind="run")
+        benchmarks=entries, intent=None, kind="run", **({"code_map": mapped} if mapped is not None else {}))
     results_mod.dump(doc, out / "results.json")
     return doc
 

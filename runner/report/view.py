@@ -9,7 +9,7 @@ from ..intent.impact import intent_vs_impact
 from ..results import CHANGED, REPORT_ORDER, is_memory_valued, memory_verdict_of, verdict_of
 from .measures import compile_sentence, has_memory, memory_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
-from .units import fmt_change, fmt_interval, fmt_quantity, fmt_value_change, is_number
+from .units import fmt_change, fmt_interval, fmt_quantity, fmt_time, fmt_value_change, is_number
 
 #: Position of each verdict when reports list benchmarks (runner.results.REPORT_ORDER).
 VERDICT_RANK = {v: i for i, v in enumerate(REPORT_ORDER)}
@@ -239,7 +239,8 @@ def view(results: dict) -> dict:
             "env": env, "intent_view": intent_view, "doctor_warning": doctor_warning(env.get("doctor")),
             "doctor_line": doctor_counts(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings),
-            "skipped_note": skipped_note(settings), "conditions": conditions_line(env),
+            "skipped_note": skipped_note(settings), "selection": selection_view(results.get("selection")),
+            "conditions": conditions_line(env),
             "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
             "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
             "compared": compared}
@@ -277,6 +278,44 @@ def skipped_note(settings: dict, limit: int = 10) -> str | None:
     listed = "; ".join(f"{s.get('name')} ({s.get('reason')})" for s in skipped[:limit])
     more = f"; and {len(skipped) - limit} more" if len(skipped) > limit else ""
     return f"{len(skipped)} benchmark(s) skipped, not measured: {listed}{more}."
+
+
+def selection_view(selection: dict | None, limit: int = 20) -> dict | None:
+    """What a compare that selected (results.json ``selection``, runner.selection.record) says:
+    ``{note, rows, more}``: one sentence of how many ran, were skipped and why, and a row per
+    benchmark not run ``{name, text, value}`` ("not affected (last measured at <sha>)" and its last
+    value, or "not measured" where none was carried); None when the compare did not select."""
+    if not isinstance(selection, dict):
+        return None
+    skipped = [s for s in selection.get("skipped") or [] if isinstance(s, dict)]
+    ran = selection.get("run") or 0
+    total = ran + len(skipped)
+    if selection.get("mode") == "all":
+        note = f"All {total} benchmark(s) run: asked for every benchmark (/perf run --all or --all)."
+    elif selection.get("full_run"):
+        note = f"All {total} benchmark(s) run: {selection['full_run']}."
+    else:
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted((selection.get("run_reasons") or {}).items()))
+        note = (f"Ran {ran} of {total} benchmark(s) this change can affect" + (f" ({why})" if why else "")
+                + f"; {len(skipped)} not affected, carried forward (the check passes on them).")
+        count = selection.get("changed_count")
+        if is_number(count):
+            note += f" {int(count)} file(s) changed"
+            if selection.get("map_sha"):
+                note += f"; code map of {str(selection['map_sha'])[:12]}"
+            note += "."
+    rows = []
+    for s in skipped[:limit]:
+        last = s.get("last") if isinstance(s.get("last"), dict) else None
+        if last and last.get("sha"):
+            text = f"not affected (last measured at {str(last['sha'])[:12]})"
+        else:
+            text = "not affected (not measured in this run)"
+        value = fmt_time(last.get("median")) if last and is_number(last.get("median")) and \
+            (last.get("unit") or "s") == "s" else (f"{last['median']:.4g} {last.get('unit')}" if last and
+                                                    is_number(last.get("median")) else "")
+        rows.append({"name": str(s.get("name")), "text": text, "value": value})
+    return {"note": note, "rows": rows, "more": max(0, len(skipped) - limit)}
 
 
 def doctor_warning(doctor: dict | None) -> str | None:

@@ -29,7 +29,8 @@ benchmarks print goes to the worker log and cannot corrupt the protocol). The se
 (``{ok, ready, pid}``) and then serves ``env``, ``list`` {dir, suite?, options?}, ``setup`` {dir, file,
 func, name, suite?, case?, options?, min_sample_time, cold_cache, number?, warmup_samples?, warmup_seconds?},
 ``sample`` {count, number?}, ``measure`` {} (after the timing: the peak memory of one call and what
-torch.compile did, :mod:`runner.worker.measures`), ``profile`` {trace_path, calls} until ``quit`` or end of input. ``suite``
+torch.compile did, :mod:`runner.worker.measures`), ``profile`` {trace_path, calls}, ``trace`` {the ``setup`` fields, root} (the code map: set-up and one
+call under a tracer, :mod:`runner.worker.tracing`) until ``quit`` or end of input. ``suite``
 names the convention (:mod:`runner.conventions`), ``case`` is the case as listed and ``options`` the
 configuration keys the convention asks for. A case whose benchmark measures itself answers
 ``setup`` with ``self_measured: true`` and each ``sample`` with ``readings`` ``{name: {values, unit,
@@ -55,6 +56,10 @@ from ..conventions.base import Skipped, format_error
 from .measures import CompileWatch, isolate_compile_caches, measure_memory, remove_compile_caches
 from .sampling import Timer, calibrate, recalibrate, warm_up
 
+
+#: Conventions whose listing only imports the benchmark files (it runs no benchmark): the code map's
+#: pass lists them untraced before it traces one case (:meth:`Worker.trace`).
+IMPORT_ONLY_LISTINGS = (None, "perfgate", "asv", "pytest-benchmark")
 
 #: Limits of what a listed case may carry (results.json's schema: a name, a parameter's label, a unit).
 NAME_MAX, PARAMS_MAX, LABEL_MAX, UNIT_MAX = 500, 50, 500, 40
@@ -256,6 +261,55 @@ class Worker:
             out["memory_error"] = format_error(exc, 3)
         return out
 
+    def trace(self, req: dict) -> dict:
+        """The code map's pass for one case, in a process of its own: set it up as ``setup`` does
+        and make one call (one run, for a benchmark that measures itself) under a tracer. Answers
+        ``files`` (repository-relative paths under ``root`` that executed) and ``tool``, or
+        ``skipped`` for a case its suite skips."""
+        from .tracing import trace_files
+
+        if req.get("suite") in IMPORT_ONLY_LISTINGS:
+            # Import the benchmark files (and so the library) untraced first, as the fork server's
+            # preload does: a module body that ran at import is then in no benchmark's map, whether
+            # or not this side's server could preload (else a refused preload maps every module of
+            # the package to every benchmark, and selection never skips anything).
+            list_suite(req["dir"], req.get("suite"), req.get("options"))
+        prepared_box: list = []
+
+        def run() -> None:
+            prepared = prepare(req, self.device)
+            prepared_box.append(prepared)
+            if prepared.measure is not None:
+                prepared.measure()
+            else:
+                prepared.fn()
+
+        try:
+            files, tool = trace_files(run, req["root"])
+        except Skipped as exc:
+            return {"skipped": str(exc)}
+        finally:
+            for prepared in prepared_box:
+                if prepared.teardown is not None:
+                    self.teardowns.append(prepared.teardown)
+        out = {"files": files, "tool": tool}
+        fn = prepared_box[0].fn if prepared_box else None
+        if req.get("overhead") and fn is not None:
+            # what tracing costs a warm call (evaluation/selection.py): one call plain, one traced
+            t0 = time.perf_counter()
+            fn()
+            out["plain_call_s"] = time.perf_counter() - t0
+            timed: list[float] = []
+
+            def traced_call() -> None:  # the call alone: the tracer's set-up is the pass's fixed cost
+                t1 = time.perf_counter()
+                fn()
+                timed.append(time.perf_counter() - t1)
+
+            trace_files(traced_call, req["root"])
+            out["traced_call_s"] = timed[0]
+        return out
+
     def close(self) -> None:
         """Run the teardowns of the cases set up in this process (asv ``teardown``), last first;
         one that raises is logged and does not stop the others; remove the process's compile caches."""
@@ -315,7 +369,7 @@ class Channel:
             data = data[os.write(self.write_fd, data):]
 
 
-_CHILD_REQUESTS = ("env", "list", "setup", "sample", "measure", "profile")
+_CHILD_REQUESTS = ("env", "list", "setup", "sample", "measure", "profile", "trace")
 
 
 def serve(worker: Worker, requests, respond) -> None:

@@ -37,6 +37,26 @@ def test_compare_argv_carries_every_setting():
         assert part in argv
 
 
+def test_compare_argv_all_benchmarks_turns_selection_off():
+    from runner.cli.main import build_parser
+
+    argv = compare_argv(_plan(all_benchmarks=True), SHA_A, SHA_B, python="py")
+    assert "--all" in argv and build_parser().parse_args(argv[3:]).affected is False
+    assert "--all" not in compare_argv(_plan(), SHA_A, SHA_B, python="py")
+
+
+def test_force_run_names_each_become_one_option():
+    from action.environment import parse_names
+    from runner.cli.main import build_parser
+
+    names = parse_names('["bench_a[n=1, m=2]", "bench_b"]', "force-run")
+    argv = compare_argv(_plan(force_run=names), SHA_A, SHA_B, python="py")
+    assert build_parser().parse_args(argv[3:]).force_run == ["bench_a[n=1, m=2]", "bench_b"]
+    for bad in ("bench_a", "[1]", "[\"\"]"):
+        with pytest.raises(ActionInputError, match="force-run"):
+            parse_names(bad, "force-run")
+
+
 def test_run_compare_keeps_the_stderr_tail_and_status(tmp_path):
     code = "import sys; print('progress', file=sys.stderr); print('perfgate: error: no benchmarks', file=sys.stderr); sys.exit(2)"
     outcome = run_compare([sys.executable, "-c", code], tmp_path)

@@ -19,6 +19,16 @@ def test_run_with_filter_and_options():
                           rounds=20, threshold=0.05)
 
 
+def test_run_all_measures_every_benchmark():
+    assert parse("/perf run --all") == Command("run", "/perf run --all", all_benchmarks=True)
+    assert parse("/perf run norm* --all --rounds 4") == Command("run", "/perf run norm* --all --rounds 4",
+                                                                filter="norm*", rounds=4, all_benchmarks=True)
+    with pytest.raises(CommandError, match="given twice"):
+        parse("/perf run --all --all")
+    with pytest.raises(CommandError, match="--all"):
+        parse("/perf profile x --all")  # only run takes it
+
+
 @pytest.mark.parametrize("line,expected", [
     ("/perf run", Command("run", "/perf run")),
     ("/perf run rounds=10", Command("run", "/perf run rounds=10", rounds=10)),

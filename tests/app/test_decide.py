@@ -133,6 +133,15 @@ def test_perf_run_by_a_maintainer():
     assert spec.key == run_key(P.REPO, 7, HEAD, "comment", 42, "/perf run norm --rounds 12")
 
 
+def test_perf_run_all_dispatches_every_benchmark():
+    from bot.app.actions import dispatch_inputs
+
+    (spec,) = starts(decide(ev(P.issue_comment("created", "/perf run --all")), WRITE))
+    assert spec.all_benchmarks and dispatch_inputs(spec)["all"] == "true"
+    (plain,) = starts(decide(ev(P.issue_comment("created", "/perf run")), WRITE))
+    assert not plain.all_benchmarks and "all" not in dispatch_inputs(plain)
+
+
 def test_perf_profile_sets_profiling():
     (spec,) = starts(decide(ev(P.issue_comment("created", "/perf profile bench_norm")), WRITE))
     assert spec.profile and spec.filter == "bench_norm"

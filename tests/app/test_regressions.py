@@ -4,6 +4,8 @@ in, actions out — and a request measured on several runner groups (bot.app.con
 
 from __future__ import annotations
 
+import json
+
 import datetime as dt
 
 import pytest
@@ -251,3 +253,20 @@ def test_the_group_reports_one_table_per_model_and_fails_if_any_fails():
                                               details_url=None, run_page_url=None)
     assert check.fields["conclusion"] == "failure" and "its workflow failed" in comment.body
     assert isinstance(comment, UpsertComment)
+
+
+def test_selection_misses_are_tracked_regressions_the_culprits_pr_skipped():
+    from bot.app.actions import RunSpec, dispatch_inputs
+    from bot.app.regressions import selection_misses
+
+    skipped = {"selection": {"mode": "affected", "run": 1, "skipped": [{"name": "bench_loss", "reason": "not affected"}]}}
+    got = selection_misses([("bench_loss", "found", 12, skipped),      # skipped by #12, then regressed: a miss
+                            ("bench_attn", "found", 12, skipped),      # #12 ran it: no miss
+                            ("bench_loss", "closed", 13, skipped),     # over: no longer forced
+                            ("bench_norm", "open", None, None)])       # no culprit PR known
+    assert list(got) == ["bench_loss"] and "#12" in got["bench_loss"]
+    spec = RunSpec(key="k", repository="o/r", installation_id=1, kind="pr", trigger="label", head_sha="b" * 40,
+                   base_sha="a" * 40, force_run=tuple(got))
+    assert json.loads(dispatch_inputs(spec)["force-run"]) == ["bench_loss"]
+    assert "force-run" not in dispatch_inputs(RunSpec(key="k", repository="o/r", installation_id=1, kind="pr",
+                                                      trigger="label", head_sha="b" * 40, base_sha="a" * 40))

@@ -232,3 +232,66 @@ def test_the_first_calls_compile_time_is_a_series_of_its_own(db):
         assert cp.index == 12 and cp.ratio == pytest.approx(1.6)
         (time_series,) = history_store.load_series(s, "acme/kernels")
         assert time_series.change_points == []
+
+
+def test_skipped_benchmarks_carry_their_last_default_branch_value_forward(db):
+    """A selecting compare's skipped benchmarks get the newest main value of the same environment."""
+    from bot.history import core as history
+    from tests.history.factory import compare_doc, run_doc, sha
+
+    with db.session() as s, s.begin():
+        history_store.add_result(s, run_doc(1, {"bench_a": 1.0e-3, "bench_b": 2.0e-3}))
+        history_store.add_result(s, run_doc(2, {"bench_a": 1.1e-3}))
+        history_store.add_result(s, run_doc(3, {"bench_a": 9.0}, env=factory_env_other()))
+    doc = compare_doc(4, "bench_c", 1e-3, 1e-3)
+    doc["selection"] = {"mode": "affected", "run": 1, "skipped": [{"name": "bench_a", "reason": "not affected"},
+                                                                  {"name": "bench_b", "reason": "not affected"},
+                                                                  {"name": "bench_new", "reason": "not affected"}]}
+    key = history.fingerprint_of(doc["environment"]).key
+    with db.session() as s:
+        latest = history_store.latest_main_points(s, "acme/kernels", ["bench_a", "bench_b", "bench_new"], key)
+    got = history.carry_forward(doc, latest)
+    last = {e["name"]: e.get("last") for e in got["selection"]["skipped"]}
+    assert last["bench_a"]["sha"] == sha(2) and abs(last["bench_a"]["median"] - 1.1e-3) < 1e-4
+    assert last["bench_b"]["sha"] == sha(1) and last["bench_new"] is None
+    assert "last" not in doc["selection"]["skipped"][0]  # pure: the input is unchanged
+    from runner.results import validate
+
+    validate(got)
+
+
+def factory_env_other():
+    from tests.history.factory import environment
+
+    return environment(gpu="NVIDIA A100", runner="gpu-a100")
+
+
+def test_selection_misses_from_the_stored_rows(db):
+    """The executor's shell: a tracked regression whose culprit is a merged PR that skipped the
+    benchmark forces it in the next PR compares (bot.app.executor._selection_misses)."""
+    from types import SimpleNamespace
+
+    from bot.app import store as app_store
+    from bot.app.actions import RegressionSpec
+    from bot.app.executor import _selection_misses
+    from tests.history.factory import compare_doc, sha
+
+    doc = compare_doc(5, "bench_attn", 1e-3, 1e-3, pr={"number": 12, "url": "https://github.com/acme/kernels/pull/12"})
+    doc["selection"] = {"mode": "affected", "run": 1, "skipped": [{"name": "bench_loss", "reason": "not affected"}]}
+    with db.session() as s, s.begin():
+        history_store.add_result(s, doc)
+        repo = history_store.get_repository(s, "acme/kernels")
+        history_store.record_pull_request(s, repo, 12, merge_sha=sha(7))
+        for bench in ("bench_loss", "bench_attn"):
+            app_store.insert_regression(s, RegressionSpec(key=f"r-{bench}", repository="acme/kernels",
+                                                          installation_id=1, benchmark=bench, good_sha=sha(6),
+                                                          bad_sha=sha(8), trigger="changepoint"))
+            app_store.update_regression(s, f"r-{bench}", status="found", culprit_sha=sha(7))
+    rt = SimpleNamespace(db=db)
+    with db.session() as s:
+        assert history_store.latest_pr_document(s, "acme/kernels", 12)["selection"]["run"] == 1
+        assert history_store.latest_pr_document(s, "acme/kernels", 99) is None
+    assert _selection_misses(rt, "acme/kernels") == ("bench_loss",)
+    with db.session() as s, s.begin():
+        app_store.update_regression(s, "r-bench_loss", status="closed")
+    assert _selection_misses(rt, "acme/kernels") == ()

@@ -29,6 +29,7 @@ def pr_spec(event: Event, facts: Facts, pull: PullInfo, trigger: str, key: str, 
                    filter=command.filter if command else None, rounds=command.rounds if command else None,
                    threshold=command.threshold if command else None,
                    profile=bool(command and command.name == "profile"), react_comment_id=react_comment_id,
+                   all_benchmarks=bool(command and command.all_benchmarks),
                    workflow_ref=default_branch(event, facts))
 
 

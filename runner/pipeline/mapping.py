@@ -1,0 +1,144 @@
+"""The code map's pass, parent side: one fresh process per benchmark, set-up and one call traced
+(:mod:`runner.worker.tracing`), within its share of the run's budget; and what a compare with
+``--affected`` needs around it (the changed paths, the last measured values carried forward).
+
+The map (``code_map`` of results.json)::
+
+    {"sha": revision mapped, "tool": "coverage.py 7.x", "root": ".", "bench_dir": "benchmarks",
+     "benchmarks": {name: [repository-relative paths]}, "unmapped": {name: why},
+     "seconds": wall seconds the pass took}
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..errors import GitError, ResultsError, UserError
+from ..git import git
+from .workers import WorkerFailure, WorkerProcess
+
+#: Share of ``max_time`` the map pass may take (the timing gets what it leaves). A benchmark the
+#: pass has no time left for gets no map entry, and so always runs (runner.selection.UNMAPPED).
+MAP_BUDGET_SHARE = 0.2
+
+
+def map_pass(worker: WorkerProcess, bench_dir: str, cases: list[dict], root: Path, *, sha: str, rel_bench_dir: str,
+             options: dict | None, deadline: float, progress=None, overhead: bool = False) -> dict:
+    """Trace every case of ``cases`` (as listed by the worker) in a fresh child of ``worker``.
+
+    Args:
+        worker: the side's worker (its revision is the one mapped).
+        bench_dir: the directory the cases were listed from (absolute).
+        cases: the listing's benchmarks.
+        root: the revision's worktree root (paths are made relative to it).
+        sha: the revision's SHA (recorded).
+        rel_bench_dir: the benchmark directory relative to the repository ("" when outside it).
+        options: the convention's options.
+        deadline: monotonic seconds after which no further benchmark is traced.
+        overhead: also time one warm call plain and one traced, per benchmark, and the pass's
+            wall seconds (``costs``: ``{name: {pass_s, plain_call_s, traced_call_s}}``, for
+            evaluation/selection.py; not part of results.json's map).
+
+    Returns:
+        The ``code_map`` (module docstring). A failing case is in ``unmapped`` with its error;
+        it never raises for a benchmark's failure.
+    """
+    started = time.monotonic()
+    mapped: dict[str, list[str]] = {}
+    unmapped: dict[str, str] = {}
+    tool = None
+    last_cost = 0.0
+    costs: dict[str, dict] = {}
+    for case in cases:
+        name = case["name"]
+        if time.monotonic() + last_cost > deadline:
+            unmapped[name] = "not mapped: the map pass's share of the budget was spent"
+            continue
+        if progress is not None:
+            progress.phase(f"mapping {name}")
+        t0 = time.monotonic()
+        try:
+            worker.new_child()
+            resp = worker.request("trace", dir=bench_dir, file=case.get("file"), func=case.get("func"), name=name,
+                                  suite=case.get("suite"), case=case, options=dict(options or {}), root=str(root),
+                                  timeout=case.get("timeout"), overhead=overhead)
+        except WorkerFailure as exc:
+            resp = {"ok": False, "error": str(exc)}
+        last_cost = time.monotonic() - t0
+        if resp.get("ok") and "files" in resp:
+            mapped[name] = list(resp["files"])
+            if overhead:
+                costs[name] = {"pass_s": last_cost, "plain_call_s": resp.get("plain_call_s"),
+                               "traced_call_s": resp.get("traced_call_s")}
+            tool = tool or resp.get("tool")
+        elif resp.get("skipped"):
+            unmapped[name] = f"skipped by its suite: {resp['skipped']}"[:500]
+        else:
+            unmapped[name] = f"not mapped: {str(resp.get('error') or 'no answer')[:400]}"
+    worker.end_child()
+    out = {"sha": sha, "tool": tool, "root": ".", "bench_dir": rel_bench_dir, "benchmarks": mapped,
+           "unmapped": unmapped, "seconds": round(time.monotonic() - started, 3)}
+    if overhead:
+        out["costs"] = costs
+    return out
+
+
+def changed_paths(root: Path, base: str, head: str) -> list[str]:
+    """Repository-relative paths added, modified or deleted between ``base`` and ``head``
+    (``git diff --name-only --no-renames``: a rename is its old and its new path).
+
+    Raises:
+        UserError: git cannot diff the two revisions.
+    """
+    try:
+        out = git(root, "diff", "--name-only", "--no-renames", "-z", base, head, strip=False)
+    except GitError as exc:
+        raise UserError(f"cannot list the files changed between {base[:12]} and {head[:12]}: {exc}") from None
+    return sorted(p for p in out.split("\0") if p)
+
+
+def relative_dir(directory: str | Path, root: Path) -> str:
+    """``directory`` relative to ``root`` with ``/`` (``""`` when it is outside)."""
+    try:
+        rel = Path(directory).resolve().relative_to(Path(root).resolve())
+    except ValueError:
+        return ""
+    text = rel.as_posix()
+    return "" if text == "." else text
+
+
+def own_file(rel_bench_dir: str, file: str | None) -> str:
+    """A case's own file, repository-relative (``""`` when unknown)."""
+    if not file:
+        return ""
+    return f"{rel_bench_dir}/{file}" if rel_bench_dir else file
+
+
+def last_values(doc: dict) -> dict[str, dict]:
+    """``{name: {sha, median, unit}}`` of the benchmarks a stored results.json measured (a ``perfgate
+    run``'s values, or a compare's head side): what a skipped benchmark carries forward."""
+    sha = (doc.get("head") or {}).get("sha")
+    out = {}
+    for b in doc.get("benchmarks") or []:
+        side = b.get("head") or {}
+        if side.get("median") is not None and not side.get("error"):
+            out[b["name"]] = {"sha": sha, "median": side["median"], "unit": b.get("unit") or "s"}
+    return out
+
+
+def load_map(path: str) -> tuple[dict, dict]:
+    """``(code_map, last_values)`` from a stored results.json given as ``--map``.
+
+    Raises:
+        UserError: the file cannot be read, is not a results.json, or holds no ``code_map``.
+    """
+    from .. import results as results_mod
+
+    try:
+        doc = results_mod.load(path)
+    except ResultsError as exc:
+        raise UserError(f"--map {path}: {exc}") from None
+    if not isinstance(doc.get("code_map"), dict):
+        raise UserError(f"--map {path}: it holds no code_map (make one with `perfgate run`, which records it)")
+    return doc["code_map"], last_values(doc)
