@@ -72,8 +72,16 @@ MEMORY_COST_CALLS = {"cpu": 20.0, "cuda": 2.0}
 #: benchmark is decided in seconds, not after 7 s of tracing, issue 26).
 MEMORY_BUDGET_SHARE = 0.1
 
+#: Share of the seconds a benchmark's rounds have taken so far that one pair's memory measure may
+#: take: the measure may at most double the benchmark's time to its verdict. Why: with only
+#: :data:`MEMORY_BUDGET_SHARE` of a 900 s budget as the bound, a ×1000 regression of a 2 ms
+#: benchmark (2.4 s per call on head) was measured twice at ~36 s a pair on a CPU, and took 135 s
+#: to a verdict its rounds had reached in under 20 s (evaluation/sensitivity.py, issue 26).
+MEMORY_ROUNDS_SHARE = 1.0
 
-def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, device: str | None = "cpu") -> bool:
+
+def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, device: str | None = "cpu",
+               rounds_s: float = math.inf) -> bool:
     """Whether to measure peak memory at the end of this process pair (pure).
 
     Args:
@@ -81,15 +89,18 @@ def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, devi
         per_call_s: seconds one call takes (warm; the slower side's).
         seconds_left: seconds the benchmark has left before its deadline (``inf`` for none).
         device: ``cpu`` or ``cuda``/``cuda:N`` (None: ``cpu``), for :data:`MEMORY_COST_CALLS`.
+        rounds_s: seconds this benchmark's timed rounds have taken so far, both sides (``inf``:
+            no bound from them, as for ``perfgate run``'s single measure).
 
     Returns:
         True while fewer than :data:`MEMORY_PAIRS` pairs were measured and the measure's expected
         cost (:data:`MEMORY_COST_CALLS` × ``per_call_s``) is within :data:`MEMORY_BUDGET_SHARE` of
-        ``seconds_left``.
+        ``seconds_left`` and within :data:`MEMORY_ROUNDS_SHARE` of ``rounds_s``.
     """
     if measured_pairs >= MEMORY_PAIRS:
         return False
-    return memory_cost(per_call_s, device) <= MEMORY_BUDGET_SHARE * seconds_left
+    cost = memory_cost(per_call_s, device)
+    return cost <= MEMORY_BUDGET_SHARE * seconds_left and cost <= MEMORY_ROUNDS_SHARE * rounds_s
 
 
 def memory_cost(per_call_s: float, device: str | None = "cpu") -> float:
@@ -98,10 +109,16 @@ def memory_cost(per_call_s: float, device: str | None = "cpu") -> float:
     return MEMORY_COST_CALLS[kind] * max(0.0, per_call_s)
 
 
-def memory_skipped(per_call_s: float, seconds_left: float, device: str | None = "cpu") -> str:
-    """Why a benchmark has no memory record (a side's ``measure_error``; plain text)."""
-    return (f"memory not measured: measuring one call (~{memory_cost(per_call_s, device):.3g} s) would take more "
-            f"than {MEMORY_BUDGET_SHARE * 100:g} % of the {max(0.0, seconds_left):.3g} s the benchmark had left")
+def memory_skipped(per_call_s: float, seconds_left: float, device: str | None = "cpu",
+                   rounds_s: float = math.inf) -> str:
+    """Why a benchmark has no memory record (a side's ``measure_error``; plain text): the bound of
+    :func:`memory_due` that its cost exceeded."""
+    cost = memory_cost(per_call_s, device)
+    if cost > MEMORY_BUDGET_SHARE * seconds_left or not math.isfinite(rounds_s):
+        return (f"memory not measured: measuring one call (~{cost:.3g} s) would take more "
+                f"than {MEMORY_BUDGET_SHARE * 100:g} % of the {max(0.0, seconds_left):.3g} s the benchmark had left")
+    return (f"memory not measured: measuring one call (~{cost:.3g} s) would take longer than the benchmark's "
+            f"timed rounds ({max(0.0, rounds_s):.3g} s)")
 
 
 def _median(values: Sequence[float]) -> float | None:

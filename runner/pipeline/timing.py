@@ -525,19 +525,21 @@ class TimingPass:
         peak memory of one call and what torch.compile did there (the worker's ``measure``
         request, after the pair's samples, so it perturbs none), one record per side and pair.
         Memory only while :func:`runner.measures.memory_due` says the pair can afford it before
-        ``deadline`` (both sides alike: the records stay paired). Nothing for a benchmark that
+        ``deadline`` and beside the rounds taken so far (both sides alike: the records stay paired). Nothing for a benchmark that
         failed (its processes may be gone)."""
         sides, state.open_sides = state.open_sides, ()
         if not sides or state.verdict == "failed":
             return
         per_call = max((state.sides[side].per_call or 0.0) for side in sides)
         left = deadline - self.clock()
-        memory = measures.memory_due(state.memory_pairs, per_call, left, self.device)
+        # what its rounds took so far bounds the measure too (a benchmark new on head has none)
+        rounds_s = sum(end - start for start, end in state.windows) if state.windows else math.inf
+        memory = measures.memory_due(state.memory_pairs, per_call, left, self.device, rounds_s)
         state.memory_pairs += int(memory)
         for side in sides:
             own = state.sides[side]
             if not memory and state.memory_pairs == 0:
-                own.measure_error = measures.memory_skipped(per_call, left, self.device)
+                own.measure_error = measures.memory_skipped(per_call, left, self.device, rounds_s)
             resp = self.request(side, "measure", memory=memory, timeout=state.case.get("timeout"))
             if not resp.get("ok"):
                 own.memory.append(None)

@@ -81,6 +81,14 @@ def test_memory_is_measured_in_a_few_pairs_and_only_where_the_budget_affords_it(
     assert measures.memory_due(0, 0.24, 48.0) and not measures.memory_due(0, 0.24, 47.0)
     assert measures.memory_due(0, 0.24, 5.0, "cuda:0") and not measures.memory_due(0, 0.24, 5.0, "cpu")
     assert measures.memory_due(0, 10.0, float("inf"))
+    # nor more than the benchmark's rounds took so far: a 2.4 s call traced (~48 s) after 9.6 s of
+    # rounds is not measured even with 800 s left (a x1000 regression took 135 s to its verdict so)
+    assert not measures.memory_due(0, 2.4, 800.0, "cpu", rounds_s=9.6)
+    assert measures.memory_due(0, 2.4, 800.0, "cuda", rounds_s=9.6)  # one call, ~4.8 s
+    assert measures.memory_due(0, 1e-3, 60.0, "cpu", rounds_s=0.02)
+    assert not measures.memory_due(0, 1e-3, 60.0, "cpu", rounds_s=0.01)
+    assert "longer than the benchmark's timed rounds (9.6 s)" in measures.memory_skipped(2.4, 800.0, "cpu", 9.6)
+    assert "10 % of the 47 s" in measures.memory_skipped(0.24, 47.0)
 
 
 def test_a_side_is_the_median_of_its_processes():

@@ -201,6 +201,12 @@ def test_the_memory_measure_keeps_to_a_few_pairs_and_to_the_budget():
     from runner.report.measures import memory_cell
 
     assert memory_cell(entry) == "not measured"
+    # with a large budget too (900 s, perfgate compare's default): the measure may not take longer
+    # than the rounds, so a x1000 regression is still decided in seconds
+    session, (state,), _, workers = _run({"b": (SideModel(2e-3), SideModel(2.4))}, max_time=900.0)
+    assert not any(workers["head"].measures_taken + workers["base"].measures_taken)
+    assert state.verdict == "regression" and state.seconds < 40.0
+    assert "longer than the benchmark's timed rounds" in benchmark_entry(state, session.ci_level)["head"]["measure_error"]
 
 
 def test_shared_after_first_pair_undoes_a_split_only_when_the_rounds_put_the_sides_within_four_times():
