@@ -16,7 +16,7 @@ Method (pure functions over plain lists; scipy provides the distributions):
   timing noise on shared machines has heavy tails). Across the ``J`` pairs, the mean of those
   estimates with a Student t interval on ``J − 1`` degrees of freedom (:func:`blocked_estimate`).
   Its coverage with 2–8 pairs, between-pair spread and one outlying pair is measured in
-  evaluation/RESULTS.md (``python evaluation/coverage.py``); the DerSimonian–Laird interval
+  evaluation/RESULTS.md (``python evaluation/interval_coverage.py``); the DerSimonian–Laird interval
   used before under-covered badly there.
 * Sequential looks: a benchmark is looked at after ``J_1`` process pairs, then at geometrically
   spaced numbers of pairs up to ``max_rounds`` (``K`` planned looks, :func:`look_schedule`).

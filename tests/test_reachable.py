@@ -129,7 +129,7 @@ SMOKES = {
     "evaluation/bot_load.py": Smoke(("evaluation/bot_load.py", "--smoke"), needs=True),
     "evaluation/changepoints.py": Smoke(("evaluation/changepoints.py", "--smoke")),
     "evaluation/conditions.py": Smoke(("evaluation/conditions.py", "--smoke")),
-    "evaluation/coverage.py": Smoke(("evaluation/coverage.py", "--smoke")),
+    "evaluation/interval_coverage.py": Smoke(("evaluation/interval_coverage.py", "--smoke")),
     "evaluation/intent.py": Smoke(("evaluation/intent.py", "--smoke")),
     "evaluation/intent_real.py": Smoke(("evaluation/intent_real.py", "--smoke")),
     "evaluation/isolation.py": Smoke(("evaluation/isolation.py", "--smoke")),

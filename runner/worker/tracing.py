@@ -41,6 +41,10 @@ def trace_files(run: Callable[[], object], root: str) -> tuple[list[str], str]:
     try:
         import coverage
     except ImportError:
+        coverage = None
+    if not hasattr(coverage, "Coverage"):
+        # not installed, or shadowed by a module of the same name on the path (a benchmark
+        # folder's own coverage.py): the call-event tracer does the same job
         return _settrace_files(run, real_root), "sys.settrace"
     cov = coverage.Coverage(data_file=None, include=[os.path.join(real_root, "*")], branch=False,
                             config_file=False)

@@ -362,9 +362,16 @@ def run_workflow_job(runner: EmulatedRunner, workflow: Path, job: str, dispatch_
     """Run one job of a workflow file as the runner would (its ``uses: perfgate/perfgate@…`` is
     this repository's ``action.yml``, with ``action_overrides`` on top of its ``with:``);
     returns the contexts (step outputs) at the end. Post steps run last, in reverse order."""
-    spec = load_yaml(workflow)["jobs"][job]
+    document = load_yaml(workflow)
+    spec = document["jobs"][job]
     job_env = {k: str(v) for k, v in (spec.get("env") or {}).items()}
-    contexts = {f"inputs.{k}": v for k, v in dispatch_inputs.items()}
+    # A declared workflow_dispatch input the dispatch leaves out reads as its default, else ''
+    # (as GitHub evaluates ``inputs.<name>``); YAML 1.1 reads the key ``on`` as True.
+    triggers = document.get("on", document.get(True)) or {}
+    declared = ((triggers.get("workflow_dispatch") or {}).get("inputs") or {}) if isinstance(triggers, dict) else {}
+    contexts = {f"inputs.{k}": str((v or {}).get("default", "")).lower() if isinstance((v or {}).get("default"), bool)
+                else str((v or {}).get("default", "")) for k, v in declared.items()}
+    contexts.update({f"inputs.{k}": v for k, v in dispatch_inputs.items()})
     contexts["github.token"] = runner.secrets.github_token
     posts = []
     for step in spec["steps"]:

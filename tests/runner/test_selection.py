@@ -159,6 +159,16 @@ def test_tracer_lists_the_repository_files_that_ran(tmp_path):
         with pytest.raises(ZeroDivisionError):
             trace_files(lambda: 1 / 0, str(tmp_path))
         assert sys.gettrace() is None  # the tracer is stopped after a failure too
+        # a module named coverage that is not coverage.py (this repository's evaluation folder had
+        # one, which shadowed the library whenever that folder was on the path): the call tracer
+        real = sys.modules.get("coverage")
+        sys.modules["coverage"] = type(sys)("coverage")
+        try:
+            assert trace_files(lambda: pkg.used.f(), str(tmp_path)) == (["pkg/used.py"], "sys.settrace")
+        finally:
+            sys.modules.pop("coverage")
+            if real is not None:
+                sys.modules["coverage"] = real
     finally:
         sys.path.remove(str(tmp_path))
         for name in ("pkg", "pkg.used", "pkg.unused"):

@@ -25,9 +25,9 @@ Methods, at the nominal level (default 99 %, what perfgate reports with 5 looks 
 
 Usage::
 
-    python evaluation/coverage.py                  # 4000 simulated benchmarks per setting
-    python evaluation/coverage.py --reps 1000      # quicker
-    python evaluation/coverage.py --smoke          # every cell at a toy size (CI)
+    python evaluation/interval_coverage.py                  # 4000 simulated benchmarks per setting
+    python evaluation/interval_coverage.py --reps 1000      # quicker
+    python evaluation/interval_coverage.py --smoke          # every cell at a toy size (CI)
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = [(tau, sigma, outlier) for outlier in (0.0, -0.574, 0.10) for tau in (0.0, 0.01, 0.03)
                 for sigma in (0.02, 0.10)]
     lines = [f"Nominal {args.level:.0%} intervals, {args.reps} simulated benchmarks per cell, true change 0, "
-             f"{R} rounds per pair, round noise t3 with sd sigma; `python evaluation/coverage.py --reps {args.reps}`.",
+             f"{R} rounds per pair, round noise t3 with sd sigma; `python evaluation/interval_coverage.py --reps {args.reps}`.",
              "", "| outlying pair | between-pair sd | round sd | J | t over pairs (now) | DerSimonian–Laird (before) | "
              "pooled rounds | t half-width (median) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     worst = 1.0
