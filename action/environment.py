@@ -25,7 +25,6 @@ file in the checkout, else compare's default, the base revision.
 from __future__ import annotations
 
 import json
-
 import re
 from dataclasses import dataclass, field
 from pathlib import Path

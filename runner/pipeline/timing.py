@@ -141,9 +141,8 @@ class BenchState:
     resolvable: float | None = None
     open_sides: tuple[str, ...] = ()
     #: rounds of a first pair dropped because its calls per sample were re-chosen
-    #: (:meth:`TimingPass.renumber`), and the counts they had been taken with
+    #: (:meth:`TimingPass.renumber`; more than 0 once it has happened)
     dropped_rounds: int = 0
-    dropped_numbers: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:
@@ -423,7 +422,7 @@ class TimingPass:
         sides share one count from the next pair on and the first pair's rounds are dropped — they
         were taken with samples of different lengths, which another task's bursts hit unequally.
         Done at most once per benchmark."""
-        if state.shared_number is not False or state.dropped_numbers is not None or len(state.block_starts) != 1:
+        if state.shared_number is not False or state.dropped_rounds or len(state.block_starts) != 1:
             return
         b, h = state.sides["base"], state.sides["head"]
         if b.number is None or h.number is None:
@@ -431,7 +430,7 @@ class TimingPass:
         number = schedule.shared_after_first_pair(b.samples, h.samples, (b.number, h.number))
         if number is None:
             return
-        state.dropped_numbers, state.dropped_rounds = (b.number, h.number), len(b.samples)
+        state.dropped_rounds = len(b.samples)
         for own in (b, h):
             own.per_call = sorted(own.samples)[len(own.samples) // 2]
             own.number = number
