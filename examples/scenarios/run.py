@@ -53,10 +53,11 @@ def analyse(name: str, traces: dict[str, Path], ms: dict[str, float]) -> dict:
     """
     from runner.profile.diff import side_by_side
     from runner.profile.hints import hints_for
+    from runner.profile.kineto import load_trace
     from runner.profile.summaries import summarize
 
     mod = importlib.import_module(f"examples.scenarios.{name}")
-    summaries = {side: summarize(str(path)) for side, path in traces.items()}
+    summaries = {side: summarize(load_trace(path)) for side, path in traces.items()}
     ratio = ms["head"] / ms["base"]
     verdict = "regression" if ratio > 1.02 else "improvement" if ratio < 0.98 else "unchanged"
     change = {"ratio": ratio, "ci_low": None, "ci_high": None, "p_value": None, "verdict": verdict}
@@ -89,13 +90,14 @@ def recorded_scenario(name: str, out_dir: str | None = None) -> dict:
     any machine. The traces carry no timing of their own: a side's time per call is the larger
     relative change of the trace's span and of its GPU busy time (the head's edit lengthens one
     or the other)."""
+    from runner.profile.kineto import load_trace
     from runner.profile.summaries import summarize
 
     from . import recorded
 
     out = Path(out_dir or tempfile.mkdtemp(prefix=f"perfgate-{name}-recorded-"))
     base, head = recorded.write_pair(name, out)
-    sb, sh = summarize(str(base)), summarize(str(head))
+    sb, sh = summarize(load_trace(base)), summarize(load_trace(head))
     factor = max(sh["span_us"] / sb["span_us"], (sh["gpu_busy_us"] or 0) / (sb["gpu_busy_us"] or 1))
     ms = {"base": sb["span_us"] / 1000, "head": sb["span_us"] / 1000 * factor}
     return analyse(name, {"base": base, "head": head}, ms)

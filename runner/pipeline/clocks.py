@@ -23,110 +23,9 @@ depends on what the GPU did before it. Two answers, both through NVML (``pynvml`
 
 from __future__ import annotations
 
-import os
-from dataclasses import asdict, dataclass
-
+from .clock_plan import ClockPlan, plan, refusal  # noqa: F401 - plan is imported from here too
+from .machine_facts import gpu_facts
 from .telemetry import nvml_value, open_device
-
-#: What a compare does with the clocks: ``lock`` (set for the run, restored after), ``held``
-#: (a setting of the runner's owner holds them: left alone), ``monitor`` (watched, not changed),
-#: ``none`` (no NVIDIA GPU or NVML: nothing to lock or watch).
-POLICIES = ("lock", "held", "monitor", "none")
-
-#: How to unlock: ``nvidia-smi -acp`` values and what NVML answers for the restriction.
-UNRESTRICT_FIX = ("run the benchmark job as root, or let non-root processes set application clocks: "
-                  "sudo nvidia-smi -acp UNRESTRICTED (per GPU: -i N)")
-
-
-@dataclass(frozen=True)
-class ClockPlan:
-    """What to do with one GPU's clocks.
-
-    ``method``: ``locked_clocks`` (root) or ``applications_clocks`` (application clocks
-    unrestricted); ``sm_mhz``/``memory_mhz``: the clocks to set; ``lockable``: whether this runner
-    could lock them (whatever the configuration says); ``reason``: one sentence for the report.
-    """
-
-    policy: str
-    reason: str
-    method: str | None = None
-    sm_mhz: int | None = None
-    memory_mhz: int | None = None
-    lockable: bool = False
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def held_by_setting(gpu: dict) -> bool:
-    """A clock setting holds the SM clock: NVML's ``applications_clocks_setting`` clock-event
-    reason, or an application clock other than its default (the doctor's ``gpu_clocks`` rule)."""
-    app, default = gpu.get("sm_application_clock_mhz"), gpu.get("sm_default_application_clock_mhz")
-    return "applications_clocks_setting" in (gpu.get("clock_event_reasons") or []) or bool(app and default and app != default)
-
-
-def lock_method(gpu: dict) -> str | None:
-    """How this runner may lock the clocks (``locked_clocks`` as root, ``applications_clocks``
-    when non-root processes may set them), or None."""
-    permission = gpu.get("clock_permission") or {}
-    if permission.get("root"):
-        return "locked_clocks"
-    if permission.get("applications_clocks_restricted") is False:
-        return "applications_clocks"
-    return None
-
-
-def _nearest(target: int, supported: list[int] | None) -> int:
-    return min(supported, key=lambda mhz: (abs(mhz - target), -mhz)) if supported else target
-
-
-def plan(lock: bool, requested_mhz: int, gpu: dict | None) -> ClockPlan:
-    """The clock policy of a compare on ``gpu`` (pure).
-
-    Args:
-        lock: the configuration's ``lock_clocks``.
-        requested_mhz: ``lock_clocks_mhz`` (0: the GPU's default application clock).
-        gpu: one GPU's facts (:func:`runner.pipeline.machine_facts.gpu_facts`), None without one.
-    Returns:
-        a :class:`ClockPlan`; ``lock`` only when asked, allowed and a clock to lock to is known.
-    """
-    if not gpu:
-        return ClockPlan("none", "no NVIDIA GPU seen through NVML: clocks neither locked nor watched")
-    method = lock_method(gpu)
-    target = requested_mhz or gpu.get("sm_default_application_clock_mhz") or gpu.get("sm_application_clock_mhz")
-    lockable = method is not None and bool(target)
-    watch = "rounds the GPU throttled or whose SM clock moved more than 2 % are left out of the estimate"
-    if held_by_setting(gpu):
-        return ClockPlan("held", f"the SM clock is held by the runner's own clock setting (application clock "
-                                 f"{gpu.get('sm_application_clock_mhz') or '?'} MHz): left as it is; {watch}",
-                         lockable=lockable)
-    if not lock:
-        could = " (this runner could lock them: lock_clocks = true)" if lockable else ""
-        return ClockPlan("monitor", f"clocks not locked (lock_clocks is off){could}: GPU Boost picks them; {watch}",
-                         lockable=lockable)
-    if method is None:
-        return ClockPlan("monitor", f"lock_clocks is on but this runner may not set clocks (not root, application "
-                                    f"clocks restricted): {watch}; to allow it, {UNRESTRICT_FIX}")
-    if not target:
-        return ClockPlan("monitor", f"lock_clocks is on but NVML names no clock to lock to (no default application "
-                                    f"clock): set lock_clocks_mhz; {watch}")
-    sm = _nearest(int(target), gpu.get("sm_supported_clocks_mhz"))
-    memory = gpu.get("memory_max_clock_mhz")
-    how = "nvidia-smi -lgc/-lmc's locked clocks" if method == "locked_clocks" else "application clocks (nvidia-smi -ac)"
-    return ClockPlan("lock", f"clocks locked for the timing pass with {how}: SM {sm} MHz"
-                             + (f", memory {memory} MHz" if memory else "") + ", restored after",
-                     method=method, sm_mhz=sm, memory_mhz=memory, lockable=True)
-
-
-def refusal(exc: BaseException) -> str:
-    """One line for an NVML error: its message, and what it means for locking."""
-    text = str(exc) or type(exc).__name__
-    value = getattr(exc, "value", None)
-    if value == 4 or "permission" in text.lower():
-        return f"{text} (not allowed: {UNRESTRICT_FIX})"
-    if value == 3 or "not supported" in text.lower():
-        return f"{text} (this GPU or driver does not support it)"
-    return text
 
 
 class ClockControl:
@@ -146,8 +45,6 @@ class ClockControl:
         self.record: dict = {}
 
     def start(self) -> dict:
-        from .machine_facts import gpu_facts
-
         try:
             self._nvml, self._handle = open_device(self._nvml, self.index)
             gpu = gpu_facts(self._nvml, self.index, self._handle, euid=self._euid)
@@ -200,8 +97,3 @@ class ClockControl:
             self.record["restored"] = ok
         nvml_value(self._nvml.nvmlShutdown)
         self._handle = None
-
-
-def euid() -> int | None:
-    """This process's effective user id (None where the platform has none)."""
-    return os.geteuid() if hasattr(os, "geteuid") else None

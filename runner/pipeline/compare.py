@@ -18,7 +18,7 @@ from ..environment import capture
 from ..errors import UserError
 from ..profile.hints import with_compile_hint
 from .conditions import timer_description
-from .doctor import examine
+from .machine_facts import examine
 from ..git import repo_root, resolve
 from .revisions import Checkouts, Revision
 from . import schedule, suites
@@ -379,6 +379,7 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
         The names of the benchmarks left unprofiled for lack of budget.
     """
     from ..profile.diff import profile_for_results
+    from ..profile.kineto import load_trace
     from ..profile.hints import hints_for
     from ..profile.noise import median_pass, pass_spread
     from ..profile.summaries import summarize
@@ -419,7 +420,7 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
                     entry.setdefault("profile_errors", {})[side] = resp.get("error") or state.sides[side].error
                     continue
                 try:
-                    summaries[side].append((trace_path, summarize(trace_path)))
+                    summaries[side].append((trace_path, summarize(load_trace(trace_path))))
                 except UserError as exc:
                     entry.setdefault("profile_errors", {})[side] = str(exc)
                 spent = time.monotonic() - t0

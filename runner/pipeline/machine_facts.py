@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Iterable
 
-from .clocks import euid as clock_euid
 from .conditions import host_facts
+from .doctor import run_checks, summarize
 from .telemetry import decode_reasons, nvml_text, nvml_value, read_sample
 
 
@@ -109,6 +109,11 @@ def _pair(value) -> dict | None:
     return {"current": bool(value[0]), "pending": bool(value[1])}
 
 
+def this_euid() -> int | None:
+    """This process's effective user id (None where the platform has none)."""
+    return os.geteuid() if hasattr(os, "geteuid") else None
+
+
 def gpu_facts(nvml, index: int, handle, *, euid: int | None = None) -> dict:
     """The facts of one GPU (see :func:`gather`); ``euid``: the effective user id that decides
     whether clocks may be locked (default: this process's)."""
@@ -119,7 +124,7 @@ def gpu_facts(nvml, index: int, handle, *, euid: int | None = None) -> dict:
     supported = _ask(nvml, "nvmlDeviceGetSupportedGraphicsClocks", handle, memory_max) if memory_max else None
     restricted = _ask(nvml, "nvmlDeviceGetAPIRestriction", handle,
                       getattr(nvml, "NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS", 0))
-    user = clock_euid() if euid is None else euid
+    user = this_euid() if euid is None else euid
     persistence = _ask(nvml, "nvmlDeviceGetPersistenceMode", handle)
     uncorrected = _ask(nvml, "nvmlDeviceGetTotalEccErrors", handle,
                              getattr(nvml, "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", 1), getattr(nvml, "NVML_VOLATILE_ECC", 0))
@@ -219,3 +224,8 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
         "gpus": gpus,
         "sandbox": sandbox_facts(),
     }
+
+
+def examine(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
+    """Gather this machine's facts now and check them: ``environment.doctor`` (:func:`summarize`)."""
+    return summarize(run_checks(gather(paths, nvml=nvml)))

@@ -16,7 +16,7 @@ from .. import measures
 from .. import results as results_mod
 from . import suites
 from .select import matches
-from .doctor import examine
+from .machine_facts import examine
 from ..environment import capture
 from ..errors import UserError
 from .conditions import timer_description

@@ -23,6 +23,8 @@ import statistics
 import threading
 import time
 
+from .clock_plan import THROTTLE_REASONS
+
 #: NVML clock-event reason bits (nvml.h) and the names perfgate reports.
 REASON_BITS = {
     0x1: "gpu_idle",
@@ -35,9 +37,6 @@ REASON_BITS = {
     0x80: "hw_power_brake_slowdown",
     0x100: "display_clock_setting",
 }
-#: Reasons that mean the clocks were held down by power or heat (not idle, not a setting).
-THROTTLE_REASONS = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
-                    "hw_power_brake_slowdown")
 
 #: A side counts as throttled when at least this fraction of its samples shows a throttle reason.
 THROTTLED_FRACTION = 0.05

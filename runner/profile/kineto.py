@@ -12,8 +12,7 @@ from pathlib import Path
 
 from . import names
 from ..errors import UserError
-
-REPAIRED_KEY = "perfgate_repaired"
+from .names import REPAIRED_KEY
 
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt]|.)', re.S)
 

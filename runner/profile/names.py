@@ -200,6 +200,9 @@ COLLECTIVE_KERNEL = re.compile(
 # ---------------------------------------------------------------------------------------------
 # known defects of torch's trace export
 
+#: Key under which :func:`runner.profile.kineto.load_trace` records the known export defects it repaired.
+REPAIRED_KEY = "perfgate_repaired"
+
 #: JSON errors torch's exporter is known to cause, and how :func:`runner.profile.kineto.load_trace`
 #: repairs them: ``{message (prefix of json's error), issue, what, repair}``.
 KNOWN_EXPORT_DEFECTS = (

@@ -11,8 +11,8 @@ PyTorch 1.8's ``Kernel``/``Runtime``/``Operator``, runtime calls such as ``cudaL
 and ``est. achieved occupancy %``; the top level carries the device properties.
 
 Units: times in microseconds (``*_us``, as in the trace), sizes in bytes (``*_bytes``),
-occupancy as a fraction 0..1. Pure (:func:`summarize` given a path reads it through
-:func:`runner.profile.kineto.load_trace`); never imports torch.
+occupancy as a fraction 0..1. Pure: :func:`summarize` takes the document
+:func:`runner.profile.kineto.load_trace` read; never imports torch.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from . import names, roofline
-from .kineto import REPAIRED_KEY, load_trace
+from .names import REPAIRED_KEY
 
 #: Device-side work (canonical categories, :data:`runner.profile.names.CATEGORIES`).
 GPU_CATS = names.GPU_CATEGORIES
@@ -73,11 +73,6 @@ _DTYPE_BYTES = {"float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "in
 TENSOR_PRECISIONS = ("tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8")
 
 
-# ---------------------------------------------------------------------------------------------
-# loading (I/O)
-
-
-#: Key under which :func:`load_trace` records the known export defects it repaired.
 def _num(value, default=0.0) -> float:
     try:
         out = float(value)
@@ -353,11 +348,11 @@ def _runtime_of(calls_by_api: dict, doc: dict, device_name: str | None) -> str |
     return None
 
 
-def summarize(trace_or_path) -> dict:
+def summarize(doc: dict) -> dict:
     """Summarise one Kineto trace.
 
     Args:
-        trace_or_path: a document from :func:`load_trace`, or a path to one.
+        doc: a trace document (:func:`runner.profile.kineto.load_trace`).
 
     Returns:
         ``{device: {kind (gpu|cpu), vendor, name, units (SMs/CUs), label, peaks, peaks_note},
@@ -385,11 +380,7 @@ def summarize(trace_or_path) -> dict:
         ``iterations`` None without ``perfgate::call`` / ``ProfilerStep#N`` annotations;
         ``launch_delay_mean_us`` None without a launch joined to its kernel;
         ``peak_memory_bytes`` None without memory events.
-
-    Raises:
-        UserError: from :func:`load_trace` when given a path.
     """
-    doc = trace_or_path if isinstance(trace_or_path, dict) else load_trace(trace_or_path)
     events = [e for e in doc.get("traceEvents", []) if isinstance(e, dict)]
     kernels, gpu, ops, runtime, annotations, memory, syncs = [], [], [], [], [], [], []
     span_lo, span_hi = math.inf, -math.inf

@@ -1,5 +1,5 @@
 """Which files ``perfgate init`` writes, and their text: a pure function of the repository's
-facts (:class:`runner.scaffold.inspect.RepoFacts`) and the user's choices."""
+facts (:class:`runner.scaffold.facts.RepoFacts`) and the user's choices."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from importlib import resources
 
 from ..config import Config
 from ..errors import UserError
-from .inspect import ModuleClass, RepoFacts
+from .facts import ModuleClass, RepoFacts
 
 WORKFLOW_PATH = ".github/workflows/perfgate.yml"
 CONFIG_PATH = "perfgate.toml"

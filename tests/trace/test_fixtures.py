@@ -23,7 +23,7 @@ IMPROVEMENT = {"ratio": 0.7, "ci_low": 0.65, "ci_high": 0.75, "p_value": 0.001, 
 
 @functools.lru_cache(maxsize=None)
 def _summary(name):
-    return trace.summarize(TRACES / name)
+    return trace.summarize(kineto.load_trace(TRACES / name))
 
 
 def _files():

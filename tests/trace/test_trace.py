@@ -137,7 +137,7 @@ def test_load_trace_reads_gz_and_json_and_bare_lists(tmp_path):
     assert kineto.load_trace(write(doc, tmp_path / "t.json.gz"))["traceEvents"]
     assert kineto.load_trace(write(doc, tmp_path / "t.json"))["traceEvents"]
     (tmp_path / "list.json").write_text(json.dumps(doc["traceEvents"]))
-    assert trace.summarize(tmp_path / "list.json")["iterations"] == 4
+    assert trace.summarize(kineto.load_trace(tmp_path / "list.json"))["iterations"] == 4
 
 
 @pytest.mark.parametrize("content, message", [
