@@ -403,14 +403,13 @@ def _graph() -> dict[str, set[str]]:
     """Module → the modules of the tree it imports (anywhere in its source, run-time names and entry
     points included). Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first, so those
     are edges too — except the importer's own ancestors, which are already being imported when it
-    runs."""
+    runs; a name taken from an own ancestor's ``__init__`` is an edge (that is the package circle)."""
     graph: dict[str, set[str]] = {name: set() for name in SOURCES}
     for name, targets in IMPORTS.items():
         own = set(_ancestors(name))
         for target in targets:
-            for module in _ancestors(target) + [target]:
-                if module in SOURCES and module != name and module not in own:
-                    graph[name].add(module)
+            implied = [module for module in _ancestors(target) if module not in own]
+            graph[name] |= {module for module in implied + [target] if module in SOURCES and module != name}
     for name, targets in _plugin_edges().items():
         graph[name] |= targets & set(SOURCES)
     return graph
