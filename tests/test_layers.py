@@ -318,7 +318,7 @@ BEING_SPLIT = {
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
     "runner/profile/summaries.py", "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
-    "runner/config.py", "runner/sandbox.py", "action/environment.py", "bot/history/core.py", "bot/history/store.py",
+    "runner/config.py", "runner/sandbox.py", "bot/history/core.py", "bot/history/store.py",
 }
 MAX_LINES = 400
 

@@ -1,0 +1,143 @@
+"""The step inputs of the Action, read and checked one by one (pure): ``INPUT_<NAME>`` variables
+(``-`` or ``_`` spellings), empty meaning "not given"; each bad value is an
+:class:`ActionInputError` naming the input and what it accepts. :mod:`action.environment` builds
+the plan from them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping
+
+from runner.errors import UserError
+
+
+class ActionInputError(UserError):
+    """The workflow asked for something the action cannot do; the message says what to fix."""
+
+
+def get_input(env: Mapping[str, str], name: str) -> str | None:
+    """The input ``name`` (as in action.yml, e.g. ``base-ref``), stripped; None when empty."""
+    upper = name.upper()
+    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}", f"INPUT_{upper.replace(' ', '_')}"):
+        value = env.get(key)
+        if value is not None and value.strip():
+            return value.strip()
+    return None
+
+
+#: At most this many names in the force-run input, each at most 500 characters.
+MAX_FORCE_RUN = 200
+
+
+def parse_names(value: str | None, name: str) -> tuple[str, ...]:
+    """A JSON list of benchmark names (the App's ``force-run``), () when not given.
+
+    Raises:
+        ActionInputError: not a JSON list of 1–500-character strings, or more than :data:`MAX_FORCE_RUN`.
+    """
+    if value is None:
+        return ()
+    try:
+        names = json.loads(value)
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or len(names) > MAX_FORCE_RUN or not all(
+            isinstance(n, str) and 0 < len(n) <= 500 for n in names):
+        raise ActionInputError(f"input {name} must be a JSON list of at most {MAX_FORCE_RUN} benchmark names")
+    return tuple(names)
+
+
+def parse_bool(value: str | None, name: str, default: bool) -> bool:
+    """YAML 1.2 core booleans as Actions passes them (``true``/``false``, any case)."""
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in ("true", "yes", "on", "1"):
+        return True
+    if lowered in ("false", "no", "off", "0"):
+        return False
+    raise ActionInputError(f"input {name} must be true or false, got {value!r}")
+
+
+def parse_fraction(value: str | None, name: str) -> float | None:
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ActionInputError(f"input {name} must be a fraction such as 0.02 (2 %), got {value!r}") from None
+    if not 0 <= number < 1:
+        raise ActionInputError(f"input {name} must be a fraction in [0, 1), e.g. 0.02 for 2 %, got {value!r}")
+    return number
+
+
+def parse_seconds(value: str | None, name: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ActionInputError(f"input {name} must be a number of seconds, got {value!r}") from None
+    if number <= 0:
+        raise ActionInputError(f"input {name} must be > 0 seconds, got {value!r}")
+    return number
+
+
+def parse_rounds(value: str | None, name: str) -> int | None:
+    """An integer input >= 2 (rounds before the first look), or None when not given."""
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise ActionInputError(f"input {name} must be a whole number of rounds, got {value!r}") from None
+    if number < 2:
+        raise ActionInputError(f"input {name} must be at least 2, got {value!r}")
+    return number
+
+
+def parse_paths(value: str | None, name: str, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Absolute paths, one per line (or ``:``-separated), for the ``sandbox-paths`` input.
+
+    Each path is resolved (``..``, doubled slashes and symbolic links) before it is judged: it
+    may not be, contain or lie inside what the sandbox exists to keep away — the home folder,
+    ``RUNNER_TEMP`` and the runner's folder above ``_work``, ``/root``, ``/run``, ``/var/run``,
+    ``/proc``, ``/sys``, ``/dev``, ``/tmp`` — nor be a socket.
+
+    Raises:
+        ActionInputError: a relative path, or one that would open the sandbox (named).
+    """
+    import os
+    import stat as stat_mod
+
+    if value is None:
+        return ()
+    env = env or {}
+    paths = [p.strip() for line in value.splitlines() for p in line.split(":") if p.strip()]
+    guarded = {"/", "/root", "/run", "/var/run", "/proc", "/sys", "/dev", "/tmp", "/home"}
+    for variable in ("HOME", "RUNNER_TEMP", "GITHUB_WORKSPACE"):
+        if env.get(variable, "").startswith("/"):
+            folder = os.path.realpath(env[variable])
+            guarded.add(folder)
+            if variable == "RUNNER_TEMP":  # <runner>/_work/_temp: the runner's folder holds its credentials
+                guarded.add(str(Path(folder).parent.parent))
+    resolved = []
+    for path in paths:
+        if not path.startswith("/") or "\x00" in path:
+            raise ActionInputError(f"input {name} takes absolute paths, got {path!r}")
+        real = os.path.realpath(path)
+        for keep in sorted(guarded):
+            overlaps = real == keep or real.startswith(keep.rstrip("/") + "/") or keep.startswith(real.rstrip("/") + "/")
+            if overlaps and not (keep in ("/", "/home") and real != keep):
+                raise ActionInputError(f"input {name} may not show {path!r} inside the sandbox (it is, holds or lies in "
+                                       f"{keep}): name the folder the benchmarks need (e.g. /opt/conda)")
+        try:
+            if stat_mod.S_ISSOCK(os.stat(real).st_mode):
+                raise ActionInputError(f"input {name} may not show the socket {path!r} inside the sandbox")
+        except OSError:
+            pass
+        resolved.append(real)
+    return tuple(dict.fromkeys(resolved))
