@@ -21,7 +21,7 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.sandbox", "runner.config", "runner.results", "runner.formats", "runner.measures", "runner.selection")
+                 "runner.sandbox", "runner.launder", "runner.config", "runner.results", "runner.formats", "runner.measures", "runner.selection")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -318,7 +318,7 @@ BEING_SPLIT = {
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
     "runner/profile/summaries.py", "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
-    "runner/config.py", "runner/sandbox.py", "bot/history/core.py", "bot/history/store.py",
+    "runner/config.py", "bot/history/core.py", "bot/history/store.py",
 }
 MAX_LINES = 400
 
