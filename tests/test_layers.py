@@ -21,7 +21,7 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.sandbox", "runner.launder", "runner.config", "runner.results", "runner.formats", "runner.measures", "runner.selection")
+                 "runner.sandbox", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.formats", "runner.measures", "runner.selection")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -47,7 +47,7 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
+PURE = ("runner.results", "runner.config_values", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
         "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
@@ -318,7 +318,7 @@ BEING_SPLIT = {
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
     "runner/profile/summaries.py", "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
-    "runner/config.py", "bot/history/core.py", "bot/history/store.py",
+    "bot/history/core.py", "bot/history/store.py",
 }
 MAX_LINES = 400
 
