@@ -74,7 +74,7 @@ BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema", "bot.tls")
 #: The App's decisions: pure functions over plain data.
 BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.facts", "bot.app.handlers",
             "bot.app.actions",
-            "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.core",
+            "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.core", "bot.history.points", "bot.history.series", "bot.history.texts",
             "bot.history.changepoints", "bot.history.chart", "bot.app.manifest",
             "bot.history.imports", "bot.app.regressions", "bot.app.notify")
 
@@ -318,7 +318,7 @@ BEING_SPLIT = {
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
     "runner/profile/summaries.py", "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
-    "bot/history/core.py", "bot/history/store.py",
+    "bot/history/store.py",
 }
 MAX_LINES = 400
 
