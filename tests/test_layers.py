@@ -86,7 +86,7 @@ BOT_IO_HOMES = {
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
     "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables",
-                   "bot.history.store", "bot.history.tables", "bot.web.sessions"),
+                   "bot.history.store", "bot.history.reads", "bot.history.tables", "bot.web.sessions"),
     "alembic": ("bot.db",),
 }
 
@@ -318,7 +318,6 @@ BEING_SPLIT = {
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
     "runner/profile/summaries.py", "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
-    "bot/history/store.py",
 }
 MAX_LINES = 400
 
