@@ -50,6 +50,7 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
 PURE = ("runner.results", "runner.config_values", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
         "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
+        "runner.profile.events", "runner.profile.kernels", "runner.profile.operators", "runner.profile.devices",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
@@ -317,7 +318,7 @@ BEING_SPLIT = {
     "bot/app/executor.py", "bot/app/gateway.py", "runner/pipeline/timing.py", "runner/worker/serve.py",
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
-    "runner/profile/summaries.py", "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
+    "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
 }
 MAX_LINES = 400
 
