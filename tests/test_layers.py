@@ -51,6 +51,7 @@ PURE = ("runner.results", "runner.config_values", "runner.selection", "runner.st
         "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.events", "runner.profile.kernels", "runner.profile.operators", "runner.profile.devices",
+        "runner.profile.hint_rule", "runner.profile.rules_device", "runner.profile.rules_host",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
@@ -318,7 +319,7 @@ BEING_SPLIT = {
     "bot/app/executor.py", "bot/app/gateway.py", "runner/pipeline/timing.py", "runner/worker/serve.py",
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
-    "runner/profile/hints.py", "runner/conventions/capture.py", "runner/conventions/asv.py",
+    "runner/conventions/capture.py", "runner/conventions/asv.py",
 }
 MAX_LINES = 400
 

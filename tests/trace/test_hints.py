@@ -318,3 +318,30 @@ def test_device_change():
     h = summary(lambda t: t.kernel("k", dur=130), props={**A100, "name": "Tesla V100-SXM2-16GB", "computeMajor": 7})
     found = hints.hints_for(REGRESSION, b, h)
     assert found[0]["kind"] == "device_change" and "Tesla V100" in found[0]["summary"]
+
+
+def test_a_hint_is_one_decorated_function(monkeypatch):
+    """A rule registered with ``@rule(kind, priority)`` is run by hints_for over the one
+    HintContext, its hint ranked by its priority; a kind or a rank taken twice is refused."""
+    from runner.profile import hint_rule
+
+    monkeypatch.setattr(hint_rule, "RULES", list(hint_rule.RULES))
+    monkeypatch.setattr(hint_rule, "RANKS", dict(hint_rule.RANKS))
+    seen = []
+
+    @hint_rule.rule("toy_cause", 99)
+    def toy(ctx):
+        seen.append((ctx.sign, ctx.unit, ctx.gpu))
+        return hint_rule.make_hint("toy_cause", 1.0, "A toy cause.", {}, ctx.observed * ctx.sign)
+
+    base = summary(lambda t: t.kernel(ELEMENTWISE, dur=100))
+    head = summary(lambda t: t.kernel(ELEMENTWISE, dur=200))
+    found = hints.hints_for(REGRESSION, base, head)
+    assert seen == [(1, "per call", True)]
+    assert found[0]["kind"] == "toy_cause" and found[0]["evidence"]["share_of_change"] == 1.0
+    assert hint_rule.RANKS["toy_cause"] == 99 and list(hints.PRIORITY)[:3] == ["register_pressure", "sync_overhead",
+                                                                             "memory_contention"]
+    with pytest.raises(ValueError, match="registered twice"):
+        hint_rule.rule("toy_cause", 100)(toy)
+    with pytest.raises(ValueError, match="registered twice"):
+        hint_rule.rank("other_cause", 0)
