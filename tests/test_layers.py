@@ -319,7 +319,7 @@ BEING_SPLIT = {
     "bot/app/executor.py", "bot/app/gateway.py", "runner/pipeline/timing.py", "runner/worker/serve.py",
     "runner/pipeline/compare.py",
     # issue 33: helper layers splits these next
-    "runner/conventions/capture.py", "runner/conventions/asv.py",
+    "runner/conventions/asv.py",
 }
 MAX_LINES = 400
 

@@ -34,18 +34,16 @@ measured it); other context managers around the call (a stream, autocast) have e
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-import inspect
 import os
 import re
 import sys
 import types
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .base import Named, Prepared, Skipped, Suite, case_name, format_error, listing, param_label, read_text
+from .base import Named, Prepared, Skipped, Suite, case_name, format_error, listing, read_text
+from .labels import Call, benchmarks_of, frame_items, grid_family, grid_points, marks_in, varying_keys  # noqa: F401
+from .replay import Measured, modes, timed_callable
 
 #: The nominal time a measuring call returns while a script is listed or run up to its case (ms).
 NOMINAL_MS = 1.0
@@ -54,31 +52,6 @@ NOMINAL_MS = 1.0
 class Stop(BaseException):
     """Raised into a script when the case being set up has been reached (a ``BaseException``, so
     a script's ``except Exception`` does not swallow it)."""
-
-
-@dataclass
-class Measured:
-    """What a script handed to the measuring call of one case: the callables timed one after the
-    other as one call (a grid point that calls ``do_bench`` twice is timed as both), whether each
-    is to be replayed as a CUDA graph (``do_bench_cudagraph``), and the grad and inference modes
-    in force at the call."""
-
-    fns: list[Callable[[], Any]] = field(default_factory=list)
-    graphs: list[bool] = field(default_factory=list)
-    grad_enabled: bool = True
-    inference: bool = False
-
-
-@dataclass
-class Call:
-    """One measuring call seen while a script was listed: its family, the parameters the script
-    names itself (``given``), the candidate labels read from its stack (``frame``), and whether it
-    is a grid point (named by its grid alone)."""
-
-    family: str
-    given: dict[str, str]
-    frame: dict[str, str]
-    grid: bool = False
 
 
 #: The recorder of the script now running in this process (None: measuring calls behave as usual).
@@ -128,15 +101,15 @@ class Recorder:
         keys = self.target.get("keys") or []
         params = {**given, **{k: frame.get(k, "?") for k in keys if k not in given}}
         if self._names.unique(case_name(family, params)) == self.target["name"]:
-            self.found = Measured([fn], [graph], *_modes())
+            self.found = Measured([fn], [graph], *modes())
             raise Stop()
 
     def grid(self, mark: Any, run_kwargs: dict) -> None:
         """A ``perf_report`` grid the script runs (``Mark.run``): its points are listed, or the
         target point's function is called with ``do_bench`` collecting (set-up)."""
         self.grids_run.add(id(mark))
-        for bench in _benchmarks_of(mark):
-            family = _grid_family(mark, bench)
+        for bench in benchmarks_of(mark):
+            family = grid_family(mark, bench)
             for given, kwargs in grid_points(bench):
                 if self.target is None:
                     self.calls.append(Call(family, given, {}, grid=True))
@@ -146,7 +119,7 @@ class Recorder:
                 self.seen_target_family = True
                 if self._names.unique(case_name(family, given)) != self.target["name"]:
                     continue
-                self.collecting = Measured(grad_enabled=_modes()[0], inference=_modes()[1])
+                self.collecting = Measured(grad_enabled=modes()[0], inference=modes()[1])
                 try:
                     mark.fn(**kwargs, **dict(getattr(bench, "args", None) or {}), **run_kwargs)
                 finally:
@@ -182,7 +155,7 @@ class Recorder:
             frame = frame.f_back
         labels: dict[str, str] = {}
         for f in reversed(frames):
-            for key, label in _frame_items(f):
+            for key, label in frame_items(f):
                 if key not in labels:
                     labels[key] = label
                 elif labels[key] != label:
@@ -205,154 +178,6 @@ class Recorder:
                             "params": params, "family": family, "keys": keys, "suite": suite,
                             "kind": "grid" if call.grid else "call"})
         return out
-
-
-def varying_keys(calls: list[Call]) -> list[str]:
-    """The frame labels that tell ``calls`` apart: keys whose value differs between the calls, in
-    order of first appearance, without the given params and without a key whose values split the
-    calls exactly as an earlier key's do (``mode`` beside ``kernel_operation_mode``). Empty when the
-    given params already name every call once."""
-    given_names = [case_name("", c.given) for c in calls]
-    if len(set(given_names)) == len(given_names):
-        return []
-    order: list[str] = []
-    for call in calls:
-        order += [k for k in call.frame if k not in order and k not in call.given]
-    kept, partitions = [], set()
-    for key in order:
-        values = [call.frame.get(key) for call in calls]
-        if len(set(values)) < 2:
-            continue
-        first: dict[Any, int] = {}
-        partition = tuple(first.setdefault(v, len(first)) for v in values)
-        if partition in partitions:
-            continue
-        partitions.add(partition)
-        kept.append(key)
-    return kept
-
-
-# -- grids ---------------------------------------------------------------------------------------
-def _benchmarks_of(mark: Any) -> list:
-    benches = getattr(mark, "benchmarks", None)
-    return list(benches) if isinstance(benches, (list, tuple)) else [benches] if benches is not None else []
-
-
-def _grid_family(mark: Any, bench: Any) -> str:
-    name = getattr(bench, "plot_name", None)
-    return str(name) if name else getattr(getattr(mark, "fn", None), "__name__", "perf_report")
-
-
-def grid_points(bench: Any) -> list[tuple[dict[str, str], dict[str, Any]]]:
-    """Every point of a ``triton.testing.Benchmark`` in its table's order (x values, then lines) as
-    ``(labels, kwargs)``: labels ``{x_name: label, …, line_arg: line name}``, kwargs the arguments
-    its function is called with (``x_names`` and ``line_arg``; ``args`` are added by the caller).
-    An x value that is not a tuple applies to every x name, as Triton does."""
-    x_names = list(getattr(bench, "x_names", None) or [])
-    line_arg = getattr(bench, "line_arg", None)
-    line_vals = list(getattr(bench, "line_vals", None) or [])
-    line_names = list(getattr(bench, "line_names", None) or [])
-    out = []
-    for x in list(getattr(bench, "x_vals", None) or []):
-        xs = list(x) if isinstance(x, (list, tuple)) else [x] * len(x_names)
-        x_args = dict(zip(x_names, xs))
-        for i, y in enumerate(line_vals or [None]):
-            labels = {k: param_label(v) for k, v in x_args.items()}
-            kwargs = dict(x_args)
-            if line_arg and line_vals:
-                labels[str(line_arg)] = str(line_names[i]) if i < len(line_names) else param_label(y)
-                kwargs[line_arg] = y
-            out.append((labels, kwargs))
-    return out
-
-
-def marks_in(namespace: dict) -> list:
-    """The ``perf_report`` grids (objects with ``fn``, ``benchmarks`` and ``run``) among a module's
-    globals, in definition order."""
-    return [v for k, v in namespace.items() if not k.startswith("_") and not isinstance(v, type)
-            and callable(getattr(v, "run", None)) and hasattr(v, "fn") and hasattr(v, "benchmarks")]
-
-
-# -- labels from frames ----------------------------------------------------------------------------
-def _modes() -> tuple[bool, bool]:
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return True, False
-    return bool(torch.is_grad_enabled()), bool(torch.is_inference_mode_enabled())
-
-
-def _scalar(value: Any, floats: bool = True) -> bool:
-    if isinstance(value, bool) or isinstance(value, int) or isinstance(value, enum.Enum):
-        return True
-    if isinstance(value, str):
-        return len(value) <= 80
-    if isinstance(value, float):
-        return floats
-    module = type(value).__module__ or ""
-    return module.startswith("torch") and type(value).__name__ in ("dtype", "device")
-
-
-def _label(value: Any) -> str | None:
-    """A parameter label for a value worth naming a call by (a number, string, dtype, or a short
-    tuple/list of them); None for anything else (a tensor, a callable, a module)."""
-    if value is None or _scalar(value):
-        return param_label(value)
-    if isinstance(value, (tuple, list)) and 0 < len(value) <= 8 and all(v is None or _scalar(v) for v in value):
-        return param_label(value)
-    return None
-
-
-def _flatten(name: str, value: Any) -> list[tuple[str, Any]]:
-    """An argument as ``(key, value)`` items: a dataclass or a namedtuple by its fields, a dict with
-    string keys by its items (one level), anything else as itself."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        items = [(f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value)]
-    elif isinstance(value, tuple) and hasattr(value, "_asdict"):
-        items = list(value._asdict().items())
-    elif isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
-        items = list(value.items())
-    else:
-        return [(name, value)]
-    out = []
-    for key, inner in items:
-        if isinstance(inner, dict) and inner and all(isinstance(k, str) for k in inner):
-            out += list(inner.items())
-        else:
-            out.append((key, inner))
-    return out
-
-
-def _frame_items(frame: types.FrameType) -> list[tuple[str, str]]:
-    """A frame's labelled items: a function's arguments (flattened), or, for the script's top
-    level and argument-less functions, its integer, string, boolean and dtype variables."""
-    code = frame.f_code
-    nargs = code.co_argcount + code.co_kwonlyargcount
-    try:
-        f_locals = dict(frame.f_locals)
-    except Exception:  # noqa: BLE001 - a frame whose locals cannot be read names nothing
-        return []
-    out = []
-    if code.co_name == "<module>" or nargs == 0:
-        for key, value in f_locals.items():
-            if not key.startswith("_") and _scalar(value, floats=False):
-                out.append((key, param_label(value)))
-        return out
-    names = list(code.co_varnames[:nargs])
-    if code.co_flags & inspect.CO_VARKEYWORDS:
-        names.append(code.co_varnames[nargs + bool(code.co_flags & inspect.CO_VARARGS)])
-    for name in names:
-        if name in ("self", "cls") or name not in f_locals:
-            continue
-        for key, value in _flatten(name, f_locals[name]):
-            label = _label(value)
-            if label is not None and not str(key).startswith("_"):
-                out.append((str(key), label))
-    # and the integers it loops over (``for m, k, n in shapes:``): sizes, never text, which may
-    # carry a time of day
-    for key, value in f_locals.items():
-        if key not in names and not key.startswith("_") and isinstance(value, int) and not isinstance(value, bool):
-            out.append((key, param_label(value)))
-    return out
 
 
 # -- running a script ------------------------------------------------------------------------------
@@ -445,54 +270,6 @@ def find_case(case: dict, directory: Path) -> Measured:
     if error is not None:
         raise RuntimeError(f"{case['file']} failed before reaching {case['name']}:\n{format_error(error)}")
     raise LookupError(f"{case['name']} is not among the cases {case['file']} runs on this revision")
-
-
-def timed_callable(measured: Measured, device: str) -> tuple[Callable[[], Any], Callable[[], None]]:
-    """``(fn, teardown)``: the captured callables as one zero-argument callable (CUDA graphs built
-    for ``do_bench_cudagraph`` calls on a CUDA device), with the call's grad and inference modes
-    entered for the life of the worker process (``teardown`` leaves them)."""
-    torch = sys.modules.get("torch")
-    fns = []
-    for fn, graph in zip(measured.fns, measured.graphs):
-        if graph and torch is not None and str(device).startswith("cuda") and torch.cuda.is_available():
-            fns.append(cuda_graph(fn, torch))
-        else:
-            fns.append(fn)
-    contexts = []
-    if torch is not None:
-        for context in (torch.inference_mode(measured.inference) if measured.inference else None,
-                        torch.set_grad_enabled(measured.grad_enabled)):
-            if context is not None:
-                context.__enter__()
-                contexts.append(context)
-
-    def teardown() -> None:
-        for context in reversed(contexts):
-            context.__exit__(None, None, None)
-
-    if len(fns) == 1:
-        return fns[0], teardown
-
-    def sequence() -> None:
-        for fn in fns:
-            fn()
-
-    return sequence, teardown
-
-
-def cuda_graph(fn: Callable[[], Any], torch: Any) -> Callable[[], Any]:
-    """``fn`` captured in a CUDA graph (warmed up on a side stream first, as Triton's
-    ``do_bench_cudagraph`` does); returns the graph's ``replay``."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    torch.cuda.synchronize()
-    return graph.replay
 
 
 def script_files(directory: Path) -> list[Path]:

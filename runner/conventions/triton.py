@@ -33,6 +33,7 @@ import types
 from typing import Any, Callable
 
 from . import capture
+from .labels import benchmarks_of, grid_points
 
 #: A script that uses triton.testing's timing (its text).
 USES = re.compile(r"\b(?:do_bench(?:_cudagraph)?|perf_report)\b")
@@ -135,9 +136,9 @@ class Mark:
         self.benchmarks = benchmarks
 
     def run(self, show_plots=False, print_data=False, save_path="", return_df=False, **kwargs):
-        for bench in capture._benchmarks_of(self):
+        for bench in benchmarks_of(self):
             rows = []
-            for labels, call_kwargs in capture.grid_points(bench):
+            for labels, call_kwargs in grid_points(bench):
                 rows.append((labels, self.fn(**call_kwargs, **bench.args, **kwargs)))
             if print_data:
                 print(f"{bench.plot_name}:")

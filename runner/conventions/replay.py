@@ -1,0 +1,79 @@
+"""What a captured measuring call runs under in the worker (:mod:`runner.conventions.capture`):
+the callables a script handed to it, the grad and inference modes in force at the call, and the
+one zero-argument callable perfgate's sampler times (CUDA graphs replayed for
+``do_bench_cudagraph``). torch is taken from ``sys.modules``, never imported here.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Measured:
+    """What a script handed to the measuring call of one case: the callables timed one after the
+    other as one call (a grid point that calls ``do_bench`` twice is timed as both), whether each
+    is to be replayed as a CUDA graph (``do_bench_cudagraph``), and the grad and inference modes
+    in force at the call."""
+
+    fns: list[Callable[[], Any]] = field(default_factory=list)
+    graphs: list[bool] = field(default_factory=list)
+    grad_enabled: bool = True
+    inference: bool = False
+
+
+def modes() -> tuple[bool, bool]:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return True, False
+    return bool(torch.is_grad_enabled()), bool(torch.is_inference_mode_enabled())
+
+
+def timed_callable(measured: Measured, device: str) -> tuple[Callable[[], Any], Callable[[], None]]:
+    """``(fn, teardown)``: the captured callables as one zero-argument callable (CUDA graphs built
+    for ``do_bench_cudagraph`` calls on a CUDA device), with the call's grad and inference modes
+    entered for the life of the worker process (``teardown`` leaves them)."""
+    torch = sys.modules.get("torch")
+    fns = []
+    for fn, graph in zip(measured.fns, measured.graphs):
+        if graph and torch is not None and str(device).startswith("cuda") and torch.cuda.is_available():
+            fns.append(cuda_graph(fn, torch))
+        else:
+            fns.append(fn)
+    contexts = []
+    if torch is not None:
+        for context in (torch.inference_mode(measured.inference) if measured.inference else None,
+                        torch.set_grad_enabled(measured.grad_enabled)):
+            if context is not None:
+                context.__enter__()
+                contexts.append(context)
+
+    def teardown() -> None:
+        for context in reversed(contexts):
+            context.__exit__(None, None, None)
+
+    if len(fns) == 1:
+        return fns[0], teardown
+
+    def sequence() -> None:
+        for fn in fns:
+            fn()
+
+    return sequence, teardown
+
+
+def cuda_graph(fn: Callable[[], Any], torch: Any) -> Callable[[], Any]:
+    """``fn`` captured in a CUDA graph (warmed up on a side stream first, as Triton's
+    ``do_bench_cudagraph`` does); returns the graph's ``replay``."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return graph.replay
