@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from enum import StrEnum
 from typing import Any, Iterable
 
 from . import __version__
@@ -30,14 +31,36 @@ SCHEMA_VERSION = 1
 #: Characters no UTF-8 writer (a lone surrogate) or PostgreSQL text column (NUL) can hold.
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
-#: Every verdict a benchmark can carry (``change.verdict``), in the schema's order.
-VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
+class Verdict(StrEnum):
+    """A benchmark's verdict (``change.verdict``), in the schema's order. str-valued: a member
+    equals its string (``Verdict.REGRESSION == "regression"``) and is written as it in JSON, so
+    documents and older string comparisons are unchanged."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    UNCHANGED = "unchanged"
+    INCONCLUSIVE = "inconclusive"
+    FAILED = "failed"
+    NEW = "new"
+    REMOVED = "removed"
+
+
+#: Every verdict a benchmark can carry (``change.verdict``), in the schema's order (plain strings).
+VERDICTS = tuple(v.value for v in Verdict)
 
 #: The order reports list benchmarks and count verdicts in: what needs attention first.
 REPORT_ORDER = ("regression", "failed", "improvement", "inconclusive", "new", "removed", "unchanged")
 
-#: Verdicts of a decided change.
-CHANGED = ("regression", "improvement")
+#: Verdicts of a decided change (the subsets below are tuples in the schema's order: reports iterate them).
+CHANGED = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+
+#: Verdicts of a benchmark timed on both sides, with a paired estimate (not failed, new on head
+#: or removed from it): the ones Benjamini–Hochberg, memory and compile comparisons take.
+PAIRED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
+
+#: Verdicts whose benchmarks may get hints (a change, or one that might be): profiled
+#: :data:`runner.pipeline.profiling.PROFILE_PASSES` times per side; the others get no hints.
+HINTED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.INCONCLUSIVE)
 
 #: Coverage of the interval stored with each side's median (``side.ci_low``/``ci_high``).
 MEDIAN_CI_LEVEL = 0.95

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import results as results_mod
 from ..config import Config
+from ..results import CHANGED, HINTED, PAIRED
 from ..environment import capture
 from ..errors import UserError
 from ..profile.hints import with_compile_hint
@@ -384,14 +385,14 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
     from ..profile.summaries import summarize
 
     rank = {"regression": 0, "improvement": 0, "inconclusive": 1, "unchanged": 2}
-    profilable = sorted(((s, e) for s, e in zip(states, entries) if s.verdict not in ("failed", "new")),
+    profilable = sorted(((s, e) for s, e in zip(states, entries) if s.verdict in PAIRED),
                         key=lambda se: rank.get(se[0].verdict, 3))
     progress.phase(f"profiling {len(profilable)} benchmark(s)")
     session.budget_end = deadline  # a profile pass's set-up may run up to the profiling deadline
     overhead = PROFILE_PASS_OVERHEAD_S
     unprofiled: list[str] = []
     for state, entry in profilable:
-        wanted = PROFILE_PASSES if state.verdict in ("regression", "improvement", "inconclusive") else 1
+        wanted = PROFILE_PASSES if state.verdict in HINTED else 1
 
         def pass_cost(side: str) -> float:
             own = state.sides[side]
@@ -404,7 +405,7 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
         passes = wanted if wanted * one_round <= left else (1 if one_round <= left else 0)
         if passes == 0:
             unprofiled.append(state.name)
-            if entry["change"]["verdict"] in ("regression", "improvement"):
+            if entry["change"]["verdict"] in CHANGED:
                 entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
             continue
         summaries: dict[str, list[tuple[Path, dict]]] = {"base": [], "head": []}
@@ -447,7 +448,7 @@ def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[d
             entry["profile"]["passes"] = noise["passes"]
             entry["hints"] = hints_for(entry["change"], kept["base"], kept["head"], telemetry_summary,
                                        noise=noise if min(noise["passes"].values()) > 1 else None)
-        elif entry["change"]["verdict"] in ("regression", "improvement"):
+        elif entry["change"]["verdict"] in CHANGED:
             entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
     return unprofiled
 

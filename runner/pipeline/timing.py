@@ -24,6 +24,7 @@ from typing import Callable, Protocol
 
 from .. import measures
 from .. import results as results_mod
+from ..results import PAIRED
 from .. import stats
 from . import schedule
 from . import telemetry as telemetry_mod
@@ -556,7 +557,7 @@ class TimingPass:
         end before ``end``: every fresh process compiles cold, so its compile time is compared with
         an interval over that many processes per side. One that fails to set up stops its own."""
         for state in states:
-            if state.verdict in ("failed", "new", "skipped"):
+            if state.verdict not in PAIRED:
                 continue
             while 0 < _compiled_pairs(state) < measures.MIN_COMPILE_PAIRS:
                 if self.clock() + state.setup_seconds > end:
@@ -617,7 +618,7 @@ class TimingPass:
     def finalize(self, states: list[BenchState]) -> None:
         """Run-level verdicts of the paired benchmarks: Benjamini–Hochberg across the run on each
         benchmark's sequential p-value (runner.stats.final_verdicts)."""
-        paired = [s for s in states if s.estimate is not None and s.verdict not in ("failed", "new")]
+        paired = [s for s in states if s.estimate is not None and s.verdict in PAIRED]
         p_seq = [stats.sequential_p(s.estimate.p_value, len(self.looks)) for s in paired]
         verdicts, adjusted = stats.final_verdicts([s.estimate for s in paired], p_seq, self.cfg.alpha,
                                                   self.cfg.threshold, self.cfg.min_process_pairs)
@@ -687,7 +688,7 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         "seconds": round(state.seconds, 3),
     }
     b_side, h_side = state.sides["base"], state.sides["head"]
-    if state.verdict not in ("failed", "new"):
+    if state.verdict in PAIRED:
         memory = measures.memory_change(b_side.memory, h_side.memory, memory_threshold, min_pairs=min_pairs)
         if memory is not None:
             change["memory"] = memory

@@ -23,13 +23,14 @@ from __future__ import annotations
 from ..report.units import fmt_share, fmt_signed_us, fmt_us
 from .diff import _memcpy, _r, _scales, diff, unit_words
 from .match import display_name
+from ..results import CHANGED, HINTED, VERDICTS
 
 PRIORITY = ("register_pressure", "sync_overhead", "memory_contention", "device_change", "throttling", "launch_overhead",
             "host_device_copy", "gpu_idle", "new_kernels", "precision_change", "graph_break", "recompilation",
             "compile_time", "kernel_time", "memory_growth", "new_operators", "operator_time", "unexplained")
 
 #: Verdicts that get no hints at all.
-NO_HINT_VERDICTS = ("unchanged", "failed", "new", "removed")
+NO_HINT_VERDICTS = tuple(v for v in VERDICTS if v not in HINTED)
 
 #: Relative change below which a trace-only comparison counts as unchanged (fraction).
 TRACE_NOISE = 0.03
@@ -515,7 +516,7 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
         if extra:
             found.append(extra)
     hints = _finish(found, factor)
-    if not hints and change and change.get("verdict") in ("regression", "improvement"):
+    if not hints and change and change.get("verdict") in CHANGED:
         ratio = change.get("ratio")
         text = ("No profile difference explains this: kernels, launches, synchronisations, copies and memory "
                 f"are the same within noise on both sides (profiled span {fmt_us(t['span_us']['base'])} → "
