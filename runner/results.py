@@ -301,6 +301,31 @@ def validation_problems(doc: Any) -> list[tuple[str, str]]:
             for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))]
 
 
+@lru_cache(maxsize=8)
+def _fields_validator(names: tuple[str, ...]):
+    import jsonschema
+
+    full = schema()
+    return jsonschema.Draft202012Validator({"$defs": full.get("$defs", {}), "type": "object",
+                                            "properties": {k: full["properties"][k] for k in names}})
+
+
+def check_fields(doc: dict, names: Iterable[str]) -> dict:
+    """``doc`` once its top-level fields ``names`` match their definitions in the schema — the
+    check of what a trusted caller set on a document validated where it came in (the App's and
+    the Action's ``run_id``/``run_url``/``pull_request``, a side's ``ref``): the rest stays valid,
+    so no second full validation is needed (security review F13).
+
+    Raises:
+        ResultsError: the first field that breaks the schema (path and message).
+    """
+    names = tuple(names)
+    error = next(iter(_fields_validator(names).iter_errors({k: doc.get(k) for k in names})), None)
+    if error is not None:
+        raise ResultsError(f"invalid results.json: {'/'.join(str(p) for p in error.absolute_path)}: {error.message}")
+    return doc
+
+
 def validation_errors(doc: Any) -> list[str]:
     """All the ways ``doc`` breaks schema_version 1, as ``"path: message"`` lines (empty if valid)."""
     return [f"{where}: {message}" for where, message in validation_problems(doc)]
@@ -373,9 +398,18 @@ def load(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> dict:
     return validate(doc)
 
 
-def dump(doc: dict, path: str | Path) -> Path:
-    """Write ``doc`` as indented JSON (validated first); returns the path."""
-    validate(doc)
+def dump(doc: dict, path: str | Path, *, validated: bool = False) -> Path:
+    """Write ``doc`` as indented JSON; returns the path.
+
+    Validated first (:func:`validate`: the engine's output boundary) unless ``validated``: the
+    caller validated the document where it came in and checked what it changed since
+    (:func:`check_fields`), as the Action's publish step does.
+
+    Raises:
+        ResultsError: ``doc`` is not a valid schema_version 1 document.
+    """
+    if not validated:
+        validate(doc)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", "utf-8")
