@@ -17,14 +17,16 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from dataclasses import fields
+from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from enum import StrEnum
 from typing import Any, Iterable
 
 from . import __version__
 from .errors import ResultsError
+from .model import ABSENT, BenchmarkResult, Change, Results, Side
 
 SCHEMA_VERSION = 1
 
@@ -89,18 +91,18 @@ def side(samples: Iterable[float] | None = None, *, peak_memory_bytes: int | Non
         so no reader of the document recomputes a statistic.
     """
     values = [float(s) for s in (samples or [])]
-    entry = {
-        "samples": values,
-        "median": _median(values),
-        "peak_memory_bytes": int(peak_memory_bytes) if peak_memory_bytes is not None else None,
-        "error": error,
-        **extra,
-    }
+    interval = {}
     if len(values) >= 2:
         from .stats import median_interval
 
-        _, entry["ci_low"], entry["ci_high"] = median_interval(values, MEDIAN_CI_LEVEL)
-    return entry
+        _, low, high = median_interval(values, MEDIAN_CI_LEVEL)
+        interval = {"ci_low": low, "ci_high": high}
+    known = {f.name for f in fields(Side)}
+    return Side(values, _median(values), int(peak_memory_bytes) if peak_memory_bytes is not None else None, error,
+                **{k: v for k, v in extra.items() if k in known}, **interval,
+                extra={k: v for k, v in extra.items() if k not in known},
+                # the keys in the order perfgate has always written them: the extra ones before the interval
+                order=("samples", "median", "peak_memory_bytes", "error", *extra, "ci_low", "ci_high")).to_json()
 
 
 def _median(values: list[float]) -> float | None:
@@ -112,7 +114,7 @@ def _median(values: list[float]) -> float | None:
 
 
 def _no_change(verdict: str) -> dict:
-    return {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": verdict}
+    return Change.none(verdict).to_json()
 
 
 #: Which way is better for a benchmark's values (``direction``): times and sizes are better smaller.
@@ -129,15 +131,9 @@ def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | No
     (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
     family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
     the report reads sweeps from them (:mod:`runner.report.sweeps`)."""
-    entry = {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head, "change": change,
-             "hints": list(hints or []), "profile": profile}
-    if direction != "smaller":
-        entry["direction"] = direction
-    if family:
-        entry["family"] = family
-    if params:
-        entry["params"] = {str(k): str(v) for k, v in params.items()}
-    return entry
+    return BenchmarkResult(name, file, unit or "s", base, head, change, list(hints or []), profile,
+                           direction if direction != "smaller" else ABSENT, family or ABSENT,
+                           {str(k): str(v) for k, v in params.items()} if params else ABSENT).to_json()
 
 
 def direction_of(entry: dict) -> str:
@@ -254,21 +250,13 @@ def new_results(*, repository: str, base: dict | None, head: dict | None, enviro
     Text is made storable (:func:`storable`): a name or error text with a NUL does not make
     the document invalid.
     """
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "perfgate", "version": __version__},
-        "created_at": utc_now_iso(),
-        "repository": repository,
-        "base": base,
-        "head": head,
-        "environment": environment,
-        "settings": settings,
-        "benchmarks": benchmarks,
-        "intent": intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
-        "summary": summarize(benchmarks),
-    }
-    doc.update(extra)
-    return storable(doc)
+    known = {f.name for f in fields(Results)}
+    doc = Results(SCHEMA_VERSION, {"name": "perfgate", "version": __version__}, utc_now_iso(), repository, base, head,
+                  environment, settings, benchmarks, intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
+                  summarize(benchmarks), **{k: v for k, v in extra.items() if k in known},
+                  extra={k: v for k, v in extra.items() if k not in known},
+                  order=(*(f.name for f in fields(Results) if f.name not in ("extra", "order", *extra)), *extra))
+    return storable(doc.to_json())
 
 
 def storable(value: Any) -> Any:

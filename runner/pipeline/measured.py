@@ -30,6 +30,7 @@ import statistics
 from .. import measures
 from .. import results as results_mod
 from .. import stats
+from ..protocol import Failure, SampleReply, SampleRequest
 from ..results import PAIRED
 from . import schedule
 from .timing import BenchState, TimingPass, benchmark_entry
@@ -98,12 +99,12 @@ class MeasuredPass:
             for state in states[1:]:
                 state.sides[side].error, state.sides[side].skipped = lead.sides[side].error, lead.sides[side].skipped
             return None
-        resp = timing.request(side, "sample", count=1, timeout=lead.case.get("timeout"))
-        if not resp.get("ok"):
+        reply = timing.ask(side, SampleRequest(1), SampleReply, lead.case.get("timeout"))
+        if isinstance(reply, Failure):
             for state in states:
-                state.sides[side].error = resp.get("error") or "the run failed"
+                state.sides[side].error = reply.error or "the run failed"
             return None
-        return resp.get("readings") or {}
+        return reply.readings or {}
 
     def run_group(self, states: list[BenchState], deadline: float) -> None:
         """The rounds of one group until every benchmark is decided (after Benjamini–Hochberg across
