@@ -273,10 +273,13 @@ def publish_results(plan: Plan) -> int:
     from runner import results as results_mod
     from runner.report import render
 
-    results = publish.with_run_metadata(
+    # The sandboxed compare ran the PR's code: its results.json is validated here, once (the
+    # boundary); what this step changes is checked field by field, not the whole document again.
+    results = results_mod.check_fields(publish.with_run_metadata(
         results_mod.load(outcome.results_path), run_id=plan.run_id, run_url=plan.run_url,
-        pr_number=plan.pr_number, pr_url=plan.pr_url, base_label=plan.base_label, head_label=plan.head_label)
-    results_mod.dump(results, outcome.results_path)
+        pr_number=plan.pr_number, pr_url=plan.pr_url, base_label=plan.base_label, head_label=plan.head_label),
+        publish.RUN_FIELDS)
+    results_mod.dump(results, outcome.results_path, validated=True)
     _rewrite_reports(results, plan.out_dir)
 
     def render_md(max_chars: int) -> str:

@@ -53,6 +53,7 @@ def compare_argv(plan: Plan, base_sha: str, head_sha: str, python: str | None = 
         return bisect_argv(plan, base_sha, head_sha, python, out_dir)
     argv = _argv(plan, "compare", [f"--base={base_sha}", f"--head={head_sha}"], python, out_dir,
                  ("--filter", plan.filter))
+    argv.append("--no-reports")  # the publish step renders them once, from the validated document
     if plan.threshold is not None:
         argv.append(f"--threshold={plan.threshold!r}")
     if plan.max_time is not None:

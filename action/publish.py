@@ -132,6 +132,10 @@ def annotation(kind: str, message: str, title: str | None = None) -> str:
     return f"::{kind}{props}::{escaped}"
 
 
+#: The top-level fields :func:`with_run_metadata` sets (``base``/``head`` for their ``ref``).
+RUN_FIELDS = ("run_id", "run_url", "pull_request", "base", "head")
+
+
 def with_run_metadata(results: dict, *, run_id: str | None, run_url: str | None, pr_number: int | None,
                       pr_url: str | None, base_label: str | None = None, head_label: str | None = None) -> dict:
     """``results`` plus the optional top-level fields the App looks for: ``run_id`` (the App's

@@ -17,6 +17,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from dataclasses import fields
+from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -24,20 +26,43 @@ from typing import Any, Iterable
 
 from . import __version__
 from .errors import ResultsError
+from .model import ABSENT, BenchmarkResult, Change, Results, Side
 
 SCHEMA_VERSION = 1
 
 #: Characters no UTF-8 writer (a lone surrogate) or PostgreSQL text column (NUL) can hold.
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
-#: Every verdict a benchmark can carry (``change.verdict``), in the schema's order.
-VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
+class Verdict(StrEnum):
+    """A benchmark's verdict (``change.verdict``), in the schema's order. str-valued: a member
+    equals its string (``Verdict.REGRESSION == "regression"``) and is written as it in JSON, so
+    documents and older string comparisons are unchanged."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    UNCHANGED = "unchanged"
+    INCONCLUSIVE = "inconclusive"
+    FAILED = "failed"
+    NEW = "new"
+    REMOVED = "removed"
+
+
+#: Every verdict a benchmark can carry (``change.verdict``), in the schema's order (plain strings).
+VERDICTS = tuple(v.value for v in Verdict)
 
 #: The order reports list benchmarks and count verdicts in: what needs attention first.
 REPORT_ORDER = ("regression", "failed", "improvement", "inconclusive", "new", "removed", "unchanged")
 
-#: Verdicts of a decided change.
-CHANGED = ("regression", "improvement")
+#: Verdicts of a decided change (the subsets below are tuples in the schema's order: reports iterate them).
+CHANGED = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+
+#: Verdicts of a benchmark timed on both sides, with a paired estimate (not failed, new on head
+#: or removed from it): the ones Benjamini–Hochberg, memory and compile comparisons take.
+PAIRED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
+
+#: Verdicts whose benchmarks may get hints (a change, or one that might be): profiled
+#: :data:`runner.pipeline.profiling.PROFILE_PASSES` times per side; the others get no hints.
+HINTED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.INCONCLUSIVE)
 
 #: Coverage of the interval stored with each side's median (``side.ci_low``/``ci_high``).
 MEDIAN_CI_LEVEL = 0.95
@@ -66,18 +91,18 @@ def side(samples: Iterable[float] | None = None, *, peak_memory_bytes: int | Non
         so no reader of the document recomputes a statistic.
     """
     values = [float(s) for s in (samples or [])]
-    entry = {
-        "samples": values,
-        "median": _median(values),
-        "peak_memory_bytes": int(peak_memory_bytes) if peak_memory_bytes is not None else None,
-        "error": error,
-        **extra,
-    }
+    interval = {}
     if len(values) >= 2:
         from .stats import median_interval
 
-        _, entry["ci_low"], entry["ci_high"] = median_interval(values, MEDIAN_CI_LEVEL)
-    return entry
+        _, low, high = median_interval(values, MEDIAN_CI_LEVEL)
+        interval = {"ci_low": low, "ci_high": high}
+    known = {f.name for f in fields(Side)}
+    return Side(values, _median(values), int(peak_memory_bytes) if peak_memory_bytes is not None else None, error,
+                **{k: v for k, v in extra.items() if k in known}, **interval,
+                extra={k: v for k, v in extra.items() if k not in known},
+                # the keys in the order perfgate has always written them: the extra ones before the interval
+                order=("samples", "median", "peak_memory_bytes", "error", *extra, "ci_low", "ci_high")).to_json()
 
 
 def _median(values: list[float]) -> float | None:
@@ -89,7 +114,7 @@ def _median(values: list[float]) -> float | None:
 
 
 def _no_change(verdict: str) -> dict:
-    return {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": verdict}
+    return Change.none(verdict).to_json()
 
 
 #: Which way is better for a benchmark's values (``direction``): times and sizes are better smaller.
@@ -106,15 +131,9 @@ def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | No
     (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
     family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
     the report reads sweeps from them (:mod:`runner.report.sweeps`)."""
-    entry = {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head, "change": change,
-             "hints": list(hints or []), "profile": profile}
-    if direction != "smaller":
-        entry["direction"] = direction
-    if family:
-        entry["family"] = family
-    if params:
-        entry["params"] = {str(k): str(v) for k, v in params.items()}
-    return entry
+    return BenchmarkResult(name, file, unit or "s", base, head, change, list(hints or []), profile,
+                           direction if direction != "smaller" else ABSENT, family or ABSENT,
+                           {str(k): str(v) for k, v in params.items()} if params else ABSENT).to_json()
 
 
 def direction_of(entry: dict) -> str:
@@ -231,21 +250,13 @@ def new_results(*, repository: str, base: dict | None, head: dict | None, enviro
     Text is made storable (:func:`storable`): a name or error text with a NUL does not make
     the document invalid.
     """
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "perfgate", "version": __version__},
-        "created_at": utc_now_iso(),
-        "repository": repository,
-        "base": base,
-        "head": head,
-        "environment": environment,
-        "settings": settings,
-        "benchmarks": benchmarks,
-        "intent": intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
-        "summary": summarize(benchmarks),
-    }
-    doc.update(extra)
-    return storable(doc)
+    known = {f.name for f in fields(Results)}
+    doc = Results(SCHEMA_VERSION, {"name": "perfgate", "version": __version__}, utc_now_iso(), repository, base, head,
+                  environment, settings, benchmarks, intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
+                  summarize(benchmarks), **{k: v for k, v in extra.items() if k in known},
+                  extra={k: v for k, v in extra.items() if k not in known},
+                  order=(*(f.name for f in fields(Results) if f.name not in ("extra", "order", *extra)), *extra))
+    return storable(doc.to_json())
 
 
 def storable(value: Any) -> Any:
@@ -276,6 +287,31 @@ def validation_problems(doc: Any) -> list[tuple[str, str]]:
     validator = jsonschema.Draft202012Validator(schema())
     return [("/".join(str(p) for p in err.absolute_path) or "(top level)", err.message)
             for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))]
+
+
+@lru_cache(maxsize=8)
+def _fields_validator(names: tuple[str, ...]):
+    import jsonschema
+
+    full = schema()
+    return jsonschema.Draft202012Validator({"$defs": full.get("$defs", {}), "type": "object",
+                                            "properties": {k: full["properties"][k] for k in names}})
+
+
+def check_fields(doc: dict, names: Iterable[str]) -> dict:
+    """``doc`` once its top-level fields ``names`` match their definitions in the schema — the
+    check of what a trusted caller set on a document validated where it came in (the App's and
+    the Action's ``run_id``/``run_url``/``pull_request``, a side's ``ref``): the rest stays valid,
+    so no second full validation is needed (security review F13).
+
+    Raises:
+        ResultsError: the first field that breaks the schema (path and message).
+    """
+    names = tuple(names)
+    error = next(iter(_fields_validator(names).iter_errors({k: doc.get(k) for k in names})), None)
+    if error is not None:
+        raise ResultsError(f"invalid results.json: {'/'.join(str(p) for p in error.absolute_path)}: {error.message}")
+    return doc
 
 
 def validation_errors(doc: Any) -> list[str]:
@@ -350,9 +386,18 @@ def load(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> dict:
     return validate(doc)
 
 
-def dump(doc: dict, path: str | Path) -> Path:
-    """Write ``doc`` as indented JSON (validated first); returns the path."""
-    validate(doc)
+def dump(doc: dict, path: str | Path, *, validated: bool = False) -> Path:
+    """Write ``doc`` as indented JSON; returns the path.
+
+    Validated first (:func:`validate`: the engine's output boundary) unless ``validated``: the
+    caller validated the document where it came in and checked what it changed since
+    (:func:`check_fields`), as the Action's publish step does.
+
+    Raises:
+        ResultsError: ``doc`` is not a valid schema_version 1 document.
+    """
+    if not validated:
+        validate(doc)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", "utf-8")

@@ -21,7 +21,8 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.sandbox", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.formats", "runner.measures", "runner.selection")
+                 "runner.sandbox", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.formats", "runner.measures", "runner.selection",
+                 "runner.protocol", "runner.model")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -39,7 +40,7 @@ RUNNER_WINGS = {
 #: What the App and the Action may take from the engine: the data model, its rendering, the
 #: configuration, the errors, the environment and sandbox of processes that run the target's code,
 #: and the JSON other benchmark tools print (history imports).
-RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.errors", "runner.child_env",
+RUNNER_FACE = ("runner.results", "runner.model", "runner.report", "runner.config", "runner.errors", "runner.child_env",
                "runner.sandbox", "runner.formats", "runner.selection")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
@@ -47,7 +48,7 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.config_values", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
+PURE = ("runner.results", "runner.model", "runner.protocol", "runner.config_values", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
         "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.events", "runner.profile.kernels", "runner.profile.operators", "runner.profile.devices",

@@ -17,12 +17,11 @@ import io
 import json
 import logging
 import zipfile
-from functools import lru_cache
 from typing import Iterable, Sequence
 
 from runner import report
 from runner import results as results_schema
-from runner.errors import UserError
+from runner.errors import ResultsError, UserError
 from runner.report import view as report_view
 from runner.report.escape import md_code, plain
 
@@ -153,28 +152,18 @@ def _validated(doc) -> dict:
 RUN_FIELDS = ("run_id", "run_url", "pull_request")
 
 
-@lru_cache(maxsize=1)
-def _run_fields_validator():
-    """A validator of :data:`RUN_FIELDS` alone, by their definitions in the results schema."""
-    import jsonschema
-
-    schema = results_schema.schema()
-    return jsonschema.Draft202012Validator({"$defs": schema.get("$defs", {}), "type": "object",
-                                            "properties": {k: schema["properties"][k] for k in RUN_FIELDS}})
-
-
 def _check_run_fields(doc: dict) -> dict:
-    """``doc`` once the fields the App set (:data:`RUN_FIELDS`) match their schema: the rest
-    was validated as it came (:func:`_validated`), so the document is valid without a second
-    full validation (security review F13).
+    """``doc`` once the fields the App set (:data:`RUN_FIELDS`) match their schema
+    (:func:`runner.results.check_fields`): the rest was validated as it came (:func:`_validated`),
+    so the document is valid without a second full validation (security review F13).
 
     Raises:
         ValueError: a field breaks the schema (a bug of the App's own values, never the artifact's).
     """
-    error = next(iter(_run_fields_validator().iter_errors({k: doc.get(k) for k in RUN_FIELDS})), None)
-    if error is not None:
-        raise ValueError(f"{'/'.join(str(p) for p in error.absolute_path)}: {error.message}")
-    return doc
+    try:
+        return results_schema.check_fields(doc, RUN_FIELDS)
+    except ResultsError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def prepare(data: bytes, *, run_id: str, head_sha: str, kind: str, repository: str, pr_number: int | None,

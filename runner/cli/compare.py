@@ -80,19 +80,21 @@ def write_reports(doc: dict, out: Path) -> None:
     (out / "report.html").write_text(render(doc, "html"), "utf-8")
 
 
-def compare_and_show(req, *, quiet: bool = False) -> dict:
+def compare_and_show(req, *, quiet: bool = False, reports: bool = True) -> dict:
     """Run one compare (:func:`runner.pipeline.compare.compare`) with a progress bar, write its
-    reports beside ``results.json`` and print the table; returns the results document."""
+    reports beside ``results.json`` (unless not ``reports``) and print the table; returns the
+    results document."""
     from rich.console import Console
 
     from ..pipeline.compare import compare
 
     with RichProgress(quiet=quiet) as progress:
         doc = compare(req, progress)
-    write_reports(doc, req.out)
+    if reports:
+        write_reports(doc, req.out)
     print_table(doc, Console())
-    print(f"results: {req.out / 'results.json'}  report: {req.out / 'report.md'}, {req.out / 'report.html'}",
-          file=sys.stderr)
+    print(f"results: {req.out / 'results.json'}"
+          + (f"  report: {req.out / 'report.md'}, {req.out / 'report.html'}" if reports else ""), file=sys.stderr)
     return doc
 
 
@@ -112,7 +114,7 @@ def main_compare(args) -> int:
                          force_run=list(getattr(args, "force_run", None) or []))
     if req.map_file and req.affected is False:
         raise UserError("--map is for --affected; --all measures every benchmark")
-    doc = compare_and_show(req, quiet=args.quiet)
+    doc = compare_and_show(req, quiet=args.quiet, reports=getattr(args, "reports", True))
     if args.fail_on_regression:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
         on_memory = bool(doc["settings"].get("fail_on_memory_regression"))

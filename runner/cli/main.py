@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_measure_options(p)
     p.add_argument("--threshold", type=_fraction, metavar="FRACTION", help="practical significance (default 0.02)")
     p.add_argument("--alpha", type=_fraction, metavar="FRACTION", help="family-wise significance level (default 0.05)")
+    p.add_argument("--no-reports", dest="reports", action="store_false", default=True,
+                   help="write results.json only, no report.md/report.html (the caller renders them: the Action)")
     p.add_argument("--profile", dest="profile", action="store_true", default=None, help="profile both sides (default)")
     p.add_argument("--no-profile", dest="profile", action="store_false", help="skip the profiling pass")
     p.add_argument("--fail-on-regression", action="store_true",

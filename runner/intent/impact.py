@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..results import VERDICTS
+from ..results import CHANGED, VERDICTS
 from . import model
 from .rules import STRATEGIES, UNKNOWN
 
@@ -189,7 +189,7 @@ def _headline(view: dict) -> str:
 
 
 def _plural(verdict: str, n: int) -> str:
-    if n == 1 or verdict in ("unchanged", "inconclusive", "failed", "new", "removed"):
+    if n == 1 or verdict not in CHANGED:
         return verdict
     return verdict + "s"
 

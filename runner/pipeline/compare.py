@@ -20,11 +20,13 @@ from ..profile.hints import with_compile_hint
 from .conditions import timer_description
 from .machine_facts import examine
 from ..git import repo_root, resolve
+from ..model import Settings, WorkerRecord
 from .revisions import Checkouts, Revision
 from . import schedule, suites
 from .select import matches
 from .measured import MeasuredPass, entry as measured_entry
-from .timing import BenchState, NoProgress, Progress, TimingPass, benchmark_entry, safe_filename
+from .profiling import profile_pass
+from .timing import BenchState, NoProgress, Progress, TimingPass, benchmark_entry
 from .workers import WorkerFailure, WorkerProcess, start_workers
 
 
@@ -246,7 +248,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         if cfg.profile:
             profile_start = time.monotonic()
             profiled = [(s, e) for s, e in zip(states, entries) if s.case.get("measures") != "self"]
-            unprofiled = _profile_pass(session, [s for s, _ in profiled], [e for _, e in profiled], req.out,
+            unprofiled = profile_pass(session, [s for s, _ in profiled], [e for _, e in profiled], req.out,
                                        telemetry_summary, progress, deadline=budget.profile_end)
             clock.profile_s = time.monotonic() - profile_start
         for entry in entries:
@@ -262,27 +264,26 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         for w in workers.values():
             w.close()
 
-    settings = {
-        "threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
-        "max_rounds": cfg.max_rounds, "pair_rounds": cfg.pair_rounds, "looks": session.looks,
-        "ci_level": session.ci_level, "min_sample_time": session.min_sample_time, "cold_cache": cfg.cold_cache,
-        "fail_threshold": cfg.fail_threshold, "memory_threshold": cfg.memory_threshold,
-        "fail_on_memory_regression": cfg.fail_on_memory_regression, "process_noise": cfg.process_noise,
-        "min_process_pairs": cfg.min_process_pairs, "allocator": cfg.allocator,
-        "filter": req.filter, "profile": cfg.profile, **policy,
-        "suite": bench_dirs["suite"], "skipped": skipped, "looks_pairs": session.look_pairs,
-        "budget": clock.record(cfg.max_time, states, unprofiled),
-    }
+    settings = Settings(
+        threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
+        max_rounds=cfg.max_rounds, pair_rounds=cfg.pair_rounds, looks=session.looks, ci_level=session.ci_level,
+        min_sample_time=session.min_sample_time, cold_cache=cfg.cold_cache, fail_threshold=cfg.fail_threshold,
+        memory_threshold=cfg.memory_threshold, fail_on_memory_regression=cfg.fail_on_memory_regression,
+        process_noise=cfg.process_noise, min_process_pairs=cfg.min_process_pairs, allocator=cfg.allocator,
+        filter=req.filter, profile=cfg.profile, config_source=policy["config_source"],
+        config_changed_by_head=policy["config_changed_by_head"], suite=bench_dirs["suite"], skipped=skipped,
+        looks_pairs=session.look_pairs, budget=clock.record(cfg.max_time, states, unprofiled))
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
-    environment["worker"] = {**worker_conditions, "sides": sides, "timer": timer_description(environment.get("device"))}
+    environment["worker"] = WorkerRecord.from_json(worker_conditions).replace(
+        sides=sides, timer=timer_description(environment.get("device"))).to_json()
     environment["doctor"] = doctor
     doc = results_mod.new_results(
         repository=str(root),
         base={"ref": req.base, "sha": revs["base"].sha},
         head={"ref": req.head, "sha": revs["head"].sha},
         environment=environment,
-        settings=settings, benchmarks=entries, intent=intent,
+        settings=settings.to_json(), benchmarks=entries, intent=intent,
         **({"selection": selection_record} if selection_record is not None else {}),
         **({"code_map": code_map} if code_map is not None else {}))
     results_mod.dump(doc, req.out / "results.json")
@@ -349,108 +350,6 @@ def _preload(worker: WorkerProcess, directory: str, suite: str, options: dict | 
     if not listing.get("ok"):
         raise UserError(f"cannot list benchmarks in {directory}: {listing.get('error')}")
     return listing
-
-
-#: Profile passes per side for a benchmark that may get hints (changed or inconclusive).
-PROFILE_PASSES = 3
-
-#: Seconds a profile pass is expected to add beyond its calls (a fresh process, the trace written
-#: and summarised), before one has been measured.
-PROFILE_PASS_OVERHEAD_S = 1.0
-
-#: Calls one profile pass records.
-PROFILE_CALLS = 5
-
-
-def _profile_pass(session: TimingPass, states: list[BenchState], entries: list[dict], out: Path,
-                  telemetry_summary: dict, progress: Progress, deadline: float = float("inf")) -> list[str]:
-    """After timing (profiling perturbs time): trace both sides, summarise, diff, hint.
-
-    A benchmark that may get hints is profiled :data:`PROFILE_PASSES` times per side, sides
-    alternating, each pass in a fresh process; the pass with the median total time of each side is
-    the one diffed and kept (``traces/<side>/<benchmark>.json.gz``), and the spread over the passes
-    decides which differences a hint may cite (:mod:`runner.profile.noise`). An ``unchanged``
-    benchmark gets one pass (its side-by-side table; it gets no hints).
-
-    Budget: changed benchmarks first, then inconclusive, then unchanged; a benchmark whose passes
-    would end after ``deadline`` gets one pass per side when that fits, else none.
-
-    Returns:
-        The names of the benchmarks left unprofiled for lack of budget.
-    """
-    from ..profile.diff import profile_for_results
-    from ..profile.kineto import load_trace
-    from ..profile.hints import hints_for
-    from ..profile.noise import median_pass, pass_spread
-    from ..profile.summaries import summarize
-
-    rank = {"regression": 0, "improvement": 0, "inconclusive": 1, "unchanged": 2}
-    profilable = sorted(((s, e) for s, e in zip(states, entries) if s.verdict not in ("failed", "new")),
-                        key=lambda se: rank.get(se[0].verdict, 3))
-    progress.phase(f"profiling {len(profilable)} benchmark(s)")
-    session.budget_end = deadline  # a profile pass's set-up may run up to the profiling deadline
-    overhead = PROFILE_PASS_OVERHEAD_S
-    unprofiled: list[str] = []
-    for state, entry in profilable:
-        wanted = PROFILE_PASSES if state.verdict in ("regression", "improvement", "inconclusive") else 1
-
-        def pass_cost(side: str) -> float:
-            own = state.sides[side]
-            per_call = own.per_call or 0.0
-            warm = (own.warmup_samples or 0) * (own.number or 1) * per_call
-            return (own.first_call_s or per_call) + warm + PROFILE_CALLS * per_call + overhead
-
-        one_round = pass_cost("base") + pass_cost("head")
-        left = deadline - time.monotonic()
-        passes = wanted if wanted * one_round <= left else (1 if one_round <= left else 0)
-        if passes == 0:
-            unprofiled.append(state.name)
-            if entry["change"]["verdict"] in ("regression", "improvement"):
-                entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
-            continue
-        summaries: dict[str, list[tuple[Path, dict]]] = {"base": [], "head": []}
-        for p in range(passes):
-            for side in (("base", "head") if p % 2 == 0 else ("head", "base")):
-                t0 = time.monotonic()
-                trace_path = out / "traces" / side / f"{safe_filename(state.name)}.pass{p + 1}.json.gz"
-                session.fresh_processes()
-                ok = session.setup(state, side)
-                resp = session.request(side, "profile", trace_path=str(trace_path), calls=PROFILE_CALLS) if ok else {}
-                if not resp.get("ok"):
-                    entry.setdefault("profile_errors", {})[side] = resp.get("error") or state.sides[side].error
-                    continue
-                try:
-                    summaries[side].append((trace_path, summarize(load_trace(trace_path))))
-                except UserError as exc:
-                    entry.setdefault("profile_errors", {})[side] = str(exc)
-                spent = time.monotonic() - t0
-                own = state.sides[side]
-                # what a pass costs beyond its calls, as measured (the next estimate uses it)
-                overhead = max(0.1, spent - (own.first_call_s or 0.0) - PROFILE_CALLS * (own.per_call or 0.0))
-        session.fresh_processes()
-        kept = {}
-        for side, done in summaries.items():
-            if not done:
-                continue
-            keep = median_pass([summary for _, summary in done])
-            final = out / "traces" / side / f"{safe_filename(state.name)}.json.gz"
-            for i, (path, _) in enumerate(done):
-                if i == keep:
-                    path.replace(final)
-                else:
-                    path.unlink(missing_ok=True)
-            kept[side] = done[keep][1]
-        if len(kept) == 2:
-            noise = pass_spread([s for _, s in summaries["base"]], [s for _, s in summaries["head"]])
-            entry["profile"] = profile_for_results(kept["base"], kept["head"])
-            entry["profile"]["traces"] = {side: str(Path("traces") / side / f"{safe_filename(state.name)}.json.gz")
-                                          for side in ("base", "head")}
-            entry["profile"]["passes"] = noise["passes"]
-            entry["hints"] = hints_for(entry["change"], kept["base"], kept["head"], telemetry_summary,
-                                       noise=noise if min(noise["passes"].values()) > 1 else None)
-        elif entry["change"]["verdict"] in ("regression", "improvement"):
-            entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
-    return unprofiled
 
 
 def _intent(req: CompareRequest, root: Path, revs: dict[str, Revision]) -> dict:

@@ -30,6 +30,8 @@ import statistics
 from .. import measures
 from .. import results as results_mod
 from .. import stats
+from ..protocol import Failure, SampleReply, SampleRequest
+from ..results import PAIRED
 from . import schedule
 from .timing import BenchState, TimingPass, benchmark_entry
 
@@ -97,12 +99,12 @@ class MeasuredPass:
             for state in states[1:]:
                 state.sides[side].error, state.sides[side].skipped = lead.sides[side].error, lead.sides[side].skipped
             return None
-        resp = timing.request(side, "sample", count=1, timeout=lead.case.get("timeout"))
-        if not resp.get("ok"):
+        reply = timing.ask(side, SampleRequest(1), SampleReply, lead.case.get("timeout"))
+        if isinstance(reply, Failure):
             for state in states:
-                state.sides[side].error = resp.get("error") or "the run failed"
+                state.sides[side].error = reply.error or "the run failed"
             return None
-        return resp.get("readings") or {}
+        return reply.readings or {}
 
     def run_group(self, states: list[BenchState], deadline: float) -> None:
         """The rounds of one group until every benchmark is decided (after Benjamini–Hochberg across
@@ -276,7 +278,7 @@ def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, mi
 def _as_memory(out: dict, state: BenchState, threshold: float, min_pairs: int) -> None:
     """Turn a memory-valued benchmark's entry ``out`` into a memory one (see :func:`entry`)."""
     change = out["change"]
-    memory = memory_of(state, threshold, min_pairs) if state.verdict not in ("failed", "new") else None
+    memory = memory_of(state, threshold, min_pairs) if state.verdict in PAIRED else None
     if memory is not None:
         change["memory"] = memory
         change.update(ratio=memory["ratio"], ci_low=memory["ci_low"], ci_high=memory["ci_high"],

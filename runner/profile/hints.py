@@ -24,6 +24,7 @@ from ..report.units import fmt_share, fmt_us
 from . import rules_device, rules_host  # noqa: F401 - registers the rules
 from .diff import diff, unit_words
 from .hint_rule import RANKS, HintContext, found, make_hint, rank
+from ..results import CHANGED, HINTED, VERDICTS
 
 # the kinds made here and by :func:`compile_hint`, ranked among the rules' (runner.profile.hint_rule)
 for _kind, _priority in (("device_change", 3), ("throttling", 4), ("graph_break", 10), ("compile_time", 12),
@@ -34,7 +35,7 @@ for _kind, _priority in (("device_change", 3), ("throttling", 4), ("graph_break"
 PRIORITY = tuple(sorted(RANKS, key=RANKS.get))
 
 #: Verdicts that get no hints at all.
-NO_HINT_VERDICTS = ("unchanged", "failed", "new", "removed")
+NO_HINT_VERDICTS = tuple(v for v in VERDICTS if v not in HINTED)
 
 #: Relative change below which a trace-only comparison counts as unchanged (fraction).
 TRACE_NOISE = 0.03
@@ -203,7 +204,7 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
         if extra:
             kept.append(extra)
     hints = _finish(kept, factor)
-    if not hints and change and change.get("verdict") in ("regression", "improvement"):
+    if not hints and change and change.get("verdict") in CHANGED:
         ratio = change.get("ratio")
         text = ("No profile difference explains this: kernels, launches, synchronisations, copies and memory "
                 f"are the same within noise on both sides (profiled span {fmt_us(t['span_us']['base'])} → "

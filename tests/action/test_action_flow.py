@@ -294,3 +294,40 @@ def test_a_results_document_over_the_limit_is_refused_unread(tmp_path, fake_gith
     assert main(_comment_env(tmp_path / "c", fake_github, big), ["comment"]) == 2
     (error,) = _errors(capsys.readouterr().out)
     assert "over the 4096-byte limit" in error and fake_github.calls("issues/create-comment") == []
+
+
+def test_one_full_validation_per_boundary_and_reports_rendered_once(tmp_path, fake_github, target, canned,
+                                                                      monkeypatch):
+    """The compare writes results.json validated (the engine's output); the publish step
+    validates what the sandboxed compare left once (runner.results.load) and checks only the
+    fields it sets before writing it again; the sandboxed compare renders no report (the
+    publish step renders report.md and report.html once, from the validated document)."""
+    from runner import report
+
+    fake_github.state.add_token("ghs_write")
+    original, calls = results_mod.validation_problems, []
+    monkeypatch.setattr(results_mod, "validation_problems", lambda d: calls.append(d) or original(d))
+    renders = []
+    original_render = report.render
+    monkeypatch.setattr(report, "render", lambda doc, fmt, **kw: renders.append((fmt, kw.get("max_chars")))
+                        or original_render(doc, fmt, **kw))
+    env = _pr_env(tmp_path / "run1", fake_github, target)
+    assert main(env) == 0
+    # one by the canned compare's dump, one by the publish step's load: 2 (was 3: its dump again)
+    assert len(calls) == 2 and all(c.get("run_id") is None for c in calls)
+    assert "--no-reports" in canned.argvs[0]
+    assert [fmt for fmt, limit in renders if limit is None] == ["md", "html"]
+    doc = results_mod.load(read_outputs(Path(env["GITHUB_OUTPUT"]))["results"])
+    assert doc["pull_request"]["number"] == 12  # what the step set was written, and is valid
+
+
+def test_the_fields_the_publish_step_sets_are_checked(tmp_path):
+    from action import publish
+
+    doc = results_mod.check_fields(publish.with_run_metadata(
+        results_doc(), run_id="1", run_url="https://github.com/o/r/actions/runs/1", pr_number=3,
+        pr_url="https://github.com/o/r/pull/3", base_label="main"), publish.RUN_FIELDS)
+    assert doc["base"]["ref"] == "main"
+    with pytest.raises(results_mod.ResultsError, match="run_url"):
+        results_mod.check_fields(publish.with_run_metadata(
+            results_doc(), run_id="1", run_url="x" * 600, pr_number=None, pr_url=None), publish.RUN_FIELDS)

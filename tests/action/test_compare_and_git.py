@@ -24,7 +24,7 @@ def _plan(**kw) -> Plan:
 def test_compare_argv_minimal_leaves_defaults_to_compare():
     argv = compare_argv(_plan(), SHA_A, SHA_B, python="py")
     assert argv == ["py", "-m", "runner.cli", "compare", "--repo=/ws", f"--base={SHA_A}", f"--head={SHA_B}",
-                    "--out=/out", "--quiet"]
+                    "--out=/out", "--quiet", "--no-reports"]
 
 
 def test_compare_argv_carries_every_setting():

@@ -1,0 +1,146 @@
+"""One benchmark's state during the timing pass (:mod:`.timing`): each side's samples and what
+the worker measured around them, the process pairs, the estimate and the verdict so far. Plain
+mutable data; the pass drives it, :mod:`.entries` turns a finished one into results.json's entry."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .. import stats
+
+
+@dataclass
+class SideState:
+    """One side of one benchmark during the timing pass.
+
+    ``samples`` are seconds per call in round order, with each sample's ``wall`` and ``cpu``
+    seconds and involuntary context ``switches`` beside them (what the worker measured around it);
+    ``number`` is the calls per sample this side samples with (chosen after the first pair's
+    set-up, :func:`runner.pipeline.schedule.calls_per_sample`), ``calibrated`` its own
+    calibration, ``per_call`` its warm seconds per call then; ``warmup_samples`` the warm-up its
+    later process pairs take; ``skipped`` is the reason when the benchmark's own suite skipped it
+    on this side (asv's ``NotImplementedError`` from a setup, a pytest skip). ``memory`` and
+    ``compile`` hold, per process pair that ended, what the worker's ``measure`` request found in
+    it (peak memory of one call; torch.compile's facts, None where nothing compiled), aligned
+    between the sides; ``measure_error`` the last reason one could not be measured.
+    """
+
+    samples: list[float] = field(default_factory=list)
+    wall: list[float | None] = field(default_factory=list)
+    cpu: list[float | None] = field(default_factory=list)
+    switches: list[int | None] = field(default_factory=list)
+    others_busy: list[float | None] = field(default_factory=list)
+    steal: list[float | None] = field(default_factory=list)
+    error: str | None = None
+    skipped: str | None = None
+    peak: int | None = None
+    number: int | None = None
+    calibrated: int | None = None
+    per_call: float | None = None
+    first_call_s: float | None = None
+    first_warmup_samples: int | None = None
+    warmup_samples: int | None = None
+    warmup_calls: int | None = None
+    memory: list[dict | None] = field(default_factory=list)
+    compile: list[dict | None] = field(default_factory=list)
+    measure_error: str | None = None
+
+    def info(self) -> dict:
+        return {k: v for k, v in (("number", self.number), ("warmup_calls", self.warmup_calls),
+                                  ("first_call_s", None if self.first_call_s is None else round(self.first_call_s, 6)))
+                if v is not None}
+
+    def sample_info(self, i: int) -> dict:
+        return {"wall_s": self.wall[i], "cpu_s": self.cpu[i], "switches": self.switches[i],
+                "others_busy": self.others_busy[i], "steal": self.steal[i]}
+
+    def truncate(self, n: int) -> None:
+        """Keep the first ``n`` samples (and their measurements)."""
+        for values in (self.samples, self.wall, self.cpu, self.switches, self.others_busy, self.steal):
+            del values[n:]
+
+
+@dataclass
+class BenchState:
+    """Mutable state of one benchmark during the timing pass.
+
+    ``pair_rounds`` is the rounds each of its process pairs takes (chosen after the first pair's
+    set-up, :func:`runner.pipeline.schedule.rounds_per_pair`); ``round_seconds`` what one round
+    is expected to last, ``setup_seconds`` what the last pair's set-up took; ``disturbed`` the
+    rounds the estimate leaves out because another task took the CPU
+    (:func:`runner.pipeline.schedule.disturbed_rounds`), ``clock_rounds`` those it leaves out
+    because the GPU throttled or its clock moved (:func:`runner.pipeline.telemetry.disturbed_rounds`:
+    index → ``throttled`` | ``clock``); ``windows`` each round's ``(start, end)`` on the clock;
+    ``open_sides`` the sides whose current processes hold the benchmark set up and not yet measured
+    (:meth:`TimingPass.end_pair`).
+    """
+
+    case: dict
+    sides: dict[str, SideState] = field(default_factory=lambda: {"base": SideState(), "head": SideState()})
+    look_index: int = 0
+    block_starts: list[int] = field(default_factory=list)
+    estimate: stats.BlockedEstimate | None = None
+    verdict: str = "inconclusive"
+    stop_reason: str = ""
+    seconds: float = 0.0
+    p_adjusted: float | None = None
+    pair_rounds: int = 0
+    shared_number: bool | None = None
+    #: process pairs whose peak memory was asked for (runner.measures.memory_due)
+    memory_pairs: int = 0
+    round_seconds: float = 0.0
+    last_round_seconds: float = 0.0
+    setup_seconds: float = 0.0
+    disturbed: list[int] = field(default_factory=list)
+    clock_rounds: dict[int, str] = field(default_factory=dict)
+    windows: list[tuple[float, float]] = field(default_factory=list)
+    futile: bool = False
+    budget_cut: bool = False
+    resolvable: float | None = None
+    open_sides: tuple[str, ...] = ()
+    #: rounds of a first pair dropped because its calls per sample were re-chosen
+    #: (:meth:`TimingPass.renumber`; more than 0 once it has happened)
+    dropped_rounds: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.case["name"]
+
+    @property
+    def base(self) -> list[float]:
+        return self.sides["base"].samples
+
+    @property
+    def head(self) -> list[float]:
+        return self.sides["head"].samples
+
+    def blocks(self, pair_rounds: int | None = None) -> list[tuple[int, int]]:
+        """``(start, end)`` round indices of the process pairs that completed their rounds
+        (``pair_rounds``, default the benchmark's own): the estimate uses only those, so every
+        pair weighs the same."""
+        pair_rounds = pair_rounds or self.pair_rounds
+        bounds = self.block_starts + [len(self.base)]
+        return [(a, b) for a, b in zip(bounds, bounds[1:]) if b - a >= pair_rounds]
+
+    def round_estimate(self) -> float:
+        """Seconds the next round is expected to take: the last one's, or the set-up's forecast."""
+        return max(self.last_round_seconds, self.round_seconds)
+
+
+#: Rounds of a pair that must stay when disturbed ones are left out (else the pair keeps all).
+KEEP_AT_LEAST = 0.5
+
+
+def _peak(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+def safe_filename(name: str) -> str:
+    """A benchmark name as a file name: ``bench_x[rows=4096]`` → ``bench_x-rows=4096``."""
+    return re.sub(r"[^A-Za-z0-9_.=,-]+", "-", name).strip("-") or "benchmark"
+

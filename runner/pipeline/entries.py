@@ -1,0 +1,87 @@
+"""results.json's ``benchmarks[]`` entry of a timed benchmark, from its finished
+:class:`.benchstate.BenchState` (the estimate, every process pair, why it stopped, memory and
+torch.compile base vs head)."""
+
+from __future__ import annotations
+
+import math
+
+from .. import measures
+from .. import results as results_mod
+from .. import stats
+from ..model import ABSENT, Change, Pair
+from ..results import PAIRED
+from . import schedule
+from .benchstate import BenchState, SideState
+
+
+def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05,
+                    min_pairs: int = 2) -> dict:
+    """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`.
+
+    ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
+    index of its first round in the samples; ``used`` is false for a pair the budget cut short,
+    which the estimate leaves out), so a reader can see a pair that disagrees. Beside the
+    estimate: ``rounds_per_pair``; ``pair_sd``, the standard deviation of the pairs' log-ratios
+    (≈ a fraction: the noise the interval carries); ``resolvable``, the smallest change (fraction)
+    this noise let the compare find (:func:`runner.pipeline.schedule.resolvable_change`);
+    ``disturbed_rounds``, the rounds left out because another task took the CPU; ``clock_rounds``,
+    those left out because the GPU throttled or its SM clock moved during them, and
+    ``clock_reasons`` how many for each reason (``throttled``, ``clock``); ``shared_number``,
+    whether both sides took the same calls per sample; ``dropped_rounds``, the first pair's rounds
+    dropped because the sides' calls per sample were re-chosen (:meth:`TimingPass.renumber`); ``futile`` and ``budget_cut``, why an
+    undecided benchmark stopped. ``memory`` (:func:`runner.measures.memory_change`, the verdict
+    against ``memory_threshold``) and ``compile`` (:func:`runner.measures.compile_change`) compare
+    what each side's processes measured after their timing; each side carries its own ``memory``
+    and ``compile`` records.
+    """
+    est = state.estimate
+    used = set(state.blocks()) if state.pair_rounds else set()
+    bounds = state.block_starts + [len(state.base)]
+    pairs = []
+    for a, b in zip(bounds, bounds[1:]):
+        ratio = None
+        if b - a >= 2:
+            ratio = round(math.exp(stats.block_summary(state.base[a:b], state.head[a:b])[0]), 6)
+        pairs.append(Pair(a, b - a, ratio, (a, b) in used))
+    centers = est.block_centers if est else ()
+    sd = schedule.pair_sd(centers)
+    reasons = list(state.clock_rounds.values())
+    b_side, h_side = state.sides["base"], state.sides["head"]
+    memory = compiled = None
+    if state.verdict in PAIRED:
+        memory = measures.memory_change(b_side.memory, h_side.memory, memory_threshold, min_pairs=min_pairs)
+        compiled = measures.compile_change(b_side.compile, h_side.compile)
+    change = Change(
+        ratio=est.ratio if est else None, ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
+        p_value=est.p_value if est else None, verdict=state.verdict, ci_level=ci_level if est else None,
+        rounds=len(state.base), process_pairs=est.blocks if est else len(state.block_starts),
+        rounds_per_pair=state.pair_rounds or None, pairs=pairs,
+        between_process_sd=est.between_sd if est else None, pair_sd=None if sd is None else round(sd, 6),
+        resolvable=round(state.resolvable, 6) if state.resolvable is not None and est else None,
+        disturbed_rounds=len(state.disturbed), clock_rounds=len(state.clock_rounds),
+        clock_reasons={r: reasons.count(r) for r in sorted(set(reasons))}, shared_number=state.shared_number,
+        dropped_rounds=state.dropped_rounds, futile=state.futile, budget_cut=state.budget_cut,
+        p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
+        memory=ABSENT if memory is None else memory, compile=ABSENT if compiled is None else compiled)
+    return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(b_side),
+                                 head=_side_entry(h_side), change=change.to_json(),
+                                 family=state.case.get("family"), params=state.case.get("params"))
+
+
+def _side_entry(side: SideState) -> dict:
+    extra = side.info()
+    memory, compiled = measures.memory_side(side.memory), measures.compile_side(side.compile)
+    if memory is not None:
+        extra["memory"] = memory
+    if compiled is not None:
+        extra["compile"] = compiled
+    if side.measure_error:
+        extra["measure_error"] = side.measure_error
+    # what the rest of the machine did during the samples (mean fractions), where it could be read
+    for key, values in (("others_busy", side.others_busy), ("steal", side.steal),
+                        ("cpu_fraction", [c / w if w and c is not None else None for w, c in zip(side.wall, side.cpu)])):
+        known = [v for v in values if v is not None]
+        if known:
+            extra[key] = round(sum(known) / len(known), 4)
+    return results_mod.side(side.samples, peak_memory_bytes=side.peak, error=side.error, **extra)

@@ -1,0 +1,279 @@
+"""The timing pass's process pairs: the requests it sends each side's worker (set-up, samples,
+the measures after a pair, the set-up-only pairs compile times need), read through the typed
+protocol (:mod:`runner.protocol`). :class:`ProcessPairs` is the base of :class:`.timing.TimingPass`,
+which decides when to take rounds, look and stop."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Protocol
+
+from .. import measures
+from .. import stats
+from ..config import Config
+from ..protocol import (Failure, MeasureReply, MeasureRequest, ProtocolError, SampleReply, SampleRequest,
+                        SetupReply, SetupRequest, failure_of)
+from ..results import PAIRED
+from . import schedule
+from .benchstate import BenchState, _peak
+from .workers import WorkerFailure, WorkerProcess
+
+
+class Progress(Protocol):
+    """What the pipeline tells its caller while it runs (a rich progress bar, or nothing)."""
+
+    def phase(self, text: str) -> None: ...
+    def start(self, total: int) -> None: ...
+    def benchmark(self, index: int, name: str) -> None: ...
+    def rounds(self, name: str, rounds: int, estimate: "stats.Estimate | None") -> None: ...
+    def finished(self, name: str, verdict: str) -> None: ...
+
+
+class NoProgress:
+    """A silent :class:`Progress`."""
+
+    def phase(self, text): pass
+    def start(self, total): pass
+    def benchmark(self, index, name): pass
+    def rounds(self, name, rounds, estimate): pass
+    def finished(self, name, verdict): pass
+
+
+class ProcessPairs:
+    """The two workers of one compare and the telemetry sampler, with the sampling loop.
+
+    Isolation: every benchmark starts in a fresh pair of worker processes (forked by each side's
+    server, :mod:`runner.pipeline.workers`), and after every pair's rounds the benchmark moves to
+    another fresh pair, so the process pair is the unit the statistics replicate
+    (:func:`runner.stats.blocked_estimate`) and no benchmark runs in a process another one used.
+
+    Args:
+        telemetry: the NVML sampler (:class:`runner.pipeline.telemetry.TelemetrySampler`, or
+            anything with ``set_side`` and ``samples`` on the same clock): its samples tell the
+            rounds the GPU's clocks disturbed, left out of the estimate.
+        threads: the workers' intra-op threads on a CPU device (1 lets disturbed rounds be told,
+            :func:`runner.pipeline.schedule.disturbed_rounds`); None on a GPU or when unknown.
+        device: the workers' device (``cpu``, ``cuda``), for the sample time when it is automatic.
+        clock: monotonic seconds (a test passes a simulated one).
+        locked_sm_mhz: the SM clock perfgate locked for the run (the reference a round's clock
+            is judged against); None: the run's median under load.
+        options: the configuration keys the benchmarks' convention asks for, sent with every set-up
+            (:func:`runner.pipeline.suites.options`).
+    """
+
+    def __init__(self, workers: dict[str, WorkerProcess], cfg: Config, bench_dirs: dict[str, str],
+                 telemetry=None, progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
+                 threads: int | None = None, device: str | None = None, locked_sm_mhz: float | None = None,
+                 options: dict | None = None):
+        self.workers = workers
+        self.options = dict(options or {})
+        self.cfg = cfg
+        self.bench_dirs = bench_dirs
+        self.telemetry = telemetry
+        self.locked_sm_mhz = locked_sm_mhz
+        self.progress = progress or NoProgress()
+        self.clock = clock
+        self.threads = threads
+        self.device = device
+        #: seconds a sample lasts at least (``min_sample_time``, by device when it is 0)
+        self.min_sample_time = cfg.sample_time(device)
+        self.looks = stats.look_schedule(cfg.min_rounds, cfg.max_rounds, cfg.pair_rounds, cfg.min_process_pairs)
+        #: the planned looks in process pairs (the same for every benchmark, whatever its rounds per pair)
+        self.look_pairs = [r // cfg.pair_rounds for r in self.looks]
+        self.look_alpha = stats.per_look_alpha(cfg.alpha, len(self.looks))
+        self.ci_level = 1.0 - self.look_alpha
+        self.budget_end = math.inf
+
+    # -- one side -------------------------------------------------------------------------
+    def request(self, side: str, cmd: str, **fields) -> dict:
+        """One request to one side's worker, with telemetry tagged by side; a dead or hung worker
+        comes back as ``{ok: False, error}`` (the next request forks a fresh one)."""
+        if self.telemetry is not None:
+            self.telemetry.set_side(side)
+        try:
+            return self.workers[side].request(cmd, **fields)
+        except WorkerFailure as exc:
+            return {"ok": False, "error": str(exc)}
+        finally:
+            if self.telemetry is not None:
+                self.telemetry.set_side(None)
+
+    def ask(self, side: str, message, reply: type, timeout: float | None = None):
+        """One typed request (:mod:`runner.protocol`) to ``side``'s worker: the ``reply`` type read
+        from its answer, or a :class:`runner.protocol.Failure` — the request failed, the worker
+        died or hung, or its answer broke the protocol (a field of the wrong type or range: the
+        worker runs the PR's code, so its answers are checked here, once)."""
+        data = message.to_json()
+        resp = self.request(side, data.pop("cmd"), timeout=timeout, **data)
+        failed = failure_of(resp)
+        if failed is not None:
+            return failed
+        try:
+            return reply.from_json(resp)
+        except ProtocolError as exc:
+            return Failure(f"the worker broke the protocol: {exc}")
+
+    def fresh_processes(self, order: tuple[str, str] = ("base", "head")) -> None:
+        """End both sides' current worker children, in ``order``; the next request forks new ones."""
+        for side in order:
+            self.workers[side].end_child()
+
+    def warmup_seconds(self, deadline: float) -> float:
+        """Longest adaptive warm-up of a first pair: 1 s, or a tenth of what is left before
+        ``deadline`` when that is less (never under 50 ms)."""
+        return max(0.05, min(1.0, 0.1 * (deadline - self.clock())))
+
+    def setup(self, state: BenchState, side: str, deadline: float = math.inf) -> bool:
+        """Set the benchmark up on ``side`` in its current (fresh) process; False when it cannot be.
+
+        The set-up may take no longer than its ``timeout`` nor past the end of the timing budget:
+        one cut short by the budget sets ``state.budget_cut`` (the benchmark ends ``inconclusive``,
+        not ``failed``)."""
+        case, own = state.case, state.sides[side]
+        timeout = float(case.get("timeout") or self.cfg.timeout)
+        left = self.budget_end - self.clock()
+        by_budget = left < timeout
+        if by_budget:
+            timeout = max(left, 0.5)
+        request = SetupRequest(dir=self.bench_dirs[side], file=case["file"], func=case["func"], name=case["name"],
+                               suite=case.get("suite"), case=case, options=self.options,
+                               min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
+                               number=own.number, warmup_samples=own.warmup_samples,
+                               warmup_seconds=self.warmup_seconds(deadline))
+        reply = self.ask(side, request, SetupReply, timeout)
+        if isinstance(reply, Failure):
+            if by_budget and "timed out" in reply.error:
+                state.budget_cut = True
+                return False
+            if reply.skipped:
+                own.skipped = reply.skipped
+            own.error = reply.error or "set-up failed"
+            return False
+        if own.calibrated is None:
+            own.calibrated = reply.number
+            own.per_call = reply.seconds_per_call
+            own.first_call_s = reply.first_call_s
+            own.warmup_calls = reply.warmup_calls
+            own.first_warmup_samples = reply.warmup_samples or 1
+        return True
+
+    def choose_numbers(self, state: BenchState, first: str = "base") -> None:
+        """After the first pair's set-up: each side's calls per sample (shared within
+        :data:`runner.pipeline.schedule.SHARE_FACTOR`), the later pairs' warm-up, the rounds per
+        pair and the expected round time."""
+        one, other = state.sides[first], state.sides["head" if first == "base" else "base"]
+        sides = [s for s in (one, other) if s.calibrated is not None]
+        if len(sides) == 2:
+            one.number, other.number, state.shared_number = schedule.calls_per_sample(
+                (one.calibrated, one.per_call or 0.0), (other.calibrated, other.per_call or 0.0))
+        else:
+            for s in sides:
+                s.number = s.calibrated
+        for s in sides:
+            sample_seconds = (s.per_call or 0.0) * s.number
+            s.warmup_samples = schedule.later_warmup_samples(s.first_warmup_samples or 1, sample_seconds)
+        state.round_seconds = sum((s.per_call or 0.0) * s.number for s in sides)
+        state.pair_rounds = schedule.rounds_per_pair(state.round_seconds, self.cfg.pair_rounds)
+
+    def sample(self, state: BenchState, side: str) -> bool:
+        own = state.sides[side]
+        reply = self.ask(side, SampleRequest(1, own.number), SampleReply, state.case.get("timeout"))
+        if isinstance(reply, Failure):
+            own.error = reply.error or "sample failed"
+            return False
+        own.samples.extend(reply.samples)
+        for values, got in ((own.wall, reply.wall_s), (own.cpu, reply.cpu_s), (own.switches, reply.switches),
+                            (own.others_busy, reply.others_busy), (own.steal, reply.steal)):
+            values.extend(got)
+        own.peak = _peak(own.peak, reply.peak_memory_bytes)
+        return True
+
+    def new_process_pair(self, state: BenchState, deadline: float = math.inf) -> bool:
+        """Move the benchmark to a fresh pair of worker processes; False (and ``failed``) if it
+        cannot be set up again."""
+        # Which side goes first alternates from pair to pair (as ABBA does for rounds): the first
+        # process to start and allocate gets other memory than the second (pages the last pair's
+        # processes freed come back last-in first-out), and in one order only that was a
+        # systematic offset (A/A, a 51 MB-weights loss step: head 1.1 % faster over 10 pairs).
+        order = ("base", "head") if len(state.block_starts) % 2 == 0 else ("head", "base")
+        t0 = self.clock()
+        self.end_pair(state, deadline)
+        self.fresh_processes(order)
+        if self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline):
+            state.setup_seconds = self.clock() - t0
+            state.block_starts.append(len(state.base))
+            state.open_sides = order
+            return True
+        if state.budget_cut:
+            state.stop_reason = "time budget spent while a process pair was being set up"
+            return False
+        state.verdict, state.stop_reason = "failed", "set-up failed in a fresh process"
+        return False
+
+
+    def end_pair(self, state: BenchState, deadline: float = math.inf) -> None:
+        """Before a process pair ends: ask each side whose process holds the benchmark for the
+        peak memory of one call and what torch.compile did there (the worker's ``measure``
+        request, after the pair's samples, so it perturbs none), one record per side and pair.
+        Memory only while :func:`runner.measures.memory_due` says the pair can afford it before
+        ``deadline`` and beside the rounds taken so far (both sides alike: the records stay paired). Nothing for a benchmark that
+        failed (its processes may be gone)."""
+        sides, state.open_sides = state.open_sides, ()
+        if not sides or state.verdict == "failed":
+            return
+        per_call = max((state.sides[side].per_call or 0.0) for side in sides)
+        left = deadline - self.clock()
+        # what its rounds took so far bounds the measure too (a benchmark new on head has none)
+        rounds_s = sum(end - start for start, end in state.windows) if state.windows else math.inf
+        memory = measures.memory_due(state.memory_pairs, per_call, left, self.device, rounds_s)
+        state.memory_pairs += int(memory)
+        for side in sides:
+            own = state.sides[side]
+            if not memory and state.memory_pairs == 0:
+                own.measure_error = measures.memory_skipped(per_call, left, self.device, rounds_s)
+            reply = self.ask(side, MeasureRequest(memory), MeasureReply, state.case.get("timeout"))
+            if isinstance(reply, Failure):
+                own.memory.append(None)
+                own.compile.append(None)
+                own.measure_error = reply.error or "measure failed"
+                continue
+            own.memory.append(reply.memory)
+            own.compile.append(reply.compile)
+            if reply.memory_error:
+                own.measure_error = reply.memory_error
+
+    def compile_pairs(self, states: list[BenchState], end: float) -> None:
+        """Set-up-only process pairs (no rounds) for each benchmark that compiles on both sides
+        and was measured in fewer than :data:`runner.measures.MIN_COMPILE_PAIRS` pairs, while they
+        end before ``end``: every fresh process compiles cold, so its compile time is compared with
+        an interval over that many processes per side. One that fails to set up stops its own."""
+        for state in states:
+            if state.verdict not in PAIRED:
+                continue
+            while 0 < _compiled_pairs(state) < measures.MIN_COMPILE_PAIRS:
+                if self.clock() + state.setup_seconds > end:
+                    return
+                t0 = self.clock()
+                order = ("base", "head") if _compiled_pairs(state) % 2 == 0 else ("head", "base")
+                self.fresh_processes(order)
+                errors = {side: state.sides[side].error for side in order}
+                ok = self.setup(state, order[0], end) and self.setup(state, order[1], end)
+                for side, error in errors.items():  # a failed extra pair does not make the timing failed
+                    state.sides[side].error = error
+                if ok:
+                    state.open_sides = order
+                    self.end_pair(state, end)
+                self.fresh_processes()
+                state.seconds += self.clock() - t0
+                if not ok:
+                    break
+
+    # -- the whole timing pass --------------------------------------------------------------
+
+
+def _compiled_pairs(state: BenchState) -> int:
+    """Process pairs in which both sides compiled (both have compile facts)."""
+    return sum(1 for b, h in zip(state.sides["base"].compile, state.sides["head"].compile) if b and h)
+
+
