@@ -182,12 +182,30 @@ class CancelRun:
 
 
 @dataclass(frozen=True)
+class CancelWorkflowRun:
+    """Cancel workflow run ``workflow_run_id`` of ``repository`` (cancelling one that finished is
+    not an error)."""
+
+    repository: str
+    workflow_run_id: int
+
+
+@dataclass(frozen=True)
 class UpsertComment:
     """Create or edit the single sticky comment (``<!-- perfgate -->``) of a PR."""
 
     repository: str
     pr_number: int
     body: str
+
+
+@dataclass(frozen=True)
+class DeleteComment:
+    """Delete comment ``comment_id`` of PR ``pr_number`` (a duplicate sticky comment)."""
+
+    repository: str
+    pr_number: int
+    comment_id: int
 
 
 @dataclass(frozen=True)
@@ -282,7 +300,7 @@ class Notify:
 
 
 Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
-          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
+          | StartRun | CancelRun | CancelWorkflowRun | UpsertComment | DeleteComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
           | Ingest | OpenRegression | SaveRegression | UpsertTrackingIssue | CommentOnCulprit | Notify)
 
 

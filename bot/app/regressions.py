@@ -251,6 +251,18 @@ def bisect_failed(r: RegressionInfo | None, run: RunInfo, problem: str, *, publi
     return actions
 
 
+def of_environment(series: Sequence, key: str) -> list:
+    """The series (``bot.history.core.Series``) of the environment whose fingerprint key is
+    ``key``: those a result measured there touched."""
+    return [s for s in series if s.fingerprint.get("key") == key]
+
+
+def followed_culprits(tracked: Sequence[RegressionInfo]) -> list[RegressionInfo]:
+    """The tracked regressions whose culprit's pull request :func:`selection_misses` looks at:
+    those not closed that have a culprit."""
+    return [r for r in tracked if r.status != "closed" and r.culprit_sha]
+
+
 def selection_misses(tracked: Sequence[tuple[str, str, int | None, dict | None]]) -> dict[str, str]:
     """Selection misses (pure): tracked regressions whose culprit's pull request skipped the
     benchmark as not affected (``selection.skipped`` of that PR's result, runner.selection).

@@ -10,7 +10,7 @@ from runner.errors import UserError
 
 from ..db import Database
 from ..settings import MissingSetting, Settings
-from .executor import Runtime
+from .shell import Runtime
 from .gateway import TESTING_CLIENT_OPTIONS, Gateway
 from .queue import JobQueue, build_queue, make_huey
 
