@@ -1,5 +1,5 @@
 """What the App decides to do, as plain data (``bot.app.handlers`` returns lists of these;
-``bot.app.executor`` carries them out, in order, against the database and GitHub).
+``bot.app.effects`` carries them out, in order, against the database and GitHub).
 
 Storage actions change the App's own tables; GitHub actions go through ``bot.app.gateway``.
 :class:`StartRun` is deliberately one action: its steps depend on each other's answers
@@ -300,8 +300,9 @@ class Notify:
 
 
 Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
-          | StartRun | CancelRun | CancelWorkflowRun | UpsertComment | DeleteComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
-          | Ingest | OpenRegression | SaveRegression | UpsertTrackingIssue | CommentOnCulprit | Notify)
+          | StartRun | CancelRun | CancelWorkflowRun | UpsertComment | DeleteComment | Reply | ReplyHistory | React
+          | UpdateCheckRun | MarkInProgress | Ingest | OpenRegression | SaveRegression | UpsertTrackingIssue
+          | CommentOnCulprit | Notify)
 
 
 _ENCODED = {cls.__name__: cls for cls in (RunSpec, RegressionSpec, *Action.__args__)}

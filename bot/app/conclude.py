@@ -1,6 +1,6 @@
 """What follows each step of a run, decided (pure): dispatched, dispatch failed, results
 concluded, failed without results, timed out → lists of primitive actions (``UpdateCheckRun``,
-``UpsertComment``, ``React``, ``UpdateRun``) that ``bot.app.executor`` carries out in order.
+``UpsertComment``, ``React``, ``UpdateRun``) that ``bot.app.effects`` carries out in order.
 
 A run is described by its :class:`~bot.app.facts.RunInfo` (or, before it is stored, its
 ``RunSpec``); texts come from ``bot.app.messages`` and ``bot.app.ingest``.
@@ -110,7 +110,7 @@ def failed(run: RunInfo, *, workflow_conclusion: str | None, workflow_url: str |
 
 def timed_out(run: RunInfo, *, timeout_hours: float, workflow_url: str | None) -> list[Action]:
     """``run`` never reported back within ``timeout_hours``: check run and comment say so
-    (GitHub's part first: the executor records the run as timed out even when GitHub fails)."""
+    (GitHub's part first: the sweep records the run as timed out even when GitHub fails)."""
     text = messages.timed_out(timeout_hours, workflow_url)
     actions: list[Action] = []
     if run.check_run_id:

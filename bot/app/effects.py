@@ -19,9 +19,9 @@ from ..history import store as history_store
 from ..history.core import parse_time
 from . import conclude, runs, tracking
 from . import store as app_store
-from .actions import (AcceptRegression, Action, CancelRun, CancelWorkflowRun, DeleteComment, Ingest, MarkInProgress, React,
-                      RecordMerge, RememberCommand, RememberRefusal, Reply, ReplyHistory, SaveInstallation, SavePull,
-                      StartRun, UpdateCheckRun, UpdateRun, UpsertComment)
+from .actions import (AcceptRegression, Action, CancelRun, CancelWorkflowRun, DeleteComment, Ingest, MarkInProgress,
+                      React, RecordMerge, RememberCommand, RememberRefusal, Reply, ReplyHistory, SaveInstallation,
+                      SavePull, StartRun, UpdateCheckRun, UpdateRun, UpsertComment)
 from .gateway import GitHubError, InstallationClient
 from .shell import STEP, Runtime, log, resuming
 
@@ -162,6 +162,7 @@ _HANDLERS: dict[type, Callable[[Runtime, Any, Any], list[Action] | None]] = {
     SavePull: _save_pull, SaveInstallation: _save_installation, RecordMerge: _record_merge,
     RememberCommand: _remember_command, RememberRefusal: _remember_refusal, UpsertComment: _upsert_comment,
     Reply: _reply, React: _react, ReplyHistory: _reply_history, StartRun: runs.start_run, CancelRun: _cancel_run,
-    CancelWorkflowRun: _cancel_workflow_run, DeleteComment: _delete_comment, AcceptRegression: _accept, MarkInProgress: _mark_in_progress,
-    Ingest: runs.ingest_results, UpdateRun: _update_run, UpdateCheckRun: _update_check_run, **tracking.HANDLERS,
+    CancelWorkflowRun: _cancel_workflow_run, DeleteComment: _delete_comment, AcceptRegression: _accept,
+    MarkInProgress: _mark_in_progress, Ingest: runs.ingest_results, UpdateRun: _update_run,
+    UpdateCheckRun: _update_check_run, **tracking.HANDLERS,
 }

@@ -215,7 +215,7 @@ def pull_from_payload(pr: dict) -> PullInfo:
 @dataclass(frozen=True)
 class FactRequest:
     """Which :class:`Facts` a decision needs, declared by its event's handler module
-    (``facts_for``) and fetched by the executor.
+    (``facts_for``) and fetched by ``bot.app.gather``.
 
     ``pr_number``: the PR whose stored runs (``Facts.runs``) are read; with ``approved_sha``
     also the head SHA a maintainer approved. ``config``: the target's configuration from its

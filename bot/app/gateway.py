@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import io
-import threading
 from typing import Any, Iterator
 
 from runner.config import CONFIG_FILES
@@ -56,7 +55,6 @@ class Gateway:
         #: each installation's auth, kept: it holds the installation token until shortly before
         #: it expires (PyGithub refreshes it then), so a job does not mint a token per delivery
         self._auths: dict[int, Any] = {}
-        self._lock = threading.Lock()
 
     @property
     def bot_login(self) -> str | None:
@@ -74,22 +72,16 @@ class Gateway:
         (minted on its first request, kept until shortly before it expires)."""
         from github import Github
 
-        with self._lock:
-            auth = self._auths.get(int(installation_id))
+        auth = self._auths.get(int(installation_id))  # a dict's get and setdefault are atomic
         if auth is None:
             gh = self._integration.get_github_for_installation(int(installation_id))
-            with self._lock:
-                self._auths.setdefault(int(installation_id), gh.requester.auth)
+            self._auths.setdefault(int(installation_id), gh.requester.auth)
         else:
             gh = Github(auth=auth, base_url=self.api_url, **self._options)
         return InstallationClient(gh, self, int(installation_id))
 
     def installation_token(self, installation_id: int) -> str:
-        """The installation's token (for the artifact download, which PyGithub has no call for).
-
-        Raises:
-            GitHubError: GitHub would not mint one.
-        """
+        """The installation's token (for the artifact download, which PyGithub has no call for)."""
         return _wrap("create an installation token", lambda: self.installation(installation_id)._gh.requester.auth.token)
 
 
@@ -349,12 +341,12 @@ class InstallationClient:
 
     def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
         def run() -> list[Artifact]:
+            from github.Artifact import Artifact as Listed
             from github.PaginatedList import PaginatedList
-            from github.Artifact import Artifact as GithubArtifact
 
             repository = self._repo(repo)  # lazy: no GET of the repository, nor of the workflow run
-            listed = PaginatedList(GithubArtifact, repository.requester, f"{repository.url}/actions/runs/{int(run_id)}"
-                                   "/artifacts", None, list_item="artifacts")
+            url = f"{repository.url}/actions/runs/{int(run_id)}/artifacts"
+            listed = PaginatedList(Listed, repository.requester, url, None, list_item="artifacts")
             return [Artifact(int(a.id), a.name, int(a.size_in_bytes or 0), a.archive_download_url, bool(a.expired))
                     for a in listed]
         return _wrap("list the run's artifacts", run)

@@ -13,8 +13,8 @@ point where it was, finds it tracked already.
 
 A tracked regression is driven from its stored state, never from what a job remembers: whatever a
 retried job finds missing (a bisect never dispatched, a tracking issue never made) is done again by
-the same idempotent actions (``bot.app.executor``: runs by key, issues by their hidden mark, one
-message by ``notified_at``).
+the same idempotent actions (``bot.app.effects``, ``bot.app.tracking``: runs by key, issues by
+their hidden mark, one message by ``notified_at``).
 
 It is over when ``bot.history.core.classify_alerts`` calls its change point ``fixed``, ``reverted``
 or ``accepted``, or when the change point is no longer detected; or when a maintainer comments

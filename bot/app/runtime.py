@@ -1,5 +1,5 @@
 """The composition root of the App's work, shared by the web process (``bot.create_app``) and
-the worker (``perfgate worker``): settings + database → GitHub gateway → the executor's
+the worker (``perfgate worker``): settings + database → GitHub gateway → the shell's
 ``Runtime`` → the job queue with the App's tasks registered. A web process without the App's
 key gets the queue alone (:func:`build_intake`): it only enqueues.
 """
