@@ -119,17 +119,19 @@ def main_sweep(args: argparse.Namespace) -> int:
     """
     import datetime as _dt
 
-    from .app import executor
+    from .app import sweeps
 
     if args.stale_after <= 0:
         raise UserError(f"--stale-after must be a positive number of seconds, got {args.stale_after:g}")
     queue = build_worker(dict(os.environ))
     runtime = queue.runtime()
-    lost = executor.lost_deliveries(runtime, stale_after=_dt.timedelta(seconds=args.stale_after))
+    lost = sweeps.lost_deliveries(runtime, stale_after=_dt.timedelta(seconds=args.stale_after))
     for delivery_id in lost:
         queue.enqueue_delivery(delivery_id)
-    expired = executor.expire_runs(runtime)
-    print(f"perfgate: {len(lost)} lost deliveries queued again, {len(expired)} runs timed out")
+    expired = sweeps.expire_runs(runtime)
+    reconciled = sweeps.reconcile_ended(runtime)
+    print(f"perfgate: {len(lost)} lost deliveries queued again, {len(expired)} runs timed out, "
+          f"{len(reconciled)} commits' check runs reconciled")
     return 0
 
 

@@ -64,7 +64,7 @@ from urllib.parse import urlsplit
 
 from runner.errors import UserError
 
-from . import db
+from .db import database_url, default_home
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -195,7 +195,7 @@ def load_settings(source: Mapping[str, str]) -> Settings:
     if client_id:
         check_sign_in_url(public)
     api_url = (source.get("GITHUB_API_URL") or "").strip().rstrip("/") or DEFAULT_API_URL
-    common = dict(database_url=db.database_url(source), home=db.default_home(source), public_url=public,
+    common = dict(database_url=database_url(source), home=default_home(source), public_url=public,
                   testing=testing, read_access=mode, api_url=api_url, github_url=server_url(source),
                   oauth_client_id=client_id, oauth_client_secret=client_secret, session_secret=session_secret)
     if not any((source.get(k) or "").strip() for k in (*REQUIRED, "GITHUB_PRIVATE_KEY_PATH")):

@@ -83,7 +83,7 @@ BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.f
 
 #: Which bot modules may import a library that does I/O (the library → the modules).
 BOT_IO_HOMES = {
-    "github": ("bot.app.gateway",),
+    "github": ("bot.app.gateway", "bot.app.github_errors", "bot.app.github_user"),
     "requests": ("bot.app.gateway",),
     "urllib3": ("bot.app.outgoing",),
     "huey": ("bot.app.queue",),

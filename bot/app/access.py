@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+from ..history.core import is_repository_name
+
 
 def may_read(mode: str, private: bool | None, user_can_read: bool | None = None) -> bool:
     """May this viewer read a repository? (pure)
@@ -63,6 +65,18 @@ class Visibility:
     private: bool | None = None
     at: _dt.datetime | None = None
     publicized_at: _dt.datetime | None = None
+
+
+def visibility_records(event_name: str, action: str | None, repository: str | None,
+                       payload: Mapping[str, Any]) -> list[tuple[str, bool, bool]]:
+    """What every signed delivery says of its repositories' visibility, to record
+    (``bot.app.store.record_visibility``): ``[(owner/name, private, publicized)]`` in name order
+    (several jobs record in one order: none waits on another in a cycle), only well-formed names;
+    ``publicized``: the delivery is the ``repository publicized`` notice of that repository (the
+    only evidence that moves a recorded visibility towards public)."""
+    publicized = event_name == "repository" and action == "publicized"
+    return [(name, private, publicized and name == repository)
+            for name, private in sorted(visibility(payload).items()) if is_repository_name(name)]
 
 
 def _newer(moment: _dt.datetime, than: _dt.datetime | None) -> bool:

@@ -1,5 +1,5 @@
 """What the App decides to do, as plain data (``bot.app.handlers`` returns lists of these;
-``bot.app.executor`` carries them out, in order, against the database and GitHub).
+``bot.app.effects`` carries them out, in order, against the database and GitHub).
 
 Storage actions change the App's own tables; GitHub actions go through ``bot.app.gateway``.
 :class:`StartRun` is deliberately one action: its steps depend on each other's answers
@@ -182,12 +182,30 @@ class CancelRun:
 
 
 @dataclass(frozen=True)
+class CancelWorkflowRun:
+    """Cancel workflow run ``workflow_run_id`` of ``repository`` (cancelling one that finished is
+    not an error)."""
+
+    repository: str
+    workflow_run_id: int
+
+
+@dataclass(frozen=True)
 class UpsertComment:
     """Create or edit the single sticky comment (``<!-- perfgate -->``) of a PR."""
 
     repository: str
     pr_number: int
     body: str
+
+
+@dataclass(frozen=True)
+class DeleteComment:
+    """Delete comment ``comment_id`` of PR ``pr_number`` (a duplicate sticky comment)."""
+
+    repository: str
+    pr_number: int
+    comment_id: int
 
 
 @dataclass(frozen=True)
@@ -282,8 +300,9 @@ class Notify:
 
 
 Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberCommand | RememberRefusal | AcceptRegression
-          | StartRun | CancelRun | UpsertComment | Reply | ReplyHistory | React | UpdateCheckRun | MarkInProgress
-          | Ingest | OpenRegression | SaveRegression | UpsertTrackingIssue | CommentOnCulprit | Notify)
+          | StartRun | CancelRun | CancelWorkflowRun | UpsertComment | DeleteComment | Reply | ReplyHistory | React
+          | UpdateCheckRun | MarkInProgress | Ingest | OpenRegression | SaveRegression | UpsertTrackingIssue
+          | CommentOnCulprit | Notify)
 
 
 _ENCODED = {cls.__name__: cls for cls in (RunSpec, RegressionSpec, *Action.__args__)}

@@ -1,6 +1,6 @@
 """What follows each step of a run, decided (pure): dispatched, dispatch failed, results
 concluded, failed without results, timed out → lists of primitive actions (``UpdateCheckRun``,
-``UpsertComment``, ``React``, ``UpdateRun``) that ``bot.app.executor`` carries out in order.
+``UpsertComment``, ``React``, ``UpdateRun``) that ``bot.app.effects`` carries out in order.
 
 A run is described by its :class:`~bot.app.facts.RunInfo` (or, before it is stored, its
 ``RunSpec``); texts come from ``bot.app.messages`` and ``bot.app.ingest``.
@@ -8,14 +8,15 @@ A run is described by its :class:`~bot.app.facts.RunInfo` (or, before it is stor
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
 from runner.report.escape import md_code, plain
 
 from . import ingest, messages
-from .actions import Action, React, RunSpec, UpdateCheckRun, UpdateRun, UpsertComment
-from .facts import RunInfo
+from .actions import Action, CancelWorkflowRun, DeleteComment, React, RunSpec, UpdateCheckRun, UpdateRun, UpsertComment
+from .facts import Conclusion, FactRequest, RunInfo
 from .handlers.check_run import RERUN_ACTION
 
 #: The check run's "Re-run" button (its ``requested_action`` is handled by ``bot.app.handlers.check_run``).
@@ -109,7 +110,7 @@ def failed(run: RunInfo, *, workflow_conclusion: str | None, workflow_url: str |
 
 def timed_out(run: RunInfo, *, timeout_hours: float, workflow_url: str | None) -> list[Action]:
     """``run`` never reported back within ``timeout_hours``: check run and comment say so
-    (GitHub's part first: the executor records the run as timed out even when GitHub fails)."""
+    (GitHub's part first: the sweep records the run as timed out even when GitHub fails)."""
     text = messages.timed_out(timeout_hours, workflow_url)
     actions: list[Action] = []
     if run.check_run_id:
@@ -182,3 +183,180 @@ def group_concluded(runs: Sequence[RunInfo], docs: dict[str, dict], *, fail_thre
     if first.pr_number is not None:
         actions.append(UpsertComment(first.repository, first.pr_number, body[:COMMENT_LIMIT]))
     return actions
+
+
+# -- the decisions around a run's end (the shell gathers, carries out, and decides none of this) ----
+def cancel(run: RunInfo | None, reason: str) -> list[Action]:
+    """``CancelRun``: only a stored run still active may be cancelled — its workflow run cancelled
+    (when dispatched), its check run concluded ``cancelled`` with ``reason`` (Markdown), the run
+    recorded cancelled. Nothing for a run that ended (or is unknown)."""
+    if run is None or not run.active:
+        return []
+    actions: list[Action] = []
+    if run.workflow_run_id:
+        actions.append(CancelWorkflowRun(run.repository, run.workflow_run_id))
+    if run.check_run_id:
+        actions.append(UpdateCheckRun(run.repository, run.check_run_id, {
+            "status": "completed", "conclusion": "cancelled", "title": messages.CANCELLED_TITLE, "summary": reason}))
+    actions.append(UpdateRun(run.key, {"status": "cancelled", "conclusion": "cancelled",
+                                       "headline": reason[:HEADLINE_LIMIT]}))
+    return actions
+
+
+def in_progress(run: RunInfo | None, workflow_url: str | None) -> list[Action]:
+    """``MarkInProgress``: a queued run's workflow started on a runner (``workflow_url``: its page,
+    a checked GitHub link, else None) — the check run says so, then the run is in progress (GitHub
+    first: a retry finds the run still queued and does both). Nothing for a run not queued."""
+    if run is None or run.status != "queued":
+        return []
+    actions: list[Action] = []
+    if run.check_run_id:
+        actions.append(UpdateCheckRun(run.repository, run.check_run_id, {
+            "status": "in_progress", "title": messages.IN_PROGRESS_TITLE,
+            "summary": messages.in_progress(workflow_url)}))
+    actions.append(UpdateRun(run.key, {"status": "in_progress", "workflow_run_url": workflow_url or run.workflow_url}))
+    return actions
+
+
+def covering(accepts: Sequence[dict], run: RunInfo) -> list[dict]:
+    """The accepts that cover ``run``: an accept covers the PR and the head it was given for (and
+    its benchmarks), never a later push; none for a run of no PR."""
+    if run.pr_number is None:
+        return []
+    return [a for a in accepts if a["pr_number"] == run.pr_number and a["sha"] == run.head_sha]
+
+
+def request_for(run: RunInfo, *, with_results: bool) -> FactRequest:
+    """The facts that concluding ``run`` needs (``Facts.conclusion``): its stored results and its
+    group's, the accepts and notes, and — for a result to judge or a group to sum up, but not
+    for a bisect — the target's configuration."""
+    return FactRequest(conclusion_of=run.key, config=run.kind != "bisect" and (with_results or bool(run.group)))
+
+
+def from_results(c: Conclusion, *, details_url: str | None, run_page_url: str | None) -> list[Action]:
+    """:func:`concluded` of ``c.run`` from the facts gathered for it (its accepts: :func:`covering`)."""
+    run = c.run
+    return concluded(run, c.documents[run.key], fail_threshold=c.config.fail_threshold,
+                     accepts=covering(c.accepts, run), notes=c.notes.get(run.key, ()), details_url=details_url,
+                     run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression)
+
+
+def group_from_results(c: Conclusion, ended: dict, *, details_url: str | None,
+                       run_page_url: str | None) -> list[Action]:
+    """:func:`group_concluded` of ``c.run``'s group, with ``c.run`` as the ``ended`` changes of its
+    ``UpdateRun`` leave it (its row is written after)."""
+    fields = {k: v for k, v in ended.items() if k in ("status", "conclusion", "headline")}
+    infos = [dataclasses.replace(r, **fields) if r.key == c.run.key else r for r in c.group]
+    return group_concluded(infos, c.documents, fail_threshold=c.config.fail_threshold,
+                           accepts=covering(c.accepts, c.run), notes=c.notes, details_url=details_url,
+                           run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression)
+
+
+def concluded_by(run: RunInfo) -> str:
+    """How a run's results conclude it: ``"bisect"`` (its regression's tracking issue, by
+    ``bot.app.regressions``) or ``"compare"`` (its check run and comment, :func:`from_results`)."""
+    return "bisect" if run.kind == "bisect" else "compare"
+
+
+def awaits_results(run: RunInfo | None) -> bool:
+    """Does a completed workflow run's artifact concern ``run`` still? Only a stored run still
+    active (one cancelled, concluded or timed out meanwhile is left as it is)."""
+    return run is not None and run.active
+
+
+def shares_check_run(spec: RunSpec) -> bool:
+    """Does a starting run use its request's check run (one per request: the first run's,
+    ``spec.group``) instead of opening its own?"""
+    return bool(spec.group) and spec.group != spec.key
+
+
+def forces_misses(spec: RunSpec) -> bool:
+    """Does the dispatch of ``spec`` force the benchmarks a tracked regression's culprit skipped
+    (``bot.app.regressions.selection_misses``)? A PR compare's does: its selection may skip them."""
+    return spec.kind == "pr"
+
+
+#: What may follow a run's end (:func:`what_follows`): its group's check run and comment, the
+#: default branch's regressions after a history result, its regression after a failed bisect.
+FOLLOW_GROUP, FOLLOW_HISTORY, FOLLOW_BISECT_FAILED = "group", "history", "bisect failed"
+
+
+def what_follows(run: RunInfo, *, with_results: bool, github: bool) -> tuple[str, ...]:
+    """What follows from ``run``'s end besides its own check run, comment and row (``github``:
+    the App can act on GitHub for it; nothing follows otherwise)."""
+    if not github:
+        return ()
+    follow = [FOLLOW_GROUP] if run.group else []
+    if run.kind == "history" and with_results:
+        follow.append(FOLLOW_HISTORY)
+    if run.kind == "bisect" and not with_results:
+        follow.append(FOLLOW_BISECT_FAILED)
+    return tuple(follow)
+
+
+def ending(run: RunInfo, actions: Sequence[Action], follow: Sequence[Action], *, github: bool = True) -> list[Action]:
+    """The order in which what ends ``run`` is carried out: its check run and comment (``actions``
+    but its ``UpdateRun``; a run of a group leaves those to the group's, in ``follow``), then what
+    follows from its end (``follow``: the group's check run and comment, the default branch's
+    regressions), and its own row last — a job that stops on the way finds the run still active
+    when it runs again, and does the rest. Without ``github`` (no installation to act as), the
+    row alone."""
+    own = [a for a in actions if not isinstance(a, UpdateRun) and not run.group and github]
+    return [*own, *follow, *[a for a in actions if isinstance(a, UpdateRun)]]
+
+
+def ended(actions: Sequence[Action]) -> dict:
+    """The changes the ``UpdateRun`` among ``actions`` makes to its run (empty: none)."""
+    return next((a.changes for a in actions if isinstance(a, UpdateRun)), {})
+
+
+def reconcludes(run: RunInfo | None) -> bool:
+    """After ``/perf accept``: is the PR's latest concluded run (``run``) concluded again (a
+    failure caused only by accepted regressions becomes success)? Only when its results are
+    stored."""
+    return run is not None and run.has_results
+
+
+def at_expiry(run: RunInfo | None) -> str | None:
+    """What the time-out sweep does with a run past ``PERFGATE_RUN_TIMEOUT``, re-read under its
+    PR's lease: ``"conclude"`` when its results are stored (only concluding them failed),
+    ``"time_out"`` when it is still active without them, None when it ended meanwhile."""
+    if run is None or not run.active:
+        return None
+    return "conclude" if run.has_results else "time_out"
+
+
+# -- what GitHub shows that the runs' rows contradict (the reconciling sweep) ------------------------
+def left_open(runs: Sequence[RunInfo], checks: Sequence) -> list[Action]:
+    """Check runs left open although the runs they report on ended: a create GitHub carried out
+    after the retry looked for it (a second check run nobody updates), or a run that ended while
+    GitHub did not answer. Each check run not ``completed`` whose ``external_id`` is the key of a
+    run of ``runs`` — or of a group of them, every one ended — is completed as they ended (a
+    group as its worst, :data:`GROUP_ORDER`).
+
+    Args:
+        runs: the stored runs at one head commit.
+        checks: GitHub's check runs of the App on that commit (``id``, ``external_id``, ``status``).
+    """
+    groups: dict[str, list[RunInfo]] = {}
+    for run in runs:
+        groups.setdefault(run.group or run.key, []).append(run)
+    actions: list[Action] = []
+    for check in checks:
+        members = groups.get(check.external_id or "")
+        if check.status == "completed" or not members or any(m.active for m in members):
+            continue
+        worst = min((m.conclusion if m.conclusion in GROUP_ORDER else "failure" for m in members),
+                    key=GROUP_ORDER.index)
+        headline = plain("; ".join(m.headline or m.conclusion or m.status for m in members), 250)
+        actions.append(UpdateCheckRun(members[0].repository, check.id, {
+            "status": "completed", "conclusion": worst, "title": headline,
+            "summary": messages.closed_late(headline)}))
+    return actions
+
+
+def duplicate_stickies(repository: str, pr_number: int, stored: int | None, ids: Sequence[int]) -> list[Action]:
+    """The App's sticky comments on a PR beyond the one it edits (``stored``, else the oldest):
+    a create GitHub carried out after the retry looked for it. They are deleted."""
+    keep = stored if stored in ids else (ids[0] if ids else None)
+    return [DeleteComment(repository, pr_number, i) for i in ids if i != keep]

@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.config import Config
+from runner.config import from_texts as config_from_texts
+from runner.errors import ConfigError
+from runner.results import verdict_of
 
 from ..history.core import parse_time
 
 #: Permissions (``get_collaborator_permission``) allowed to command perfgate. GitHub folds
 #: maintain into write and triage into read; both spellings are accepted here.
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+
+
+#: The statuses of a run still waiting for its results; :data:`ENDED_STATES`: those of a run that
+#: ended (reaching one sets the run's ``completed_at``).
+ACTIVE_STATES = ("queued", "in_progress")
+ENDED_STATES = ("completed", "cancelled", "timed_out")
 
 
 @dataclass(frozen=True)
@@ -65,10 +77,11 @@ class RunInfo:
     group: str | None = None  # the key its request's runs share (one run per runner group)
     conclusion: str | None = None
     headline: str | None = None
+    workflow_url: str | None = None  # the workflow run's page, as stored (a checked GitHub link)
 
     @property
     def active(self) -> bool:
-        return self.status in ("queued", "in_progress")
+        return self.status in ACTIVE_STATES
 
     @property
     def measured(self) -> bool:
@@ -119,6 +132,28 @@ class ConcludedRun:
 
 
 @dataclass(frozen=True)
+class Conclusion:
+    """What concluding a run with stored results may look at (``FactRequest.conclusion_of``).
+
+    ``run``: the run; ``group``: the runs of its request (one per runner group; ``(run,)``
+    without groups), in the order they were stored; ``documents``: the stored results.json of
+    each of them that has results (by key); ``accepts``: the repository's accepts
+    (``bot.history.store.accepts_of``; which of them cover the run is the core's decision,
+    :func:`bot.app.conclude.covering`); ``notes``: each document's regression-history notes (by
+    key); ``config``: the target's configuration from its default branch; ``config_problem``:
+    why the defaults stand in for it (None: read as written).
+    """
+
+    run: RunInfo
+    group: tuple[RunInfo, ...] = ()
+    documents: dict[str, dict] = field(default_factory=dict, hash=False)
+    accepts: tuple[dict, ...] = ()
+    notes: dict[str, Any] = field(default_factory=dict, hash=False)
+    config: Config = field(default_factory=Config, hash=False)
+    config_problem: str | None = None
+
+
+@dataclass(frozen=True)
 class Facts:
     """What a decision may look at besides the payload.
 
@@ -149,6 +184,7 @@ class Facts:
     regression: RegressionInfo | None = None
     public_url: str | None = None
     github_url: str = "https://github.com"
+    conclusion: Conclusion | None = None
 
 
 def run_key(*parts: object) -> str:
@@ -179,7 +215,7 @@ def pull_from_payload(pr: dict) -> PullInfo:
 @dataclass(frozen=True)
 class FactRequest:
     """Which :class:`Facts` a decision needs, declared by its event's handler module
-    (``facts_for``) and fetched by the executor.
+    (``facts_for``) and fetched by ``bot.app.gather``.
 
     ``pr_number``: the PR whose stored runs (``Facts.runs``) are read; with ``approved_sha``
     also the head SHA a maintainer approved. ``config``: the target's configuration from its
@@ -213,8 +249,84 @@ class FactRequest:
     workflow_path: str | None = None
     head_sha: str | None = None
     issue_number: int | None = None
+    conclusion_of: str | None = None
 
     @property
     def needs_github(self) -> bool:
         """Does fetching these facts ask GitHub (an installation client is needed)?"""
         return self.config or self.permission_of is not None or self.pull_if_permitted
+
+
+# -- the rules the shell's gathering follows (pure) -----------------------------------------------
+def lease_name(repository: str | None, pr_number: int | None, run: RunInfo | None = None) -> str:
+    """The lease a delivery's job takes (``bot.app.lease``): its PR, ``owner/repo#N`` — the
+    payload's ``pr_number``, else that of ``run``, the stored run the event is about, when it is
+    of the same repository — else its repository (``-`` for none)."""
+    repo = repository or "-"
+    number = pr_number
+    if number is None and run is not None and run.repository == repo:
+        number = run.pr_number
+    return f"{repo}#{number}" if number is not None else repo
+
+
+def bound_run(by_id: RunInfo | None, by_name: RunInfo | None, *, repository: str, workflow_path: str | None,
+              workflow: str) -> RunInfo | None:
+    """The stored run a ``workflow_run`` event is about: the run dispatched with this workflow
+    run's id (``by_id``), else the run its name ``perfgate <key>`` names (``by_name``) — but only
+    when the workflow run is of the App's workflow file (``.github/workflows/<workflow>``, which
+    only people with write access can dispatch), the run is of this repository, has no workflow
+    run yet and is still active (fork safety: a workflow a PR adds cannot report for a run)."""
+    if by_id is not None:
+        return by_id
+    if by_name is None or workflow_path != f".github/workflows/{workflow}":
+        return None
+    if by_name.repository != repository or by_name.workflow_run_id is not None or not by_name.active:
+        return None
+    return by_name
+
+
+def wants_pull(request: FactRequest, permission: str | None) -> bool:
+    """Is the PR fetched from GitHub (``FactRequest.pull_if_permitted``)? Only for a PR, and only
+    when the sender may command: nobody else makes the App read a PR."""
+    return request.pull_if_permitted and request.pr_number is not None and may_command(permission)
+
+
+def head_seen(stored_head: str | None, stored_seen_at: _dt.datetime | None, pull: PullInfo) -> _dt.datetime | None:
+    """Since when the App knows ``pull``'s head (``Facts.head_seen_at``): the stored time, only
+    when the stored head is GitHub's head now (None: never seen)."""
+    return stored_seen_at if stored_head == pull.head_sha else None
+
+
+def head_seen_after(stored_head: str | None, stored_seen_at: _dt.datetime | None,
+                    changes: dict) -> _dt.datetime | None:
+    """A PR's ``head_seen_at`` after ``SavePull`` ``changes`` (its ``head_seen_at``: when the event
+    shows the head existed): the earliest time the current head is known to have been the head —
+    kept when the changes show the same head (or an earlier time), reset to the given time (or
+    unknown) when the head changes."""
+    seen = changes.get("head_seen_at")
+    if "head_sha" in changes and changes["head_sha"] != stored_head:
+        return seen
+    if seen is not None and (stored_seen_at is None or seen < stored_seen_at):
+        return seen
+    return stored_seen_at
+
+
+def concluded_run(key: str, head_sha: str, doc: dict) -> ConcludedRun:
+    """A concluded run as ``/perf accept`` sees it: the head it measured and the benchmarks whose
+    verdict in ``doc`` (its results.json) is ``regression``, sorted."""
+    regressed = {str(b.get("name")) for b in doc.get("benchmarks", []) if verdict_of(b) == "regression"}
+    return ConcludedRun(key, head_sha, tuple(sorted(regressed)))
+
+
+def settled_config(texts: dict[str, str | None] | None, where: str,
+                   unreadable: str | None = None) -> tuple[Config, str | None]:
+    """The target's configuration from its default branch's config ``texts`` (``runner.config.
+    from_texts``), and why the defaults stand in for it: ``unreadable`` (GitHub refused to give the
+    files), or the file is broken (the compare reports that on the runner). Returns
+    ``(config, problem)``, ``problem`` None when the files were read as written."""
+    if texts is None:
+        return Config(), f"{where}: cannot read the perfgate config ({unreadable}); using the defaults"
+    try:
+        return config_from_texts(texts, where)[0], None
+    except ConfigError as exc:
+        return Config(), f"{where}: the perfgate config is broken ({exc}); using the defaults"

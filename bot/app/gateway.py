@@ -19,91 +19,15 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import io
-import re
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from runner.config import CONFIG_FILES
 from runner.report import MARKER
 
 from .facts import PullInfo, pull_from_payload
-
-#: ``GithubIntegration`` options under ``TESTING``: no retries, no pacing sleeps (GITHUB.md).
-TESTING_CLIENT_OPTIONS = {"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0, "timeout": 10}
-
-
-class GitHubError(Exception):
-    """A GitHub API call failed. ``status``: HTTP status (0: no answer).
-
-    The message is fixed text that may be published (what failed, the HTTP status);
-    ``detail`` is the underlying error for the App's log only — never for a comment or a
-    check run (a transport error's text can hold a pre-signed storage URL)."""
-
-    def __init__(self, status: int, message: str, detail: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.detail = detail or message
-
-    @property
-    def transient(self) -> bool:
-        """No answer, a server error, or a rate limit (429, or 403 "secondary rate limit"):
-        the call may have had its effect, or may succeed later — retry, never conclude."""
-        return self.status == 0 or self.status >= 500 or self.status == 429 or (
-            self.status == 403 and "rate limit" in self.detail.lower())
-
-
-_QUERY = re.compile(r"\?[^\s'\"<>()]+")
-
-
-def redact(text: str) -> str:
-    """``text`` with every URL query string (absolute or a bare path's, as in requests'
-    errors) replaced by ``?…``: signatures and tokens stay out of the log."""
-    return _QUERY.sub("?…", text)
-
-
-class ArtifactTooLarge(GitHubError):
-    """An artifact bigger than the configured limit (not downloaded past it)."""
-
-
-@dataclass(frozen=True)
-class Artifact:
-    id: int
-    name: str
-    size_in_bytes: int
-    archive_download_url: str
-    expired: bool
-
-
-@dataclass(frozen=True)
-class Dispatched:
-    """The workflow run GitHub created for a dispatch (``return_run_details``)."""
-
-    run_id: int | None
-    html_url: str | None
-
-
-def _wrap(doing: str, func: Callable[[], Any]) -> Any:
-    from github import GithubException
-
-    try:
-        return func()
-    except GithubException as exc:
-        data = getattr(exc, "data", None)  # GitHub's JSON error: its "message" says why
-        why = str(data["message"]) if isinstance(data, dict) and data.get("message") else str(exc)
-        raise GitHubError(exc.status, f"GitHub could not {doing} (HTTP {exc.status})",
-                          redact(f"GitHub could not {doing} (HTTP {exc.status}: {why})")) from None
-    except (OSError, ValueError) as exc:  # connection refused, timeouts (requests' errors are OSErrors)
-        raise GitHubError(0, f"could not reach GitHub to {doing}",
-                          redact(f"could not reach GitHub to {doing}: {type(exc).__name__}: {exc}")) from None
-
-
-def idempotent_retry():
-    """PyGithub's ``GithubRetry`` (5xx, rate limits with their ``Retry-After``) for the methods
-    that may be repeated without a second effect — never POST; 3 retries, backoff 0.5 s × 2^n."""
-    from github.GithubRetry import GithubRetry
-
-    return GithubRetry(total=3, backoff_factor=0.5,
-                       allowed_methods=frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}))
+from .github_errors import (TESTING_CLIENT_OPTIONS, Artifact, ArtifactTooLarge, CheckRunState, Dispatched,  # noqa: F401 - the
+                            GitHubError, idempotent_retry, redact)                          # gateway's names
+from .github_errors import wrap as _wrap
 
 
 class Gateway:
@@ -126,7 +50,11 @@ class Gateway:
         self.timeout = options["timeout"]
         self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key), base_url=self.api_url,
                                               **options)
+        self._options = options
         self._bot_login: str | None = None
+        #: each installation's auth, kept: it holds the installation token until shortly before
+        #: it expires (PyGithub refreshes it then), so a job does not mint a token per delivery
+        self._auths: dict[int, Any] = {}
 
     @property
     def bot_login(self) -> str | None:
@@ -140,13 +68,21 @@ class Gateway:
         return self._bot_login
 
     def installation(self, installation_id: int) -> "InstallationClient":
-        gh = self._integration.get_github_for_installation(int(installation_id))
+        """A client acting as installation ``installation_id``, with the installation's token
+        (minted on its first request, kept until shortly before it expires)."""
+        from github import Github
+
+        auth = self._auths.get(int(installation_id))  # a dict's get and setdefault are atomic
+        if auth is None:
+            gh = self._integration.get_github_for_installation(int(installation_id))
+            self._auths.setdefault(int(installation_id), gh.requester.auth)
+        else:
+            gh = Github(auth=auth, base_url=self.api_url, **self._options)
         return InstallationClient(gh, self, int(installation_id))
 
     def installation_token(self, installation_id: int) -> str:
-        """A fresh installation token (for the artifact download, which PyGithub has no call for)."""
-        return _wrap("create an installation token",
-                     lambda: self._integration.get_access_token(int(installation_id)).token)
+        """The installation's token (for the artifact download, which PyGithub has no call for)."""
+        return _wrap("create an installation token", lambda: self.installation(installation_id)._gh.requester.auth.token)
 
 
 class InstallationClient:
@@ -228,6 +164,14 @@ class InstallationClient:
             return None
         return _wrap("look for the check run", run)
 
+    def check_runs(self, repo: str, *, name: str, head_sha: str) -> list[CheckRunState]:
+        """Every check run ``name`` on ``head_sha``: how the sweep finds one left open (a late
+        duplicate, or one whose run ended while GitHub did not answer)."""
+        def run() -> list[CheckRunState]:
+            return [CheckRunState(int(c.id), c.external_id, c.status)
+                    for c in self._repo(repo).get_commit(head_sha).get_check_runs(check_name=name)]
+        return _wrap("list the check runs", run)
+
     def update_check_run(self, repo: str, check_run_id: int, *, status: str | None = None,
                          conclusion: str | None = None, title: str | None = None, summary: str | None = None,
                          text: str | None = None, details_url: str | None = None,
@@ -279,6 +223,22 @@ class InstallationClient:
             if (body.startswith(mark) if start else mark in body) and user is not None and (
                     user.login == login or (login is None and user.type == "Bot")):
                 yield comment
+
+    def stickies(self, repo: str, number: int) -> list[int]:
+        """The ids of this App's comments on #``number`` that start with the marker, oldest first
+        (more than one: a create GitHub carried out after the retry's look-up)."""
+        return _wrap(f"list the perfgate comments on #{number}",
+                     lambda: [int(c.id) for c in self._ours(self._repo(repo).get_issue(number))])
+
+    def delete_comment(self, repo: str, number: int, comment_id: int) -> None:
+        """Delete comment ``comment_id`` of #``number`` (one already gone is not an error)."""
+        def run() -> None:
+            try:
+                self._repo(repo).get_issue(number).get_comment(int(comment_id)).delete()
+            except Exception as exc:  # noqa: BLE001 - deleted already
+                if getattr(exc, "status", None) != 404:
+                    raise
+        _wrap(f"delete a duplicate comment on #{number}", run)
 
     def reply(self, repo: str, number: int, body: str) -> int:
         return _wrap(f"comment on #{number}", lambda: int(self._repo(repo).get_issue(number).create_comment(body).id))
@@ -381,9 +341,14 @@ class InstallationClient:
 
     def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
         def run() -> list[Artifact]:
-            wr = self._repo(repo).get_workflow_run(int(run_id))
+            from github.Artifact import Artifact as Listed
+            from github.PaginatedList import PaginatedList
+
+            repository = self._repo(repo)  # lazy: no GET of the repository, nor of the workflow run
+            url = f"{repository.url}/actions/runs/{int(run_id)}/artifacts"
+            listed = PaginatedList(Listed, repository.requester, url, None, list_item="artifacts")
             return [Artifact(int(a.id), a.name, int(a.size_in_bytes or 0), a.archive_download_url, bool(a.expired))
-                    for a in wr.get_artifacts()]
+                    for a in listed]
         return _wrap("list the run's artifacts", run)
 
     def download(self, url: str, limit: int) -> bytes:
@@ -428,95 +393,3 @@ class InstallationClient:
         except requests.RequestException as exc:
             raise GitHubError(0, "could not download the artifact (the connection failed)",
                               redact(f"could not download the artifact: {type(exc).__name__}: {exc}")) from None
-
-
-# -- signing in with GitHub (the App's OAuth web flow; bot.web.signin) ---------------------------------
-def _user_client(api_url: str, token: str | None = None, client_options: dict | None = None) -> Any:
-    from github import Auth, Github
-
-    options = {"timeout": 20, "lazy": True, **(client_options or {})}
-    return Github(auth=Auth.Token(token) if token else None, base_url=api_url.rstrip("/"), **options)
-
-
-def oauth_login_url(api_url: str, client_id: str, client_secret: str, redirect_uri: str, state: str) -> str:
-    """Where to send the browser to sign in (``<GitHub web host>/login/oauth/authorize``)."""
-    app = _user_client(api_url).get_oauth_application(client_id, client_secret)
-    return app.get_login_url(redirect_uri=redirect_uri, state=state)
-
-
-def oauth_user(api_url: str, client_id: str, client_secret: str, code: str,
-               client_options: dict | None = None) -> tuple[str, str]:
-    """Exchange the code GitHub redirected back with for a user token; ``(login, token)``.
-
-    Raises:
-        GitHubError: the code is bad or expired, or GitHub is unreachable.
-    """
-    def run() -> tuple[str, str]:
-        gh = _user_client(api_url, client_options=client_options)
-        token = gh.get_oauth_application(client_id, client_secret).get_access_token(code).token
-        if not token:
-            raise GitHubError(401, "GitHub returned no access token")
-        return _user_client(api_url, token, client_options).get_user().login, token
-    return _wrap("sign you in", run)
-
-
-def user_can_read(api_url: str, token: str, repository: str, client_options: dict | None = None) -> bool:
-    """May the user of ``token`` read ``owner/name``? (``GET /repos/{owner}/{repo}`` with their
-    token: 401/403/404 mean no; a user token of a GitHub App sees only repositories the App is
-    installed on.)
-
-    Raises:
-        GitHubError: any other failure (GitHub unreachable).
-    """
-    try:
-        repo = _wrap(f"read {repository}", lambda: _user_client(api_url, token, client_options).get_repo(repository))
-        permissions = _wrap(f"read {repository}", lambda: repo.permissions)
-    except GitHubError as exc:
-        if exc.status in (401, 403, 404):
-            return False
-        raise
-    return permissions is None or bool(permissions.pull)
-
-
-def revoke_user_token(api_url: str, client_id: str, client_secret: str, token: str,
-                      client_options: dict | None = None) -> bool:
-    """Revoke a user's token at GitHub (``DELETE /applications/{client_id}/token``, HTTP Basic
-    with the App's OAuth ``client_id``/``client_secret``): at sign-out, so a copied token dies
-    with the session. True when GitHub revoked it, False when it did not know it (404/422:
-    expired or revoked already).
-
-    Raises:
-        GitHubError: any other failure (GitHub unreachable, 5xx).
-    """
-    from urllib.parse import quote
-
-    from github import Auth, Github
-
-    def run() -> bool:
-        options = {"timeout": 20, "lazy": True, **(client_options or {})}
-        gh = Github(auth=Auth.Login(client_id, client_secret), base_url=api_url.rstrip("/"), **options)
-        gh.requester.requestJsonAndCheck("DELETE", f"/applications/{quote(client_id, safe='')}/token",
-                                         input={"access_token": token})
-        return True
-    try:
-        return _wrap("revoke the sign-in token", run)
-    except GitHubError as exc:
-        if exc.status in (404, 422):
-            return False
-        raise
-
-
-# -- registering the App from its manifest (bot.web.setup) ---------------------------------------
-def convert_manifest(api_url: str, code: str, client_options: dict | None = None) -> dict:
-    """GitHub's answer to ``POST /app-manifests/{code}/conversions`` (no authentication): the
-    new App's ``id``, ``slug``, ``webhook_secret``, ``pem``, ``client_id``, ``client_secret``.
-
-    Raises:
-        GitHubError: GitHub refused the code (expired after an hour, used, unknown) or is
-            unreachable.
-    """
-    def run() -> dict:
-        _, data = _user_client(api_url, client_options=client_options).requester.requestJsonAndCheck(
-            "POST", f"/app-manifests/{code}/conversions")
-        return data if isinstance(data, dict) else {}
-    return _wrap("register the App", run)

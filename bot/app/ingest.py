@@ -8,7 +8,7 @@ to :class:`IngestError` ("its results artifact is invalid: ..."), whose message 
 safe to publish; the underlying error goes to the log.
 
 The I/O around it (download, store, edit the comment and the check run) is
-``bot.app.executor``; everything here takes bytes and dicts.
+``bot.app.runs``; everything here takes bytes and dicts.
 """
 
 from __future__ import annotations

@@ -58,6 +58,22 @@ def queued(*, base_sha: str | None, head_sha: str, requested_by: str | None, tri
     return "\n".join(lines) + "\n"
 
 
+#: The titles of a check run cancelled (``bot.app.conclude.cancel``) and of one whose workflow
+#: started (``bot.app.conclude.in_progress``).
+CANCELLED_TITLE, IN_PROGRESS_TITLE = "Cancelled", "Benchmarking on a GPU runner"
+
+
+def in_progress(workflow_url: str | None) -> str:
+    """The check run's summary once the workflow run started (``workflow_url``: a checked link)."""
+    return f"The workflow run started: {workflow_url or 'see the Actions tab'}."
+
+
+def closed_late(headline: str) -> str:
+    """The summary of a check run the App found open after its run had ended (``headline``:
+    plain text of how it ended)."""
+    return f"This check run was left open; its run had ended: {headline}"
+
+
 def cancelled(reason: str) -> str:
     """Sticky comment of a cancelled run; ``reason`` is Markdown (e.g. :func:`superseded_by_command`)."""
     return f"{MARKER}\n## ⏹️ perfgate: cancelled\n\n{reason}\n"

@@ -19,9 +19,9 @@ drops it, and the worker goes on with the next one. No results are stored (nothi
 
 Tasks are registered per queue (no module-level Huey): ``process_delivery(delivery_id)``
 (retried twice, 30 s apart; run again after :data:`BUSY_DELAY` when another job of the same PR
-holds its lease), ``expire_runs`` every 5 minutes and ``sweep_deliveries`` every 10
+holds its lease), ``expire_runs`` every 5 minutes (with ``bot.app.sweeps.reconcile_ended``) and ``sweep_deliveries`` every 10
 (deliveries whose work was lost — failed, or queued for 15 minutes — are processed again;
-``bot.app.executor.lost_deliveries``), ``forget_deliveries`` once a day (retention:
+``bot.app.sweeps.lost_deliveries``), ``forget_deliveries`` once a day (retention:
 ``PERFGATE_DELIVERY_RETENTION``). The runtime they need
 (database, GitHub gateway) is built lazily, once per process, by ``runtime_factory``.
 """
@@ -47,10 +47,9 @@ from ..db import SQLITE_BUSY_TIMEOUT, private_file
 
 log = logging.getLogger("perfgate.bot")
 
-#: Job retries and the pause between them (seconds): GitHub hiccups are usually short.
-RETRIES, RETRY_DELAY = 2, 30
+from .shell import RETRIES, RETRY_DELAY, Busy  # noqa: F401 - RETRIES: the job's retry budget, named here too
 
-#: Seconds before a job that found its PR busy (``bot.app.executor.Busy``) runs again; it does
+#: Seconds before a job that found its PR busy (``bot.app.shell.Busy``) runs again; it does
 #: not count as a retry.
 BUSY_DELAY = 2
 
@@ -271,10 +270,10 @@ def make_huey(queue_url: str | None, home: Path, name: str = "perfgate"):
 
 
 def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
-    """Register the App's tasks on ``huey``; ``runtime_factory()`` → ``bot.app.executor.Runtime``."""
+    """Register the App's tasks on ``huey``; ``runtime_factory()`` → ``bot.app.shell.Runtime``."""
     from huey import crontab
 
-    from . import executor
+    from . import executor, sweeps
 
     cache: dict[str, Any] = {}
 
@@ -287,24 +286,24 @@ def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
     def process_delivery(delivery_id: str) -> int:
         try:
             return len(executor.handle_delivery(runtime(), delivery_id))
-        except executor.Busy:  # another job of the same PR runs: this one goes after it
+        except Busy:  # another job of the same PR runs: this one goes after it
             process_delivery.schedule((delivery_id,), delay=BUSY_DELAY)
             return 0
 
     @huey.periodic_task(crontab(minute="*/5"), name="perfgate.expire_runs")
     def expire_runs() -> int:
-        return len(executor.expire_runs(runtime()))
+        return len(sweeps.expire_runs(runtime())) + len(sweeps.reconcile_ended(runtime()))
 
     @huey.periodic_task(crontab(minute="*/10"), name="perfgate.sweep_deliveries")
     def sweep_deliveries() -> int:
-        lost = executor.lost_deliveries(runtime())
+        lost = sweeps.lost_deliveries(runtime())
         for delivery_id in lost:
             process_delivery(delivery_id)
         return len(lost)
 
     @huey.periodic_task(crontab(minute="17", hour="3"), name="perfgate.forget_deliveries")
     def forget_deliveries() -> int:
-        return executor.forget_deliveries(runtime())
+        return sweeps.forget_deliveries(runtime())
 
     registered = {"perfgate.process_delivery": process_delivery, "perfgate.expire_runs": expire_runs,
                   "perfgate.sweep_deliveries": sweep_deliveries, "perfgate.forget_deliveries": forget_deliveries}

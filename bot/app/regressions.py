@@ -13,8 +13,8 @@ point where it was, finds it tracked already.
 
 A tracked regression is driven from its stored state, never from what a job remembers: whatever a
 retried job finds missing (a bisect never dispatched, a tracking issue never made) is done again by
-the same idempotent actions (``bot.app.executor``: runs by key, issues by their hidden mark, one
-message by ``notified_at``).
+the same idempotent actions (``bot.app.effects``, ``bot.app.tracking``: runs by key, issues by
+their hidden mark, one message by ``notified_at``).
 
 It is over when ``bot.history.core.classify_alerts`` calls its change point ``fixed``, ``reverted``
 or ``accepted``, or when the change point is no longer detected; or when a maintainer comments
@@ -249,6 +249,18 @@ def bisect_failed(r: RegressionInfo | None, run: RunInfo, problem: str, *, publi
     actions.append(Notify(r.repository, r.key, messages.regression_message(updated, status="failed", culprit=None,
                                                                            pr=None, issue_url=issue_url)))
     return actions
+
+
+def of_environment(series: Sequence, key: str) -> list:
+    """The series (``bot.history.core.Series``) of the environment whose fingerprint key is
+    ``key``: those a result measured there touched."""
+    return [s for s in series if s.fingerprint.get("key") == key]
+
+
+def followed_culprits(tracked: Sequence[RegressionInfo]) -> list[RegressionInfo]:
+    """The tracked regressions whose culprit's pull request :func:`selection_misses` looks at:
+    those not closed that have a culprit."""
+    return [r for r in tracked if r.status != "closed" and r.culprit_sha]
 
 
 def selection_misses(tracked: Sequence[tuple[str, str, int | None, dict | None]]) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """The composition root of the App's work, shared by the web process (``bot.create_app``) and
-the worker (``perfgate worker``): settings + database → GitHub gateway → the executor's
+the worker (``perfgate worker``): settings + database → GitHub gateway → the shell's
 ``Runtime`` → the job queue with the App's tasks registered. A web process without the App's
 key gets the queue alone (:func:`build_intake`): it only enqueues.
 """
@@ -10,7 +10,7 @@ from runner.errors import UserError
 
 from ..db import Database
 from ..settings import MissingSetting, Settings
-from .executor import Runtime
+from .shell import Runtime
 from .gateway import TESTING_CLIENT_OPTIONS, Gateway
 from .queue import JobQueue, build_queue, make_huey
 

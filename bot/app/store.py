@@ -17,7 +17,7 @@ from ..history.tables import Repository
 from . import access
 from .actions import RegressionSpec, RunSpec
 from .events import Event
-from .facts import RegressionInfo, RunInfo
+from .facts import ENDED_STATES, RegressionInfo, RunInfo, head_seen_after
 from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Lock, Refusal, Regression, Run
 
 
@@ -176,11 +176,8 @@ def save_pull(session: Session, repository: str, number: int, changes: dict[str,
         insert_missing(session, AppPull, {"repository": repository, "number": number}, ("repository", "number"))
         row = get_pull(session, repository, number)
     changes = dict(changes)
-    seen = changes.pop("head_seen_at", None)
-    if "head_sha" in changes and changes["head_sha"] != row.head_sha:
-        row.head_seen_at = seen
-    elif seen is not None and (row.head_seen_at is None or seen < row.head_seen_at):
-        row.head_seen_at = seen
+    row.head_seen_at = head_seen_after(row.head_sha, row.head_seen_at, changes)
+    changes.pop("head_seen_at", None)
     for name, value in changes.items():
         if not hasattr(AppPull, name):
             raise AttributeError(f"app_pulls has no column {name!r}")
@@ -196,7 +193,8 @@ def run_info(row: Run) -> RunInfo:
                    threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref,
                    repository=row.repository, check_run_id=row.check_run_id, workflow_run_id=row.workflow_run_id,
                    has_results=row.result_id is not None, runner=row.runner, runs_on=_labels(row.runs_on),
-                   group=row.group_key, conclusion=row.conclusion, headline=row.headline)
+                   group=row.group_key, conclusion=row.conclusion, headline=row.headline,
+                   workflow_url=row.workflow_run_url)
 
 
 def _labels(text: str | None) -> tuple[str, ...]:
@@ -252,7 +250,7 @@ def update_run(session: Session, key: str, **changes: Any) -> Run | None:
         return None
     for name, value in changes.items():
         setattr(row, name, value)
-    if changes.get("status") in ("completed", "cancelled", "timed_out") and row.completed_at is None:
+    if changes.get("status") in ENDED_STATES and row.completed_at is None:
         row.completed_at = utc_now()
     session.flush()
     return row
@@ -263,6 +261,12 @@ def delete_run(session: Session, key: str) -> None:
     if row is not None:
         session.delete(row)
         session.flush()
+
+
+def ended_between(session: Session, start: _dt.datetime, end: _dt.datetime) -> list[Run]:
+    """The runs that ended (``completed_at``) in ``[start, end)``, oldest first."""
+    return list(session.scalars(select(Run).where(Run.status.in_(ENDED_STATES), Run.completed_at >= start,
+                                                  Run.completed_at < end).order_by(Run.completed_at, Run.id)))
 
 
 def active_runs(session: Session) -> list[Run]:

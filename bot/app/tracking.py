@@ -11,16 +11,14 @@ message), each idempotent so that a retried job may carry it out again:
 - :class:`~bot.app.actions.Notify`: claimed in the database (``notified_at``) before it is sent,
   given back only when it surely did not leave (:class:`bot.app.outgoing.NotSent`): at most once.
 
-``bot.app.executor`` carries these out as it does every action (its ``HANDLERS`` include
-:data:`HANDLERS`) and calls :func:`follow_history`, :func:`conclude_bisect` and
-:func:`bisect_failed` where a run of those kinds ends.
+``bot.app.effects`` carries these out as it does every action (its handlers include
+:data:`HANDLERS`); ``bot.app.runs`` carries out what :func:`follow_history`,
+:func:`conclude_bisect` and :func:`bisect_failed` return where a run of those kinds ends.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
-
 from runner.config import Config
 
 from ..db import utc_now
@@ -30,26 +28,22 @@ from . import messages, notify, outgoing, regressions
 from . import store as app_store
 from .actions import Action, CommentOnCulprit, Notify, OpenRegression, SaveRegression, UpsertTrackingIssue
 from .facts import RunInfo
+from .gather import config_of
 from .gateway import GitHubError, InstallationClient
 
 log = logging.getLogger("perfgate.bot")
 
-CarryOut = Callable[[Any, "InstallationClient | None", list[Action]], None]
-
-
 # -- facts and decisions ------------------------------------------------------------------------------
-def follow_history(rt, client: InstallationClient, run: RunInfo, doc: dict, config: Config,
-                   carry_out: CarryOut) -> None:
+def follow_history(rt, client: InstallationClient, run: RunInfo, doc: dict, config: Config) -> list[Action]:
     """After a default-branch result is stored: open, advance or close the repository's tracked
     regressions (:func:`bot.app.regressions.after_history`)."""
     key = history.fingerprint_of(doc.get("environment") or {}).key
     names = sorted({str(b.get("name")) for b in doc.get("benchmarks") or []})
     with rt.db.session() as session:
-        series = [s for s in history_store.load_series(session, run.repository, benchmarks=names)
-                  if s.fingerprint.get("key") == key]
+        series = regressions.of_environment(history_store.load_series(session, run.repository, benchmarks=names), key)
         tracked = [app_store.regression_info(r) for r in app_store.regressions_of(session, run.repository)]
         accepts = history_store.accepts_of(session, run.repository)
-    carry_out(rt, client, regressions.after_history(
+    return list(regressions.after_history(
         repository=run.repository, installation_id=client.installation_id, series=series, tracked=tracked,
         accepts=accepts, threshold=config.threshold, runners=config.runners, workflow_ref=run.head_ref,
         public_url=rt.settings.public_url, github_url=rt.settings.github_url))
@@ -77,27 +71,25 @@ def culprit_pr(rt, client: InstallationClient, repository: str, culprit: dict | 
     return pr if isinstance(pr, int) and not isinstance(pr, bool) and pr > 0 else None
 
 
-def conclude_bisect(rt, client: InstallationClient, run: RunInfo, doc: dict, carry_out: CarryOut) -> None:
+def conclude_bisect(rt, client: InstallationClient, run: RunInfo, doc: dict) -> list[Action]:
     """A bisect's results are stored (:func:`bot.app.regressions.bisect_concluded`)."""
     with rt.db.session() as session:
         row = app_store.regression_of_bisect(session, run.key)
         regression = app_store.regression_info(row) if row is not None else None
     section = doc.get("bisect") or {}
     pr = culprit_pr(rt, client, run.repository, section.get("culprit")) if section.get("status") == "found" else None
-    carry_out(rt, client, regressions.bisect_concluded(
+    return list(regressions.bisect_concluded(
         regression, run, doc, culprit_pr=pr, details_url=rt.details_url(run.key), public_url=rt.settings.public_url,
         github_url=rt.settings.github_url))
 
 
-def bisect_failed(rt, client: InstallationClient | None, run: RunInfo, problem: str, carry_out: CarryOut) -> None:
+def bisect_failed(rt, client: InstallationClient | None, run: RunInfo, problem: str) -> list[Action]:
     """A bisect ended without results (:func:`bot.app.regressions.bisect_failed`)."""
     with rt.db.session() as session:
         row = app_store.regression_of_bisect(session, run.key)
         regression = app_store.regression_info(row) if row is not None else None
-    actions = regressions.bisect_failed(regression, run, problem, public_url=rt.settings.public_url,
-                                        github_url=rt.settings.github_url)
-    if client is not None:
-        carry_out(rt, client, actions)
+    return list(regressions.bisect_failed(regression, run, problem, public_url=rt.settings.public_url,
+                                          github_url=rt.settings.github_url))
 
 
 # -- actions ------------------------------------------------------------------------------------------
@@ -142,7 +134,6 @@ def _comment_on_culprit(rt, client: InstallationClient, a: CommentOnCulprit) -> 
 
 def _notify(rt, client: InstallationClient, a: Notify) -> None:
     """Send the regression's one message, if the default branch configures a webhook."""
-    from .executor import config_of  # the executor carries this out: it is loaded
 
     url = config_of(client, a.repository).regression_webhook
     if not url:
@@ -161,6 +152,6 @@ def _notify(rt, client: InstallationClient, a: Notify) -> None:
         log.warning("%s: the message of regression %s: %s (not sent again)", a.repository, a.key, exc)
 
 
-#: The handlers of the actions this module carries out (``bot.app.executor`` merges them).
+#: The handlers of the actions this module carries out (``bot.app.effects`` merges them).
 HANDLERS = {OpenRegression: _open, SaveRegression: _save, UpsertTrackingIssue: _tracking_issue,
             CommentOnCulprit: _comment_on_culprit, Notify: _notify}

@@ -90,7 +90,7 @@ def _current() -> dict | None:
 def _user_can_read(repository: str) -> bool | None:
     """The signed-in user's access to ``repository`` (None: nobody signed in); asks GitHub at
     most once per :data:`CACHE_SECONDS`; a GitHub failure reads as no."""
-    from ..app.gateway import GitHubError, user_can_read
+    from ..app.github_user import GitHubError, user_can_read
 
     current = _current()
     if current is None:
@@ -152,7 +152,7 @@ def _set_cookie(response, name: str, value: str, max_age: int, path: str) -> Non
 
 @auth.get("/login")
 def login():
-    from ..app.gateway import oauth_login_url
+    from ..app.github_user import oauth_login_url
 
     settings = _settings()
     state = secrets.token_urlsafe(24)
@@ -168,7 +168,7 @@ def login():
 def callback():
     from itsdangerous import BadData
 
-    from ..app.gateway import GitHubError, oauth_user
+    from ..app.github_user import GitHubError, oauth_user
 
     settings = _settings()
     try:
@@ -199,7 +199,7 @@ def callback():
 
 @auth.get("/logout")
 def logout():
-    from ..app.gateway import GitHubError, revoke_user_token
+    from ..app.github_user import GitHubError, revoke_user_token
 
     settings = _settings()
     with _db().session() as s, s.begin():

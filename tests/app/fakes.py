@@ -8,6 +8,7 @@ overrides, each answering like the REST operation it stands for (validated by th
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import threading
@@ -153,6 +154,24 @@ def handlers(scene: AppScene) -> dict:
             "actions/list-workflow-runs": list_runs, "actions/list-workflow-run-artifacts": list_artifacts,
             "actions/download-artifact": download, "repos/get-content": get_content,
             "apps/get-authenticated": get_app}
+
+
+@contextlib.contextmanager
+def labelled_pr_github(openapi, handlers: dict, head_sha: str, base_sha: str):
+    """A fake GitHub with ``handlers``, the demo repository and its PR #7 (labeled, ``head_sha`` on
+    ``base_sha``) on which ``maintainer`` may write; fails at the end on any request that broke
+    GitHub's OpenAPI description."""
+    from tests.fake_github import FakeGitHub
+
+    from . import payloads as P
+
+    with FakeGitHub(openapi, handlers=handlers) as gh:
+        gh.state.add_repo("octo/demo")
+        gh.state.add_token("ghs_nobody")
+        gh.state.add_pull(P.REPO, 7, head_sha=head_sha, base_sha=base_sha, labels=["performance"])
+        gh.state.set_permission(P.REPO, "maintainer", "write")
+        yield gh
+        gh.assert_no_violations()
 
 
 def losing_handlers(scene: AppScene, operations, lose: dict[str, int], down: dict[str, int] | None = None) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import executor
+from bot.app import executor, sweeps
 from runner.report import MARKER
 from tests.action.results_doc import bench, results_doc
 
@@ -176,9 +176,9 @@ def test_a_job_that_failed_before_touching_github_is_retried_cleanly(app, client
 def test_runs_that_never_report_back_time_out(app, client, gh):
     label(client)
     rt = app.extensions["perfgate"]["runtime"]
-    assert executor.expire_runs(rt) == []
+    assert sweeps.expire_runs(rt) == []
     later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=4)
-    (key,) = executor.expire_runs(rt, now=later)
+    (key,) = sweeps.expire_runs(rt, now=later)
     (check,) = gh.state.check_runs.values()
     assert check["conclusion"] == "timed_out" and "timed out" in sticky(gh).body
     assert client.get("/api/runs/" + key).get_json()["status"] == "timed_out"

@@ -11,7 +11,7 @@ import datetime as dt
 
 import pytest
 
-from bot.app import executor
+from bot.app import executor, sweeps
 from bot.app.gateway import GitHubError
 from bot.app.queue import RETRIES
 from bot.db import utc_now
@@ -48,7 +48,7 @@ def gh(fake_github):
 
 
 def _swept(app) -> list[str]:
-    return executor.lost_deliveries(app.extensions["perfgate"]["runtime"], utc_now() + dt.timedelta(minutes=16))
+    return sweeps.lost_deliveries(app.extensions["perfgate"]["runtime"], utc_now() + dt.timedelta(minutes=16))
 
 
 @pytest.mark.parametrize("installation", [None, 4711.0, 2 ** 70])

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from bot.app import executor
+from bot.app import sweeps
 from bot.app import store as app_store
 from bot.db import utc_now
 from tests.fake_github import FakeGitHub
@@ -67,16 +67,16 @@ def test_the_sweep_finds_failed_and_stale_deliveries_only(app, client, fake_gith
         old = app_store.get_delivery(session, "d-failed")
         assert old.status == "failed"
     # Failed a moment ago: Huey retries it (and a write that timed out may still land on GitHub).
-    assert executor.lost_deliveries(rt, now) == []
+    assert sweeps.lost_deliveries(rt, now) == []
     later = now + dt.timedelta(minutes=16)
-    assert executor.lost_deliveries(rt, later) == ["d-failed"]
+    assert sweeps.lost_deliveries(rt, later) == ["d-failed"]
     with rt.db.session() as session:
         assert app_store.get_delivery(session, "d-failed").status == "queued"  # marked for the retry
     # Queued a moment ago: its job may still be on the way. Queued for long: lost.
-    assert executor.lost_deliveries(rt, later + dt.timedelta(minutes=1)) == []
-    assert executor.lost_deliveries(rt, later + dt.timedelta(minutes=20)) == ["d-failed"]
+    assert sweeps.lost_deliveries(rt, later + dt.timedelta(minutes=1)) == []
+    assert sweeps.lost_deliveries(rt, later + dt.timedelta(minutes=20)) == ["d-failed"]
     # Too old to retry any more (a delivery that fails for good is not retried forever).
-    assert executor.lost_deliveries(rt, now + dt.timedelta(hours=7)) == []
+    assert sweeps.lost_deliveries(rt, now + dt.timedelta(hours=7)) == []
     rt_queue = rt.queue
     rt_queue.enqueue_delivery("d-failed")
     assert deliveries(app)["d-failed"] == "done" and len(fake_github.state.check_runs) == 1
@@ -91,8 +91,8 @@ def test_processed_deliveries_are_forgotten_after_the_retention(app, client, fak
     with rt.db.session() as session, session.begin():
         app_store.get_delivery(session, "d-failed").status = "queued"  # its job is on the way
     later = utc_now() + dt.timedelta(seconds=rt.settings.delivery_retention + 60)
-    assert executor.forget_deliveries(rt, utc_now()) == 0
-    assert executor.forget_deliveries(rt, later) == 1
+    assert sweeps.forget_deliveries(rt, utc_now()) == 0
+    assert sweeps.forget_deliveries(rt, later) == 1
     assert deliveries(app) == {"d-failed": "queued"}  # work not yet done is never forgotten
 
 
@@ -114,6 +114,6 @@ def test_a_delivery_queued_again_is_not_stale_again_at_the_next_sweep(app, clien
     with rt.db.session() as session, session.begin():
         row = app_store.get_delivery(session, "d-old")
         row.received_at = row.queued_at = row.finished_at = now - dt.timedelta(minutes=30)
-    assert executor.lost_deliveries(rt, now) == ["d-old"]  # failed long ago: queued again, now
-    assert executor.lost_deliveries(rt, now + dt.timedelta(minutes=10)) == []  # its job may be on the way
-    assert executor.lost_deliveries(rt, now + dt.timedelta(minutes=16)) == ["d-old"]  # that job was lost
+    assert sweeps.lost_deliveries(rt, now) == ["d-old"]  # failed long ago: queued again, now
+    assert sweeps.lost_deliveries(rt, now + dt.timedelta(minutes=10)) == []  # its job may be on the way
+    assert sweeps.lost_deliveries(rt, now + dt.timedelta(minutes=16)) == ["d-old"]  # that job was lost

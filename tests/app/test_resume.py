@@ -15,12 +15,11 @@ import json
 import pytest
 
 from bot.app import actions as A
-from bot.app import executor
+from bot.app import executor, lease, shell, sweeps
 from bot.app import store as app_store
 from bot.app.tables import Run
 from bot.db import utc_now
 from tests.action.results_doc import bench, results_doc
-from tests.fake_github import FakeGitHub
 
 from . import fakes
 from . import payloads as P
@@ -37,13 +36,8 @@ DOWN: dict[str, int] = {}
 def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose answers
     lossy = ("checks/create", "actions/create-workflow-dispatch", "issues/create-comment", "checks/update",
              "actions/list-workflow-run-artifacts", "actions/download-artifact")
-    with FakeGitHub(github_openapi, handlers=fakes.losing_handlers(scene, lossy, LOSE, DOWN)) as gh:
-        gh.state.add_repo("octo/demo")
-        gh.state.add_token("ghs_nobody")
-        gh.state.add_pull(P.REPO, 7, head_sha=HEAD, base_sha=BASE, labels=["performance"])
-        gh.state.set_permission(P.REPO, "maintainer", "write")
+    with fakes.labelled_pr_github(github_openapi, fakes.losing_handlers(scene, lossy, LOSE, DOWN), HEAD, BASE) as gh:
         yield gh
-        gh.assert_no_violations()
     LOSE.clear()
     DOWN.clear()
 
@@ -112,7 +106,7 @@ def test_a_dispatch_github_never_answers_is_reported_after_the_last_retry(app, c
     DOWN["actions/create-workflow-dispatch"] = 503
     deliver(client, _label(), delivery="d-1")
     (check,) = fake_github.state.check_runs.values()
-    for _ in range(executor.GIVE_UP_AFTER - 2):  # the first attempt ran above; the last one below
+    for _ in range(shell.GIVE_UP_AFTER - 2):  # the first attempt ran above; the last one below
         assert check["status"] == "queued"
         with pytest.raises(Exception):
             _retry(app, "d-1")
@@ -205,10 +199,10 @@ def test_results_stored_before_the_job_stopped_are_concluded_without_a_second_do
 # -- one job per PR at a time --------------------------------------------------------------------
 def test_a_job_whose_pr_is_busy_does_nothing_and_goes_back_on_the_queue(app, client, fake_github):
     rt = _runtime(app)
-    with executor.lease(rt, f"{P.REPO}#7"):
+    with lease.lease(rt, f"{P.REPO}#7"):
         assert deliver(client, _label(), delivery="d-1").status_code == 202
         assert rt.queue.huey.scheduled_count() == 1  # the job found the PR busy: scheduled again
-        with pytest.raises(executor.Busy):
+        with pytest.raises(shell.Busy):
             _retry(app, "d-1")
     assert deliveries(app)["d-1"] == "queued" and fake_github.state.check_runs == {}
     with rt.db.session() as session:
@@ -220,11 +214,11 @@ def test_a_job_whose_pr_is_busy_does_nothing_and_goes_back_on_the_queue(app, cli
 def test_a_workflow_run_event_takes_the_lease_of_its_runs_pr(app, client, fake_github, scene):
     rt = _runtime(app)
     dispatch = _dispatched_with_results(client, fake_github, scene)
-    with executor.lease(rt, f"{P.REPO}#7"):
+    with lease.lease(rt, f"{P.REPO}#7"):
         complete(fake_github, client, dispatch)
         (check,) = fake_github.state.check_runs.values()
         assert check["status"] != "completed"  # waits for the PR's other job
-    with executor.lease(rt, P.REPO):  # the repository's lease (a push) does not hold it up
+    with lease.lease(rt, P.REPO):  # the repository's lease (a push) does not hold it up
         (delivery,) = [d for d, status in deliveries(app).items() if status == "queued"]
         _retry(app, delivery)
     assert check["status"] == "completed"
@@ -241,7 +235,7 @@ def test_busy_jobs_go_back_on_the_queue_without_using_a_retry(app_env, tmp_path,
     deliver(web.test_client(), _label(), delivery="d-1")
     worker = build_worker(env, client_options=CLIENT_OPTIONS)
     rt = worker.runtime()
-    with executor.lease(rt, f"{P.REPO}#7"):
+    with lease.lease(rt, f"{P.REPO}#7"):
         worker.huey.execute(worker.huey.dequeue())
     task = worker.huey.dequeue()  # the same job again, a moment later
     assert task.args == ("d-1",) and task.eta is not None
@@ -277,13 +271,13 @@ def test_the_time_out_sweep_never_overwrites_a_run_concluded_meanwhile(app, clie
     rt = _runtime(app)
     dispatch = _dispatched_with_results(client, fake_github, scene)
     late = utc_now() + dt.timedelta(seconds=rt.settings.run_timeout + 60)
-    with executor.lease(rt, f"{P.REPO}#7"):  # the results are being concluded
-        assert executor.expire_runs(rt, late) == []  # busy: left for the next sweep
+    with lease.lease(rt, f"{P.REPO}#7"):  # the results are being concluded
+        assert sweeps.expire_runs(rt, late) == []  # busy: left for the next sweep
     complete(fake_github, client, dispatch)
     (check,) = fake_github.state.check_runs.values()
     concluded = check["conclusion"]
     assert concluded in ("success", "neutral", "failure")
-    assert executor.expire_runs(rt, late) == []
+    assert sweeps.expire_runs(rt, late) == []
     assert check["conclusion"] == concluded
     with rt.db.session() as session:
         assert app_store.get_run(session, dispatch["inputs"]["run-id"]).status == "completed"
@@ -294,7 +288,7 @@ def test_the_time_out_sweep_times_out_a_silent_run(app, client, fake_github):
     deliver(client, _label())
     (dispatch,) = fake_github.state.dispatches
     late = utc_now() + dt.timedelta(seconds=rt.settings.run_timeout + 60)
-    assert executor.expire_runs(rt, late) == [dispatch["inputs"]["run-id"]]
+    assert sweeps.expire_runs(rt, late) == [dispatch["inputs"]["run-id"]]
     (check,) = fake_github.state.check_runs.values()
     assert check["conclusion"] == "timed_out"
 
@@ -308,7 +302,7 @@ ACTIONS = [
     A.StartRun(SPEC), A.AcceptRegression("o/r", 3, "h" * 40, "lead", "it's expected", ("a", "b[2]")),
     A.SavePull("o/r", 3, {"head_sha": "h" * 40, "head_seen_at": dt.datetime(2026, 11, 30, 12, tzinfo=dt.timezone.utc)}),
     A.UpdateCheckRun("o/r", 11, {"status": "completed", "actions": [{"label": "Re-run", "identifier": "rerun"}]}),
-    A.CancelRun("k1", "closed"), A.Reply("o/r", 3, "hi"), A.UpsertComment("o/r", 3, "<!-- perfgate -->\nqueued"), A.ReplyHistory("o/r", 3, None),
+    A.CancelRun("k1", "closed"), A.CancelWorkflowRun("o/r", 77), A.DeleteComment("o/r", 3, 12), A.Reply("o/r", 3, "hi"), A.UpsertComment("o/r", 3, "<!-- perfgate -->\nqueued"), A.ReplyHistory("o/r", 3, None),
     A.React("o/r", 3, 9, "rocket"), A.MarkInProgress("k1", None), A.Ingest("k1", 77, "success", "https://x"),
     A.UpdateRun("k1", {"status": "completed"}), A.RecordMerge("o/r", 3, "m" * 40, "2026-11-30T12:00:00Z"),
     A.RememberCommand("o/r", 9, "/perf run", "lead"), A.RememberRefusal("o/r", 3, "x"),
@@ -354,7 +348,7 @@ def test_the_time_out_sweep_concludes_stored_results_instead_of_timing_them_out(
     complete(fake_github, client, dispatch)
     del DOWN["checks/update"]
     late = utc_now() + dt.timedelta(seconds=rt.settings.run_timeout + 60)
-    assert executor.expire_runs(rt, late) == [dispatch["inputs"]["run-id"]]
+    assert sweeps.expire_runs(rt, late) == [dispatch["inputs"]["run-id"]]
     (check,) = fake_github.state.check_runs.values()
     assert check["conclusion"] == "success" and "bench_add" in sticky(fake_github).body
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot import CONTENT_SECURITY_POLICY
-from bot.app import executor
+from bot.app import executor, shell
 from bot.app import store as app_store
 from bot.app.gateway import GitHubError
 from tests.action.results_doc import bench, results_doc
@@ -180,7 +180,7 @@ def test_a_download_error_publishes_no_storage_url(client, gh, scene, caplog):
         except GitHubError:
             continue
     with rt.db.session() as session:
-        assert app_store.get_delivery(session, job).attempts == executor.GIVE_UP_AFTER
+        assert app_store.get_delivery(session, job).attempts == shell.GIVE_UP_AFTER
     assert check["conclusion"] == "failure"
     for text in (check["output"]["summary"], sticky(gh).body):
         assert "could not download the artifact" in text and "SECRET_SIGNATURE" not in text and str(port) not in text

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app import executor
+from bot.app import executor, sweeps
 from bot.app import store as app_store
 from bot.app.access import Visibility, next_visibility
 from bot.db import utc_now
@@ -139,7 +139,7 @@ def test_the_sweep_processing_an_old_delivery_after_privatized_keeps_the_run_pag
     assert deliver(client, P.repository("privatized"), delivery="d-privatized").status_code == 202
     assert client.get(page).status_code == 404
     # the worker's sweep (15 minutes later) processes the old delivery again
-    assert executor.lost_deliveries(rt, utc_now() + dt.timedelta(minutes=16)) == ["d-old"]
+    assert sweeps.lost_deliveries(rt, utc_now() + dt.timedelta(minutes=16)) == ["d-old"]
     rt.queue.enqueue_delivery("d-old")
     assert deliveries(app)["d-old"] == "done" and len(gh.state.dispatches) == 2
     assert client.get(page).status_code == 404

@@ -175,11 +175,11 @@ def _refs(node) -> list[str]:
 
 def write_reduced() -> None:
     """Write :func:`reduced` for the App's router and the package's licence to ``bot/app/schemas/``."""
-    from bot.app.handlers.common import router
+    from bot.app.handlers import handled
     from bot.app.payloads import SCHEMAS
 
     target = Path(str(SCHEMAS))
-    target.write_text(json.dumps(reduced(router.handles), sort_keys=True, separators=(",", ":")) + "\n", "utf-8")
+    target.write_text(json.dumps(reduced(handled), sort_keys=True, separators=(",", ":")) + "\n", "utf-8")
     shutil.copyfile(package_member(WEBHOOKS_PACKAGE, "LICENSE"), target.parent / "LICENSE")
 
 

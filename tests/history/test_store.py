@@ -268,12 +268,12 @@ def factory_env_other():
 
 def test_selection_misses_from_the_stored_rows(db):
     """The executor's shell: a tracked regression whose culprit is a merged PR that skipped the
-    benchmark forces it in the next PR compares (bot.app.executor._selection_misses)."""
+    benchmark forces it in the next PR compares (bot.app.runs.selection_misses)."""
     from types import SimpleNamespace
 
     from bot.app import store as app_store
     from bot.app.actions import RegressionSpec
-    from bot.app.executor import _selection_misses
+    from bot.app.runs import selection_misses as _selection_misses
     from tests.history.factory import compare_doc, sha
 
     doc = compare_doc(5, "bench_attn", 1e-3, 1e-3, pr={"number": 12, "url": "https://github.com/acme/kernels/pull/12"})

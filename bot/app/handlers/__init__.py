@@ -3,7 +3,7 @@
 One module per event holds its handlers and ``facts_for(event)``, the
 :class:`~bot.app.facts.FactRequest` of what they need besides the payload (the target's
 configuration, the sender's permission, the PR as GitHub sees it now, what the App stored). The
-shell (``bot.app.executor``) fetches those facts and carries out the returned
+shell (``bot.app.gather``, ``bot.app.effects``) fetches those facts and carries out the returned
 ``bot.app.actions``. Nothing here does I/O, so every rule below is a unit test with literal
 payloads:
 
@@ -40,45 +40,48 @@ payloads:
 
 from __future__ import annotations
 
-from ..actions import Action
+from ..actions import Action, SaveInstallation
 from ..events import Event
 from ..facts import FactRequest, Facts
-from . import (check_run, check_suite, commit_comment, installation, issue_comment, pull_request, push, repository,
-               workflow_run)
-from .common import router
+from . import (check_run, check_suite, commit_comment, installation, issue_comment, pull_request,  # noqa: F401
+               push, repository, workflow_run)
+from .routes import Route, routes
 
-#: Each event's declaration of the facts its handlers need.
-_FACTS_FOR = {"pull_request": pull_request.facts_for, "issue_comment": issue_comment.facts_for,
-              "workflow_run": workflow_run.facts_for, "check_run": check_run.facts_for,
-              "check_suite": check_suite.facts_for, "push": push.facts_for,
-              "installation": installation.facts_for, "installation_repositories": installation.facts_for,
-              "ping": installation.facts_for, "repository": repository.facts_for,
-              "commit_comment": commit_comment.facts_for}
+# Each module above registers its events on ``routes`` when it is imported, its handler beside
+# the facts it declares (``bot.app.handlers.routes``): one registration per event.
+
+
+def route_of(event: Event) -> Route | None:
+    """The registered route of ``event`` (its action's, else its event's), or None."""
+    return routes.lookup(event.name, event.action)
 
 
 def facts_for(event: Event) -> FactRequest:
-    """Which facts the decision on ``event`` needs (nothing for an event without a repository)."""
-    declare = _FACTS_FOR.get(event.name)
-    return declare(event) if declare is not None and event.repository else FactRequest()
+    """Which facts the decision on ``event`` needs (nothing for an event without a repository
+    or without a route)."""
+    route = route_of(event)
+    return route.facts_of(event) if route is not None else FactRequest()
 
 
 def decide(event: Event, facts: Facts) -> list[Action]:
     """The actions for ``event`` (empty: nothing to do)."""
-    result = router.dispatch(event, facts)
-    return list(result or [])
+    route = route_of(event)
+    return list(route.decide(event, facts) or []) if route is not None else []
 
 
 def handled(event_name: str, action: str | None) -> bool:
     """Does perfgate act on this event/action at all? (The intake answers 204 otherwise.)"""
-    return router.handles(event_name, action)
-
-
-#: Events whose payload alone shows that no handler would act (``relevant(event)``).
-_RELEVANT = {"issue_comment": issue_comment.relevant, "commit_comment": commit_comment.relevant}
+    return routes.lookup(event_name, action) is not None
 
 
 def relevant(event: Event) -> bool:
     """Could a handler act on this handled delivery? False only when its payload alone shows it
     cannot (a comment that is not a ``/perf`` command): the intake stores nothing for it."""
-    check = _RELEVANT.get(event.name)
-    return check(event) if check is not None else True
+    route = route_of(event)
+    return route is None or route.relevant is None or route.relevant(event)
+
+
+def needs_installation(actions: list[Action]) -> bool:
+    """Do ``actions`` act on GitHub (or as an installation)? All but recording installations do:
+    a delivery without an installation id cannot carry them out."""
+    return any(not isinstance(a, SaveInstallation) for a in actions)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from ..actions import Action, RunSpec
 from ..events import Event
 from ..facts import FactRequest, Facts, run_key
-from .common import default_branch, installation_of, router, start_runs, supersede
+from .common import default_branch, installation_of, start_runs, supersede
+from .routes import routes
 
 #: The identifier of the check run's "Re-run" button.
 RERUN_ACTION = "rerun"
@@ -45,5 +46,5 @@ def _rerun(event: Event, facts: Facts) -> list[Action]:
     return rerun(event, facts, facts.run, key)
 
 
-router.register("check_run", action="rerequested")(_rerun)
-router.register("check_run", action="requested_action")(_rerun)
+routes.on("check_run", "rerequested", facts=facts_for)(_rerun)
+routes.on("check_run", "requested_action", facts=facts_for)(_rerun)

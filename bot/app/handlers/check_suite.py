@@ -13,7 +13,7 @@ from ..actions import Action
 from ..events import Event
 from ..facts import FactRequest, Facts, run_key
 from .check_run import rerun
-from .common import router
+from .routes import routes
 
 
 def facts_for(event: Event) -> FactRequest:
@@ -21,7 +21,7 @@ def facts_for(event: Event) -> FactRequest:
     return FactRequest(head_sha=str((event.data.get("check_suite") or {}).get("head_sha") or "") or None)
 
 
-@router.register("check_suite", action="rerequested")
+@routes.on("check_suite", "rerequested", facts=facts_for)
 def on_check_suite_rerequested(event: Event, facts: Facts) -> list[Action]:
     suite = event.data.get("check_suite") or {}
     head = suite.get("head_sha")

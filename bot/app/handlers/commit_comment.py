@@ -15,8 +15,9 @@ from ..actions import Action
 from ..commands import CommandError, is_command, parse
 from ..events import Event
 from ..facts import FactRequest, Facts, may_command
-from . import bisect_command
-from .common import default_branch, router
+from .bisect_command import bisect
+from .common import default_branch
+from .routes import routes
 
 log = logging.getLogger("perfgate.bot")
 
@@ -36,7 +37,7 @@ def relevant(event: Event) -> bool:
         and isinstance(comment.get("body"), str) and is_command(comment["body"])
 
 
-@router.register("commit_comment", action="created")
+@routes.on("commit_comment", "created", facts=facts_for, relevant=relevant)
 def on_commit_comment(event: Event, facts: Facts) -> list[Action]:
     comment = event.data.get("comment") or {}
     if not relevant(event) or not may_command(facts.permission):
@@ -49,7 +50,7 @@ def on_commit_comment(event: Event, facts: Facts) -> list[Action]:
     if command is None or command.name != "bisect":
         return []
     login = (comment.get("user") or {}).get("login") or event.sender or "someone"
-    done = bisect_command.bisect(repository=event.repository, installation_id=event.installation_id, command=command,
+    done = bisect(repository=event.repository, installation_id=event.installation_id, command=command,
                                  comment_id=int(comment["id"]), login=login, facts=facts,
                                  workflow_ref=default_branch(event, facts), public_url=facts.public_url,
                                  github_url=facts.github_url, commit=str(comment.get("commit_id") or "").lower())

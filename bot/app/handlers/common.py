@@ -1,4 +1,4 @@
-"""What the handlers share: the :data:`router` they register on, and the pieces of a run request."""
+"""What the handlers share: the pieces of a run request (they register on ``bot.app.handlers.routes``)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,8 @@ import dataclasses
 
 from ..actions import Action, CancelRun, RunSpec, StartRun
 from ..commands import Command
-from ..events import Event, Router
+from ..events import Event
 from ..facts import Facts, PullInfo, run_key
-
-#: Every handler, by event and action (``bot.app.events.Router``).
-router = Router()
-
 
 def installation_of(event: Event) -> int | None:
     return event.installation_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..actions import Action, SaveInstallation
 from ..events import Event
 from ..facts import FactRequest, Facts
-from .common import router
+from .routes import routes
 
 
 def facts_for(event: Event) -> FactRequest:
@@ -22,10 +22,10 @@ def _installation_actions(event: Event, facts: Facts) -> list[Action]:
     return [SaveInstallation(int(inst["id"]), account, active)]
 
 
-router.register("installation")(_installation_actions)
-router.register("installation_repositories")(_installation_actions)
+routes.on("installation", facts=facts_for)(_installation_actions)
+routes.on("installation_repositories", facts=facts_for)(_installation_actions)
 
 
-@router.register("ping")
+@routes.on("ping", facts=facts_for)
 def on_ping(event: Event, facts: Facts) -> list[Action]:
     return []

@@ -13,8 +13,10 @@ from ..actions import (AcceptRegression, Action, React, RememberCommand, Remembe
 from ..commands import Command, CommandError, first_line, is_command, parse
 from ..events import Event
 from ..facts import FactRequest, Facts, PullInfo, may_command, run_key
-from . import bisect_command
-from .common import default_branch, pr_spec, router, start_runs, supersede
+from .bisect_command import accept as accept_regression
+from .bisect_command import bisect
+from .common import default_branch, pr_spec, start_runs, supersede
+from .routes import routes
 
 
 def facts_for(event: Event) -> FactRequest:
@@ -133,11 +135,11 @@ def _about_the_default_branch(event: Event, facts: Facts, command: Command, numb
     repo = event.repository
     settings = dict(public_url=facts.public_url, github_url=facts.github_url)
     if command.name == "bisect":
-        done = bisect_command.bisect(repository=repo, installation_id=event.installation_id, command=command,
+        done = bisect(repository=repo, installation_id=event.installation_id, command=command,
                                      comment_id=comment_id, login=login, facts=facts,
                                      workflow_ref=default_branch(event, facts), **settings)
     elif command.name == "accept":
-        done = bisect_command.accept(facts, login, command.reason, **settings)
+        done = accept_regression(facts, login, command.reason, **settings)
     elif command.name == "history":
         return [ReplyHistory(repo, number, command.benchmark)]
     else:
@@ -195,5 +197,5 @@ def _command_line_changed(event: Event) -> bool:
     return first_line(body_change.get("from")) != first_line((event.data.get("comment") or {}).get("body"))
 
 
-router.register("issue_comment", action="created")(_comment_actions)
-router.register("issue_comment", action="edited")(_comment_actions)
+routes.on("issue_comment", "created", facts=facts_for, relevant=relevant)(_comment_actions)
+routes.on("issue_comment", "edited", facts=facts_for, relevant=relevant)(_comment_actions)

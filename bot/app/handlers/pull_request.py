@@ -8,7 +8,8 @@ from .. import messages
 from ..actions import Action, RecordMerge, RememberRefusal, Reply, SavePull, UpsertComment
 from ..events import Event
 from ..facts import FactRequest, Facts, PullInfo, may_command, pull_from_payload, run_key
-from .common import pr_spec, router, start_runs, supersede
+from .common import pr_spec, start_runs, supersede
+from .routes import routes
 
 
 def facts_for(event: Event) -> FactRequest:
@@ -32,7 +33,7 @@ def _auto_run(event: Event, facts: Facts, pull: PullInfo, trigger: str) -> list[
     return actions
 
 
-@router.register("pull_request", action="labeled")
+@routes.on("pull_request", "labeled", facts=facts_for)
 def on_labeled(event: Event, facts: Facts) -> list[Action]:
     label = (event.data.get("label") or {}).get("name")
     if label != facts.label:
@@ -54,7 +55,7 @@ def _refuse_once(event: Event, facts: Facts, number: int, body: str) -> list[Act
     return [RememberRefusal(event.repository, number, event.sender), Reply(event.repository, number, body)]
 
 
-@router.register("pull_request", action="opened")
+@routes.on("pull_request", "opened", facts=facts_for)
 def on_opened(event: Event, facts: Facts) -> list[Action]:
     """Record the head (and when GitHub saw it), so a later ``/perf run`` can tell whether the
     maintainer could have seen it."""
@@ -62,7 +63,7 @@ def on_opened(event: Event, facts: Facts) -> list[Action]:
     return [SavePull(event.repository, pull.number, {**pull.tracked(), "labeled": facts.label in pull.labels})]
 
 
-@router.register("pull_request", action="synchronize")
+@routes.on("pull_request", "synchronize", facts=facts_for)
 def on_synchronize(event: Event, facts: Facts) -> list[Action]:
     pull = pull_from_payload(event.data["pull_request"])
     labeled = facts.label in pull.labels
@@ -76,7 +77,7 @@ def on_synchronize(event: Event, facts: Facts) -> list[Action]:
     return actions + _auto_run(event, facts, pull, "synchronize")
 
 
-@router.register("pull_request", action="reopened")
+@routes.on("pull_request", "reopened", facts=facts_for)
 def on_reopened(event: Event, facts: Facts) -> list[Action]:
     pull = pull_from_payload(event.data["pull_request"])
     if facts.label not in pull.labels:
@@ -87,7 +88,7 @@ def on_reopened(event: Event, facts: Facts) -> list[Action]:
     return [save, *_auto_run(event, facts, pull, "reopened")]
 
 
-@router.register("pull_request", action="unlabeled")
+@routes.on("pull_request", "unlabeled", facts=facts_for)
 def on_unlabeled(event: Event, facts: Facts) -> list[Action]:
     if (event.data.get("label") or {}).get("name") != facts.label:
         return []
@@ -101,7 +102,7 @@ def on_unlabeled(event: Event, facts: Facts) -> list[Action]:
     return actions
 
 
-@router.register("pull_request", action="closed")
+@routes.on("pull_request", "closed", facts=facts_for)
 def on_closed(event: Event, facts: Facts) -> list[Action]:
     pr = event.data["pull_request"]
     number = int(pr["number"])

@@ -6,7 +6,8 @@ from __future__ import annotations
 from ..actions import Action, RunSpec
 from ..events import Event
 from ..facts import FactRequest, Facts, run_key
-from .common import installation_of, router, start_runs
+from .common import installation_of, start_runs
+from .routes import routes
 
 ZERO_SHA = "0" * 40
 
@@ -16,7 +17,7 @@ def facts_for(event: Event) -> FactRequest:
     return FactRequest(keyed_runs=(run_key(event.repository, "push", event.data.get("after")),), config=True)
 
 
-@router.register("push")
+@routes.on("push", facts=facts_for)
 def on_push(event: Event, facts: Facts) -> list[Action]:
     data = event.data
     default = (data.get("repository") or {}).get("default_branch") or facts.default_branch

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..actions import Action
 from ..events import Event
 from ..facts import FactRequest, Facts
-from .common import router
+from .routes import routes
 
 
 def facts_for(event: Event) -> FactRequest:
@@ -13,9 +13,9 @@ def facts_for(event: Event) -> FactRequest:
     return FactRequest()
 
 
-@router.register("repository", action="privatized")
-@router.register("repository", action="publicized")
+@routes.on("repository", "privatized", facts=facts_for)
+@routes.on("repository", "publicized", facts=facts_for)
 def on_visibility(event: Event, facts: Facts) -> list[Action]:
     """Nothing to do but what every delivery does: record the repository's visibility (the
-    executor, for ``bot.app.access``)."""
+    job, by ``bot.app.access.visibility_records``)."""
     return []

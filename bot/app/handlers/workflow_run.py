@@ -11,7 +11,7 @@ import re
 from ..actions import Action, Ingest, MarkInProgress, UpdateRun
 from ..events import Event
 from ..facts import FactRequest, Facts
-from .common import router
+from .routes import routes
 
 
 _RUN_NAME = re.compile(r"perfgate ([0-9a-f]{20})")
@@ -37,7 +37,7 @@ def _bind(run, wr: dict) -> list[Action]:
     return [UpdateRun(run.key, {"workflow_run_id": int(wr["id"])})] if run.workflow_run_id is None else []
 
 
-@router.register("workflow_run", action="completed")
+@routes.on("workflow_run", "completed", facts=facts_for)
 def on_workflow_completed(event: Event, facts: Facts) -> list[Action]:
     run = facts.run
     if run is None or not run.active:
@@ -46,7 +46,7 @@ def on_workflow_completed(event: Event, facts: Facts) -> list[Action]:
     return [*_bind(run, wr), Ingest(run.key, int(wr["id"]), wr.get("conclusion"), wr.get("html_url"))]
 
 
-@router.register("workflow_run", action="in_progress")
+@routes.on("workflow_run", "in_progress", facts=facts_for)
 def on_workflow_started(event: Event, facts: Facts) -> list[Action]:
     run = facts.run
     if run is None or run.status != "queued":
