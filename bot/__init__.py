@@ -7,7 +7,6 @@ imports neither Flask nor torch; ``create_app`` imports Flask.
 from __future__ import annotations
 
 import logging
-import threading
 import os
 from typing import TYPE_CHECKING, Mapping
 
@@ -67,10 +66,10 @@ def create_app(config: "Mapping[str, str] | Settings | None" = None):
         warning = queue_warning(settings.queue_url)
         if warning:
             log.warning("%s: whoever reaches it can queue work for the worker", warning)
-        if not settings.testing:  # compile the webhook validators while the server starts
+        if not settings.testing:  # compile the webhook validators before the server takes a delivery
             from .app import payloads
 
-            threading.Thread(target=payloads.warm_up, name="webhook schemas", daemon=True).start()
+            payloads.warm_up()
     else:
         log.warning("no webhook secret (GITHUB_WEBHOOK_SECRET): /webhook answers 503")
     app.extensions["perfgate"] = {"settings": settings, "db": database, "queue": queue, "runtime": runtime}

@@ -86,20 +86,34 @@ def insert_missing(session: Session, model: type, values: Mapping[str, Any], key
     ``insert`` constructs). On SQLite the statement also takes the database's write lock, so
     what the transaction reads next is the newest committed state; on PostgreSQL select the row
     ``with_for_update()`` to hold it. Column defaults of ``model`` apply. True when this call
-    inserted the row.
+    inserted the row (told by the primary key the statement returns: on PostgreSQL the row count
+    of ``ON CONFLICT DO NOTHING`` with SQLAlchemy's implicit ``RETURNING`` is -1 either way).
 
     Raises:
         UserError: a database other than SQLite or PostgreSQL.
     """
-    dialect = session.get_bind().dialect.name
+    statement = insert_missing_statement(session.get_bind().dialect.name, model, keys)
+    return session.execute(statement.values(**values)).first() is not None
+
+
+def insert_missing_statement(dialect: str, model: type, keys: Sequence[str]):
+    """The statement of :func:`insert_missing` without its values: ``INSERT INTO model …
+    ON CONFLICT (keys) DO NOTHING RETURNING <primary key>`` for ``dialect`` (``sqlite`` ≥ 3.35 or
+    ``postgresql``); execute it with the row's values as parameters
+    (``connection.execute(statement, values)``): a row back when it inserted one, none when
+    the row was there.
+
+    Raises:
+        UserError: a database other than SQLite or PostgreSQL.
+    """
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     elif dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert
     else:
         raise UserError(f"perfgate stores its data in SQLite or PostgreSQL, not {dialect}")
-    result = session.execute(insert(model).values(**values).on_conflict_do_nothing(index_elements=list(keys)))
-    return bool(result.rowcount)
+    return insert(model).on_conflict_do_nothing(index_elements=list(keys)).returning(
+        *model.__table__.primary_key.columns)
 
 
 def default_home(env: Mapping[str, str]) -> Path:

@@ -36,15 +36,22 @@ Counted at the end, from the database (``app_deliveries``, ``app_runs``) and the
 - ``stuck_runs``: runs still ``queued``/``in_progress`` after everything drained although the
   workflow run GitHub has for them (by workflow run id, else by the dispatch's run key) is
   completed;
-- ``p50_ms``/``p99_ms``: time from sending a delivery to its 202, over all 202 answers.
+- ``p50_ms``/``p99_ms``/``max_ms``: time from sending a delivery to its 202, over all 202
+  answers; in the open loop (``--rate N``: deliveries due at N per second, Poisson or
+  ``--fixed`` arrivals, whatever the answers do) from the time it was due, so waiting for a
+  free connection counts;
+- ``web_cpu_ms``: CPU time (user + system) of the web process (gunicorn master and workers,
+  from ``/proc``) while the deliveries were sent, divided by the deliveries sent.
 
-The last line is ``deliveries=N p50_ms=.. p99_ms=.. lost=.. duplicates_processed=..
-duplicate_comments=.. stuck_runs=..``; the lines before it break the figures down.
+The last line is ``deliveries=N p50_ms=.. p99_ms=.. max_ms=.. web_cpu_ms=.. lost=..
+duplicates_processed=.. duplicate_comments=.. stuck_runs=..``; the lines before it break the
+figures down.
 
 Usage::
 
     python evaluation/bot_load.py --quick                       # 300 deliveries, ~2 minutes
     python evaluation/bot_load.py --smoke                       # 16 deliveries: the script still runs (CI)
+    python evaluation/bot_load.py --deliveries 2000 --rate 100 --faults 0.2   # open loop, 100 deliveries/s
     python evaluation/bot_load.py --deliveries 5000 --concurrency 50 --faults 0.2
 
 The fake GitHub answers a time-out by holding the request ``--hang`` seconds (then carrying
@@ -77,6 +84,9 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "evaluation"))
+
+from webhook_load import process_tree_cpu  # noqa: E402
 
 REPO = "octo/demo"
 BOT = "perfgate[bot]"
@@ -347,15 +357,60 @@ class Feed:
         with self.lock:
             return not self.planned and not self.dynamic
 
+    def take(self) -> Delivery | None:
+        """The next delivery, or None when there is none now."""
+        with self.lock:
+            if self.dynamic or self.planned:
+                self.taken += 1
+                return self.dynamic.popleft() if self.dynamic else self.planned.popleft()
+        return None
+
     def next(self) -> Delivery | None:
+        """The next delivery, waiting for one; None once stopped and empty."""
         while True:
-            with self.lock:
-                if self.dynamic or self.planned:
-                    self.taken += 1
-                    return self.dynamic.popleft() if self.dynamic else self.planned.popleft()
+            delivery = self.take()
+            if delivery is not None:
+                return delivery
             if self.stop.is_set():
                 return None
             time.sleep(0.02)
+
+
+class Pacer:
+    """Open-loop arrivals: the deliveries of ``feed`` are due at ``rate`` per second — Poisson
+    arrivals (exponential gaps, mean ``1/rate``) or, with ``fixed``, evenly spaced — whatever
+    the server's answers do. :meth:`next` gives a delivery and the ``perf_counter`` time it is
+    due; the caller sends it then (or at once when late) and times the answer from the due time,
+    so time spent waiting for a free connection counts (no coordinated omission: a slow answer
+    cannot hold the next deliveries back unmeasured). When the feed runs dry (waiting for the
+    next ``workflow_run``), the schedule starts again from when a delivery is there: idle time
+    is not owed as a burst."""
+
+    def __init__(self, feed: Feed, rate: float, rng: random.Random, fixed: bool = False):
+        if rate <= 0:
+            raise ValueError("the rate must be positive")
+        self.feed, self.rate, self.rng, self.fixed = feed, rate, rng, fixed
+        self.lock = threading.Lock()
+        self.due = time.perf_counter()
+        self.idle = True
+
+    def gap(self) -> float:
+        return 1 / self.rate if self.fixed else self.rng.expovariate(self.rate)
+
+    def next(self) -> tuple[Delivery | None, float]:
+        while True:
+            with self.lock:
+                delivery = self.feed.take()
+                if delivery is not None:
+                    now = time.perf_counter()
+                    if self.idle:
+                        self.due, self.idle = max(self.due, now), False
+                    due, self.due = self.due, self.due + self.gap()
+                    return delivery, due
+                self.idle = True
+            if self.feed.stop.is_set():
+                return None, time.perf_counter()
+            time.sleep(0.01)
 
 
 @dataclass
@@ -366,19 +421,29 @@ class Sent:
     seconds: float
 
 
-def client(port: int, feed: Feed, payloads: Payloads, sent: list[Sent], lock: threading.Lock) -> None:
-    """One keep-alive connection sending what ``feed`` gives until it is stopped and empty; the
-    time of a delivery is that of its last attempt (a connection gunicorn closed after its
-    keep-alive time is opened again and the delivery sent once more, the same GUID)."""
+def client(port: int, feed: Feed, payloads: Payloads, sent: list[Sent], lock: threading.Lock,
+           pacer: Pacer | None = None) -> None:
+    """One keep-alive connection sending what ``feed`` gives until it is stopped and empty.
+
+    Closed loop (``pacer`` None): the next delivery goes when the answer came; a delivery's time
+    is that of its last attempt (a connection gunicorn closed after its keep-alive time is opened
+    again and the delivery sent once more, the same GUID). Open loop: each delivery is sent at
+    the time ``pacer`` gives (at once when this connection was busy then), and its time runs
+    from that due time to the answer."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     while True:
-        delivery = feed.next()
+        if pacer is None:
+            delivery, due = feed.next(), None
+        else:
+            delivery, due = pacer.next()
+            if delivery is not None:
+                time.sleep(max(0.0, due - time.perf_counter()))
         if delivery is None:
             break
         body = delivery.payload()
         headers = payloads.headers(delivery.event, body, delivery.guid)
         for attempt in (1, 2):  # a kept-alive connection the server closed meanwhile: once more, anew
-            start = time.perf_counter()
+            start = time.perf_counter() if due is None else due
             try:
                 conn.request("POST", "/webhook", body=body, headers=headers)
                 response = conn.getresponse()
@@ -640,7 +705,8 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
     # each dispatch brings two workflow_run deliveries: plan the rest
     expected_runs = round(args.prs * 1.3)
     planned = plan(payloads, github, rng, args.prs, max(args.prs * 4, args.deliveries - 2 * expected_runs))
-    log(f"bot_load: {args.deliveries} deliveries over {args.prs} PRs at concurrency {args.concurrency}, "
+    loop = f"open loop, {args.rate:g}/s {'fixed' if args.fixed else 'Poisson'}" if args.rate else "closed loop"
+    log(f"bot_load: {args.deliveries} deliveries over {args.prs} PRs, {loop}, concurrency {args.concurrency}, "
         f"faults {args.faults:g}, kill a worker: {args.kill_worker}; logs in {folder}")
 
     from bot.app.queue import make_huey
@@ -653,8 +719,10 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
     actions.start()
     sent: list[Sent] = []
     sent_lock = threading.Lock()
-    threads = [threading.Thread(target=client, args=(app.port, feed, payloads, sent, sent_lock), daemon=True)
+    pacer = Pacer(feed, args.rate, random.Random(args.seed + 1), fixed=args.fixed) if args.rate else None
+    threads = [threading.Thread(target=client, args=(app.port, feed, payloads, sent, sent_lock, pacer), daemon=True)
                for _ in range(args.concurrency)]
+    web_cpu = process_tree_cpu(app.web.pid)
     started = time.monotonic()
     for t in threads:
         t.start()
@@ -667,6 +735,7 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
                 "restarted")
         time.sleep(0.2)
     log(f"  sent {len(sent)} in {time.monotonic() - started:.0f} s; draining")
+    cpu_sent = (process_tree_cpu(app.web.pid) - web_cpu, len(sent))
     deadline = time.monotonic() + args.drain_timeout
     sweeps = drain(app, db, huey, feed, actions, args.stale_after, deadline, log)
     short = args.deliveries - len(sent)
@@ -684,6 +753,7 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
     wall = time.monotonic() - started
     figures = count(db, github.call("snapshot"), sent)
     figures.update(seconds=round(wall, 1), sweeps=sweeps, worker_restarts=app.restarts,
+                   web_cpu_ms_per_delivery=round(cpu_sent[0] * 1000 / max(1, cpu_sent[1]), 2),
                    settings={k: v for k, v in vars(args).items() if k not in ("keep", "json")})
     db.dispose()
     return figures
@@ -693,7 +763,12 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deliveries", type=int, default=5000, help="deliveries to send (default 5000)")
-    parser.add_argument("--concurrency", type=int, default=50, help="client threads (default 50)")
+    parser.add_argument("--concurrency", type=int, default=50,
+                        help="client threads (default 50); open loop: the most deliveries in flight")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="open loop: deliveries per second, latency timed from each one's due time (default: "
+                             "closed loop, each connection sends when its last answer came)")
+    parser.add_argument("--fixed", action="store_true", help="open loop: evenly spaced arrivals (default Poisson)")
     parser.add_argument("--faults", type=float, default=0.0, help="fraction of GitHub API calls that fail (0..1)")
     parser.add_argument("--kill-worker", action=argparse.BooleanOptionalAction, default=True,
                         help="SIGKILL one consumer half way through, then restart it (default on)")
@@ -709,12 +784,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep the logs (web, workers) in this folder")
     parser.add_argument("--json", type=Path, help="write the figures as JSON to this file")
     parser.add_argument("--smoke", action="store_true",
-                        help="16 deliveries, 2 PRs, concurrency 4, no worker killed, sweeps after 3 s (CI: ~40 s)")
+                        help="16 deliveries, 2 PRs, open loop at 8/s over 4 connections, no worker killed, sweeps "
+                             "after 3 s (CI: ~40 s)")
     args = parser.parse_args(argv)
     if args.quick:
         args.deliveries, args.prs, args.concurrency = 300, 20, 10
     if args.smoke:
         args.deliveries, args.prs, args.concurrency, args.kill_worker, args.stale_after = 16, 2, 4, False, 3.0
+        args.rate = args.rate or 8.0
     args.prs = max(1, min(args.prs, args.deliveries // 8))
 
     from tests.deploy import services
@@ -757,12 +834,14 @@ def main(argv: list[str] | None = None) -> int:
                 "repeated_write_causes", "repeated_write_examples", "runs_concluded_without_results",
                 "why_without_results", "open_check_runs", "replies"):
         log(f"  {key}: {json.dumps(figures[key], default=str)}")
+    log(f"  web process CPU {figures['web_cpu_ms_per_delivery']} ms per delivery sent (gunicorn master + workers)")
     log(f"  {figures['accepted']} accepted; {figures['check_runs']} check runs, {figures['workflow_dispatches']} "
         f"dispatches, {figures['github_calls']} GitHub calls; {figures['never_dispatched_active_runs']} active runs "
         f"never dispatched; max {figures['max_ms']:.1f} ms; {figures['seconds']} s in all")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=str))
     print(f"deliveries={figures['deliveries']} p50_ms={figures['p50_ms']:.1f} p99_ms={figures['p99_ms']:.1f} "
+          f"max_ms={figures['max_ms']:.1f} web_cpu_ms={figures['web_cpu_ms_per_delivery']:.2f} "
           f"lost={figures['lost']} duplicates_processed={figures['duplicates_processed']} "
           f"duplicate_comments={figures['duplicate_comments']} stuck_runs={figures['stuck_runs']}")
     refused = sum(n for status, n in figures["answers"].items() if not status.isdigit() or int(status) >= 500)

@@ -52,6 +52,27 @@ def _private_key() -> str:
                              serialization.NoEncryption()).decode()
 
 
+def process_tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` and its live descendants
+    (gunicorn's master and its workers), from ``/proc/PID/stat`` (fields 14-15, clock ticks;
+    proc(5)); 0.0 where ``/proc`` cannot be read (not Linux). A descendant that exited is
+    counted only once its parent reaped it (then in the parent's own figure it is not: reaped
+    children's time is in fields 16-17, left out), so take the difference over a span in which
+    no worker restarts."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime: fields 14, 15
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 def payload(size: int) -> bytes:
     """A ``pull_request`` ``labeled`` delivery of about ``size`` bytes (real ones are 20–30 kB:
     the pull request, both repositories, the sender, the label): GitHub's published example
@@ -172,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
             _wait_healthy(port, proc)
             body = payload(args.size)
             drive(port, secret, body, min(100, args.count), min(10, args.max_seconds), args.clients)  # warm-up
+            cpu = process_tree_cpu(proc.pid)
             result = drive(port, secret, body, args.count, args.max_seconds, args.clients)
+            cpu = process_tree_cpu(proc.pid) - cpu
+            result["web_cpu_ms_per_delivery"] = round(cpu * 1000 / max(1, result["deliveries"]), 2)
         finally:
             proc.terminate()
             proc.wait(timeout=20)
@@ -187,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{result['cpus']} CPUs shared with the load generator)")
         print(f"  {result['accepted']} of {result['deliveries']} accepted in {result['seconds']} s; latency p50 "
               f"{result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms; statuses {result['statuses']}")
+        print(f"  web process CPU {result['web_cpu_ms_per_delivery']} ms per delivery (gunicorn master + worker, /proc)")
     return 0 if result["accepted"] == result["deliveries"] else 1
 
 

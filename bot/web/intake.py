@@ -72,12 +72,12 @@ def webhook():
         return "", 204
     try:
         with _db().session() as session, session.begin():
-            row = app_store.record_delivery(session, event)
-            retry = row is None and app_store.retry_delivery(session, event.delivery_id, utc_now(), STALE_AFTER)
+            stored = app_store.record_delivery(session, event)
+            retry = not stored and app_store.retry_delivery(session, event.delivery_id, utc_now(), STALE_AFTER)
     except Exception:  # noqa: BLE001 - the database is down: tell GitHub, do not crash
         log.exception("could not record delivery %s", event.delivery_id)
         return jsonify(error="could not record the delivery; redeliver later"), 503
-    if row is None and not retry:
+    if not stored and not retry:
         return jsonify(status="duplicate", delivery=event.delivery_id), 200
     try:
         queue.enqueue_delivery(event.delivery_id)
