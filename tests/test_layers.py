@@ -318,8 +318,6 @@ DATA_TABLES = {
 BEING_SPLIT = {
     "bot/app/executor.py", "bot/app/gateway.py", "runner/pipeline/timing.py", "runner/worker/serve.py",
     "runner/pipeline/compare.py",
-    # issue 33: helper layers splits these next
-    "runner/conventions/asv.py",
 }
 MAX_LINES = 400
 
