@@ -2,30 +2,14 @@
 ``migrate``, ``app manifest``, ``queue-tls``),
 plugged into the engine's command line through the ``perfgate.commands`` entry point group.
 
-Imports nothing but argparse: ``perfgate --help`` stays light; each handler imports its module
-(Flask, SQLAlchemy, PyGithub) only when its sub-command runs.
+Imports nothing but argparse: ``perfgate --help`` stays light; each handler is a
+``"module:function"`` string that ``runner.cli.main`` imports only when its sub-command runs
+(Flask, SQLAlchemy, PyGithub), a missing package being a user error naming the extra.
 """
 
 from __future__ import annotations
 
-import importlib
-
 from runner import formats
-from runner.errors import UserError
-
-
-def _lazy(module_name: str, func_name: str):
-    """A handler that imports ``module_name`` when it runs; a missing App dependency is a user
-    error naming the extra to install."""
-    def handler(args):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if (exc.name or "").split(".")[0] in ("runner", "bot"):
-                raise
-            raise UserError(f"this command needs the Python package {exc.name!r}: pip install 'perfgate[bot]'") from None
-        return getattr(module, func_name)(args)
-    return handler
 
 
 def register(sub, parser_class) -> None:
@@ -42,27 +26,27 @@ def register(sub, parser_class) -> None:
     h.add_argument("--format", default="auto", choices=formats.FORMATS,
                    help="for github-action-benchmark's custom JSON, which way is better: customSmallerIsBetter or "
                         "customBiggerIsBetter (default: auto, which tells the other formats apart)")
-    h.set_defaults(handler=_lazy("bot.history.cli", "main_add"))
+    h.set_defaults(handler="bot.history.cli:main_add")
     h = hsub.add_parser("show", help="series and change points")
     h.add_argument("bench", nargs="?", metavar="BENCH")
     h.add_argument("--repository", metavar="OWNER/NAME")
     h.add_argument("--json", action="store_true")
     h.add_argument("--measure", choices=("time", "memory", "compile"), default="time",
                    help="the series of time per call (default), of peak memory, or of the first call's compile time")
-    h.set_defaults(handler=_lazy("bot.history.cli", "main_show"))
+    h.set_defaults(handler="bot.history.cli:main_show")
 
     p = sub.add_parser("serve", help="the GitHub App (development server)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.set_defaults(handler=_lazy("bot.cli", "main_serve"))
+    p.set_defaults(handler="bot.cli:main_serve")
 
     p = sub.add_parser("worker", help="the App's background job consumer")
-    p.set_defaults(handler=_lazy("bot.cli", "main_worker"))
+    p.set_defaults(handler="bot.cli:main_worker")
 
     p = sub.add_parser("sweep", help="enqueue lost deliveries again and time out silent runs, once, now")
     p.add_argument("--stale-after", type=float, default=900, metavar="SECONDS",
                    help="a delivery queued longer than this lost its job (default: 900)")
-    p.set_defaults(handler=_lazy("bot.cli", "main_sweep"))
+    p.set_defaults(handler="bot.cli:main_sweep")
 
     p = sub.add_parser("app", help="register the GitHub App: its manifest")
     asub = p.add_subparsers(dest="app_command", metavar="ACTION", parser_class=parser_class)
@@ -71,14 +55,14 @@ def register(sub, parser_class) -> None:
     a.add_argument("--url", required=True, metavar="PUBLIC_URL", help="the https:// address GitHub delivers to")
     a.add_argument("--name", default="perfgate", help="the App's name on GitHub (default: perfgate)")
     a.add_argument("--organization", metavar="ORG", help="register it for an organization")
-    a.set_defaults(handler=_lazy("bot.web.setup", "main_app_manifest"))
+    a.set_defaults(handler="bot.web.setup:main_app_manifest")
 
     p = sub.add_parser("migrate", help="upgrade the App's database to the newest schema, then exit")
-    p.set_defaults(handler=_lazy("bot.cli", "main_migrate"))
+    p.set_defaults(handler="bot.cli:main_migrate")
 
     p = sub.add_parser("queue-tls", help="write the job queue's Redis TLS files (a private CA, a server certificate)")
     p.add_argument("dir", metavar="DIR", help="where ca.crt, redis.crt and redis.key go (kept when they exist)")
     p.add_argument("--host", action="append", metavar="NAME",
                    help="a name clients reach Redis by (repeatable; default: redis)")
     p.add_argument("--owner", metavar="UID:GID", help="give redis.crt and redis.key to this account (Redis' own)")
-    p.set_defaults(handler=_lazy("bot.tls", "main_queue_tls"))
+    p.set_defaults(handler="bot.tls:main_queue_tls")

@@ -20,5 +20,5 @@ from .points import (MEASURES, Fingerprint, PointRecord, fingerprint_of, is_repo
 from .series import (MIN_NOISE_PAIRS, NOISE_QUANTILE, RECOVERY_TOLERANCE, ChangePoint, Point, Series,  # noqa: F401
                      alert_accuracy, carry_forward, classify_alerts, fingerprint_changes, historical_noise,
                      order_points, prs_merged_between, within_noise)
-from .texts import (RECENT_CHANGE_POINTS, bench_url, history_table_markdown, repository_overview,  # noqa: F401
-                    series_json)
+from .texts import (RECENT_CHANGE_POINTS, bench_url, history_table_markdown, regression_note,  # noqa: F401
+                    repository_overview, series_json, series_named)

@@ -270,8 +270,7 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
             continue
         series = next((s for s in load_series(session, repository, bench["name"])
                        if s.fingerprint.get("key") == key), None)
-        notes.append({"benchmark": bench["name"], "url": history.bench_url(public_url, repository, bench["name"]),
-                      "ratio": change.get("ratio"), **history.within_noise(change.get("ratio"), series)})
+        notes.append(history.regression_note(repository, bench["name"], change.get("ratio"), series, public_url))
     return notes
 
 
@@ -279,9 +278,6 @@ def history_reply_markdown(session: Session, repository: str, benchmark: str | N
                            public_url: str | None) -> str:
     """The App's reply to ``/perf history [BENCH]``: ``bot.history.core.history_table_markdown``
     over the series of ``BENCH`` (exact name, else names containing it; all when None)."""
-    series = load_series(session, repository)
-    if benchmark:
-        exact = [s for s in series if s.benchmark == benchmark]
-        series = exact or [s for s in series if benchmark in s.benchmark]
+    series = history.series_named(load_series(session, repository), benchmark)
     return history.history_table_markdown(series, repository=repository, public_url=public_url,
                                           benchmark=benchmark)

@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 from runner.report.units import fmt_change, fmt_time
 
 from .points import MEASURES, iso
-from .series import Point, Series, alert_accuracy
+from .series import Point, Series, alert_accuracy, within_noise
 
 #: ``/perf history`` and the repo page show this many of the latest change points.
 RECENT_CHANGE_POINTS = 5
@@ -134,3 +134,20 @@ def repository_overview(series: Sequence[Series], side_points: Sequence[Point], 
     recent_cps.sort(key=lambda c: c["time"] or "", reverse=True)
     return {"benchmarks": [by_name[k] for k in sorted(by_name)], "recent_change_points": recent_cps[:recent],
             "alert_accuracy": alert_accuracy(alerts)}
+
+
+def series_named(series: Sequence[Series], benchmark: str | None) -> list[Series]:
+    """The series ``/perf history BENCH`` shows: ``benchmark``'s by exact name, else those whose
+    name contains it; all of them when ``benchmark`` is None or empty."""
+    if not benchmark:
+        return list(series)
+    return [s for s in series if s.benchmark == benchmark] or [s for s in series if benchmark in s.benchmark]
+
+
+def regression_note(repository: str, benchmark: str, ratio: float | None, series: Series | None,
+                    public_url: str | None) -> dict:
+    """The PR comment's note on one regressed benchmark: ``{benchmark, url, ratio, within_noise,
+    noise, pairs}`` — its history link and whether ``ratio`` is within the historical noise of
+    ``series`` (its environment's; None: no history, ``within_noise`` None)."""
+    return {"benchmark": benchmark, "url": bench_url(public_url, repository, benchmark), "ratio": ratio,
+            **within_noise(ratio, series)}

@@ -223,7 +223,8 @@ def _resolve(handler):
         missing = exc.name or module_name
         if missing.split(".")[0] in ("runner", "bot", "action"):
             raise
-        raise UserError(f"this command needs the Python package {missing!r}: pip install 'perfgate[runner]'") from None
+        extra = "bot" if module_name.split(".")[0] == "bot" else "runner"  # the extra of the plugged-in App's commands
+        raise UserError(f"this command needs the Python package {missing!r}: pip install 'perfgate[{extra}]'") from None
     return getattr(module, func_name)
 
 

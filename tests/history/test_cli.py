@@ -100,3 +100,26 @@ def test_database_url_is_honoured(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DATABASE_URL", url)
     assert main(["history", "add", _write(tmp_path, "a.json", run_doc(0, {"a": 1e-3}))]) == 0
     assert (tmp_path / "custom.db").is_file()
+
+
+def test_an_app_command_without_its_packages_names_the_bot_extra(monkeypatch, capsys):
+    """The App's sub-commands are ``"module:function"`` handlers the engine imports when they run;
+    a missing third-party package is a user error naming ``perfgate[bot]`` (the engine's own
+    commands name ``perfgate[runner]``), a missing module of perfgate's own is a bug and raises."""
+    import importlib
+
+    def missing(name):
+        raise ModuleNotFoundError(f"No module named {'flask'!r}", name="flask")
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    assert main(["serve"]) == 2
+    assert "needs the Python package 'flask': pip install 'perfgate[bot]'" in capsys.readouterr().err
+    assert main(["demo"]) == 2
+    assert "pip install 'perfgate[runner]'" in capsys.readouterr().err
+
+    def ours(name):
+        raise ModuleNotFoundError("No module named 'bot.gone'", name="bot.gone")
+
+    monkeypatch.setattr(importlib, "import_module", ours)
+    assert main(["serve"]) == 3
+    assert "No module named 'bot.gone'" in capsys.readouterr().err

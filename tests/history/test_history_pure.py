@@ -190,3 +190,15 @@ def test_an_accept_covers_the_merged_pr_only_at_the_head_it_was_given_for():
     # the merged head comes with the PR into the change point's range
     prs = [{"number": 4, "merge_sha": "m1", "head_sha": "B" * 40, "merged_at": None}]
     assert history.prs_merged_between(prs, "p0", "m1", hours(1), hours(2))[0]["head_sha"] == "B" * 40
+
+
+def test_the_series_perf_history_shows_and_a_regression_note():
+    """``/perf history BENCH``: the exact name, else names containing it, all without one; the PR
+    comment's note: the history link and the noise verdict of the regressed benchmark's series."""
+    series = [history.Series(name, {"key": "k"}, []) for name in ("mm", "mm_large", "conv")]
+    assert [s.benchmark for s in history.series_named(series, "mm")] == ["mm"]
+    assert [s.benchmark for s in history.series_named(series, "m_")] == ["mm_large"]
+    assert history.series_named(series, None) == series and history.series_named(series, "nope") == []
+    note = history.regression_note("o/r", "mm", 1.2, None, "https://perf.example")
+    assert note["benchmark"] == "mm" and note["ratio"] == 1.2 and note["within_noise"] is None
+    assert note["url"] == history.bench_url("https://perf.example", "o/r", "mm")
