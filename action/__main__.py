@@ -273,8 +273,7 @@ def publish_results(plan: Plan) -> int:
     from runner import results as results_mod
     from runner.report import render
 
-    # The sandboxed compare ran the PR's code: its results.json is validated here, once (the
-    # boundary); what this step changes is checked field by field, not the whole document again.
+    # validated here once (the sandbox ran the PR's code); what this step sets is checked field by field
     results = results_mod.check_fields(publish.with_run_metadata(
         results_mod.load(outcome.results_path), run_id=plan.run_id, run_url=plan.run_url,
         pr_number=plan.pr_number, pr_url=plan.pr_url, base_label=plan.base_label, head_label=plan.head_label),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any, ClassVar
 
 SCHEMA_VERSION = 1
@@ -45,6 +46,32 @@ class _Absent:
 
 #: A known key the document does not carry (distinct from ``None``, which is written as ``null``).
 ABSENT: Any = _Absent()
+
+
+class Verdict(StrEnum):
+    """A benchmark's verdict (``change.verdict``), in the schema's order. str-valued: a member
+    equals its string (``Verdict.REGRESSION == "regression"``) and is written as it in JSON, so
+    documents and older string comparisons are unchanged."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    UNCHANGED = "unchanged"
+    INCONCLUSIVE = "inconclusive"
+    FAILED = "failed"
+    NEW = "new"
+    REMOVED = "removed"
+
+
+#: Verdicts of a decided change (the subsets below are tuples in the schema's order: reports iterate them).
+CHANGED = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+
+#: Verdicts of a benchmark timed on both sides, with a paired estimate (not failed, new on head
+#: or removed from it): the ones Benjamini–Hochberg, memory and compile comparisons take.
+PAIRED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
+
+#: Verdicts whose benchmarks may get hints (a change, or one that might be): profiled
+#: :data:`runner.pipeline.profiling.PROFILE_PASSES` times per side; the others get no hints.
+HINTED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.INCONCLUSIVE)
 
 
 @dataclass(frozen=True)

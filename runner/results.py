@@ -18,7 +18,6 @@ import datetime as _dt
 import json
 import re
 from dataclasses import fields
-from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any, Iterable
 
 from . import __version__
 from .errors import ResultsError
+from .model import CHANGED, HINTED, PAIRED, Verdict  # noqa: F401 - the vocabulary, importable from here as before
 from .model import ABSENT, BenchmarkResult, Change, Results, Side
 
 SCHEMA_VERSION = 1
@@ -33,36 +33,11 @@ SCHEMA_VERSION = 1
 #: Characters no UTF-8 writer (a lone surrogate) or PostgreSQL text column (NUL) can hold.
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
-class Verdict(StrEnum):
-    """A benchmark's verdict (``change.verdict``), in the schema's order. str-valued: a member
-    equals its string (``Verdict.REGRESSION == "regression"``) and is written as it in JSON, so
-    documents and older string comparisons are unchanged."""
-
-    REGRESSION = "regression"
-    IMPROVEMENT = "improvement"
-    UNCHANGED = "unchanged"
-    INCONCLUSIVE = "inconclusive"
-    FAILED = "failed"
-    NEW = "new"
-    REMOVED = "removed"
-
-
 #: Every verdict a benchmark can carry (``change.verdict``), in the schema's order (plain strings).
 VERDICTS = tuple(v.value for v in Verdict)
 
 #: The order reports list benchmarks and count verdicts in: what needs attention first.
 REPORT_ORDER = ("regression", "failed", "improvement", "inconclusive", "new", "removed", "unchanged")
-
-#: Verdicts of a decided change (the subsets below are tuples in the schema's order: reports iterate them).
-CHANGED = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
-
-#: Verdicts of a benchmark timed on both sides, with a paired estimate (not failed, new on head
-#: or removed from it): the ones Benjamini–Hochberg, memory and compile comparisons take.
-PAIRED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
-
-#: Verdicts whose benchmarks may get hints (a change, or one that might be): profiled
-#: :data:`runner.pipeline.profiling.PROFILE_PASSES` times per side; the others get no hints.
-HINTED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.INCONCLUSIVE)
 
 #: Coverage of the interval stored with each side's median (``side.ci_low``/``ci_high``).
 MEDIAN_CI_LEVEL = 0.95

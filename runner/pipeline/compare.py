@@ -21,6 +21,7 @@ from .conditions import timer_description
 from .machine_facts import examine
 from ..git import repo_root, resolve
 from ..model import Settings, WorkerRecord
+from ..protocol import Listing, ProtocolError
 from .revisions import Checkouts, Revision
 from . import schedule, suites
 from .select import matches
@@ -349,6 +350,10 @@ def _preload(worker: WorkerProcess, directory: str, suite: str, options: dict | 
         raise UserError(f"cannot list benchmarks in {directory}: {exc}") from None
     if not listing.get("ok"):
         raise UserError(f"cannot list benchmarks in {directory}: {listing.get('error')}")
+    try:
+        Listing.from_json(listing)  # the worker ran the benchmarks' code: its listing is checked by type
+    except ProtocolError as exc:
+        raise UserError(f"cannot list benchmarks in {directory}: the worker broke the protocol: {exc}") from None
     return listing
 
 

@@ -30,6 +30,7 @@ import statistics
 from .. import measures
 from .. import results as results_mod
 from .. import stats
+from ..model import Change
 from ..protocol import Failure, SampleReply, SampleRequest
 from ..results import PAIRED
 from . import schedule
@@ -277,12 +278,11 @@ def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, mi
 
 def _as_memory(out: dict, state: BenchState, threshold: float, min_pairs: int) -> None:
     """Turn a memory-valued benchmark's entry ``out`` into a memory one (see :func:`entry`)."""
-    change = out["change"]
     memory = memory_of(state, threshold, min_pairs) if state.verdict in PAIRED else None
-    if memory is not None:
-        change["memory"] = memory
-        change.update(ratio=memory["ratio"], ci_low=memory["ci_low"], ci_high=memory["ci_high"],
-                      ci_level=memory["ci_level"], p_value=None)
+    if memory is not None:  # the memory verdict's record, and its ratio and interval as the change's
+        out["change"] = Change.from_json(out["change"]).replace(
+            memory=memory, ratio=memory["ratio"], ci_low=memory["ci_low"], ci_high=memory["ci_high"],
+            ci_level=memory["ci_level"], p_value=None).to_json()
     with_memory_sides(out, state.case)
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from . import conditions
 from ..child_env import child_environment
 from ..errors import UserError
+from ..protocol import ListRequest
 from .revisions import Revision
 
 _RUNNER_PARENT = str(Path(__file__).resolve().parents[2])
@@ -103,7 +104,7 @@ class WorkerProcess:
             raise WorkerFailure(f"worker for {self.rev.side} is gone ({exc})") from None
 
     def _preload(self, directory: str, suite: str | None, options: dict | None = None) -> dict:
-        self._send({"cmd": "preload", "dir": directory, "suite": suite, "options": dict(options or {})})
+        self._send(ListRequest(directory, suite, dict(options or {}), cmd="preload").to_json())
         resp = self._read(max(self.timeout, 120.0), expect_child=False)
         if resp.get("ok") and not resp.get("fork_safe", True):
             # The benchmark files started threads or CUDA on import: a child forked from this

@@ -36,7 +36,9 @@ configuration keys the convention asks for. A case whose benchmark measures itse
 ``setup`` with ``self_measured: true`` and each ``sample`` with ``readings`` ``{name: {values, unit,
 direction}}`` (one run of it) instead of timed samples. When the child has exited the
 server writes ``{child_exited: pid, status}`` (status as ``os.waitstatus_to_exitcode``: negative
-is the signal). Failures carry ``error`` (the traceback's last lines).
+is the signal). Failures carry ``error`` (the traceback's last lines). The messages are typed in
+:mod:`runner.protocol` (both ends import it); a child's requests are answered by :mod:`.child`, the
+fork-safety checks live in :mod:`.forking`.
 
 This is the only place (with runner.worker.profiling) where torch is imported by perfgate.
 """
