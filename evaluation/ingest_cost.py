@@ -1,5 +1,5 @@
 """What one artifact's ingest costs the App's worker (security review F13): a results.json of
-about ``--mb`` MB, zipped as the Action uploads it, taken the way ``bot.app.executor._ingest``
+about ``--mb`` MB, zipped as the Action uploads it, taken the way ``bot.app.runs.ingest_results``
 takes it — unpacked, validated and rendered once (``bot.app.ingest.prepare``), stored with its
 points and change points (``bot.history.store.add_result``, SQLite in a temporary folder), and
 concluded (the sticky comment, the check run's summary and title) — without the network.
@@ -110,7 +110,7 @@ def ingest_once(data: bytes, doc: dict, kind: str, folder: Path, n: int) -> dict
     times["prepare (unzip, parse, validate, render check)"] = time.perf_counter() - start
     db = open_database(f"sqlite:///{folder / f'perfgate{n}.db'}")
     try:
-        # as bot.app.executor._ingest calls it at this commit
+        # as bot.app.runs.ingest_results calls it at this commit
         validated = {"validated": True} if "validated" in inspect.signature(history_store.add_result).parameters \
             else {}
         start = time.perf_counter()

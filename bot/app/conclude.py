@@ -228,9 +228,11 @@ def covering(accepts: Sequence[dict], run: RunInfo) -> list[dict]:
 
 def request_for(run: RunInfo, *, with_results: bool) -> FactRequest:
     """The facts that concluding ``run`` needs (``Facts.conclusion``): its stored results and its
-    group's, the accepts and notes, and — for a result to judge or a group to sum up, but not
-    for a bisect — the target's configuration."""
-    return FactRequest(conclusion_of=run.key, config=run.kind != "bisect" and (with_results or bool(run.group)))
+    group's, the accepts and notes, — for a result to judge or a group to sum up, but not for a
+    bisect — the target's configuration, for a history result the series and regressions it
+    moves, for a bisect its regression."""
+    return FactRequest(conclusion_of=run.key, config=run.kind != "bisect" and (with_results or bool(run.group)),
+                       history_series=run.kind == "history" and with_results, bisect_of=run.kind == "bisect")
 
 
 def from_results(c: Conclusion, *, details_url: str | None, run_page_url: str | None) -> list[Action]:

@@ -141,7 +141,10 @@ class Conclusion:
     (``bot.history.store.accepts_of``; which of them cover the run is the core's decision,
     :func:`bot.app.conclude.covering`); ``notes``: each document's regression-history notes (by
     key); ``config``: the target's configuration from its default branch; ``config_problem``:
-    why the defaults stand in for it (None: read as written).
+    why the defaults stand in for it (None: read as written); for a history result
+    (``FactRequest.history_series``) the series of its environment that it touched
+    (``bot.history.core.Series``) and the repository's tracked regressions; for a bisect
+    (``FactRequest.bisect_of``) the regression it bisects (None: none follows it).
     """
 
     run: RunInfo
@@ -151,6 +154,9 @@ class Conclusion:
     notes: dict[str, Any] = field(default_factory=dict, hash=False)
     config: Config = field(default_factory=Config, hash=False)
     config_problem: str | None = None
+    series: tuple = ()
+    tracked: tuple[RegressionInfo, ...] = ()
+    regression: RegressionInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -231,7 +237,10 @@ class FactRequest:
     that has no workflow run yet, provided ``workflow_path`` is the App's workflow file (a
     server that dispatched without giving the run's id). ``head_sha``: the stored runs of this
     head commit in the event's repository, oldest first (``Facts.runs``). ``issue_number``: the
-    tracked regression whose tracking issue this is (``Facts.regression``).
+    tracked regression whose tracking issue this is (``Facts.regression``). ``conclusion_of``:
+    what concluding the run with this key looks at (``Facts.conclusion``), with
+    ``history_series`` the series its result touched and the tracked regressions, with
+    ``bisect_of`` the regression it bisects.
     """
 
     pr_number: int | None = None
@@ -250,6 +259,8 @@ class FactRequest:
     head_sha: str | None = None
     issue_number: int | None = None
     conclusion_of: str | None = None
+    history_series: bool = False
+    bisect_of: bool = False
 
     @property
     def needs_github(self) -> bool:

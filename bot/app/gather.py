@@ -11,9 +11,11 @@ from typing import Any
 
 from runner.config import Config
 
+from ..history import core as history_core
 from ..history import store as history_store
 from ..history.tables import Result
 from . import facts as rules
+from . import regressions
 from . import store as app_store
 from .events import Event
 from .facts import Conclusion, FactRequest, Facts, RunInfo
@@ -70,7 +72,7 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event | N
         if request.keyed_runs:
             found["runs"] = _infos(app_store.get_run(session, key) for key in request.keyed_runs)
         if request.conclusion_of is not None:
-            found["conclusion"] = _conclusion(rt, session, request.conclusion_of, config)
+            found["conclusion"] = _conclusion(rt, session, request, config)
     if rules.wants_pull(request, found.get("permission")):
         found.update(_pull(rt, client, repo, number, request))
     return Facts(**found)
@@ -102,18 +104,29 @@ def _pull(rt: Runtime, client: InstallationClient, repo: str, number: int, reque
     return {"pull": pull, "head_seen_at": seen, "concluded": concluded}
 
 
-def _conclusion(rt: Runtime, session, key: str, config: Config | None) -> Conclusion | None:
-    """The stored results a conclusion of run ``key`` looks at (``bot.app.facts.Conclusion``)."""
-    row = app_store.get_run(session, key)
+def _conclusion(rt: Runtime, session, request: FactRequest, config: Config | None) -> Conclusion | None:
+    """The stored results and rows a conclusion of run ``request.conclusion_of`` looks at
+    (``bot.app.facts.Conclusion``)."""
+    row = app_store.get_run(session, request.conclusion_of)
     if row is None:
         return None
     rows = app_store.runs_of_group(session, row.group_key) if row.group_key else [row]
     docs = {r.key: session.get(Result, r.result_id).document for r in rows if r.result_id is not None}
-    accepts = tuple(history_store.accepts_of(session, row.repository)) if row.pr_number is not None else ()
     notes = {k: history_store.regression_history_notes(session, row.repository, doc, rt.settings.public_url)
              for k, doc in docs.items()}
-    return Conclusion(run=app_store.run_info(row), group=_infos(rows), documents=docs, accepts=accepts, notes=notes,
-                      config=config or Config())
+    found: dict[str, Any] = {}
+    if request.history_series:
+        doc = docs.get(row.key) or {}
+        key = history_core.fingerprint_of(doc.get("environment") or {}).key
+        names = sorted({str(b.get("name")) for b in doc.get("benchmarks") or []})
+        found["series"] = tuple(regressions.of_environment(
+            history_store.load_series(session, row.repository, benchmarks=names), key))
+        found["tracked"] = tuple(app_store.regression_info(r) for r in app_store.regressions_of(session, row.repository))
+    if request.bisect_of:
+        found["regression"] = _regression(app_store.regression_of_bisect(session, row.key))
+    return Conclusion(run=app_store.run_info(row), group=_infos(rows), documents=docs,
+                      accepts=tuple(history_store.accepts_of(session, row.repository)), notes=notes,
+                      config=config or Config(), **found)
 
 
 def lease_run(session, repo: str, request: FactRequest) -> RunInfo | None:

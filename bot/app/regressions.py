@@ -251,6 +251,20 @@ def bisect_failed(r: RegressionInfo | None, run: RunInfo, problem: str, *, publi
     return actions
 
 
+def found_culprit(doc: dict) -> dict | None:
+    """The culprit commit a bisect's results name (``bisect.culprit``: ``{sha, pr, ...}``) when it
+    found one, else None."""
+    section = doc.get("bisect") or {}
+    culprit = section.get("culprit") if section.get("status") == "found" else None
+    return culprit if isinstance(culprit, dict) and isinstance(culprit.get("sha"), str) and culprit["sha"] else None
+
+
+def named_pr(culprit: dict) -> int | None:
+    """The pull request number a culprit's commit subject names (``culprit.pr``), if it is one."""
+    pr = culprit.get("pr")
+    return pr if isinstance(pr, int) and not isinstance(pr, bool) and pr > 0 else None
+
+
 def of_environment(series: Sequence, key: str) -> list:
     """The series (``bot.history.core.Series``) of the environment whose fingerprint key is
     ``key``: those a result measured there touched."""

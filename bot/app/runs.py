@@ -199,7 +199,7 @@ def _compare_concluded(rt: Runtime, client: InstallationClient, run: RunInfo, fa
 
 def _bisect_concluded(rt: Runtime, client: InstallationClient, run: RunInfo, facts: Conclusion) -> list[Action]:
     """Its regression's tracking issue, then its run's row (``tracking.conclude_bisect``)."""
-    return tracking.conclude_bisect(rt, client, run, facts.documents[run.key])
+    return tracking.conclude_bisect(rt, client, run, facts.documents[run.key], facts.regression)
 
 
 _CONCLUDE = {"bisect": _bisect_concluded, "compare": _compare_concluded}
@@ -223,12 +223,21 @@ def fail_run(rt: Runtime, client: InstallationClient | None, run: RunInfo, workf
     return finish(rt, client, run, actions, facts, problem=problem)
 
 
+def _history_followed(rt: Runtime, client: InstallationClient, run: RunInfo, actions, facts: Conclusion,
+                      doc, problem) -> list[Action]:
+    """After a default-branch result is stored: open, advance or close the repository's tracked
+    regressions (``bot.app.regressions.after_history``)."""
+    return regressions.after_history(
+        repository=run.repository, installation_id=client.installation_id, series=facts.series,
+        tracked=facts.tracked, accepts=facts.accepts, threshold=facts.config.threshold, runners=facts.config.runners,
+        workflow_ref=run.head_ref, public_url=rt.settings.public_url, github_url=rt.settings.github_url)
+
+
 _FOLLOW = {
     conclude.FOLLOW_GROUP: lambda rt, client, run, actions, facts, doc, problem: conclude.group_from_results(
         facts, conclude.ended(actions), details_url=rt.details_url(run.key),
         run_page_url=rt.details_url(facts.group[0].key)),
-    conclude.FOLLOW_HISTORY: lambda rt, client, run, actions, facts, doc, problem: tracking.follow_history(
-        rt, client, run, doc, facts.config),
-    conclude.FOLLOW_BISECT_FAILED: lambda rt, client, run, actions, facts, doc, problem: tracking.bisect_failed(
-        rt, client, run, problem),
+    conclude.FOLLOW_HISTORY: _history_followed,
+    conclude.FOLLOW_BISECT_FAILED: lambda rt, client, run, actions, facts, doc, problem: regressions.bisect_failed(
+        facts.regression, run, problem, public_url=rt.settings.public_url, github_url=rt.settings.github_url),
 }

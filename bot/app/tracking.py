@@ -1,6 +1,6 @@
-"""Regressions on the default branch, the shell: the facts ``bot.app.regressions`` decides on
-(the series a result touched, the tracked regressions, the culprit's pull request), and the
-actions only they use (the tracked rows, the tracking issue, the comment on the culprit, the one
+"""Regressions on the default branch, the shell: the culprit's pull request a bisect's conclusion
+needs (the series a result touched, the tracked regressions and a bisect's regression come
+with the conclusion's facts, ``bot.app.facts.Conclusion``), and the actions only they use (the tracked rows, the tracking issue, the comment on the culprit, the one
 message), each idempotent so that a retried job may carry it out again:
 
 - :class:`~bot.app.actions.OpenRegression`: ``INSERT … ON CONFLICT DO NOTHING`` by key;
@@ -12,84 +12,56 @@ message), each idempotent so that a retried job may carry it out again:
   given back only when it surely did not leave (:class:`bot.app.outgoing.NotSent`): at most once.
 
 ``bot.app.effects`` carries these out as it does every action (its handlers include
-:data:`HANDLERS`); ``bot.app.runs`` carries out what :func:`follow_history`,
-:func:`conclude_bisect` and :func:`bisect_failed` return where a run of those kinds ends.
+:data:`HANDLERS`); ``bot.app.runs`` carries out what :func:`conclude_bisect` returns where a
+bisect ends.
 """
 
 from __future__ import annotations
 
 import logging
-from runner.config import Config
 
 from ..db import utc_now
-from ..history import core as history
 from ..history import store as history_store
 from . import messages, notify, outgoing, regressions
 from . import store as app_store
 from .actions import Action, CommentOnCulprit, Notify, OpenRegression, SaveRegression, UpsertTrackingIssue
-from .facts import RunInfo
+from .facts import RegressionInfo, RunInfo
 from .gather import config_of
 from .gateway import GitHubError, InstallationClient
 
 log = logging.getLogger("perfgate.bot")
 
 # -- facts and decisions ------------------------------------------------------------------------------
-def follow_history(rt, client: InstallationClient, run: RunInfo, doc: dict, config: Config) -> list[Action]:
-    """After a default-branch result is stored: open, advance or close the repository's tracked
-    regressions (:func:`bot.app.regressions.after_history`)."""
-    key = history.fingerprint_of(doc.get("environment") or {}).key
-    names = sorted({str(b.get("name")) for b in doc.get("benchmarks") or []})
-    with rt.db.session() as session:
-        series = regressions.of_environment(history_store.load_series(session, run.repository, benchmarks=names), key)
-        tracked = [app_store.regression_info(r) for r in app_store.regressions_of(session, run.repository)]
-        accepts = history_store.accepts_of(session, run.repository)
-    return list(regressions.after_history(
-        repository=run.repository, installation_id=client.installation_id, series=series, tracked=tracked,
-        accepts=accepts, threshold=config.threshold, runners=config.runners, workflow_ref=run.head_ref,
-        public_url=rt.settings.public_url, github_url=rt.settings.github_url))
+def culprit_pr(rt, client: InstallationClient, repository: str, culprit: dict) -> int | None:
+    """The pull request that merged ``culprit`` (``bot.app.regressions.found_culprit``): as the App
+    recorded it (``RecordMerge``), else as GitHub lists the commit's merged pull requests, else as
+    the commit's subject names it (``bot.app.regressions.named_pr``).
 
-
-def culprit_pr(rt, client: InstallationClient, repository: str, culprit: dict | None) -> int | None:
-    """The pull request that merged the culprit: as the App recorded it (``RecordMerge``), else as
-    GitHub lists the commit's merged pull requests, else as the commit's subject names it."""
-    sha = (culprit or {}).get("sha")
-    if not isinstance(sha, str) or not sha:
-        return None
+    Raises:
+        GitHubError: GitHub did not answer (transient).
+    """
     with rt.db.session() as session:
-        number = history_store.pull_request_of_commit(session, repository, sha)
+        number = history_store.pull_request_of_commit(session, repository, culprit["sha"])
     if number is not None:
         return number
     try:
-        merged = client.pulls_of_commit(repository, sha)
+        merged = client.pulls_of_commit(repository, culprit["sha"])
     except GitHubError as exc:
         if exc.transient:
             raise
         merged = []
-    if merged:
-        return merged[0]
-    pr = (culprit or {}).get("pr")
-    return pr if isinstance(pr, int) and not isinstance(pr, bool) and pr > 0 else None
+    return merged[0] if merged else regressions.named_pr(culprit)
 
 
-def conclude_bisect(rt, client: InstallationClient, run: RunInfo, doc: dict) -> list[Action]:
-    """A bisect's results are stored (:func:`bot.app.regressions.bisect_concluded`)."""
-    with rt.db.session() as session:
-        row = app_store.regression_of_bisect(session, run.key)
-        regression = app_store.regression_info(row) if row is not None else None
-    section = doc.get("bisect") or {}
-    pr = culprit_pr(rt, client, run.repository, section.get("culprit")) if section.get("status") == "found" else None
+def conclude_bisect(rt, client: InstallationClient, run: RunInfo, doc: dict,
+                    regression: RegressionInfo | None) -> list[Action]:
+    """A bisect's results are stored (:func:`bot.app.regressions.bisect_concluded`; ``regression``:
+    the one it bisects, ``bot.app.facts.Conclusion.regression``), with its culprit's pull request."""
+    culprit = regressions.found_culprit(doc)
+    pr = culprit_pr(rt, client, run.repository, culprit) if culprit is not None else None
     return list(regressions.bisect_concluded(
         regression, run, doc, culprit_pr=pr, details_url=rt.details_url(run.key), public_url=rt.settings.public_url,
         github_url=rt.settings.github_url))
-
-
-def bisect_failed(rt, client: InstallationClient | None, run: RunInfo, problem: str) -> list[Action]:
-    """A bisect ended without results (:func:`bot.app.regressions.bisect_failed`)."""
-    with rt.db.session() as session:
-        row = app_store.regression_of_bisect(session, run.key)
-        regression = app_store.regression_info(row) if row is not None else None
-    return list(regressions.bisect_failed(regression, run, problem, public_url=rt.settings.public_url,
-                                          github_url=rt.settings.github_url))
 
 
 # -- actions ------------------------------------------------------------------------------------------

@@ -183,3 +183,13 @@ def test_only_open_regressions_with_a_culprit_are_followed_into_the_selection():
         return RegressionInfo(key, REPO, "b", "g" * 40, "h" * 40, status=status, culprit_sha=culprit)
     assert [x.key for x in regressions.followed_culprits([r("a", "open", "c" * 40), r("b", "closed", "c" * 40),
                                                           r("c", "open", None)])] == ["a"]
+
+
+def test_a_bisects_culprit_and_the_pull_request_its_subject_names():
+    culprit = {"sha": "c" * 40, "pr": 12}
+    assert regressions.found_culprit({"bisect": {"status": "found", "culprit": culprit}}) == culprit
+    assert regressions.found_culprit({"bisect": {"status": "inconclusive", "culprit": culprit}}) is None
+    assert regressions.found_culprit({"bisect": {"status": "found", "culprit": {"sha": ""}}}) is None
+    assert regressions.found_culprit({}) is None
+    assert regressions.named_pr(culprit) == 12
+    assert [regressions.named_pr({"pr": v}) for v in (True, 0, -3, "12", None)] == [None] * 5

@@ -70,14 +70,8 @@ ALLOWED = {
         "lease mechanics: the store's answer whether the lease was taken",
     ("bot/app/lease.py", "renew", "not app_store.acquire_lock(session, name, holder, utc_now(), LOCK_TTL)"):
         "lease mechanics: the store's answer whether the lease is still ours",
-    ("bot/app/tracking.py", "culprit_pr", "not isinstance(sha, str) or not sha"):
-        "I/O: a culprit without a usable SHA (from a stored document) cannot be looked up",
     ("bot/app/tracking.py", "culprit_pr", "merged"):
         "I/O: GitHub listed merged pull requests of the commit",
-    ("bot/app/tracking.py", "culprit_pr", "isinstance(pr, int) and (not isinstance(pr, bool)) and (pr > 0)"):
-        "I/O: the number a stored document names is used only when it is one",
-    ("bot/app/tracking.py", "conclude_bisect", "section.get('status') == 'found'"):
-        "gathering: the culprit's PR is looked up only when the bisect found one",
     ("bot/app/tracking.py", "_tracking_issue", "created and (not a.close)"):
         "resume mechanics: a new issue has its body already; an existing one is edited",
     ("bot/app/tracking.py", "_notify", "not url"):
