@@ -209,6 +209,18 @@ def failure_of(data: dict) -> Failure | None:
     return None if data.get("ok") else Failure.from_json(data)
 
 
+def read_reply(data: dict, reply: type):
+    """The ``reply`` type read from the answer ``data``, or its :class:`Failure`: the request
+    failed, or the answer broke the protocol (:class:`ProtocolError`, the field named)."""
+    failed = failure_of(data)
+    if failed is not None:
+        return failed
+    try:
+        return reply.from_json(data)
+    except ProtocolError as exc:
+        return Failure(f"the worker broke the protocol: {exc}")
+
+
 @dataclass(frozen=True)
 class Listing:
     """The reply to ``list``/``preload``: ``benchmarks`` (the cases, as the convention lists them:

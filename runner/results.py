@@ -225,12 +225,14 @@ def new_results(*, repository: str, base: dict | None, head: dict | None, enviro
     Text is made storable (:func:`storable`): a name or error text with a NUL does not make
     the document invalid.
     """
+    values = {"schema_version": SCHEMA_VERSION, "tool": {"name": "perfgate", "version": __version__},
+              "created_at": utc_now_iso(), "repository": repository, "base": base, "head": head,
+              "environment": environment, "settings": settings, "benchmarks": benchmarks,
+              "intent": intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
+              "summary": summarize(benchmarks), **extra}  # ``extra`` may replace one (a test's created_at)
     known = {f.name for f in fields(Results)}
-    doc = Results(SCHEMA_VERSION, {"name": "perfgate", "version": __version__}, utc_now_iso(), repository, base, head,
-                  environment, settings, benchmarks, intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
-                  summarize(benchmarks), **{k: v for k, v in extra.items() if k in known},
-                  extra={k: v for k, v in extra.items() if k not in known},
-                  order=(*(f.name for f in fields(Results) if f.name not in ("extra", "order", *extra)), *extra))
+    doc = Results(**{k: v for k, v in values.items() if k in known},
+                  extra={k: v for k, v in values.items() if k not in known}, order=tuple(values))
     return storable(doc.to_json())
 
 

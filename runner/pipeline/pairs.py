@@ -12,8 +12,8 @@ from typing import Callable, Protocol
 from .. import measures
 from .. import stats
 from ..config import Config
-from ..protocol import (Failure, MeasureReply, MeasureRequest, ProtocolError, SampleReply, SampleRequest,
-                        SetupReply, SetupRequest, failure_of)
+from ..protocol import (Failure, MeasureReply, MeasureRequest, SampleReply, SampleRequest, SetupReply, SetupRequest,
+                        read_reply)
 from ..results import PAIRED
 from . import schedule
 from .benchstate import BenchState, _peak
@@ -105,14 +105,7 @@ class ProcessPairs:
         died or hung, or its answer broke the protocol (a field of the wrong type or range: the
         worker runs the PR's code, so its answers are checked here, once)."""
         data = message.to_json()
-        resp = self.request(side, data.pop("cmd"), timeout=timeout, **data)
-        failed = failure_of(resp)
-        if failed is not None:
-            return failed
-        try:
-            return reply.from_json(resp)
-        except ProtocolError as exc:
-            return Failure(f"the worker broke the protocol: {exc}")
+        return read_reply(self.request(side, data.pop("cmd"), timeout=timeout, **data), reply)
 
     def fresh_processes(self, order: tuple[str, str] = ("base", "head")) -> None:
         """End both sides' current worker children, in ``order``; the next request forks new ones."""

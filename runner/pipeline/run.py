@@ -15,6 +15,7 @@ from .. import config as config_mod
 from .. import measures
 from .. import results as results_mod
 from ..model import Settings
+from ..protocol import Failure, MeasureReply, MeasureRequest, SampleReply, SampleRequest, SetupReply, SetupRequest
 from . import suites
 from .select import matches
 from .machine_facts import examine
@@ -135,20 +136,21 @@ def _measure_group(worker: WorkerProcess, bench_dir: str, cases: list[dict], cfg
         t0 = time.monotonic()
         try:
             worker.new_child()
-            resp = worker.request("setup", dir=bench_dir, file=lead["file"], func=lead["func"], name=lead["name"],
-                                  suite=lead.get("suite"), case=lead, options=options, timeout=lead.get("timeout"),
-                                  min_sample_time=cfg.sample_time("cpu"), cold_cache=cfg.cold_cache)
-            if resp.get("ok"):
-                resp = worker.request("sample", count=1, timeout=lead.get("timeout"))
+            reply = worker.ask(SetupRequest(dir=bench_dir, file=lead["file"], func=lead["func"], name=lead["name"],
+                                            suite=lead.get("suite"), case=lead, options=options,
+                                            min_sample_time=cfg.sample_time("cpu"), cold_cache=cfg.cold_cache),
+                               SetupReply, lead.get("timeout"))
+            if not isinstance(reply, Failure):
+                reply = worker.ask(SampleRequest(1), SampleReply, lead.get("timeout"))
         except WorkerFailure as exc:
-            resp = {"ok": False, "error": str(exc)}
-        if not resp.get("ok"):
-            error = resp.get("error") or "the run failed"
+            reply = Failure(str(exc))
+        if isinstance(reply, Failure):
+            error = reply.error or "the run failed"
             break
         runs += 1
         last = time.monotonic() - t0
         for name in values:
-            values[name] += [float(v) for v in ((resp.get("readings") or {}).get(name) or {}).get("values") or []]
+            values[name] += [float(v) for v in ((reply.readings or {}).get(name) or {}).get("values") or []]
         progress.rounds(lead["name"], runs, None)
     out = []
     for case in cases:
@@ -169,19 +171,21 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
     extra: dict = {}
     try:
         worker.new_child()  # every benchmark in a fresh process
-        resp = worker.request("setup", dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
-                              suite=case.get("suite"), case=case, options=options or {}, timeout=case.get("timeout"),
-                              min_sample_time=min_sample_time, cold_cache=cfg.cold_cache)
-        if resp.get("skipped"):
-            return None, resp["skipped"]
+        reply = worker.ask(SetupRequest(dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
+                                        suite=case.get("suite"), case=case, options=options or {},
+                                        min_sample_time=min_sample_time, cold_cache=cfg.cold_cache),
+                           SetupReply, case.get("timeout"))
+        if isinstance(reply, Failure) and reply.skipped:
+            return None, reply.skipped
         samples, peak = [], None
-        while resp.get("ok") and len(samples) < target and (len(samples) < 2 or time.monotonic() < deadline):
-            resp = worker.request("sample", count=1, timeout=case.get("timeout"))
-            if resp.get("ok"):
-                samples.extend(resp["samples"])
-                peak = resp.get("peak_memory_bytes") if peak is None else max(peak, resp.get("peak_memory_bytes") or 0)
+        while not isinstance(reply, Failure) and len(samples) < target \
+                and (len(samples) < 2 or time.monotonic() < deadline):
+            reply = worker.ask(SampleRequest(1), SampleReply, case.get("timeout"))
+            if not isinstance(reply, Failure):
+                samples.extend(reply.samples)
+                peak = reply.peak_memory_bytes if peak is None else max(peak, reply.peak_memory_bytes or 0)
                 progress.rounds(case["name"], len(samples), None)
-        error = None if resp.get("ok") else resp.get("error")
+        error = reply.error if isinstance(reply, Failure) else None
     except WorkerFailure as exc:
         samples, peak, error = [], None, str(exc)
     if error is None:
@@ -189,7 +193,7 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
         per_call = sorted(samples)[len(samples) // 2] if samples else 0.0
         memory = measures.memory_due(0, per_call, budget)
         try:
-            extra = _measures(worker.request("measure", memory=memory, timeout=case.get("timeout")))
+            extra = _measures(worker.ask(MeasureRequest(memory), MeasureReply, case.get("timeout")))
         except WorkerFailure as exc:  # the timing stands; say why memory is missing
             extra = {"measure_error": str(exc)}
         if not memory:
@@ -199,11 +203,11 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
                                  change=None, family=case.get("family"), params=case.get("params")), None
 
 
-def _measures(resp: dict) -> dict:
+def _measures(reply: "MeasureReply | Failure") -> dict:
     """A side's ``memory`` and ``compile`` records from the worker's ``measure`` answer (one process)."""
-    if not resp.get("ok"):
-        return {"measure_error": resp.get("error") or "measure failed"}
-    out = {"memory": measures.memory_side([resp.get("memory")]), "compile": measures.compile_side([resp.get("compile")])}
-    if resp.get("memory_error"):
-        out["measure_error"] = resp["memory_error"]
+    if isinstance(reply, Failure):
+        return {"measure_error": reply.error or "measure failed"}
+    out = {"memory": measures.memory_side([reply.memory]), "compile": measures.compile_side([reply.compile])}
+    if reply.memory_error:
+        out["measure_error"] = reply.memory_error
     return {k: v for k, v in out.items() if v is not None}

@@ -25,7 +25,7 @@ from pathlib import Path
 from . import conditions
 from ..child_env import child_environment
 from ..errors import UserError
-from ..protocol import ListRequest
+from ..protocol import ListRequest, read_reply
 from .revisions import Revision
 
 _RUNNER_PARENT = str(Path(__file__).resolve().parents[2])
@@ -180,6 +180,16 @@ class WorkerProcess:
             self.new_child()
         self._send({"cmd": cmd, **fields})
         return self._read(timeout or self.timeout, expect_child=True)
+
+    def ask(self, message, reply: type, timeout: float | None = None):
+        """:meth:`request` with a typed ``message`` (:mod:`runner.protocol`): the ``reply`` type read
+        from the answer, or its :class:`runner.protocol.Failure` (:func:`runner.protocol.read_reply`).
+
+        Raises:
+            WorkerFailure: as :meth:`request`.
+        """
+        data = message.to_json()
+        return read_reply(self.request(data.pop("cmd"), timeout=timeout, **data), reply)
 
     def close(self) -> None:
         """End the child and the fork server, and whatever is left in the server's session."""
