@@ -64,7 +64,8 @@ def dispatch_failed(spec: RunSpec, check_run_id: int, *, workflow: str, error: s
 
 
 def concluded(run: RunInfo, doc: dict, *, fail_threshold: float, accepts: Sequence[dict], notes: Sequence[dict],
-              details_url: str | None, run_page_url: str | None, fail_on_memory: bool = False) -> list[Action]:
+              details_url: str | None, run_page_url: str | None, fail_on_memory: bool = False,
+              config_problem: str | None = None) -> list[Action]:
     """Results are stored for ``run``: the check run's conclusion (a regression beyond
     ``fail_threshold``, or with ``fail_on_memory`` a memory regression, that no accept for this
     head covers fails it), the sticky comment with the report, and the run completed.
@@ -74,6 +75,7 @@ def concluded(run: RunInfo, doc: dict, *, fail_threshold: float, accepts: Sequen
         notes: each regression's history (``history_store.regression_history_notes``).
         details_url: the link for the rest of the report (the run page, else the workflow run).
         run_page_url: the check run's ``details_url`` (None without ``PERFGATE_PUBLIC_URL``).
+        config_problem: why the defaults stood in for the target's config (the comment says so).
     """
     verdict = ingest.conclusion(doc, fail_threshold, [a["benchmark"] for a in accepts], fail_on_memory)
     title = ingest.check_title(doc, verdict, accepts[-1]["user"] if accepts else None)
@@ -84,7 +86,7 @@ def concluded(run: RunInfo, doc: dict, *, fail_threshold: float, accepts: Sequen
             "summary": ingest.check_summary(doc, details_url), "details_url": run_page_url,
             "actions": [RERUN_BUTTON]}))
     if run.pr_number is not None:
-        body = ingest.comment_body(doc, details_url, accepts, notes)
+        body = ingest.comment_body(doc, details_url, accepts, notes, config_problem)
         actions.append(UpsertComment(run.repository, run.pr_number, body))
     actions.append(UpdateRun(run.key, {"status": "completed", "conclusion": verdict, "headline": title}))
     return actions
@@ -128,7 +130,8 @@ GROUP_ORDER = ("failure", "timed_out", "cancelled", "neutral", "success")
 
 def group_concluded(runs: Sequence[RunInfo], docs: dict[str, dict], *, fail_threshold: float,
                     accepts: Sequence[dict], notes: dict[str, Sequence[dict]], details_url: str | None,
-                    run_page_url: str | None, fail_on_memory: bool = False) -> list[Action]:
+                    run_page_url: str | None, fail_on_memory: bool = False,
+                    config_problem: str | None = None) -> list[Action]:
     """The check run and the sticky comment of a request measured on several runner groups (one
     GPU model each): one section per group, in the order of the configuration, each the report of
     its run (or where it stands); the shared check run (the first run's) completes when every run
@@ -142,6 +145,7 @@ def group_concluded(runs: Sequence[RunInfo], docs: dict[str, dict], *, fail_thre
         notes: each run's regression history notes, by run key.
         fail_on_memory: a memory regression fails a group's run as a time regression does
             (config ``fail_on_memory_regression``, as :func:`concluded`).
+        config_problem: why the defaults stood in for the target's config (each section says so).
     """
     first = runs[0]
     sections, titles, conclusions = [], [], []
@@ -152,7 +156,7 @@ def group_concluded(runs: Sequence[RunInfo], docs: dict[str, dict], *, fail_thre
         doc = docs.get(run.key)
         if doc is not None:
             verdict = ingest.conclusion(doc, fail_threshold, accepted, fail_on_memory)
-            body = ingest.comment_body(doc, details_url, accepts, notes.get(run.key, ()))
+            body = ingest.comment_body(doc, details_url, accepts, notes.get(run.key, ()), config_problem)
             body = body.split("\n", 1)[1] if body.startswith(MARKER) else body
             if len(body) > share:
                 body = cut_markdown(body, share - 60) + "\n\n… trimmed; the run page has the rest.\n"
@@ -240,7 +244,8 @@ def from_results(c: Conclusion, *, details_url: str | None, run_page_url: str | 
     run = c.run
     return concluded(run, c.documents[run.key], fail_threshold=c.config.fail_threshold,
                      accepts=covering(c.accepts, run), notes=c.notes.get(run.key, ()), details_url=details_url,
-                     run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression)
+                     run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression,
+                     config_problem=c.config_problem)
 
 
 def group_from_results(c: Conclusion, ended: dict, *, details_url: str | None,
@@ -251,7 +256,8 @@ def group_from_results(c: Conclusion, ended: dict, *, details_url: str | None,
     infos = [dataclasses.replace(r, **fields) if r.key == c.run.key else r for r in c.group]
     return group_concluded(infos, c.documents, fail_threshold=c.config.fail_threshold,
                            accepts=covering(c.accepts, c.run), notes=c.notes, details_url=details_url,
-                           run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression)
+                           run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression,
+                           config_problem=c.config_problem)
 
 
 def concluded_by(run: RunInfo) -> str:

@@ -38,9 +38,9 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event | N
         return Facts()
     data = event.data if event is not None else None
     found: dict[str, Any] = {"public_url": rt.settings.public_url, "github_url": rt.settings.github_url}
-    config = None
+    config, config_problem = None, None
     if request.config:
-        config = config_of(client, repo, data)
+        config, config_problem = config_and_problem(client, repo, data)
         found["label"], found["runners"] = config.label, config.runners
     if request.permission_of is not None:
         found["permission"] = client.permission(repo, request.permission_of)
@@ -72,7 +72,7 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event | N
         if request.keyed_runs:
             found["runs"] = _infos(app_store.get_run(session, key) for key in request.keyed_runs)
         if request.conclusion_of is not None:
-            found["conclusion"] = _conclusion(rt, session, request, config)
+            found["conclusion"] = _conclusion(rt, session, request, config, config_problem)
     if rules.wants_pull(request, found.get("permission")):
         found.update(_pull(rt, client, repo, number, request))
     return Facts(**found)
@@ -104,7 +104,8 @@ def _pull(rt: Runtime, client: InstallationClient, repo: str, number: int, reque
     return {"pull": pull, "head_seen_at": seen, "concluded": concluded}
 
 
-def _conclusion(rt: Runtime, session, request: FactRequest, config: Config | None) -> Conclusion | None:
+def _conclusion(rt: Runtime, session, request: FactRequest, config: Config | None,
+                config_problem: str | None = None) -> Conclusion | None:
     """The stored results and rows a conclusion of run ``request.conclusion_of`` looks at
     (``bot.app.facts.Conclusion``)."""
     row = app_store.get_run(session, request.conclusion_of)
@@ -126,7 +127,7 @@ def _conclusion(rt: Runtime, session, request: FactRequest, config: Config | Non
         found["regression"] = _regression(app_store.regression_of_bisect(session, row.key))
     return Conclusion(run=app_store.run_info(row), group=_infos(rows), documents=docs,
                       accepts=tuple(history_store.accepts_of(session, row.repository)), notes=notes,
-                      config=config or Config(), **found)
+                      config=config or Config(), config_problem=config_problem, **found)
 
 
 def lease_run(session, repo: str, request: FactRequest) -> RunInfo | None:
@@ -146,6 +147,12 @@ def lease_run(session, repo: str, request: FactRequest) -> RunInfo | None:
 
 
 def config_of(client: InstallationClient, repo: str, data: dict | None = None) -> Config:
+    """:func:`config_and_problem`'s config (the problem is logged there)."""
+    return config_and_problem(client, repo, data)[0]
+
+
+def config_and_problem(client: InstallationClient, repo: str,
+                       data: dict | None = None) -> tuple[Config, str | None]:
     """The target's config from its default branch (a PR cannot change its own trigger, runner
     groups or webhook; ``bot.app.facts.settled_config``); ``data``: the delivery's payload (its
     ``repository.default_branch``).
@@ -165,4 +172,4 @@ def config_of(client: InstallationClient, repo: str, data: dict | None = None) -
     config, problem = rules.settled_config(texts, where, unreadable)
     if problem:
         log.warning("%s", problem)
-    return config
+    return config, problem

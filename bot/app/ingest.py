@@ -263,12 +263,14 @@ def check_title(doc: dict, verdict: str, accepted_by: str | None = None) -> str:
 
 
 def comment_body(doc: dict, details_url: str | None, accepts: Sequence[dict] = (),
-                 history_notes: Sequence[dict] = ()) -> str:
+                 history_notes: Sequence[dict] = (), config_problem: str | None = None) -> str:
     """The sticky comment for a finished run: the CLI's markdown report within GitHub's
     65,536 characters, then each regression's history link (``history_store.
-    regression_history_notes``) and who accepted the regression."""
+    regression_history_notes``), who accepted the regression, and why the defaults stood in for
+    the target's config (``config_problem``, ``bot.app.facts.settled_config``; None: read as written)."""
     note = messages.history_notes(history_notes)
     note += "".join(messages.accepted_note(a["user"], a.get("reason")) for a in accepts[-3:])
+    note += messages.config_note(config_problem)
     body = report.render(doc, "md", max_chars=report.COMMENT_LIMIT - len(note), details_url=details_url)
     return messages.with_note(body, note)
 

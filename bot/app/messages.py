@@ -166,6 +166,16 @@ def accepted_note(user: str, reason: str | None) -> str:
     return f"\n\n> ✅ Regression accepted by @{user}{why}\n"
 
 
+def config_note(problem: str | None) -> str:
+    """Why the target's perfgate config on its default branch did not decide this run (``problem``
+    from ``bot.app.facts.settled_config``: unreadable or broken), so that the defaults that did are
+    no surprise; empty when the config was read as written."""
+    if not problem:
+        return ""
+    return (f"\n\n> ⚠️ {md_text(problem)}. The thresholds, label and runner groups above are perfgate's "
+            "defaults; fix the config on the default branch to use your own.\n")
+
+
 def history_notes(notes) -> str:
     """Per regressed benchmark: its history page and whether the change is within the
     benchmark's historical noise (``notes`` from ``history_store.regression_history_notes``)."""

@@ -106,6 +106,17 @@ def test_fail_threshold_comes_from_the_target_config(client, gh, scene):
     assert next(iter(gh.state.check_runs.values()))["conclusion"] == "success"
 
 
+def test_a_broken_target_config_is_named_in_the_report_comment(client, gh, scene):
+    scene.files[(P.REPO, "perfgate.toml")] = "fail_threshold = 'half'\n"
+    label(client)  # the default label still triggers: the defaults stand in for the broken file
+    (dispatch,) = gh.state.dispatches
+    upload(scene, dispatch, results_doc([bench("bench_norm", "regression", 1.2)], base_sha=BASE, head_sha=HEAD))
+    complete(gh, client, dispatch)
+    assert next(iter(gh.state.check_runs.values()))["conclusion"] == "failure"  # the default threshold
+    body = sticky(gh).body
+    assert "the perfgate config is broken" in body and "perfgate's defaults" in body and "fail_threshold" in body
+
+
 def test_unlabel_cancels_and_a_merge_is_recorded_for_history(app, client, gh):
     from sqlalchemy import select
 

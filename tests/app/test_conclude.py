@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.app import conclude
+from bot.app import conclude, messages
 from bot.app.actions import React, RunSpec, UpdateCheckRun, UpdateRun, UpsertComment
 from bot.app.facts import RunInfo
 from tests.action.results_doc import results_doc
@@ -60,3 +60,25 @@ def test_a_timed_out_run_without_a_check_run_or_pr_is_only_recorded():
     run = RunInfo("k1", "queued", HEAD, None, None, kind="history", repository=REPO)
     assert conclude.timed_out(run, timeout_hours=3, workflow_url=None) == [
         UpdateRun("k1", {"status": "timed_out", "conclusion": "timed_out", "headline": "timed out"})]
+
+
+def test_a_broken_config_on_the_default_branch_is_said_in_the_comment_not_only_logged():
+    from bot.app.facts import Conclusion, settled_config
+
+    run = RunInfo("k1", "in_progress", HEAD, BASE, 7, repository=REPO, check_run_id=5)
+    config, problem = settled_config({"perfgate.toml": "threshold = 'a lot'\n"}, f"{REPO}@main")
+    assert problem and "broken" in problem
+    facts = Conclusion(run=run, group=(run,), documents={"k1": results_doc()}, config=config, config_problem=problem)
+    _, comment, _ = conclude.from_results(facts, details_url=None, run_page_url=None)
+    assert "the perfgate config is broken" in comment.body and "perfgate's defaults" in comment.body
+    note = messages.config_note("o/r@main: the perfgate config is broken (<script>x</script> *bold*)")
+    assert "<script>" not in note and "*bold*" not in note  # escaped for Markdown
+    assert messages.config_note(None) == ""
+    read_as_written = Conclusion(run=run, group=(run,), documents={"k1": results_doc()}, config=config)
+    _, plain_comment, _ = conclude.from_results(read_as_written, details_url=None, run_page_url=None)
+    assert "perfgate's defaults" not in plain_comment.body
+    second = RunInfo("k2", "in_progress", HEAD, BASE, 7, repository=REPO, runner="a100", group="g")
+    first = RunInfo("k1", "completed", HEAD, BASE, 7, repository=REPO, check_run_id=5, runner="h100", group="g")
+    group = conclude.group_concluded([first, second], {"k1": results_doc()}, fail_threshold=0.0, accepts=[],
+                                     notes={}, details_url=None, run_page_url=None, config_problem=problem)
+    assert any(isinstance(a, UpsertComment) and "the perfgate config is broken" in a.body for a in group)
