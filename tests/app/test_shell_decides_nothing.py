@@ -62,7 +62,7 @@ ALLOWED = {
         "I/O: a stored run of another repository is none of this delivery's (as not found)",
     ("bot/app/gather.py", "_conclusion", "row.group_key"):
         "gathering: a run of a group is concluded with its group's rows",
-    ("bot/app/gather.py", "config_of", "problem"):
+    ("bot/app/gather.py", "config_and_problem", "problem"):
         "logging only: the core's reason the defaults stand is logged",
     ("bot/app/gather.py", "lease_run", "runs"):
         "I/O: the store found runs at the head",
