@@ -100,8 +100,8 @@ class SetupRequest:
     """``setup``: the case ``name`` (``file``, ``func``; the listed ``case`` when known) set up in
     the side's directory ``dir``. ``number`` calls per sample (None: calibrate to
     ``min_sample_time`` seconds), ``warmup_samples`` a fixed warm-up (None: adaptive, at most
-    ``warmup_seconds``). ``trace`` also names the repository ``root`` the code map reads (and
-    ``overhead``: time one call plain and traced too)."""
+    ``warmup_seconds``). (The code map's ``trace`` request carries these fields too, with the
+    repository ``root``: :mod:`runner.pipeline.mapping`.)"""
 
     dir: str
     file: str | None
@@ -115,15 +115,9 @@ class SetupRequest:
     number: int | None = None
     warmup_samples: int | None = None
     warmup_seconds: float | None = None
-    root: str | None = None
-    overhead: bool = False
-    cmd: str = "setup"
 
     def to_json(self) -> dict:
-        out = _plain(self)
-        if self.cmd == "setup":
-            out.pop("root"), out.pop("overhead")
-        return out
+        return {"cmd": "setup", **_plain(self)}
 
     @classmethod
     def from_json(cls, data: dict) -> "SetupRequest":

@@ -17,7 +17,7 @@ from ..report import print_table, render
 
 
 class RichProgress:
-    """A :class:`runner.pipeline.timing.Progress` that draws a rich progress bar on standard error."""
+    """A :class:`runner.pipeline.pairs.Progress` that draws a rich progress bar on standard error."""
 
     def __init__(self, quiet: bool = False):
         from rich.console import Console

@@ -27,7 +27,10 @@ from . import schedule, suites
 from .select import matches
 from .measured import MeasuredPass, entry as measured_entry
 from .profiling import profile_pass
-from .timing import BenchState, NoProgress, Progress, TimingPass, benchmark_entry
+from .benchstate import BenchState
+from .entries import benchmark_entry
+from .pairs import NoProgress, Progress
+from .timing import TimingPass
 from .workers import WorkerFailure, WorkerProcess, start_workers
 
 

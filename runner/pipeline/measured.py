@@ -34,7 +34,9 @@ from ..model import Change
 from ..protocol import Failure, SampleReply, SampleRequest
 from ..results import PAIRED
 from . import schedule
-from .timing import BenchState, TimingPass, benchmark_entry
+from .benchstate import BenchState
+from .entries import benchmark_entry
+from .timing import TimingPass
 
 
 def costs(values: list[float], direction: str, zero_ok: bool = False) -> list[float]:
@@ -247,7 +249,7 @@ def estimate(state: BenchState, level: float, floor: float) -> stats.BlockedEsti
 
 def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, min_pairs: int = 2) -> dict:
     """The ``benchmarks[]`` entry of a self-measured benchmark: the timing pass's
-    (:func:`runner.pipeline.timing.benchmark_entry`) with each pair's own change from its medians,
+    (:func:`runner.pipeline.entries.benchmark_entry`) with each pair's own change from its medians,
     the values back in their unit (a bigger-is-better value un-reciprocated) and ``unit``/``direction``.
 
     A memory-valued benchmark (:func:`is_memory`) carries ``measure: "memory"``, its

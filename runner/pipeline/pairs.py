@@ -41,7 +41,8 @@ class NoProgress:
 
 
 class ProcessPairs:
-    """The two workers of one compare and the telemetry sampler, with the sampling loop.
+    """The two workers of one compare and the telemetry sampler: the requests of one benchmark's
+    process pairs (set-up, a sample, the measures after a pair), read through :mod:`runner.protocol`.
 
     Isolation: every benchmark starts in a fresh pair of worker processes (forked by each side's
     server, :mod:`runner.pipeline.workers`), and after every pair's rounds the benchmark moves to

@@ -23,7 +23,7 @@ from ..environment import capture
 from ..errors import UserError
 from .conditions import timer_description
 from .measured import with_memory_sides
-from .workers import WorkerFailure, WorkerProcess, start_workers
+from .workers import WorkerFailure, WorkerProcess, ask, start_workers
 from ..git import repo_root, resolve
 from .revisions import Checkouts
 
@@ -39,7 +39,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
     Raises:
         UserError: bad repository, ref, configuration, or no benchmarks.
     """
-    from .timing import NoProgress
+    from .pairs import NoProgress
 
     progress = progress or NoProgress()
     root = repo_root(repo)
@@ -136,12 +136,12 @@ def _measure_group(worker: WorkerProcess, bench_dir: str, cases: list[dict], cfg
         t0 = time.monotonic()
         try:
             worker.new_child()
-            reply = worker.ask(SetupRequest(dir=bench_dir, file=lead["file"], func=lead["func"], name=lead["name"],
-                                            suite=lead.get("suite"), case=lead, options=options,
-                                            min_sample_time=cfg.sample_time("cpu"), cold_cache=cfg.cold_cache),
-                               SetupReply, lead.get("timeout"))
+            asked = SetupRequest(dir=bench_dir, file=lead["file"], func=lead["func"], name=lead["name"],
+                                 suite=lead.get("suite"), case=lead, options=options,
+                                 min_sample_time=cfg.sample_time("cpu"), cold_cache=cfg.cold_cache)
+            reply = ask(worker, asked, SetupReply, lead.get("timeout"))
             if not isinstance(reply, Failure):
-                reply = worker.ask(SampleRequest(1), SampleReply, lead.get("timeout"))
+                reply = ask(worker, SampleRequest(1), SampleReply, lead.get("timeout"))
         except WorkerFailure as exc:
             reply = Failure(str(exc))
         if isinstance(reply, Failure):
@@ -171,16 +171,16 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
     extra: dict = {}
     try:
         worker.new_child()  # every benchmark in a fresh process
-        reply = worker.ask(SetupRequest(dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
-                                        suite=case.get("suite"), case=case, options=options or {},
-                                        min_sample_time=min_sample_time, cold_cache=cfg.cold_cache),
-                           SetupReply, case.get("timeout"))
+        asked = SetupRequest(dir=bench_dir, file=case["file"], func=case["func"], name=case["name"],
+                             suite=case.get("suite"), case=case, options=options or {},
+                             min_sample_time=min_sample_time, cold_cache=cfg.cold_cache)
+        reply = ask(worker, asked, SetupReply, case.get("timeout"))
         if isinstance(reply, Failure) and reply.skipped:
             return None, reply.skipped
         samples, peak = [], None
         while not isinstance(reply, Failure) and len(samples) < target \
                 and (len(samples) < 2 or time.monotonic() < deadline):
-            reply = worker.ask(SampleRequest(1), SampleReply, case.get("timeout"))
+            reply = ask(worker, SampleRequest(1), SampleReply, case.get("timeout"))
             if not isinstance(reply, Failure):
                 samples.extend(reply.samples)
                 peak = reply.peak_memory_bytes if peak is None else max(peak, reply.peak_memory_bytes or 0)
@@ -193,7 +193,7 @@ def _measure_one(worker: WorkerProcess, bench_dir: str, case: dict, cfg, budget:
         per_call = sorted(samples)[len(samples) // 2] if samples else 0.0
         memory = measures.memory_due(0, per_call, budget)
         try:
-            extra = _measures(worker.ask(MeasureRequest(memory), MeasureReply, case.get("timeout")))
+            extra = _measures(ask(worker, MeasureRequest(memory), MeasureReply, case.get("timeout")))
         except WorkerFailure as exc:  # the timing stands; say why memory is missing
             extra = {"measure_error": str(exc)}
         if not memory:

@@ -22,9 +22,9 @@ from .. import stats
 from ..results import PAIRED
 from . import schedule
 from . import telemetry as telemetry_mod
-from .benchstate import KEEP_AT_LEAST, BenchState, SideState, safe_filename  # noqa: F401 - importers
-from .entries import benchmark_entry  # noqa: F401 - importers
-from .pairs import NoProgress, ProcessPairs, Progress  # noqa: F401 - importers
+from .benchstate import KEEP_AT_LEAST, BenchState
+from .entries import benchmark_entry  # noqa: F401 - the tests' import
+from .pairs import NoProgress, ProcessPairs  # noqa: F401 - the tests' import
 
 
 class TimingPass(ProcessPairs):

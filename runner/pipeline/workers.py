@@ -181,16 +181,6 @@ class WorkerProcess:
         self._send({"cmd": cmd, **fields})
         return self._read(timeout or self.timeout, expect_child=True)
 
-    def ask(self, message, reply: type, timeout: float | None = None):
-        """:meth:`request` with a typed ``message`` (:mod:`runner.protocol`): the ``reply`` type read
-        from the answer, or its :class:`runner.protocol.Failure` (:func:`runner.protocol.read_reply`).
-
-        Raises:
-            WorkerFailure: as :meth:`request`.
-        """
-        data = message.to_json()
-        return read_reply(self.request(data.pop("cmd"), timeout=timeout, **data), reply)
-
     def close(self) -> None:
         """End the child and the fork server, and whatever is left in the server's session."""
         self.end_child()
@@ -308,6 +298,17 @@ class WorkerProcess:
         except OSError:
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def ask(worker: "WorkerProcess", message, reply: type, timeout: float | None = None):
+    """``worker.request`` with a typed ``message`` (:mod:`runner.protocol`): the ``reply`` type read
+    from the answer, or its :class:`runner.protocol.Failure` (:func:`runner.protocol.read_reply`).
+
+    Raises:
+        WorkerFailure: as :meth:`WorkerProcess.request`.
+    """
+    data = message.to_json()
+    return read_reply(worker.request(data.pop("cmd"), timeout=timeout, **data), reply)
 
 
 def layout_pinned(cmd: list[str]) -> list[str]:
