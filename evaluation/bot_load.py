@@ -512,7 +512,7 @@ class App:
     """``perfgate migrate``, then gunicorn (the Dockerfile's command, bound to 127.0.0.1) and
     ``consumers`` × ``perfgate worker``, with logs under ``folder``."""
 
-    def __init__(self, env: dict[str, str], folder: Path, consumers: int):
+    def __init__(self, env: dict[str, str], folder: Path, consumers: int, worker_nice: int = 0):
         from tests.deploy import compose, services
 
         self.env, self.folder, self.services = env, folder, services
@@ -522,6 +522,10 @@ class App:
         self.web_argv = [str(self.bin / argv[0])] + [a.replace("0.0.0.0:8000", f"127.0.0.1:{self.port}")
                                                      for a in argv[1:]]
         self.consumer_count = consumers
+        #: the consumers' command: ``perfgate worker``, under ``nice -n N`` when asked (their CPU
+        #: yields to the web process's, as a web container's own CPU share would)
+        self.worker_argv = ([*(["nice", "-n", str(worker_nice)] if worker_nice else []), str(self.bin / "perfgate"),
+                             "worker"])
         self.web: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self.restarts = 0
@@ -536,7 +540,7 @@ class App:
         if migrate.returncode:
             raise SystemExit(f"perfgate migrate failed:\n{migrate.stdout}{migrate.stderr}")
         self.web = self._start(self.web_argv, "web.log")
-        self.workers = [self._start([str(self.bin / "perfgate"), "worker"], f"worker{i}.log")
+        self.workers = [self._start(self.worker_argv, f"worker{i}.log")
                         for i in range(self.consumer_count)]
 
         def healthy() -> bool:
@@ -554,7 +558,7 @@ class App:
         self.workers[index].send_signal(signal.SIGKILL)
         self.workers[index].wait()
         time.sleep(2)
-        self.workers[index] = self._start([str(self.bin / "perfgate"), "worker"], f"worker{index}.log")
+        self.workers[index] = self._start(self.worker_argv, f"worker{index}.log")
         self.restarts += 1
 
     def sweep(self, stale_after: float) -> str:
@@ -776,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="300 deliveries, 20 PRs, concurrency 10")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--worker-threads", type=int, default=8, help="PERFGATE_WORKERS of each consumer (default 8)")
+    parser.add_argument("--worker-nice", type=int, default=0, metavar="N",
+                        help="run the consumers under nice -n N (default 0: the same CPU priority as the web process)")
     parser.add_argument("--github-timeout", type=int, default=2, help="PERFGATE_GITHUB_TIMEOUT, s (default 2)")
     parser.add_argument("--hang", type=float, default=3.0, help="seconds the fake holds a timed-out call (default 3)")
     parser.add_argument("--stale-after", type=float, default=20.0,
@@ -822,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
                    "PERFGATE_PUBLIC_URL": "https://perfgate.example.org",
                    "PERFGATE_GITHUB_TIMEOUT": str(args.github_timeout), "PERFGATE_WORKERS": str(args.worker_threads)}
             (folder / "home").mkdir(exist_ok=True)
-            app = App(env, folder, consumers=2)
+            app = App(env, folder, consumers=2, worker_nice=args.worker_nice)
             try:
                 figures = run(args, app, github, pg, queue_url, folder, rng, log)
             finally:

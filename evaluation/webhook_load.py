@@ -14,6 +14,7 @@ Usage::
     python evaluation/webhook_load.py                       # SQLite database and queue (defaults)
     python evaluation/webhook_load.py --database-url postgresql://u:p@127.0.0.1:5432/db \\
         --queue-url redis://127.0.0.1:6379/0               # as docker-compose.yml runs it
+    python evaluation/webhook_load.py --stages 500          # + the intake's CPU by stage, in process
     python evaluation/webhook_load.py --smoke               # 40 deliveries: the script still runs (CI)
 
 The load generator shares the machine's CPUs with the server, so the figure is a lower bound
@@ -160,6 +161,48 @@ def drive(port: int, secret: str, body: bytes, count: int, max_seconds: float, c
             "mean_ms": round(statistics.fmean(lat) * 1000, 1) if lat else None}
 
 
+def stage_cpu(count: int, database_url: str, queue_url: str, body: bytes, secret: str = "x" * 40) -> dict[str, float]:
+    """CPU milliseconds per delivery of each stage of ``POST /webhook`` (``bot.web.intake``), run
+    in this process without a server on ``count`` deliveries of ``body`` (``pull_request``
+    ``labeled``), each with its own GUID, after 20 of warm-up: ``signature`` (HMAC-SHA256 of the
+    body), ``parse`` (``parse_event``: the signature again, the headers, ``json.loads``),
+    ``validate`` (the compiled schema), ``relevant``, ``record`` (a session, the insert, the
+    commit) and ``enqueue``. ``time.thread_time``: this thread's CPU, not what it waited for."""
+    from bot.app import handlers, payloads
+    from bot.app import store as app_store
+    from bot.app.events import parse_event, verify_signature
+    from bot.app.queue import build_queue, make_huey
+    from bot.db import normalize_url, open_database
+
+    db = open_database(normalize_url(database_url))
+    queue = build_queue(make_huey(queue_url, Path(tempfile.gettempdir())), lambda: None)
+    payloads.warm_up()
+    sig = "sha256=" + signature(secret, body)
+    spent = dict.fromkeys(("signature", "parse", "validate", "relevant", "record", "enqueue"), 0.0)
+    for i in range(count + 20):
+        headers = {"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4()),
+                   "X-Hub-Signature-256": sig, "Content-Type": "application/json"}
+        marks = [time.thread_time()]
+        verify_signature(body, sig, secret)
+        marks.append(time.thread_time())
+        event = parse_event(headers, body, secret)
+        marks.append(time.thread_time())
+        payloads.validate(event.name, event.action, event.data)
+        marks.append(time.thread_time())
+        handlers.handled(event.name, event.action) and handlers.relevant(event)
+        marks.append(time.thread_time())
+        with db.session() as session, session.begin():
+            app_store.record_delivery(session, event)
+        marks.append(time.thread_time())
+        queue.enqueue_delivery(event.delivery_id)
+        marks.append(time.thread_time())
+        if i >= 20:
+            for name, start, end in zip(spent, marks, marks[1:]):
+                spent[name] += end - start
+    db.dispose()
+    return {name: round(seconds * 1000 / count, 3) for name, seconds in spent.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=3000, help="deliveries at most (default 3000)")
@@ -169,11 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=25_000, help="bytes per delivery (default 25000)")
     parser.add_argument("--database-url", help="default: a fresh SQLite file")
     parser.add_argument("--queue-url", help="HUEY_URL (default: a fresh SQLite queue)")
+    parser.add_argument("--stages", type=int, default=0, metavar="N",
+                        help="also: CPU per stage of the intake, in this process, over N deliveries (stage_cpu)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="40 deliveries, 10 s at most (CI)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.count, args.max_seconds, args.clients = 40, 10.0, 2
+        args.count, args.max_seconds, args.clients, args.stages = 40, 10.0, 2, 20
 
     with tempfile.TemporaryDirectory(prefix="perfgate-load-") as home:
         secret = secrets.token_hex(16)
@@ -200,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             proc.terminate()
             proc.wait(timeout=20)
+    if args.stages:
+        with tempfile.TemporaryDirectory(prefix="perfgate-stages-") as home:
+            result["stage_cpu_ms"] = stage_cpu(args.stages, args.database_url or f"sqlite:///{home}/perfgate.db",
+                                               args.queue_url or f"sqlite:///{home}/huey.db", body)
     result.update(database="PostgreSQL" if args.database_url else "SQLite",
                   queue="Redis" if (args.queue_url or "").startswith("redis") else "SQLite",
                   web_workers=1, threads=args.threads, clients=args.clients, bytes=len(body), cpus=os.cpu_count())
@@ -212,6 +261,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {result['accepted']} of {result['deliveries']} accepted in {result['seconds']} s; latency p50 "
               f"{result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms; statuses {result['statuses']}")
         print(f"  web process CPU {result['web_cpu_ms_per_delivery']} ms per delivery (gunicorn master + worker, /proc)")
+        if args.stages:
+            stages = result["stage_cpu_ms"]
+            print("  intake CPU per delivery by stage, in process (ms): "
+                  + ", ".join(f"{name} {ms:.3f}" for name, ms in stages.items())
+                  + f"; sum {sum(stages.values()) - stages['signature']:.3f} (parse includes the signature)")
     return 0 if result["accepted"] == result["deliveries"] else 1
 
 

@@ -11,7 +11,8 @@ perfgate handles (``bot.app.handlers``) and the components they reference, in
 The schemas use only keywords JSON Schema draft 7 shares with 2020-12 (the description is
 OpenAPI 3.1): ``type``, ``required``, ``properties``, ``items``, ``enum``, ``oneOf``/``anyOf``/
 ``allOf``, ``additionalProperties``; they are compiled to Python with ``fastjsonschema``, once
-per process and event, on first use. Formats are not asserted (nor are they by the tests'
+per process and schema: all of them before the web process serves (:func:`warm_up`, called by
+``bot.create_app``), elsewhere on first use. Formats are not asserted (nor are they by the tests'
 ``jsonschema`` reference check, ``tests/app/webhook_schemas.py``); defaults are not filled in.
 """
 

@@ -29,8 +29,9 @@ def record_delivery(session: Session, event: Event) -> bool:
 
     One ``INSERT … ON CONFLICT (delivery_id) DO NOTHING RETURNING id`` (:func:`bot.db.insert_missing`'s
     statement, built once per dialect, executed on the session's connection): no read first, no
-    SAVEPOINT, no ORM unit of work — the intake's whole write (≈0.3 ms of CPU on SQLite, where
-    the ORM's check-then-insert in a SAVEPOINT took ≈2 ms). Column defaults (``status``,
+    SAVEPOINT, no ORM unit of work — the intake's whole write, commit included, ≈0.5 ms of CPU on
+    SQLite and on PostgreSQL, where the ORM's check-then-insert in a SAVEPOINT took ≈0.9 and
+    ≈1.4 ms (``evaluation/webhook_load.py --stages``, evaluation/RESULTS_app.md). Column defaults (``status``,
     ``received_at``, ``queued_at``, ``step``, ``attempts``) apply. Durable once the caller's
     transaction commits.
     """
