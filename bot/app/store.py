@@ -27,13 +27,10 @@ def record_delivery(session: Session, event: Event) -> bool:
     """Store a verified delivery (status ``queued``); False when its ``X-GitHub-Delivery`` was
     stored before (by an earlier delivery, or a concurrent request that committed first).
 
-    One ``INSERT … ON CONFLICT (delivery_id) DO NOTHING RETURNING id`` (:func:`bot.db.insert_missing`'s
-    statement, built once per dialect, executed on the session's connection): no read first, no
-    SAVEPOINT, no ORM unit of work — the intake's whole write, commit included, ≈0.5 ms of CPU on
-    SQLite and on PostgreSQL, where the ORM's check-then-insert in a SAVEPOINT took ≈0.9 and
-    ≈1.4 ms (``evaluation/webhook_load.py --stages``, evaluation/RESULTS_app.md). Column defaults (``status``,
-    ``received_at``, ``queued_at``, ``step``, ``attempts``) apply. Durable once the caller's
-    transaction commits.
+    One ``INSERT … ON CONFLICT (delivery_id) DO NOTHING RETURNING id`` (built once per dialect):
+    no read, no SAVEPOINT, no ORM flush — ≈0.5 ms of CPU with the commit on SQLite and PostgreSQL
+    (the ORM's check-then-insert: ≈0.9 / ≈1.4 ms; evaluation/RESULTS_app.md). Column defaults
+    apply. Durable once the caller's transaction commits.
     """
     connection = session.connection()
     values = {"delivery_id": event.delivery_id, "event": event.name, "action": event.action,
