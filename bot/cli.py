@@ -110,11 +110,13 @@ def build_worker(env: Mapping[str, str], client_options: dict | None = None):
 def main_sweep(args: argparse.Namespace) -> int:
     """Run the worker's periodic sweeps once, now: enqueue again the deliveries whose work was
     lost (failed, or ``queued`` for longer than ``--stale-after`` seconds: a killed worker, a
-    wiped queue) for the running consumers, and mark runs that never reported back as timed out.
-    Prints what it did.
+    wiped queue) for the running consumers, mark runs that never reported back as timed out, and
+    set right what GitHub shows of runs that ended ``--reconcile-after`` seconds ago or more
+    (``bot.app.sweeps.reconcile_ended``). Prints what it did.
 
     Raises:
-        UserError: a setting is missing or malformed, ``--stale-after`` is not positive, or
+        UserError: a setting is missing or malformed, ``--stale-after`` is not positive,
+            ``--reconcile-after`` is negative, or
             HUEY_URL is ``memory://`` (exit 2).
     """
     import datetime as _dt
@@ -123,13 +125,17 @@ def main_sweep(args: argparse.Namespace) -> int:
 
     if args.stale_after <= 0:
         raise UserError(f"--stale-after must be a positive number of seconds, got {args.stale_after:g}")
+    reconcile_after = getattr(args, "reconcile_after", None)
+    if reconcile_after is not None and reconcile_after < 0:
+        raise UserError(f"--reconcile-after must be zero or a positive number of seconds, got {reconcile_after:g}")
     queue = build_worker(dict(os.environ))
     runtime = queue.runtime()
     lost = sweeps.lost_deliveries(runtime, stale_after=_dt.timedelta(seconds=args.stale_after))
     for delivery_id in lost:
         queue.enqueue_delivery(delivery_id)
     expired = sweeps.expire_runs(runtime)
-    reconciled = sweeps.reconcile_ended(runtime)
+    reconciled = sweeps.reconcile_ended(
+        runtime, after=None if reconcile_after is None else _dt.timedelta(seconds=reconcile_after))
     print(f"perfgate: {len(lost)} lost deliveries queued again, {len(expired)} runs timed out, "
           f"{len(reconciled)} commits' check runs reconciled")
     return 0

@@ -46,6 +46,9 @@ def register(sub, parser_class) -> None:
     p = sub.add_parser("sweep", help="enqueue lost deliveries again and time out silent runs, once, now")
     p.add_argument("--stale-after", type=float, default=900, metavar="SECONDS",
                    help="a delivery queued longer than this lost its job (default: 900)")
+    p.add_argument("--reconcile-after", type=float, default=None, metavar="SECONDS",
+                   help="set right the check runs and sticky comments of runs that ended at least this long "
+                        "ago (default: 900, when a write GitHub carried out late has surely landed)")
     p.set_defaults(handler="bot.cli:main_sweep")
 
     p = sub.add_parser("app", help="register the GitHub App: its manifest")

@@ -561,10 +561,12 @@ class App:
         self.workers[index] = self._start(self.worker_argv, f"worker{index}.log")
         self.restarts += 1
 
-    def sweep(self, stale_after: float) -> str:
-        done = subprocess.run([str(self.bin / "perfgate"), "sweep", "--stale-after", f"{stale_after:g}"],
+    def sweep(self, stale_after: float, reconcile_after: float | None = None) -> str:
+        more = [] if reconcile_after is None else ["--reconcile-after", f"{reconcile_after:g}"]
+        done = subprocess.run([str(self.bin / "perfgate"), "sweep", "--stale-after", f"{stale_after:g}", *more],
                               cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=120)
-        return (done.stdout + done.stderr).strip().splitlines()[-1] if (done.stdout + done.stderr).strip() else ""
+        said = [line for line in done.stdout.splitlines() if line.startswith("perfgate:")]  # not PyGithub's retries
+        return said[-1] if said else "\n".join((done.stdout + done.stderr).strip().splitlines()[-3:])
 
     def stop(self) -> None:
         for proc in [*self.workers, self.web]:
@@ -755,6 +757,12 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
     actions.halt.set()
     actions.join(timeout=10)
     wall = time.monotonic() - started
+    open_before = github.call("snapshot")["open_check_runs"]
+    # the periodic sweep's last duty, now rather than 15 minutes later: set right what GitHub shows
+    # of the ended runs (check runs left open, duplicate stickies; bot.app.sweeps.reconcile_ended)
+    report = app.sweep(args.stale_after, reconcile_after=0)
+    sweeps.append(report)
+    log(f"  reconciling sweep ({open_before} check runs open on GitHub): {report}")
     figures = count(db, github.call("snapshot"), sent)
     figures.update(seconds=round(wall, 1), sweeps=sweeps, worker_restarts=app.restarts,
                    web_cpu_ms_per_delivery=round(cpu_sent[0] * 1000 / max(1, cpu_sent[1]), 2),

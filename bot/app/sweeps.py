@@ -105,15 +105,19 @@ _AT_EXPIRY = {"conclude": _conclude, "time_out": _time_out}
 RECONCILE_AFTER, RECONCILE_WITHIN = _dt.timedelta(minutes=15), _dt.timedelta(minutes=25)
 
 
-def reconcile_ended(rt: Runtime, now=None) -> list[str]:
+def reconcile_ended(rt: Runtime, now=None, after: _dt.timedelta | None = None) -> list[str]:
     """Set right what GitHub shows about recently ended runs (``bot.app.conclude.left_open``,
     ``duplicate_stickies``): complete their check runs left open and delete duplicate sticky
-    comments, under each PR's lease (a busy PR waits for the next sweep). Returns the
+    comments, under each PR's lease (a busy PR waits for the next sweep). Looks at the runs that
+    ended between ``after`` (default :data:`RECONCILE_AFTER`; ``perfgate sweep --reconcile-after``)
+    and ``after`` + 10 minutes, at least :data:`RECONCILE_WITHIN`, before ``now``. Returns the
     ``owner/repo@head`` of the commits looked at."""
     now = now or utc_now()
+    after = RECONCILE_AFTER if after is None else after
+    within = max(RECONCILE_WITHIN, after + (RECONCILE_WITHIN - RECONCILE_AFTER))
     with rt.db.session() as session:
         heads = sorted({(r.repository, r.head_sha, r.pr_number, r.installation_id)
-                        for r in app_store.ended_between(session, now - RECONCILE_WITHIN, now - RECONCILE_AFTER)},
+                        for r in app_store.ended_between(session, now - within, now - after)},
                        key=lambda h: (h[0], h[1], h[2] or 0))
     done = []
     for repository, head, number, installation in heads:

@@ -100,6 +100,21 @@ def test_a_check_run_created_late_after_the_retry_created_its_own_is_completed_a
     assert len(fake_github.calls("checks/update")) == updates
 
 
+def test_an_operator_sweep_may_reconcile_runs_that_ended_a_moment_ago(app, client, fake_github, scene):
+    """``perfgate sweep --reconcile-after 0`` (``after=0``): what just ended is set right now, not
+    15 minutes later; the default window leaves it alone."""
+    rt = app.extensions["perfgate"]["runtime"]
+    LATE["checks/create"] = 1
+    deliver(client, _label(), delivery="d-1")
+    executor.handle_delivery(rt, "d-1")
+    _carry_out_late()
+    _concluded(app, client, fake_github, scene)
+    assert sweeps.reconcile_ended(rt) == []
+    assert len([c for c in fake_github.state.check_runs.values() if c["status"] != "completed"]) == 1
+    assert sweeps.reconcile_ended(rt, after=dt.timedelta(0)) == [f"{P.REPO}@{HEAD}"]
+    assert {c["status"] for c in fake_github.state.check_runs.values()} == {"completed"}
+
+
 def test_a_sticky_comment_created_late_is_deleted_and_the_edited_one_kept(app, client, fake_github, scene):
     rt = app.extensions["perfgate"]["runtime"]
     LATE["issues/create-comment"] = 1
