@@ -561,10 +561,15 @@ class App:
         self.workers[index] = self._start(self.worker_argv, f"worker{index}.log")
         self.restarts += 1
 
-    def sweep(self, stale_after: float, reconcile_after: float | None = None) -> str:
+    def sweep(self, stale_after: float, reconcile_after: float | None = None, timeout: float = 120) -> str:
+        """``perfgate sweep`` once; its report line. ``timeout``: seconds (one reconciling sweep over
+        every ended run makes two GitHub reads per commit, one by one, each retried under faults)."""
         more = [] if reconcile_after is None else ["--reconcile-after", f"{reconcile_after:g}"]
-        done = subprocess.run([str(self.bin / "perfgate"), "sweep", "--stale-after", f"{stale_after:g}", *more],
-                              cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=120)
+        try:
+            done = subprocess.run([str(self.bin / "perfgate"), "sweep", "--stale-after", f"{stale_after:g}", *more],
+                                  cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"perfgate sweep did not finish in {timeout:g} s"
         said = [line for line in done.stdout.splitlines() if line.startswith("perfgate:")]  # not PyGithub's retries
         return said[-1] if said else "\n".join((done.stdout + done.stderr).strip().splitlines()[-3:])
 
@@ -760,7 +765,7 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
     open_before = github.call("snapshot")["open_check_runs"]
     # the periodic sweep's last duty, now rather than 15 minutes later: set right what GitHub shows
     # of the ended runs (check runs left open, duplicate stickies; bot.app.sweeps.reconcile_ended)
-    report = app.sweep(args.stale_after, reconcile_after=0)
+    report = app.sweep(args.stale_after, reconcile_after=0, timeout=1200)
     sweeps.append(report)
     log(f"  reconciling sweep ({open_before} check runs open on GitHub): {report}")
     figures = count(db, github.call("snapshot"), sent)
