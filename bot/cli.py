@@ -116,18 +116,18 @@ def main_sweep(args: argparse.Namespace) -> int:
 
     Raises:
         UserError: a setting is missing or malformed, ``--stale-after`` is not positive,
-            ``--reconcile-after`` is negative, or
+            ``--reconcile-after`` is not 0 to 30 days, or
             HUEY_URL is ``memory://`` (exit 2).
     """
     import datetime as _dt
 
     from .app import sweeps
 
-    if args.stale_after <= 0:
-        raise UserError(f"--stale-after must be a positive number of seconds, got {args.stale_after:g}")
+    if not 0 < args.stale_after <= 30 * 86400:  # NaN and inf too
+        raise UserError(f"--stale-after must be a positive number of seconds up to 30 days, got {args.stale_after:g}")
     reconcile_after = getattr(args, "reconcile_after", None)
-    if reconcile_after is not None and reconcile_after < 0:
-        raise UserError(f"--reconcile-after must be zero or a positive number of seconds, got {reconcile_after:g}")
+    if reconcile_after is not None and not 0 <= reconcile_after <= 30 * 86400:  # NaN and inf too
+        raise UserError(f"--reconcile-after must be 0 to 2592000 seconds (30 days), got {reconcile_after:g}")
     queue = build_worker(dict(os.environ))
     runtime = queue.runtime()
     lost = sweeps.lost_deliveries(runtime, stale_after=_dt.timedelta(seconds=args.stale_after))

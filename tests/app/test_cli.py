@@ -211,7 +211,9 @@ def test_perfgate_sweep_queues_lost_work_for_the_running_consumers(app_env, tmp_
     assert deliveries(web) == {"d-old": "done", "d-new": "queued"}
     assert len(fake_github.state.dispatches) == 1
     assert main(["sweep", "--stale-after", "0"]) == 2
-    assert main(["sweep", "--stale-after", "120", "--reconcile-after", "-1"]) == 2
+    for bad in ("-1", "nan", "inf"):
+        assert main(["sweep", "--stale-after", "120", "--reconcile-after", bad]) == 2
+        assert main(["sweep", "--stale-after", bad]) == 2
     assert main(["sweep", "--stale-after", "120", "--reconcile-after", "0"]) == 0
     assert "0 commits' check runs reconciled" in capsys.readouterr().out
     web.extensions["perfgate"]["db"].dispose()
