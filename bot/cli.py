@@ -125,7 +125,7 @@ def main_sweep(args: argparse.Namespace) -> int:
 
     if not 0 < args.stale_after <= 30 * 86400:  # NaN and inf too
         raise UserError(f"--stale-after must be a positive number of seconds up to 30 days, got {args.stale_after:g}")
-    reconcile_after = getattr(args, "reconcile_after", None)
+    reconcile_after = args.reconcile_after
     if reconcile_after is not None and not 0 <= reconcile_after <= 30 * 86400:  # NaN and inf too
         raise UserError(f"--reconcile-after must be 0 to 2592000 seconds (30 days), got {reconcile_after:g}")
     queue = build_worker(dict(os.environ))
