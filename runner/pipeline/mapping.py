@@ -4,7 +4,7 @@
 
 The map (``code_map`` of results.json)::
 
-    {"sha": revision mapped, "tool": "coverage.py 7.x", "root": ".", "bench_dir": "benchmarks",
+    {"sha": revision mapped, "tool": "cProfile", "root": ".", "bench_dir": "benchmarks",
      "benchmarks": {name: [repository-relative paths]}, "unmapped": {name: why},
      "seconds": wall seconds the pass took}
 """

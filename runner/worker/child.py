@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import statistics
 import sys
 import time
 
@@ -259,10 +260,9 @@ class Worker:
         out = {"files": files, "tool": tool}
         fn = prepared_box[0].fn if prepared_box else None
         if req.get("overhead") and fn is not None:
-            # what tracing costs a warm call (evaluation/selection.py): one call plain, one traced
-            t0 = time.perf_counter()
-            fn()
-            out["plain_call_s"] = time.perf_counter() - t0
+            # what tracing costs a warm call (evaluation/selection.py): three calls plain and three
+            # traced, alternating, medians (one of each read a neighbour's burst as the tracer's cost)
+            plain: list[float] = []
             timed: list[float] = []
 
             def traced_call() -> None:  # the call alone: the tracer's set-up is the pass's fixed cost
@@ -270,8 +270,13 @@ class Worker:
                 fn()
                 timed.append(time.perf_counter() - t1)
 
-            trace_files(traced_call, req["root"])
-            out["traced_call_s"] = timed[0]
+            for _ in range(3):
+                t0 = time.perf_counter()
+                fn()
+                plain.append(time.perf_counter() - t0)
+                trace_files(traced_call, req["root"])
+            out["plain_call_s"] = statistics.median(plain)
+            out["traced_call_s"] = statistics.median(timed)
         return out
 
     def close(self) -> None:

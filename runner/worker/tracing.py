@@ -4,10 +4,18 @@ A fresh child sets the benchmark up and makes one call (one run, for a benchmark
 itself) under a tracer; the answer is the repository-relative paths of the Python files whose
 code ran. Selection (:mod:`runner.selection`) reads them; nothing here is timed.
 
-The tracer is coverage.py's (its C tracer; on Python 3.12+ coverage.py may use
-``sys.monitoring``): with ``include`` set to the repository, a frame of any other file (torch,
-the standard library) costs one cached lookup and is not traced further. Without coverage.py a
-``sys.settrace`` tracer of call events does the same job, slower.
+The tracer is the standard library's C profiler (``cProfile``, i.e. ``_lsprof``): it sees every
+Python function call — a module body run by a lazy import, a generator resumed — as one C-level
+profile event and keeps one entry per code object, whose file is all the map needs. It replaced
+coverage.py (issue 32): coverage.py traces every *line* of the repository's files, and a call
+that runs much of the repository's Python paid ×1.85–×2.54 for that in the replay
+(``evaluation/selection.py``); the profiler's events are per call, not per line (measured beside
+it on the same benchmarks: ×0.3–×1.7 on warm calls of ≥ 0.4 ms, against ×1.1–×3.6 for
+coverage.py; on calls of tens of microseconds both pay a fixed cost per new code object).
+Threads started during the call get a profiler of their own (``threading.setprofile``); threads
+already running are not seen. Where the profiler cannot be enabled (another profiling tool holds
+the hook, as Python 3.12+ refuses two), a ``sys.settrace`` tracer of call events does the same
+job, slower.
 
 What the map cannot see, by construction: code that ran when the benchmark files were imported
 into the fork server (module bodies), native code, and files read as data; the selection runs
@@ -16,11 +24,15 @@ everything when such things change.
 
 from __future__ import annotations
 
+import cProfile
 import os
 import sys
 import threading
-import warnings
-from typing import Callable
+from typing import Callable, Iterable
+
+#: The ``tool`` a map names for each tracer (``results.json: code_map.tool``).
+PROFILER = "cProfile"
+SETTRACE = "sys.settrace"
 
 
 def trace_files(run: Callable[[], object], root: str) -> tuple[list[str], str]:
@@ -32,43 +44,42 @@ def trace_files(run: Callable[[], object], root: str) -> tuple[list[str], str]:
 
     Returns:
         ``(paths, tool)``: sorted ``/``-separated paths relative to ``root``; ``tool`` names the
-        tracer (``coverage.py 7.x`` or ``sys.settrace``).
+        tracer (``PROFILER`` or ``SETTRACE``).
 
     Raises:
         Whatever ``run`` raises (the tracer is stopped first).
     """
     real_root = os.path.realpath(root)
+    main = cProfile.Profile()
     try:
-        import coverage
-    except ImportError:
-        coverage = None
-    if not hasattr(coverage, "Coverage"):
-        # not installed, or shadowed by a module of the same name on the path (a benchmark
-        # folder's own coverage.py): the call-event tracer does the same job
-        return _settrace_files(run, real_root), "sys.settrace"
-    cov = coverage.Coverage(data_file=None, include=[os.path.join(real_root, "*")], branch=False,
-                            config_file=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "no data was collected" is an answer here, not a warning
-        cov.start()
-        try:
-            run()
-        finally:
-            cov.stop()
-        measured = cov.get_data().measured_files()
-    return _relative(measured, real_root), f"coverage.py {coverage.__version__}"
+        main.enable()
+    except ValueError:  # Python 3.12+: another profiler holds the hook
+        return _settrace_files(run, real_root), SETTRACE
+    profiles = [main]
+
+    def start_in_thread(frame, event, arg) -> None:
+        # the first profile event of a thread started during the call: a C profiler of its own
+        # takes over the thread's hook from here (this function is not called again there)
+        profiler = cProfile.Profile()
+        profiles.append(profiler)
+        profiler.enable()
+
+    threading.setprofile(start_in_thread)
+    try:
+        run()
+    finally:
+        main.disable()
+        threading.setprofile(None)  # type: ignore[arg-type]
+    files = (entry.code.co_filename for profiler in profiles for entry in profiler.getstats()
+             if not isinstance(entry.code, str))  # a str is a built-in (C) function
+    return _relative(files, real_root), PROFILER
 
 
 def _settrace_files(run: Callable[[], object], real_root: str) -> list[str]:
     seen: set[str] = set()
-    cache: dict[str, bool] = {}
 
     def tracer(frame, event, arg):  # call events only: no local tracing
-        name = frame.f_code.co_filename
-        if name not in cache:
-            cache[name] = os.path.realpath(name).startswith(real_root + os.sep)
-        if cache[name]:
-            seen.add(os.path.realpath(name))
+        seen.add(frame.f_code.co_filename)
         return None
 
     threading.settrace(tracer)
@@ -81,9 +92,9 @@ def _settrace_files(run: Callable[[], object], real_root: str) -> list[str]:
     return _relative(seen, real_root)
 
 
-def _relative(paths, real_root: str) -> list[str]:
+def _relative(paths: Iterable[str], real_root: str) -> list[str]:
     out = set()
-    for path in paths:
+    for path in set(paths):
         real = os.path.realpath(path)
         if real.startswith(real_root + os.sep) and real.endswith(".py"):
             out.add(os.path.relpath(real, real_root).replace(os.sep, "/"))

@@ -138,40 +138,57 @@ def test_selection_config_table():
             config.from_texts({"perfgate.toml": bad})
 
 
-def test_tracer_lists_the_repository_files_that_ran(tmp_path):
+def test_tracer_lists_the_repository_files_that_ran(tmp_path, monkeypatch):
     import sys
+    import threading
 
-    from runner.worker.tracing import _settrace_files, trace_files
+    from runner.worker import tracing
+    from runner.worker.tracing import PROFILER, SETTRACE, _settrace_files, trace_files
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "used.py").write_text("def f():\n    return 1\n")
     (pkg / "unused.py").write_text("def g():\n    return 2\n")
+    (pkg / "lazy.py").write_text("X = 1\n")  # a module body run by an import inside the call
+    (pkg / "in_thread.py").write_text("def h():\n    return 3\n")
+    (pkg / "gen.py").write_text("def items():\n    yield 1\n    yield 2\n")
     sys.path.insert(0, str(tmp_path))
     try:
+        import pkg.gen
+        import pkg.in_thread
         import pkg.unused  # noqa: F401 - imported, never called: not in the map
         import pkg.used
 
         files, tool = trace_files(lambda: pkg.used.f(), str(tmp_path))
-        assert files == ["pkg/used.py"] and tool.startswith("coverage.py")
+        assert files == ["pkg/used.py"] and tool == PROFILER
+        assert sys.getprofile() is None and threading.getprofile() is None  # the profiler is stopped
+
+        def everything():
+            pkg.used.f()
+            __import__("pkg.lazy")
+            list(pkg.gen.items())
+            worker = threading.Thread(target=pkg.in_thread.h)
+            worker.start()
+            worker.join()
+
+        assert trace_files(everything, str(tmp_path))[0] == ["pkg/gen.py", "pkg/in_thread.py", "pkg/lazy.py",
+                                                             "pkg/used.py"]
         assert _settrace_files(lambda: pkg.used.f(), str(tmp_path.resolve())) == ["pkg/used.py"]
         with pytest.raises(ZeroDivisionError):
             trace_files(lambda: 1 / 0, str(tmp_path))
-        assert sys.gettrace() is None  # the tracer is stopped after a failure too
-        # a module named coverage that is not coverage.py (this repository's evaluation folder had
-        # one, which shadowed the library whenever that folder was on the path): the call tracer
-        real = sys.modules.get("coverage")
-        sys.modules["coverage"] = type(sys)("coverage")
-        try:
-            assert trace_files(lambda: pkg.used.f(), str(tmp_path)) == (["pkg/used.py"], "sys.settrace")
-        finally:
-            sys.modules.pop("coverage")
-            if real is not None:
-                sys.modules["coverage"] = real
+        assert sys.getprofile() is None  # the tracer is stopped after a failure too
+
+        class Held:  # Python 3.12+ refuses a second profiler: the call-event tracer does the job
+            def enable(self):
+                raise ValueError("Another profiling tool is already active")
+
+        monkeypatch.setattr(tracing.cProfile, "Profile", Held)
+        assert trace_files(lambda: pkg.used.f(), str(tmp_path)) == (["pkg/used.py"], SETTRACE)
+        assert sys.gettrace() is None
     finally:
         sys.path.remove(str(tmp_path))
-        for name in ("pkg", "pkg.used", "pkg.unused"):
+        for name in ("pkg", "pkg.used", "pkg.unused", "pkg.lazy", "pkg.in_thread", "pkg.gen"):
             sys.modules.pop(name, None)
 
 

@@ -49,7 +49,7 @@ def test_a_pr_touching_one_module_measures_only_its_benchmark(tmp_path):
     cmap = doc["code_map"]["benchmarks"]
     assert {"mylib/norm.py", "mylib/common.py", "benchmarks/bench_lib.py"} <= set(cmap["bench_norm"])
     assert "mylib/attn.py" not in cmap["bench_norm"]
-    assert doc["code_map"]["tool"].startswith("coverage.py")
+    assert doc["code_map"]["tool"] == "cProfile"
     load(tmp_path / "out" / "results.json")  # valid against the schema
     # the report says what was carried forward
     assert main(["report", str(tmp_path / "out" / "results.json"), "--format", "md", "-o", str(tmp_path / "r.md")]) == 0
