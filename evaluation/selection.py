@@ -57,8 +57,11 @@ REPOS = {
 }
 
 #: Settings of the maps and the miss compares: small, the replay runs on a shared 2-CPU machine.
-REPLAY_CONFIG = Config(min_sample_time=0.002, min_rounds=8, pair_rounds=4, max_rounds=32, timeout=120.0,
-                       profile=False, cpus="all")
+#: One intra-op thread a worker: torch's two OpenMP threads on two shared vCPUs made identical
+#: code differ by ±30–300 % between process pairs in the miss compares (replay of 2026-12-02,
+#: 18:22 UTC, load 3), which left those compares unable to show a miss; up to 16 process pairs.
+REPLAY_CONFIG = Config(min_sample_time=0.002, min_rounds=8, pair_rounds=4, max_rounds=64, timeout=120.0,
+                       profile=False, cpus="all", threads=1)
 
 
 def build_suite(name: str, dest: Path) -> Path:
@@ -125,7 +128,10 @@ def summarize(rows: list[dict]) -> dict:
     return {"commits": len(rows), "saved": saved(rows), "one_module_commits": len(one), "one_module_saved": saved(one),
             "full_runs": sum(1 for r in rows if r["full_run"]), "no_change_runs": sum(1 for r in rows if not r["run"]),
             "checked_commits": len(checked), "checked_benchmarks": sum(len(r["miss_check"]["verdicts"]) for r in checked),
-            "misses": sum(len(r["miss_check"]["misses"]) for r in checked)}
+            "misses": sum(len(r["miss_check"]["misses"]) for r in checked),
+            "traced_rows": sum(1 for r in rows if "traced_misses" in r),
+            "traced_skipped": sum(len(r["skipped"]) for r in rows if "traced_misses" in r),
+            "traced_misses": sum(len(r.get("traced_misses") or ()) for r in rows)}
 
 
 def miss_check(clone: Path, parent: str, commit: str, suite: Path, skipped: list[str], out: Path,
@@ -148,9 +154,23 @@ def miss_check(clone: Path, parent: str, commit: str, suite: Path, skipped: list
             "seconds": round(time.monotonic() - t0, 1)}
 
 
+def traced_misses(changed: list[str], skipped: list[str], parent_map: dict, head_map: dict) -> list[str]:
+    """The skipped benchmarks whose traced files at the parent *or* at the commit include a
+    changed path (pure): with exact maps of both sides, a skipped benchmark that ran no changed
+    file on either side ran byte-identical Python, so only what the map cannot see (native code,
+    data files; those force full runs) could have moved it."""
+    changed_set = set(changed)
+    return [name for name in skipped
+            if changed_set & set(parent_map["benchmarks"].get(name, ())) | changed_set & set(head_map["benchmarks"].get(name, ()))]
+
+
 def replay(name: str, clone: Path, suite: Path, tmp: Path, n: int, map_every: int, miss_commits: int,
-           max_time: float, log=print) -> tuple[list[dict], dict]:
-    """Replay ``n`` commits of ``clone``; returns the rows (one per commit, newest first) and the map costs."""
+           max_time: float, log=print, traced_check: bool = False) -> tuple[list[dict], dict]:
+    """Replay ``n`` commits of ``clone``; returns the rows (one per commit, newest first) and the map costs.
+
+    With ``traced_check`` every commit that skipped something also gets exact maps of its parent
+    and of itself (reused where one commit's map is another's parent map), and the row's
+    ``traced_misses`` lists :func:`traced_misses`."""
     pairs = first_parent_pairs(clone, n)
     maps: dict[int, dict] = {}
     costs: dict = {}
@@ -174,6 +194,20 @@ def replay(name: str, clone: Path, suite: Path, tmp: Path, n: int, map_every: in
                "subject": git(clone, "log", "-1", "--format=%s", commit).strip()[:80],
                **decide(changed, names, maps[j]), "miss_check": None}
         rows.append(row)
+    if traced_check:
+        exact = {pairs[j][0]: m for j, m in maps.items()}  # the maps made above are exact for their parent
+
+        def map_of(sha: str) -> dict:
+            if sha not in exact:
+                exact[sha] = make_map(clone, sha, suite, tmp / f"exact-{sha[:10]}")[0]
+            return exact[sha]
+
+        for row in rows:
+            if row["skipped"]:
+                row["traced_misses"] = traced_misses(row["changed"], row["skipped"], map_of(row["parent"]),
+                                                     map_of(row["commit"]))
+        log(f"{name}: exact maps of {len(exact)} revisions; skipped benchmarks that ran changed code: "
+            f"{sum(len(r.get('traced_misses') or ()) for r in rows)}")
     # commits that skipped some benchmarks and changed the package's Python code; partial selections first
     candidates = sorted((r for r in rows if r["skipped"] and r["sources"]), key=lambda r: not r["run"])
     for row in candidates[:miss_commits]:
@@ -213,7 +247,11 @@ def table(name: str, rows: list[dict], costs: dict, args) -> str:
              f"| commits whose skipped benchmarks were fully compared | {s['checked_commits']} "
              f"({s['checked_benchmarks']} benchmarks, {args.max_time:g} s each) |",
              f"| **misses** (a skipped benchmark with a verdict) | **{s['misses']}** |",
-             f"| largest change the skipped benchmarks' intervals leave possible | {pct(widest(rows))} |", ""]
+             f"| largest change the skipped benchmarks' intervals leave possible | {pct(widest(rows))} |"]
+    if s["traced_rows"]:
+        lines.append(f"| skipped benchmarks that ran a changed file at the parent or the commit (exact maps of both; "
+                     f"{s['traced_skipped']} skips on {s['traced_rows']} commits) | **{s['traced_misses']}** |")
+    lines.append("")
     if costs:
         ratios = [c["traced_call_s"] / c["plain_call_s"] for c in costs.values()
                   if c.get("plain_call_s") and c.get("traced_call_s")]
@@ -261,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--miss-commits", type=int, default=3, help="commits whose skipped benchmarks get a full compare")
     parser.add_argument("--max-time", type=float, default=10.0,
                         help="budget of the miss compares, seconds per skipped benchmark")
+    parser.add_argument("--traced-check", action="store_true",
+                        help="map the parent and the commit of every commit that skipped something, exactly, and count "
+                             "the skipped benchmarks that ran a changed file on either side")
     parser.add_argument("--write", type=Path)
     parser.add_argument("--smoke", action="store_true", help="a generated repository at toy sizes (CI)")
     args = parser.parse_args(argv)
@@ -276,12 +317,16 @@ def main(argv: list[str] | None = None) -> int:
                                                 "def bench_a(device):\n    return a\n\n"
                                                 "def bench_b(device):\n    return b\n")
             args.map_every, args.max_time = 2, 3.0
-            rows, costs = replay("toy", clone, suite, tmp, 4, 2, 1, 3.0, log=lambda *_: None)
+            rows, costs = replay("toy", clone, suite, tmp, 4, 2, 1, 3.0, log=lambda *_: None, traced_check=True)
             s = summarize(rows)
             by = {r["subject"]: r for r in rows}
             assert by["a: tune"]["run"] == ["bench_a"] and by["a: tune"]["one_module"], by["a: tune"]
             assert by["a kernel"]["full_run"] and by["docs"]["run"] == [] and len(by["common"]["run"]) == 2
             assert s["checked_commits"] == 1 and costs, (s, costs)
+            assert s["traced_rows"] >= 1 and s["traced_misses"] == 0, s
+            # a head-side call into a changed file is a miss even where the parent's map had none
+            assert traced_misses(["toylib/a.py"], ["bench_b"], {"benchmarks": {"bench_b": ["toylib/b.py"]}},
+                                 {"benchmarks": {"bench_b": ["toylib/a.py", "toylib/b.py"]}}) == ["bench_b"]
             out.append(table("toy (smoke)", rows, costs, args))
         else:
             for name in ([args.only] if args.only else list(REPOS)):
@@ -295,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                                check=True)
                 suite = build_suite(name, tmp / name / "suite")
                 rows, costs = replay(name, clone, suite, tmp / name, args.commits, args.map_every, args.miss_commits,
-                                     args.max_time, log=lambda m: print(m, file=sys.stderr))
+                                     args.max_time, log=lambda m: print(m, file=sys.stderr),
+                                     traced_check=args.traced_check)
                 out.append(table(name, rows, costs, args))
         text = "\n".join(out)
         print(text)

@@ -200,6 +200,7 @@ class Change(Record):
     p_adjusted: Any = ABSENT
     stop_reason: Any = ABSENT
     seconds: Any = ABSENT
+    timing_seconds: Any = ABSENT
     memory: Any = ABSENT
     compile: Any = ABSENT
 

@@ -84,6 +84,9 @@ class BenchState:
     verdict: str = "inconclusive"
     stop_reason: str = ""
     seconds: float = 0.0
+    #: seconds spent in its rounds' samples alone (both sides; dropped rounds included): what
+    #: "decided in so many seconds of timing" counts, without set-up, warm-up and calibration
+    timing_seconds: float = 0.0
     p_adjusted: float | None = None
     pair_rounds: int = 0
     shared_number: bool | None = None

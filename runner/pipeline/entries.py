@@ -63,6 +63,7 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         clock_reasons={r: reasons.count(r) for r in sorted(set(reasons))}, shared_number=state.shared_number,
         dropped_rounds=state.dropped_rounds, futile=state.futile, budget_cut=state.budget_cut,
         p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
+        timing_seconds=round(state.timing_seconds, 3),
         memory=ABSENT if memory is None else memory, compile=ABSENT if compiled is None else compiled)
     return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(b_side),
                                  head=_side_entry(h_side), change=change.to_json(),

@@ -102,6 +102,7 @@ class TimingPass(ProcessPairs):
                         state.verdict, state.stop_reason = "failed", f"{side} failed while sampling"
                         return
                 state.windows.append((r0, self.clock()))
+                state.timing_seconds += self.clock() - r0
                 state.last_round_seconds = self.clock() - r0
                 self.progress.rounds(state.name, len(state.base), state.estimate)
             state.estimate = self.estimate(state)

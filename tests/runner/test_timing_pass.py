@@ -40,6 +40,8 @@ def test_a_change_of_ten_times_or_more_is_decided_at_the_first_look_with_a_finit
     # within 10 s of timing, set-up and the memory measure included, unless one call of the slow
     # side lasts 2 s (then its rounds alone last that long)
     assert state.seconds <= (10.0 if base_s * max(factor, 1) < 1.0 else 24.0)
+    # ... and within 10 s of timing alone (the rounds' samples) in every case
+    assert 0 < change["timing_seconds"] <= min(10.0, change["seconds"])
     # each side's samples last between min_sample_time and a few times it, or one call
     for side in ("base", "head"):
         per_call = base_s * (factor if side == "head" else 1.0)
