@@ -180,6 +180,9 @@ def test_tracer_lists_the_repository_files_that_ran(tmp_path, monkeypatch):
         assert sys.getprofile() is None  # the tracer is stopped after a failure too
 
         class Held:  # Python 3.12+ refuses a second profiler: the call-event tracer does the job
+            def __init__(self, **options):
+                pass
+
             def enable(self):
                 raise ValueError("Another profiling tool is already active")
 
