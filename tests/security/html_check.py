@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 
+#: Attributes the browser shows as text and never navigates to or evaluates (HTML Living Standard).
+TEXT_ATTRIBUTES = frozenset({"title", "alt", "aria-label", "aria-description", "placeholder"})
+
+
 @dataclass
 class HTMLInspection:
     problems: list[str] = field(default_factory=list)
@@ -31,7 +35,10 @@ class _Parser(HTMLParser):
             if name in ("href", "src", "xlink:href", "action", "formaction") and not (
                     value.startswith("#") or value.startswith(self.links) and self.links):
                 self.out.problems.append(f"{name}={value[:60]!r} on <{tag}>")
-            if "javascript:" in value.lower().replace(" ", ""):
+            # text attributes are shown, never navigated: a kernel named "[l](javascript:alert(1))"
+            # may be a <code> tag's title, escaped; any other attribute (a URL, a style's url(), a
+            # data-* value a script could read as one) may not hold the scheme
+            if "javascript:" in value.lower().replace(" ", "") and name not in TEXT_ATTRIBUTES:
                 self.out.problems.append(f"javascript: in {name} of <{tag}>")
 
     def handle_endtag(self, tag):

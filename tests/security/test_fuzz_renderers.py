@@ -111,3 +111,10 @@ def test_history_reply(name, label, sha, asked):
     for text in (history.history_table_markdown([series], repository="octo/demo", public_url="https://perfgate.example.org"),
                  history.history_table_markdown([], repository="octo/demo", public_url=None, benchmark=asked)):
         assert inspect(text, links=("https://perfgate.example.org/octo/demo",), references=frozenset({"#12"})).problems == []
+
+
+def test_the_html_checker_flags_a_scheme_where_it_can_run_and_not_in_shown_text():
+    flagged = inspect_html('<a href="javascript:alert(1)">x</a><p style="background:url(javascript:x)">'
+                           '<span data-u="javascript:x">').problems
+    assert len(flagged) == 4, flagged  # the href twice (off-page link, scheme), the style, the data-*
+    assert inspect_html('<code title="[l](javascript:alert(1))">[l](javascript:alert(1))</code>').problems == []
