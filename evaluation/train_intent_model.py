@@ -6,7 +6,7 @@ Usage:
 
 Needs scikit-learn (the ``dev`` extra); the model it writes is plain numbers that
 ``runner.intent.model`` reads without it. Trains on every pull request of intent_real.jsonl
-outside the current blind split (``intent_real.BLIND``, ``real-test4``) and on the project's own
+outside the current blind split (``intent_real.BLIND``, ``real-test5``: every row of round 5) and on the project's own
 texts of intent_dataset.jsonl except its held-out ``test4``; the blind split is never read here.
 
 Each training pull request is seen twice, as the model meets changes: from its title and
@@ -22,8 +22,9 @@ own texts always in training) gives out-of-fold predictions. They give the figur
 ``<!-- intent-model-eval -->`` section of RESULTS_intent.md (top-1 and top-2 of the model and
 top-1 of the rules, ``unknown`` precision and recall at several gate thresholds, the
 reliability of the confidence) and what the model file says of itself (``rates``,
-``probable_above``), both from the pull requests of rounds 2 and 3 (``RATED_ROUNDS``): the
-hand rules were written from round 1's, which flatters them there. ``probable_above`` is the
+``probable_above``), both from the pull requests of rounds 2 to 4 (``RATED_ROUNDS``; round 4
+drew none, its blind split ``real-test4`` was rows of rounds 2 and 3): the hand rules were
+written from round 1's, which flatters them there. ``probable_above`` is the
 lowest confidence (steps of 0.01) from which at least ``PROBABLE_PRECISION`` of the
 out-of-fold named strategies that a rule or code match backed were right, over at least
 ``MIN_PROBABLE`` of them.
@@ -74,8 +75,9 @@ PROBABLE_PRECISION = 0.9
 #: Fewest out-of-fold answers above ``probable_above`` that may set it.
 MIN_PROBABLE = 30
 #: Rounds whose out-of-fold answers give the rates and ``probable_above`` (rules v4 were written
-#: from round 1's pull requests).
-RATED_ROUNDS = (2, 3)
+#: from round 1's pull requests; round 4 drew no new ones, its scored blind split ``real-test4``
+#: was rows of rounds 2 and 3 and is training data now).
+RATED_ROUNDS = (2, 3, 4)
 #: Bins of the stored rates: confidence of named answers, gate of unknown ones.
 CONFIDENCE_EDGES = (0.0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 GATE_EDGES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
@@ -247,7 +249,7 @@ def rates(records: list[dict], threshold: float = GATE_THRESHOLD) -> dict:
            **{key: [0] * n for key in ("named", "top1", "top2", "backed", "backed_top1")},
            "below": [0] * (len(GATE_EDGES) - 1), "not_optimisations": [0] * (len(GATE_EDGES) - 1),
            "held_out": len(records),
-           "source": "out of fold, real pull requests of rounds " + " and ".join(map(str, RATED_ROUNDS))
+           "source": f"out of fold, real pull requests of rounds {RATED_ROUNDS[0]} to {RATED_ROUNDS[-1]}"
                      + f" outside {BLIND}, each from its text and again with its diff excerpt"}
     for r in records:
         if r["gate"] >= threshold:
@@ -285,10 +287,10 @@ def _pct(a: int, b: int) -> str:
 
 
 def report(records: list[dict], n_real: int, level: float) -> str:
-    """Markdown of the out-of-fold figures of ``records`` (``rated``: rounds 2 and 3)."""
+    """Markdown of the out-of-fold figures of ``records`` (``rated``: ``RATED_ROUNDS``)."""
     lines = [f"Out of fold ({FOLDS}-fold over the {n_real} real pull requests outside `{BLIND}`, each seen "
              "from its text and again with its diff excerpt; the own texts always in training). Figures "
-             "over the pull requests of rounds " + " and ".join(map(str, RATED_ROUNDS)) + ".", "",
+             f"over the pull requests of rounds {RATED_ROUNDS[0]} to {RATED_ROUNDS[-1]}.", "",
              "| input | rules | model, strategy head alone | first two candidates | model at gate "
              f"{GATE_THRESHOLD} | `unknown` precision / recall (model) | (rules) |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
