@@ -2,7 +2,8 @@
 
 Usage:
     python evaluation/train_intent_model.py [--no-write] [--folds K]     (about 10 minutes)
-    python evaluation/train_intent_model.py --smoke    (every step on a few rows per label, nothing written: CI)
+    python evaluation/train_intent_model.py --grouped [--folds K]   (leave-repositories-out figures only)
+    python evaluation/train_intent_model.py --smoke [--grouped]   (every step on a few rows per label, nothing written: CI)
 
 Needs scikit-learn (the ``dev`` extra); the model it writes is plain numbers that
 ``runner.intent.model`` reads without it. Trains on every pull request of intent_real.jsonl
@@ -190,14 +191,40 @@ def folds(rows: list[dict], k: int = FOLDS) -> list[list[dict]]:
     return [[rows[i] for j, i in enumerate(order) if j % k == f] for f in range(k)]
 
 
-def out_of_fold(real: list[dict], own: list[dict], examples: Examples, k: int = FOLDS) -> list[dict]:
-    """One record per view of every real training row, scored by a model fitted without its fold:
+def repository(row: dict) -> str:
+    """The ``owner/repo`` of a row's ``owner/repo#number`` source."""
+    return row["source"].split("#", 1)[0]
+
+
+def grouped_folds(rows: list[dict], k: int = FOLDS) -> list[list[dict]]:
+    """``k`` disjoint parts of ``rows`` with every repository (``repository``) in one part only:
+    repositories, largest first (ties by name), each go to the part with the fewest rows so far.
+    What a fresh split from repositories the model never saw asks of it.
+
+    Raises:
+        ValueError: fewer than ``k`` repositories.
+    """
+    by_repo: dict[str, list[dict]] = {}
+    for row in rows:
+        by_repo.setdefault(repository(row), []).append(row)
+    if len(by_repo) < k:
+        raise ValueError(f"{len(by_repo)} repositories cannot fill {k} folds")
+    parts: list[list[dict]] = [[] for _ in range(k)]
+    for repo in sorted(by_repo, key=lambda name: (-len(by_repo[name]), name)):
+        min(parts, key=len).extend(by_repo[repo])
+    return parts
+
+
+def out_of_fold(real: list[dict], own: list[dict], examples: Examples, k: int = FOLDS,
+                parts: list[list[dict]] | None = None) -> list[dict]:
+    """One record per view of every real training row, scored by a model fitted without its fold
+    (``parts``: the folds, default ``folds(real, k)``):
     ``{"label", "round", "mode", "gate", "strategy", "second", "confidence", "backed", "rules"}``:
     ``strategy`` / ``second`` the head's first two, ``confidence`` gate x the first's
     probability, ``backed`` whether a rule or code match backs the first
     (``model.evidence_of``), ``rules`` what the rules name."""
     out = []
-    parts = folds(real, k)
+    parts = parts if parts is not None else folds(real, k)
     for f, part in enumerate(parts):
         data = fit([r for j, p in enumerate(parts) if j != f for r in p] + own, examples)
         for row in part:
@@ -328,6 +355,44 @@ def report(records: list[dict], n_real: int, level: float) -> str:
     return "\n".join(lines)
 
 
+def figures(records: list[dict], level: float) -> dict:
+    """The blind split's figures (``intent_real.evaluate``) of out-of-fold ``records``: ``n``
+    optimisations, strict ``top1`` (named at the gate threshold and right) and ``top2`` (the
+    label among the head's first two) of them; ``unknown_called`` / ``unknown_right`` /
+    ``n_unknown`` (called ``unknown``, rightly, of the non-optimisations); ``probably_n`` /
+    ``probably_right``: named answers backed by a rule or code match with a confidence of at
+    least ``level``, and how many were right."""
+    opt = [r for r in records if r["label"] != UNKNOWN]
+    called = [r for r in records if named(r) == UNKNOWN]
+    probably = [r for r in records if named(r) != UNKNOWN and r["backed"] and r["confidence"] >= level]
+    return {"n": len(opt), "top1": sum(named(r) == r["label"] for r in opt),
+            "top2": sum(r["label"] in (r["strategy"], r["second"]) for r in opt),
+            "unknown_called": len(called), "unknown_right": sum(r["label"] == UNKNOWN for r in called),
+            "n_unknown": sum(r["label"] == UNKNOWN for r in records),
+            "probably_n": len(probably), "probably_right": sum(r["strategy"] == r["label"] for r in probably)}
+
+
+def grouped_report(records: list[dict], n_real: int, k: int, levels: dict[str, float]) -> str:
+    """Markdown of leave-repositories-out figures (``grouped_folds``) of ``records``, per input.
+    ``levels``: name -> a ``probable_above`` at which the "probably" answers are counted (e.g. the
+    one these records give, ``probable_level`` over ``rated`` ones, and the stored model's)."""
+    said = "; ".join(f"{name} {level:.2f}" for name, level in levels.items())
+    lines = [f"Leave repositories out ({k} folds by `owner/repo` over the {n_real} real pull requests outside "
+             f"`{BLIND}`, every round; the own texts always in training). \"probably\": named, backed by a rule "
+             f"or code match, confidence at least `probable_above` ({said}).", "",
+             "| input | strict top-1 | top-2 | `unknown` precision | `unknown` recall | "
+             + " | ".join(f"\"probably\" right at {name}" for name in levels) + " |",
+             "| --- | ---: | ---: | ---: | ---: |" + " ---: |" * len(levels)]
+    for mode, name in (("text", "title + description"), ("diff", "+ diff excerpt")):
+        recs = [r for r in records if r["mode"] == mode]
+        f = figures(recs, 1.01)
+        probably = [figures(recs, level) for level in levels.values()]
+        lines.append(f"| {name} | {_pct(f['top1'], f['n'])} | {_pct(f['top2'], f['n'])} "
+                     f"| {_pct(f['unknown_right'], f['unknown_called'])} | {_pct(f['unknown_right'], f['n_unknown'])} | "
+                     + " | ".join(_pct(p["probably_right"], p["probably_n"]) for p in probably) + " |")
+    return "\n".join(lines)
+
+
 def smoke_subset(rows: list[dict], per_label: int = 6) -> list[dict]:
     """The first ``per_label`` rows of each label, in their order (every strategy keeps training rows)."""
     seen: Counter = Counter()
@@ -343,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="write neither model.json nor RESULTS_intent.md")
     parser.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds (at least 2; default {FOLDS})")
+    parser.add_argument("--grouped", action="store_true",
+                        help="only the leave-repositories-out figures (folds by owner/repo), nothing written")
     parser.add_argument("--smoke", action="store_true",
                         help="every step on a tenth of the rows, 2 folds, nothing written (seconds; for CI)")
     args = parser.parse_args(argv)
@@ -354,6 +421,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         real, own = smoke_subset(real), smoke_subset(own)
     examples = Examples()
+    if args.grouped:
+        records = out_of_fold(real, own, examples, parts=grouped_folds(real, args.folds))
+        level = probable_level([(r["confidence"], r["strategy"] == r["label"]) for r in rated(records)
+                                if named(r) != UNKNOWN and r["backed"]], least=MIN_PROBABLE if not args.smoke else 1)
+        levels = {"these records": level}
+        try:
+            levels["model.json"] = float(intent_model.model()["probable_above"])
+        except (RuntimeError, KeyError, TypeError, ValueError):
+            pass
+        print(grouped_report(records, len(real), args.folds, levels))
+        return 0
     data = fit(real + own, examples)
     records = rated(out_of_fold(real, own, examples, args.folds))
     level = probable_level([(r["confidence"], r["strategy"] == r["label"]) for r in records

@@ -171,3 +171,27 @@ def test_model_is_reproduced_from_the_corpus(real):
             b = model.predict(model.vector(feats, stored["vocabulary"], stored["weights"]), stored)
             assert a[0] == pytest.approx(b[0], abs=0.02)
             assert max(a[1], key=a[1].get) == max(b[1], key=b[1].get)
+
+
+def test_grouped_folds_keep_each_repository_in_one_fold(rows):
+    """Leave-repositories-out folds (train_intent_model --grouped): a repository never spans two
+    folds, every row is in one fold, and the folds are of like size."""
+    train = _module("train_intent_model")
+    parts = train.grouped_folds(rows, 5)
+    assert sorted(r["source"] for p in parts for r in p) == sorted(r["source"] for r in rows)
+    repos = [{train.repository(r) for r in p} for p in parts]
+    assert all(not (a & b) for i, a in enumerate(repos) for b in repos[i + 1:])
+    sizes = [len(p) for p in parts]
+    assert max(sizes) <= 1.3 * min(sizes)
+    with pytest.raises(ValueError, match="cannot fill"):
+        train.grouped_folds(rows[:1], 2)
+    records = [{"label": "kernel_fusion", "strategy": "kernel_fusion", "second": "vectorization", "gate": 0.9,
+                "confidence": 0.95, "backed": True},
+               {"label": "vectorization", "strategy": "kernel_fusion", "second": "vectorization", "gate": 0.3,
+                "confidence": 0.2, "backed": True},
+               {"label": UNKNOWN, "strategy": "kernel_fusion", "second": "vectorization", "gate": 0.2,
+                "confidence": 0.1, "backed": False}]
+    f = train.figures(records, 0.9)
+    assert (f["n"], f["top1"], f["top2"]) == (2, 1, 2)
+    assert (f["unknown_called"], f["unknown_right"], f["n_unknown"]) == (2, 1, 1)
+    assert (f["probably_n"], f["probably_right"]) == (1, 1)
