@@ -1,7 +1,7 @@
 """Evaluate the intent classifier on real merged pull requests (``intent_real.jsonl``).
 
 Usage:
-    python evaluation/intent_real.py [--split real-train|real-test4|all] [--errors] [--no-write] [--smoke]
+    python evaluation/intent_real.py [--split real-train|real-test5|all] [--errors] [--no-write] [--smoke]
 
 The corpus holds real pull requests of public GPU / deep-learning repositories: the title as
 written, a paraphrase of the description in our own words, the changed files and a short diff
@@ -9,21 +9,24 @@ excerpt (for pull requests whose repository snapshot could be read), and a label
 of ../shared/STRATEGIES.md or ``unknown``) with a one-line reason. RESULTS_intent.md says how
 it was collected.
 
-``split`` is fixed by ``split_of(source, round_no)``: a seeded hash of the ``owner/repo#number``
-source puts about 30 % of the pull requests of a collection round in that round's blind split,
-the rest in ``real-train``. Round 1 (366 pull requests, rows without ``round``) had the blind
-split ``real-test``; it was scored once at the end of round 1 and is training data since.
-Round 2 (rows with ``"round": 2``) has the blind split ``real-test2``, fixed by a new salt before
-any of its labels was read; it was scored once with the first learned model. Round 3 (``"round":
-3``) had ``real-test3``, fixed the same way and scored once at the end of round 3.
+``split`` is fixed by ``split_of(source, round_no)``: for rounds 1 to 3 a seeded hash of the
+``owner/repo#number`` source put about 30 % of the pull requests of a collection round in that
+round's blind split, the rest in ``real-train``. Round 1 (366 pull requests, rows without
+``round``) had the blind split ``real-test``; it was scored once at the end of round 1 and is
+training data since. Round 2 (rows with ``"round": 2``) had ``real-test2``, fixed by a new salt
+before any of its labels was read; it was scored once with the first learned model. Round 3
+(``"round": 3``) had ``real-test3``, fixed the same way and scored once at the end of round 3.
+Round 4 (issue 34) drew no new pull requests: its blind split ``real-test4`` was a fresh draw of
+a fifth of the rows of rounds 2 and 3 by its own salt; it was scored once and is training data
+now.
 
-Round 4 (issue 34) draws no new pull requests. Its blind split ``real-test4`` (``BLIND``) is a
-fresh draw over the rows of rounds 2 and 3 (the hand rules were never tuned on them; round 1's
-rows were read to write rules v4 and stay training data): ``RESPLIT_PERCENT`` % of them by a
-new salt, ``RESPLIT_SALT``, fixed before any of its labels was read. A row's stored ``split``
-stays its round's (``load`` checks it); ``current_split(row)`` is the split it has now:
-``real-test4`` or ``real-train``. Nothing is tuned on ``real-test4``: neither the rules, nor the
-label conventions' tuning, nor the model see it; it is scored once, at the end.
+Round 5 (rows with ``"round": 5``; none yet) draws pull requests from repositories that no
+earlier round read. All of them are its blind split ``real-test5`` (``BLIND``): ``split_of(source,
+5)`` is ``real-test5`` for every source, and ``load`` checks the stored ``split`` as for every
+round. ``current_split(row)`` is the split a row has now: ``real-test5`` for a round-5 row,
+``real-train`` for every other. Nothing is tuned on ``real-test5``: neither the rules, nor the
+label conventions' tuning, nor the model see it; it is scored once, at the end. While it is
+empty this script says so and scores the other splits.
 
 For each classifier (``rules``: the hand rules alone, ``runner.intent.classify_rules``;
 ``model``: the learned model, ``runner.intent.classify``) and each split, two modes are scored:
@@ -57,16 +60,14 @@ CORPUS = HERE / "intent_real.jsonl"
 RESULTS = HERE / "RESULTS_intent.md"
 BEGIN, END = "<!-- intent-real-eval:begin -->", "<!-- intent-real-eval:end -->"
 #: Salt of the split hash and name of the blind split of each collection round; changing a salt
-#: would unblind its split, so they are fixed.
+#: would unblind its split, so they are fixed. Round 5 has no salt: every one of its rows is blind.
 ROUNDS = {1: ("perfgate-intent-real-v1:", "real-test"), 2: ("perfgate-intent-real-v2:", "real-test2"),
-          3: ("perfgate-intent-real-v3:", "real-test3")}
+          3: ("perfgate-intent-real-v3:", "real-test3"), 5: (None, "real-test5")}
 TEST_PERCENT = 30
-#: The blind split of the current round (round 4: a fresh draw over the rows of ``RESPLIT_ROUNDS``
-#: by its own salt, fixed before any of its labels was read); every other row is training data.
-BLIND = "real-test4"
-RESPLIT_SALT = "perfgate-intent-real-v4:"
-RESPLIT_ROUNDS = (2, 3)
-RESPLIT_PERCENT = 20
+#: The round whose blind split is the current one, and that split: every row of round 5 (pull
+#: requests of repositories that no earlier round read); every other row is training data.
+BLIND_ROUND = 5
+BLIND = "real-test5"
 #: Splits as they are now (``current_split``).
 SPLITS = ("real-train", BLIND)
 #: Words that say nothing of a mechanism: stop words, generic verbs of pull-request titles, and
@@ -87,25 +88,25 @@ CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "model":
 
 
 def split_of(source: str, round_no: int = 1) -> str:
-    """The blind split of collection round ``round_no`` (``ROUNDS``) for about 30 % of sources (seeded SHA-256
-    of ``owner/repo#number``), else ``real-train``.
+    """The split stored with a row of collection round ``round_no`` (``ROUNDS``): for a round with a
+    salt, its blind split for about ``TEST_PERCENT`` % of sources (seeded SHA-256 of
+    ``owner/repo#number``), else ``real-train``; for a round without one (5), its blind split.
 
     Raises:
         KeyError: ``round_no`` is not a collection round of ``ROUNDS``.
     """
     salt, blind = ROUNDS[round_no]
+    if salt is None:
+        return blind
     digest = hashlib.sha256((salt + source).encode("utf-8")).hexdigest()
     return blind if int(digest[:8], 16) % 100 < TEST_PERCENT else "real-train"
 
 
 def current_split(row: dict) -> str:
-    """``BLIND`` for about ``RESPLIT_PERCENT`` % of the rows of ``RESPLIT_ROUNDS`` (seeded SHA-256 of
-    ``RESPLIT_SALT`` + source), else ``real-train``: the earlier rounds' blind splits were each scored
-    once and are training data now."""
-    if row.get("round", 1) not in RESPLIT_ROUNDS:
-        return "real-train"
-    digest = hashlib.sha256((RESPLIT_SALT + row["source"]).encode("utf-8")).hexdigest()
-    return BLIND if int(digest[:8], 16) % 100 < RESPLIT_PERCENT else "real-train"
+    """The split of ``row`` now: ``BLIND`` (``real-test5``) for a row of ``BLIND_ROUND``, else
+    ``real-train`` (the earlier rounds' blind splits, ``real-test4`` included, were each scored
+    once and are training data now)."""
+    return BLIND if row.get("round", 1) == BLIND_ROUND else "real-train"
 
 
 def load(path: Path = CORPUS) -> list[dict]:
@@ -256,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parts = []
     for split in splits:
         chosen = rows if split == "all" else [r for r in rows if current_split(r) == split]
+        if not chosen:
+            parts.append(f"#### {split}: empty (no pull requests in it yet)\n")
+            continue
         before = [dict(r, label=r["relabel"]["from"], also=r["relabel"]["also_from"]) if "relabel" in r else r
                   for r in chosen]
         for name in names:

@@ -2,11 +2,12 @@
 
 Usage:
     python evaluation/train_intent_model.py [--no-write] [--folds K]     (about 10 minutes)
-    python evaluation/train_intent_model.py --smoke    (every step on a few rows per label, nothing written: CI)
+    python evaluation/train_intent_model.py --grouped [--folds K]   (leave-repositories-out figures only)
+    python evaluation/train_intent_model.py --smoke [--grouped]   (every step on a few rows per label, nothing written: CI)
 
 Needs scikit-learn (the ``dev`` extra); the model it writes is plain numbers that
 ``runner.intent.model`` reads without it. Trains on every pull request of intent_real.jsonl
-outside the current blind split (``intent_real.BLIND``, ``real-test4``) and on the project's own
+outside the current blind split (``intent_real.BLIND``, ``real-test5``: every row of round 5) and on the project's own
 texts of intent_dataset.jsonl except its held-out ``test4``; the blind split is never read here.
 
 Each training pull request is seen twice, as the model meets changes: from its title and
@@ -15,15 +16,19 @@ The features are those of ``runner.intent.features`` (tf-idf of words, diff toke
 character 4-grams seen in at least ``MIN_DF`` training texts, and the rule scores);
 ``runner.intent.model.vector`` turns them into the model's input. Two logistic regressions are
 fitted (scikit-learn, ``C``): the gate (optimisation or not, with balanced class weights) and
-the strategy head (multinomial, optimisations only).
+the strategy head (multinomial, optimisations only), whose logits are blended with those of a
+complement naive Bayes over the same input (``NB_SHARE``): both are linear, so the stored head
+is one set of coefficients.
 
-``K``-fold cross-validation over the real training pull requests (folds by pull request, the
-own texts always in training) gives out-of-fold predictions. They give the figures of the
+``K``-fold cross-validation over the real training pull requests (folds by repository,
+``grouped_folds``, as a fresh split from new repositories asks; the own texts always in
+training) gives out-of-fold predictions. They give the figures of the
 ``<!-- intent-model-eval -->`` section of RESULTS_intent.md (top-1 and top-2 of the model and
 top-1 of the rules, ``unknown`` precision and recall at several gate thresholds, the
 reliability of the confidence) and what the model file says of itself (``rates``,
-``probable_above``), both from the pull requests of rounds 2 and 3 (``RATED_ROUNDS``): the
-hand rules were written from round 1's, which flatters them there. ``probable_above`` is the
+``probable_above``), both from the pull requests of rounds 2 to 4 (``RATED_ROUNDS``; round 4
+drew none, its blind split ``real-test4`` was rows of rounds 2 and 3): the hand rules were
+written from round 1's, which flatters them there. ``probable_above`` is the
 lowest confidence (steps of 0.01) from which at least ``PROBABLE_PRECISION`` of the
 out-of-fold named strategies that a rule or code match backed were right, over at least
 ``MIN_PROBABLE`` of them.
@@ -60,7 +65,9 @@ SEED = 0
 C = 10.0
 #: Block weights of the input vector: words, diff tokens, title character 4-grams, rule scores
 #: (the rule features carry most of the field knowledge: without them top-1 falls by 15 points
-#: out of fold; the 4-grams, at 1.0, raise `unknown` recall by 3 points and top-1 not at all).
+#: out of fold; the 4-grams, at 1.0, raise `unknown` recall by 3 points and top-1 not at all;
+#: leave-repositories-out, rules at 3.0 lost 1-1.5 points, words at 1.5 or diff tokens at 0.5
+#: moved nothing beyond a point).
 WEIGHTS = {"text": 1.0, "diff": 1.0, "chars": 1.0, "rules": 1.0}
 #: A word or token enters the vocabulary when at least this many training texts have it.
 MIN_DF = 2
@@ -74,8 +81,9 @@ PROBABLE_PRECISION = 0.9
 #: Fewest out-of-fold answers above ``probable_above`` that may set it.
 MIN_PROBABLE = 30
 #: Rounds whose out-of-fold answers give the rates and ``probable_above`` (rules v4 were written
-#: from round 1's pull requests).
-RATED_ROUNDS = (2, 3)
+#: from round 1's pull requests; round 4 drew no new ones, its scored blind split ``real-test4``
+#: was rows of rounds 2 and 3 and is training data now).
+RATED_ROUNDS = (2, 3, 4)
 #: Bins of the stored rates: confidence of named answers, gate of unknown ones.
 CONFIDENCE_EDGES = (0.0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 GATE_EDGES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
@@ -83,10 +91,19 @@ GATE_EDGES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
 DIGITS = 3
 #: A word or token is kept only when one of its coefficients reaches this size in a first fit
 #: (``fit``); the model is then fitted again over the kept ones. This keeps model.json small
-#: (on round 1 and 2's data: 6,300 of 38,000 features, 1.3 MB instead of 8.3 MB; out of fold, top-1
-#: the same as with all features, 64 % / 64 % against 63 % / 62 %, while 0.8 kept 2,100 features
-#: and lost 2 points with the diff).
-MIN_COEF = 0.5
+#: (on round 1 and 2's data, 0.5 kept 6,300 of 38,000 features, 1.3 MB instead of 8.3 MB).
+#: Leave-repositories-out (issue 34, with the naive Bayes blend), 0.3 rather than 0.5 raised
+#: strict top-1 by 1-2 points and top-2 by about 1: the blend needs the weaker words too.
+MIN_COEF = 0.3
+#: At most this many words and tokens are kept, the largest coefficients first (model.json
+#: stays under 2 MB: 0.3 alone kept 25,600 features, 4.7 MB).
+MAX_FEATURES = 9000
+#: Share of complement naive Bayes in the strategy head's logits (the rest: the logistic
+#: regression's), and its smoothing. Leave-repositories-out (``--grouped``), 0.3 and 0.1 raised
+#: strict top-1 by 1-2 points and top-2 by about 1 over the regression alone; naive Bayes alone
+#: lost 9-14 points (RESULTS_intent.md).
+NB_SHARE = 0.3
+NB_ALPHA = 0.1
 BEGIN, END = "<!-- intent-model-eval:begin -->", "<!-- intent-model-eval:end -->"
 
 
@@ -129,11 +146,14 @@ class Examples:
         return self._both(row, view)[1]
 
 
-def _regressions(docs: list[dict], labels: list[str], vocabulary: dict) -> tuple:
+def _regressions(docs: list[dict], labels: list[str], vocabulary: dict, nb_share: float = 0.0) -> tuple:
     """``(feature names, gate coefficients (1, n), gate intercept, head coefficients (22, n) in
-    STRATEGIES order, head intercepts (22,))`` of the two regressions over ``vocabulary``."""
+    STRATEGIES order, head intercepts (22,))`` of the two regressions over ``vocabulary``; with
+    ``nb_share`` > 0 the head's logits are ``(1 - nb_share)`` x the logistic regression's plus
+    ``nb_share`` x complement naive Bayes's (``NB_ALPHA``; no intercept of its own)."""
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import ComplementNB
 
     vectorizer = DictVectorizer()
     matrix = vectorizer.fit_transform([intent_model.vector(d, vocabulary, WEIGHTS) for d in docs])
@@ -143,16 +163,25 @@ def _regressions(docs: list[dict], labels: list[str], vocabulary: dict) -> tuple
     head = LogisticRegression(C=C, max_iter=5000)
     head.fit(matrix[keep], [labels[i] for i in keep])
     order = [list(head.classes_).index(s) for s in STRATEGIES]     # every strategy has training rows
-    return (list(vectorizer.get_feature_names_out()), gate.coef_, float(gate.intercept_[0]),
-            head.coef_[order], head.intercept_[order])
+    coef, intercept = head.coef_[order], head.intercept_[order]
+    if nb_share:
+        # Complement naive Bayes scores a change by X @ feature_log_prob_.T, linear in the same
+        # input: the weighted sum of both heads' logits is one linear head (runtime unchanged).
+        nb = ComplementNB(alpha=NB_ALPHA).fit(matrix[keep], [labels[i] for i in keep])
+        nb_order = [list(nb.classes_).index(s) for s in STRATEGIES]
+        coef = (1.0 - nb_share) * coef + nb_share * nb.feature_log_prob_[nb_order]
+        intercept = (1.0 - nb_share) * intercept
+    return list(vectorizer.get_feature_names_out()), gate.coef_, float(gate.intercept_[0]), coef, intercept
 
 
 def fit(rows: list[dict], examples: Examples) -> dict:
     """The model (the dict ``model.json`` holds, without thresholds) fitted on ``rows``.
 
     Fitted twice: over every word and token seen in ``MIN_DF`` texts, then again over only those
-    with a coefficient of at least ``MIN_COEF`` (so the stored vocabulary is the one the
-    coefficients were fitted with, and the L2 norms at run time are those of training).
+    with a logistic-regression coefficient of at least ``MIN_COEF``, at most ``MAX_FEATURES`` of
+    them, the largest first (so the stored vocabulary is
+    the one the coefficients were fitted with, and the L2 norms at run time are those of
+    training); the second fit's strategy head blends in complement naive Bayes (``NB_SHARE``).
     """
     docs, labels = [], []
     for row in rows:
@@ -165,10 +194,11 @@ def fit(rows: list[dict], examples: Examples) -> dict:
         vocabulary[block] = {k: round(math.log((1 + len(docs)) / (1 + n)) + 1, DIGITS)
                              for k, n in sorted(df.items()) if n >= MIN_DF}
     names, gate, _, head, _ = _regressions(docs, labels, vocabulary)
-    strong = {name for j, name in enumerate(names)
-              if abs(gate[0, j]) >= MIN_COEF or max(abs(head[:, j])) >= MIN_COEF}
+    size = {name: max(abs(gate[0, j]), max(abs(head[:, j]))) for j, name in enumerate(names)}
+    strong = sorted((name for name, v in size.items() if v >= MIN_COEF), key=lambda name: (-size[name], name))
+    strong = set(strong[:MAX_FEATURES])
     vocabulary = {block: {k: v for k, v in words.items() if k in strong} for block, words in vocabulary.items()}
-    names, gate, gate_intercept, head, head_intercept = _regressions(docs, labels, vocabulary)
+    names, gate, gate_intercept, head, head_intercept = _regressions(docs, labels, vocabulary, NB_SHARE)
     return {
         "format": intent_model.FORMAT,
         "weights": dict(WEIGHTS),
@@ -188,14 +218,40 @@ def folds(rows: list[dict], k: int = FOLDS) -> list[list[dict]]:
     return [[rows[i] for j, i in enumerate(order) if j % k == f] for f in range(k)]
 
 
-def out_of_fold(real: list[dict], own: list[dict], examples: Examples, k: int = FOLDS) -> list[dict]:
-    """One record per view of every real training row, scored by a model fitted without its fold:
+def repository(row: dict) -> str:
+    """The ``owner/repo`` of a row's ``owner/repo#number`` source."""
+    return row["source"].split("#", 1)[0]
+
+
+def grouped_folds(rows: list[dict], k: int = FOLDS) -> list[list[dict]]:
+    """``k`` disjoint parts of ``rows`` with every repository (``repository``) in one part only:
+    repositories, largest first (ties by name), each go to the part with the fewest rows so far.
+    What a fresh split from repositories the model never saw asks of it.
+
+    Raises:
+        ValueError: fewer than ``k`` repositories.
+    """
+    by_repo: dict[str, list[dict]] = {}
+    for row in rows:
+        by_repo.setdefault(repository(row), []).append(row)
+    if len(by_repo) < k:
+        raise ValueError(f"{len(by_repo)} repositories cannot fill {k} folds")
+    parts: list[list[dict]] = [[] for _ in range(k)]
+    for repo in sorted(by_repo, key=lambda name: (-len(by_repo[name]), name)):
+        min(parts, key=len).extend(by_repo[repo])
+    return parts
+
+
+def out_of_fold(real: list[dict], own: list[dict], examples: Examples, k: int = FOLDS,
+                parts: list[list[dict]] | None = None) -> list[dict]:
+    """One record per view of every real training row, scored by a model fitted without its fold
+    (``parts``: the folds, default ``folds(real, k)``):
     ``{"label", "round", "mode", "gate", "strategy", "second", "confidence", "backed", "rules"}``:
     ``strategy`` / ``second`` the head's first two, ``confidence`` gate x the first's
     probability, ``backed`` whether a rule or code match backs the first
     (``model.evidence_of``), ``rules`` what the rules name."""
     out = []
-    parts = folds(real, k)
+    parts = parts if parts is not None else folds(real, k)
     for f, part in enumerate(parts):
         data = fit([r for j, p in enumerate(parts) if j != f for r in p] + own, examples)
         for row in part:
@@ -247,7 +303,7 @@ def rates(records: list[dict], threshold: float = GATE_THRESHOLD) -> dict:
            **{key: [0] * n for key in ("named", "top1", "top2", "backed", "backed_top1")},
            "below": [0] * (len(GATE_EDGES) - 1), "not_optimisations": [0] * (len(GATE_EDGES) - 1),
            "held_out": len(records),
-           "source": "out of fold, real pull requests of rounds " + " and ".join(map(str, RATED_ROUNDS))
+           "source": f"out of fold (folds by repository), real pull requests of rounds {RATED_ROUNDS[0]} to {RATED_ROUNDS[-1]}"
                      + f" outside {BLIND}, each from its text and again with its diff excerpt"}
     for r in records:
         if r["gate"] >= threshold:
@@ -285,10 +341,11 @@ def _pct(a: int, b: int) -> str:
 
 
 def report(records: list[dict], n_real: int, level: float) -> str:
-    """Markdown of the out-of-fold figures of ``records`` (``rated``: rounds 2 and 3)."""
-    lines = [f"Out of fold ({FOLDS}-fold over the {n_real} real pull requests outside `{BLIND}`, each seen "
+    """Markdown of the out-of-fold figures of ``records`` (``rated``: ``RATED_ROUNDS``)."""
+    lines = [f"Out of fold ({FOLDS} folds by repository, `grouped_folds`, over the {n_real} real pull requests "
+             f"outside `{BLIND}`, each seen "
              "from its text and again with its diff excerpt; the own texts always in training). Figures "
-             "over the pull requests of rounds " + " and ".join(map(str, RATED_ROUNDS)) + ".", "",
+             f"over the pull requests of rounds {RATED_ROUNDS[0]} to {RATED_ROUNDS[-1]}.", "",
              "| input | rules | model, strategy head alone | first two candidates | model at gate "
              f"{GATE_THRESHOLD} | `unknown` precision / recall (model) | (rules) |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -326,6 +383,44 @@ def report(records: list[dict], n_real: int, level: float) -> str:
     return "\n".join(lines)
 
 
+def figures(records: list[dict], level: float) -> dict:
+    """The blind split's figures (``intent_real.evaluate``) of out-of-fold ``records``: ``n``
+    optimisations, strict ``top1`` (named at the gate threshold and right) and ``top2`` (the
+    label among the head's first two) of them; ``unknown_called`` / ``unknown_right`` /
+    ``n_unknown`` (called ``unknown``, rightly, of the non-optimisations); ``probably_n`` /
+    ``probably_right``: named answers backed by a rule or code match with a confidence of at
+    least ``level``, and how many were right."""
+    opt = [r for r in records if r["label"] != UNKNOWN]
+    called = [r for r in records if named(r) == UNKNOWN]
+    probably = [r for r in records if named(r) != UNKNOWN and r["backed"] and r["confidence"] >= level]
+    return {"n": len(opt), "top1": sum(named(r) == r["label"] for r in opt),
+            "top2": sum(r["label"] in (r["strategy"], r["second"]) for r in opt),
+            "unknown_called": len(called), "unknown_right": sum(r["label"] == UNKNOWN for r in called),
+            "n_unknown": sum(r["label"] == UNKNOWN for r in records),
+            "probably_n": len(probably), "probably_right": sum(r["strategy"] == r["label"] for r in probably)}
+
+
+def grouped_report(records: list[dict], n_real: int, k: int, levels: dict[str, float]) -> str:
+    """Markdown of leave-repositories-out figures (``grouped_folds``) of ``records``, per input.
+    ``levels``: name -> a ``probable_above`` at which the "probably" answers are counted (e.g. the
+    one these records give, ``probable_level`` over ``rated`` ones, and the stored model's)."""
+    said = "; ".join(f"{name} {level:.2f}" for name, level in levels.items())
+    lines = [f"Leave repositories out ({k} folds by `owner/repo` over the {n_real} real pull requests outside "
+             f"`{BLIND}`, every round; the own texts always in training). \"probably\": named, backed by a rule "
+             f"or code match, confidence at least `probable_above` ({said}).", "",
+             "| input | strict top-1 | top-2 | `unknown` precision | `unknown` recall | "
+             + " | ".join(f"\"probably\" right at {name}" for name in levels) + " |",
+             "| --- | ---: | ---: | ---: | ---: |" + " ---: |" * len(levels)]
+    for mode, name in (("text", "title + description"), ("diff", "+ diff excerpt")):
+        recs = [r for r in records if r["mode"] == mode]
+        f = figures(recs, 1.01)
+        probably = [figures(recs, level) for level in levels.values()]
+        lines.append(f"| {name} | {_pct(f['top1'], f['n'])} | {_pct(f['top2'], f['n'])} "
+                     f"| {_pct(f['unknown_right'], f['unknown_called'])} | {_pct(f['unknown_right'], f['n_unknown'])} | "
+                     + " | ".join(_pct(p["probably_right"], p["probably_n"]) for p in probably) + " |")
+    return "\n".join(lines)
+
+
 def smoke_subset(rows: list[dict], per_label: int = 6) -> list[dict]:
     """The first ``per_label`` rows of each label, in their order (every strategy keeps training rows)."""
     seen: Counter = Counter()
@@ -341,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="write neither model.json nor RESULTS_intent.md")
     parser.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds (at least 2; default {FOLDS})")
+    parser.add_argument("--grouped", action="store_true",
+                        help="only the leave-repositories-out figures (folds by owner/repo), nothing written")
     parser.add_argument("--smoke", action="store_true",
                         help="every step on a tenth of the rows, 2 folds, nothing written (seconds; for CI)")
     args = parser.parse_args(argv)
@@ -352,14 +449,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         real, own = smoke_subset(real), smoke_subset(own)
     examples = Examples()
+    if args.grouped:
+        records = out_of_fold(real, own, examples, parts=grouped_folds(real, args.folds))
+        level = probable_level([(r["confidence"], r["strategy"] == r["label"]) for r in rated(records)
+                                if named(r) != UNKNOWN and r["backed"]], least=MIN_PROBABLE if not args.smoke else 1)
+        levels = {"these records": level}
+        try:
+            levels["model.json"] = float(intent_model.model()["probable_above"])
+        except (RuntimeError, KeyError, TypeError, ValueError):
+            pass
+        print(grouped_report(records, len(real), args.folds, levels))
+        return 0
     data = fit(real + own, examples)
-    records = rated(out_of_fold(real, own, examples, args.folds))
+    # Folds by repository: the rates and probable_above are for changes of repositories the model
+    # never saw (by pull request, 0.91 kept 86-87 % of "probably" answers right on left-out
+    # repositories, below the 90 % it promises).
+    records = rated(out_of_fold(real, own, examples, parts=grouped_folds(real, args.folds)))
     level = probable_level([(r["confidence"], r["strategy"] == r["label"]) for r in records
                             if named(r) != UNKNOWN and r["backed"]], least=MIN_PROBABLE if not args.smoke else 1)
     text = report(records, len(real), level)
     print(text)
     data.update({"gate_threshold": GATE_THRESHOLD, "probable_above": level, "rates": rates(records),
                  "probable_precision": PROBABLE_PRECISION, "C": C, "min_df": MIN_DF,
+                 "nb_share": NB_SHARE, "nb_alpha": NB_ALPHA,
                  "trained_on": {"real pull requests": len(real), "own texts": len(own)},
                  "rebuild": "python evaluation/train_intent_model.py"})
     if not args.no_write:

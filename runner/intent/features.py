@@ -17,8 +17,9 @@ A change becomes three blocks of named features, each a ``{name: value}`` dict:
   tell non-optimisations apart where words are too rare to count (out of fold: ``unknown``
   recall 82-84 % -> 85-86 %, evaluation/RESULTS_intent.md).
 * ``rules``: per strategy, the capped text score and code score of the hand rules
-  (``r:t:<id>``, ``r:c:<id>``, divided by ``RULE_SCALE``) and the non-optimisation cues
-  (``r:cue:title``, ``r:cue:body``); used as they are.
+  (``r:t:<id>``, ``r:c:<id>``, divided by ``RULE_SCALE``), the largest of each over all
+  strategies (``r:t:any``, ``r:c:any``), and the non-optimisation cues (``r:cue:title``,
+  ``r:cue:body``); used as they are.
 """
 
 from __future__ import annotations
@@ -105,13 +106,21 @@ def diff_features(diff: str) -> Counter:
 
 
 def rule_features(ev: Evidence) -> dict[str, float]:
-    """Capped rule scores per strategy (scaled by ``RULE_SCALE``) and the non-optimisation cues of
-    a change's rule evidence ``ev`` (``classifier.evidence``)."""
+    """Capped rule scores per strategy (scaled by ``RULE_SCALE``, so in [0, ``TEXT_CAP`` /
+    ``RULE_SCALE``] and [0, ``CODE_CAP`` / ``RULE_SCALE``]), the largest text and code score
+    (``r:t:any``, ``r:c:any``; absent when no rule matched) and the non-optimisation cues (1.0)
+    of a change's rule evidence ``ev`` (``classifier.evidence``)."""
     feats: dict[str, float] = {}
     for strategy, score in ev.channel_text.items():
         feats[f"r:t:{strategy}"] = min(score, TEXT_CAP) / RULE_SCALE
     for strategy, score in ev.channel_code.items():
         feats[f"r:c:{strategy}"] = min(score, CODE_CAP) / RULE_SCALE
+    # The strongest text and code score of any strategy: "some mechanism is named / changed",
+    # learned once for all strategies (a rare strategy's own score has too few rows to weigh).
+    for channel in ("t", "c"):
+        values = [v for k, v in feats.items() if k.startswith(f"r:{channel}:")]
+        if values:
+            feats[f"r:{channel}:any"] = max(values)
     for cue in ev.cues:
         feats["r:cue:" + ("body" if cue.startswith("body") else "title")] = 1.0
     return feats

@@ -10,7 +10,9 @@ scores per strategy and their non-optimisation cues):
   regression fitted with balanced class weights, so the share of non-optimisations in the
   training corpus does not set the prior);
 * the **strategy head**: the probability of each of the 22 strategies given that the change is
-  an optimisation (a multinomial logistic regression fitted on the optimisations only).
+  an optimisation (a multinomial logistic regression fitted on the optimisations only, its
+  logits blended with a complement naive Bayes's over the same input; both are linear, so the
+  file holds one set of coefficients).
 
 The answer (``classify``) has three forms:
 
@@ -29,8 +31,8 @@ line that carries a mechanism token, library source first). Rules weighted below
 ambiguous words by design (rules.py) and are not quoted; nor are the model's own word features.
 
 ``rates`` in the model file say how often answers were right on held-out pull requests
-(out-of-fold predictions of evaluation/train_intent_model.py over the real pull requests of
-rounds 2 and 3 outside the blind split): per confidence bin, the named strategy (``top1``) and
+(out-of-fold predictions of evaluation/train_intent_model.py, folds by repository, over the
+real pull requests of rounds 2 to 4 outside the blind split): per confidence bin, the named strategy (``top1``) and
 "one of the first two" (``top2``); per gate bin below the threshold, the share of
 non-optimisations. ``rate_of`` looks a result up; ``answer_text`` says it in words.
 

@@ -68,19 +68,28 @@ def test_blind_split_is_the_seeded_hash_of_each_round(real, rows):
         real.split_of("a/b#1", 7)
 
 
-def test_round_4_blind_split_is_a_fresh_draw_over_rounds_2_and_3(real, rows):
-    """real-test4 takes about a fifth of the rows of rounds 2 and 3 by its own salt; round 1's rows
-    (read to write rules v4) and every earlier blind split's other rows are training data."""
-    assert real.BLIND == "real-test4" and set(real.SPLITS) == {"real-train", "real-test4"}
-    blind = [r for r in rows if real.current_split(r) == real.BLIND]
-    assert all(r.get("round", 1) in (2, 3) for r in blind)
-    pool = [r for r in rows if r.get("round", 1) in (2, 3)]
-    assert 0.15 <= len(blind) / len(pool) <= 0.25
-    assert sum(r["label"] != UNKNOWN for r in blind) >= 200          # enough optimisations to score
-    # Independent of the rounds' own salts: it is not real-test2 / real-test3 again.
-    old = [r for r in blind if r["split"] != "real-train"]
-    assert 0.2 <= len(old) / len(blind) <= 0.4
-    assert {real.current_split(r) for r in rows if r.get("round", 1) == 1} == {"real-train"}
+def test_round_5_is_all_blind_and_every_other_row_is_training(real, rows, tmp_path):
+    """real-test5 is every row of round 5 (new repositories; split_of has no salt for it) and
+    nothing else; real-test4 (rows of rounds 2 and 3) was scored and is training data now."""
+    assert real.BLIND == "real-test5" and set(real.SPLITS) == {"real-train", "real-test5"}
+    assert {real.split_of(f"a/b#{n}", 5) for n in range(50)} == {"real-test5"}
+    assert real.current_split({"source": "a/b#1", "round": 5, "split": "real-test5"}) == "real-test5"
+    for row in rows:
+        assert real.current_split(row) == ("real-test5" if row.get("round", 1) == 5 else "real-train")
+    fresh = {"source": "new/repo#7", "url": "https://github.com/new/repo/pull/7", "round": 5, "split": "real-test5",
+             "label": UNKNOWN, "also": [], "title": "t", "body": "", "diff": "", "reason": "r"}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(fresh) + "\n")
+    assert [r["source"] for r in real.load(path)] == ["new/repo#7"]
+    path.write_text(json.dumps(dict(fresh, split="real-train")) + "\n")
+    with pytest.raises(SystemExit, match="split does not match"):
+        real.load(path)
+
+
+def test_the_empty_blind_split_is_reported_not_scored(real, monkeypatch, capsys):
+    monkeypatch.setattr(real, "load", lambda: [])
+    assert real.main(["--split", "real-test5", "--no-write"]) == 0
+    assert "real-test5: empty" in capsys.readouterr().out
 
 
 def test_label_conventions_are_applied_and_recorded(rows):
@@ -149,7 +158,7 @@ def test_model_is_reproduced_from_the_corpus(real):
     pytest.importorskip("sklearn")
     train = _module("train_intent_model")
     real_rows, own = train.training_rows()
-    assert real_rows and all(real.current_split(r) != "real-test4" for r in real_rows)
+    assert real_rows and all(real.current_split(r) != real.BLIND for r in real_rows)
     examples = train.Examples()
     fitted = train.fit(real_rows + own, examples)
     stored = model.model()
@@ -162,3 +171,27 @@ def test_model_is_reproduced_from_the_corpus(real):
             b = model.predict(model.vector(feats, stored["vocabulary"], stored["weights"]), stored)
             assert a[0] == pytest.approx(b[0], abs=0.02)
             assert max(a[1], key=a[1].get) == max(b[1], key=b[1].get)
+
+
+def test_grouped_folds_keep_each_repository_in_one_fold(rows):
+    """Leave-repositories-out folds (train_intent_model --grouped): a repository never spans two
+    folds, every row is in one fold, and the folds are of like size."""
+    train = _module("train_intent_model")
+    parts = train.grouped_folds(rows, 5)
+    assert sorted(r["source"] for p in parts for r in p) == sorted(r["source"] for r in rows)
+    repos = [{train.repository(r) for r in p} for p in parts]
+    assert all(not (a & b) for i, a in enumerate(repos) for b in repos[i + 1:])
+    sizes = [len(p) for p in parts]
+    assert max(sizes) <= 1.3 * min(sizes)
+    with pytest.raises(ValueError, match="cannot fill"):
+        train.grouped_folds(rows[:1], 2)
+    records = [{"label": "kernel_fusion", "strategy": "kernel_fusion", "second": "vectorization", "gate": 0.9,
+                "confidence": 0.95, "backed": True},
+               {"label": "vectorization", "strategy": "kernel_fusion", "second": "vectorization", "gate": 0.3,
+                "confidence": 0.2, "backed": True},
+               {"label": UNKNOWN, "strategy": "kernel_fusion", "second": "vectorization", "gate": 0.2,
+                "confidence": 0.1, "backed": False}]
+    f = train.figures(records, 0.9)
+    assert (f["n"], f["top1"], f["top2"]) == (2, 1, 2)
+    assert (f["unknown_called"], f["unknown_right"], f["n_unknown"]) == (2, 1, 1)
+    assert (f["probably_n"], f["probably_right"]) == (1, 1)
