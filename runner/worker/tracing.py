@@ -12,8 +12,9 @@ that runs much of the repository's Python paid ×1.85–×2.54 for that in the r
 (``evaluation/selection.py``); the profiler's events are per call, not per line (measured beside
 it on the same benchmarks: ×0.3–×1.7 on warm calls of ≥ 0.4 ms, against ×1.1–×3.6 for
 coverage.py; on calls of tens of microseconds both pay a fixed cost per new code object).
-Threads started during the call get a profiler of their own (``threading.setprofile``); threads
-already running are not seen. Where the profiler cannot be enabled (another profiling tool holds
+Threads started during the call get a profiler of their own (``threading.setprofile``; on
+Python 3.12+ the main profiler is process-wide and sees them itself); threads already running are
+not seen before 3.12. Where the profiler cannot be enabled (another profiling tool holds
 the hook, as Python 3.12+ refuses two), a ``sys.settrace`` tracer of call events does the same
 job, slower.
 
@@ -65,8 +66,11 @@ def trace_files(run: Callable[[], object], root: str) -> tuple[list[str], str]:
         # the first profile event of a thread started during the call: a C profiler of its own
         # takes over the thread's hook from here (this function is not called again there)
         profiler = cProfile.Profile(**PROFILER_OPTIONS)
+        try:
+            profiler.enable()
+        except ValueError:  # Python 3.12+: the profiler is process-wide (sys.monitoring), and
+            return          # the main one already sees this thread
         profiles.append(profiler)
-        profiler.enable()
 
     threading.setprofile(start_in_thread)
     try:
