@@ -49,6 +49,8 @@ from gitrepo import git  # noqa: E402 - the evaluation folder is on sys.path
 
 SIZES = [0.01, 0.02, 0.05, 0.10]
 MAGNITUDES = [0.001, 0.01, 0.1, 0.5, 1 / 1.02, 1.02, 2.0, 10.0, 100.0, 1000.0]
+#: Where ``--keep`` copies each compare's results.json (None: nowhere).
+KEEP: Path | None = None
 STUDIES = ("aa", "injected", "magnitudes", "durations", "torch", "budget")
 
 SPIN = ["def spin(n):", "    t = 0", "    for i in range(n):", "        t += i * i % 7", "    return t", ""]
@@ -157,6 +159,9 @@ def run_compare(repo: Path, out: Path, threshold: float, extra: list[str], perfg
     if code != 0:
         raise SystemExit(f"compare {out.name} exited {code}")
     doc = json.loads((out / "results.json").read_text())
+    if KEEP is not None:  # --keep: every compare's results.json, for re-analysis
+        KEEP.mkdir(parents=True, exist_ok=True)
+        (KEEP / f"{out.parent.name}-{out.name}.json").write_text(json.dumps(doc))
     budget = doc["settings"].get("max_time") or max_time or 900.0
     return {"doc": doc, "wall": wall, "max_time": budget, "within_budget": wall <= 1.1 * budget}
 
@@ -399,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aa-only", action="store_true", help="= --study aa")
     ap.add_argument("--write", default="", help="write the tables to this file")
     ap.add_argument("--json", default="", help="write the raw rows to this JSON file")
+    ap.add_argument("--keep", default="", help="copy each compare's results.json into this folder")
     ap.add_argument("--perfgate", default="", help="run another perfgate checkout's runner (e.g. an older commit)")
     ap.add_argument("extra", nargs="*", help="extra flags for perfgate compare (after --)")
     args = ap.parse_args(argv)
@@ -408,6 +414,8 @@ def main(argv: list[str] | None = None) -> int:
         args.compares, args.k, args.repeats, args.torch_aa, args.duration_compares = 1, 3, 1, 1, 1
         args.extra = [*args.extra, "--max-time", "20"]
     root = Path(args.perfgate).resolve() if args.perfgate else None
+    global KEEP
+    KEEP = Path(args.keep) if args.keep else None
     res: dict = {}
     with tempfile.TemporaryDirectory(prefix="perfgate-eval-") as t:
         for study in studies:

@@ -183,6 +183,8 @@ class Change(Record):
     p_value: Any = ABSENT
     verdict: Any = ABSENT
     ci_level: Any = ABSENT
+    eq_low: Any = ABSENT
+    eq_high: Any = ABSENT
     rounds: Any = ABSENT
     process_pairs: Any = ABSENT
     rounds_per_pair: Any = ABSENT
@@ -247,6 +249,7 @@ class Settings(Record):
     pair_rounds: Any = ABSENT
     looks: Any = ABSENT
     ci_level: Any = ABSENT
+    eq_level: Any = ABSENT
     min_sample_time: Any = ABSENT
     cold_cache: Any = ABSENT
     fail_threshold: Any = ABSENT

@@ -28,7 +28,13 @@ Method (pure functions over plain lists; scipy provides the distributions):
   look whose interval is reported — so the interval excludes 1 exactly when that p-value is
   below ``alpha``.
 * Verdict (three-way decision against the practical threshold ``t``): ``unchanged`` when the
-  whole interval lies inside ``[1/(1+t), 1+t]`` (equivalence, as in TOST); ``regression`` /
+  equivalence interval lies inside ``[1/(1+t), 1+t]``: two one-sided tests (TOST; Schuirmann,
+  "A comparison of the two one-sided tests procedure…", J. Pharmacokinet. Biopharm. 15, 1987),
+  each at the look's level ``alpha / K``, which is the ``1 - 2 alpha / K`` two-sided interval
+  (:func:`equivalence_level`; 98 % at the defaults, beside the reported 99 %). Calling a change
+  of ``t`` or more ``unchanged`` at some look therefore has probability at most ``alpha``, as
+  the change verdicts do; the 99 % interval used before spent only half of it and needed
+  13–20 % more process pairs on identical code (evaluation/RESULTS_sensitivity.md); ``regression`` /
   ``improvement`` when the interval excludes 1 *and* the Benjamini–Hochberg adjusted
   sequential p-value across the run's benchmarks is below ``alpha``; ``inconclusive`` otherwise.
   A significant change smaller than the threshold therefore ends as ``unchanged`` once the
@@ -53,6 +59,8 @@ class Estimate:
     ``ratio``/``ci_low``/``ci_high`` are head/base time per call (> 1: head slower);
     ``ci_level`` is the interval's coverage (fraction); ``p_value`` is the two-sided test of "no
     change" at this look that matches the interval; ``rounds`` is the number of paired rounds.
+    ``eq_low``/``eq_high``: the equivalence interval at ``eq_level`` that :func:`decide` tests
+    ``unchanged`` with (None: the interval above is used).
     """
 
     ratio: float
@@ -61,6 +69,9 @@ class Estimate:
     p_value: float
     ci_level: float
     rounds: int
+    eq_low: float | None = None
+    eq_high: float | None = None
+    eq_level: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -176,7 +187,20 @@ def unpaired_block_summary(base: Sequence[float], head: Sequence[float]) -> tupl
     return median(h) - median(b), max(se, 1e-6), min(len(b), len(h))
 
 
-def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, between_floor: float) -> BlockedEstimate:
+def equivalence_level(look_alpha: float) -> float:
+    """The two-sided coverage whose interval carries the two one-sided tests of equivalence,
+    each at ``look_alpha``: ``1 - 2 * look_alpha`` (Schuirmann 1987; e.g. 0.98 for 0.01).
+
+    Raises:
+        ValueError: ``look_alpha`` outside (0, 0.5).
+    """
+    if not 0.0 < look_alpha < 0.5:
+        raise ValueError(f"look_alpha must lie in (0, 0.5), got {look_alpha}")
+    return 1.0 - 2.0 * look_alpha
+
+
+def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, between_floor: float,
+                     eq_level: float | None = None) -> BlockedEstimate:
     """Combine the process pairs' estimates: mean with a Student t interval on ``J − 1`` df.
 
     Each process pair contributes one estimate (its Hodges–Lehmann log-ratio, equal numbers of
@@ -195,6 +219,8 @@ def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, b
         level: coverage of the interval (fraction).
         between_floor: lower bound of the standard deviation between pairs' estimates, log units
             (0.005 ≈ 0.5 %).
+        eq_level: when given, also the equivalence interval at this coverage (``eq_low``,
+            ``eq_high``; :func:`equivalence_level`), from the same centre and standard error.
 
     Raises:
         ValueError: no blocks.
@@ -212,17 +238,26 @@ def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, b
         se = math.sqrt(blocks[0][1] ** 2 + between_floor ** 2)
         q = float(stats.norm.ppf(0.5 + level / 2.0))
         p = float(2.0 * stats.norm.sf(abs(center) / se))
+        eq = _eq(center, se, eq_level, stats.norm.ppf)
         return BlockedEstimate(math.exp(center), math.exp(center - q * se), math.exp(center + q * se), p, level,
-                               rounds, blocks=1, between_sd=between_floor, within_se=blocks[0][1],
+                               rounds, *eq, blocks=1, between_sd=between_floor, within_se=blocks[0][1],
                                block_centers=tuple(centers))
     var = sum((c - center) ** 2 for c in centers) / (j - 1)
     sd = max(math.sqrt(var), between_floor)
     se = sd / math.sqrt(j)
     q = float(stats.t.ppf(0.5 + level / 2.0, j - 1))
     p = float(2.0 * stats.t.sf(abs(center) / se, j - 1))
+    eq = _eq(center, se, eq_level, lambda x: stats.t.ppf(x, j - 1))
     return BlockedEstimate(math.exp(center), math.exp(center - q * se), math.exp(center + q * se), p, level, rounds,
-                           blocks=j, between_sd=math.sqrt(max(0.0, var - within_var)),
+                           *eq, blocks=j, between_sd=math.sqrt(max(0.0, var - within_var)),
                            within_se=math.sqrt(within_var / j), block_centers=tuple(centers))
+
+
+def _eq(center: float, se: float, eq_level: float | None, ppf) -> tuple:
+    if eq_level is None:
+        return None, None, None
+    q = float(ppf(0.5 + eq_level / 2.0))
+    return math.exp(center - q * se), math.exp(center + q * se), eq_level
 
 
 def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pairs: int = 1,
@@ -267,6 +302,9 @@ def per_look_alpha(alpha: float, looks: int) -> float:
 def decide(est: Estimate, threshold: float, significant: bool, min_blocks: int = 1) -> str:
     """Three-way verdict for one estimate.
 
+    ``unchanged`` tests the equivalence interval (``est.eq_low``/``eq_high``) where the estimate
+    has one, else its interval; a change needs the interval itself to exclude 1.
+
     Args:
         est: the interval at the current look.
         threshold: practical significance, a fraction (0.02 = 2 %).
@@ -283,7 +321,9 @@ def decide(est: Estimate, threshold: float, significant: bool, min_blocks: int =
         return "inconclusive"
     upper = 1.0 + threshold
     lower = 1.0 / upper
-    if lower <= est.ci_low and est.ci_high <= upper:
+    eq_low = est.ci_low if est.eq_low is None else est.eq_low
+    eq_high = est.ci_high if est.eq_high is None else est.eq_high
+    if lower <= eq_low and eq_high <= upper:
         return "unchanged"
     if significant and (est.ci_low > 1.0 or est.ci_high < 1.0):
         return "regression" if est.ratio > 1.0 else "improvement"

@@ -133,6 +133,7 @@ SMOKES = {
     "evaluation/intent.py": Smoke(("evaluation/intent.py", "--smoke")),
     "evaluation/intent_real.py": Smoke(("evaluation/intent_real.py", "--smoke")),
     "evaluation/isolation.py": Smoke(("evaluation/isolation.py", "--smoke")),
+    "evaluation/pair_estimators.py": Smoke(("evaluation/pair_estimators.py", "--smoke")),
     "evaluation/peers.py": Smoke(("evaluation/peers.py", "--smoke")),
     "evaluation/real_conventions.py": Smoke(("evaluation/real_conventions.py", "--smoke")),
     "evaluation/relabel_intent.py": Smoke(("evaluation/relabel_intent.py", "--smoke")),

@@ -271,6 +271,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
     settings = Settings(
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
         max_rounds=cfg.max_rounds, pair_rounds=cfg.pair_rounds, looks=session.looks, ci_level=session.ci_level,
+        eq_level=session.eq_level,
         min_sample_time=session.min_sample_time, cold_cache=cfg.cold_cache, fail_threshold=cfg.fail_threshold,
         memory_threshold=cfg.memory_threshold, fail_on_memory_regression=cfg.fail_on_memory_regression,
         process_noise=cfg.process_noise, min_process_pairs=cfg.min_process_pairs, allocator=cfg.allocator,

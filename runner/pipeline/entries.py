@@ -19,7 +19,8 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
                     min_pairs: int = 2) -> dict:
     """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`.
 
-    ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
+    ``change.eq_low``/``eq_high``: the equivalence interval ``unchanged`` is tested with
+    (:func:`runner.stats.decide`). ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
     index of its first round in the samples; ``used`` is false for a pair the budget cut short,
     which the estimate leaves out), so a reader can see a pair that disagrees. Beside the
     estimate: ``rounds_per_pair``; ``pair_sd``, the standard deviation of the pairs' log-ratios
@@ -55,6 +56,8 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     change = Change(
         ratio=est.ratio if est else None, ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
         p_value=est.p_value if est else None, verdict=state.verdict, ci_level=ci_level if est else None,
+        eq_low=ABSENT if est is None or est.eq_low is None else est.eq_low,
+        eq_high=ABSENT if est is None or est.eq_high is None else est.eq_high,
         rounds=len(state.base), process_pairs=est.blocks if est else len(state.block_starts),
         rounds_per_pair=state.pair_rounds or None, pairs=pairs,
         between_process_sd=est.between_sd if est else None, pair_sd=None if sd is None else round(sd, 6),

@@ -214,7 +214,7 @@ class MeasuredPass:
             if state.verdict != "inconclusive":
                 state.stop_reason = f"decided at look {state.look_index} of {len(timing.looks)}"
             return
-        state.estimate = estimate(state, timing.ci_level, cfg.process_noise)
+        state.estimate = estimate(state, timing.ci_level, cfg.process_noise, timing.eq_level)
         state.resolvable = schedule.resolvable_change(state.estimate.block_centers, timing.ci_level, cfg.process_noise)
         state.look_index += 1
         state.verdict = stats.decide(state.estimate, cfg.threshold, state.estimate.p_value < timing.look_alpha,
@@ -242,9 +242,10 @@ def blocks(state: BenchState) -> list[tuple[float, float, int]]:
     return [stats.unpaired_block_summary(state.base[a:b], state.head[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def estimate(state: BenchState, level: float, floor: float) -> stats.BlockedEstimate:
-    """The estimate over a self-measured benchmark's pairs (:func:`runner.stats.blocked_estimate`)."""
-    return stats.blocked_estimate(blocks(state), level, floor)
+def estimate(state: BenchState, level: float, floor: float, eq_level: float | None = None) -> stats.BlockedEstimate:
+    """The estimate over a self-measured benchmark's pairs (:func:`runner.stats.blocked_estimate`;
+    ``eq_level``: the equivalence interval's coverage)."""
+    return stats.blocked_estimate(blocks(state), level, floor, eq_level)
 
 
 def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, min_pairs: int = 2) -> dict:

@@ -84,6 +84,8 @@ class ProcessPairs:
         self.look_pairs = [r // cfg.pair_rounds for r in self.looks]
         self.look_alpha = stats.per_look_alpha(cfg.alpha, len(self.looks))
         self.ci_level = 1.0 - self.look_alpha
+        #: the equivalence interval's coverage (two one-sided tests at the look's level)
+        self.eq_level = stats.equivalence_level(self.look_alpha)
         self.budget_end = math.inf
 
     # -- one side -------------------------------------------------------------------------

@@ -220,8 +220,9 @@ def futility(centers: Sequence[float], threshold: float, look_alpha: float, floo
 
     Stochastic curtailment by conditional power (Lan, Simon & Halperin, "Stochastically curtailed
     tests in long-term clinical trials", 1982): take the current centre as the truth and ask how
-    likely the interval at ``max_pairs`` pairs would be to decide — to lie inside the band
-    (``unchanged``) or to exclude 1 (a change). The spread is taken optimistically, at the lower
+    likely the interval at ``max_pairs`` pairs would be to decide — the equivalence interval to lie
+    inside the band (``unchanged``, two one-sided tests at ``look_alpha``) or the interval to
+    exclude 1 (a change). The spread is taken optimistically, at the lower
     ``confidence`` bound of the pairs' standard deviation (chi-square on ``J − 1`` degrees of
     freedom, never below ``floor``), so a benchmark is stopped only when even a spread at the
     low end of what its pairs allow could not narrow the interval enough. When neither verdict
@@ -248,11 +249,12 @@ def futility(centers: Sequence[float], threshold: float, look_alpha: float, floo
     sd = max(floor, sd_hat * math.sqrt((j - 1) / float(stats.chi2.ppf(confidence, j - 1))))
     se = sd / math.sqrt(max_pairs)
     half = float(stats.t.ppf(1 - look_alpha / 2, max_pairs - 1)) * se
+    eq_half = float(stats.t.ppf(1 - look_alpha, max_pairs - 1)) * se  # two one-sided tests (runner.stats.decide)
     band = math.log1p(threshold)
     norm = stats.norm
     p_unchanged = 0.0
-    if half < band:
-        p_unchanged = float(norm.cdf((band - half - mean) / se) - norm.cdf((half - band - mean) / se))
+    if eq_half < band:
+        p_unchanged = float(norm.cdf((band - eq_half - mean) / se) - norm.cdf((eq_half - band - mean) / se))
     p_change = float(norm.cdf((mean - half) / se) + norm.cdf((-mean - half) / se))
     return Projection(max(p_unchanged, p_change) < min_power, half, max_pairs)
 

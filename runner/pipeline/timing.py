@@ -179,7 +179,7 @@ class TimingPass(ProcessPairs):
             if len(keep) < max(2, math.ceil(KEEP_AT_LEAST * (b - a))):
                 keep = list(range(a, b))
             blocks.append(stats.block_summary([state.base[i] for i in keep], [state.head[i] for i in keep]))
-        est = stats.blocked_estimate(blocks, self.ci_level, self.cfg.process_noise)
+        est = stats.blocked_estimate(blocks, self.ci_level, self.cfg.process_noise, self.eq_level)
         state.resolvable = schedule.resolvable_change(est.block_centers, self.ci_level, self.cfg.process_noise)
         return est
 

@@ -36,7 +36,7 @@ def print_table(results: dict, console) -> None:
     t = esc.term
     caption = (f"base {t(base.get('ref'))} ({t(short_sha(base.get('sha')))}) → head {t(head.get('ref'))} "
                f"({t(short_sha(head.get('sha')))}); change = head/base − 1, {ctx['ci_pct']} CI; threshold "
-               f"±{fmt_pct(ctx['settings'].get('threshold'))}; {TABLE_NOTE}")
+               f"±{fmt_pct(ctx['settings'].get('threshold'))}{ctx['eq_note']}; {TABLE_NOTE}")
     if ctx["conditions"]:
         caption += f"\n{t(ctx['conditions'])}"
     table = Table(title=title, caption=caption)

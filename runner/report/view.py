@@ -238,12 +238,22 @@ def view(results: dict) -> dict:
             "memory": has_memory(benches),
             "env": env, "intent_view": intent_view, "doctor_warning": doctor_warning(env.get("doctor")),
             "doctor_line": doctor_counts(env.get("doctor")),
-            "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "policy_note": policy_note(settings),
+            "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "eq_note": eq_note(settings), "policy_note": policy_note(settings),
             "skipped_note": skipped_note(settings), "selection": selection_view(results.get("selection")),
             "conditions": conditions_line(env),
             "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
             "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
             "compared": compared}
+
+
+def eq_note(settings: dict) -> str:
+    """How ``unchanged`` was decided, after the threshold in the table's caption (pure): the
+    equivalence interval's coverage (two one-sided tests, :func:`runner.stats.decide`); empty
+    for a document without ``settings.eq_level`` (older, or a single-revision run)."""
+    level = settings.get("eq_level")
+    if not isinstance(level, (int, float)) or not 0 < level < 1:
+        return ""
+    return f" (unchanged: the {level * 100:.3g} % interval of two one-sided tests lies inside it)"
 
 
 def policy_note(settings: dict) -> str | None:

@@ -23,6 +23,10 @@ from .sampling import Timer, calibrate, recalibrate, warm_up
 #: pass lists them untraced before it traces one case (:meth:`Worker.trace`).
 IMPORT_ONLY_LISTINGS = (None, "perfgate", "asv", "pytest-benchmark")
 
+#: The generations the worker collects after a set-up (``gc.collect(1)``: generations 0 and 1), before
+#: any sample (:meth:`Worker.setup`).
+SETUP_GC_GENERATION = 1
+
 #: Limits of what a listed case may carry (results.json's schema: a name, a parameter's label, a unit).
 NAME_MAX, PARAMS_MAX, LABEL_MAX, UNIT_MAX = 500, 50, 500, 40
 
@@ -178,7 +182,13 @@ class Worker:
             # The first calibration samples are cold (caches, allocator, clocks): recalibrate on
             # the warm estimate so a slow first call does not leave samples shorter than asked.
             self.number = recalibrate(self.number, warm, min_sample_time)
-        gc.collect()
+        # The set-up's and warm-up's garbage, collected before the samples: the young generations
+        # only. A full collection walks torch's ~10^6 objects (unfrozen in the child,
+        # runner.worker.serve._run_child): 0.10-0.12 s on this project's 2-vCPU VM, twice per
+        # process pair, which was half of what an A/A pair of a fast benchmark cost
+        # (evaluation/RESULTS_sensitivity.md); the young generations hold what a set-up just
+        # made, and collecting them costs microseconds.
+        gc.collect(SETUP_GC_GENERATION)
         self.fn = fn
         tail = sorted(warm[-3:])
         per_call = tail[len(tail) // 2] if tail else None

@@ -31,7 +31,8 @@ steal), so the parent can tell a round another task disturbed.
 The garbage collector is paused during a sample (as ``timeit`` does): a collection that
 lands in one side's sample would be charged to that side. It is not run before each sample:
 with torch imported a full ``gc.collect()`` costs ~0.1 s, more than the sample itself; the
-worker collects once after set-up instead. A collection the benchmark itself asks for costs what
+worker collects the young generations once after set-up instead (a full collection there cost
+half of a fast benchmark's process pair). A collection the benchmark itself asks for costs what
 it costs in a plain process: the forked worker unfreezes the objects its server froze
 (:func:`runner.worker.serve._run_child`).
 """

@@ -207,3 +207,12 @@ def test_rounds_the_gpu_clocks_disturbed_and_the_clock_policy_are_said():
                 "during them (NVML)") in text
         assert "Clocks: clocks locked for the timing pass — restoring them failed" in text
     assert "Insufficient &lt;b&gt;" in html and "Insufficient <b>" not in html
+
+
+def test_the_caption_says_unchanged_was_tested_on_the_equivalence_interval():
+    doc = _doc([_bench("bench_same", "unchanged", 1.0)], ci_level=0.99, eq_level=0.98)
+    for fmt in ("md", "html", "term"):
+        text = " ".join(report.render(doc, fmt).split())
+        assert "99 %" in text and "unchanged: the 98 % interval of two one-sided tests lies inside it" in text, fmt
+    older = " ".join(report.render(_doc([_bench("bench_same", "unchanged", 1.0)], ci_level=0.99), "md").split())
+    assert "two one-sided" not in older

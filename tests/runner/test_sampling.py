@@ -104,3 +104,30 @@ def test_cold_cache_samples_are_sized_by_their_span_flushes_included(fake):
     number, _ = calibrate(timer, lambda: None, 0.02)
     assert 500 <= number <= 2000
     assert Timer("cuda").sample(lambda: fake.kernel(5.0), 3).span_s is None
+
+
+def test_the_set_up_collects_the_young_generations_not_a_full_collection(tmp_path, monkeypatch):
+    """A full collection walks torch's ~10^6 objects (0.1 s, twice per process pair: half of a
+    fast A/A pair's cost); the set-up's garbage lies in the young generations."""
+    import gc
+
+    from runner.worker import child
+    from runner.worker.serve import Worker
+
+    (tmp_path / "bench_garbage.py").write_text(
+        "def bench_garbage(device):\n"
+        "    junk = [[i] for i in range(2000)]  # garbage the set-up leaves\n"
+        "    return lambda: sum(range(100))\n")
+    asked = []
+    real = gc.collect
+
+    def collect(*args):
+        asked.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(gc, "collect", collect)
+    reply = Worker("cpu").setup({"dir": str(tmp_path), "file": "bench_garbage.py", "func": "bench_garbage",
+                                 "name": "bench_garbage", "suite": "perfgate", "min_sample_time": 0.001,
+                                 "cold_cache": False, "warmup_samples": 1, "number": 10})
+    assert reply["number"] == 10
+    assert asked == [(child.SETUP_GC_GENERATION,)] and child.SETUP_GC_GENERATION < 2, asked

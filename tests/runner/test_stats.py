@@ -217,3 +217,50 @@ def test_blocked_estimate_one_outlying_pair_does_not_make_a_change():
     est = stats.blocked_estimate(blocks, 0.99, between_floor=0.003)
     assert est.ci_low < 1.0 < est.ci_high
     assert stats.decide(est, 0.02, est.p_value < 0.01, min_blocks=3) == "inconclusive"
+
+
+def test_equivalence_level_is_two_one_sided_tests_at_the_look_level():
+    assert stats.equivalence_level(0.01) == pytest.approx(0.98)
+    for bad in (0.0, 0.5, -0.1):
+        with pytest.raises(ValueError):
+            stats.equivalence_level(bad)
+
+
+def test_blocked_estimate_gives_the_equivalence_interval_inside_the_reported_one():
+    blocks = [(c, 0.01, 32) for c in (0.004, -0.006, 0.011, -0.002, 0.007, -0.009)]
+    est = stats.blocked_estimate(blocks, 0.99, 0.003, eq_level=0.98)
+    assert est.eq_level == 0.98
+    assert est.ci_low < est.eq_low < est.ratio < est.eq_high < est.ci_high
+    # same centre, same standard error: the log-interval shrinks by the ratio of the t quantiles
+    from scipy import stats as sps
+    shrink = sps.t.ppf(0.99, 5) / sps.t.ppf(0.995, 5)
+    assert math.log(est.eq_high / est.ratio) == pytest.approx(shrink * math.log(est.ci_high / est.ratio))
+    assert stats.blocked_estimate(blocks, 0.99, 0.003).eq_low is None
+
+
+def test_unchanged_is_tested_on_the_equivalence_interval():
+    # the 99 % interval sticks out of ±2 %; the 98 % one (two one-sided tests at 1 %) does not
+    est = stats.BlockedEstimate(1.0, 0.979, 1.021, 0.9, 0.99, 64, 0.982, 1.018, 0.98, blocks=8)
+    assert stats.decide(est, 0.02, significant=False, min_blocks=2) == "unchanged"
+    without = stats.BlockedEstimate(1.0, 0.979, 1.021, 0.9, 0.99, 64, blocks=8)
+    assert stats.decide(without, 0.02, significant=False, min_blocks=2) == "inconclusive"
+    # a change is still read off the reported interval, never the narrower one
+    shifted = stats.BlockedEstimate(1.012, 0.999, 1.025, 0.02, 0.99, 64, 1.002, 1.022, 0.98, blocks=8)
+    assert stats.decide(shifted, 0.02, significant=True, min_blocks=2) == "inconclusive"
+
+
+def test_a_change_at_the_threshold_is_called_unchanged_at_the_one_sided_level():
+    """Schuirmann's TOST is exact for normal pair estimates: with the true change at the threshold,
+    the equivalence interval lies inside the band in look_alpha of the looks (not half of it, as
+    with the two-sided interval, and not more)."""
+    rng = random.Random(7)
+    band = math.log(1.02)
+    reps, j, look_alpha = 8000, 4, 0.01
+    hits = 0
+    for _ in range(reps):
+        blocks = [(band + rng.gauss(0, 0.01), 0.01, 16) for _ in range(j)]
+        est = stats.blocked_estimate(blocks, 1 - look_alpha, 1e-6, stats.equivalence_level(look_alpha))
+        hits += stats.decide(est, 0.02, significant=False, min_blocks=2) == "unchanged"
+    rate = hits / reps
+    sd = math.sqrt(look_alpha * (1 - look_alpha) / reps)
+    assert look_alpha - 3 * sd < rate < look_alpha + 3 * sd, rate
