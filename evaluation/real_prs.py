@@ -140,9 +140,10 @@ def find_mirror(mirrors: Path, repo: str) -> Path | None:
 
 
 def check_verdict(ratio: float, ci_low: float, ci_high: float, threshold: float = THRESHOLD) -> str:
-    """The independent check's verdict by perfgate's rule (:func:`runner.stats.decide`), so the two
-    can be compared: ``same`` when the interval lies within ``[1/(1+t), 1+t]``, ``slower`` /
-    ``faster`` when it excludes 1, else ``unclear``. ``ratio`` is head/base time per call."""
+    """The independent check's verdict, by the rule perfgate's verdicts had before its ``unchanged``
+    became a pair of one-sided tests (:func:`runner.stats.decide`), on the check's one 95 %
+    bootstrap interval: ``same`` when it lies within ``[1/(1+t), 1+t]``, ``slower`` / ``faster``
+    when it excludes 1, else ``unclear``. ``ratio`` is head/base time per call."""
     upper = 1.0 + threshold
     if 1.0 / upper <= ci_low and ci_high <= upper:
         return "same"

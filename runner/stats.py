@@ -38,8 +38,8 @@ Method (pure functions over plain lists; scipy provides the distributions):
   ``improvement`` when the interval excludes 1 *and* the Benjamini–Hochberg adjusted
   sequential p-value across the run's benchmarks is below ``alpha``; ``inconclusive`` otherwise.
   A significant change smaller than the threshold therefore ends as ``unchanged`` once the
-  interval is narrow enough, and a change at least as large as the threshold can never be
-  called ``unchanged``.
+  interval is narrow enough, and an estimate at or beyond the threshold is never ``unchanged``
+  (a true change there is, with probability at most ``alpha``).
 """
 
 from __future__ import annotations

@@ -58,11 +58,15 @@ PRECISION = 0.4
 @dataclass(frozen=True)
 class Level:
     """One benchmark's change in one compare against ``good``: ``ratio`` commit/good of the time
-    per call (> 1 slower) with the compare's interval ``[low, high]`` (its ``ci_level``)."""
+    per call (> 1 slower) with the compare's interval ``[low, high]`` (its ``ci_level``), and the
+    equivalence interval ``[eq_low, eq_high]`` its ``unchanged`` was tested with (None in older
+    documents; :func:`runner.stats.decide`)."""
 
     ratio: float
     low: float
     high: float
+    eq_low: float | None = None
+    eq_high: float | None = None
 
     @staticmethod
     def of(change: dict | None) -> "Level | None":
@@ -73,7 +77,12 @@ class Level:
         if any(not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0 or math.isinf(v) for v in values):
             return None
         ratio, low, high = (float(v) for v in values)
-        return Level(ratio, min(low, ratio), max(high, ratio))
+        eq = [change.get(k) for k in ("eq_low", "eq_high")]
+        if any(not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0 or math.isinf(v) for v in eq):
+            eq = [None, None]
+        else:  # the equivalence interval lies inside the reported one, around the ratio
+            eq = [max(min(float(eq[0]), ratio), low), min(max(float(eq[1]), ratio), high)]
+        return Level(ratio, min(low, ratio), max(high, ratio), *eq)
 
     @property
     def log(self) -> float:
@@ -98,8 +107,11 @@ def classify(level: Level, target: Level) -> str:
       (widened by ``δ`` on its far side) is a level of its own: ``partial`` between them (the
       range holds more than one step), ``beyond`` the target (a step a later commit partly undid)
       or ``opposite`` (faster than good);
-    - otherwise the midpoint decides: ``before`` when the whole interval lies below it, ``after``
-      when it lies above, ``undecided`` when it holds the midpoint (measure again).
+    - otherwise the midpoint decides: ``before`` when the interval lies below it — the
+      equivalence interval where the compare has one, the one-sided test at the look's level that
+      its ``unchanged`` verdict used, so a compare that stopped ``unchanged`` is ``before`` —,
+      ``after`` when the interval lies above it, ``undecided`` when it holds the midpoint (measure
+      again).
 
     The band around no change is there because identical code in fresh processes can differ by
     more than its interval says on a busy machine (an A/A step measured −11 % [−19, −3] against a
@@ -121,7 +133,10 @@ def classify(level: Level, target: Level) -> str:
         if high < -delta:
             return "opposite"
         return "beyond" if low > t_high + delta else "partial"
-    if high < b / 2:
+    below = high
+    if level.eq_low is not None and level.eq_high is not None:
+        below = max(sign * math.log(level.eq_low), sign * math.log(level.eq_high))
+    if below < b / 2:
         return "before"
     if low > b / 2:
         return "after"
@@ -131,7 +146,8 @@ def classify(level: Level, target: Level) -> str:
 def step_threshold(target: Level) -> float:
     """The practical threshold of a step's compare (fraction): the geometric midpoint between
     no change and the regression, ``exp(|ln r| / 2) − 1``. A good-side commit's compare then ends
-    ``unchanged`` as soon as its interval lies within half the step (runner.stats.decide), and a
+    ``unchanged`` as soon as its equivalence interval lies within half the step
+    (runner.stats.decide), and a
     bad-side one ``regression`` as soon as its interval misses 1."""
     return math.expm1(abs(target.log) / 2)
 

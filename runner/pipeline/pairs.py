@@ -85,7 +85,7 @@ class ProcessPairs:
         self.look_alpha = stats.per_look_alpha(cfg.alpha, len(self.looks))
         self.ci_level = 1.0 - self.look_alpha
         #: the equivalence interval's coverage (two one-sided tests at the look's level)
-        self.eq_level = stats.equivalence_level(self.look_alpha)
+        self.eq_level = stats.equivalence_level(self.look_alpha) if self.look_alpha < 0.5 else None
         self.budget_end = math.inf
 
     # -- one side -------------------------------------------------------------------------

@@ -23,8 +23,10 @@ from .sampling import Timer, calibrate, recalibrate, warm_up
 #: pass lists them untraced before it traces one case (:meth:`Worker.trace`).
 IMPORT_ONLY_LISTINGS = (None, "perfgate", "asv", "pytest-benchmark")
 
-#: The generations the worker collects after a set-up (``gc.collect(1)``: generations 0 and 1), before
-#: any sample (:meth:`Worker.setup`).
+#: The generations the worker collects after a set-up on a CPU, before any sample (:meth:`Worker.setup`;
+#: a full collection on a GPU, whose peak memory is absolute):
+#: ``gc.collect(1)``, generations 0 and 1 (Python 3.14's incremental collector reads it as the young
+#: generation and one increment of the old: still not a walk of every object).
 SETUP_GC_GENERATION = 1
 
 #: Limits of what a listed case may carry (results.json's schema: a name, a parameter's label, a unit).
@@ -182,13 +184,15 @@ class Worker:
             # The first calibration samples are cold (caches, allocator, clocks): recalibrate on
             # the warm estimate so a slow first call does not leave samples shorter than asked.
             self.number = recalibrate(self.number, warm, min_sample_time)
-        # The set-up's and warm-up's garbage, collected before the samples: the young generations
-        # only. A full collection walks torch's ~10^6 objects (unfrozen in the child,
+        # The set-up's and warm-up's garbage, collected before the samples: on a CPU the young
+        # generations only. A full collection walks torch's ~10^6 objects (unfrozen in the child,
         # runner.worker.serve._run_child): 0.10-0.12 s on this project's 2-vCPU VM, twice per
         # process pair, which was half of what an A/A pair of a fast benchmark cost
         # (evaluation/RESULTS_sensitivity.md); the young generations hold what a set-up just
-        # made, and collecting them costs microseconds.
-        gc.collect(SETUP_GC_GENERATION)
+        # made, and collecting them costs microseconds. On a GPU the peak memory measured after
+        # the timing is absolute (max_memory_allocated), so a set-up's older cyclic garbage
+        # holding device memory must be gone first: a full collection there.
+        gc.collect(*(() if self.device.startswith("cuda") else (SETUP_GC_GENERATION,)))
         self.fn = fn
         tail = sorted(warm[-3:])
         per_call = tail[len(tail) // 2] if tail else None

@@ -286,3 +286,15 @@ def test_perfgate_bisect_names_the_commit_on_a_real_repository(tmp_path, capsys)
     assert "### Bisect: the regression came with" in report and "(#12)" in report
     assert json.loads((out / "compares" / sorted(p.name for p in (out / "compares").iterdir())[1] /
                        "results.json").read_text())["settings"]["threshold"] > 0
+
+
+def test_a_compare_that_stopped_unchanged_is_before_the_midpoint():
+    """The step's compare tests unchanged on its equivalence interval (runner.stats.decide): a
+    commit whose 98 % interval lies below the midpoint is ``before`` even where its 99 % one
+    reaches past it, and a document without the equivalence interval is read as before."""
+    change = {"ratio": 1.012, "ci_low": 1.0, "ci_high": 1.026, "eq_low": 1.003, "eq_high": 1.022}
+    level = Level.of(change)
+    assert (level.eq_low, level.eq_high) == (1.003, 1.022)
+    assert classify(level, TARGET) == "before"
+    older = Level.of({k: v for k, v in change.items() if not k.startswith("eq_")})
+    assert older.eq_low is None and classify(older, TARGET) == "undecided"

@@ -240,3 +240,31 @@ def test_a_calibration_disturbed_on_one_side_does_not_turn_identical_code_into_a
     assert state.sides["base"].number == state.sides["head"].number == 3
     assert entry["change"]["dropped_rounds"] == state.dropped_rounds > 0
     assert all(p["start"] >= 0 for p in entry["change"]["pairs"])
+
+
+def test_futility_projects_unchanged_with_the_one_sided_tests():
+    """Identical code whose 99 % interval could never fit the band at the last look, but whose
+    equivalence interval (two one-sided tests, runner.stats.decide) could: more pairs are not
+    futile."""
+    centers = [0.055 * x for x in (1, -1, 0.5, -0.5, 1.2, -1.2, 0.2, -0.2)]
+    projection = schedule.futility(centers, 0.02, 0.01, 0.003, 32)
+    assert projection.half_width > math.log1p(0.02)  # the two-sided half-width: never inside
+    assert not projection.futile
+
+
+def test_the_timing_pass_tests_unchanged_on_the_equivalence_interval():
+    session, (state,), _, _ = _run({"b": (SideModel(1e-4), SideModel(1e-4))})
+    assert session.eq_level == pytest.approx(1 - 2 * session.look_alpha)
+    est = state.estimate
+    assert est.eq_level == session.eq_level and est.ci_low < est.eq_low <= est.eq_high < est.ci_high
+    change = benchmark_entry(state, session.ci_level)["change"]
+    assert (change["eq_low"], change["eq_high"]) == (est.eq_low, est.eq_high)
+    assert state.verdict == "unchanged"
+
+
+def test_a_level_too_loose_for_one_sided_tests_falls_back_to_the_reported_interval():
+    # alpha 0.6 over a single look: a one-sided test at 0.6 has no two-sided interval
+    session, (state,), _, _ = _run({"b": (SideModel(1e-4), SideModel(1e-4))}, alpha=0.6, min_rounds=16,
+                                   max_rounds=16)
+    assert session.look_alpha >= 0.5 and session.eq_level is None
+    assert state.estimate.eq_low is None and state.verdict in ("unchanged", "inconclusive")
