@@ -54,14 +54,6 @@ SAMPLE = Path(__file__).resolve().parent / "pair_estimators_sample.jsonl.gz"
 ESTIMATES = ("hl", "hl+tost", "min", "q25", "lowhalf")
 
 
-def _quantile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    pos = q * (len(xs) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
 def pair_center(kind: str, base: list[float], head: list[float]) -> tuple[float, float, int]:
     """One pair's ``(center, se, n)`` in log units for estimate ``kind`` (``se`` is the
     Wilcoxon-based one of :func:`runner.stats.block_summary` for every kind: it is only reported).
@@ -75,7 +67,9 @@ def pair_center(kind: str, base: list[float], head: list[float]) -> tuple[float,
     if kind == "min":
         return math.log(min(head)) - math.log(min(base)), se, n
     if kind == "q25":
-        return math.log(_quantile(head, 0.25)) - math.log(_quantile(base, 0.25)), se, n
+        def q25(xs):  # linear interpolation between order statistics
+            return statistics.quantiles(xs, n=4, method="inclusive")[0]
+        return math.log(q25(head)) - math.log(q25(base)), se, n
     if kind == "lowhalf":
         def low(xs):
             xs = sorted(xs)[:max(1, len(xs) // 2)]
@@ -90,23 +84,22 @@ def replay(change: dict, base: list[float], head: list[float], settings: dict, k
     pairs = [p for p in change.get("pairs") or [] if p.get("rounds", 0) >= 2]
     blocks = [pair_center(kind, base[p["start"]:p["start"] + p["rounds"]], head[p["start"]:p["start"] + p["rounds"]])
               for p in pairs]
-    looks = [j for j in settings.get("looks_pairs") or [2, 4, 8, 16, 32]]
+    looks = settings.get("looks_pairs") or [2, 4, 8, 16, 32]
     k = len(looks)
-    level = 1 - settings["alpha"] / k
-    est = None
+    look_alpha = settings["alpha"] / k
+    eq_level = stats.equivalence_level(look_alpha) if kind == "hl+tost" else None
+    est, p_seq = None, 1.0
     for j in [j for j in looks if j <= len(blocks)] or [len(blocks)]:
-        if j < 1:
+        if j < 1:  # no complete pair
             break
-        eq_level = stats.equivalence_level(settings["alpha"] / k) if kind == "hl+tost" else None
-        est = stats.blocked_estimate(blocks[:j], level, settings.get("process_noise", 0.003), eq_level)
+        est = stats.blocked_estimate(blocks[:j], 1 - look_alpha, settings.get("process_noise", 0.003), eq_level)
         p_seq = stats.sequential_p(est.p_value, k)
-        verdict = stats.decide(est, settings["threshold"], p_seq < settings["alpha"], settings.get("min_process_pairs", 2))
-        if verdict != "inconclusive":
+        if stats.decide(est, settings["threshold"], p_seq < settings["alpha"],
+                        settings.get("min_process_pairs", 2)) != "inconclusive":
             break
     if est is None:
         return {"est": None}
-    return {"est": est, "p_seq": stats.sequential_p(est.p_value, k), "pairs": est.blocks,
-            "centers": [b[0] for b in blocks]}
+    return {"est": est, "p_seq": p_seq, "pairs": est.blocks, "centers": [b[0] for b in blocks]}
 
 
 def kind_of(name: str) -> str:

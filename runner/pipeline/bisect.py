@@ -74,15 +74,15 @@ class Level:
         and interval (a failed or new benchmark)."""
         change = change or {}
         values = [change.get(k) for k in ("ratio", "ci_low", "ci_high")]
-        if any(not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0 or math.isinf(v) for v in values):
+        if not all(map(_positive, values)):
             return None
         ratio, low, high = (float(v) for v in values)
-        eq = [change.get(k) for k in ("eq_low", "eq_high")]
-        if any(not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0 or math.isinf(v) for v in eq):
-            eq = [None, None]
-        else:  # the equivalence interval lies inside the reported one, around the ratio
-            eq = [max(min(float(eq[0]), ratio), low), min(max(float(eq[1]), ratio), high)]
-        return Level(ratio, min(low, ratio), max(high, ratio), *eq)
+        eq_low, eq_high = change.get("eq_low"), change.get("eq_high")
+        if _positive(eq_low) and _positive(eq_high):  # inside the reported interval, around the ratio
+            eq_low, eq_high = max(min(float(eq_low), ratio), low), min(max(float(eq_high), ratio), high)
+        else:
+            eq_low = eq_high = None
+        return Level(ratio, min(low, ratio), max(high, ratio), eq_low, eq_high)
 
     @property
     def log(self) -> float:
@@ -95,6 +95,11 @@ class Level:
 
     def as_dict(self) -> dict:
         return {"ratio": self.ratio, "ci_low": self.low, "ci_high": self.high}
+
+
+def _positive(v) -> bool:
+    """A finite positive number (not a bool): what a ratio or an interval's end must be."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and not math.isinf(v)
 
 
 def classify(level: Level, target: Level) -> str:

@@ -192,7 +192,10 @@ class Worker:
         # made, and collecting them costs microseconds. On a GPU the peak memory measured after
         # the timing is absolute (max_memory_allocated), so a set-up's older cyclic garbage
         # holding device memory must be gone first: a full collection there.
-        gc.collect(*(() if self.device.startswith("cuda") else (SETUP_GC_GENERATION,)))
+        if self.device.startswith("cuda"):
+            gc.collect()
+        else:
+            gc.collect(SETUP_GC_GENERATION)
         self.fn = fn
         tail = sorted(warm[-3:])
         per_call = tail[len(tail) // 2] if tail else None
