@@ -7,6 +7,11 @@ loops (time linear in a count, so a change can be injected exactly) or torch ope
 
 - ``aa``: A/A, head touches only a README; every ``regression``/``improvement`` is false.
   25 benchmarks per compare, ~25 µs to ~2 ms per call. Goal: 0 false in ≥ 200, ≥ 80 % ``unchanged``.
+- ``edit``: A/A′, what a real pull request is to most of the benchmarks it does not touch: head
+  doubles the first benchmark's work and adds a function to the library every benchmark imports,
+  so the other benchmarks run identical code in a revision whose files (and so heap and code
+  layout) differ. Every ``regression``/``improvement`` among those is false; the first must be a
+  regression. Goal: as A/A.
 - ``injected``: head does 1, 2, 5, 10 % more work (threshold = size for 1 and 2 %, else 2 %).
 - ``magnitudes``: head takes ×m the work, m in 0.001, 0.01, 0.1, 0.5, 2, 10, 100, 1000, and
   ×1.02 / ×1/1.02 (faster and slower): the right direction, a finite interval, the seconds to the
@@ -51,7 +56,7 @@ SIZES = [0.01, 0.02, 0.05, 0.10]
 MAGNITUDES = [0.001, 0.01, 0.1, 0.5, 1 / 1.02, 1.02, 2.0, 10.0, 100.0, 1000.0]
 #: Where ``--keep`` copies each compare's results.json (None: nowhere).
 KEEP: Path | None = None
-STUDIES = ("aa", "injected", "magnitudes", "durations", "torch", "budget")
+STUDIES = ("aa", "edit", "injected", "magnitudes", "durations", "torch", "budget")
 
 SPIN = ["def spin(n):", "    t = 0", "    for i in range(n):", "        t += i * i % 7", "    return t", ""]
 
@@ -73,13 +78,18 @@ def spin_seconds_per_count() -> float:
     return best / 200_000
 
 
-def make_repo(path: Path, base_counts: list[int], head_counts: list[int] | None = None) -> Path:
+#: What the ``edit`` study's head adds to the library: code no benchmark calls.
+EXTRA_FUNCTION = ["def unused_helper(xs):", "    return sorted(set(xs), key=lambda x: (x % 3, x))", ""]
+
+
+def make_repo(path: Path, base_counts: list[int], head_counts: list[int] | None = None,
+              head_extra: list[str] = ()) -> Path:
     """Repo with one ``bench_wNN`` per count; head's counts are ``head_counts`` (None: A/A, a
-    README change only)."""
+    README change only) and its library also has the lines ``head_extra``."""
     path.mkdir(parents=True)
 
-    def lib(counts: list[int]) -> str:
-        return "\n".join(SPIN + ["COUNTS = ["] + [f"    {c}," for c in counts] + ["]", ""])
+    def lib(counts: list[int], extra: list[str] = ()) -> str:
+        return "\n".join(SPIN + list(extra) + ["COUNTS = ["] + [f"    {c}," for c in counts] + ["]", ""])
 
     bench = ["import functools", "import worklib", ""]
     for i in range(len(base_counts)):
@@ -87,7 +97,7 @@ def make_repo(path: Path, base_counts: list[int], head_counts: list[int] | None 
     (path / "benchmarks").mkdir()
     (path / "benchmarks" / "bench_work.py").write_text("\n".join(bench))
     (path / "worklib.py").write_text(lib(base_counts))
-    return _commit_sides(path, None if head_counts is None else {"worklib.py": lib(head_counts)})
+    return _commit_sides(path, None if head_counts is None else {"worklib.py": lib(head_counts, head_extra)})
 
 
 def _commit_sides(path: Path, head_files: dict[str, str] | None) -> Path:
@@ -196,6 +206,24 @@ def study_aa(tmp: Path, args, root) -> dict:
         print(f"A/A compare {i + 1}/{args.compares}: {dict((x, v.count(x)) for x in sorted(set(v)))} in {r['wall']:.0f} s",
               flush=True)
     return {"aa": _aa_summary(rows)}
+
+
+def study_edit(tmp: Path, args, root) -> dict:
+    """A/A′: head doubles benchmark 0's loop count and adds :data:`EXTRA_FUNCTION` to the library;
+    benchmarks 1… are summarised as A/A (their verdicts are false if not unchanged/inconclusive)."""
+    rows, changed = [], []
+    for i in range(args.compares):
+        counts = _counts(args.k)
+        repo = make_repo(tmp / f"edit{i}-repo", counts, [2 * counts[0], *counts[1:]], EXTRA_FUNCTION)
+        r = run_compare(repo, tmp / f"edit{i}", 0.02, args.extra, root)
+        first = next(b for b in r["doc"]["benchmarks"] if b["name"].endswith("bench_w00"))
+        changed.append(first["change"]["verdict"])
+        untouched = dict(r, doc={**r["doc"], "benchmarks": [b for b in r["doc"]["benchmarks"] if b is not first]})
+        rows.append(untouched)
+        v = _verdicts(untouched["doc"])
+        print(f"A/A' compare {i + 1}/{args.compares}: untouched {dict((x, v.count(x)) for x in sorted(set(v)))}, "
+              f"the doubled one {first['change']['verdict']} in {r['wall']:.0f} s", flush=True)
+    return {"edit": {**_aa_summary(rows), "changed_found": changed.count("regression"), "changed": len(changed)}}
 
 
 def study_injected(tmp: Path, args, root) -> dict:
@@ -308,7 +336,7 @@ def study_budget(tmp: Path, args, root) -> dict:
     return {"budget": out}
 
 
-RUN = {"aa": study_aa, "injected": study_injected, "magnitudes": study_magnitudes, "durations": study_durations,
+RUN = {"aa": study_aa, "edit": study_edit, "injected": study_injected, "magnitudes": study_magnitudes, "durations": study_durations,
        "torch": study_torch, "budget": study_budget}
 
 
@@ -323,16 +351,23 @@ def render(res: dict, args) -> str:
              f"`python evaluation/sensitivity.py {' '.join(args.argv)}`".replace("  ", " ")
              + f" on {cpu_model()}, Python {platform.python_version()}, default settings, profiling off, "
              "no CPU isolation by hand (the machine's other processes on every CPU).", ""]
-    if "aa" in res:
-        a = res["aa"]
-        lines += ["### A/A (identical revisions)", "",
-                  "| comparisons | false verdicts | unchanged | inconclusive (futile) | median pairs | "
-                  "pairs' sd (median) | wall per compare | largest \\|ratio−1\\| | budget kept |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    for key, title, first in (("aa", "A/A (identical revisions)", "comparisons"),
+                              ("edit", "A/A′ (head doubles one benchmark's work and adds a function to the library "
+                                       "the others import)", "untouched comparisons")):
+        if key not in res:
+            continue
+        a = res[key]
+        found = key == "edit"  # the doubled benchmark: found as a regression?
+        lines += [f"### {title}", "",
+                  f"| {first} | false verdicts | unchanged | inconclusive (futile) | median pairs | "
+                  "pairs' sd (median) | wall per compare | largest \\|ratio−1\\| | "
+                  + ("doubled one found | " if found else "") + "budget kept |",
+                  "|---:" * (10 if found else 9) + "|",
                   f"| {a['comparisons']} | {a['false']} | {a['unchanged']} ({a['unchanged'] / max(1, a['comparisons']):.0%}) | "
                   f"{a['inconclusive']} ({a['futile']}) | {a['median_pairs']} | "
                   f"{(a['pair_sd_median'] or 0) * 100:.2f} % | {a['wall_median']:.0f} s | "
-                  f"{(a['max_abs_error'] or 0) * 100:.2f} % | {a['budget_kept']}/{a['compares']} |", ""]
+                  f"{(a['max_abs_error'] or 0) * 100:.2f} % | "
+                  + (f"{a['changed_found']}/{a['changed']} | " if found else "") + f"{a['budget_kept']}/{a['compares']} |", ""]
     if "injected" in res:
         lines += ["### Injected slowdowns", "", "| slowdown | threshold | found | verdicts | median ratio | "
                   "median time to verdict | compare |", "|---:|---:|---:|---|---:|---:|---:|"]

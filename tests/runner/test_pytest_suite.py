@@ -118,13 +118,16 @@ def test_compare_a_pytest_benchmark_suite_finds_the_slowed_test(tmp_path):
     join = changes.pop("benchmarks/test_ops.py::test_kind[join]")
     assert join["verdict"] == "regression" and join["ci_low"] > 1.2  # 30000 / 20000 iterations: +50 %
     assert set(changes) == set(NODES[:4]) - {"benchmarks/test_ops.py::test_kind[join]"}
-    # The other three run byte-identical code. On a loaded 2-CPU CI machine one of them was once
-    # called a -2.6 % improvement, 99 % CI [-4.5, -0.6] %: at 1 % per benchmark such a false call
-    # can happen, so this asserts what must hold: nothing identical is called a change that the
-    # slowed test's size could be mistaken for.
+    # The other three run byte-identical code, in a revision whose library differs (the slowed
+    # test's constant). A false call on them can happen: 1 % per benchmark by design, and more on
+    # a loaded VM. Seen on the 2-CPU CI machine: once -2.6 % [-4.5, -0.6] %, once two in one compare
+    # (+4.9 % [+1.9, +8.0] % after 16 process pairs and +5.6 % [+2.4, +8.8] % after 8, load 1.27);
+    # here, 10 compares gave none (the false-call rate of this case is measured by
+    # evaluation/sensitivity.py's `edit` study). So this asserts what must hold: nothing identical
+    # is called a change the slowed test's +50 % could be mistaken for.
     for name, change in changes.items():
         if change["verdict"] in ("regression", "improvement"):
-            assert 0.95 < change["ratio"] < 1.05, (name, change)
+            assert 0.85 < change["ratio"] < 1.15 and change["ci_high"] < join["ci_low"], (name, change)
         else:
             assert change["verdict"] in ("unchanged", "inconclusive"), (name, change)
     assert doc["settings"]["suite"] == "pytest-benchmark"

@@ -21,10 +21,12 @@ def test_every_study_runs_at_a_smoke_size_and_writes_its_tables(tmp_path):
     written, raw = tmp_path / "RESULTS.md", tmp_path / "rows.json"
     assert module.main(["--smoke", "--write", str(written), "--json", str(raw)]) == 0
     text = written.read_text()
-    for title in ("### A/A", "### Injected slowdowns", "### Every magnitude", "### Every duration",
+    for title in ("### A/A (identical", "### A/A′", "### Injected slowdowns", "### Every magnitude", "### Every duration",
                   "### torch operators", "### The budget kept"):
         assert title in text
     rows = json.loads(raw.read_text())
     # the smoke magnitudes (×0.01, ×100) are decided in the right direction
     assert all(r["right"] for r in rows["magnitudes"]), rows["magnitudes"]
+    # A/A′: the doubled benchmark is left out of the untouched ones (3 per compare at this size)
+    assert rows["edit"]["comparisons"] == 2 and rows["edit"]["changed"] == rows["edit"]["changed_found"] == 1
     assert rows["aa"]["comparisons"] == 3 and {r["kind"] for r in rows["durations"]} == {"A/A", "×10"}
