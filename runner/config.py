@@ -71,7 +71,9 @@ class Config:
         label: the PR label that triggers the App.
         alpha: family-wise level of one benchmark's sequential test (see runner.stats).
         min_rounds: rounds (base+head pairs) before the first look.
-        max_rounds: rounds after which an undecided benchmark stays ``inconclusive``.
+        max_rounds: sets the last look: ``max_rounds // pair_rounds`` process pairs, after which an
+            undecided benchmark stays ``inconclusive`` (pairs of cheap or slow rounds may take more
+            rounds than ``pair_rounds``, runner.pipeline.schedule).
         pair_rounds: rounds each fresh pair of worker processes takes before the next pair
             starts (see runner.stats: the process pair is the unit of replication).
         min_sample_time: seconds one sample lasts at least; the inner loop count is calibrated

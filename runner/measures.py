@@ -67,13 +67,13 @@ MEMORY_PAIRS = 4
 #: 0.24 s loop took 3.6 s, a 2 ms one 37 ms); on CUDA it is one call, synchronised.
 MEMORY_COST_CALLS = {"cpu": 20.0, "cuda": 2.0}
 
-#: Share of the time a benchmark has left that one pair's memory measure may take: above it the
+#: Share of the time a benchmark has left that one side's memory measure may take: above it the
 #: pair's memory is not measured, so the timing keeps its budget (a ×100 regression of a 2 ms
 #: benchmark is decided in seconds, not after 7 s of tracing, issue 26).
 MEMORY_BUDGET_SHARE = 0.1
 
-#: Share of the seconds a benchmark's rounds have taken so far that one pair's memory measure may
-#: take: the measure may at most double the benchmark's time to its verdict. Why: with only
+#: Share of the seconds a benchmark's rounds have taken so far that its memory measures (every
+#: pair's, both sides) may take in all: they may at most double the benchmark's time to its verdict. Why: with only
 #: :data:`MEMORY_BUDGET_SHARE` of a 900 s budget as the bound, a ×1000 regression of a 2 ms
 #: benchmark (2.4 s per call on head) was measured twice at ~36 s a pair on a CPU, and took 135 s
 #: to a verdict its rounds had reached in under 20 s (evaluation/sensitivity.py, issue 26).
@@ -81,7 +81,7 @@ MEMORY_ROUNDS_SHARE = 1.0
 
 
 def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, device: str | None = "cpu",
-               rounds_s: float = math.inf) -> bool:
+               rounds_s: float = math.inf, *, spent_s: float = 0.0, sides: int = 1) -> bool:
     """Whether to measure peak memory at the end of this process pair (pure).
 
     Args:
@@ -91,16 +91,21 @@ def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, devi
         device: ``cpu`` or ``cuda``/``cuda:N`` (None: ``cpu``), for :data:`MEMORY_COST_CALLS`.
         rounds_s: seconds this benchmark's timed rounds have taken so far, both sides (``inf``:
             no bound from them, as for ``perfgate run``'s single measure).
+        spent_s: seconds this benchmark's memory measures have taken so far, all sides.
+        sides: how many sides this pair's measure runs on (each costs the expected cost).
 
     Returns:
-        True while fewer than :data:`MEMORY_PAIRS` pairs were measured and the measure's expected
-        cost (:data:`MEMORY_COST_CALLS` × ``per_call_s``) is within :data:`MEMORY_BUDGET_SHARE` of
-        ``seconds_left`` and within :data:`MEMORY_ROUNDS_SHARE` of ``rounds_s``.
+        True while fewer than :data:`MEMORY_PAIRS` pairs were measured, one side's expected cost
+        (:data:`MEMORY_COST_CALLS` × ``per_call_s``) is within :data:`MEMORY_BUDGET_SHARE` of
+        ``seconds_left``, and the measures' seconds — ``spent_s`` and this pair's ``sides`` × the
+        cost — stay within :data:`MEMORY_ROUNDS_SHARE` of ``rounds_s``. Counted so, over all
+        pairs: before, each pair's one-side cost was held to the rounds alone, and an A/A of
+        ~1 s per call on a CPU spent 184 s in four pairs' measures beside 54 s of rounds.
     """
     if measured_pairs >= MEMORY_PAIRS:
         return False
     cost = memory_cost(per_call_s, device)
-    return cost <= MEMORY_BUDGET_SHARE * seconds_left and cost <= MEMORY_ROUNDS_SHARE * rounds_s
+    return cost <= MEMORY_BUDGET_SHARE * seconds_left and spent_s + sides * cost <= MEMORY_ROUNDS_SHARE * rounds_s
 
 
 def memory_cost(per_call_s: float, device: str | None = "cpu") -> float:
@@ -110,15 +115,16 @@ def memory_cost(per_call_s: float, device: str | None = "cpu") -> float:
 
 
 def memory_skipped(per_call_s: float, seconds_left: float, device: str | None = "cpu",
-                   rounds_s: float = math.inf) -> str:
+                   rounds_s: float = math.inf, *, sides: int = 1) -> str:
     """Why a benchmark has no memory record (a side's ``measure_error``; plain text): the bound of
-    :func:`memory_due` that its cost exceeded."""
+    :func:`memory_due` that its cost exceeded (``sides`` as there)."""
     cost = memory_cost(per_call_s, device)
     if cost > MEMORY_BUDGET_SHARE * seconds_left or not math.isfinite(rounds_s):
         return (f"memory not measured: measuring one call (~{cost:.3g} s) would take more "
                 f"than {MEMORY_BUDGET_SHARE * 100:g} % of the {max(0.0, seconds_left):.3g} s the benchmark had left")
-    return (f"memory not measured: measuring one call (~{cost:.3g} s) would take longer than the benchmark's "
-            f"timed rounds ({max(0.0, rounds_s):.3g} s)")
+    both = f" on each of {sides} sides, {sides * cost:.3g} s in all," if sides > 1 else ""
+    return (f"memory not measured: measuring one call (~{cost:.3g} s){both} would take longer than the "
+            f"benchmark's timed rounds ({max(0.0, rounds_s):.3g} s)")
 
 
 def _median(values: Sequence[float]) -> float | None:

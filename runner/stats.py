@@ -7,7 +7,8 @@ Method (pure functions over plain lists; scipy provides the distributions):
   analysis works on the paired log-ratios ``d = ln(h / b)``: the ratio of two times is
   multiplicative, its log is additive and close to symmetric, and each sample already
   averages many calls.
-* Process pairs: a benchmark's rounds come in blocks of ``pair_rounds``, each block in a fresh
+* Process pairs: a benchmark's rounds come in blocks of ``pair_rounds`` (a slow benchmark's later
+  blocks may be longer: runner.pipeline.schedule.later_pair_rounds), each block in a fresh
   pair of worker processes. Identical code in two fresh processes can differ by a few percent
   for the process's whole life, which pairing rounds cannot cancel; so the unit of replication
   is the process pair, not the round (Kalibera & Jones, "Rigorous benchmarking in reasonable
@@ -203,8 +204,8 @@ def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, b
                      eq_level: float | None = None) -> BlockedEstimate:
     """Combine the process pairs' estimates: mean with a Student t interval on ``J − 1`` df.
 
-    Each process pair contributes one estimate (its Hodges–Lehmann log-ratio, equal numbers of
-    rounds per pair); the ``J`` estimates are treated as the sample, so everything that varies
+    Each process pair contributes one estimate (its Hodges–Lehmann log-ratio; pairs may differ in
+    rounds, their spread is what the interval measures); the ``J`` estimates are treated as the sample, so everything that varies
     between processes (allocator and layout state, placement) and between rounds is in their
     spread, estimated from the data, with the t quantile paying for estimating it from few pairs
     (Kalibera & Jones, ISMM 2013, the top level of a multi-level experiment; with equal weights

@@ -5,6 +5,7 @@ mutable data; the pass drives it, :mod:`.entries` turns a finished one into resu
 from __future__ import annotations
 
 import re
+import statistics
 from dataclasses import dataclass, field
 
 from .. import stats
@@ -65,8 +66,10 @@ class SideState:
 class BenchState:
     """Mutable state of one benchmark during the timing pass.
 
-    ``pair_rounds`` is the rounds each of its process pairs takes (chosen after the first pair's
-    set-up, :func:`runner.pipeline.schedule.rounds_per_pair`); ``round_seconds`` what one round
+    ``pair_rounds`` is the rounds its next process pair takes (chosen after the first pair's
+    set-up, :func:`runner.pipeline.schedule.rounds_per_pair`, and raised for a slow benchmark
+    left undecided by a look, :func:`runner.pipeline.schedule.later_pair_rounds`; each pair's own
+    count is in ``block_rounds``); ``round_seconds`` what one round
     is expected to last, ``setup_seconds`` what the last pair's set-up took; ``disturbed`` the
     rounds the estimate leaves out because another task took the CPU
     (:func:`runner.pipeline.schedule.disturbed_rounds`), ``clock_rounds`` those it leaves out
@@ -80,6 +83,9 @@ class BenchState:
     sides: dict[str, SideState] = field(default_factory=lambda: {"base": SideState(), "head": SideState()})
     look_index: int = 0
     block_starts: list[int] = field(default_factory=list)
+    #: the rounds each process pair was planned with, beside ``block_starts`` (a pair's count may
+    #: grow after the first look: :func:`runner.pipeline.schedule.later_pair_rounds`)
+    block_rounds: list[int] = field(default_factory=list)
     estimate: stats.BlockedEstimate | None = None
     verdict: str = "inconclusive"
     stop_reason: str = ""
@@ -92,9 +98,13 @@ class BenchState:
     shared_number: bool | None = None
     #: process pairs whose peak memory was asked for (runner.measures.memory_due)
     memory_pairs: int = 0
+    #: seconds its memory measures took so far (all sides; runner.measures.memory_due)
+    memory_seconds: float = 0.0
     round_seconds: float = 0.0
     last_round_seconds: float = 0.0
     setup_seconds: float = 0.0
+    #: what the latest later pair's two set-ups alone took (seconds; 0 before a second pair)
+    pair_setup_seconds: float = 0.0
     disturbed: list[int] = field(default_factory=list)
     clock_rounds: dict[int, str] = field(default_factory=dict)
     windows: list[tuple[float, float]] = field(default_factory=list)
@@ -120,11 +130,29 @@ class BenchState:
 
     def blocks(self, pair_rounds: int | None = None) -> list[tuple[int, int]]:
         """``(start, end)`` round indices of the process pairs that completed their rounds
-        (``pair_rounds``, default the benchmark's own): the estimate uses only those, so every
-        pair weighs the same."""
-        pair_rounds = pair_rounds or self.pair_rounds
+        (``pair_rounds``; default each pair's own planned count, ``block_rounds``, else the
+        benchmark's): the estimate uses only those, so no pair cut short weighs in."""
         bounds = self.block_starts + [len(self.base)]
-        return [(a, b) for a, b in zip(bounds, bounds[1:]) if b - a >= pair_rounds]
+        planned = self.block_rounds
+        return [(a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))
+                if b - a >= (pair_rounds or (planned[i] if i < len(planned) else self.pair_rounds))]
+
+    def start_pair(self, start: int) -> None:
+        """Record a new process pair starting at round ``start``, planned with ``pair_rounds``."""
+        self.block_starts.append(start)
+        self.block_rounds.append(self.pair_rounds)
+
+    def current_pair_rounds(self) -> int:
+        """The rounds the current process pair was planned with."""
+        return self.block_rounds[-1] if len(self.block_rounds) == len(self.block_starts) and self.block_rounds \
+            else self.pair_rounds
+
+    def typical_round_seconds(self) -> float:
+        """The median duration of its rounds so far (seconds; the set-up's forecast before any):
+        one disturbed round moves it little."""
+        if not self.windows:
+            return self.round_seconds
+        return statistics.median(end - start for start, end in self.windows)
 
     def round_estimate(self) -> float:
         """Seconds the next round is expected to take: the last one's, or the set-up's forecast."""

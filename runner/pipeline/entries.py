@@ -23,7 +23,8 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     (:func:`runner.stats.decide`). ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
     index of its first round in the samples; ``used`` is false for a pair the budget cut short,
     which the estimate leaves out), so a reader can see a pair that disagrees. Beside the
-    estimate: ``rounds_per_pair``; ``pair_sd``, the standard deviation of the pairs' log-ratios
+    estimate: ``rounds_per_pair``, the rounds of its latest process pairs (a slow benchmark the
+    first look left undecided takes more from then on; ``pairs[].rounds`` has each pair's); ``pair_sd``, the standard deviation of the pairs' log-ratios
     (≈ a fraction: the noise the interval carries); ``resolvable``, the smallest change (fraction)
     this noise let the compare find (:func:`runner.pipeline.schedule.resolvable_change`);
     ``disturbed_rounds``, the rounds left out because another task took the CPU; ``clock_rounds``,
@@ -59,7 +60,7 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         eq_low=ABSENT if est is None or est.eq_low is None else est.eq_low,
         eq_high=ABSENT if est is None or est.eq_high is None else est.eq_high,
         rounds=len(state.base), process_pairs=est.blocks if est else len(state.block_starts),
-        rounds_per_pair=state.pair_rounds or None, pairs=pairs,
+        rounds_per_pair=(state.block_rounds[-1] if state.block_rounds else state.pair_rounds) or None, pairs=pairs,
         between_process_sd=est.between_sd if est else None, pair_sd=None if sd is None else round(sd, 6),
         resolvable=round(state.resolvable, 6) if state.resolvable is not None and est else None,
         disturbed_rounds=len(state.disturbed), clock_rounds=len(state.clock_rounds),

@@ -196,9 +196,11 @@ class ProcessPairs:
         t0 = self.clock()
         self.end_pair(state, deadline)
         self.fresh_processes(order)
+        t1 = self.clock()
         if self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline):
             state.setup_seconds = self.clock() - t0
-            state.block_starts.append(len(state.base))
+            state.pair_setup_seconds = self.clock() - t1
+            state.start_pair(len(state.base))
             state.open_sides = order
             return True
         if state.budget_cut:
@@ -220,15 +222,22 @@ class ProcessPairs:
             return
         per_call = max((state.sides[side].per_call or 0.0) for side in sides)
         left = deadline - self.clock()
-        # what its rounds took so far bounds the measure too (a benchmark new on head has none)
-        rounds_s = sum(end - start for start, end in state.windows) if state.windows else math.inf
-        memory = measures.memory_due(state.memory_pairs, per_call, left, self.device, rounds_s)
+        # what its rounds took so far bounds the measure too (a benchmark new on head has none; a
+        # first pair whose rounds were dropped by renumber still took them)
+        rounds_s = state.timing_seconds if state.windows or state.dropped_rounds else math.inf
+        memory = measures.memory_due(state.memory_pairs, per_call, left, self.device, rounds_s,
+                                     spent_s=state.memory_seconds, sides=len(sides))
         state.memory_pairs += int(memory)
         for side in sides:
             own = state.sides[side]
             if not memory and state.memory_pairs == 0:
-                own.measure_error = measures.memory_skipped(per_call, left, self.device, rounds_s)
+                own.measure_error = measures.memory_skipped(per_call, left, self.device, rounds_s, sides=len(sides))
+            elif memory and str(own.measure_error or "").startswith("memory not measured"):
+                own.measure_error = None  # skipped in an earlier pair, measured now
+            t0 = self.clock()
             reply = self.ask(side, MeasureRequest(memory), MeasureReply, state.case.get("timeout"))
+            if memory:
+                state.memory_seconds += self.clock() - t0
             if isinstance(reply, Failure):
                 own.memory.append(None)
                 own.compile.append(None)

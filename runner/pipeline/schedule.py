@@ -28,8 +28,9 @@ from typing import Sequence
 #: the verdict's direction or bring it near the threshold.
 SHARE_FACTOR = 4.0
 
-#: A process pair's rounds last at most this long (seconds), unless that leaves fewer than
-#: :data:`MIN_PAIR_ROUNDS`; see :func:`rounds_per_pair`.
+#: Up to a benchmark's first look, a process pair's rounds last at most this long (seconds),
+#: unless that leaves fewer than :data:`MIN_PAIR_ROUNDS`; see :func:`rounds_per_pair` (and
+#: :func:`later_pair_rounds` for the pairs after it).
 PAIR_SECONDS = 2.0
 
 #: A pair of cheap rounds takes more of them, doubling ``pair_rounds`` while they last at most this
@@ -111,7 +112,8 @@ def rounds_per_pair(round_seconds: float, pair_rounds: int, minimum: int = MIN_P
       rounds (A/A, 8 identical benchmarks, 2 ms samples: 6 of 8 ``unchanged`` with 8 rounds per
       pair, 8 of 8 with 32, in the same 22 s).
 
-    Chosen once per benchmark, after its first pair's set-up (every pair weighs the same).
+    Chosen after the first pair's set-up; a slow benchmark that the first look leaves undecided
+    takes more from the next pair on (:func:`later_pair_rounds`).
 
     Args:
         round_seconds: one round's expected duration (both sides' samples).
@@ -125,6 +127,67 @@ def rounds_per_pair(round_seconds: float, pair_rounds: int, minimum: int = MIN_P
     while rounds * 2 * round_seconds <= FAST_PAIR_SECONDS and rounds * 2 <= MAX_PAIR_ROUNDS_FACTOR * pair_rounds:
         rounds *= 2
     return rounds
+
+
+#: Rounds of a process pair after the first look last at least this many times what the pair's
+#: set-up takes (:func:`later_pair_rounds`). Why 4: a pair costs its set-up ``S`` plus ``n``
+#: rounds of ``r`` seconds and its estimate varies by ``σ_b² + σ_w²/n`` (``σ_b`` between
+#: processes, ``σ_w`` one round's log-ratio); the cost per unit of information,
+#: ``(S + n·r)(σ_b² + σ_w²/n)``, is least at ``n·r = √(S·r)·σ_w/σ_b``. With this VM's figures at
+#: ~100 ms per call (``S`` ≈ 1.2 s for both sides' first call and warm-up, ``r`` ≈ 0.29 s,
+#: ``σ_w`` ≈ 14 %, ``σ_b`` ≈ 1–2 %) that is 3.4–6.9 × ``S``; 4 keeps the pairs many.
+SETUP_RATIO = 4.0
+
+#: ... but a later pair's rounds last at most this long (seconds).
+LONG_PAIR_SECONDS = 8.0
+
+#: :func:`later_pair_rounds` lengthens only pairs whose rounds last at least this long (seconds):
+#: below it :func:`rounds_per_pair` already takes many cheap rounds per pair.
+SLOW_ROUND_SECONDS = 0.05
+
+#: :func:`later_pair_rounds` lengthens pairs while the estimate lies within this many times the
+#: threshold's band (±10 % at the default 2 %).
+SMALL_CHANGE_BANDS = 5.0
+
+
+def later_pair_rounds(rounds: int, round_seconds: float, setup_seconds: float, pair_rounds: int,
+                      ratio: float | None = None, threshold: float = 0.0) -> int:
+    """Rounds each process pair takes after a benchmark's look that left it undecided (pure).
+
+    :func:`rounds_per_pair` keeps a slow benchmark's pairs short (:data:`PAIR_SECONDS`) so that a
+    large change is decided at the first look in seconds (issue 26: 10× and beyond within 10 s of
+    timing). A benchmark still undecided there is small-effect or noisy, and then each pair's
+    set-up — both sides' first call and warm-up in fresh processes, ~1.2 s at ~100 ms per call —
+    cost as much as half its rounds (A/A at ~100 ms, 512 rounds: 222 s per benchmark, of which
+    125 s in rounds). Later pairs take rounds lasting :data:`SETUP_RATIO` × the set-up, at most
+    :data:`LONG_PAIR_SECONDS` and :data:`MAX_PAIR_ROUNDS_FACTOR` × ``pair_rounds``, never fewer
+    than before. Pairs of different lengths stay valid for the interval: it is a t-interval over
+    the pairs' estimates, whose spread it measures.
+
+    Only while the estimate ``ratio`` lies within :data:`SMALL_CHANGE_BANDS` × the ±``threshold``
+    band: a large change lacks pairs (the t quantile of two pairs is wide), not rounds —
+    lengthened, a ×10 change at ~100 ms per call that the first look left undecided took 18 s of
+    timing to its verdict at the second, where short pairs take under 10.
+
+    Args:
+        rounds: the rounds per pair so far.
+        round_seconds: what one round lasts (both sides' samples), seconds.
+        setup_seconds: what a later pair's set-up takes (both sides), seconds.
+        pair_rounds: the configured ``pair_rounds``.
+        ratio: the look's estimate of head/base (None: not known).
+        threshold: the practical threshold (fraction).
+
+    Returns:
+        The rounds per pair from the next pair on (``rounds`` for rounds shorter than
+        :data:`SLOW_ROUND_SECONDS`, an unknown set-up, or a large change).
+    """
+    if round_seconds < SLOW_ROUND_SECONDS or setup_seconds <= 0:
+        return rounds
+    if ratio is not None and (ratio <= 0 or abs(math.log(ratio)) > SMALL_CHANGE_BANDS * math.log1p(threshold)):
+        return rounds
+    want = math.ceil(SETUP_RATIO * setup_seconds / round_seconds)
+    cap = min(MAX_PAIR_ROUNDS_FACTOR * pair_rounds, int(LONG_PAIR_SECONDS // round_seconds))
+    return max(rounds, min(want, cap))
 
 
 def later_warmup_samples(first_pair_samples: int, sample_seconds: float, *, at_most: int = 3,

@@ -66,7 +66,7 @@ class TimingPass(ProcessPairs):
                         break
                 return
             state.setup_seconds = self.clock() - t0
-            state.block_starts.append(0)
+            state.start_pair(0)
             self._continue(state, deadline)
         finally:
             self.end_pair(state, deadline)
@@ -81,7 +81,7 @@ class TimingPass(ProcessPairs):
         while state.look_index < len(self.look_pairs):
             target_pairs = self.look_pairs[state.look_index]
             while len(state.blocks()) < target_pairs:
-                if len(state.base) - state.block_starts[-1] >= state.pair_rounds:
+                if len(state.base) - state.block_starts[-1] >= state.current_pair_rounds():
                     self.renumber(state)
                     if not self._pair_fits(state, deadline):
                         state.stop_reason, state.budget_cut = "time budget spent", True
@@ -122,6 +122,11 @@ class TimingPass(ProcessPairs):
                     state.stop_reason = (f"more pairs cannot decide it: at {projection.pairs} pairs its interval "
                                          f"would still be ±{math.expm1(projection.half_width):.1%}")
                     return
+                if state.pair_setup_seconds > 0:
+                    # undecided and near the band: later pairs amortise their set-up over more rounds
+                    state.pair_rounds = schedule.later_pair_rounds(
+                        state.pair_rounds, state.typical_round_seconds(), state.pair_setup_seconds,
+                        self.cfg.pair_rounds, state.estimate.ratio, self.cfg.threshold)
         state.stop_reason = f"still inconclusive after {self.look_pairs[-1]} process pairs (max_rounds)"
 
     def renumber(self, state: BenchState) -> None:
@@ -145,7 +150,7 @@ class TimingPass(ProcessPairs):
             own.number = number
             own.truncate(0)
         state.windows.clear()
-        state.block_starts = []
+        state.block_starts, state.block_rounds = [], []
         state.shared_number = True
         for own in (b, h):
             own.warmup_samples = schedule.later_warmup_samples(own.first_warmup_samples or 1, (own.per_call or 0.0) * number)

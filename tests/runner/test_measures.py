@@ -88,6 +88,14 @@ def test_memory_is_measured_in_a_few_pairs_and_only_where_the_budget_affords_it(
     assert measures.memory_due(0, 1e-3, 60.0, "cpu", rounds_s=0.02)
     assert not measures.memory_due(0, 1e-3, 60.0, "cpu", rounds_s=0.01)
     assert "longer than the benchmark's timed rounds (9.6 s)" in measures.memory_skipped(2.4, 800.0, "cpu", 9.6)
+    # counted over all pairs and both sides: at most the rounds' own seconds in all (~1 s per
+    # call: one side's measure ~23 s)
+    assert measures.memory_due(1, 1.16, 800.0, "cpu", rounds_s=50.0, spent_s=0.0, sides=2)
+    assert not measures.memory_due(1, 1.16, 800.0, "cpu", rounds_s=50.0, spent_s=46.4, sides=2)
+    assert measures.memory_due(1, 1.16, 800.0, "cpu", rounds_s=93.0, spent_s=46.4, sides=2)
+    assert not measures.memory_due(0, 1.16, 800.0, "cpu", rounds_s=30.0, sides=2)
+    assert "(~23.2 s) on each of 2 sides, 46.4 s in all, would take longer than the benchmark's timed rounds (30 s)" \
+        in measures.memory_skipped(1.16, 800.0, "cpu", 30.0, sides=2)
     assert "10 % of the 47 s" in measures.memory_skipped(0.24, 47.0)
 
 

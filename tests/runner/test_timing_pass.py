@@ -71,8 +71,19 @@ def test_every_duration_fits_the_budget_and_gets_a_verdict_for_identical_code(pe
     session, states, wall, _ = _run(models, max_time=120.0)
     assert wall <= 120.0 * 1.1
     for state in states:
-        # slow: fewer, longer rounds; cheap (2 ms samples): more of them
-        assert state.pair_rounds == {1e-6: 32, 1e-3: 32, 0.1: 8, 1.0: 2, 2.0: 2}[per_call]
+        # slow: fewer, longer rounds up to the first look; cheap (2 ms samples): more of them
+        first = {1e-6: 32, 1e-3: 32, 0.1: 8, 1.0: 2, 2.0: 2}[per_call]
+        assert state.block_rounds[:2] == [first, first]
+        # undecided at the first look, a slow benchmark's later pairs amortise their set-up (1 s
+        # first calls) over more rounds, up to LONG_PAIR_SECONDS; cheap ones keep theirs
+        later = set(state.block_rounds[2:])
+        if per_call < 0.05:
+            assert later <= {first}
+        elif per_call == 2.0:
+            assert later <= {2}  # 4 s rounds: two fill LONG_PAIR_SECONDS already
+        elif len(state.block_rounds) > 2:
+            assert min(later) > first
+            assert max(later) * per_call * 2 <= schedule.LONG_PAIR_SECONDS * 1.1
         assert state.verdict in ("unchanged", "inconclusive")
     if per_call <= 0.1:
         assert all(s.verdict == "unchanged" for s in states)
@@ -167,6 +178,66 @@ def test_rounds_per_pair_and_later_warm_up():
     assert schedule.later_warmup_samples(5, 0.2) == 2
 
 
+def test_later_pairs_of_a_slow_benchmark_last_four_times_their_set_up_within_bounds():
+    # ~144 ms per call on this VM: 0.29 s rounds, 1.15 s of set-up per pair -> 16 rounds (4.6 s)
+    assert schedule.later_pair_rounds(6, 0.29, 1.15, 8) == 16
+    # ~1 s per call: 2 s rounds, 2.2 s of set-up -> 5 wanted, 4 fit LONG_PAIR_SECONDS
+    assert schedule.later_pair_rounds(2, 2.0, 2.2, 8) == 4
+    # never beyond MAX_PAIR_ROUNDS_FACTOR x pair_rounds, never fewer than before
+    assert schedule.later_pair_rounds(8, 0.06, 10.0, 8) == 64
+    assert schedule.later_pair_rounds(8, 0.29, 0.1, 8) == 8
+    # cheap rounds, or an unknown set-up: unchanged
+    assert schedule.later_pair_rounds(32, 0.004, 0.2, 8) == 32
+    assert schedule.later_pair_rounds(8, 0.29, 0.0, 8) == 8
+    # a large change (beyond 5 x the ±2 % band) lacks pairs, not rounds: unchanged
+    assert schedule.later_pair_rounds(2, 1.1, 1.4, 8, 9.6, 0.02) == 2
+    assert schedule.later_pair_rounds(2, 1.1, 1.4, 8, 0.1, 0.02) == 2
+    assert schedule.later_pair_rounds(2, 1.1, 1.4, 8, 1.12, 0.02) == 2
+    assert schedule.later_pair_rounds(2, 1.1, 1.4, 8, 1.09, 0.02) == 6
+    assert schedule.later_pair_rounds(2, 1.1, 1.4, 8, 1 / 1.09, 0.02) == 6
+
+
+def test_a_pair_counts_when_it_completed_the_rounds_it_was_planned_with():
+    from runner.pipeline.benchstate import BenchState
+
+    state = BenchState({"name": "b"})
+    state.sides["base"].samples[:] = state.sides["head"].samples[:] = [1.0] * 30
+    state.pair_rounds = 6
+    state.start_pair(0)
+    state.start_pair(6)
+    state.pair_rounds = 16
+    state.start_pair(12)   # 12..30: 18 rounds of 16, complete
+    assert state.current_pair_rounds() == 16
+    assert state.blocks() == [(0, 6), (6, 12), (12, 30)]
+    state.sides["base"].samples[:] = state.sides["head"].samples[:] = [1.0] * 20
+    assert state.blocks() == [(0, 6), (6, 12)]   # the third has 8 of its 16: left out
+    assert state.blocks(4) == [(0, 6), (6, 12), (12, 20)]
+    # the rule reads a typical round, not one disturbed round
+    state.round_seconds = 0.3
+    assert state.typical_round_seconds() == 0.3
+    state.windows[:] = [(0.0, 0.29), (1.0, 1.3), (2.0, 4.0)]
+    assert state.typical_round_seconds() == pytest.approx(0.3)
+
+
+def test_a_slow_change_decided_at_the_first_look_keeps_its_short_pairs_and_a_small_one_gets_longer_ones():
+    big = SideModel(0.1), SideModel(1.0)
+    _, (state,), _, _ = _run({"b": big}, max_time=120.0)
+    assert state.verdict == "regression" and state.stop_reason == "decided at look 1 of 5"
+    assert len(set(state.block_rounds)) == 1
+    # noisy enough that two pairs cannot decide it: the next look comes after two more short pairs
+    noisy = SideModel(0.1, process_sd=0.1), SideModel(1.0, process_sd=0.1)
+    _, (state,), _, _ = _run({"b": noisy}, max_time=120.0, seed=1)
+    assert state.verdict == "regression" and state.stop_reason == "decided at look 2 of 5"
+    assert state.block_rounds == [2, 2, 2, 2] and state.timing_seconds <= 10.0
+    small = SideModel(0.1, sample_sd=0.12), SideModel(0.1, sample_sd=0.12)
+    session, (state,), _, _ = _run({"b": small}, max_time=300.0)
+    assert len(state.block_rounds) > 2 and state.block_rounds[2] > state.block_rounds[0]
+    # results.json: each pair's own rounds, and rounds_per_pair a count some pair ran
+    change = benchmark_entry(state, session.ci_level)["change"]
+    assert [p["rounds"] for p in change["pairs"] if p["used"]] == state.block_rounds[:len(state.blocks())]
+    assert change["rounds_per_pair"] == state.block_rounds[-1]
+
+
 def test_the_budget_split_keeps_time_for_profiles_and_the_end():
     b = schedule.split_budget(start=0.0, max_time=100.0, now=10.0, profile=True)
     assert b.end == 100.0 and b.profile_end == 97.0 and b.timing_end == pytest.approx(10 + 87 * 0.85)
@@ -209,6 +280,21 @@ def test_the_memory_measure_keeps_to_a_few_pairs_and_to_the_budget():
     assert not any(workers["head"].measures_taken + workers["base"].measures_taken)
     assert state.verdict == "regression" and state.seconds < 40.0
     assert "longer than the benchmark's timed rounds" in benchmark_entry(state, session.ci_level)["head"]["measure_error"]
+    # a slow identical benchmark: its first pair's rounds are too short for the measure, later
+    # pairs' are not; the first pair's "not measured" does not outlive the records
+    session, (state,), _, workers = _run({"b": (SideModel(0.14, first_call=0.2, sample_sd=0.12, memory=4096),
+                                                SideModel(0.14, first_call=0.2, sample_sd=0.12, memory=4096))}, max_time=300.0)
+    taken = workers["base"].measures_taken
+    assert taken[0] is False and any(taken)
+    entry = benchmark_entry(state, session.ci_level)
+    assert "measure_error" not in entry["base"] and "measure_error" not in entry["head"]
+    assert entry["base"]["memory"]["peak_bytes"] is not None
+    # ~1 s per call, identical: the measures (~20 calls a side) take at most what the rounds took,
+    # counted over every pair and both sides
+    session, (state,), _, workers = _run({"b": (SideModel(1.0, sample_sd=0.12, memory=4096),
+                                                SideModel(1.0, sample_sd=0.12, memory=4096))}, max_time=600.0)
+    assert any(workers["base"].measures_taken)
+    assert 0 < state.memory_seconds <= sum(end - start for start, end in state.windows)
 
 
 def test_shared_after_first_pair_undoes_a_split_only_when_the_rounds_put_the_sides_within_four_times():
