@@ -144,8 +144,7 @@ class BenchState:
 
     def current_pair_rounds(self) -> int:
         """The rounds the current process pair was planned with."""
-        return self.block_rounds[-1] if len(self.block_rounds) == len(self.block_starts) and self.block_rounds \
-            else self.pair_rounds
+        return self.block_rounds[-1] if self.block_rounds else self.pair_rounds
 
     def typical_round_seconds(self) -> float:
         """The median duration of its rounds so far (seconds; the set-up's forecast before any):

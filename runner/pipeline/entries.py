@@ -60,7 +60,7 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         eq_low=ABSENT if est is None or est.eq_low is None else est.eq_low,
         eq_high=ABSENT if est is None or est.eq_high is None else est.eq_high,
         rounds=len(state.base), process_pairs=est.blocks if est else len(state.block_starts),
-        rounds_per_pair=(state.block_rounds[-1] if state.block_rounds else state.pair_rounds) or None, pairs=pairs,
+        rounds_per_pair=state.current_pair_rounds() or None, pairs=pairs,
         between_process_sd=est.between_sd if est else None, pair_sd=None if sd is None else round(sd, 6),
         resolvable=round(state.resolvable, 6) if state.resolvable is not None and est else None,
         disturbed_rounds=len(state.disturbed), clock_rounds=len(state.clock_rounds),

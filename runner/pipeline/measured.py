@@ -193,8 +193,8 @@ class MeasuredPass:
                 else ("failed", "the base run did not report it")
             state.sides["head"].samples.extend(h)
             return False
-        state.block_starts.append(len(state.base))
         state.pair_rounds = 1
+        state.start_pair(len(state.base))
         n = min(len(b), len(h))
         # each side's own repetitions; the estimate reads the pair's two sets as they are
         state.sides["base"].samples.extend(b[:n])
