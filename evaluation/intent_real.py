@@ -1,7 +1,7 @@
 """Evaluate the intent classifier on real merged pull requests (``intent_real.jsonl``).
 
 Usage:
-    python evaluation/intent_real.py [--split real-train|real-test5|all] [--errors] [--no-write] [--smoke]
+    python evaluation/intent_real.py [--split real-train|real-test6|all] [--errors] [--no-write] [--smoke]
 
 The corpus holds real pull requests of public GPU / deep-learning repositories: the title as
 written, a paraphrase of the description in our own words, the changed files and a short diff
@@ -20,11 +20,14 @@ Round 4 (issue 34) drew no new pull requests: its blind split ``real-test4`` was
 a fifth of the rows of rounds 2 and 3 by its own salt; it was scored once and is training data
 now.
 
-Round 5 (rows with ``"round": 5``; none yet) draws pull requests from repositories that no
-earlier round read. All of them are its blind split ``real-test5`` (``BLIND``): ``split_of(source,
-5)`` is ``real-test5`` for every source, and ``load`` checks the stored ``split`` as for every
-round. ``current_split(row)`` is the split a row has now: ``real-test5`` for a round-5 row,
-``real-train`` for every other. Nothing is tuned on ``real-test5``: neither the rules, nor the
+Round 5 (rows with ``"round": 5``) drew 598 pull requests from 11 repositories that no earlier
+round read. All of them were its blind split ``real-test5`` (``split_of(source, 5)`` is
+``real-test5`` for every source); it was scored once (2026-12-02) and is training data now.
+
+Round 6 (rows with ``"round": 6``; none yet) is the next such draw, from repositories that no
+earlier round read, and all of it is the blind split ``real-test6`` (``BLIND``).
+``current_split(row)`` is the split a row has now: ``real-test6`` for a round-6 row,
+``real-train`` for every other. Nothing is tuned on ``real-test6``: neither the rules, nor the
 label conventions' tuning, nor the model see it; it is scored once, at the end. While it is
 empty this script says so and scores the other splits.
 
@@ -60,14 +63,16 @@ CORPUS = HERE / "intent_real.jsonl"
 RESULTS = HERE / "RESULTS_intent.md"
 BEGIN, END = "<!-- intent-real-eval:begin -->", "<!-- intent-real-eval:end -->"
 #: Salt of the split hash and name of the blind split of each collection round; changing a salt
-#: would unblind its split, so they are fixed. Round 5 has no salt: every one of its rows is blind.
+#: would unblind its split, so they are fixed. Rounds 5 and 6 have no salt: every one of their rows
+#: is blind until the round is scored.
 ROUNDS = {1: ("perfgate-intent-real-v1:", "real-test"), 2: ("perfgate-intent-real-v2:", "real-test2"),
-          3: ("perfgate-intent-real-v3:", "real-test3"), 5: (None, "real-test5")}
+          3: ("perfgate-intent-real-v3:", "real-test3"), 5: (None, "real-test5"), 6: (None, "real-test6")}
 TEST_PERCENT = 30
-#: The round whose blind split is the current one, and that split: every row of round 5 (pull
-#: requests of repositories that no earlier round read); every other row is training data.
-BLIND_ROUND = 5
-BLIND = "real-test5"
+#: The round whose blind split is the current one, and that split: every row of round 6 (pull
+#: requests of repositories that no earlier round read; none yet); every other row, round 5's
+#: scored ``real-test5`` included, is training data.
+BLIND_ROUND = 6
+BLIND = "real-test6"
 #: Splits as they are now (``current_split``).
 SPLITS = ("real-train", BLIND)
 #: Words that say nothing of a mechanism: stop words, generic verbs of pull-request titles, and
@@ -90,7 +95,7 @@ CLASSIFIERS: dict[str, Callable[..., dict]] = {"rules": classify_rules, "model":
 def split_of(source: str, round_no: int = 1) -> str:
     """The split stored with a row of collection round ``round_no`` (``ROUNDS``): for a round with a
     salt, its blind split for about ``TEST_PERCENT`` % of sources (seeded SHA-256 of
-    ``owner/repo#number``), else ``real-train``; for a round without one (5), its blind split.
+    ``owner/repo#number``), else ``real-train``; for a round without one (5, 6), its blind split.
 
     Raises:
         KeyError: ``round_no`` is not a collection round of ``ROUNDS``.
@@ -103,9 +108,9 @@ def split_of(source: str, round_no: int = 1) -> str:
 
 
 def current_split(row: dict) -> str:
-    """The split of ``row`` now: ``BLIND`` (``real-test5``) for a row of ``BLIND_ROUND``, else
-    ``real-train`` (the earlier rounds' blind splits, ``real-test4`` included, were each scored
-    once and are training data now)."""
+    """The split of ``row`` now: ``BLIND`` (``real-test6``) for a row of ``BLIND_ROUND``, else
+    ``real-train`` (the earlier rounds' blind splits, ``real-test4`` and ``real-test5`` included,
+    were each scored once and are training data now)."""
     return BLIND if row.get("round", 1) == BLIND_ROUND else "real-train"
 
 

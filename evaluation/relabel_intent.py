@@ -1,7 +1,7 @@
 """Apply the label conventions of README_intent.md to ``intent_real.jsonl``.
 
 Usage:
-    python evaluation/relabel_intent.py --list [--split real-train|real-test5]   rows a convention may move
+    python evaluation/relabel_intent.py --list [--split real-train|real-test6]   rows a convention may move
     python evaluation/relabel_intent.py --apply                                 write the decisions of RELABELS
     python evaluation/relabel_intent.py --smoke                                 --list on every 10th row (CI)
 

@@ -7,7 +7,7 @@ Usage:
 
 Needs scikit-learn (the ``dev`` extra); the model it writes is plain numbers that
 ``runner.intent.model`` reads without it. Trains on every pull request of intent_real.jsonl
-outside the current blind split (``intent_real.BLIND``, ``real-test5``: every row of round 5) and on the project's own
+outside the current blind split (``intent_real.BLIND``, ``real-test6``: every row of round 6, none yet) and on the project's own
 texts of intent_dataset.jsonl except its held-out ``test4``; the blind split is never read here.
 
 Each training pull request is seen twice, as the model meets changes: from its title and
@@ -26,9 +26,9 @@ training) gives out-of-fold predictions. They give the figures of the
 ``<!-- intent-model-eval -->`` section of RESULTS_intent.md (top-1 and top-2 of the model and
 top-1 of the rules, ``unknown`` precision and recall at several gate thresholds, the
 reliability of the confidence) and what the model file says of itself (``rates``,
-``probable_above``), both from the pull requests of rounds 2 to 4 (``RATED_ROUNDS``; round 4
-drew none, its blind split ``real-test4`` was rows of rounds 2 and 3): the hand rules were
-written from round 1's, which flatters them there. ``probable_above`` is the
+``probable_above``), both from the pull requests of rounds 2 to 5 (``RATED_ROUNDS``; round 4
+drew none, its blind split ``real-test4`` was rows of rounds 2 and 3; round 5's are the scored
+``real-test5``): the hand rules were written from round 1's, which flatters them there. ``probable_above`` is the
 lowest confidence (steps of 0.01) from which at least ``PROBABLE_PRECISION`` of the
 out-of-fold named strategies that a rule or code match backed were right, over at least
 ``MIN_PROBABLE`` of them.
@@ -82,8 +82,9 @@ PROBABLE_PRECISION = 0.9
 MIN_PROBABLE = 30
 #: Rounds whose out-of-fold answers give the rates and ``probable_above`` (rules v4 were written
 #: from round 1's pull requests; round 4 drew no new ones, its scored blind split ``real-test4``
-#: was rows of rounds 2 and 3 and is training data now).
-RATED_ROUNDS = (2, 3, 4)
+#: was rows of rounds 2 and 3; round 5's rows are the scored ``real-test5``, 11 repositories
+#: that no earlier round read; all are training data now).
+RATED_ROUNDS = (2, 3, 4, 5)
 #: Bins of the stored rates: confidence of named answers, gate of unknown ones.
 CONFIDENCE_EDGES = (0.0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 GATE_EDGES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)

@@ -68,15 +68,19 @@ def test_blind_split_is_the_seeded_hash_of_each_round(real, rows):
         real.split_of("a/b#1", 7)
 
 
-def test_round_5_is_all_blind_and_every_other_row_is_training(real, rows, tmp_path):
-    """real-test5 is every row of round 5 (new repositories; split_of has no salt for it) and
-    nothing else; real-test4 (rows of rounds 2 and 3) was scored and is training data now."""
-    assert real.BLIND == "real-test5" and set(real.SPLITS) == {"real-train", "real-test5"}
+def test_round_6_is_all_blind_and_every_other_row_is_training(real, rows, tmp_path):
+    """real-test6 is every row of round 6 (new repositories; split_of has no salt for it) and
+    nothing else; real-test5 (every row of round 5) was scored and is training data now, its rows
+    keep the split they were stored with."""
+    assert real.BLIND == "real-test6" and set(real.SPLITS) == {"real-train", "real-test6"}
+    assert {real.split_of(f"a/b#{n}", 6) for n in range(50)} == {"real-test6"}
     assert {real.split_of(f"a/b#{n}", 5) for n in range(50)} == {"real-test5"}
-    assert real.current_split({"source": "a/b#1", "round": 5, "split": "real-test5"}) == "real-test5"
+    assert real.current_split({"source": "a/b#1", "round": 6, "split": "real-test6"}) == "real-test6"
+    assert real.current_split({"source": "a/b#1", "round": 5, "split": "real-test5"}) == "real-train"
+    assert any(row.get("round") == 5 for row in rows)
     for row in rows:
-        assert real.current_split(row) == ("real-test5" if row.get("round", 1) == 5 else "real-train")
-    fresh = {"source": "new/repo#7", "url": "https://github.com/new/repo/pull/7", "round": 5, "split": "real-test5",
+        assert real.current_split(row) == ("real-test6" if row.get("round", 1) == 6 else "real-train")
+    fresh = {"source": "new/repo#7", "url": "https://github.com/new/repo/pull/7", "round": 6, "split": "real-test6",
              "label": UNKNOWN, "also": [], "title": "t", "body": "", "diff": "", "reason": "r"}
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps(fresh) + "\n")
@@ -88,8 +92,8 @@ def test_round_5_is_all_blind_and_every_other_row_is_training(real, rows, tmp_pa
 
 def test_the_empty_blind_split_is_reported_not_scored(real, monkeypatch, capsys):
     monkeypatch.setattr(real, "load", lambda: [])
-    assert real.main(["--split", "real-test5", "--no-write"]) == 0
-    assert "real-test5: empty" in capsys.readouterr().out
+    assert real.main(["--split", "real-test6", "--no-write"]) == 0
+    assert "real-test6: empty" in capsys.readouterr().out
 
 
 def test_label_conventions_are_applied_and_recorded(rows):
