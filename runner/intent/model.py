@@ -32,7 +32,7 @@ ambiguous words by design (rules.py) and are not quoted; nor are the model's own
 
 ``rates`` in the model file say how often answers were right on held-out pull requests
 (out-of-fold predictions of evaluation/train_intent_model.py, folds by repository, over the
-real pull requests of rounds 2 to 4 outside the blind split): per confidence bin, the named strategy (``top1``) and
+real pull requests of rounds 2 to 5 outside the blind split): per confidence bin, the named strategy (``top1``) and
 "one of the first two" (``top2``); per gate bin below the threshold, the share of
 non-optimisations. ``rate_of`` looks a result up; ``answer_text`` says it in words.
 
