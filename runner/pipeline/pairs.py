@@ -198,8 +198,8 @@ class ProcessPairs:
         self.fresh_processes(order)
         t1 = self.clock()
         if self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline):
-            state.setup_seconds = self.clock() - t0
-            state.pair_setup_seconds = self.clock() - t1
+            now = self.clock()
+            state.setup_seconds, state.pair_setup_seconds = now - t0, now - t1
             state.start_pair(len(state.base))
             state.open_sides = order
             return True

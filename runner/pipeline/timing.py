@@ -122,11 +122,11 @@ class TimingPass(ProcessPairs):
                     state.stop_reason = (f"more pairs cannot decide it: at {projection.pairs} pairs its interval "
                                          f"would still be ±{math.expm1(projection.half_width):.1%}")
                     return
-                if state.pair_setup_seconds > 0:
-                    # undecided and near the band: later pairs amortise their set-up over more rounds
-                    state.pair_rounds = schedule.later_pair_rounds(
-                        state.pair_rounds, state.typical_round_seconds(), state.pair_setup_seconds,
-                        self.cfg.pair_rounds, state.estimate.ratio, self.cfg.threshold)
+                # undecided and near the band: later pairs amortise their set-up over more rounds
+                # (unchanged until a later pair's set-up was measured)
+                state.pair_rounds = schedule.later_pair_rounds(
+                    state.pair_rounds, state.typical_round_seconds(), state.pair_setup_seconds,
+                    self.cfg.pair_rounds, state.estimate.ratio, self.cfg.threshold)
         state.stop_reason = f"still inconclusive after {self.look_pairs[-1]} process pairs (max_rounds)"
 
     def renumber(self, state: BenchState) -> None:
