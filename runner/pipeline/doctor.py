@@ -13,7 +13,8 @@ GPU (NVML), per device
     torch compatibility
 CPU and host
     ``cpu_governor`` · ``cpu_turbo`` · ``cpu_smt`` · ``transparent_hugepages`` ·
-    ``load_average`` · ``disk_space`` · ``sandbox`` whether the GitHub Action's sandbox
+    ``load_average`` · ``disk_space`` · ``aslr`` whether the workers can run with address-space
+    layout randomisation off · ``sandbox`` whether the GitHub Action's sandbox
     (bubblewrap) can run the pull request's code here
 
 Each finding has a ``status``: ``fail`` (timings taken now will be wrong or noisy: fix first),
@@ -131,6 +132,29 @@ def check_sandbox(sandbox: dict | None) -> Finding:
     return Finding("sandbox", "host", "skip", line + " (needed on a GPU runner, not for a local compare)", fix)
 
 
+def check_aslr(layout: dict) -> Finding:
+    """Warn when the workers will run with a random address-space layout (``layout["randomised"]``
+    says why; :func:`runner.pipeline.machine_facts.layout_facts`). Each side's fork server then has
+    its own layout, shared by every process pair forked from it, so pairs cannot reveal it: two
+    workers running identical code differed by up to ±9 % per call, alike for every benchmark of
+    the run, on a 2-CPU VM (:func:`runner.pipeline.workers.layout_pinned`)."""
+    reason = layout.get("randomised")
+    if reason is None:
+        return Finding("aslr", "host", "ok", "the workers run with address-space layout randomisation off (setarch -R)")
+    if reason.startswith("PERFGATE_ASLR"):
+        fix = "unset PERFGATE_ASLR"
+    elif "not installed" in reason:
+        fix = "install util-linux (it provides setarch)"
+    elif "not permitted" in reason:
+        fix = ("let the container call personality(ADDR_NO_RANDOMIZE): a seccomp profile that allows it "
+               "(Docker's default with that personality value added), or docker run --security-opt seccomp=unconfined")
+    else:
+        fix = "measure on a Linux runner, where perfgate turns it off"
+    line = (f"the workers will run with a random address-space layout: {reason}; each side's fork server has "
+            "its own, which can shift every benchmark of one side alike by a few percent (up to 9 % measured)")
+    return Finding("aslr", "host", "warn", line, fix)
+
+
 def run_checks(facts: dict) -> list[Finding]:
     """Every check over ``facts`` (the shape of :func:`runner.pipeline.machine_facts.gather`), GPUs first."""
     findings: list[Finding] = []
@@ -149,6 +173,8 @@ def run_checks(facts: dict) -> list[Finding]:
     findings += [check_cpu_governor(host), check_cpu_turbo(host), check_cpu_smt(host), check_transparent_hugepages(host),
                  check_load(facts.get("load_average"), facts.get("cpus") or 1)]
     findings += [check_disk(d) for d in facts.get("disks") or []]
+    if "layout" in facts:
+        findings.append(check_aslr(facts["layout"]))
     if "sandbox" in facts:
         findings.append(check_sandbox(facts["sandbox"]))
     return findings

@@ -191,6 +191,14 @@ def sandbox_facts() -> dict:
     return {"available": reason is None, "reason": reason, "in_actions": os.environ.get("GITHUB_ACTIONS") == "true"}
 
 
+def layout_facts() -> dict:
+    """Can the workers run with address-space layout randomisation off (``setarch -R``,
+    :func:`runner.pipeline.workers.layout_pinned`)? ``{randomised: None when they can, else why}``."""
+    from .workers import layout_left_random
+
+    return {"randomised": layout_left_random()}
+
+
 def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
     """Everything the doctor's checks read, as plain data.
 
@@ -209,7 +217,7 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
         sm_default_application_clock_mhz, sm_max_clock_mhz, clock_event_reasons: [names] | None,
         temperature_c, slowdown_temperature_c, memory_max_clock_mhz, sm_supported_clocks_mhz: [MHz]
         | None, clock_permission: {root, applications_clocks_restricted}}], sandbox:
-        :func:`sandbox_facts`}``; clocks in MHz, temperatures in °C.
+        :func:`sandbox_facts`, layout: :func:`layout_facts`}``; clocks in MHz, temperatures in °C.
     """
     import tempfile
 
@@ -223,6 +231,7 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
         "nvml": nvml_info,
         "gpus": gpus,
         "sandbox": sandbox_facts(),
+        "layout": layout_facts(),
     }
 
 

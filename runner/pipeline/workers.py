@@ -17,6 +17,7 @@ import json
 import os
 import selectors
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -319,16 +320,31 @@ def layout_pinned(cmd: list[str]) -> list[str]:
     layout effect (Mytkowicz et al., "Producing wrong data without doing anything obviously
     wrong!", ASPLOS 2009) that pairing cannot cancel. With ASLR off both workers get the same
     layout. Set ``PERFGATE_ASLR=1`` to keep randomisation; where ``setarch`` is missing or not
-    permitted the command runs unchanged.
+    permitted (:func:`layout_left_random` says why) the command runs unchanged.
     """
-    import shutil
+    if layout_left_random() is not None:
+        return cmd
+    return [shutil.which("setarch"), os.uname().machine, "-R", *cmd]
 
-    if os.environ.get("PERFGATE_ASLR") == "1" or not sys.platform.startswith("linux"):
-        return cmd
+
+def layout_left_random() -> str | None:
+    """Why the workers would run with the system's address-space layout randomisation, in words;
+    None where :func:`layout_pinned` turns it off. ``perfgate doctor``'s ``aslr`` check reports it.
+
+    Docker's and Podman's default seccomp profiles refuse ``personality(ADDR_NO_RANDOMIZE)``
+    (moby/moby#43011, containers/common#1662), so ``setarch -R`` fails in a container run
+    with either default.
+    """
+    if os.environ.get("PERFGATE_ASLR") == "1":
+        return "PERFGATE_ASLR=1 keeps it on"
+    if not sys.platform.startswith("linux"):
+        return f"perfgate turns it off only on Linux (this is {sys.platform})"
     setarch = shutil.which("setarch")
-    if setarch is None or not _setarch_works(setarch):
-        return cmd
-    return [setarch, os.uname().machine, "-R", *cmd]
+    if setarch is None:
+        return "setarch (util-linux) is not installed"
+    if not _setarch_works(setarch):
+        return "setarch -R is not permitted here (a container's default seccomp profile refuses it)"
+    return None
 
 
 @functools.lru_cache(maxsize=None)

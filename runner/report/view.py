@@ -73,7 +73,22 @@ def conditions_line(environment: dict | None) -> str | None:
         line += f"; allocator {worker['allocator']}"
     if isinstance(worker.get("timer"), str):
         line += f"; {worker['timer']}"
+    if worker.get("aslr") == ASLR_LEFT_ON:
+        line += f"; {ASLR_ON_NOTE}"
     return line + "."
+
+
+#: ``environment.worker.aslr`` when the workers ran with the system's layout randomisation
+#: (:func:`runner.pipeline.conditions.describe`): ``setarch -R`` missing or not permitted
+#: (a container's seccomp profile), or ``PERFGATE_ASLR=1``.
+ASLR_LEFT_ON = "system default"
+
+#: What that means for the numbers, from :func:`runner.pipeline.workers.layout_pinned`'s measurement
+#: (A/A on a 2-CPU VM: two workers running identical code differed by up to ±9 %, alike for every
+#: benchmark of the run, an offset that process pairs forked from the same server cannot reveal).
+ASLR_ON_NOTE = ("address-space layout randomisation was on (setarch -R not available or PERFGATE_ASLR=1), "
+                "so each side's fork server had its own random layout, which can shift every benchmark "
+                "of one side alike by a few percent (up to 9 % measured on a 2-CPU VM)")
 
 
 TABLE_NOTE = ("base is the median of base's samples; head is base × the change, the paired estimate over "

@@ -176,6 +176,31 @@ def test_transparent_hugepages_and_cpu_settings_not_exposed_are_skipped():
     assert defrag.status == "warn"
 
 
+def test_a_random_layout_warns_with_the_fix_for_its_cause(monkeypatch):
+    from runner.pipeline import workers
+
+    monkeypatch.delenv("PERFGATE_ASLR", raising=False)
+    monkeypatch.setattr(workers, "_setarch_works", lambda setarch: True)
+    monkeypatch.setattr(workers.shutil, "which", lambda name: "/usr/bin/setarch")
+    assert workers.layout_left_random() is None
+    assert workers.layout_pinned(["python"])[-2:] == ["-R", "python"]
+    assert doctor.check_aslr(machine_facts.layout_facts()).status == "ok"
+    # Docker's default seccomp profile refuses personality(ADDR_NO_RANDOMIZE): setarch -R fails
+    monkeypatch.setattr(workers, "_setarch_works", lambda setarch: False)
+    assert workers.layout_pinned(["python"]) == ["python"]
+    denied = doctor.check_aslr(machine_facts.layout_facts())
+    assert denied.status == "warn" and "not permitted" in denied.summary and "every benchmark of one side" in denied.summary
+    assert "seccomp" in denied.fix
+    monkeypatch.setattr(workers.shutil, "which", lambda name: None)
+    missing = doctor.check_aslr(machine_facts.layout_facts())
+    assert "not installed" in missing.summary and "util-linux" in missing.fix
+    monkeypatch.setenv("PERFGATE_ASLR", "1")
+    chosen = doctor.check_aslr(machine_facts.layout_facts())
+    assert chosen.status == "warn" and chosen.fix == "unset PERFGATE_ASLR"
+    # facts without it (an older gatherer) run no aslr check
+    assert "aslr" not in {f.check for f in doctor.run_checks(_facts(HEALTHY_H100))}
+
+
 # -- this machine (no NVML library here) -----------------------------------------------------------
 
 def test_gather_on_this_machine(tmp_path):
@@ -189,6 +214,8 @@ def test_gather_on_this_machine(tmp_path):
         assert facts["nvml"]["reason"] and facts["gpus"] == []
     findings = doctor.run_checks(facts)
     assert {f.status for f in findings} <= set(doctor.STATUSES)
+    assert "aslr" in {f.check for f in findings}
+    assert facts["layout"]["randomised"] is None or isinstance(facts["layout"]["randomised"], str)
 
 
 def test_torch_build_is_read_without_importing_torch():

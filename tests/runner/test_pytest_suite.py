@@ -111,24 +111,31 @@ def test_auto_detects_the_example_as_pytest_benchmark():
 
 @pytest.mark.slow
 def test_compare_a_pytest_benchmark_suite_finds_the_slowed_test(tmp_path):
-    repo = suite_repo(tmp_path / "repo", EXAMPLE, 'pbenchlib.py', '"join": 20000', '"join": 30000')
+    repo = suite_repo(tmp_path / "repo", EXAMPLE, 'pbenchlib.py', '"join": 20000', '"join": 60000')
     out = tmp_path / "out"
     doc = compare_ok(repo, out)
     changes = {b["name"]: b["change"] for b in doc["benchmarks"]}
     join = changes.pop("benchmarks/test_ops.py::test_kind[join]")
-    assert join["verdict"] == "regression" and join["ci_low"] > 1.2  # 30000 / 20000 iterations: +50 %
+    # What the machine was like, for the messages: a failure here on CI is read from its log alone.
+    env = doc["environment"]
+    seen = {"aslr": (env.get("worker") or {}).get("aslr"),
+            "doctor": [c["summary"] for c in (env.get("doctor") or {}).get("checks", []) if c["status"] != "ok"]}
+    # 60000 / 20000 iterations: three times the work, +200 %. The lower bound is far below that:
+    # on the 2-CPU CI machine, loaded, a +50 % change once came out [+19.4, +95.5] % after 4 pairs.
+    assert join["verdict"] == "regression" and join["ci_low"] > 1.5, (join, seen)
     assert set(changes) == set(NODES[:4]) - {"benchmarks/test_ops.py::test_kind[join]"}
     # The other three run byte-identical code, in a revision whose library differs (the slowed
     # test's constant). A false call on them can happen: 1 % per benchmark by design, and more on
-    # a loaded VM. Seen on the 2-CPU CI machine: once -2.6 % [-4.5, -0.6] %, once two in one compare
-    # (+4.9 % [+1.9, +8.0] % after 16 process pairs and +5.6 % [+2.4, +8.8] % after 8, load 1.27);
-    # here, 10 compares gave none (the false-call rate of this case is measured by
-    # evaluation/sensitivity.py's `edit` study). So this asserts what must hold: nothing identical
-    # is called a change the slowed test's +50 % could be mistaken for.
+    # a loaded VM, where the CI machine has shifted every untouched benchmark of one compare alike:
+    # once -2.6 % [-4.5, -0.6] %; once +4.9 % [+1.9, +8.0] % and +5.6 % [+2.4, +8.8] % (load 1.27);
+    # once all three, +9.1 %, +6.7 % and +17.2 % [+9.2, +25.9] % (load 1.11). None of these
+    # showed here, in 10 compares loaded or not, nor in the 192 untouched comparisons of
+    # evaluation/sensitivity.py's `edit` study (RESULTS_sensitivity.md). So this asserts what must
+    # hold: nothing identical is called a change the slowed test's could be mistaken for.
     for name, change in changes.items():
         if change["verdict"] in ("regression", "improvement"):
-            assert 0.85 < change["ratio"] < 1.15 and change["ci_high"] < join["ci_low"], (name, change)
+            assert 1 / 1.5 < change["ratio"] < 1.5 and change["ci_high"] < join["ci_low"], (name, change, seen)
         else:
-            assert change["verdict"] in ("unchanged", "inconclusive"), (name, change)
+            assert change["verdict"] in ("unchanged", "inconclusive"), (name, change, seen)
     assert doc["settings"]["suite"] == "pytest-benchmark"
     assert [s["name"] for s in doc["settings"]["skipped"]] == [NODES[4]]

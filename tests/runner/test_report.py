@@ -144,6 +144,13 @@ def test_the_conditions_are_stated_next_to_the_numbers():
         text = " ".join(report.render(doc, fmt).split())
         assert "Both sides ran pinned to 1 CPU (1) with 1 thread" in text, fmt
         assert "allocator steady" in text
+        assert "layout randomisation" not in text  # older results and ASLR off say nothing of it
+    doc["environment"]["worker"]["aslr"] = "off (setarch -R)"
+    assert "layout randomisation" not in report.render(doc, "md")
+    doc["environment"]["worker"]["aslr"] = "system default"
+    for fmt in ("md", "html", "term"):
+        text = " ".join(report.render(doc, fmt).split())
+        assert "address-space layout randomisation was on" in text and "shift every benchmark of one side" in text, fmt
     assert "Both sides ran" not in report.render(_doc([_bench("bench_a", "unchanged", 1.0)]), "md")  # older results
 
 
