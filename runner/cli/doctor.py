@@ -31,7 +31,8 @@ def render_text(findings: list[Finding], width: int = 120) -> str:
         for f in fixes:
             console.print(f"  [{f.status}] {f.check} ({f.subject}): {f.fix}", markup=False, highlight=False)
     failed = sum(f.status == "fail" for f in findings)
-    console.print(f"{failed} failed, {sum(f.status == 'warn' for f in findings)} warnings, "
+    warned = sum(f.status == "warn" for f in findings)
+    console.print(f"{failed} failed, {warned} warning{'' if warned == 1 else 's'}, "
                   f"{sum(f.status == 'ok' for f in findings)} ok, {sum(f.status == 'skip' for f in findings)} skipped",
                   markup=False, highlight=False)
     return buf.getvalue()

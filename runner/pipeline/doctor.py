@@ -146,8 +146,9 @@ def check_aslr(layout: dict) -> Finding:
     elif "not installed" in reason:
         fix = "install util-linux (it provides setarch)"
     elif "not permitted" in reason:
-        fix = ("let the container call personality(ADDR_NO_RANDOMIZE): a seccomp profile that allows it "
-               "(Docker's default with that personality value added), or docker run --security-opt seccomp=unconfined")
+        fix = ("let the container call personality(PER_LINUX|ADDR_NO_RANDOMIZE): a seccomp profile that "
+               "allows it (Docker's default with the personality value 0x40000 added), or docker run "
+               "--security-opt seccomp=unconfined")
     else:
         fix = "measure on a Linux runner, where perfgate turns it off"
     line = (f"the workers will run with a random address-space layout: {reason}; each side's fork server has "

@@ -343,7 +343,7 @@ def layout_left_random() -> str | None:
     if setarch is None:
         return "setarch (util-linux) is not installed"
     if not _setarch_works(setarch):
-        return "setarch -R is not permitted here (a container's default seccomp profile refuses it)"
+        return "setarch -R is not permitted here (Docker's and Podman's default seccomp profiles refuse it)"
     return None
 
 

@@ -359,8 +359,9 @@ def doctor_counts(doctor: dict | None) -> str | None:
     environment table, ``"all checks passed"``, or None when the result has no doctor record."""
     if not doctor:
         return None
-    parts = [f"{len(doctor[key])} {label} ({', '.join(doctor[key])})"
-             for key, label in (("failed", "failed"), ("warned", "warnings")) if doctor.get(key)]
+    parts = [f"{len(doctor[key])} {label if len(doctor[key]) != 1 else one} ({', '.join(doctor[key])})"
+             for key, label, one in (("failed", "failed", "failed"), ("warned", "warnings", "warning"))
+             if doctor.get(key)]
     return "; ".join(parts) or "all checks passed"
 
 

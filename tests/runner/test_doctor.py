@@ -258,6 +258,8 @@ def test_the_record_is_schema_valid_and_the_report_warns_on_a_failed_check():
     md, html, term = (report.render(doc, fmt) for fmt in ("md", "html", "term"))
     assert "> [!WARNING]\n> perfgate doctor: 1 check(s) failed on this runner (GPU 0 (NVIDIA H100 80GB HBM3): " in md
     assert "| runner checks (perfgate doctor) | 1 failed (gpu_processes) |" in md
+    assert report.view.doctor_counts({"failed": [], "warned": ["aslr"]}) == "1 warning (aslr)"
+    assert report.view.doctor_counts({"failed": ["a", "b"], "warned": ["c", "d"]}) == "2 failed (a, b); 2 warnings (c, d)"
     assert "perfgate doctor: 1 check(s) failed" in html and "warning: perfgate doctor: 1 check(s) failed" in term
 
     clean = _doc_with(doctor.summarize(doctor.run_checks(_facts(HEALTHY_H100))))
