@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..config import ALLOCATORS
+from ..report.view import ASLR_LEFT_ON
 
 #: glibc malloc settings of the ``steady`` allocator preset (bytes); opt-in (``allocator =
 #: "steady"``) since real pull requests showed what it hides (runner.config.Config.allocator).
@@ -291,7 +292,7 @@ def describe(added_env: Mapping[str, str], plan: CpuPlan, *, allocator: str, lay
         "allocator_env": {k: added_env[k] for k in keys if k in added_env},
         "omp_num_threads": added_env.get("OMP_NUM_THREADS"),
         "omp_wait_policy": added_env.get("OMP_WAIT_POLICY"),
-        "aslr": "off (setarch -R)" if layout_pinned else "system default",
+        "aslr": "off (setarch -R)" if layout_pinned else ASLR_LEFT_ON,
         "host": host_facts(),
     }
 

@@ -25,6 +25,7 @@ machine does not expose it). ``compare`` and ``run`` record the findings in ``re
 
 from __future__ import annotations
 
+from ..report.view import LAYOUT_EFFECT
 from .finding import STATUSES, Finding, summarize  # noqa: F401 - the doctor's vocabulary, imported from here
 from .gpu_checks import (check_gpu_clock_policy, check_gpu_clocks, check_gpu_ecc, check_gpu_mig, check_gpu_persistence,
                          check_gpu_processes, check_gpu_software, check_gpu_temperature, check_gpu_throttle)
@@ -132,6 +133,17 @@ def check_sandbox(sandbox: dict | None) -> Finding:
     return Finding("sandbox", "host", "skip", line + " (needed on a GPU runner, not for a local compare)", fix)
 
 
+#: What to do, by why the layout stays random (``cause`` of :func:`runner.pipeline.machine_facts.layout_facts`).
+ASLR_FIXES = {
+    "PERFGATE_ASLR": "unset PERFGATE_ASLR",
+    "platform": "measure on a Linux runner, where perfgate turns it off",
+    "setarch_missing": "install util-linux (it provides setarch)",
+    "setarch_refused": ("let the container call personality(PER_LINUX|ADDR_NO_RANDOMIZE): a seccomp profile that "
+                        "allows it (Docker's default with the personality value 0x40000 added), or docker run "
+                        "--security-opt seccomp=unconfined"),
+}
+
+
 def check_aslr(layout: dict) -> Finding:
     """Warn when the workers will run with a random address-space layout (``layout["randomised"]``
     says why; :func:`runner.pipeline.machine_facts.layout_facts`). Each side's fork server then has
@@ -141,19 +153,8 @@ def check_aslr(layout: dict) -> Finding:
     reason = layout.get("randomised")
     if reason is None:
         return Finding("aslr", "host", "ok", "the workers run with address-space layout randomisation off (setarch -R)")
-    if reason.startswith("PERFGATE_ASLR"):
-        fix = "unset PERFGATE_ASLR"
-    elif "not installed" in reason:
-        fix = "install util-linux (it provides setarch)"
-    elif "not permitted" in reason:
-        fix = ("let the container call personality(PER_LINUX|ADDR_NO_RANDOMIZE): a seccomp profile that "
-               "allows it (Docker's default with the personality value 0x40000 added), or docker run "
-               "--security-opt seccomp=unconfined")
-    else:
-        fix = "measure on a Linux runner, where perfgate turns it off"
-    line = (f"the workers will run with a random address-space layout: {reason}; each side's fork server has "
-            "its own, which can shift every benchmark of one side alike by a few percent (up to 9 % measured)")
-    return Finding("aslr", "host", "warn", line, fix)
+    return Finding("aslr", "host", "warn", f"the workers will run with a random address-space layout: {reason}; "
+                   f"{LAYOUT_EFFECT}", ASLR_FIXES.get(layout.get("cause")))
 
 
 def run_checks(facts: dict) -> list[Finding]:

@@ -327,23 +327,25 @@ def layout_pinned(cmd: list[str]) -> list[str]:
     return [shutil.which("setarch"), os.uname().machine, "-R", *cmd]
 
 
-def layout_left_random() -> str | None:
-    """Why the workers would run with the system's address-space layout randomisation, in words;
-    None where :func:`layout_pinned` turns it off. ``perfgate doctor``'s ``aslr`` check reports it.
+def layout_left_random() -> tuple[str, str] | None:
+    """Why the workers would run with the system's address-space layout randomisation: ``(cause,
+    reason in words)``, cause ``PERFGATE_ASLR``, ``platform``, ``setarch_missing`` or
+    ``setarch_refused``; None where :func:`layout_pinned` turns it off (doctor check ``aslr``).
 
     Docker's and Podman's default seccomp profiles refuse ``personality(ADDR_NO_RANDOMIZE)``
     (moby/moby#43011, containers/common#1662), so ``setarch -R`` fails in a container run
     with either default.
     """
     if os.environ.get("PERFGATE_ASLR") == "1":
-        return "PERFGATE_ASLR=1 keeps it on"
+        return "PERFGATE_ASLR", "PERFGATE_ASLR=1 keeps it on"
     if not sys.platform.startswith("linux"):
-        return f"perfgate turns it off only on Linux (this is {sys.platform})"
+        return "platform", f"perfgate turns it off only on Linux (this is {sys.platform})"
     setarch = shutil.which("setarch")
     if setarch is None:
-        return "setarch (util-linux) is not installed"
+        return "setarch_missing", "setarch (util-linux) is not installed"
     if not _setarch_works(setarch):
-        return "setarch -R is not permitted here (Docker's and Podman's default seccomp profiles refuse it)"
+        return "setarch_refused", ("setarch -R is not permitted here (Docker's and Podman's default seccomp "
+                                   "profiles refuse it)")
     return None
 
 

@@ -83,12 +83,16 @@ def conditions_line(environment: dict | None) -> str | None:
 #: (a container's seccomp profile), or ``PERFGATE_ASLR=1``.
 ASLR_LEFT_ON = "system default"
 
-#: What that means for the numbers, from :func:`runner.pipeline.workers.layout_pinned`'s measurement
-#: (A/A on a 2-CPU VM: two workers running identical code differed by up to ±9 %, alike for every
-#: benchmark of the run, an offset that process pairs forked from the same server cannot reveal).
+#: What a random layout means for the numbers (the report's conditions line and ``perfgate doctor``'s
+#: ``aslr`` check), from :func:`runner.pipeline.workers.layout_pinned`'s measurement: A/A on a 2-CPU
+#: VM, two workers running identical code differed by up to ±9 %, alike for every benchmark of the
+#: run, an offset that process pairs forked from the same server cannot reveal.
+LAYOUT_EFFECT = ("each side's fork server has its own random layout, which can shift every benchmark of one "
+                 "side alike by a few percent (up to 9 % measured on a 2-CPU VM)")
+
+#: The report's words for it (:func:`conditions_line`).
 ASLR_ON_NOTE = ("address-space layout randomisation was on (setarch -R not available or PERFGATE_ASLR=1), "
-                "so each side's fork server had its own random layout, which can shift every benchmark "
-                "of one side alike by a few percent (up to 9 % measured on a 2-CPU VM)")
+                f"so {LAYOUT_EFFECT}")
 
 
 TABLE_NOTE = ("base is the median of base's samples; head is base × the change, the paired estimate over "
