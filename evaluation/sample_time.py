@@ -25,7 +25,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner.pipeline.schedule import later_warmup_samples  # noqa: E402
 from runner.pipeline.workers import start_workers  # noqa: E402
 from runner.pipeline.revisions import Revision  # noqa: E402
 
@@ -62,7 +61,9 @@ def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_ro
     workers, _ = start_workers(revs, cfg, folder)
     case = {"dir": str(folder), "file": "bench_s.py", "func": func, "name": func,
             "min_sample_time": min_sample_time, "cold_cache": False}
-    number, warmup = None, {"base": None, "head": None}
+    # a fixed warm-up of three samples in every process (compare's own, alike on both sides until
+    # steady, is runner.pipeline.pairs.ProcessPairs.warm_up: this study is about the sample's length)
+    number, warmup = None, {"base": 3, "head": 3}
     rounds_d, centers = [], []
     t0 = time.monotonic()
     try:
@@ -74,8 +75,6 @@ def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_ro
                 resp = w.request("setup", **case, number=number, warmup_samples=warmup[side])
                 assert resp["ok"], resp
                 number = number or resp["number"]  # the same calls per sample on both sides, as compare does
-                if warmup[side] is None:  # as compare does for later pairs
-                    warmup[side] = later_warmup_samples(resp["warmup_samples"], resp["number"] * (resp["per_call"] or 0))
             samples = {"base": [], "head": []}
             for r in range(pair_rounds):
                 for side in (("base", "head") if r % 2 == 0 else ("head", "base")):

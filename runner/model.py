@@ -160,12 +160,16 @@ class Side(Record):
 @dataclass(frozen=True)
 class Pair(Record):
     """One process pair of a benchmark (``change.pairs``): its first round ``start``, its
-    ``rounds``, its own head/base ``ratio`` (None under 2 rounds), whether the estimate ``used`` it."""
+    ``rounds``, its own head/base ``ratio`` (None under 2 rounds), whether the estimate ``used`` it,
+    the memory ``layout`` (fork server) it ran in, its ``warmup`` (``{rounds, calls: {side: n},
+    seconds, steady}``)."""
 
     start: Any = ABSENT
     rounds: Any = ABSENT
     ratio: Any = ABSENT
     used: Any = ABSENT
+    layout: Any = ABSENT
+    warmup: Any = ABSENT
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ PURE = ("runner.results", "runner.model", "runner.protocol", "runner.config_valu
         "runner.intent.model", "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
         "runner.pipeline.finding", "runner.pipeline.gpu_checks", "runner.pipeline.clock_plan",
-        "runner.pipeline.schedule", "runner.pipeline.bisect",
+        "runner.pipeline.schedule", "runner.pipeline.evidence", "runner.pipeline.bisect",
         "runner.scaffold.plan")
 
 

@@ -149,6 +149,7 @@ SMOKES = {
 #: Scripts another test runs end to end (at a smoke size), and that test.
 COVERED_ELSEWHERE = {
     "evaluation/real_prs.py": "tests/runner/test_real_prs.py",
+    "evaluation/identical_code.py": "tests/runner/test_identical_code.py",
     "evaluation/sensitivity.py": "tests/runner/test_sensitivity_smoke.py",
     "evaluation/harvest_prs.py": "tests/intent/test_harvest.py",
     "evaluation/gpu_acceptance.py": "tests/runner/test_gpu_acceptance.py",

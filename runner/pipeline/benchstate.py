@@ -18,9 +18,8 @@ class SideState:
     ``samples`` are seconds per call in round order, with each sample's ``wall`` and ``cpu``
     seconds and involuntary context ``switches`` beside them (what the worker measured around it);
     ``number`` is the calls per sample this side samples with (chosen after the first pair's
-    set-up, :func:`runner.pipeline.schedule.calls_per_sample`), ``calibrated`` its own
-    calibration, ``per_call`` its warm seconds per call then; ``warmup_samples`` the warm-up its
-    later process pairs take; ``skipped`` is the reason when the benchmark's own suite skipped it
+    warm-up, :func:`runner.pipeline.schedule.calls_per_sample`), ``calibrated`` its own
+    calibration, ``per_call`` its warm seconds per call then; ``skipped`` is the reason when the benchmark's own suite skipped it
     on this side (asv's ``NotImplementedError`` from a setup, a pytest skip). ``memory`` and
     ``compile`` hold, per process pair that ended, what the worker's ``measure`` request found in
     it (peak memory of one call; torch.compile's facts, None where nothing compiled), aligned
@@ -40,9 +39,12 @@ class SideState:
     calibrated: int | None = None
     per_call: float | None = None
     first_call_s: float | None = None
-    first_warmup_samples: int | None = None
-    warmup_samples: int | None = None
+    #: calls the first pair's process made before its timed rounds (first call, calibration, warm-up)
     warmup_calls: int | None = None
+    #: calls the current process made in its set-up (first call, calibration)
+    setup_calls: int | None = None
+    #: seconds per call at the end of the latest warm-up (the median of its last window)
+    warm_per_call: float | None = None
     memory: list[dict | None] = field(default_factory=list)
     compile: list[dict | None] = field(default_factory=list)
     measure_error: str | None = None
@@ -86,6 +88,8 @@ class BenchState:
     #: the rounds each process pair was planned with, beside ``block_starts`` (a pair's count may
     #: grow after the first look: :func:`runner.pipeline.schedule.later_pair_rounds`)
     block_rounds: list[int] = field(default_factory=list)
+    #: the memory layout (fork server) each process pair ran in, beside ``block_starts``
+    block_layouts: list[int] = field(default_factory=list)
     estimate: stats.BlockedEstimate | None = None
     verdict: str = "inconclusive"
     stop_reason: str = ""
@@ -106,6 +110,8 @@ class BenchState:
     #: what the latest later pair's two set-ups alone took (seconds; 0 before a second pair)
     pair_setup_seconds: float = 0.0
     disturbed: list[int] = field(default_factory=list)
+    #: of ``disturbed``, the rounds the estimate kept (they were most of their pair's rounds)
+    disturbed_kept: int = 0
     clock_rounds: dict[int, str] = field(default_factory=dict)
     windows: list[tuple[float, float]] = field(default_factory=list)
     futile: bool = False
@@ -115,6 +121,16 @@ class BenchState:
     #: rounds of a first pair dropped because its calls per sample were re-chosen
     #: (:meth:`TimingPass.renumber`; more than 0 once it has happened)
     dropped_rounds: int = 0
+    #: per process pair, beside ``block_starts``: its warm-up ``{rounds, calls, seconds, steady}``
+    #: (:meth:`.pairs.ProcessPairs.warm_up`; ``steady`` false: the estimate leaves the pair out)
+    warmups: list[dict] = field(default_factory=list)
+    #: warm-up rounds every later pair takes at least (what the first pair needed), and the
+    #: ``(samples per window, windows)`` its steadiness was judged on
+    warmup_floor: int = 0
+    warmup_windows: tuple[int, int] | None = None
+    #: why the latest look could not decide although its interval would have (too little
+    #: evidence: :func:`runner.pipeline.evidence.short_of_evidence`); None when it could
+    short_of_evidence: str | None = None
 
     @property
     def name(self) -> str:
@@ -131,16 +147,34 @@ class BenchState:
     def blocks(self, pair_rounds: int | None = None) -> list[tuple[int, int]]:
         """``(start, end)`` round indices of the process pairs that completed their rounds
         (``pair_rounds``; default each pair's own planned count, ``block_rounds``, else the
-        benchmark's): the estimate uses only those, so no pair cut short weighs in."""
+        benchmark's) after a warm-up that was not found unsteady: the estimate uses only those, so
+        no pair cut short, and none whose sides were still settling, weighs in."""
         bounds = self.block_starts + [len(self.base)]
         planned = self.block_rounds
         return [(a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))
-                if b - a >= (pair_rounds or (planned[i] if i < len(planned) else self.pair_rounds))]
+                if b - a >= (pair_rounds or (planned[i] if i < len(planned) else self.pair_rounds))
+                and self.pair_steady(i) is not False]
 
-    def start_pair(self, start: int) -> None:
-        """Record a new process pair starting at round ``start``, planned with ``pair_rounds``."""
+    def pair_steady(self, i: int) -> bool | None:
+        """Whether process pair ``i``'s warm-up reached a steady state on both sides (None: not
+        judged — too few warm-up samples in its limit, or no warm-up recorded)."""
+        return self.warmups[i].get("steady") if i < len(self.warmups) else None
+
+    def unsteady_pairs(self) -> int:
+        """Process pairs whose sides were still moving when their warm-up's limit came."""
+        return sum(1 for w in self.warmups if w.get("steady") is False)
+
+    def start_pair(self, start: int, layout: int = 0) -> None:
+        """Record a new process pair starting at round ``start``, planned with ``pair_rounds``, in
+        memory layout ``layout`` (:mod:`runner.pipeline.layouts`)."""
         self.block_starts.append(start)
         self.block_rounds.append(self.pair_rounds)
+        self.block_layouts.append(layout)
+
+    def layout_at(self, start: int) -> int:
+        """The layout of the process pair whose first round is ``start``."""
+        i = self.block_starts.index(start)
+        return self.block_layouts[i] if i < len(self.block_layouts) else 0
 
     def current_pair_rounds(self) -> int:
         """The rounds the current process pair was planned with."""

@@ -20,14 +20,16 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`.
 
     ``change.eq_low``/``eq_high``: the equivalence interval ``unchanged`` is tested with
-    (:func:`runner.stats.decide`). ``change.pairs`` lists every process pair ``{start, rounds, ratio, used}`` (``start`` is the
-    index of its first round in the samples; ``used`` is false for a pair the budget cut short,
-    which the estimate leaves out), so a reader can see a pair that disagrees. Beside the
+    (:func:`runner.stats.decide`). ``change.pairs`` lists every process pair ``{start, rounds, ratio, used, layout, warmup}`` (``start`` is the
+    index of its first round in the samples; ``used`` is false for a pair the budget cut short, or
+    whose warm-up did not reach a steady state, which the estimate leaves out; ``warmup`` its
+    warm-up: rounds, calls a side, seconds, steady), so a reader can see a pair that disagrees. Beside the
     estimate: ``rounds_per_pair``, the rounds of its latest process pairs (a slow benchmark the
     first look left undecided takes more from then on; ``pairs[].rounds`` has each pair's); ``pair_sd``, the standard deviation of the pairs' log-ratios
     (≈ a fraction: the noise the interval carries); ``resolvable``, the smallest change (fraction)
     this noise let the compare find (:func:`runner.pipeline.schedule.resolvable_change`);
-    ``disturbed_rounds``, the rounds left out because another task took the CPU; ``clock_rounds``,
+    ``disturbed_rounds``, the rounds left out because another task took the CPU (``disturbed_kept``
+    the rounds the detector saw so but the estimate kept: most of their pair's); ``clock_rounds``,
     those left out because the GPU throttled or its SM clock moved during them, and
     ``clock_reasons`` how many for each reason (``throttled``, ``clock``); ``shared_number``,
     whether both sides took the same calls per sample; ``dropped_rounds``, the first pair's rounds
@@ -41,11 +43,13 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     used = set(state.blocks()) if state.pair_rounds else set()
     bounds = state.block_starts + [len(state.base)]
     pairs = []
-    for a, b in zip(bounds, bounds[1:]):
+    for i, (a, b) in enumerate(zip(bounds, bounds[1:])):
         ratio = None
         if b - a >= 2:
             ratio = round(math.exp(stats.block_summary(state.base[a:b], state.head[a:b])[0]), 6)
-        pairs.append(Pair(a, b - a, ratio, (a, b) in used))
+        warmup = state.warmups[i] if i < len(state.warmups) else ABSENT
+        layout = state.block_layouts[i] if i < len(state.block_layouts) else ABSENT
+        pairs.append(Pair(a, b - a, ratio, (a, b) in used, layout=layout, warmup=warmup))
     centers = est.block_centers if est else ()
     sd = schedule.pair_sd(centers)
     reasons = list(state.clock_rounds.values())
@@ -59,16 +63,18 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         p_value=est.p_value if est else None, verdict=state.verdict, ci_level=ci_level if est else None,
         eq_low=ABSENT if est is None or est.eq_low is None else est.eq_low,
         eq_high=ABSENT if est is None or est.eq_high is None else est.eq_high,
-        rounds=len(state.base), process_pairs=est.blocks if est else len(state.block_starts),
+        rounds=len(state.base), process_pairs=len(state.blocks()) if est else len(state.block_starts),
         rounds_per_pair=state.current_pair_rounds() or None, pairs=pairs,
         between_process_sd=est.between_sd if est else None, pair_sd=None if sd is None else round(sd, 6),
         resolvable=round(state.resolvable, 6) if state.resolvable is not None and est else None,
-        disturbed_rounds=len(state.disturbed), clock_rounds=len(state.clock_rounds),
+        disturbed_rounds=len(state.disturbed) - state.disturbed_kept, clock_rounds=len(state.clock_rounds),
         clock_reasons={r: reasons.count(r) for r in sorted(set(reasons))}, shared_number=state.shared_number,
         dropped_rounds=state.dropped_rounds, futile=state.futile, budget_cut=state.budget_cut,
         p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
         timing_seconds=round(state.timing_seconds, 3),
         memory=ABSENT if memory is None else memory, compile=ABSENT if compiled is None else compiled)
+    if state.disturbed_kept:
+        change = change.replace(extra={**change.extra, "disturbed_kept": state.disturbed_kept})
     return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(b_side),
                                  head=_side_entry(h_side), change=change.to_json(),
                                  family=state.case.get("family"), params=state.case.get("params"))

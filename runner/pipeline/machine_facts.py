@@ -193,9 +193,9 @@ def sandbox_facts() -> dict:
 
 def layout_facts() -> dict:
     """Can the workers run with address-space layout randomisation off (``setarch -R``,
-    :func:`runner.pipeline.workers.layout_pinned`)? ``{randomised: None when they can, else why in
-    words, cause: None or the cause's key}`` (:func:`runner.pipeline.workers.layout_left_random`)."""
-    from .workers import layout_left_random
+    :func:`runner.pipeline.layouts.layout_pinned`)? ``{randomised: None when they can, else why in
+    words, cause: None or the cause's key}`` (:func:`runner.pipeline.layouts.layout_left_random`)."""
+    from .layouts import layout_left_random
 
     cause, reason = layout_left_random() or (None, None)
     return {"randomised": reason, "cause": cause}

@@ -15,7 +15,7 @@ from ..config import Config
 from ..protocol import (Failure, MeasureReply, MeasureRequest, SampleReply, SampleRequest, SetupReply, SetupRequest,
                         read_reply)
 from ..results import PAIRED
-from . import schedule
+from . import evidence, layouts, schedule
 from .benchstate import BenchState, _peak
 from .workers import WorkerFailure, WorkerProcess
 
@@ -110,15 +110,16 @@ class ProcessPairs:
         data = message.to_json()
         return read_reply(self.request(side, data.pop("cmd"), timeout=timeout, **data), reply)
 
-    def fresh_processes(self, order: tuple[str, str] = ("base", "head")) -> None:
-        """End both sides' current worker children, in ``order``; the next request forks new ones."""
+    def fresh_processes(self, order: tuple[str, str] = ("base", "head"), pair: int | None = None) -> float:
+        """End both sides' current worker children, in ``order``; the next request forks new ones,
+        from the fork servers of process pair ``pair``'s layout when it is given
+        (:func:`runner.pipeline.layouts.of_pair`). Returns the seconds spent starting servers."""
+        started = 0.0
         for side in order:
             self.workers[side].end_child()
-
-    def warmup_seconds(self, deadline: float) -> float:
-        """Longest adaptive warm-up of a first pair: 1 s, or a tenth of what is left before
-        ``deadline`` when that is less (never under 50 ms)."""
-        return max(0.05, min(1.0, 0.1 * (deadline - self.clock())))
+            if pair is not None:
+                started += self.workers[side].use_layout(layouts.of_pair(pair))
+        return started
 
     def setup(self, state: BenchState, side: str, deadline: float = math.inf) -> bool:
         """Set the benchmark up on ``side`` in its current (fresh) process; False when it cannot be.
@@ -135,8 +136,7 @@ class ProcessPairs:
         request = SetupRequest(dir=self.bench_dirs[side], file=case["file"], func=case["func"], name=case["name"],
                                suite=case.get("suite"), case=case, options=self.options,
                                min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
-                               number=own.number, warmup_samples=own.warmup_samples,
-                               warmup_seconds=self.warmup_seconds(deadline))
+                               number=own.number, warmup_samples=0)
         reply = self.ask(side, request, SetupReply, timeout)
         if isinstance(reply, Failure):
             if by_budget and "timed out" in reply.error:
@@ -146,29 +146,111 @@ class ProcessPairs:
                 own.skipped = reply.skipped
             own.error = reply.error or "set-up failed"
             return False
+        own.setup_calls = reply.warmup_calls or 1
         if own.calibrated is None:
             own.calibrated = reply.number
             own.per_call = reply.seconds_per_call
             own.first_call_s = reply.first_call_s
-            own.warmup_calls = reply.warmup_calls
-            own.first_warmup_samples = reply.warmup_samples or 1
+        return True
+
+    def warm_up(self, state: BenchState, order: tuple[str, ...], deadline: float = math.inf) -> bool:
+        """Warm the pair's freshly set-up processes up alike, to a steady state; False (the side's
+        ``error`` set) when a side fails meanwhile.
+
+        Warm-up rounds are rounds like the timed ones (one sample a side, the order alternating),
+        kept out of the estimate: they go on until every side's samples are steady
+        (:func:`runner.pipeline.evidence.steadiness`), for at least
+        :data:`~runner.pipeline.evidence.WARMUP_MIN_SECONDS` and at least as many rounds as the
+        benchmark's first pair needed, and at most :func:`runner.pipeline.evidence.warmup_limit`.
+        Then, when the sides' steady times per call are alike (within
+        :data:`~runner.pipeline.schedule.SHARE_FACTOR`: no code change that large is an artefact
+        of warm-up), the side that made fewer calls since its process started (first call and
+        calibration included) makes up the difference in one more untimed sample, so both sides of
+        the pair enter the timed rounds after the same number of calls. The pair's record
+        (``state.warmups``: rounds, calls a side, seconds, steady) goes to results.json's
+        ``change.pairs[].warmup``; a pair whose sides were still moving when the limit came —
+        a side not once steady in its last window of rounds (``steady`` false; null: steady a
+        moment before, or too few samples to judge) — gives the estimate nothing
+        (:meth:`BenchState.blocks`).
+
+        Why the parent and not each worker alone: each side warmed up by its own rule until its
+        last three samples agreed, and a docs-only kornia commit's ``pyrdown`` then had 21 warm-up
+        calls on base and 5 on head, its processes sitting in different allocator modes, and read
+        1.50× slower in 4 agreeing pairs (issue 45)."""
+        t0 = self.clock()
+        end = min(deadline, self.budget_end)
+        limit = evidence.warmup_limit(end - t0)
+        taken: dict[str, list[float]] = {side: [] for side in order}
+        calls = {side: state.sides[side].setup_calls or 1 for side in order}
+        rounds, steady = 0, None
+        last_steady = {side: -1 for side in order}  # the round each side was last judged steady
+        # a round too long for two windows of them within the limit (a training step of a second):
+        # its first call and calibration sample were its warm-up, as pyperf's one warm-up value
+        round_s = sum((state.sides[side].per_call or 0.0) * (state.sides[side].number or state.sides[side].calibrated or 1)
+                      for side in order)
+        window, windows = state.warmup_windows or evidence.warmup_windows(round_s)
+        while window * windows * round_s <= limit:
+            r0 = self.clock()
+            for side in (order if rounds % 2 == 0 else order[::-1]):
+                own = state.sides[side]
+                number = own.number or own.calibrated or 1
+                reply = self.ask(side, SampleRequest(1, number), SampleReply, state.case.get("timeout"))
+                if isinstance(reply, Failure):
+                    own.error = reply.error or "warm-up failed"
+                    return False
+                taken[side].extend(reply.samples)
+                calls[side] += number
+            rounds += 1
+            now = self.clock()
+            judged = {side: evidence.steadiness(taken[side], window, windows) for side in order}
+            for side, j in judged.items():
+                last_steady[side] = rounds if j.steady else last_steady[side]
+            if (now - t0 >= evidence.WARMUP_MIN_SECONDS and rounds >= state.warmup_floor
+                    and all(j.steady for j in judged.values())):
+                steady = True
+                break
+            if now - t0 + (now - r0) > limit or now + (now - r0) > end:
+                # moving: a side not once steady over its last window of rounds; a side steady a
+                # moment ago that a noisy sample tipped at the limit is not established, not moving
+                moving = any(j.steady is False and rounds - last_steady[side] > window for side, j in judged.items())
+                steady = False if moving else None
+                break
+        warm = [_median(taken[side][-window:]) or state.sides[side].per_call or 0.0 for side in order]
+        if len(order) == 2 and calls[order[0]] != calls[order[1]] and schedule.alike(*warm):
+            behind = min(order, key=lambda side: calls[side])
+            extra = max(calls.values()) - calls[behind]
+            reply = self.ask(behind, SampleRequest(1, extra), SampleReply, state.case.get("timeout"))
+            if isinstance(reply, Failure):
+                state.sides[behind].error = reply.error or "warm-up failed"
+                return False
+            calls[behind] += extra
+        for side in order:
+            own = state.sides[side]
+            own.warm_per_call = _median(taken[side][-window:])
+            if own.warmup_calls is None:
+                own.warmup_calls = calls[side]
+        if not state.warmups:  # later pairs warm up at least as long, judged alike
+            state.warmup_floor, state.warmup_windows = rounds, (window, windows)
+        state.warmups.append({"rounds": rounds, "calls": dict(calls),
+                              "seconds": round(self.clock() - t0, 3), "steady": steady})
         return True
 
     def choose_numbers(self, state: BenchState, first: str = "base") -> None:
-        """After the first pair's set-up: each side's calls per sample (shared within
-        :data:`runner.pipeline.schedule.SHARE_FACTOR`), the later pairs' warm-up, the rounds per
-        pair and the expected round time."""
+        """After the first pair's set-up and warm-up: each side's calls per sample (shared within
+        :data:`runner.pipeline.schedule.SHARE_FACTOR`, from the warm-up's steady times per call),
+        the rounds per pair and the expected round time."""
         one, other = state.sides[first], state.sides["head" if first == "base" else "base"]
         sides = [s for s in (one, other) if s.calibrated is not None]
+        for s in sides:  # the warm-up's steady time per call, and calls enough for it
+            if s.warm_per_call:
+                s.per_call = s.warm_per_call
+                s.calibrated = schedule.calls_for(s.per_call, self.min_sample_time, s.calibrated)
         if len(sides) == 2:
             one.number, other.number, state.shared_number = schedule.calls_per_sample(
                 (one.calibrated, one.per_call or 0.0), (other.calibrated, other.per_call or 0.0))
         else:
             for s in sides:
                 s.number = s.calibrated
-        for s in sides:
-            sample_seconds = (s.per_call or 0.0) * s.number
-            s.warmup_samples = schedule.later_warmup_samples(s.first_warmup_samples or 1, sample_seconds)
         state.round_seconds = sum((s.per_call or 0.0) * s.number for s in sides)
         state.pair_rounds = schedule.rounds_per_pair(state.round_seconds, self.cfg.pair_rounds)
 
@@ -195,18 +277,20 @@ class ProcessPairs:
         order = ("base", "head") if len(state.block_starts) % 2 == 0 else ("head", "base")
         t0 = self.clock()
         self.end_pair(state, deadline)
-        self.fresh_processes(order)
+        started = self.fresh_processes(order, pair=len(state.block_starts))
         t1 = self.clock()
-        if self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline):
+        if (self.setup(state, order[0], deadline) and self.setup(state, order[1], deadline)
+                and self.warm_up(state, order, deadline)):
             now = self.clock()
-            state.setup_seconds, state.pair_setup_seconds = now - t0, now - t1
-            state.start_pair(len(state.base))
+            # a layout's server starts once per compare: not what the next pair will cost
+            state.setup_seconds, state.pair_setup_seconds = now - t0 - started, now - t1
+            state.start_pair(len(state.base), layouts.of_pair(len(state.block_starts)))
             state.open_sides = order
             return True
         if state.budget_cut:
             state.stop_reason = "time budget spent while a process pair was being set up"
             return False
-        state.verdict, state.stop_reason = "failed", "set-up failed in a fresh process"
+        state.verdict, state.stop_reason = "failed", "set-up or warm-up failed in a fresh process"
         return False
 
 
@@ -282,3 +366,6 @@ def _compiled_pairs(state: BenchState) -> int:
     return sum(1 for b, h in zip(state.sides["base"].compile, state.sides["head"].compile) if b and h)
 
 
+def _median(values: list[float]) -> float | None:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else None

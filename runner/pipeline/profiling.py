@@ -36,10 +36,10 @@ def profile_order(verdicts: list[str]) -> list[int]:
 
 def pass_cost(side: SideState, overhead: float = PROFILE_PASS_OVERHEAD_S) -> float:
     """Seconds one profile pass of one side is expected to take: its first call (or one warm call),
-    its warm-up, :data:`PROFILE_CALLS` calls and ``overhead``."""
+    :data:`PROFILE_CALLS` calls and ``overhead`` (its set-up takes no warm-up samples; the worker's
+    profiler makes its own untimed calls first, runner.worker.profiling.WARMUP_CALLS)."""
     per_call = side.per_call or 0.0
-    warm = (side.warmup_samples or 0) * (side.number or 1) * per_call
-    return (side.first_call_s or per_call) + warm + PROFILE_CALLS * per_call + overhead
+    return (side.first_call_s or per_call) + PROFILE_CALLS * per_call + overhead
 
 
 def passes_for(verdict: str, one_round_s: float, left_s: float) -> int:

@@ -59,9 +59,14 @@ def calls_per_sample(first: tuple[int, float], second: tuple[int, float],
         per-call times are within ``factor`` of each other (``shared`` True), else each its own.
     """
     (n1, t1), (n2, t2) = first, second
-    if t1 > 0 and t2 > 0 and 1.0 / factor <= t2 / t1 <= factor:
+    if alike(t1, t2, factor):
         return n1, n1, True
     return n1, n2, False
+
+
+def alike(t1: float, t2: float, factor: float = SHARE_FACTOR) -> bool:
+    """Are two per-call times within ``factor`` of each other (both positive)?"""
+    return t1 > 0 and t2 > 0 and 1.0 / factor <= t2 / t1 <= factor
 
 
 def shared_after_first_pair(base: Sequence[float], head: Sequence[float], numbers: tuple[int, int],
@@ -190,23 +195,12 @@ def later_pair_rounds(rounds: int, round_seconds: float, setup_seconds: float, p
     return max(rounds, min(want, cap))
 
 
-def later_warmup_samples(first_pair_samples: int, sample_seconds: float, *, at_most: int = 3,
-                         seconds: float = 0.5) -> int:
-    """Warm-up samples of a benchmark's later process pairs: as many as its first pair needed,
-    at most ``at_most`` and at most what fits in ``seconds`` — 0 for a benchmark whose one sample
-    lasts longer: its first call in the fresh process is then its warm-up, as pyperf's default of
-    one warm-up value and ``torch.utils.benchmark``'s one warm-up call.
-
-    Why fixed: later pairs start from a first call already made, in a process forked from the
-    same server; an adaptive loop there would read a fresh process's noise and cost more than the
-    rounds.
-
-    Args:
-        first_pair_samples: warm-up samples the first pair took (its calibration sample included).
-        sample_seconds: one sample's duration at the calls per sample chosen (seconds).
-    """
-    fit = int(seconds // sample_seconds) if sample_seconds > 0 else at_most
-    return max(0, min(at_most, first_pair_samples, fit))
+def calls_for(per_call: float, min_sample_time: float, number: int) -> int:
+    """Calls per sample so that a sample at the warm ``per_call`` seconds lasts at least
+    ``min_sample_time`` (20 % margin); ``number`` when it already does (never fewer)."""
+    if per_call <= 0 or per_call * number >= min_sample_time:
+        return number
+    return max(number, int(math.ceil(1.2 * min_sample_time / per_call)))
 
 
 #: A sample is disturbed when its process got less than this fraction of the sample's wall time

@@ -20,7 +20,7 @@ import math
 
 from .. import stats
 from ..results import PAIRED
-from . import schedule
+from . import evidence, layouts, schedule
 from . import telemetry as telemetry_mod
 from .benchstate import KEEP_AT_LEAST, BenchState
 from .entries import benchmark_entry  # noqa: F401 - the tests' import
@@ -40,7 +40,7 @@ class TimingPass(ProcessPairs):
             if self.clock() >= self.budget_end:
                 state.stop_reason, state.budget_cut = "time budget spent before it started", True
                 return
-            self.fresh_processes()
+            self.fresh_processes(pair=0)
             base_ok = self.setup(state, "base", deadline)
             head_ok = not state.budget_cut and self.setup(state, "head", deadline)
             if state.budget_cut:
@@ -53,8 +53,11 @@ class TimingPass(ProcessPairs):
             if not head_ok:
                 state.verdict, state.stop_reason = "failed", "head failed to set up"
                 return
-            self.choose_numbers(state)
             state.open_sides = ("base", "head") if base_ok else ("head",)
+            if not self.warm_up(state, state.open_sides, deadline):
+                state.verdict, state.stop_reason = "failed", "failed during its warm-up"
+                return
+            self.choose_numbers(state)
             if not base_ok:
                 # New on head: keep a few head samples for the record (and for history).
                 state.verdict, state.stop_reason = "new", "cannot be set up on base"
@@ -66,7 +69,7 @@ class TimingPass(ProcessPairs):
                         break
                 return
             state.setup_seconds = self.clock() - t0
-            state.start_pair(0)
+            state.start_pair(0, layouts.of_pair(0))
             self._continue(state, deadline)
         finally:
             self.end_pair(state, deadline)
@@ -82,6 +85,8 @@ class TimingPass(ProcessPairs):
             target_pairs = self.look_pairs[state.look_index]
             while len(state.blocks()) < target_pairs:
                 if len(state.base) - state.block_starts[-1] >= state.current_pair_rounds():
+                    if not self.settles(state):
+                        return
                     self.renumber(state)
                     if not self._pair_fits(state, deadline):
                         state.stop_reason, state.budget_cut = "time budget spent", True
@@ -107,8 +112,9 @@ class TimingPass(ProcessPairs):
                 self.progress.rounds(state.name, len(state.base), state.estimate)
             state.estimate = self.estimate(state)
             state.look_index += 1
-            state.verdict = stats.decide(state.estimate, self.cfg.threshold, state.estimate.p_value < self.look_alpha,
-                                         self.cfg.min_process_pairs)
+            state.verdict = self.gate(state, stats.decide(state.estimate, self.cfg.threshold,
+                                                          state.estimate.p_value < self.look_alpha,
+                                                          self.cfg.min_process_pairs))
             self.progress.rounds(state.name, len(state.base), state.estimate)
             if state.verdict != "inconclusive":
                 state.stop_reason = f"decided at look {state.look_index} of {len(self.looks)}"
@@ -128,6 +134,31 @@ class TimingPass(ProcessPairs):
                     state.pair_rounds, state.typical_round_seconds(), state.pair_setup_seconds,
                     self.cfg.pair_rounds, state.estimate.ratio, self.cfg.threshold)
         state.stop_reason = f"still inconclusive after {self.look_pairs[-1]} process pairs (max_rounds)"
+
+    def gate(self, state: BenchState, verdict: str) -> str:
+        """``verdict`` (:func:`runner.stats.decide`'s, at a look or across the run), or
+        ``inconclusive`` while the benchmark is short of the evidence a verdict needs
+        (:func:`runner.pipeline.evidence.short_of_evidence`; why is kept in
+        ``state.short_of_evidence``)."""
+        est = state.estimate
+        state.short_of_evidence = None
+        if est is not None and state.windows:  # timed rounds (a benchmark that measures itself has none)
+            state.short_of_evidence = evidence.short_of_evidence(
+                verdict, est.ci_low, est.ci_high, est.blocks, state.timing_seconds, state.typical_round_seconds())
+        return "inconclusive" if state.short_of_evidence else verdict
+
+    def settles(self, state: BenchState) -> bool:
+        """False, with the stop reason, once the benchmark's pairs do not warm up to a steady
+        state (:func:`runner.pipeline.evidence.never_steady`): more of them only spend budget."""
+        if not evidence.never_steady(state.unsteady_pairs(), len(state.block_starts)):
+            return True
+        moving = [w for w in state.warmups if w.get("steady") is False]
+        calls = max(max(w["calls"].values()) for w in moving)
+        seconds = max(w["seconds"] for w in moving)
+        state.stop_reason = (f"its sides did not reach a steady state: in {len(moving)} of {len(state.warmups)} "
+                             f"process pairs the warm-up's last samples still moved after {calls} calls "
+                             f"({seconds:.1f} s), so those pairs give no verdict")
+        return False
 
     def renumber(self, state: BenchState) -> None:
         """After the first process pair's rounds: when its sides took separate calls per sample
@@ -150,10 +181,9 @@ class TimingPass(ProcessPairs):
             own.number = number
             own.truncate(0)
         state.windows.clear()
-        state.block_starts, state.block_rounds = [], []
+        state.block_starts, state.block_rounds, state.block_layouts = [], [], []
+        state.warmups.clear()
         state.shared_number = True
-        for own in (b, h):
-            own.warmup_samples = schedule.later_warmup_samples(own.first_warmup_samples or 1, (own.per_call or 0.0) * number)
         state.round_seconds = sum((s.per_call or 0.0) * number for s in (b, h))
         state.pair_rounds = schedule.rounds_per_pair(state.round_seconds, self.cfg.pair_rounds)
 
@@ -170,21 +200,31 @@ class TimingPass(ProcessPairs):
 
     def estimate(self, state: BenchState) -> stats.BlockedEstimate:
         """The estimate over the benchmark's complete process pairs so far, disturbed rounds left
-        out (a pair keeps all its rounds when leaving them out would leave it less than
-        :data:`KEEP_AT_LEAST` of them)."""
+        out (a pair keeps the rounds the CPU detector flagged when leaving them out would leave it
+        less than :data:`KEEP_AT_LEAST` of them; rounds NVML saw throttled go while two remain: kept,
+        they bias the pair — simulated, identical code with head throttled 30 % of the time was
+        called a regression in 2 to 4 of 12 seeds)."""
         b_side, h_side = state.sides["base"], state.sides["head"]
         state.disturbed = schedule.disturbed_rounds([b_side.sample_info(i) for i in range(len(state.base))],
                                                     [h_side.sample_info(i) for i in range(len(state.head))],
                                                     self.threads)
         state.clock_rounds = self.clock_disturbed(state)
         out = set(state.disturbed) | set(state.clock_rounds)
-        blocks = []
+        blocks, layout_of = [], []
+        state.disturbed_kept = 0
         for a, b in state.blocks():
             keep = [i for i in range(a, b) if i not in out]
             if len(keep) < max(2, math.ceil(KEEP_AT_LEAST * (b - a))):
-                keep = list(range(a, b))
+                # the CPU detector saw most of the pair disturbed: it keeps those rounds (it may
+                # misread the machine), but NVML's word that the GPU was held down stands
+                keep = [i for i in range(a, b) if i not in state.clock_rounds]
+                if len(keep) < 2:
+                    keep = list(range(a, b))
+                state.disturbed_kept += sum(1 for i in keep if i in state.disturbed)
             blocks.append(stats.block_summary([state.base[i] for i in keep], [state.head[i] for i in keep]))
-        est = stats.blocked_estimate(blocks, self.ci_level, self.cfg.process_noise, self.eq_level)
+            layout_of.append(state.layout_at(a))
+        est = stats.blocked_estimate(evidence.by_layout(blocks, layout_of), self.ci_level, self.cfg.process_noise,
+                                     self.eq_level)
         state.resolvable = schedule.resolvable_change(est.block_centers, self.ci_level, self.cfg.process_noise)
         return est
 
@@ -203,7 +243,7 @@ class TimingPass(ProcessPairs):
         t0 = self.clock()
         try:
             # A pair the first pass left unfinished stays in the samples but not in the estimate.
-            if not self._pair_fits(state, deadline):
+            if not self._pair_fits(state, deadline) or not self.settles(state):
                 return
             if self.new_process_pair(state, deadline):
                 self._continue(state, deadline)
@@ -258,6 +298,6 @@ class TimingPass(ProcessPairs):
         verdicts, adjusted = stats.final_verdicts([s.estimate for s in paired], p_seq, self.cfg.alpha,
                                                   self.cfg.threshold, self.cfg.min_process_pairs)
         for s, verdict, q in zip(paired, verdicts, adjusted):
-            s.verdict, s.p_adjusted = verdict, q
+            s.verdict, s.p_adjusted = self.gate(s, verdict), q
 
 

@@ -12,21 +12,20 @@ again (and preloads again) on the next request.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import selectors
+import secrets
 import signal
-import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from . import conditions
+from . import conditions, layouts
 from ..child_env import child_environment
 from ..errors import UserError
 from ..protocol import ListRequest, read_reply
+from .layouts import layout_pinned
 from .revisions import Revision
 
 _RUNNER_PARENT = str(Path(__file__).resolve().parents[2])
@@ -54,7 +53,7 @@ class WorkerProcess:
     """
 
     def __init__(self, rev: Revision, device: str, log_path: Path, timeout: float, *,
-                 env: dict[str, str] | None = None, cpus: list[int] | None = None):
+                 env: dict[str, str] | None = None, cpus: list[int] | None = None, layout_seed: int = 0):
         self.rev = rev
         self.device = device
         self.log_path = log_path
@@ -70,6 +69,11 @@ class WorkerProcess:
         self.preload_refused: list[str] = []
         self._buf = b""
         self._log = None
+        #: the layout whose server is current (runner.pipeline.layouts), the others' parked
+        #: ``(server, buffer, log)``, and the compare's seed for their pads
+        self.layout = 0
+        self._parked: dict[int, tuple] = {}
+        self.layout_seed = layout_seed
 
     # -- the fork server ------------------------------------------------------------------
     def _start_server(self) -> None:
@@ -78,7 +82,7 @@ class WorkerProcess:
             cmd += ["--cpus", ",".join(map(str, self.cpus))]
         for p in self.rev.sys_path:
             cmd += ["--sys-path", p]
-        env = dict(self.env)
+        env = {**self.env, **layouts.layout_env(self.layout, self.layout_seed)}
         # The worker must import perfgate's own runner package even from a per-revision venv.
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_RUNNER_PARENT, env.get("PYTHONPATH")]))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,6 +137,23 @@ class WorkerProcess:
         self.preload_dir, self.preload_suite, self.preload_options = directory, suite, dict(options or {})
         return self._preload(directory, suite, options)
 
+    def use_layout(self, layout: int) -> float:
+        """Make ``layout``'s fork server current (:mod:`runner.pipeline.layouts`), starting it
+        (and preloading) when it is not running; the others keep running, parked. Returns the
+        seconds a start took (0 when it was running)."""
+        if layout != self.layout:
+            self.end_child()
+            self._parked[self.layout] = (self.server, self._buf, self._log)
+            self.server, self._buf, self._log = self._parked.pop(layout, (None, b"", None))
+            self.layout = layout
+        if self._server_alive():
+            return 0.0
+        t0 = time.monotonic()
+        if self.server is not None:
+            self._server_gone()
+        self._start_server()
+        return time.monotonic() - t0
+
     # -- children -------------------------------------------------------------------------
     def new_child(self) -> dict:
         """End the current child (if any) and fork a fresh one; returns its hello."""
@@ -183,8 +204,15 @@ class WorkerProcess:
         return self._read(timeout or self.timeout, expect_child=True)
 
     def close(self) -> None:
-        """End the child and the fork server, and whatever is left in the server's session."""
+        """End the child and every layout's fork server, and whatever is left in their sessions."""
         self.end_child()
+        self._close_server()
+        for server, buf, log in self._parked.values():
+            self.server, self._buf, self._log = server, buf, log
+            self._close_server()
+        self._parked.clear()
+
+    def _close_server(self) -> None:
         if self.server is not None:
             if self.server.poll() is None:
                 try:
@@ -312,52 +340,6 @@ def ask(worker: "WorkerProcess", message, reply: type, timeout: float | None = N
     return read_reply(worker.request(data.pop("cmd"), timeout=timeout, **data), reply)
 
 
-def layout_pinned(cmd: list[str]) -> list[str]:
-    """``cmd`` run with address-space layout randomisation off (``setarch -R``), where possible.
-
-    Why: in A/A runs on a 2-core VM, two worker processes running identical code differed by
-    up to ±9 % in time per call, consistently for every benchmark of the run — a process-level
-    layout effect (Mytkowicz et al., "Producing wrong data without doing anything obviously
-    wrong!", ASPLOS 2009) that pairing cannot cancel. With ASLR off both workers get the same
-    layout. Set ``PERFGATE_ASLR=1`` to keep randomisation; where ``setarch`` is missing or not
-    permitted (:func:`layout_left_random` says why) the command runs unchanged.
-    """
-    if layout_left_random() is not None:
-        return cmd
-    return [shutil.which("setarch"), os.uname().machine, "-R", *cmd]
-
-
-def layout_left_random() -> tuple[str, str] | None:
-    """Why the workers would run with the system's address-space layout randomisation: ``(cause,
-    reason in words)``, cause ``PERFGATE_ASLR``, ``platform``, ``setarch_missing`` or
-    ``setarch_refused``; None where :func:`layout_pinned` turns it off (doctor check ``aslr``).
-
-    Docker's and Podman's default seccomp profiles refuse ``personality(ADDR_NO_RANDOMIZE)``
-    (moby/moby#43011, containers/common#1662), so ``setarch -R`` fails in a container run
-    with either default.
-    """
-    if os.environ.get("PERFGATE_ASLR") == "1":
-        return "PERFGATE_ASLR", "PERFGATE_ASLR=1 keeps it on"
-    if not sys.platform.startswith("linux"):
-        return "platform", f"perfgate turns it off only on Linux (this is {sys.platform})"
-    setarch = shutil.which("setarch")
-    if setarch is None:
-        return "setarch_missing", "setarch (util-linux) is not installed"
-    if not _setarch_works(setarch):
-        return "setarch_refused", ("setarch -R is not permitted here (Docker's and Podman's default seccomp "
-                                   "profiles refuse it)")
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def _setarch_works(setarch: str) -> bool:
-    try:
-        return subprocess.run([setarch, os.uname().machine, "-R", "true"], capture_output=True,
-                              timeout=10).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 def _describe_signal(code: int) -> str:
     if code < 0:
         try:
@@ -391,10 +373,11 @@ def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[s
     except (conditions.AllocatorNotFound, ValueError) as exc:
         raise UserError(str(exc)) from None
     env = {**child_environment(), **added}  # an allow-list: no token or credential reaches the benchmarks
+    seed = secrets.randbits(32)  # the compare's layouts: one draw, the same pads on both sides
     workers = {side: WorkerProcess(rev, cfg.device, log_dir / f"worker-{side}.log", cfg.timeout, env=env,
-                                   cpus=plan.cpus)
+                                   cpus=plan.cpus, layout_seed=seed)
                for side, rev in revs.items()}
     record = conditions.describe(added, plan, allocator=cfg.allocator, layout_pinned=layout_pinned(["x"]) != ["x"],
-                                 isolation="a fresh process per benchmark and per process pair, forked from one "
-                                           "server per side")
+                                 isolation=f"a fresh process per benchmark and per process pair, forked from one of "
+                                           f"{layouts.LAYOUTS} servers per side, each its own memory layout")
     return workers, record

@@ -84,7 +84,7 @@ def conditions_line(environment: dict | None) -> str | None:
 ASLR_LEFT_ON = "system default"
 
 #: What a random layout means for the numbers (the report's conditions line and ``perfgate doctor``'s
-#: ``aslr`` check), from :func:`runner.pipeline.workers.layout_pinned`'s measurement: A/A on a 2-CPU
+#: ``aslr`` check), from :func:`runner.pipeline.layouts.layout_pinned`'s measurement: A/A on a 2-CPU
 #: VM, two workers running identical code differed by up to ±9 %, alike for every benchmark of the
 #: run, an offset that process pairs forked from the same server cannot reveal.
 LAYOUT_EFFECT = ("each side's fork server has its own random layout, which can shift every benchmark of one "
@@ -167,9 +167,14 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
                          else "the time budget ended it" + (f"; {found}" if found else ""))
         elif noise or found:
             parts.append("the interval stayed wide: " + ", ".join(x for x in (noise, found) if x))
-    disturbed, rounds = change.get("disturbed_rounds"), change.get("rounds")
+    disturbed, rounds, kept = change.get("disturbed_rounds"), change.get("rounds"), change.get("disturbed_kept")
     if isinstance(disturbed, int) and disturbed > 0 and isinstance(rounds, int) and rounds > 0:
         parts.append(f"{disturbed} of {rounds} rounds left out: another task took the measured CPU during them")
+    if isinstance(kept, int) and kept > 0 and isinstance(rounds, int) and rounds > 0:
+        parts.append(f"the disturbance detector saw {kept} {'more ' if disturbed else ''}of {rounds} rounds as "
+                     "another task's (its process got less CPU than wall time while switched out), but they were "
+                     "most of their process pairs' rounds, so they were kept: where it sees the whole run so, "
+                     "it reads the machine, not a neighbour")
     clock_rounds, why = change.get("clock_rounds"), change.get("clock_reasons") or {}
     if isinstance(clock_rounds, int) and clock_rounds > 0 and isinstance(rounds, int) and rounds > 0:
         causes = [text for key, text in (("throttled", "held down by power or heat"), ("clock", "its SM clock moved"))
@@ -266,13 +271,15 @@ def view(results: dict) -> dict:
 
 
 def eq_note(settings: dict) -> str:
-    """How ``unchanged`` was decided, after the threshold in the table's caption (pure): the
-    equivalence interval's coverage (two one-sided tests, :func:`runner.stats.decide`); empty
-    for a document without ``settings.eq_level`` (older, or a single-revision run)."""
+    """What a verdict means against the threshold, after it in the table's caption (pure): a change
+    excludes 1 with its estimate beyond the threshold, ``unchanged`` has the equivalence interval
+    (two one-sided tests at its coverage) inside it (:func:`runner.stats.decide`); empty for a
+    document without ``settings.eq_level`` (older, or a single-revision run)."""
     level = settings.get("eq_level")
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         return ""
-    return f" (unchanged: the {level * 100:.3g} % interval of two one-sided tests lies inside it)"
+    return (f" (regression or improvement: the interval excludes no change and the estimate lies beyond it; "
+            f"unchanged: the {level * 100:.3g} % interval of two one-sided tests lies inside it)")
 
 
 def policy_note(settings: dict) -> str | None:

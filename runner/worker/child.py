@@ -147,7 +147,8 @@ class Worker:
         case its suite skips answers ``ok`` false with ``skipped`` (the reason) instead of an error.
 
         Answers ``number``, ``per_call`` (seconds per call, warm: the median of the last warm-up
-        samples), ``first_call_s``, ``warmup_calls`` and ``warmup_samples``; a benchmark that
+        samples), ``first_call_s``, ``warmup_calls`` (every call so far: the first, calibration's,
+        warm-up's) and ``warmup_samples``; a benchmark that
         measures itself answers ``self_measured`` instead (nothing is timed here).
         """
         asked = SetupRequest.from_json(req)
@@ -178,7 +179,7 @@ class Worker:
             self.number, estimate = calibrate(self.timer, fn, min_sample_time)
             initial = [estimate]  # the last calibration sample, at this number: warm-up's first
         fixed = asked.warmup_samples
-        calls, warm = warm_up(self.timer, fn, self.number, fixed_samples=int(fixed) if fixed is not None else None,
+        _, warm = warm_up(self.timer, fn, self.number, fixed_samples=int(fixed) if fixed is not None else None,
                               max_seconds=float(asked.warmup_seconds or 1.0), initial=initial)
         if not asked.number:
             # The first calibration samples are cold (caches, allocator, clocks): recalibrate on
@@ -199,7 +200,7 @@ class Worker:
         self.fn = fn
         tail = sorted(warm[-3:])
         per_call = tail[len(tail) // 2] if tail else None
-        return SetupReply(number=self.number, warmup_calls=calls + 1, warmup_samples=len(warm),
+        return SetupReply(number=self.number, warmup_calls=1 + self.timer.calls, warmup_samples=len(warm),
                           estimate_s=estimate, per_call=per_call, first_call_s=first_call).to_json()
 
     def sample(self, req: dict) -> dict:

@@ -138,6 +138,8 @@ class Timer:
         self.own_cpus = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
         self.cold_cache = cold_cache and self.cuda
         self._flush_buf = None
+        #: calls of the benchmark this timer has made (every sample's, calibration's included)
+        self.calls = 0
         if self.cuda:
             import torch
 
@@ -155,6 +157,7 @@ class Timer:
         """One sample of ``number`` calls, with what the process received meanwhile (:class:`Sample`)."""
         was_enabled = gc.isenabled()
         gc.disable()
+        self.calls += number
         try:
             ticks0 = cpu_ticks()
             usage0 = _usage()

@@ -60,6 +60,15 @@ class SideModel:
     #: takes ``burst_s`` seconds of it: a longer sample is hit more often
     burst_rate: float = 0.0
     burst_s: float = 0.0
+    #: a process's ``k``-th call takes ``1 + cold_factor·exp(−k/cold_calls)`` times longer: caches,
+    #: allocator thresholds and pools settling over its first calls (a warm-up to steady state)
+    cold_factor: float = 0.0
+    cold_calls: float = 1.0
+    #: ... and ``exp(drift·k)`` times longer: a process that never settles
+    drift: float = 0.0
+    #: every process forked from one layout's server is this much slower or faster (log-normal,
+    #: drawn once per layout and benchmark: the layout effect of runner.pipeline.layouts)
+    layout_sd: float = 0.0
 
 
 class SimTelemetry:
@@ -103,12 +112,36 @@ class SimWorker:
     _model: SideModel | None = None
     _factor: float = 1.0
     _number: int = 1
+    #: calls the current process has made (its warm-up state)
+    _calls: int = 0
+    #: the current layout, those started, and what starting a layout's server costs (seconds)
+    layout: int = 0
+    layouts_started: set = field(default_factory=lambda: {0})
+    server_start: float = 0.0
+    #: a layout's factor per benchmark, drawn once (log-normal, the model's ``layout_sd``)
+    _layout_factors: dict = field(default_factory=dict)
 
     def end_child(self) -> None:
         self._model = None
 
-    def _call_time(self, slowdown: float = 1.0) -> float:
-        return self._model.per_call * self._factor * slowdown * math.exp(self.rng.gauss(0.0, self._model.sample_sd))
+    def use_layout(self, layout: int) -> float:
+        """The fork server of ``layout`` (runner.pipeline.layouts): its processes carry that
+        layout's factor (``layout_sd``); starting one costs ``server_start`` seconds, once."""
+        self._model = None
+        self.layout = layout
+        if layout in self.layouts_started:
+            return 0.0
+        self.layouts_started.add(layout)
+        self.clock.advance(self.server_start)
+        return self.server_start
+
+    def _call_time(self, slowdown: float = 1.0, advance: float = 1.0) -> float:
+        """One call's seconds; it stands for ``advance`` calls of the process (a sample's calls are
+        drawn by at most 50 representatives)."""
+        m, k = self._model, self._calls
+        self._calls += advance
+        warm = (1.0 + m.cold_factor * math.exp(-k / m.cold_calls)) * math.exp(m.drift * k)
+        return m.per_call * self._factor * slowdown * warm * math.exp(self.rng.gauss(0.0, m.sample_sd))
 
     def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
         self.requests.append((cmd, fields))
@@ -144,7 +177,11 @@ class SimWorker:
         if model.fails_setup:
             return {"ok": False, "error": "ValueError: cannot be set up"}
         self._model = model
-        self._factor = math.exp(self.rng.gauss(0.0, model.process_sd))
+        self._calls = 0
+        key = (req["name"], self.layout)
+        if key not in self._layout_factors:
+            self._layout_factors[key] = math.exp(self.rng.gauss(0.0, model.layout_sd)) if model.layout_sd else 1.0
+        self._factor = math.exp(self.rng.gauss(0.0, model.process_sd)) * self._layout_factors[key]
         first = self._call_time(model.setup_slowdown) * model.first_call
         self.clock.advance(first)
         min_sample = float(req["min_sample_time"])
@@ -154,7 +191,8 @@ class SimWorker:
         else:  # the worker's calibrate(): grow the count until a sample lasts min_sample_time
             number = 1
             while True:
-                t = sum(self._call_time(model.setup_slowdown) for _ in range(min(number, 50))) * (number / min(number, 50))
+                t = sum(self._call_time(model.setup_slowdown, number / min(number, 50))
+                        for _ in range(min(number, 50))) * (number / min(number, 50))
                 self.clock.advance(t)
                 if t >= min_sample or number >= 1_000_000:
                     break
@@ -163,13 +201,13 @@ class SimWorker:
         fixed = req.get("warmup_samples")
         if fixed is not None:
             for _ in range(int(fixed)):
-                t = self._call_time(model.setup_slowdown) * number
+                t = self._call_time(model.setup_slowdown, number) * number
                 self.clock.advance(t)
                 warm.append(t / number)
         else:  # adaptive, bounded by warmup_seconds (runner.worker.sampling.warm_up)
             limit, spent = float(req.get("warmup_seconds") or 1.0), 0.0
             while len(warm) < 3 and not (warm and spent + warm[-1] * number > limit):
-                t = self._call_time(model.setup_slowdown) * number
+                t = self._call_time(model.setup_slowdown, number) * number
                 self.clock.advance(t)
                 spent += t
                 warm.append(t / number)
@@ -180,14 +218,14 @@ class SimWorker:
                 number = max(number, math.ceil(1.2 * min_sample / per))
         self._number = number
         tail = sorted(warm[-3:])
-        return {"ok": True, "number": number, "warmup_calls": 1 + number * len(warm), "warmup_samples": len(warm),
+        return {"ok": True, "number": number, "warmup_calls": round(self._calls), "warmup_samples": len(warm),
                 "per_call": tail[len(tail) // 2] if tail else None, "first_call_s": first}
 
     def _sample(self, req: dict) -> dict:
         assert self._model is not None, "sample before setup"
         number = int(req.get("number") or self._number)
         calls = min(number, 50)
-        busy = sum(self._call_time() for _ in range(calls)) * (number / calls)
+        busy = sum(self._call_time(advance=number / calls) for _ in range(calls)) * (number / calls)
         throttled = self._model.throttled > 0 and self.rng.random() < self._model.throttled
         if throttled:
             busy *= self._model.throttle_slowdown

@@ -228,7 +228,7 @@ ISOLATION = """
 def test_every_benchmark_and_process_pair_runs_in_a_fresh_process(tmp_path):
     """A benchmark's process state must not come from the benchmark before it (the real case: an
     untouched loss step 45 % faster because the benchmark before it changed the allocator state)."""
-    files = {"benchmarks/bench_iso.py": ISOLATION, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 30\n"}
+    files = {"benchmarks/bench_iso.py": ISOLATION, "perfgate.toml": "min_sample_time = 0.002\nmax_time = 90\n"}
     repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
     out = tmp_path / "out"
     assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),

@@ -177,21 +177,21 @@ def test_transparent_hugepages_and_cpu_settings_not_exposed_are_skipped():
 
 
 def test_a_random_layout_warns_with_the_fix_for_its_cause(monkeypatch):
-    from runner.pipeline import workers
+    from runner.pipeline import layouts
 
     monkeypatch.delenv("PERFGATE_ASLR", raising=False)
-    monkeypatch.setattr(workers, "_setarch_works", lambda setarch: True)
-    monkeypatch.setattr(workers.shutil, "which", lambda name: "/usr/bin/setarch")
-    assert workers.layout_left_random() is None
-    assert workers.layout_pinned(["python"])[-2:] == ["-R", "python"]
+    monkeypatch.setattr(layouts, "_setarch_works", lambda setarch: True)
+    monkeypatch.setattr(layouts.shutil, "which", lambda name: "/usr/bin/setarch")
+    assert layouts.layout_left_random() is None
+    assert layouts.layout_pinned(["python"])[-2:] == ["-R", "python"]
     assert doctor.check_aslr(machine_facts.layout_facts()).status == "ok"
     # Docker's default seccomp profile refuses personality(ADDR_NO_RANDOMIZE): setarch -R fails
-    monkeypatch.setattr(workers, "_setarch_works", lambda setarch: False)
-    assert workers.layout_pinned(["python"]) == ["python"]
+    monkeypatch.setattr(layouts, "_setarch_works", lambda setarch: False)
+    assert layouts.layout_pinned(["python"]) == ["python"]
     denied = doctor.check_aslr(machine_facts.layout_facts())
     assert denied.status == "warn" and "not permitted" in denied.summary and "every benchmark of one side" in denied.summary
     assert "seccomp" in denied.fix
-    monkeypatch.setattr(workers.shutil, "which", lambda name: None)
+    monkeypatch.setattr(layouts.shutil, "which", lambda name: None)
     missing = doctor.check_aslr(machine_facts.layout_facts())
     assert "not installed" in missing.summary and "util-linux" in missing.fix
     monkeypatch.setenv("PERFGATE_ASLR", "1")

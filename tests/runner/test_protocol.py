@@ -98,5 +98,5 @@ def test_the_profile_plan_orders_by_verdict_and_fits_the_budget():
     assert passes_for("inconclusive", 2.0, 5.0) == 1  # three do not fit, one does
     assert passes_for("unchanged", 2.0, 100.0) == 1
     assert passes_for("regression", 2.0, 1.0) == 0
-    side = SideState(per_call=0.01, number=10, warmup_samples=2, first_call_s=0.5)
-    assert pass_cost(side, overhead=1.0) == pytest.approx(0.5 + 2 * 10 * 0.01 + 5 * 0.01 + 1.0)
+    side = SideState(per_call=0.01, number=10, first_call_s=0.5)
+    assert pass_cost(side, overhead=1.0) == pytest.approx(0.5 + 5 * 0.01 + 1.0)

@@ -199,6 +199,16 @@ def test_disturbed_rounds_and_separate_calls_per_sample_are_said():
     assert "both sides share one count from the next pair on" in md
 
 
+def test_rounds_the_detector_flagged_but_the_estimate_kept_are_not_called_left_out():
+    # issue 45: nanoGPT's loss step read "152 of 152 rounds left out", although all were kept
+    b = _bench("bench_loss", "inconclusive", 1.0)
+    b["change"].update(disturbed_rounds=0, disturbed_kept=152, rounds=152)
+    md = report.render(_doc([b]), "md")
+    assert "left out" not in md
+    assert "the disturbance detector saw 152 of 152 rounds as another task's" in md.replace("The disturbance", "the disturbance")
+    assert "so they were kept" in md
+
+
 def test_rounds_the_gpu_clocks_disturbed_and_the_clock_policy_are_said():
     b = _bench("bench_gemm", "unchanged", 1.001)
     b["change"].update(clock_rounds=5, clock_reasons={"throttled": 4, "clock": 1}, rounds=32)
@@ -221,5 +231,6 @@ def test_the_caption_says_unchanged_was_tested_on_the_equivalence_interval():
     for fmt in ("md", "html", "term"):
         text = " ".join(report.render(doc, fmt).split())
         assert "99 %" in text and "unchanged: the 98 % interval of two one-sided tests lies inside it" in text, fmt
+        assert "regression or improvement: the interval excludes no change and the estimate lies beyond it" in text
     older = " ".join(report.render(_doc([_bench("bench_same", "unchanged", 1.0)], ci_level=0.99), "md").split())
     assert "two one-sided" not in older

@@ -141,13 +141,15 @@ def test_rounds_the_gpu_throttled_are_left_out_of_the_estimate(reasons):
     word on which rounds were held down — a reason bit in a sample, or only the power violation
     counter moving — those rounds go, and the verdict is not a false regression."""
     models = {"b": (SideModel(1e-3, sample_sd=0.002), SideModel(1e-3, sample_sd=0.002, throttled=0.3))}
-    session, states, clock, _ = sim_pass(models, Config(max_time=60.0), seed=5, threads=None,
-                                         telemetry=SimTelemetry(reasons=reasons))
-    session.time_all(states, end=clock() + 60.0)
-    (state,) = states
-    entry = benchmark_entry(state, session.ci_level)["change"]
-    assert entry["clock_rounds"] > 0 and entry["clock_reasons"] == {"throttled": entry["clock_rounds"]}
-    assert state.verdict == "unchanged", state.stop_reason
+    for seed in range(5, 11):  # a pair with more than half its rounds throttled keeps only the others
+        session, states, clock, _ = sim_pass(models, Config(max_time=60.0), seed=seed, threads=None,
+                                             telemetry=SimTelemetry(reasons=reasons))
+        session.time_all(states, end=clock() + 60.0)
+        (state,) = states
+        entry = benchmark_entry(state, session.ci_level)["change"]
+        assert entry["clock_rounds"] > 0 and sum(entry["clock_reasons"].values()) == entry["clock_rounds"]
+        assert entry["clock_reasons"]["throttled"] >= 0.9 * entry["clock_rounds"]  # a few read as a clock move
+        assert state.verdict == "unchanged", (seed, state.stop_reason)
     blind, blind_states, blind_clock, _ = sim_pass(models, Config(max_time=60.0), seed=5, threads=None)
     blind.time_all(blind_states, end=blind_clock() + 60.0)
     assert blind_states[0].verdict == "regression" and not blind_states[0].clock_rounds  # what it would say
@@ -168,14 +170,11 @@ def test_a_benchmark_new_on_head_is_sampled_within_its_share():
     assert state.verdict == "new" and 2 <= len(state.head) and wall <= 11.0
 
 
-def test_rounds_per_pair_and_later_warm_up():
+def test_rounds_per_pair():
     assert schedule.rounds_per_pair(0.0045, 8) == 32 and schedule.rounds_per_pair(0.001, 8) == 64
     assert schedule.rounds_per_pair(0.05, 8) == 8
     assert schedule.rounds_per_pair(0.5, 8) == 4
     assert schedule.rounds_per_pair(2.0, 8) == 2
-    assert schedule.later_warmup_samples(3, 0.024) == 3
-    assert schedule.later_warmup_samples(1, 2.0) == 0
-    assert schedule.later_warmup_samples(5, 0.2) == 2
 
 
 def test_later_pairs_of_a_slow_benchmark_last_four_times_their_set_up_within_bounds():
@@ -283,7 +282,8 @@ def test_the_memory_measure_keeps_to_a_few_pairs_and_to_the_budget():
     # a slow identical benchmark: its first pair's rounds are too short for the measure, later
     # pairs' are not; the first pair's "not measured" does not outlive the records
     session, (state,), _, workers = _run({"b": (SideModel(0.14, first_call=0.2, sample_sd=0.12, memory=4096),
-                                                SideModel(0.14, first_call=0.2, sample_sd=0.12, memory=4096))}, max_time=300.0)
+                                                SideModel(0.14, first_call=0.2, sample_sd=0.12, memory=4096))},
+                                     max_time=300.0, seed=1)
     taken = workers["base"].measures_taken
     assert taken[0] is False and any(taken)
     entry = benchmark_entry(state, session.ci_level)
@@ -316,7 +316,9 @@ def test_a_calibration_disturbed_on_one_side_does_not_turn_identical_code_into_a
     # warm-up read identical code as more than 4x slower, so the sides sampled with different calls
     # per sample (base 3, head 2), and another task's bursts, hitting the longer samples more often,
     # made it read -22 %. Before the first pair's rounds re-chose the counts, 8 of 20 seeds of this
-    # model called identical code an improvement.
+    # model called identical code an improvement. Since the parent's warm-up (both sides alike, to
+    # a steady state: ProcessPairs.warm_up) reads the per-call times the counts are chosen from,
+    # the disturbed set-up no longer splits them: the first pair's rounds are kept.
     bursts = dict(burst_rate=300.0, burst_s=0.002)
     session, (state,), _, _ = _run({"b": (SideModel(1e-3, **bursts), SideModel(1e-3, setup_slowdown=6.0, **bursts))},
                                    seed=seed)
@@ -324,8 +326,11 @@ def test_a_calibration_disturbed_on_one_side_does_not_turn_identical_code_into_a
     assert state.verdict in ("unchanged", "inconclusive"), (state.verdict, entry["change"]["ratio"])
     assert state.shared_number is True
     assert state.sides["base"].number == state.sides["head"].number == 3
-    assert entry["change"]["dropped_rounds"] == state.dropped_rounds > 0
+    assert entry["change"]["dropped_rounds"] == state.dropped_rounds == 0
     assert all(p["start"] >= 0 for p in entry["change"]["pairs"])
+    # the set-up's calibration was 6x slower on head, and still both sides entered every pair's
+    # rounds after the same number of calls, warmed up to a steady state
+    assert all(w["steady"] and w["calls"]["base"] == w["calls"]["head"] for w in state.warmups)
 
 
 def test_futility_projects_unchanged_with_the_one_sided_tests():
