@@ -15,6 +15,9 @@ splits the budget across its benchmarks as it does for a user (issue 45: compare
 the same commit was ``unchanged``; in its suite, a 1.50× "regression"). Every benchmark's verdict
 is counted; ``regression`` or ``improvement`` on identical code is a false verdict.
 
+``--mirrors DIR`` holds ordinary (not bare) clones, ``DIR/<owner>+<name>/repo`` or
+``DIR/<owner>/<name>``, with the controls' commits.
+
 Usage::
 
     python evaluation/identical_code.py --mirrors ~/mirrors --runs 5 --write evaluation/RESULTS_identical_code.md
@@ -59,12 +62,12 @@ def _without_docstrings(source: str) -> str:
     return ast.dump(tree)
 
 
-def code_identical(clone: Path, base: str, head: str) -> tuple[bool, str]:
+def code_identical(clone: Path, base: str, head: str, package: str) -> tuple[bool, str]:
     """Is the library's code identical base to head? ``(yes, why)``: every changed file is outside
-    the code (docs, tests, CI, text) or a ``.py`` file whose syntax tree without docstrings is the
-    same on both sides."""
+    the package the suite imports (``package/``: docs, tests, CI, text, helpers) or a ``.py`` file
+    whose syntax tree without docstrings is the same on both sides."""
     changed = git(clone, "diff", "--name-only", base, head).split()
-    code = [p for p in changed if p.endswith(".py") and not p.startswith(("tests/", "test/", "docs/", ".github/"))]
+    code = [p for p in changed if p.endswith(".py") and p.startswith(f"{package}/")]
     for path in code:
         try:
             before = git(clone, "show", f"{base}:{path}")
@@ -73,8 +76,8 @@ def code_identical(clone: Path, base: str, head: str) -> tuple[bool, str]:
             return False, f"{path} added or removed"
         if _without_docstrings(before) != _without_docstrings(after):
             return False, f"{path} changes code, not only docstrings"
-    return True, (f"{len(changed)} file(s) changed, {len(code)} of them library code with only docstrings changed"
-                  if code else f"{len(changed)} file(s) changed, none of them library code")
+    return True, (f"{len(changed)} file(s) changed, {len(code)} of them in {package}/ with only docstrings changed"
+                  if code else f"{len(changed)} file(s) changed, none of them in {package}/")
 
 
 def run_compare(clone: Path, control: dict, suite: Path, out: Path, max_time: float) -> dict:
@@ -148,11 +151,12 @@ def make_smoke(tmp: Path) -> tuple[Path, Path, Path]:
     repo = tmp / "mirrors" / "local" / "tinylib"
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
-    (repo / "tinylib.py").write_text(SMOKE_LIB)
+    (repo / "tinylib").mkdir()
+    (repo / "tinylib" / "__init__.py").write_text(SMOKE_LIB)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
     base = git(repo, "rev-parse", "HEAD").strip()
-    (repo / "tinylib.py").write_text(SMOKE_LIB.replace('"""Busy work."""', '"""Busy work: a loop of n steps."""'))
+    (repo / "tinylib" / "__init__.py").write_text(SMOKE_LIB.replace('"""Busy work."""', '"""Busy work: a loop of n steps."""'))
     git(repo, "commit", "-qam", "docs: say what spin does (#2)")
     head = git(repo, "rev-parse", "HEAD").strip()
     suite = tmp / "suites" / "tinylib"
@@ -160,8 +164,8 @@ def make_smoke(tmp: Path) -> tuple[Path, Path, Path]:
     (suite / "bench_tiny.py").write_text("import tinylib\n\n" + "".join(
         f"\ndef bench_spin_{n}(device):\n    return lambda: tinylib.spin({n})\n" for n in (500, 1000, 2000, 4000)))
     controls = tmp / "controls.toml"
-    controls.write_text(f'[[control]]\nid = "tinylib_2"\nrepo = "local/tinylib"\nsuite = "tinylib"\n'
-                        f'base = "{base}"\nhead = "{head}"\nwhat = "a docstring"\n')
+    controls.write_text(f'[[control]]\nid = "tinylib_2"\nrepo = "local/tinylib"\npackage = "tinylib"\n'
+                        f'suite = "tinylib"\nbase = "{base}"\nhead = "{head}"\nwhat = "a docstring"\n')
     return tmp / "mirrors", controls, tmp / "suites"
 
 
@@ -189,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for control in controls:
             clone = find_mirror(args.mirrors, control["repo"])
-            identical, why = code_identical(clone, control["base"], control["head"]) if clone else (False, "no clone")
+            identical, why = (code_identical(clone, control["base"], control["head"], control["package"]) if clone
+                              else (False, "no clone"))
             if not identical:
                 print(f"{control['id']}: not a control: {why}", flush=True)
                 rows.append({"id": control["id"], "run": 0, "error": f"not a control: {why}"})

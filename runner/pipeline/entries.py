@@ -29,7 +29,9 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     (≈ a fraction: the noise the interval carries); ``resolvable``, the smallest change (fraction)
     this noise let the compare find (:func:`runner.pipeline.schedule.resolvable_change`);
     ``disturbed_rounds``, the rounds left out because another task took the CPU (``disturbed_kept``
-    the rounds the detector saw so but the estimate kept: most of their pair's); ``clock_rounds``,
+    the rounds the detector saw so but the estimate kept: most of their pair's); ``short_of_evidence``,
+    why an ``inconclusive`` one's interval could not give its verdict yet
+    (:func:`runner.pipeline.evidence.short_of_evidence`); ``clock_rounds``,
     those left out because the GPU throttled or its SM clock moved during them, and
     ``clock_reasons`` how many for each reason (``throttled``, ``clock``); ``shared_number``,
     whether both sides took the same calls per sample; ``dropped_rounds``, the first pair's rounds
@@ -73,8 +75,10 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
         timing_seconds=round(state.timing_seconds, 3),
         memory=ABSENT if memory is None else memory, compile=ABSENT if compiled is None else compiled)
-    if state.disturbed_kept:
-        change = change.replace(extra={**change.extra, "disturbed_kept": state.disturbed_kept})
+    extra = {"disturbed_kept": state.disturbed_kept or None,
+             "short_of_evidence": state.short_of_evidence if state.verdict == "inconclusive" else None}
+    if any(extra.values()):
+        change = change.replace(extra={**change.extra, **{k: v for k, v in extra.items() if v}})
     return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(b_side),
                                  head=_side_entry(h_side), change=change.to_json(),
                                  family=state.case.get("family"), params=state.case.get("params"))

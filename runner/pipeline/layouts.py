@@ -10,13 +10,13 @@ wrong data without doing anything obviously wrong!", ASPLOS 2009; Curtsinger & B
   with it on, each server drew its own layout at start.
 * With it off, a server's layout is fixed by what it was started with — and that differs between
   the sides wherever the revisions differ at all (a docstring moves every later object). Every
-  child of a server inherits it, so every process pair of a compare sat in the same layout on each
-  side: a docs-only kornia commit's ``pyrdown`` read 1.34× [1.22, 1.47] slower over 8 agreeing
+  child of a server inherits it, so every process pair of a compare sat in the same two layouts: a docs-only kornia commit's ``pyrdown`` read 1.34× [1.22, 1.47] slower over 8 agreeing
   pairs, and in the compare before 0.82× faster (issue 45); standalone, the same function runs at
   ~3.7 ms in most processes and ~2.0 ms in others, by server. So each side runs
-  :data:`LAYOUTS` fork servers, each started with an environment padded to its own length
-  (:func:`layout_env`: the environment is copied into the heap before anything is imported, so
-  every later object moves), and process pair ``j`` runs in layout ``j mod LAYOUTS``
+  :data:`LAYOUTS` fork servers, each started with an environment padded to a length of its own,
+  drawn apart for the two sides (:func:`layout_env`: the environment is copied into the heap
+  before anything is imported, so every later object moves), and process pair ``j`` runs in
+  layout ``j mod LAYOUTS``
   (:func:`of_pair`): the layout becomes a spread between pairs, which the interval carries,
   instead of an offset all pairs share. Once pairs repeat layouts, the pairs of one layout count
   as one replicate (:func:`runner.pipeline.evidence.by_layout`).
@@ -49,11 +49,14 @@ def of_pair(pair: int) -> int:
 
 
 def layout_env(layout: int, seed: int) -> dict[str, str]:
-    """The variables that make layout ``layout`` of a compare: a pad of a length drawn from
-    ``seed`` (one per compare, the same for both sides) and the layout. Layout 0 is the server as
-    it always was: no pad."""
-    if layout == 0:
-        return {}
+    """The variables that make layout ``layout`` of one side: a pad of a length drawn from
+    ``seed`` (one per side and compare) and the layout's number.
+
+    Each side draws its own: with the same pad on both sides, the offset between them that the
+    revisions' own difference makes stayed (a docs-only kornia commit's ``rgb_to_grayscale`` read
+    0.63-0.81 in 7 of 8 layouts, 0.74 [0.61, 0.89] in all: a false verdict). Drawn apart, no offset
+    is common to all layouts by construction; what the revisions' imports allocate differently
+    still is (evaluation/RESULTS_identical_code.md)."""
     length = random.Random(seed * 1009 + layout).randrange(16, PAD_MAX, 16)
     return {PAD_VARIABLE: "x" * length, "PERFGATE_LAYOUT": str(layout)}
 

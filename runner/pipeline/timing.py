@@ -138,13 +138,16 @@ class TimingPass(ProcessPairs):
     def gate(self, state: BenchState, verdict: str) -> str:
         """``verdict`` (:func:`runner.stats.decide`'s, at a look or across the run), or
         ``inconclusive`` while the benchmark is short of the evidence a verdict needs
-        (:func:`runner.pipeline.evidence.short_of_evidence`; why is kept in
-        ``state.short_of_evidence``)."""
+        (:func:`runner.pipeline.evidence.short_of_evidence`) or its change is one that memory
+        layouts switch on and off (:func:`runner.pipeline.evidence.layout_modes`); why is kept in
+        ``state.short_of_evidence``."""
         est = state.estimate
         state.short_of_evidence = None
         if est is not None and state.windows:  # timed rounds (a benchmark that measures itself has none)
             state.short_of_evidence = evidence.short_of_evidence(
                 verdict, est.ci_low, est.ci_high, est.blocks, state.timing_seconds, state.typical_round_seconds())
+            if verdict in ("regression", "improvement") and not state.short_of_evidence:
+                state.short_of_evidence = evidence.layout_modes(est.block_centers, self.cfg.threshold)
         return "inconclusive" if state.short_of_evidence else verdict
 
     def settles(self, state: BenchState) -> bool:

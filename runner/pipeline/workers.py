@@ -70,7 +70,7 @@ class WorkerProcess:
         self._buf = b""
         self._log = None
         #: the layout whose server is current (runner.pipeline.layouts), the others' parked
-        #: ``(server, buffer, log)``, and the compare's seed for their pads
+        #: ``(server, buffer, log)``, and this side's seed for their pads
         self.layout = 0
         self._parked: dict[int, tuple] = {}
         self.layout_seed = layout_seed
@@ -373,9 +373,9 @@ def start_workers(revs: dict[str, Revision], cfg, log_dir: Path) -> tuple[dict[s
     except (conditions.AllocatorNotFound, ValueError) as exc:
         raise UserError(str(exc)) from None
     env = {**child_environment(), **added}  # an allow-list: no token or credential reaches the benchmarks
-    seed = secrets.randbits(32)  # the compare's layouts: one draw, the same pads on both sides
+    # each side draws its own layouts (runner.pipeline.layouts.layout_env)
     workers = {side: WorkerProcess(rev, cfg.device, log_dir / f"worker-{side}.log", cfg.timeout, env=env,
-                                   cpus=plan.cpus, layout_seed=seed)
+                                   cpus=plan.cpus, layout_seed=secrets.randbits(32))
                for side, rev in revs.items()}
     record = conditions.describe(added, plan, allocator=cfg.allocator, layout_pinned=layout_pinned(["x"]) != ["x"],
                                  isolation=f"a fresh process per benchmark and per process pair, forked from one of "

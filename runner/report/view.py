@@ -157,6 +157,9 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
                          f"for {compared} benchmarks compared (Benjamini–Hochberg, q = {q:.2g} ≥ {alpha:g})"
                          if is_number(p) else "its interval excludes no change, but not after the correction for "
                          f"{compared} benchmarks compared")
+        elif change.get("short_of_evidence"):
+            parts.append(f"its interval alone would decide it, but {change['short_of_evidence']} "
+                         "(an offset that pairs share can look like a change)")
         elif change.get("futile"):
             parts.append("the machine's noise, not the code, kept the interval wide: "
                          + ", ".join(x for x in (noise, found) if x) + "; more pairs could not have narrowed it enough")

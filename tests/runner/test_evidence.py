@@ -94,3 +94,18 @@ def test_pairs_that_never_settle_give_no_verdict_and_say_so():
     assert state.blocks() == []  # no unsteady pair weighs in
     entry = benchmark_entry(state, session.ci_level)
     assert all(p["used"] is False for p in entry["change"]["pairs"])
+
+
+def test_a_change_some_memory_layouts_switch_off_is_no_verdict():
+    # real replicates (8 layouts) of docs-only kornia commits, each a false verdict before
+    pyrup = [0.529, 0.969, 0.511, 0.513, 0.546, 0.514, 0.510, 0.523]
+    why = evidence.layout_modes([math.log(r) for r in pyrup], 0.02)
+    assert why and why.startswith("in 1 of 8 memory layouts there was no change (0.969)")
+    grayscale = [1.375, 0.985, 1.243, 1.232, 1.171, 1.243, 1.144, 1.189]
+    assert evidence.layout_modes([math.log(r) for r in grayscale], 0.02)
+    # a real change shows in every layout, however noisy
+    real = [0.70, 0.74, 0.69, 0.72, 0.75, 0.71, 0.68, 0.73]
+    assert evidence.layout_modes([math.log(r) for r in real], 0.02) is None
+    small = [1.05, 1.07, 1.04, 1.06, 1.03, 1.055, 1.065, 1.045]
+    assert evidence.layout_modes([math.log(r) for r in small], 0.02) is None
+    assert evidence.layout_modes([0.0, -0.6, -0.6], 0.02) is None  # too few replicates to tell

@@ -32,20 +32,21 @@ def spin(n):
 def test_a_docstring_or_comment_is_identical_code_and_a_constant_is_not(tmp_path):
     docs = make_repo(tmp_path / "docs", {"lib/x.py": LIB}, {"lib/x.py": LIB.replace("Busy work.", "Busy: n steps.")
                                                                        .replace("# a comment", "# another")})
-    same, why = identical_code.code_identical(docs, "base", "head")
+    same, why = identical_code.code_identical(docs, "base", "head", "lib")
     assert same and "only docstrings" in why
     code = make_repo(tmp_path / "code", {"lib/x.py": LIB}, {"lib/x.py": LIB.replace("% 7", "% 8")})
-    same, why = identical_code.code_identical(code, "base", "head")
+    same, why = identical_code.code_identical(code, "base", "head", "lib")
     assert not same and why == "lib/x.py changes code, not only docstrings"
-    tests = make_repo(tmp_path / "tests", {"lib/x.py": LIB}, {"tests/test_x.py": "def test(): pass\n"})
-    assert identical_code.code_identical(tests, "base", "head") == (True, "1 file(s) changed, none of them library code")
+    tests = make_repo(tmp_path / "tests", {"lib/x.py": LIB}, {"tests/test_x.py": "def test(): pass\n",
+                                                              "testing/helpers.py": "X = 1\n"})
+    assert identical_code.code_identical(tests, "base", "head", "lib") == (True, "2 file(s) changed, none of them in lib/")
 
 
 def test_the_committed_controls_are_ten_or_more_whole_suites_of_four_to_ten_benchmarks():
     controls = tomllib.loads(identical_code.CONTROLS.read_text())["control"]
     assert len(controls) >= 10 and len({c["id"] for c in controls}) == len(controls)
     for control in controls:
-        assert len(control["base"]) == len(control["head"]) == 40
+        assert len(control["base"]) == len(control["head"]) == 40 and control["package"]
         suite = identical_code.CONTROLS.parent / control["suite"]
         benches = [n.name for f in suite.glob("bench_*.py") for n in ast.parse(f.read_text()).body
                    if isinstance(n, ast.FunctionDef) and n.name.startswith("bench_")]

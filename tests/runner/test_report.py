@@ -234,3 +234,11 @@ def test_the_caption_says_unchanged_was_tested_on_the_equivalence_interval():
         assert "regression or improvement: the interval excludes no change and the estimate lies beyond it" in text
     older = " ".join(report.render(_doc([_bench("bench_same", "unchanged", 1.0)], ci_level=0.99), "md").split())
     assert "two one-sided" not in older
+
+
+def test_a_verdict_held_back_for_too_little_evidence_says_why():
+    b = _bench("bench_pyrdown", "inconclusive", 1.5)
+    b["change"].update(short_of_evidence="0.85 s of timed rounds, under the 1.0 s a verdict within ×2 needs",
+                       budget_cut=True)
+    md = " ".join(report.render(_doc([b]), "md").split())
+    assert "Its interval alone would decide it, but 0.85 s of timed rounds" in md
