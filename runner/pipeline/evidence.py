@@ -176,7 +176,8 @@ def short_of_evidence(verdict: str, ci_low: float, ci_high: float, pairs: int, t
     if pairs < MIN_DECIDE_PAIRS and verdict != "unchanged":
         return f"{pairs} process pair(s), fewer than the {MIN_DECIDE_PAIRS} a verdict within ×{LARGE_CHANGE:g} needs"
     if timing_seconds < need:
-        return f"{timing_seconds:.2f} s of timed rounds, under the {need:.1f} s a verdict within ×{LARGE_CHANGE:g} needs"
+        return (f"{timing_seconds:.2f} s of timed rounds, under the {need:.1f} s a verdict within "
+                f"×{LARGE_CHANGE:g} needs")
     return None
 
 

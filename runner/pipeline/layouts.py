@@ -10,16 +10,16 @@ wrong data without doing anything obviously wrong!", ASPLOS 2009; Curtsinger & B
   with it on, each server drew its own layout at start.
 * With it off, a server's layout is fixed by what it was started with — and that differs between
   the sides wherever the revisions differ at all (a docstring moves every later object). Every
-  child of a server inherits it, so every process pair of a compare sat in the same two layouts: a docs-only kornia commit's ``pyrdown`` read 1.34× [1.22, 1.47] slower over 8 agreeing
-  pairs, and in the compare before 0.82× faster (issue 45); standalone, the same function runs at
-  ~3.7 ms in most processes and ~2.0 ms in others, by server. So each side runs
-  :data:`LAYOUTS` fork servers, each started with an environment padded to a length of its own,
-  drawn apart for the two sides (:func:`layout_env`: the environment is copied into the heap
-  before anything is imported, so every later object moves), and process pair ``j`` runs in
-  layout ``j mod LAYOUTS``
-  (:func:`of_pair`): the layout becomes a spread between pairs, which the interval carries,
-  instead of an offset all pairs share. Once pairs repeat layouts, the pairs of one layout count
-  as one replicate (:func:`runner.pipeline.evidence.by_layout`).
+  child of a server inherits it, so every process pair of a compare sat in the same two layouts:
+  a docs-only kornia commit's ``pyrdown`` read 1.34× [1.22, 1.47] slower over 8 agreeing pairs,
+  and in the compare before 0.82× faster (issue 45); standalone, the same function runs at
+  ~3.7 ms in most processes and ~2.0 ms in others, by server. So each side runs :data:`LAYOUTS`
+  fork servers, each started with an environment padded to a length of its own, drawn apart for
+  the two sides (:func:`layout_env`: the environment is copied into the heap before anything is
+  imported, so every later object moves), and process pair ``j`` runs in layout
+  ``j mod LAYOUTS`` (:func:`of_pair`): the layout becomes a spread between pairs, which the
+  interval carries, instead of an offset all pairs share. Once pairs repeat layouts, the pairs of
+  one layout count as one replicate (:func:`runner.pipeline.evidence.by_layout`).
 """
 
 from __future__ import annotations

@@ -186,8 +186,8 @@ class ProcessPairs:
         last_steady = {side: -1 for side in order}  # the round each side was last judged steady
         # a round too long for two windows of them within the limit (a training step of a second):
         # its first call and calibration sample were its warm-up, as pyperf's one warm-up value
-        round_s = sum((state.sides[side].per_call or 0.0) * (state.sides[side].number or state.sides[side].calibrated or 1)
-                      for side in order)
+        sides = [state.sides[side] for side in order]
+        round_s = sum((own.per_call or 0.0) * (own.number or own.calibrated or 1) for own in sides)
         window, windows = state.warmup_windows or evidence.warmup_windows(round_s)
         while window * windows * round_s <= limit:
             r0 = self.clock()
