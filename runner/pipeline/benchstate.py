@@ -19,8 +19,9 @@ class SideState:
     seconds and involuntary context ``switches`` beside them (what the worker measured around it);
     ``number`` is the calls per sample this side samples with (chosen after the first pair's
     warm-up, :func:`runner.pipeline.schedule.calls_per_sample`), ``calibrated`` its own
-    calibration, ``per_call`` its warm seconds per call then; ``skipped`` is the reason when the benchmark's own suite skipped it
-    on this side (asv's ``NotImplementedError`` from a setup, a pytest skip). ``memory`` and
+    calibration, ``per_call`` its warm seconds per call then; ``skipped`` is the reason when the
+    benchmark's own suite skipped it on this side (asv's ``NotImplementedError`` from a setup, a
+    pytest skip). ``memory`` and
     ``compile`` hold, per process pair that ended, what the worker's ``measure`` request found in
     it (peak memory of one call; torch.compile's facts, None where nothing compiled), aligned
     between the sides; ``measure_error`` the last reason one could not be measured.

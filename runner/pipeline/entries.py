@@ -20,10 +20,12 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`.
 
     ``change.eq_low``/``eq_high``: the equivalence interval ``unchanged`` is tested with
-    (:func:`runner.stats.decide`). ``change.pairs`` lists every process pair ``{start, rounds, ratio, used, layout, warmup}`` (``start`` is the
-    index of its first round in the samples; ``used`` is false for a pair the budget cut short, or
-    whose warm-up did not reach a steady state, which the estimate leaves out; ``warmup`` its
-    warm-up: rounds, calls a side, seconds, steady), so a reader can see a pair that disagrees. Beside the
+    (:func:`runner.stats.decide`). ``change.pairs`` lists every process pair ``{start, rounds,
+    ratio, used, layout, warmup}`` (``start`` is the index of its first round in the samples;
+    ``used`` is false for a pair the budget cut short, or whose warm-up did not reach a steady
+    state, which the estimate leaves out; ``layout`` the fork server it ran in,
+    :mod:`runner.pipeline.layouts`; ``warmup`` its warm-up: rounds, calls a side, seconds,
+    steady), so a reader can see a pair that disagrees. Beside the
     estimate: ``rounds_per_pair``, the rounds of its latest process pairs (a slow benchmark the
     first look left undecided takes more from then on; ``pairs[].rounds`` has each pair's); ``pair_sd``, the standard deviation of the pairs' log-ratios
     (≈ a fraction: the noise the interval carries); ``resolvable``, the smallest change (fraction)
@@ -75,10 +77,13 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
         timing_seconds=round(state.timing_seconds, 3),
         memory=ABSENT if memory is None else memory, compile=ABSENT if compiled is None else compiled)
-    extra = {"disturbed_kept": state.disturbed_kept or None,
-             "short_of_evidence": state.short_of_evidence if state.verdict == "inconclusive" else None}
-    if any(extra.values()):
-        change = change.replace(extra={**change.extra, **{k: v for k, v in extra.items() if v}})
+    extra = {}
+    if state.disturbed_kept:
+        extra["disturbed_kept"] = state.disturbed_kept
+    if state.verdict == "inconclusive" and state.short_of_evidence:
+        extra["short_of_evidence"] = state.short_of_evidence
+    if extra:
+        change = change.replace(extra={**change.extra, **extra})
     return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(b_side),
                                  head=_side_entry(h_side), change=change.to_json(),
                                  family=state.case.get("family"), params=state.case.get("params"))

@@ -6,6 +6,7 @@ which decides when to take rounds, look and stop."""
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from typing import Callable, Protocol
 
@@ -215,7 +216,7 @@ class ProcessPairs:
                 moving = any(j.steady is False and rounds - last_steady[side] > window for side, j in judged.items())
                 steady = False if moving else None
                 break
-        warm = [_median(taken[side][-window:]) or state.sides[side].per_call or 0.0 for side in order]
+        warm = [_warm(taken[side], window) or state.sides[side].per_call or 0.0 for side in order]
         if len(order) == 2 and calls[order[0]] != calls[order[1]] and schedule.alike(*warm):
             behind = min(order, key=lambda side: calls[side])
             extra = max(calls.values()) - calls[behind]
@@ -226,7 +227,7 @@ class ProcessPairs:
             calls[behind] += extra
         for side in order:
             own = state.sides[side]
-            own.warm_per_call = _median(taken[side][-window:])
+            own.warm_per_call = _warm(taken[side], window)
             if own.warmup_calls is None:
                 own.warmup_calls = calls[side]
         if not state.warmups:  # later pairs warm up at least as long, judged alike
@@ -366,6 +367,6 @@ def _compiled_pairs(state: BenchState) -> int:
     return sum(1 for b, h in zip(state.sides["base"].compile, state.sides["head"].compile) if b and h)
 
 
-def _median(values: list[float]) -> float | None:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2] if ordered else None
+def _warm(samples: list[float], window: int) -> float | None:
+    """The warm-up's steady seconds per call: the (upper) median of its last window."""
+    return statistics.median_high(samples[-window:]) if samples else None

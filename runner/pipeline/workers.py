@@ -146,22 +146,24 @@ class WorkerProcess:
             self._parked[self.layout] = (self.server, self._buf, self._log)
             self.server, self._buf, self._log = self._parked.pop(layout, (None, b"", None))
             self.layout = layout
-        if self._server_alive():
-            return 0.0
         t0 = time.monotonic()
+        return time.monotonic() - t0 if self._ensure_server() else 0.0
+
+    def _ensure_server(self) -> bool:
+        """Start the current layout's server when it is not running (a dead one is cleared first);
+        True when one was started."""
+        if self._server_alive():
+            return False
         if self.server is not None:
             self._server_gone()
         self._start_server()
-        return time.monotonic() - t0
+        return True
 
     # -- children -------------------------------------------------------------------------
     def new_child(self) -> dict:
         """End the current child (if any) and fork a fresh one; returns its hello."""
         self.end_child()
-        if not self._server_alive():
-            if self.server is not None:
-                self._server_gone()
-            self._start_server()
+        self._ensure_server()
         self._send({"cmd": "fork"})
         hello = self._read(max(self.timeout, 120.0), expect_child=True)
         if not hello.get("ok"):
