@@ -14,7 +14,7 @@ itself runs in a sandbox (:mod:`runner.sandbox`) that later steps cannot be reac
 - ``compare`` (no token): re-executes itself with no credential in its environment, then runs
   ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`runner.sandbox`)
   with its own results folder, takes the regular files out of it into ``OUT`` (the artifact,
-  :func:`runner.sandbox.launder`) and records how it ended in the hand-off folder.
+  :func:`runner.launder.launder`) and records how it ended in the hand-off folder.
 - ``publish`` (no token): results.json + run metadata → step summary and outputs (publish.py)
   and the exit status. It comments nowhere.
 - ``comment`` (standalone mode only, in a *separate job* on a GitHub-hosted runner that never
@@ -40,14 +40,15 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from runner import sandbox
-from runner.errors import UserError
+from runner.config import CONFIG_FILES
+from runner.launder import launder
+from runner.errors import EXIT_INTERNAL, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, UserError
 from runner.report.escape import md_text
 
 from . import compare as compare_mod
 from . import git_credentials, git_shas, publish
 from .environment import ActionInputError, Plan, plan_from_environment
 
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 PHASES = ("prepare", "compare", "publish", "comment")
 
 #: What the compare phase keeps of a step's environment besides the allow-list of
@@ -113,13 +114,6 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _rewrite_reports(results: dict, out_dir: Path) -> None:
-    from runner.report import render
-
-    (out_dir / "report.md").write_text(render(results, "md"), "utf-8")
-    (out_dir / "report.html").write_text(render(results, "html"), "utf-8")
-
-
 def prepare(plan: Plan) -> int:
     """Both commits in the clone, its persisted credentials removed, the PR's text and the
     gate's settings file in ``OUT/action/``. Runs no code of the pull request."""
@@ -150,14 +144,14 @@ def prepare(plan: Plan) -> int:
 
 def _write_settings(repo: Path, sha: str, folder: Path, path: str | None = None) -> Path:
     """The perfgate configuration of commit ``sha`` copied to ``folder``: the file ``path`` (the
-    ``config`` input), else ``perfgate.toml`` or ``pyproject.toml``, else an empty
+    ``config`` input), else the first of :data:`runner.config.CONFIG_FILES` it has, else an empty
     ``perfgate.toml`` (the defaults).
 
     Raises:
         ActionInputError: ``path`` is given but that commit has no such file.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    for name in [path] if path else ["perfgate.toml", "pyproject.toml"]:
+    for name in [path] if path else CONFIG_FILES:
         content = git_shas.file_at(repo, sha, name)
         if content is not None:
             target = folder / ("pyproject.toml" if Path(name).name == "pyproject.toml" else "perfgate.toml")
@@ -171,7 +165,7 @@ def _write_settings(repo: Path, sha: str, folder: Path, path: str | None = None)
 
 def _settings_file(plan: Plan) -> Path | None:
     folder = handoff_dir(plan) / "settings"
-    found = [folder / n for n in ("perfgate.toml", "pyproject.toml") if (folder / n).is_file()]
+    found = [folder / n for n in CONFIG_FILES if (folder / n).is_file()]
     return found[0] if found else None
 
 
@@ -243,7 +237,7 @@ def _compare_in_sandbox(plan: Plan, base_sha: str, head_sha: str) -> "compare_mo
                                           preexec=sandbox.new_session_keyring)
     finally:
         say("::endgroup::")
-    copied = sandbox.launder(inner_out, plan.out_dir)
+    copied = launder(inner_out, plan.out_dir)
     if copied.skipped:
         say(publish.annotation("warning", f"perfgate left {len(copied.skipped)} file(s) the compare wrote out of the "
                                           f"results: {'; '.join(copied.skipped[:5])}"))
@@ -262,9 +256,9 @@ def publish_results(plan: Plan) -> int:
         raise ActionInputError("the compare step left no outcome: run the prepare and compare phases first")
     outcome = compare_mod.CompareOutcome(recorded["status"], tuple(map(str, recorded.get("stderr_tail") or [])),
                                          plan.out_dir / "results.json")
-    if outcome.status == compare_mod.EXIT_USAGE:
+    if outcome.status == EXIT_USAGE:
         raise ActionInputError(outcome.last_error_line.removeprefix("perfgate: error: "))
-    if outcome.status not in (compare_mod.EXIT_OK, compare_mod.EXIT_REGRESSION) or not outcome.results_path.is_file():
+    if outcome.status not in (EXIT_OK, EXIT_REGRESSION) or not outcome.results_path.is_file():
         message = f"perfgate compare failed (exit status {outcome.status}): {outcome.last_error_line}"
         publish.write_summary(plan.summary_path, f"## perfgate\n\n{md_text(message)} (see the job log)\n")
         say(publish.annotation("error", message))
@@ -272,6 +266,7 @@ def publish_results(plan: Plan) -> int:
 
     from runner import results as results_mod
     from runner.report import render
+    from runner.report.render import write_reports
 
     # validated here once (the sandbox ran the PR's code); what this step sets is checked field by field
     results = results_mod.check_fields(publish.with_run_metadata(
@@ -279,7 +274,7 @@ def publish_results(plan: Plan) -> int:
         pr_number=plan.pr_number, pr_url=plan.pr_url, base_label=plan.base_label, head_label=plan.head_label),
         publish.RUN_FIELDS)
     results_mod.dump(results, outcome.results_path, validated=True)
-    _rewrite_reports(results, plan.out_dir)
+    write_reports(results, plan.out_dir)
 
     def render_md(max_chars: int) -> str:
         return render(results, "md", max_chars=max_chars, details_url=plan.run_url)
@@ -290,7 +285,7 @@ def publish_results(plan: Plan) -> int:
     say(f"perfgate: verdict {outputs['verdict']}, {outputs['regressions']} regression(s), "
         f"{outputs['improvements']} improvement(s); results in {outcome.results_path}")
 
-    if outcome.status == compare_mod.EXIT_REGRESSION:
+    if outcome.status == EXIT_REGRESSION:
         say(publish.annotation("error", f"perfgate: {outcome.last_error_line.removeprefix('perfgate: ')}",
                                title="performance regression"))
         return EXIT_REGRESSION

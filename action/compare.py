@@ -3,7 +3,7 @@
 The command line is built by a pure function from the plan; the subprocess's standard error is
 echoed (progress shows in the job log) and it runs with the same interpreter
 (``sys.executable``, the runner's environment with torch) but not the same environment (see
-:func:`run_compare`). Exit status per DESIGN.md: 0 done, 1 a regression tripped
+:func:`run_compare`). Exit status per DESIGN.md (:mod:`runner.errors`): 0 done, 1 a regression tripped
 ``--fail-on-regression``, 2 bad input (one line on standard error), 3 internal failure.
 """
 
@@ -21,8 +21,6 @@ from typing import Callable
 from runner.child_env import child_environment
 
 from .environment import Plan
-
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def _argv(plan: Plan, command: str, refs: list[str], python: str | None, out_dir: Path | None,

@@ -29,12 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from runner.config import DEVICES
+
 from .inputs import (ActionInputError, get_input, parse_bool, parse_fraction, parse_names, parse_paths, parse_rounds,
                      parse_seconds)
 
 #: Events whose payload names both commits of a pull request.
 PR_EVENTS = ("pull_request", "pull_request_target")
-DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_COMMENT_AUTHOR = "github-actions[bot]"
 
 

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from runner.git import run_git
 
 #: Keys that carry a credential or run a program that hands one out.
 CREDENTIAL_KEY = re.compile(r"^(http\.(.+\.)?extraheader|credential\..+|core\.askpass)$", re.IGNORECASE)
 #: ``scheme://user[:password]@`` in a URL (a token in a remote URL or an ``insteadOf`` rule).
 USERINFO = re.compile(r"://[^/@\s]+@")
 INCLUDE_KEY = re.compile(r"^include(if\..+)?\.path$", re.IGNORECASE)
+#: Seconds one ``git config`` or ``rev-parse`` may take.
+TIMEOUT = 60
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,10 @@ def include_paths(entries: list[ConfigEntry]) -> list[Path]:
     return out
 
 
-def _git(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], capture_output=True, text=True, timeout=60)
-
-
 def config_files(repo: Path) -> list[Path]:
     """The clone's own configuration files: ``config`` and ``config.worktree`` of its git
     directory, and every file they include (transitively)."""
-    proc = _git("-C", str(repo), "rev-parse", "--git-dir")
+    proc = run_git(repo, "rev-parse", "--git-dir", timeout=TIMEOUT)
     if proc.returncode != 0:
         return []
     git_dir = (repo / proc.stdout.strip()).resolve()
@@ -98,7 +97,7 @@ def config_files(repo: Path) -> list[Path]:
 
 def read_entries(path: Path) -> list[ConfigEntry]:
     """The entries of one configuration file (includes not followed)."""
-    proc = _git("config", "--file", str(path), "--list", "-z")
+    proc = run_git(None, "config", "--file", str(path), "--list", "-z", timeout=TIMEOUT)
     return parse_list(proc.stdout, str(path)) if proc.returncode == 0 else []
 
 
@@ -110,8 +109,9 @@ def strip(repo: Path) -> list[ConfigEntry]:
         for entry in credential_entries(read_entries(path)):
             fixed = entry.fix
             if fixed is None:
-                _git("config", "--file", str(path), "--unset-all", entry.key)
+                run_git(None, "config", "--file", str(path), "--unset-all", entry.key, timeout=TIMEOUT)
             else:
-                _git("config", "--file", str(path), "--fixed-value", "--replace-all", entry.key, fixed, entry.value)
+                run_git(None, "config", "--file", str(path), "--fixed-value", "--replace-all", entry.key, fixed,
+                        entry.value, timeout=TIMEOUT)
             removed.append(entry)
     return removed

@@ -9,20 +9,17 @@ worktree and does not need history between them.
 from __future__ import annotations
 
 import base64
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Mapping
+
+from runner.git import run_git
 
 from .environment import ActionInputError
 
 FULL_SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
-
-
-def _git(repo: Path, *args: str, timeout: float = 300, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
-    full = None if env is None else {**os.environ, **env}
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=timeout, env=full)
+#: Seconds one git command of this step may take (a fetch included; unshallowing takes longer).
+TIMEOUT = 300
 
 
 def auth_environment(server_url: str, token: str | None) -> dict[str, str]:
@@ -39,7 +36,7 @@ def auth_environment(server_url: str, token: str | None) -> dict[str, str]:
 
 
 def _local_commit(repo: Path, ref: str) -> str | None:
-    proc = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    proc = run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", timeout=TIMEOUT)
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
@@ -65,14 +62,14 @@ def ensure_commit(repo: Path, ref: str, pr_number: int | None = None, auth: Mapp
     Raises:
         ActionInputError: ``repo`` is not a git checkout, or ``ref`` is neither there nor on origin.
     """
-    if _git(repo, "rev-parse", "--git-dir").returncode != 0:
+    if run_git(repo, "rev-parse", "--git-dir", timeout=TIMEOUT).returncode != 0:
         raise ActionInputError(f"{repo} is not a git checkout: run actions/checkout before the perfgate action")
     sha = _local_commit(repo, ref)
     if sha:
         return sha
     errors = []
     for args in fetch_candidates(ref, pr_number):
-        proc = _git(repo, *args, env=auth)
+        proc = run_git(repo, *args, timeout=TIMEOUT, env=auth)
         if proc.returncode == 0:
             sha = _local_commit(repo, ref) or (_local_commit(repo, "FETCH_HEAD") if not FULL_SHA.fullmatch(ref) else None)
             if sha:
@@ -86,7 +83,7 @@ def ensure_commit(repo: Path, ref: str, pr_number: int | None = None, auth: Mapp
 
 def file_at(repo: Path, sha: str, path: str) -> bytes | None:
     """The content of ``path`` at commit ``sha`` (None when the commit has no such file)."""
-    proc = subprocess.run(["git", "-C", str(repo), "show", f"{sha}:{path}"], capture_output=True, timeout=60)
+    proc = run_git(repo, "show", f"{sha}:{path}", timeout=60, text=False)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -97,11 +94,11 @@ def fetch_history(repo: Path, bad: str, auth: Mapping[str, str] | None = None) -
     Raises:
         ActionInputError: the history could not be fetched.
     """
-    shallow = _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+    shallow = run_git(repo, "rev-parse", "--is-shallow-repository", timeout=TIMEOUT).stdout.strip() == "true"
     if not shallow:
         return
     args = ["fetch", "--no-tags", "--quiet", "--unshallow", "--end-of-options", "origin", bad]
-    proc = _git(repo, *args, timeout=1800, env=auth)
+    proc = run_git(repo, *args, timeout=1800, env=auth)
     if proc.returncode != 0:
         last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "git fetch failed"
         raise ActionInputError(f"the history of {bad[:12]} could not be fetched for the bisect ({last}); use "

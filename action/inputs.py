@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Mapping
 
+from runner.config_values import is_fraction, read_fraction
 from runner.errors import UserError
 
 
@@ -64,12 +65,11 @@ def parse_bool(value: str | None, name: str, default: bool) -> bool:
 def parse_fraction(value: str | None, name: str) -> float | None:
     if value is None:
         return None
-    text = value.strip()
     try:
-        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        number = read_fraction(value)
     except ValueError:
         raise ActionInputError(f"input {name} must be a fraction such as 0.02 (2 %), got {value!r}") from None
-    if not 0 <= number < 1:
+    if not is_fraction(number):
         raise ActionInputError(f"input {name} must be a fraction in [0, 1), e.g. 0.02 for 2 %, got {value!r}")
     return number
 

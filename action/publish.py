@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from runner import results as results_mod
 from runner.report import COMMENT_LIMIT, MARKER, SUMMARY_LIMIT
+from runner.report.render import is_sticky
 from runner.report.view import VERDICT_RANK
 
 #: ``render(max_chars) -> markdown``: runner.report.render bound to a result and a details URL.
@@ -96,8 +97,8 @@ def fit_summary(render: Renderer, link: str | None, notes: str = "", limit: int 
     return truncate(notes + text, limit, link, unit="bytes")
 
 
-def find_sticky(comments: Iterable[Mapping[str, Any]], author: str, marker: str = MARKER) -> Mapping[str, Any] | None:
-    """The oldest comment that is ours: written by ``author`` and starting with ``marker``.
+def find_sticky(comments: Iterable[Mapping[str, Any]], author: str) -> Mapping[str, Any] | None:
+    """The oldest comment that is ours: :func:`runner.report.render.is_sticky` of ``author``.
 
     Args:
         comments: ``{id, body, login}`` mappings in creation order.
@@ -105,7 +106,7 @@ def find_sticky(comments: Iterable[Mapping[str, Any]], author: str, marker: str 
         The comment, or None when there is none yet (create one).
     """
     for comment in comments:
-        if comment.get("login") == author and (comment.get("body") or "").lstrip().startswith(marker):
+        if is_sticky(comment.get("body"), comment.get("login"), author):
             return comment
     return None
 

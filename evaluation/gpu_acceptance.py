@@ -91,7 +91,8 @@ class Context:
 # -- the steps ---------------------------------------------------------------------------------------
 
 def step_environment(ctx: Context) -> Step:
-    from runner.pipeline.doctor import run_checks, summarize
+    from runner.pipeline.doctor import run_checks
+    from runner.pipeline.finding import summarize
     from runner.pipeline.machine_facts import gather
 
     nvml = None
@@ -388,7 +389,8 @@ def step_telemetry(ctx: Context) -> Step:
 
 
 def step_clocks(ctx: Context) -> Step:
-    from runner.pipeline.clocks import ClockControl, plan
+    from runner.pipeline.clock_plan import plan
+    from runner.pipeline.clocks import ClockControl
     from runner.pipeline.machine_facts import nvml_facts
 
     nvml, euid = None, None

@@ -242,7 +242,7 @@ def make_repository(root: Path, folder: str, suite: str, stand_ins: dict[str, st
 
 def listing(root: Path, folder: str, suite: str) -> dict:
     """The convention's listing of the folder, in a fresh interpreter at the repository's root (as a worker)."""
-    code = ("import json, sys; sys.path[:0] = ['.']; from runner.worker.serve import list_suite; "
+    code = ("import json, sys; sys.path[:0] = ['.']; from runner.worker.child import list_suite; "
             f"print('PERFGATE-LISTING' + json.dumps(list_suite({str(root / folder)!r}, {suite!r})))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(root)})

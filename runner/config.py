@@ -22,7 +22,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .errors import ConfigError
-from .config_values import check_webhook_url, parse_runners, parse_selection
+from .config_values import check_webhook_url, is_fraction, parse_runners, parse_selection
 from .selection import Rules as SelectionRules
 
 
@@ -34,6 +34,8 @@ def suite_names() -> tuple[str, ...]:
 
     return ("auto", *conventions.names())
 
+#: The values of the key ``device`` (and of ``--device`` and the Action's input ``device``).
+DEVICES = ("auto", "cpu", "cuda")
 #: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies them).
 ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
 
@@ -207,16 +209,16 @@ def _check_values(cfg: Config, where: str) -> None:
         raise ConfigError(f"{where}: command_format must be one of {', '.join(FORMATS)} (got {cfg.command_format!r})")
     if cfg.suite == "command" and not cfg.command.strip():
         raise ConfigError(f"{where}: suite = \"command\" needs `command`, the command that prints the measurements")
-    if cfg.device not in ("auto", "cpu", "cuda"):
-        raise ConfigError(f"{where}: device must be one of auto, cpu, cuda (got {cfg.device!r})")
+    if cfg.device not in DEVICES:
+        raise ConfigError(f"{where}: device must be one of {', '.join(DEVICES)} (got {cfg.device!r})")
     for key in ("threshold", "fail_threshold", "memory_threshold"):
-        if not 0 <= getattr(cfg, key) < 1:
+        if not is_fraction(getattr(cfg, key)):
             raise ConfigError(f"{where}: {key} must be a fraction in [0, 1), e.g. 0.02 for 2 % (got {getattr(cfg, key)!r})")
-    if not 0 < cfg.alpha < 1:
+    if not is_fraction(cfg.alpha, zero=False):
         raise ConfigError(f"{where}: alpha must be in (0, 1) (got {cfg.alpha!r})")
     if cfg.min_process_pairs < 1:
         raise ConfigError(f"{where}: min_process_pairs must be at least 1 (got {cfg.min_process_pairs})")
-    if not 0 <= cfg.process_noise < 1:
+    if not is_fraction(cfg.process_noise):
         raise ConfigError(f"{where}: process_noise must be a fraction in [0, 1) (got {cfg.process_noise!r})")
     for key in ("max_time", "timeout"):
         if getattr(cfg, key) <= 0:
@@ -375,10 +377,10 @@ def _raw_table(root: Path) -> dict | None:
     """The perfgate table of the repository at ``root`` as written, unvalidated ({} without
     one); None when the file is not valid TOML."""
     try:
-        if (root / "perfgate.toml").is_file():
-            return _read_toml(root / "perfgate.toml")
-        if (root / "pyproject.toml").is_file():
-            table = _read_toml(root / "pyproject.toml").get("tool", {}).get("perfgate", {})
+        for name in (n for n in CONFIG_FILES if (root / n).is_file()):
+            if name != "pyproject.toml":
+                return _read_toml(root / name)
+            table = _read_toml(root / name).get("tool", {}).get("perfgate", {})
             return table if isinstance(table, dict) else None
     except ConfigError:
         return None

@@ -1,7 +1,7 @@
 """The configuration's structured values, read and checked one by one (pure): runner groups
 (``[runners.NAME]``), the ``[selection]`` table, the ``regression_webhook`` address.
 :func:`runner.config.parse_table` calls them; each bad value is a :class:`~runner.errors.ConfigError`
-naming the key.
+naming the key. Also the one reading of a fraction (a threshold) written as text.
 """
 
 from __future__ import annotations
@@ -11,6 +11,24 @@ from typing import Any
 
 from .errors import ConfigError
 from .selection import Rules as SelectionRules
+
+
+def read_fraction(text: str, *, percent: bool = True) -> float:
+    """The number ``text`` writes, blanks around it ignored: ``0.02``, or with ``percent`` also
+    ``2%`` or ``2 %`` (hundredths). How a threshold given as text is read: by the command line
+    (``percent=False``), the Action's input and ``/perf run --threshold``; each checks the range
+    with :func:`is_fraction` and words its own error.
+
+    Raises:
+        ValueError: not a number.
+    """
+    text = text.strip()
+    return float(text[:-1]) / 100 if percent and text.endswith("%") else float(text)
+
+
+def is_fraction(value: float, *, zero: bool = True) -> bool:
+    """Whether ``value`` is a fraction in [0, 1), or in (0, 1) without ``zero``."""
+    return (0 <= value if zero else 0 < value) and value < 1
 
 
 #: At most this many runner groups (``[runners.NAME]``), each with at most this many labels.

@@ -1,4 +1,9 @@
-"""Errors that are the user's to fix (exit status 2, one line, no traceback)."""
+"""Errors that are the user's to fix (exit status 2, one line, no traceback), and the exit statuses
+of ``perfgate`` and of the Action (DESIGN.md, "Contracts / CLI")."""
+
+#: 0 done; 1 a regression tripped ``--fail-on-regression``; 2 bad input (:class:`UserError`: one
+#: line, never a traceback); 3 an internal failure.
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class UserError(Exception):

@@ -1,16 +1,32 @@
 """git, the command: run it, find a repository's root, resolve a ref to a SHA (the thin shell every
 part of the engine that reads a repository uses: the pipeline's worktrees, intent's diff, the
-demo's repository)."""
+demo's repository; the Action's fetches and credential clean-up run git through :func:`run_git`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
+from typing import Mapping
 
 from .errors import GitError
 
 #: Seconds one git command may take before it is abandoned.
 GIT_TIMEOUT = 120.0
+
+
+def run_git(repo: str | Path | None, *args: str, timeout: float = GIT_TIMEOUT, env: Mapping[str, str] | None = None,
+            text: bool = True, errors: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``git -C repo ARGS`` (``git ARGS`` without ``repo``) with its output captured, as text
+    (``errors`` as :func:`open` takes it) unless not ``text``, and ``env`` laid over this process's
+    environment; the finished process whatever its exit status.
+
+    Raises:
+        FileNotFoundError: git is missing. subprocess.TimeoutExpired: it took longer than ``timeout``.
+    """
+    argv = ["git", *(["-C", str(repo)] if repo is not None else []), *args]
+    return subprocess.run(argv, capture_output=True, text=text, errors=errors if text else None, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def git(repo: str | Path, *args: str, check: bool = True, strip: bool = True) -> str:
@@ -22,8 +38,7 @@ def git(repo: str | Path, *args: str, check: bool = True, strip: bool = True) ->
             the message carries git's own last error line.
     """
     try:
-        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, errors="replace",
-                              timeout=GIT_TIMEOUT)
+        proc = run_git(repo, *args, errors="replace")
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH") from None
     except subprocess.TimeoutExpired:

@@ -371,17 +371,3 @@ def compile_change(base: Sequence[dict | None], head: Sequence[dict | None]) -> 
                       ci_level=COMPILE_CI_LEVEL)
     out["compile_s"] = timing
     return out
-
-
-def compile_changed(change: dict | None) -> bool:
-    """Whether a ``change.compile`` record says something a maintainer should read: graph breaks
-    or recompilations added or removed, or a compile time whose interval excludes no change."""
-    if not isinstance(change, dict):
-        return False
-    for key in ("graph_breaks", "recompiles"):
-        part = change.get(key) or {}
-        if part.get("added") or part.get("removed"):
-            return True
-    t = change.get("compile_s") or {}
-    low, high = t.get("ci_low"), t.get("ci_high")
-    return isinstance(low, (int, float)) and isinstance(high, (int, float)) and (low > 1.0 or high < 1.0)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
-from dataclasses import fields
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -25,16 +24,26 @@ from typing import Any, Iterable
 
 from . import __version__
 from .errors import ResultsError
-from .model import CHANGED, HINTED, PAIRED, Verdict  # noqa: F401 - the vocabulary, importable from here as before
-from .model import ABSENT, BenchmarkResult, Change, Results, Side
 
 SCHEMA_VERSION = 1
 
 #: Characters no UTF-8 writer (a lone surrogate) or PostgreSQL text column (NUL) can hold.
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
-#: Every verdict a benchmark can carry (``change.verdict``), in the schema's order (plain strings).
-VERDICTS = tuple(v.value for v in Verdict)
+#: Every verdict a benchmark can carry (``change.verdict``), in the schema's order. The subsets
+#: below keep that order too: reports iterate them.
+VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "failed", "new", "removed")
+
+#: Verdicts of a decided change.
+CHANGED = ("regression", "improvement")
+
+#: Verdicts of a benchmark timed on both sides, with a paired estimate (not failed, new on head
+#: or removed from it): the ones Benjamini–Hochberg, memory and compile comparisons take.
+PAIRED = ("regression", "improvement", "unchanged", "inconclusive")
+
+#: Verdicts whose benchmarks may get hints (a change, or one that might be): profiled
+#: :data:`runner.pipeline.profiling.PROFILE_PASSES` times per side; the others get no hints.
+HINTED = ("regression", "improvement", "inconclusive")
 
 #: The order reports list benchmarks and count verdicts in: what needs attention first.
 REPORT_ORDER = ("regression", "failed", "improvement", "inconclusive", "new", "removed", "unchanged")
@@ -72,12 +81,9 @@ def side(samples: Iterable[float] | None = None, *, peak_memory_bytes: int | Non
 
         _, low, high = median_interval(values, MEDIAN_CI_LEVEL)
         interval = {"ci_low": low, "ci_high": high}
-    known = {f.name for f in fields(Side)}
-    return Side(values, _median(values), int(peak_memory_bytes) if peak_memory_bytes is not None else None, error,
-                **{k: v for k, v in extra.items() if k in known}, **interval,
-                extra={k: v for k, v in extra.items() if k not in known},
-                # the keys in the order perfgate has always written them: the extra ones before the interval
-                order=("samples", "median", "peak_memory_bytes", "error", *extra, "ci_low", "ci_high")).to_json()
+    return {"samples": values, "median": _median(values),
+            "peak_memory_bytes": int(peak_memory_bytes) if peak_memory_bytes is not None else None, "error": error,
+            **extra, **interval}
 
 
 def _median(values: list[float]) -> float | None:
@@ -88,8 +94,20 @@ def _median(values: list[float]) -> float | None:
     return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
 
 
-def _no_change(verdict: str) -> dict:
-    return Change.none(verdict).to_json()
+def change(verdict: str, ratio: float | None = None, ci_low: float | None = None, ci_high: float | None = None,
+           p_value: float | None = None, **record: Any) -> dict:
+    """A benchmark's ``change``: ``ratio`` head/base with its interval ``ci_low``/``ci_high``,
+    ``p_value``, ``verdict`` (:data:`VERDICTS`), then ``record`` in the caller's order: the timing
+    pass's (:func:`runner.pipeline.entries.benchmark_entry` says each key), ``memory`` and
+    ``compile`` (:mod:`runner.measures`). Without an estimate (failed, removed) only the verdict."""
+    return {"ratio": ratio, "ci_low": ci_low, "ci_high": ci_high, "p_value": p_value, "verdict": verdict, **record}
+
+
+def update_change(entry: dict, **values: Any) -> dict:
+    """``entry`` with ``values`` set in its ``change`` (a key it has keeps its place, a new one
+    goes last); returns ``entry``."""
+    entry["change"] = {**change_of(entry), **values}
+    return entry
 
 
 #: Which way is better for a benchmark's values (``direction``): times and sizes are better smaller.
@@ -106,9 +124,10 @@ def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | No
     (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
     family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
     the report reads sweeps from them (:mod:`runner.report.sweeps`)."""
-    return BenchmarkResult(name, file, unit or "s", base, head, change, list(hints or []), profile,
-                           direction if direction != "smaller" else ABSENT, family or ABSENT,
-                           {str(k): str(v) for k, v in params.items()} if params else ABSENT).to_json()
+    return {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head, "change": change,
+            "hints": list(hints or []), "profile": profile,
+            **({"direction": direction} if direction != "smaller" else {}), **({"family": family} if family else {}),
+            **({"params": {str(k): str(v) for k, v in params.items()}} if params else {})}
 
 
 def direction_of(entry: dict) -> str:
@@ -118,12 +137,12 @@ def direction_of(entry: dict) -> str:
 
 def failed_file(file: str, error: str) -> dict:
     """The entry of a benchmark file that could not be imported or listed: ``failed`` on head."""
-    return benchmark(file, file, base=None, head=side(error=error), change=_no_change("failed"))
+    return benchmark(file, file, base=None, head=side(error=error), change=change("failed"))
 
 
 def removed(name: str, file: str | None) -> dict:
     """The entry of a benchmark that exists on base only."""
-    return benchmark(name, file, base=None, head=None, change=_no_change("removed"))
+    return benchmark(name, file, base=None, head=None, change=change("removed"))
 
 
 def measured(name: str, file: str | None, head: dict) -> dict:
@@ -202,10 +221,9 @@ def summarize(benchmarks: Iterable[dict]) -> dict:
     Benchmarks without a ``change`` (a single-revision ``perfgate run``) are not counted.
     """
     counts = {key: 0 for key in VERDICTS}
-    for bench in benchmarks:
-        change = bench.get("change")
-        if change and change.get("verdict") in counts:
-            counts[change["verdict"]] += 1
+    for verdict in map(verdict_of, benchmarks):
+        if verdict in counts:
+            counts[verdict] += 1
     return counts
 
 
@@ -230,10 +248,7 @@ def new_results(*, repository: str, base: dict | None, head: dict | None, enviro
               "environment": environment, "settings": settings, "benchmarks": benchmarks,
               "intent": intent or {"strategy": "unknown", "confidence": 0.0, "signals": []},
               "summary": summarize(benchmarks), **extra}  # ``extra`` may replace one (a test's created_at)
-    known = {f.name for f in fields(Results)}
-    doc = Results(**{k: v for k, v in values.items() if k in known},
-                  extra={k: v for k, v in values.items() if k not in known}, order=tuple(values))
-    return storable(doc.to_json())
+    return storable(values)
 
 
 def storable(value: Any) -> Any:

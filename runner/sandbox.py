@@ -38,9 +38,9 @@ in namespaces of its own:
 - GPUs stay reachable: the ``/dev/nvidia*``, ``/dev/dri`` and ``/dev/kfd`` nodes are bound into
   the sandbox's own ``/dev``.
 
-What leaves the sandbox is taken out by :func:`launder`: regular files only, copied into a
-folder the sandbox never saw (no symbolic links, no hard links, no devices), so nothing a later
-step reads or writes there can point outside it.
+What leaves the sandbox is taken out by :func:`runner.launder.launder`: regular files only,
+copied into a folder the sandbox never saw (no symbolic links, no hard links, no devices), so
+nothing a later step reads or writes there can point outside it.
 """
 
 from __future__ import annotations
@@ -53,8 +53,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
-
-from .launder import launder  # noqa: F401 - the Action calls sandbox.launder
 
 #: The operating system, read-only in every sandbox (those that exist on this machine).
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from . import results
+
 #: Sources the tracing pass cannot see (compiled into extensions or kernels): a change is a full run.
 NATIVE = ("*.cu", "*.cuh", "*.c", "*.cc", "*.cpp", "*.cxx", "*.h", "*.hh", "*.hpp", "*.hxx", "*.inl",
           "*.pyx", "*.pxd", "*.pxi", "*.f90", "*.rs", "*.metal", "*.mm", "*.ptx", "*.cl", "*.ispc", "*.so", "*.pyd")
@@ -239,7 +241,7 @@ def misses(skipped: Mapping[str, str], verdicts: Mapping[str, str]) -> dict[str,
         ``improvement``: the ``forced`` argument of :func:`select` until the map is rebuilt.
     """
     return {name: f"skipped for {pr} but measured {verdicts[name]} afterwards"
-            for name, pr in skipped.items() if verdicts.get(name) in ("regression", "improvement")}
+            for name, pr in skipped.items() if verdicts.get(name) in results.CHANGED}
 
 
 def record(plan: Plan, *, mode: str, map_sha: str | None, last: Mapping[str, dict] | None = None,

@@ -29,7 +29,7 @@ PACKAGES = ("runner", "bot", "action")
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
                  "runner.sandbox", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.formats", "runner.measures", "runner.selection",
-                 "runner.protocol", "runner.model")
+                 "runner.protocol")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -45,24 +45,25 @@ RUNNER_WINGS = {
 }
 
 #: What the App and the Action may take from the engine: the data model, its rendering, the
-#: configuration, the errors, the environment and sandbox of processes that run the target's code,
-#: and the JSON other benchmark tools print (history imports).
-RUNNER_FACE = ("runner.results", "runner.model", "runner.report", "runner.config", "runner.errors", "runner.child_env",
-               "runner.sandbox", "runner.formats", "runner.selection")
+#: configuration (and its values read from text), the errors, the environment and sandbox of
+#: processes that run the target's code (and the laundering of what leaves the sandbox), the JSON
+#: other benchmark tools print (history imports), and the one runner of git (the Action's).
+RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.config_values", "runner.errors",
+               "runner.child_env", "runner.sandbox", "runner.launder", "runner.formats", "runner.selection", "runner.git")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.model", "runner.protocol", "runner.config_values", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
+PURE = ("runner.results", "runner.protocol", "runner.config_values", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
         "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.events", "runner.profile.kernels", "runner.profile.operators", "runner.profile.devices",
         "runner.profile.hint_rule", "runner.profile.rules_device", "runner.profile.rules_host",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
-        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.select", "runner.pipeline.doctor",
+        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.doctor",
         "runner.pipeline.finding", "runner.pipeline.gpu_checks", "runner.pipeline.clock_plan",
         "runner.pipeline.schedule", "runner.pipeline.evidence", "runner.pipeline.bisect",
         "runner.scaffold.plan")
@@ -84,7 +85,7 @@ BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema", "bot.tls")
 #: The App's decisions: pure functions over plain data.
 BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.facts", "bot.app.handlers",
             "bot.app.actions",
-            "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.core", "bot.history.points", "bot.history.series", "bot.history.texts",
+            "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.points", "bot.history.series", "bot.history.texts",
             "bot.history.changepoints", "bot.history.chart", "bot.app.manifest",
             "bot.history.imports", "bot.app.regressions", "bot.app.notify")
 
@@ -396,6 +397,77 @@ def test_the_conventions_load_none_of_the_code_they_run():
             "print(sorted(m for m in ('torch', 'pytest', 'triton', 'asv_runner', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+#: What an import's comment says when it binds a name its module never uses on purpose: it runs the
+#: imported module for its effect (fills a registry, declares tables on a Base, loads a library once).
+IMPORTED_FOR_EFFECT = ("registers", "declares", "preloads")
+
+
+def _module_level_imports(node: ast.AST):
+    """The imports of a module outside its functions and classes (those bind the module's names)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child
+        elif not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            yield from _module_level_imports(child)
+
+
+def _re_exports(source: str) -> list[str]:
+    """``"line: what"`` for each re-export in a module's ``source``: a module-level import that binds
+    a name the module never uses, and any ``noqa: F401``, unless the import's comment says it
+    registers, declares or preloads. Such a name is there only for other modules to take from here:
+    a second address for a name whose home is elsewhere."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):  # "quoted" annotations
+            try:
+                used |= {n.id for n in ast.walk(ast.parse(node.value, mode="eval")) if isinstance(n, ast.Name)}
+            except (SyntaxError, ValueError):
+                pass
+
+    def comment(node: ast.stmt) -> str:
+        return " ".join(line.partition("#")[2] for line in lines[node.lineno - 1:node.end_lineno])
+
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.Import, ast.ImportFrom)) and "noqa: F401" in comment(node)
+                and not any(word in comment(node) for word in IMPORTED_FOR_EFFECT)):
+            found.append((node.lineno, "noqa: F401"))
+    for node in _module_level_imports(tree):
+        if (isinstance(node, ast.ImportFrom) and node.module == "__future__"
+                or any(word in comment(node) for word in IMPORTED_FOR_EFFECT)):
+            continue
+        found += [(node.lineno, bound) for alias in node.names
+                  if (bound := (alias.asname or alias.name).split(".")[0]) not in used]
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def test_no_module_re_exports_another_modules_names():
+    """One address per name: outside a package's ``__init__``, a module imports only the names it
+    uses; its importers take a name from the name's home, never through a module that imported it
+    (no facade, no "imported from here too")."""
+    assert [f"{name}:{where}" for name, path in sorted(SOURCES.items()) if path.name != "__init__.py"
+            for where in _re_exports(path.read_text("utf-8"))] == []
+
+
+def test_the_re_export_finder_finds_re_exports():
+    source = ("from __future__ import annotations\n"
+              "from a import b, c  # noqa: F401 - imported from here too\n"
+              "from d import e\n"
+              "import f.g\n"
+              "from h import i  # noqa: F401 - registers the rules\n"
+              "if e:\n"
+              "    from j import k\n"
+              "def m() -> 'c':\n"
+              "    import n  # noqa: F401\n"
+              "    import o  # noqa: F401 - preloads o for the children\n"
+              "    return f.g(e)\n")
+    assert _re_exports(source) == ["2: b", "2: noqa: F401", "7: k", "9: noqa: F401"]
 
 
 def _ancestors(module: str) -> list[str]:

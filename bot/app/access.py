@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from ..history.core import is_repository_name
+from ..history.points import is_repository_name
 
 
 def may_read(mode: str, private: bool | None, user_can_read: bool | None = None) -> bool:

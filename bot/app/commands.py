@@ -30,6 +30,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from runner.config_values import is_fraction, read_fraction
 from runner.report.escape import md_code, plain
 
 PREFIX = "/perf"
@@ -119,10 +120,10 @@ def _int(name: str, text: str) -> int:
 
 def _fraction(name: str, text: str) -> float:
     try:
-        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+        value = read_fraction(text)
     except ValueError:
         raise CommandError(f"`--{name}` needs a number, got {echo(text)}") from None
-    if not 0 < value < 1:
+    if not is_fraction(value, zero=False):
         raise CommandError(f"`--{name}` is a fraction of the base time between 0 and 1 (e.g. 0.02 or 2%), "
                            f"got {echo(text)}")
     return value

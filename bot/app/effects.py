@@ -15,14 +15,16 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable
 
+from ..history import reads as history_reads
 from ..history import store as history_store
-from ..history.core import parse_time
+from ..history.points import parse_time
 from . import conclude, runs, tracking
 from . import store as app_store
 from .actions import (AcceptRegression, Action, CancelRun, CancelWorkflowRun, DeleteComment, Ingest, MarkInProgress,
                       React, RecordMerge, RememberCommand, RememberRefusal, Reply, ReplyHistory, SaveInstallation,
                       SavePull, StartRun, UpdateCheckRun, UpdateRun, UpsertComment)
-from .gateway import GitHubError, InstallationClient
+from .gateway import InstallationClient
+from .github_errors import GitHubError
 from .shell import STEP, Runtime, log, resuming
 
 
@@ -113,7 +115,7 @@ def _react(rt: Runtime, client: InstallationClient, a: React) -> None:
 
 def _reply_history(rt: Runtime, client: InstallationClient, a: ReplyHistory) -> None:
     with rt.db.session() as session:
-        body = history_store.history_reply_markdown(session, a.repository, a.benchmark, rt.settings.public_url)
+        body = history_reads.history_reply_markdown(session, a.repository, a.benchmark, rt.settings.public_url)
     post_reply(client, a.repository, a.pr_number, body)
 
 
@@ -139,7 +141,7 @@ def _accept(rt: Runtime, client: InstallationClient, a: AcceptRegression) -> lis
     with rt.db.session() as session, session.begin():
         # A resumed step may have stored its accepts before it stopped: never twice.
         known = {(x["pr_number"], x["sha"], x["benchmark"], x["user"], x["reason"])
-                 for x in history_store.accepts_of(session, a.repository)} if resuming() else set()
+                 for x in history_reads.accepts_of(session, a.repository)} if resuming() else set()
         for benchmark in a.benchmarks:
             if (a.pr_number, a.sha, benchmark, a.user, a.reason) not in known:  # resume mechanics
                 history_store.record_accept(session, a.repository, user=a.user, pr_number=a.pr_number, sha=a.sha,

@@ -29,7 +29,7 @@ from .actions import Action, decode, encode
 from .effects import execute
 from .events import Event
 from .facts import lease_name
-from .gateway import GitHubError
+from .github_errors import GitHubError
 from .lease import lease
 from .shell import RETRIES, STEP, Runtime, Step, log
 

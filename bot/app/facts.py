@@ -16,7 +16,7 @@ from runner.config import from_texts as config_from_texts
 from runner.errors import ConfigError
 from runner.results import verdict_of
 
-from ..history.core import parse_time
+from ..history.points import parse_time
 
 #: Permissions (``get_collaborator_permission``) allowed to command perfgate. GitHub folds
 #: maintain into write and triage into read; both spellings are accepted here.
@@ -24,7 +24,10 @@ WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 
 
 #: The statuses of a run still waiting for its results; :data:`ENDED_STATES`: those of a run that
-#: ended (reaching one sets the run's ``completed_at``).
+#: ended (reaching one sets the run's ``completed_at``). A run is ``queued`` (created, dispatched or
+#: about to be), ``in_progress``, ``completed`` (results ingested, or the workflow failed),
+#: ``cancelled`` (superseded, unlabeled, closed or /perf cancel) or ``timed_out`` (never reported
+#: back within the configured time).
 ACTIVE_STATES = ("queued", "in_progress")
 ENDED_STATES = ("completed", "cancelled", "timed_out")
 
@@ -138,12 +141,12 @@ class Conclusion:
     ``run``: the run; ``group``: the runs of its request (one per runner group; ``(run,)``
     without groups), in the order they were stored; ``documents``: the stored results.json of
     each of them that has results (by key); ``accepts``: the repository's accepts
-    (``bot.history.store.accepts_of``; which of them cover the run is the core's decision,
+    (``bot.history.reads.accepts_of``; which of them cover the run is the core's decision,
     :func:`bot.app.conclude.covering`); ``notes``: each document's regression-history notes (by
     key); ``config``: the target's configuration from its default branch; ``config_problem``:
     why the defaults stand in for it (None: read as written); for a history result
     (``FactRequest.history_series``) the series of its environment that it touched
-    (``bot.history.core.Series``) and the repository's tracked regressions; for a bisect
+    (``bot.history.series.Series``) and the repository's tracked regressions; for a bisect
     (``FactRequest.bisect_of``) the regression it bisects (None: none follows it).
     """
 

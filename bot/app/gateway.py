@@ -22,11 +22,11 @@ import io
 from typing import Any, Iterator
 
 from runner.config import CONFIG_FILES
-from runner.report import MARKER
+from runner.report.render import is_sticky, written_by
 
 from .facts import PullInfo, pull_from_payload
-from .github_errors import (TESTING_CLIENT_OPTIONS, Artifact, ArtifactTooLarge, CheckRunState, Dispatched,  # noqa: F401 - the
-                            GitHubError, idempotent_retry, redact)                          # gateway's names
+from .github_errors import (Artifact, ArtifactTooLarge, CheckRunState, Dispatched, GitHubError, idempotent_retry,
+                            redact)
 from .github_errors import wrap as _wrap
 
 
@@ -215,13 +215,14 @@ class InstallationClient:
             return int(issue.create_comment(body).id)
         return _wrap(f"write the perfgate comment on #{number}", run)
 
-    def _ours(self, issue: Any, mark: str = MARKER, *, start: bool = True) -> Iterator[Any]:
-        """This App's comments on ``issue`` whose body starts with (``start``) or contains ``mark``."""
+    def _ours(self, issue: Any, mark: str | None = None) -> Iterator[Any]:
+        """This App's sticky comments on ``issue`` (:func:`runner.report.render.is_sticky`), or with
+        ``mark`` its comments whose body contains it."""
         login = self._gateway.bot_login
         for comment in issue.get_comments():
-            user, body = comment.user, comment.body or ""
-            if (body.startswith(mark) if start else mark in body) and user is not None and (
-                    user.login == login or (login is None and user.type == "Bot")):
+            user, body = comment.user, comment.body
+            who = (None, login) if user is None else (user.login, login, user.type if login is None else None)
+            if (mark in (body or "") and written_by(*who)) if mark is not None else is_sticky(body, *who):
                 yield comment
 
     def stickies(self, repo: str, number: int) -> list[int]:
@@ -247,7 +248,7 @@ class InstallationClient:
         """The id of this App's comment on #``number`` whose body contains ``mark``, or None: how
         a resumed job learns that its reply was posted before it stopped."""
         def run() -> int | None:
-            found = next(self._ours(self._repo(repo).get_issue(number), mark, start=False), None)
+            found = next(self._ours(self._repo(repo).get_issue(number), mark), None)
             return int(found.id) if found is not None else None
         return _wrap(f"look for a reply on #{number}", run)
 

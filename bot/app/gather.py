@@ -11,15 +11,16 @@ from typing import Any
 
 from runner.config import Config
 
-from ..history import core as history_core
-from ..history import store as history_store
+from ..history import reads as history_reads
+from ..history.points import fingerprint_of
 from ..history.tables import Result
 from . import facts as rules
 from . import regressions
 from . import store as app_store
 from .events import Event
 from .facts import Conclusion, FactRequest, Facts, RunInfo
-from .gateway import GitHubError, InstallationClient
+from .gateway import InstallationClient
+from .github_errors import GitHubError
 from .shell import Runtime, log
 
 
@@ -113,20 +114,20 @@ def _conclusion(rt: Runtime, session, request: FactRequest, config: Config | Non
         return None
     rows = app_store.runs_of_group(session, row.group_key) if row.group_key else [row]
     docs = {r.key: session.get(Result, r.result_id).document for r in rows if r.result_id is not None}
-    notes = {k: history_store.regression_history_notes(session, row.repository, doc, rt.settings.public_url)
+    notes = {k: history_reads.regression_history_notes(session, row.repository, doc, rt.settings.public_url)
              for k, doc in docs.items()}
     found: dict[str, Any] = {}
     if request.history_series:
         doc = docs.get(row.key) or {}
-        key = history_core.fingerprint_of(doc.get("environment") or {}).key
+        key = fingerprint_of(doc.get("environment") or {}).key
         names = sorted({str(b.get("name")) for b in doc.get("benchmarks") or []})
         found["series"] = tuple(regressions.of_environment(
-            history_store.load_series(session, row.repository, benchmarks=names), key))
+            history_reads.load_series(session, row.repository, benchmarks=names), key))
         found["tracked"] = tuple(app_store.regression_info(r) for r in app_store.regressions_of(session, row.repository))
     if request.bisect_of:
         found["regression"] = _regression(app_store.regression_of_bisect(session, row.key))
     return Conclusion(run=app_store.run_info(row), group=_infos(rows), documents=docs,
-                      accepts=tuple(history_store.accepts_of(session, row.repository)), notes=notes,
+                      accepts=tuple(history_reads.accepts_of(session, row.repository)), notes=notes,
                       config=config or Config(), config_problem=config_problem, **found)
 
 

@@ -25,7 +25,7 @@ from runner.errors import ResultsError, UserError
 from runner.report import view as report_view
 from runner.report.escape import md_code, plain
 
-from ..history import core as history
+from ..history.points import fingerprint_of, points_of
 from . import messages
 
 log = logging.getLogger("perfgate.bot")
@@ -214,8 +214,8 @@ def check_renders(doc: dict, details_url: str | None = None) -> None:
     for text in (comment_body(doc, details_url), check_summary(doc, details_url),
                  check_title(doc, conclusion(doc, 0.0)), report.render(doc, "html")):
         text.encode("utf-8")
-    history.points_of(doc)
-    history.fingerprint_of(doc.get("environment") or {}).as_dict()
+    points_of(doc)
+    fingerprint_of(doc.get("environment") or {}).as_dict()
 
 
 def as_history_run(doc: dict) -> dict:

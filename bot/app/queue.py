@@ -44,10 +44,9 @@ from huey.serializer import Serializer
 from runner.errors import UserError
 
 from ..db import SQLITE_BUSY_TIMEOUT, private_file
+from .shell import RETRIES, RETRY_DELAY, Busy
 
 log = logging.getLogger("perfgate.bot")
-
-from .shell import RETRIES, RETRY_DELAY, Busy  # noqa: F401 - RETRIES: the job's retry budget, named here too
 
 #: Seconds before a job that found its PR busy (``bot.app.shell.Busy``) runs again; it does
 #: not count as a retry.

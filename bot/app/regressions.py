@@ -16,7 +16,7 @@ retried job finds missing (a bisect never dispatched, a tracking issue never mad
 the same idempotent actions (``bot.app.effects``, ``bot.app.tracking``: runs by key, issues by
 their hidden mark, one message by ``notified_at``).
 
-It is over when ``bot.history.core.classify_alerts`` calls its change point ``fixed``, ``reverted``
+It is over when ``bot.history.series.classify_alerts`` calls its change point ``fixed``, ``reverted``
 or ``accepted``, or when the change point is no longer detected; or when a maintainer comments
 ``/perf accept`` in its tracking issue.
 """
@@ -28,7 +28,8 @@ from typing import Sequence
 from runner.report.escape import plain
 from runner.selection import misses
 
-from ..history.core import ChangePoint, Series, bench_url, classify_alerts
+from ..history.series import ChangePoint, Series, classify_alerts
+from ..history.texts import bench_url
 from . import messages
 from .actions import (Action, CommentOnCulprit, Notify, OpenRegression, RegressionSpec, RunSpec, SaveRegression,
                       StartRun, UpdateCheckRun, UpdateRun, UpsertTrackingIssue)
@@ -266,7 +267,7 @@ def named_pr(culprit: dict) -> int | None:
 
 
 def of_environment(series: Sequence, key: str) -> list:
-    """The series (``bot.history.core.Series``) of the environment whose fingerprint key is
+    """The series (``bot.history.series.Series``) of the environment whose fingerprint key is
     ``key``: those a result measured there touched."""
     return [s for s in series if s.fingerprint.get("key") == key]
 

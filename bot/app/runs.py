@@ -17,13 +17,16 @@ import dataclasses
 from runner.report.escape import md_text
 
 from ..db import utc_now
-from ..history import core as history_core
+from ..history import reads as history_reads
 from ..history import store as history_store
+from ..history.points import fingerprint_of
+from ..history.series import carry_forward
 from . import conclude, gather, ingest, messages, regressions, tracking
 from . import store as app_store
 from .actions import Action, Ingest, RunSpec, StartRun, dispatch_inputs
 from .facts import Conclusion, RunInfo
-from .gateway import GitHubError, InstallationClient
+from .gateway import InstallationClient
+from .github_errors import GitHubError
 from .shell import Runtime, last_try, log, resuming
 
 
@@ -132,8 +135,8 @@ def _selection_misses(session, repository: str) -> tuple[str, ...]:
     tracked = []
     for r in regressions.followed_culprits([app_store.regression_info(row)
                                             for row in app_store.regressions_of(session, repository)]):
-        pr = history_store.pull_request_of_commit(session, repository, r.culprit_sha)
-        doc = history_store.latest_pr_document(session, repository, pr) if pr is not None else None
+        pr = history_reads.pull_request_of_commit(session, repository, r.culprit_sha)
+        doc = history_reads.latest_pr_document(session, repository, pr) if pr is not None else None
         tracked.append((r.benchmark, r.status, pr, doc))
     return tuple(sorted(regressions.selection_misses(tracked)))
 
@@ -170,9 +173,9 @@ def ingest_results(rt: Runtime, client: InstallationClient, a: Ingest) -> list[A
     with rt.db.session() as session, session.begin():
         skipped = [s.get("name") for s in (doc.get("selection") or {}).get("skipped") or []]
         if skipped:  # a query that would find nothing: benchmarks the PR could not affect, carried forward
-            key = history_core.fingerprint_of(doc.get("environment") or {}).key
-            doc = history_core.carry_forward(doc, history_store.latest_main_points(session, info.repository,
-                                                                                   skipped, key))
+            key = fingerprint_of(doc.get("environment") or {}).key
+            doc = carry_forward(doc, history_reads.latest_main_points(session, info.repository,
+                                                                      skipped, key))
         outcome = history_store.add_result(session, doc, repository=info.repository, validated=True)  # by prepare
         info = app_store.run_info(app_store.update_run(session, info.key, result_id=outcome.result_id))
     return conclude_run(rt, client, info)

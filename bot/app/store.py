@@ -18,8 +18,8 @@ from ..history.tables import Repository
 from . import access
 from .actions import RegressionSpec, RunSpec
 from .events import Event
-from .facts import ENDED_STATES, RegressionInfo, RunInfo, head_seen_after
-from .tables import ACTIVE_STATES, AppPull, CommandSeen, Delivery, Installation, Lock, Refusal, Regression, Run
+from .facts import ACTIVE_STATES, ENDED_STATES, RegressionInfo, RunInfo, head_seen_after
+from .tables import AppPull, CommandSeen, Delivery, Installation, Lock, Refusal, Regression, Run
 
 
 # -- deliveries ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from . import conclude, messages, runs
 from . import store as app_store
 from .effects import carry_out
 from .facts import RunInfo, lease_name
-from .gateway import GitHubError
+from .github_errors import GitHubError
 from .lease import lease
 from .shell import Busy, Runtime, log
 

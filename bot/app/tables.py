@@ -32,12 +32,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from ..db import Base, utc_now
 
-#: The states of a run that has not ended. A run is ``queued`` (created, dispatched or about to
-#: be), ``in_progress``, ``completed`` (results ingested, or the workflow failed), ``cancelled``
-#: (superseded, unlabeled, closed or /perf cancel) or ``timed_out`` (never reported back within
-#: the configured time).
-ACTIVE_STATES = ("queued", "in_progress")
-
 
 class Installation(Base):
     __tablename__ = "app_installations"

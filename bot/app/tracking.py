@@ -21,13 +21,14 @@ from __future__ import annotations
 import logging
 
 from ..db import utc_now
-from ..history import store as history_store
+from ..history import reads as history_reads
 from . import messages, notify, outgoing, regressions
 from . import store as app_store
 from .actions import Action, CommentOnCulprit, Notify, OpenRegression, SaveRegression, UpsertTrackingIssue
 from .facts import RegressionInfo, RunInfo
 from .gather import config_of
-from .gateway import GitHubError, InstallationClient
+from .gateway import InstallationClient
+from .github_errors import GitHubError
 
 log = logging.getLogger("perfgate.bot")
 
@@ -41,7 +42,7 @@ def culprit_pr(rt, client: InstallationClient, repository: str, culprit: dict) -
         GitHubError: GitHub did not answer (transient).
     """
     with rt.db.session() as session:
-        number = history_store.pull_request_of_commit(session, repository, culprit["sha"])
+        number = history_reads.pull_request_of_commit(session, repository, culprit["sha"])
     if number is not None:
         return number
     try:

@@ -15,7 +15,8 @@ from typing import Sequence
 
 from runner.report.units import fmt_bytes, fmt_change, fmt_growth, fmt_time
 
-from .core import Point, Series, iso
+from .points import iso
+from .series import Point, Series
 
 WIDTH, HEIGHT = 960, 360
 MARGIN = {"left": 78, "right": 24, "top": 24, "bottom": 46}
@@ -24,7 +25,7 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
 _UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
 _BYTE_UNITS = (("GiB", 1024.0 ** 3), ("MiB", 1024.0 ** 2), ("KiB", 1024.0), ("B", 1.0))
 
-#: Per measure of a series (bot.history.core.MEASURES): the y axis's words, its units (largest
+#: Per measure of a series (bot.history.points.MEASURES): the y axis's words, its units (largest
 #: first), how a value and a change read.
 MEASURE_AXES = {
     "time": ("time per call", _UNITS, fmt_time, fmt_change),

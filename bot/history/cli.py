@@ -20,9 +20,12 @@ from runner.report.escape import term
 from runner.report.units import fmt_bytes, fmt_change, fmt_growth, fmt_time
 
 from .. import db as dbmod
-from . import core as history
 from . import imports
+from . import reads as history_reads
 from . import store as history_store
+from .points import is_repository_name, iso
+from .series import Series
+from .texts import series_json
 
 
 def documents_of(path: str | Path, repository: str | None, fmt: str = "auto") -> list[tuple[str, dict]]:
@@ -104,7 +107,7 @@ def _add_one(database, label: str, doc: dict, name: str, out: TextIO) -> None:
         if not outcome.created:
             print(f"already stored: {label} is result #{outcome.result_id} of {name}", file=out)
             return
-        series = [s for s in history_store.load_series(session, name)
+        series = [s for s in history_reads.load_series(session, name)
                   if (s.benchmark, s.fingerprint.get("key")) in set(outcome.series)]
     kind = "run" if outcome.kind == "run" else "compare"
     print(f"stored {label} ({kind}) as result #{outcome.result_id} of {name}: "
@@ -119,10 +122,10 @@ def _add_one(database, label: str, doc: dict, name: str, out: TextIO) -> None:
 
 def _pick_repository(session, requested: str | None, url: str) -> str:
     if requested:
-        if not history.is_repository_name(requested):
+        if not is_repository_name(requested):
             raise UserError(f"--repository {requested!r} is not of the form OWNER/NAME")
         return requested
-    names = history_store.list_repositories(session)
+    names = history_reads.list_repositories(session)
     if not names:
         raise UserError(f"no results stored yet in {dbmod.display_url(url)}; add one with: perfgate history add RESULTS.json")
     if len(names) > 1:
@@ -155,13 +158,13 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
         with database.session() as session:
             name = _pick_repository(session, getattr(args, "repository", None), database.url)
             measure = getattr(args, "measure", None) or "time"
-            series = _select(history_store.load_series(session, name, measure=measure), getattr(args, "bench", None))
+            series = _select(history_reads.load_series(session, name, measure=measure), getattr(args, "bench", None))
     finally:
         database.dispose()
     if args.bench and not series:
         raise UserError(f"no history for a benchmark {args.bench!r} in {name}")
     if getattr(args, "json", False):
-        print(json.dumps({"series": [history.series_json(s) for s in series]}, indent=1), file=out)
+        print(json.dumps({"series": [series_json(s) for s in series]}, indent=1), file=out)
         return 0
     if not series:
         print(f"{name}: no default-branch history yet (store `perfgate run` results with `perfgate history add`)",
@@ -172,7 +175,7 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
     return 0
 
 
-def render_series_text(series: history.Series, last: int = 10) -> str:
+def render_series_text(series: Series, last: int = 10) -> str:
     """A series as plain text: header, the ``last`` points, the change points (times, or sizes
     for a memory series)."""
     fmt = fmt_bytes if series.measure == "memory" else fmt_time
@@ -187,7 +190,7 @@ def render_series_text(series: history.Series, last: int = 10) -> str:
         mark = "  <- change point" if i in cut else ""
         ci = (f"  [{fmt(p.ci_low)}, {fmt(p.ci_high)}]"
               if p.ci_low is not None and p.ci_high is not None else "")
-        lines.append(f"  {history.iso(p.time)}  {(p.sha or '?')[:12]:12}  {fmt(p.value):>10}{ci}{mark}")
+        lines.append(f"  {iso(p.time)}  {(p.sha or '?')[:12]:12}  {fmt(p.value):>10}{ci}{mark}")
     if series.change_points:
         lines.append("  change points:")
         for c in series.change_points:

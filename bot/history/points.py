@@ -1,5 +1,5 @@
 """Regression history's points (pure): a result's environment fingerprint and the points each of
-its benchmarks gives, one per measure (:mod:`bot.history.core` names the terms)."""
+its benchmarks gives, one per measure (:mod:`bot.history` names the terms)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 notes and replies built from them (:mod:`bot.history.store` writes; its docstring has the terms).
 
 Every function takes an open SQLAlchemy ``Session`` and reads one measure (``time`` unless told,
-``bot.history.core.MEASURES``).
+``bot.history.points.MEASURES``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from sqlalchemy.orm import Session, joinedload
 
 from runner import results as results_schema
 
-from . import core as history
+from .points import Fingerprint, fingerprint_of
+from .series import ChangePoint, Point, Series, prs_merged_between
+from .texts import history_table_markdown, regression_note, series_named
 from .tables import Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result
 
 
@@ -39,17 +41,17 @@ def _pr_dicts(session: Session, repository_id: int) -> list[dict]:
             for p in session.scalars(select(PullRequest).where(PullRequest.repository_id == repository_id))]
 
 
-def _point(row: BenchmarkPoint, pr_urls: dict[int, str | None]) -> history.Point:
-    return history.Point(sha=row.sha, time=row.measured_at, value=row.value, ci_low=row.ci_low,
-                         ci_high=row.ci_high, kind=row.kind, pr_number=row.pr_number,
-                         pr_url=pr_urls.get(row.pr_number) if row.pr_number else None,
-                         fingerprint=row.environment.key, ratio=row.ratio, verdict=row.verdict,
-                         run_url=row.result.run_url, benchmark=row.benchmark, measure=row.measure)
+def _point(row: BenchmarkPoint, pr_urls: dict[int, str | None]) -> Point:
+    return Point(sha=row.sha, time=row.measured_at, value=row.value, ci_low=row.ci_low,
+                 ci_high=row.ci_high, kind=row.kind, pr_number=row.pr_number,
+                 pr_url=pr_urls.get(row.pr_number) if row.pr_number else None,
+                 fingerprint=row.environment.key, ratio=row.ratio, verdict=row.verdict,
+                 run_url=row.result.run_url, benchmark=row.benchmark, measure=row.measure)
 
 
 def _fingerprint_dict(env: Environment) -> dict:
-    fp = history.Fingerprint(gpu=env.gpu, driver=env.driver, cuda=env.cuda, torch=env.torch,
-                             runner_label=env.runner_label)
+    fp = Fingerprint(gpu=env.gpu, driver=env.driver, cuda=env.cuda, torch=env.torch,
+                     runner_label=env.runner_label)
     return {**fp.as_dict(), "key": env.key}
 
 
@@ -67,7 +69,7 @@ def _names(benchmark: str | None, benchmarks: Sequence[str] | None) -> Sequence[
 
 
 def load_series(session: Session, repository: str, benchmark: str | None = None, *,
-                benchmarks: Sequence[str] | None = None, measure: str = "time") -> list[history.Series]:
+                benchmarks: Sequence[str] | None = None, measure: str = "time") -> list[Series]:
     """Every series of ``measure`` of ``repository`` (or of one ``benchmark``, or of the names in
     ``benchmarks``), with change points and their PRs.
 
@@ -87,26 +89,26 @@ def load_series(session: Session, repository: str, benchmark: str | None = None,
     cps = _change_points(session, repo.id, names, prs, measure)
     out = []
     for (bench, env_id), series_rows in grouped.items():
-        out.append(history.Series(benchmark=bench, fingerprint=_fingerprint_dict(series_rows[0].environment),
-                                  points=[_point(r, pr_urls) for r in series_rows],
-                                  change_points=cps.get((bench, env_id), []), measure=measure))
+        out.append(Series(benchmark=bench, fingerprint=_fingerprint_dict(series_rows[0].environment),
+                          points=[_point(r, pr_urls) for r in series_rows],
+                          change_points=cps.get((bench, env_id), []), measure=measure))
     out.sort(key=lambda s: (s.benchmark, s.points[0].time))
     return out
 
 
 def _change_points(session: Session, repository_id: int, benchmarks: Sequence[str] | None,
-                   prs: list[dict], measure: str = "time") -> dict[tuple[str, int], list[history.ChangePoint]]:
+                   prs: list[dict], measure: str = "time") -> dict[tuple[str, int], list[ChangePoint]]:
     """The cached change points of ``measure`` by (benchmark, environment id), oldest first, with their PRs."""
     query = select(ChangePointRow).where(ChangePointRow.repository_id == repository_id,
                                          ChangePointRow.measure == measure)
     if benchmarks is not None:
         query = query.where(ChangePointRow.benchmark.in_(list(benchmarks)))
-    out: dict[tuple[str, int], list[history.ChangePoint]] = {}
+    out: dict[tuple[str, int], list[ChangePoint]] = {}
     for c in session.scalars(query.order_by(ChangePointRow.position)):
-        out.setdefault((c.benchmark, c.environment_id), []).append(history.ChangePoint(
+        out.setdefault((c.benchmark, c.environment_id), []).append(ChangePoint(
             index=c.position, sha=c.sha, prev_sha=c.prev_sha, before=c.before, after=c.after, ratio=c.ratio,
             p_value=c.p_value, time=c.measured_at, prev_time=c.prev_measured_at,
-            prs=tuple(history.prs_merged_between(prs, c.prev_sha, c.sha, c.prev_measured_at, c.measured_at))))
+            prs=tuple(prs_merged_between(prs, c.prev_sha, c.sha, c.prev_measured_at, c.measured_at))))
     return out
 
 
@@ -126,7 +128,7 @@ def _newest_ids(repository_id: int, benchmarks: Sequence[str], *, main: bool):
 
 
 def latest_of_series(session: Session, repository: str,
-                     benchmarks: Sequence[str]) -> tuple[list[history.Series], dict[tuple[str, str], int]]:
+                     benchmarks: Sequence[str]) -> tuple[list[Series], dict[tuple[str, str], int]]:
     """The series of the named benchmarks, each holding only its newest point (and its change
     points), and how many points each has, by (benchmark, fingerprint key): a row of the
     repository page read in SQL, however long the series. Sorted as :func:`load_series`."""
@@ -142,23 +144,23 @@ def latest_of_series(session: Session, repository: str,
     series, counts = [], {}
     for row, points in rows:
         fingerprint = _fingerprint_dict(row.environment)
-        series.append(history.Series(benchmark=row.benchmark, fingerprint=fingerprint,
-                                     points=[_point(row, pr_urls)],
-                                     change_points=cps.get((row.benchmark, row.environment_id), [])))
+        series.append(Series(benchmark=row.benchmark, fingerprint=fingerprint,
+                             points=[_point(row, pr_urls)],
+                             change_points=cps.get((row.benchmark, row.environment_id), [])))
         counts[(row.benchmark, fingerprint["key"])] = points
     series.sort(key=lambda s: (s.benchmark, s.points[0].time))
     return series, counts
 
 
 def latest_main_points(session: Session, repository: str, benchmarks: Sequence[str],
-                       fingerprint_key: str) -> dict[str, history.Point]:
+                       fingerprint_key: str) -> dict[str, Point]:
     """``{benchmark: its newest default-branch time point}`` in the environment ``fingerprint_key``
-    (what a benchmark a PR's compare skipped carries forward, :func:`core.carry_forward`)."""
+    (what a benchmark a PR's compare skipped carries forward, :func:`.series.carry_forward`)."""
     series, _ = latest_of_series(session, repository, list(benchmarks))
     return {s.benchmark: s.points[0] for s in series if s.fingerprint.get("key") == fingerprint_key and s.points}
 
 
-def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str]) -> list[history.Point]:
+def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str]) -> list[Point]:
     """The newest PR point of each named benchmark (one query, however many PRs), oldest first."""
     repo = get_repository(session, repository)
     if repo is None or not benchmarks:
@@ -170,7 +172,7 @@ def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str
     return [_point(r, pr_urls) for r in rows]
 
 
-def load_change_points(session: Session, repository: str) -> list[history.Series]:
+def load_change_points(session: Session, repository: str) -> list[Series]:
     """Every series of ``repository`` with its change points but without its points (``points``
     empty): what alerts and the recent change points need, read from the cached change points
     only, however long the series are. Sorted by benchmark name, then fingerprint key."""
@@ -180,8 +182,8 @@ def load_change_points(session: Session, repository: str) -> list[history.Series
     cps = _change_points(session, repo.id, None, _pr_dicts(session, repo.id))
     envs = {e.id: e for e in session.scalars(select(Environment).where(
         Environment.id.in_({env_id for _, env_id in cps})))} if cps else {}
-    out = [history.Series(benchmark=bench, fingerprint=_fingerprint_dict(envs[env_id]), points=[],
-                          change_points=points) for (bench, env_id), points in cps.items()]
+    out = [Series(benchmark=bench, fingerprint=_fingerprint_dict(envs[env_id]), points=[],
+                  change_points=points) for (bench, env_id), points in cps.items()]
     out.sort(key=lambda s: (s.benchmark, s.fingerprint.get("key") or ""))
     return out
 
@@ -200,7 +202,7 @@ def benchmark_names(session: Session, repository: str, *, offset: int = 0, limit
 
 def load_side_points(session: Session, repository: str, benchmark: str | None = None,
                      limit: int | None = None, *, offset: int = 0,
-                     benchmarks: Sequence[str] | None = None, measure: str = "time") -> list[history.Point]:
+                     benchmarks: Sequence[str] | None = None, measure: str = "time") -> list[Point]:
     """PR and compare points of ``measure`` (not part of any series), oldest first; the newest
     ``limit`` after skipping the newest ``offset`` (one page, read in SQL)."""
     repo = get_repository(session, repository)
@@ -262,7 +264,7 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
     Returns ``[{benchmark, url, ratio, within_noise, noise, pairs}]`` (``within_noise`` None
     when the history is too short or absent).
     """
-    key = history.fingerprint_of(doc.get("environment") or {}).key
+    key = fingerprint_of(doc.get("environment") or {}).key
     notes = []
     for bench in doc.get("benchmarks") or []:
         change = results_schema.change_of(bench)
@@ -270,14 +272,14 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
             continue
         series = next((s for s in load_series(session, repository, bench["name"])
                        if s.fingerprint.get("key") == key), None)
-        notes.append(history.regression_note(repository, bench["name"], change.get("ratio"), series, public_url))
+        notes.append(regression_note(repository, bench["name"], change.get("ratio"), series, public_url))
     return notes
 
 
 def history_reply_markdown(session: Session, repository: str, benchmark: str | None,
                            public_url: str | None) -> str:
-    """The App's reply to ``/perf history [BENCH]``: ``bot.history.core.history_table_markdown``
+    """The App's reply to ``/perf history [BENCH]``: ``bot.history.texts.history_table_markdown``
     over the series of ``BENCH`` (exact name, else names containing it; all when None)."""
-    series = history.series_named(load_series(session, repository), benchmark)
-    return history.history_table_markdown(series, repository=repository, public_url=public_url,
-                                          benchmark=benchmark)
+    series = series_named(load_series(session, repository), benchmark)
+    return history_table_markdown(series, repository=repository, public_url=public_url,
+                                  benchmark=benchmark)

@@ -1,6 +1,6 @@
 """Regression history's series (pure): a fingerprint's ``main`` points in measurement order,
 their change points, the run-to-run noise, the alerts and how they ended
-(:mod:`bot.history.core` names the terms)."""
+(:mod:`bot.history` names the terms)."""
 
 from __future__ import annotations
 

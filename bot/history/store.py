@@ -1,12 +1,12 @@
 """Regression history, the storage shell: results in, series and change points out (this module
-writes; :mod:`bot.history.reads` reads, and its names are importable from here too).
+writes; :mod:`bot.history.reads` reads).
 
 Every function takes an open SQLAlchemy ``Session`` and leaves committing to the caller
 (``with db.session() as s, s.begin(): ...``). Decisions are made by the pure modules
-``bot.history.core`` and ``bot.history.changepoints``; this module only reads and writes rows.
+``bot.history.points``, ``series`` and ``changepoints``; this module only reads and writes rows.
 
 Every function that reads series or points reads one measure (``time`` unless told,
-``bot.history.core.MEASURES``): the pages, alerts and notes of the time series are as they were
+``bot.history.points.MEASURES``): the pages, alerts and notes of the time series are as they were
 before memory was measured.
 
 Incremental change points: storing a result touches only the series of its ``main``
@@ -31,25 +31,13 @@ from runner.errors import UserError
 
 from ..db import insert_missing
 from . import changepoints
-from . import core as history
-from .reads import (  # noqa: F401 - the reading half, imported from here too
-    get_repository, visibility, list_repositories, load_series, latest_of_series, latest_main_points,
-    latest_pr_points, load_change_points, benchmark_names, load_side_points, pull_request_of_commit,
-    latest_pr_document, accepts_of, result_count, regression_history_notes, history_reply_markdown)
+from .points import Fingerprint, fingerprint_of, is_repository_name, parse_time, points_of, pull_request_of, result_kind
+from .reads import get_repository
 from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
                      Result, utc_now)
 
 
 # --------------------------------------------------------------------------- writing
-
-def set_visibility(session: Session, full_name: str, private: bool) -> None:
-    """Set GitHub's ``private`` flag of ``owner/name`` as given (the row is created when
-    missing), without evidence of when: for an operator's or a test's own knowledge. The App
-    records what its deliveries say through ``bot.app.store.record_visibility``, which moves it
-    only on newer evidence."""
-    get_or_create_repository(session, full_name).private = private
-    session.flush()
-
 
 def get_or_create_repository(session: Session, full_name: str) -> Repository:
     """The ``repositories`` row of ``owner/name``, created when missing (``INSERT … ON
@@ -58,7 +46,7 @@ def get_or_create_repository(session: Session, full_name: str) -> Repository:
     Raises:
         UserError: ``full_name`` is not ``owner/name``.
     """
-    if not history.is_repository_name(full_name):
+    if not is_repository_name(full_name):
         raise UserError(f"{full_name!r} is not a repository name of the form OWNER/NAME")
     repo = get_repository(session, full_name)
     if repo is None:  # two jobs may create it at once: insert-or-nothing, then read (review N10)
@@ -89,7 +77,7 @@ def record_pull_request(session: Session, repository: Repository, number: int, *
     return pr
 
 
-def _environment(session: Session, fp: history.Fingerprint) -> Environment:
+def _environment(session: Session, fp: Fingerprint) -> Environment:
     env = session.scalar(select(Environment).where(Environment.key == fp.key))
     if env is None:  # results of two PRs on a new runner may arrive at once
         insert_missing(session, Environment, {"key": fp.key, "gpu": fp.gpu, "driver": fp.driver, "cuda": fp.cuda,
@@ -110,7 +98,7 @@ def resolve_repository_name(doc: dict, repository: str | None) -> str:
         UserError: neither is of the form OWNER/NAME (a local compare stores a path).
     """
     name = repository or doc.get("repository") or ""
-    if not history.is_repository_name(name):
+    if not is_repository_name(name):
         if repository:
             raise UserError(f"--repository {repository!r} is not of the form OWNER/NAME")
         raise UserError(f"the result's repository {name!r} is not OWNER/NAME; pass --repository OWNER/NAME")
@@ -133,7 +121,7 @@ class AddOutcome:
     change_points: int = 0
 
     def updated(self) -> list[tuple[str, list[tuple[str, str]]]]:
-        """``[(measure, series updated)]`` for every measure (``bot.history.core.MEASURES``)."""
+        """``[(measure, series updated)]`` for every measure (``bot.history.points.MEASURES``)."""
         return [("time", self.series), ("memory", self.memory_series), ("compile", self.compile_series)]
 
 
@@ -159,21 +147,21 @@ def add_result(session: Session, doc: dict, repository: str | None = None, *, va
     digest = content_sha256(doc)
     existing = session.scalar(select(Result).where(Result.repository_id == repo.id,
                                                    Result.content_sha256 == digest))
-    kind = history.result_kind(doc)
+    kind = result_kind(doc)
     if existing is not None:
         return AddOutcome(result_id=existing.id, repository=name, created=False, kind=kind)
 
-    fp = history.fingerprint_of(doc.get("environment") or {})
+    fp = fingerprint_of(doc.get("environment") or {})
     env = _environment(session, fp)
     head, base = doc.get("head") or {}, doc.get("base") or {}
-    pr_doc = history.pull_request_of(doc)
+    pr_doc = pull_request_of(doc)
     pr = None
     if pr_doc:
         pr = record_pull_request(session, repo, pr_doc["number"], url=pr_doc.get("url"),
                                  title=pr_doc.get("title"), head_sha=head.get("sha"),
                                  merge_sha=pr_doc.get("merge_commit_sha"),
-                                 merged_at=history.parse_time(pr_doc.get("merged_at")))
-    measured_at = history.parse_time(doc.get("created_at")) or utc_now()
+                                 merged_at=parse_time(pr_doc.get("merged_at")))
+    measured_at = parse_time(doc.get("created_at")) or utc_now()
     result = Result(repository_id=repo.id, pull_request_id=pr.id if pr else None, environment_id=env.id,
                     kind=kind, head_sha=head.get("sha"), head_ref=head.get("ref"), base_sha=base.get("sha"),
                     base_ref=base.get("ref"), run_url=doc.get("run_url"), measured_at=measured_at,
@@ -183,7 +171,7 @@ def add_result(session: Session, doc: dict, repository: str | None = None, *, va
 
     outcome = AddOutcome(result_id=result.id, repository=name, created=True, kind=kind)
     seen: set[tuple[str, str]] = set()
-    for rec in history.points_of(doc):
+    for rec in points_of(doc):
         if (rec.benchmark, rec.measure) in seen:  # one point per benchmark, measure and result
             continue
         seen.add((rec.benchmark, rec.measure))

@@ -5,7 +5,7 @@
 - ``pull_requests``: what is known of a PR (number, URL, title, head/merge SHA, merge time).
   The App keeps its own per-PR state in ``app_pulls`` (``bot.app.tables``).
 - ``environments``: one row per environment fingerprint (GPU model, driver, CUDA, torch,
-  runner label; ``bot.history.core.Fingerprint``), so series can be labelled.
+  runner label; ``bot.history.points.Fingerprint``), so series can be labelled.
 - ``results``: every stored results.json document, verbatim, linked to its PR when there is
   one. The bot re-renders only from ``document``.
 - ``benchmark_points``: one measured value per (result, benchmark, measure): ``time`` (median
@@ -65,7 +65,7 @@ class PullRequest(Base):
 
 
 class Environment(Base):
-    """One environment fingerprint; ``key`` is ``bot.history.core.Fingerprint.key``."""
+    """One environment fingerprint; ``key`` is ``bot.history.points.Fingerprint.key``."""
 
     __tablename__ = "environments"
 
@@ -111,7 +111,7 @@ class BenchmarkPoint(Base):
 
     ``kind``: ``main`` (a single-revision run: the history series), ``pr`` (a PR head) or
     ``compare`` (a compare head without a PR). ``measure``: ``time`` (values are seconds per
-    call) or ``memory`` (peak bytes, ``bot.history.core.MEASURES``).
+    call) or ``memory`` (peak bytes, ``bot.history.points.MEASURES``).
     """
 
     __tablename__ = "benchmark_points"

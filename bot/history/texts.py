@@ -1,5 +1,5 @@
 """Regression history shown (pure): a series as JSON, the ``/perf history`` table, a
-repository's overview (:mod:`bot.history.core` names the terms)."""
+repository's overview (:mod:`bot.history` names the terms)."""
 
 from __future__ import annotations
 

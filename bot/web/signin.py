@@ -59,16 +59,16 @@ def _db():
 
 
 def _client_options() -> dict | None:
-    from ..app.gateway import TESTING_CLIENT_OPTIONS
+    from ..app.github_errors import TESTING_CLIENT_OPTIONS
 
     return TESTING_CLIENT_OPTIONS if current_app.config.get("TESTING") else None
 
 
 def _private(repository: str) -> bool | None:
-    from ..history import store as history_store
+    from ..history import reads as history_reads
 
     with _db().session() as s:
-        return history_store.visibility(s, repository)
+        return history_reads.visibility(s, repository)
 
 
 def _current() -> dict | None:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from .. import config as config_mod
 from .. import results as results_mod
-from ..errors import UserError
+from ..errors import EXIT_REGRESSION, UserError
 from ..report.escape import term
 from ..report import print_table, render
+from ..report.render import write_reports
 
 
 class RichProgress:
@@ -74,12 +75,6 @@ def overrides_from_args(args) -> dict:
     }
 
 
-def write_reports(doc: dict, out: Path) -> None:
-    """``report.md`` and ``report.html`` beside ``results.json``."""
-    (out / "report.md").write_text(render(doc, "md"), "utf-8")
-    (out / "report.html").write_text(render(doc, "html"), "utf-8")
-
-
 def compare_and_show(req, *, quiet: bool = False, reports: bool = True) -> dict:
     """Run one compare (:func:`runner.pipeline.compare.compare`) with a progress bar, write its
     reports beside ``results.json`` (unless not ``reports``) and print the table; returns the
@@ -122,7 +117,7 @@ def main_compare(args) -> int:
         if tripped:
             what = f"regression beyond {fail_threshold:.0%}" + (" or memory regression" if on_memory else "")
             print(f"perfgate: {what} in: {term(', '.join(tripped), markup=False)}", file=sys.stderr)
-            return 1
+            return EXIT_REGRESSION
     return 0
 
 
@@ -134,7 +129,7 @@ def main_run(args) -> int:
         doc = run_single(args.repo, args.rev, out, benchmarks=args.benchmarks, filter=args.filter,
                          overrides=overrides_from_args(args), progress=progress, config_file=args.config,
                          code_map=getattr(args, "code_map", True))
-    (out / "report.md").write_text(render(doc, "md"), "utf-8")
+    write_reports(doc, out, ("md",))
     from rich.console import Console
 
     print_table(doc, Console())

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..pipeline.doctor import Finding, run_checks, summarize
+from ..pipeline.doctor import run_checks
+from ..pipeline.finding import Finding, summarize
 from ..pipeline.machine_facts import gather
 
 

@@ -21,17 +21,17 @@ import sys
 import traceback
 
 from .. import __version__
-from ..errors import UserError
-
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+from ..config import DEVICES
+from ..config_values import is_fraction, read_fraction
+from ..errors import EXIT_INTERNAL, EXIT_USAGE, UserError
 
 
 def _fraction(text: str) -> float:
     try:
-        value = float(text)
+        value = read_fraction(text, percent=False)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value < 1:
+    if not is_fraction(value):
         raise argparse.ArgumentTypeError(f"{text!r} must be a fraction in [0, 1), e.g. 0.02 for 2 %")
     return value
 
@@ -69,7 +69,7 @@ def _add_measure_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repo", default=".", help="the target git repository (default: .)")
     p.add_argument("--benchmarks", metavar="DIR", help="benchmark directory (default: from the config, else benchmarks/)")
     p.add_argument("--filter", metavar="PATTERN", help="glob or substring of benchmark names")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where benchmarks run (default: config, else auto)")
+    p.add_argument("--device", choices=DEVICES, help="where benchmarks run (default: config, else auto)")
     p.add_argument("--max-time", type=_positive_float, metavar="SECONDS", help="time budget of the timing pass")
     p.add_argument("--min-rounds", type=_positive_int, metavar="N", help="rounds before the first look")
     p.add_argument("--min-sample-time", type=_positive_float, metavar="SECONDS",
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="glob or substring of the benchmarks to look at (the clearest regression among them is followed)")
     p.add_argument("--repo", default=".", help="the target git repository (default: .)")
     p.add_argument("--benchmarks", metavar="DIR", help="benchmark directory (default: from the config, else benchmarks/)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where benchmarks run (default: config, else auto)")
+    p.add_argument("--device", choices=DEVICES, help="where benchmarks run (default: config, else auto)")
     p.add_argument("--max-time", type=_positive_float, metavar="SECONDS", help="time budget of each compare")
     p.add_argument("--min-sample-time", type=_positive_float, metavar="SECONDS",
                    help="shortest duration of one sample; the inner loop count is calibrated to it")

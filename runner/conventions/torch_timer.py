@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from . import capture
 from .base import Skipped
+from .replay import Measured
 
 #: A script that times with torch.utils.benchmark (its text), or through a helper module that does.
 USES = re.compile(r"torch\.utils\.benchmark|\bbenchmark\.Timer\b|\b(?:blocked|adaptive)_autorange\b"
@@ -139,7 +140,7 @@ class TorchTimerConvention(capture.ScriptConvention):
         """:func:`install`."""
         install()
 
-    def callables(self, measured: capture.Measured) -> capture.Measured:
+    def callables(self, measured: Measured) -> Measured:
         """The captured Timer as its statement (:func:`stmt_callable`)."""
         measured.fns = [stmt_callable(fn.timer) if isinstance(fn, _Deferred) else fn for fn in measured.fns]
         return measured

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 
 C_LIKE = {".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".metal",
           ".java", ".js", ".ts", ".go", ".rs", ".mm", ".m", ".cl", ".hip", ".glsl", ".swift", ".kt"}
-HASH_LIKE = {".py", ".pyi", ".pyx", ".pxd", ".sh", ".bash", ".cmake", ".toml", ".yaml", ".yml", ".cfg",
-             ".ini", ".bzl", ".bazel", ".mk"}
 PROSE = {".md", ".rst", ".txt", ".adoc", ".html", ".ipynb"}
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..results import CHANGED, VERDICTS
+from ..results import CHANGED, VERDICTS, verdict_of
 from . import model
 from .rules import STRATEGIES, UNKNOWN
 
@@ -86,7 +86,7 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     benches = list(benchmarks)
     counts = {v: 0 for v in VERDICTS}
     for bench in benches:
-        verdict = (bench.get("change") or {}).get("verdict")
+        verdict = verdict_of(bench)
         if verdict in counts:
             counts[verdict] += 1
     counts = {k: v for k, v in counts.items() if v}

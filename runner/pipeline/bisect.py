@@ -30,6 +30,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..results import change_of, verdict_of
+
 #: Classes of a commit's level against the target (:func:`classify`).
 CLASSES = ("before", "after", "partial", "beyond", "opposite", "undecided")
 
@@ -179,8 +181,8 @@ def choose_benchmark(benchmarks: list[dict]) -> tuple[str, Level] | None:
     regression). None when no benchmark regressed."""
     best: tuple[str, Level] | None = None
     for entry in benchmarks:
-        level = Level.of(entry.get("change"))
-        if level is None or level.low <= 1.0 or (entry.get("change") or {}).get("verdict") == "failed":
+        level = Level.of(change_of(entry))
+        if level is None or level.low <= 1.0 or verdict_of(entry) == "failed":
             continue
         if best is None or level.low > best[1].low:
             best = (str(entry.get("name")), level)

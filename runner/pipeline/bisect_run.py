@@ -177,7 +177,7 @@ def _benchmark_level(doc: dict, name: str) -> tuple[Level | None, str | None, di
     entry = next((b for b in doc.get("benchmarks") or [] if b.get("name") == name), None)
     if entry is None:
         return None, f"no benchmark {name} at this commit", {}
-    change = entry.get("change") or {}
+    change = results_mod.change_of(entry)
     head_error = (entry.get("head") or {}).get("error")
     if head_error or change.get("verdict") == "failed":
         last = (str(head_error or (entry.get("base") or {}).get("error") or "failed").strip().splitlines() or [""])[-1]
@@ -227,7 +227,7 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
     section.update(benchmark=name, regression=target.as_dict())
     section["other_regressions"] = sorted(
         str(b.get("name")) for b in first.get("benchmarks") or []
-        if b.get("name") != name and (Level.of(b.get("change")) or Level(1, 1, 1)).low > 1.0)
+        if b.get("name") != name and (Level.of(results_mod.change_of(b)) or Level(1, 1, 1)).low > 1.0)
     say(f"bisect: following {name}: {_pct(target)} at bad")
 
     settings = first.get("settings") or {}
@@ -287,7 +287,7 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
 
 def _pairs(doc: dict, name: str) -> int | None:
     entry = next((b for b in doc.get("benchmarks") or [] if b.get("name") == name), {})
-    pairs = (entry.get("change") or {}).get("process_pairs")
+    pairs = results_mod.change_of(entry).get("process_pairs")
     return int(pairs) if isinstance(pairs, int) and not isinstance(pairs, bool) else None
 
 
@@ -334,7 +334,7 @@ def _finish(req: BisectRequest, first: dict, section: dict, ledger: _Ledger) -> 
                          "worst_case": plan.worst_case_compares(section["commits"]), "limit": req.max_compares}
     doc = results_mod.storable({**first, "bisect": section})
     results_mod.dump(doc, req.out / "results.json")
-    from ..report import render
+    from ..report.render import write_reports
 
-    (req.out / "report.md").write_text(render(doc, "md"), "utf-8")
+    write_reports(doc, req.out, ("md",))
     return doc

@@ -17,13 +17,14 @@ depends on what the GPU did before it. Two answers, both through NVML (``pynvml`
   throttled or whose SM clock moved more than 2 % are left out of the estimate
   (:func:`runner.pipeline.telemetry.disturbed_rounds`).
 
-:func:`plan` decides from the facts :func:`runner.pipeline.machine_facts.gpu_facts` reads (pure;
-``perfgate doctor`` shows its answer); :class:`ClockControl` carries it out and undoes it.
+:func:`runner.pipeline.clock_plan.plan` decides from the facts
+:func:`runner.pipeline.machine_facts.gpu_facts` reads (pure; ``perfgate doctor`` shows its answer);
+:class:`ClockControl` carries it out and undoes it.
 """
 
 from __future__ import annotations
 
-from .clock_plan import ClockPlan, plan, refusal  # noqa: F401 - plan is imported from here too
+from .clock_plan import ClockPlan, plan, refusal
 from .machine_facts import gpu_facts
 from .telemetry import nvml_value, open_device
 

@@ -20,11 +20,10 @@ from ..profile.hints import with_compile_hint
 from .conditions import timer_description
 from .machine_facts import examine
 from ..git import repo_root, resolve
-from ..model import Settings, WorkerRecord
 from ..protocol import Listing, ProtocolError
 from .revisions import Checkouts, Revision
 from . import schedule, suites
-from .select import matches
+from ..selection import matches
 from .measured import MeasuredPass, entry as measured_entry
 from .profiling import profile_pass
 from .benchstate import BenchState
@@ -256,7 +255,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
                                        telemetry_summary, progress, deadline=budget.profile_end)
             clock.profile_s = time.monotonic() - profile_start
         for entry in entries:
-            entry["hints"] = with_compile_hint(entry.get("hints"), entry.get("change"))
+            entry["hints"] = with_compile_hint(entry.get("hints"), results_mod.change_of(entry))
         sides = {side: {"processes": w.children_started, "preloaded": bool(w.preload_dir) and not w.preload_refused,
                         "preload_refused": w.preload_refused or None,
                         # as a worker saw them (pinning and thread count), for the record
@@ -268,7 +267,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         for w in workers.values():
             w.close()
 
-    settings = Settings(
+    settings = dict(
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
         max_rounds=cfg.max_rounds, pair_rounds=cfg.pair_rounds, looks=session.looks, ci_level=session.ci_level,
         eq_level=session.eq_level,
@@ -280,15 +279,14 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         looks_pairs=session.look_pairs, budget=clock.record(cfg.max_time, states, unprofiled))
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
-    environment["worker"] = WorkerRecord.from_json(worker_conditions).replace(
-        sides=sides, timer=timer_description(environment.get("device"))).to_json()
+    environment["worker"] = {**worker_conditions, "sides": sides, "timer": timer_description(environment.get("device"))}
     environment["doctor"] = doctor
     doc = results_mod.new_results(
         repository=str(root),
         base={"ref": req.base, "sha": revs["base"].sha},
         head={"ref": req.head, "sha": revs["head"].sha},
         environment=environment,
-        settings=settings.to_json(), benchmarks=entries, intent=intent,
+        settings=settings, benchmarks=entries, intent=intent,
         **({"selection": selection_record} if selection_record is not None else {}),
         **({"code_map": code_map} if code_map is not None else {}))
     results_mod.dump(doc, req.out / "results.json")

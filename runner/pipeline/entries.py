@@ -9,7 +9,6 @@ import math
 from .. import measures
 from .. import results as results_mod
 from .. import stats
-from ..model import ABSENT, Change, Pair
 from ..results import PAIRED
 from . import schedule
 from .benchstate import BenchState, SideState
@@ -51,9 +50,12 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         ratio = None
         if b - a >= 2:
             ratio = round(math.exp(stats.block_summary(state.base[a:b], state.head[a:b])[0]), 6)
-        warmup = state.warmups[i] if i < len(state.warmups) else ABSENT
-        layout = state.block_layouts[i] if i < len(state.block_layouts) else ABSENT
-        pairs.append(Pair(a, b - a, ratio, (a, b) in used, layout=layout, warmup=warmup))
+        pair = {"start": a, "rounds": b - a, "ratio": ratio, "used": (a, b) in used}
+        if i < len(state.block_layouts):
+            pair["layout"] = state.block_layouts[i]
+        if i < len(state.warmups):
+            pair["warmup"] = state.warmups[i]
+        pairs.append(pair)
     centers = est.block_centers if est else ()
     sd = schedule.pair_sd(centers)
     reasons = list(state.clock_rounds.values())
@@ -62,11 +64,11 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     if state.verdict in PAIRED:
         memory = measures.memory_change(b_side.memory, h_side.memory, memory_threshold, min_pairs=min_pairs)
         compiled = measures.compile_change(b_side.compile, h_side.compile)
-    change = Change(
+    change = results_mod.change(
         ratio=est.ratio if est else None, ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
         p_value=est.p_value if est else None, verdict=state.verdict, ci_level=ci_level if est else None,
-        eq_low=ABSENT if est is None or est.eq_low is None else est.eq_low,
-        eq_high=ABSENT if est is None or est.eq_high is None else est.eq_high,
+        **({"eq_low": est.eq_low} if est is not None and est.eq_low is not None else {}),
+        **({"eq_high": est.eq_high} if est is not None and est.eq_high is not None else {}),
         rounds=len(state.base), process_pairs=len(state.blocks()) if est else len(state.block_starts),
         rounds_per_pair=state.current_pair_rounds() or None, pairs=pairs,
         between_process_sd=est.between_sd if est else None, pair_sd=None if sd is None else round(sd, 6),
@@ -76,16 +78,13 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
         dropped_rounds=state.dropped_rounds, futile=state.futile, budget_cut=state.budget_cut,
         p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
         timing_seconds=round(state.timing_seconds, 3),
-        memory=ABSENT if memory is None else memory, compile=ABSENT if compiled is None else compiled)
-    extra = {}
+        **({"memory": memory} if memory is not None else {}), **({"compile": compiled} if compiled is not None else {}))
     if state.disturbed_kept:
-        extra["disturbed_kept"] = state.disturbed_kept
+        change["disturbed_kept"] = state.disturbed_kept
     if state.verdict == "inconclusive" and state.short_of_evidence:
-        extra["short_of_evidence"] = state.short_of_evidence
-    if extra:
-        change = change.replace(extra={**change.extra, **extra})
+        change["short_of_evidence"] = state.short_of_evidence
     return results_mod.benchmark(state.name, state.case.get("file"), base=_side_entry(b_side),
-                                 head=_side_entry(h_side), change=change.to_json(),
+                                 head=_side_entry(h_side), change=change,
                                  family=state.case.get("family"), params=state.case.get("params"))
 
 

@@ -123,7 +123,7 @@ def check_gpu_clocks(gpu: dict) -> Finding:
 
 
 def check_gpu_clock_policy(gpu: dict) -> Finding:
-    """Say what a compare does with this GPU's clocks (:func:`runner.pipeline.clocks.plan`): locks
+    """Say what a compare does with this GPU's clocks (:func:`runner.pipeline.clock_plan.plan`): locks
     them when asked (``lock_clocks = true``) and allowed, leaves a runner's own setting alone, else
     watches every round; warn when the clocks float and this runner may not lock them."""
     subject = _gpu_subject(gpu)

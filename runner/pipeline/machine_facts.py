@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Iterable
 
 from .conditions import host_facts
-from .doctor import run_checks, summarize
+from .doctor import run_checks
+from .finding import summarize
 from .telemetry import decode_reasons, nvml_text, nvml_value, read_sample
 
 

@@ -30,7 +30,6 @@ import statistics
 from .. import measures
 from .. import results as results_mod
 from .. import stats
-from ..model import Change
 from ..protocol import Failure, SampleReply, SampleRequest
 from ..results import PAIRED
 from . import schedule
@@ -261,11 +260,11 @@ def entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05, mi
         ratios = [measures.memory_ratio(int(b), int(h)) for b, h in zip(*pair_values(state))]
     else:
         ratios = [math.exp(b[0]) for b in blocks(state)] if state.block_starts else []
-    for pair, ratio in zip(out["change"]["pairs"], ratios):
+    for pair, ratio in zip(results_mod.change_of(out)["pairs"], ratios):
         pair["ratio"], pair["used"] = round(ratio, 6), True
     if is_memory(state):
         _as_memory(out, state, memory_threshold, min_pairs)
-    out["change"]["rounds_per_pair"] = None
+    results_mod.update_change(out, rounds_per_pair=None)
     direction = state.case.get("direction") or "smaller"
     unit = state.case.get("unit") or "s"
     for side in ("base", "head"):
@@ -283,9 +282,8 @@ def _as_memory(out: dict, state: BenchState, threshold: float, min_pairs: int) -
     """Turn a memory-valued benchmark's entry ``out`` into a memory one (see :func:`entry`)."""
     memory = memory_of(state, threshold, min_pairs) if state.verdict in PAIRED else None
     if memory is not None:  # the memory verdict's record, and its ratio and interval as the change's
-        out["change"] = Change.from_json(out["change"]).replace(
-            memory=memory, ratio=memory["ratio"], ci_low=memory["ci_low"], ci_high=memory["ci_high"],
-            ci_level=memory["ci_level"], p_value=None).to_json()
+        results_mod.update_change(out, memory=memory, ratio=memory["ratio"], ci_low=memory["ci_low"],
+                                  ci_high=memory["ci_high"], ci_level=memory["ci_level"], p_value=None)
     with_memory_sides(out, state.case)
 
 

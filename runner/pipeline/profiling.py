@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..protocol import Failure, ProfileRequest
-from ..results import CHANGED, HINTED, PAIRED, Verdict
+from ..results import CHANGED, HINTED, PAIRED, change_of, verdict_of
 from .benchstate import BenchState, SideState, safe_filename
 
 #: Profile passes per side for a benchmark that may get hints (changed or inconclusive).
@@ -25,7 +25,7 @@ PROFILE_PASS_OVERHEAD_S = 1.0
 PROFILE_CALLS = 5
 
 #: The order benchmarks are profiled in, by verdict: changes first, unchanged last.
-_RANK = {Verdict.REGRESSION: 0, Verdict.IMPROVEMENT: 0, Verdict.INCONCLUSIVE: 1, Verdict.UNCHANGED: 2}
+_RANK = {"regression": 0, "improvement": 0, "inconclusive": 1, "unchanged": 2}
 
 
 def profile_order(verdicts: list[str]) -> list[int]:
@@ -81,8 +81,8 @@ def profile_pass(session, states: list[BenchState], entries: list[dict], out: Pa
         passes = passes_for(state.verdict, one_round, deadline - time.monotonic())
         if passes == 0:
             unprofiled.append(state.name)
-            if entry["change"]["verdict"] in CHANGED:
-                entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
+            if verdict_of(entry) in CHANGED:
+                entry["hints"] = hints_for(change_of(entry), None, None, telemetry_summary)
             continue
         summaries, overhead = _traces(session, state, entry, out, passes, overhead)
         _keep_and_hint(state, entry, summaries, out, telemetry_summary)
@@ -153,7 +153,7 @@ def _keep_and_hint(state: BenchState, entry: dict, summaries: dict[str, list[tup
         entry["profile"]["traces"] = {side: str(Path("traces") / side / f"{safe_filename(state.name)}.json.gz")
                                       for side in ("base", "head")}
         entry["profile"]["passes"] = noise["passes"]
-        entry["hints"] = hints_for(entry["change"], kept["base"], kept["head"], telemetry_summary,
+        entry["hints"] = hints_for(change_of(entry), kept["base"], kept["head"], telemetry_summary,
                                    noise=noise if min(noise["passes"].values()) > 1 else None)
-    elif entry["change"]["verdict"] in CHANGED:
-        entry["hints"] = hints_for(entry["change"], None, None, telemetry_summary)
+    elif verdict_of(entry) in CHANGED:
+        entry["hints"] = hints_for(change_of(entry), None, None, telemetry_summary)

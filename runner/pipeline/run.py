@@ -14,10 +14,9 @@ from pathlib import Path
 from .. import config as config_mod
 from .. import measures
 from .. import results as results_mod
-from ..model import Settings
 from ..protocol import Failure, MeasureReply, MeasureRequest, SampleReply, SampleRequest, SetupReply, SetupRequest
 from . import suites
-from .select import matches
+from ..selection import matches
 from .machine_facts import examine
 from ..environment import capture
 from ..errors import UserError
@@ -113,9 +112,9 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
                      "worker": {**worker_conditions, "timer": timer_description(env.get("device")),
                                 "sides": {"head": {"cpus": env.get("cpus"), "torch_threads": env.get("threads")}}},
                      "doctor": doctor},
-        settings=Settings(threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
-                          ci_level=results_mod.MEDIAN_CI_LEVEL, min_sample_time=cfg.sample_time(env.get("device")),
-                          suite=suite, skipped=skipped).to_json(),
+        settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds, "max_time": cfg.max_time,
+                  "ci_level": results_mod.MEDIAN_CI_LEVEL, "min_sample_time": cfg.sample_time(env.get("device")),
+                  "suite": suite, "skipped": skipped},
         benchmarks=entries, intent=None, kind="run", **({"code_map": mapped} if mapped is not None else {}))
     results_mod.dump(doc, out / "results.json")
     return doc

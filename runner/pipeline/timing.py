@@ -23,8 +23,7 @@ from ..results import PAIRED
 from . import evidence, layouts, schedule
 from . import telemetry as telemetry_mod
 from .benchstate import KEEP_AT_LEAST, BenchState
-from .entries import benchmark_entry  # noqa: F401 - the tests' import
-from .pairs import NoProgress, ProcessPairs  # noqa: F401 - the tests' import
+from .pairs import ProcessPairs
 
 
 class TimingPass(ProcessPairs):

@@ -1,9 +1,11 @@
 """The hint rules' registry (pure): each rule is one function over a :class:`HintContext`,
-registered with ``@rule(kind, priority)``; :func:`runner.profile.hints.hints_for` runs them all and
-ranks what they find by the priority of each hint's kind (lower first, among equal confidences).
+registered with ``@rule(kind)``; :func:`runner.profile.hints.hints_for` runs them all and ranks
+what they find by where :data:`RANKING` lists each hint's kind (earlier first, among equal
+confidences).
 
 Adding a hint is one decorated function in :mod:`runner.profile.rules_device` (what the GPU
-did) or :mod:`runner.profile.rules_host` (what the host did around it).
+did) or :mod:`runner.profile.rules_host` (what the host did around it), and its kind's place in
+:data:`RANKING`.
 """
 
 from __future__ import annotations
@@ -34,44 +36,47 @@ class HintContext:
     observed: float
 
 
+#: Every hint kind, first to last among equal confidences: the rules' kinds, the other kinds a rule
+#: returns (``memory_contention``'s rule also ``kernel_time``, ``new_operators``' also
+#: ``operator_time``) and the kinds :mod:`runner.profile.hints` makes itself (``device_change``,
+#: ``throttling``, ``graph_break``, ``compile_time``, ``unexplained``). A kind it does not list
+#: ranks last.
+RANKING = ("register_pressure", "sync_overhead", "memory_contention", "device_change", "throttling",
+           "launch_overhead", "host_device_copy", "gpu_idle", "new_kernels", "precision_change", "graph_break",
+           "recompilation", "compile_time", "kernel_time", "memory_growth", "new_operators", "operator_time",
+           "unexplained")
+
+
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    priority: int
     find: Callable[[HintContext], Hints]
 
 
 #: The registered rules, in registration order.
 RULES: list[Rule] = []
-#: Rank of every hint kind (lower ranks first among equal confidences): the rules' kinds, the
-#: other kinds their rules return (``also``) and the kinds made outside the rules (:func:`rank`).
-RANKS: dict[str, int] = {}
 
 
-def rule(kind: str, priority: int, *, also: dict[str, int] | None = None):
-    """Register the decorated ``find(ctx) -> hint | [hint] | None`` as the rule of ``kind``, ranked
-    ``priority``; ``also``: other kinds it may return, with their ranks.
+def rule(kind: str):
+    """Register the decorated ``find(ctx) -> hint | [hint] | None`` as the rule of ``kind``; its
+    hints rank where :data:`RANKING` lists their kinds.
 
     Raises:
-        ValueError: a kind or a rank registered twice.
+        ValueError: ``kind`` is not in :data:`RANKING`, or has a rule already.
     """
     def register(find: Callable[[HintContext], Hints]) -> Callable[[HintContext], Hints]:
-        for name, value in {kind: priority, **(also or {})}.items():
-            rank(name, value)
-        RULES.append(Rule(kind, priority, find))
+        if kind not in RANKING:
+            raise ValueError(f"hint kind {kind!r} is not ranked: list it in RANKING where it ranks")
+        if any(r.kind == kind for r in RULES):
+            raise ValueError(f"hint kind {kind!r} registered twice")
+        RULES.append(Rule(kind, find))
         return find
     return register
 
 
-def rank(kind: str, priority: int) -> None:
-    """Rank a hint kind made outside the rules (``throttling``, ``device_change``, ...).
-
-    Raises:
-        ValueError: ``kind`` or ``priority`` is taken.
-    """
-    if kind in RANKS or priority in RANKS.values():
-        raise ValueError(f"hint kind {kind!r} or rank {priority} registered twice")
-    RANKS[kind] = priority
+def place(kind: str) -> int:
+    """Where :data:`RANKING` lists ``kind`` (0 first); a kind it does not list comes last."""
+    return RANKING.index(kind) if kind in RANKING else len(RANKING)
 
 
 def make_hint(kind: str, confidence: float, summary: str, evidence: dict, contrib_us: float | None = None) -> dict:

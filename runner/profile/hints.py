@@ -23,16 +23,8 @@ from __future__ import annotations
 from ..report.units import fmt_share, fmt_us
 from . import rules_device, rules_host  # noqa: F401 - registers the rules
 from .diff import diff, unit_words
-from .hint_rule import RANKS, HintContext, found, make_hint, rank
+from .hint_rule import HintContext, found, make_hint, place
 from ..results import CHANGED, HINTED, VERDICTS
-
-# the kinds made here and by :func:`compile_hint`, ranked among the rules' (runner.profile.hint_rule)
-for _kind, _priority in (("device_change", 3), ("throttling", 4), ("graph_break", 10), ("compile_time", 12),
-                         ("unexplained", 17)):
-    rank(_kind, _priority)
-
-#: Hint kinds, first to last among equal confidences: from the rules' registry.
-PRIORITY = tuple(sorted(RANKS, key=RANKS.get))
 
 #: Verdicts that get no hints at all.
 NO_HINT_VERDICTS = tuple(v for v in VERDICTS if v not in HINTED)
@@ -66,30 +58,6 @@ def _direction(change: dict | None, d: dict) -> tuple[int, float]:
         if b and h and abs(h / b - 1) >= TRACE_NOISE:
             return (1 if h > b else -1), 0.8
     return 0, 0.0
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _throttling(telemetry: dict | None) -> dict | None:
@@ -140,7 +108,7 @@ def _finish(hints: list[dict], factor: float) -> list[dict]:
         h["confidence"] = round(h["confidence"] * factor, 2)
         if h["confidence"] >= MIN_CONFIDENCE * factor:
             out.append(h)
-    out.sort(key=lambda h: (-h["confidence"], RANKS.get(h["kind"], len(RANKS))))
+    out.sort(key=lambda h: (-h["confidence"], place(h["kind"])))
     return out[:MAX_HINTS]
 
 

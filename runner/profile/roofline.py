@@ -294,11 +294,6 @@ def lookup_peaks(device_name: str | None, props: dict | None = None,
     return None, f"no peaks known for {label}"
 
 
-def peaks_for(device_name: str | None, props: dict | None = None) -> dict | None:
-    """Peaks of a GPU (see :func:`lookup_peaks`), or None when none are known."""
-    return lookup_peaks(device_name, props)[0]
-
-
 def position(flops: float | None, bytes_moved: float | None, duration_us: float | None,
              peaks: dict | None, *, precision: str | None = "fp32") -> dict | None:
     """Roofline position of a kernel.

@@ -95,7 +95,7 @@ def _fusion_register_pressure(base: dict, head: dict, d: dict, sign: int, unit: 
     return make_hint("register_pressure", conf, text, ev, fused_us - replaced_us)
 
 
-@rule("register_pressure", 0)
+@rule("register_pressure")
 def register_pressure(ctx: HintContext) -> Hints:
     """A kernel that spills or lost occupancy to more registers: a matched kernel, else a new
     (fused) kernel against the kernels it replaced."""
@@ -103,7 +103,7 @@ def register_pressure(ctx: HintContext) -> Hints:
             or _fusion_register_pressure(ctx.base, ctx.head, ctx.d, ctx.sign, ctx.unit))
 
 
-@rule("memory_contention", 2, also={"kernel_time": 13})
+@rule("memory_contention")
 def memory_contention(ctx: HintContext) -> Hints:
     d, sign, unit, telemetry = ctx.d, ctx.sign, ctx.unit, ctx.telemetry
     t = d["totals"]
@@ -155,7 +155,7 @@ def memory_contention(ctx: HintContext) -> Hints:
     return [make_hint("kernel_time", 0.45, text, ev, contrib)]
 
 
-@rule("launch_overhead", 5)
+@rule("launch_overhead")
 def launch_overhead(ctx: HintContext) -> Hints:
     d, sign, unit, gpu = ctx.d, ctx.sign, ctx.unit, ctx.gpu
     t = d["totals"]
@@ -188,7 +188,7 @@ def launch_overhead(ctx: HintContext) -> Hints:
     return make_hint("launch_overhead", 0.6, text, ev, contrib if contrib * sign > 0 else sign * abs(delta))
 
 
-@rule("gpu_idle", 7)
+@rule("gpu_idle")
 def gpu_idle(ctx: HintContext) -> Hints:
     d, sign, unit = ctx.d, ctx.sign, ctx.unit
     t = d["totals"]
@@ -208,7 +208,7 @@ def gpu_idle(ctx: HintContext) -> Hints:
     return make_hint("gpu_idle", 0.55, text, ev, hi - bi)
 
 
-@rule("new_kernels", 8)
+@rule("new_kernels")
 def new_kernels(ctx: HintContext) -> Hints:
     d, sign, unit = ctx.d, ctx.sign, ctx.unit
     added = sum(k["total_us"] for k in d["unmatched_head"])
@@ -229,7 +229,7 @@ def new_kernels(ctx: HintContext) -> Hints:
     return make_hint("new_kernels", 0.6, text, ev, net)
 
 
-@rule("precision_change", 9)
+@rule("precision_change")
 def precision_change(ctx: HintContext) -> Hints:
     base, head = ctx.base, ctx.head
     pb, ph = base.get("precision_us") or {}, head.get("precision_us") or {}

@@ -10,7 +10,7 @@ from .diff import _memcpy, _r, _scales
 from .hint_rule import HintContext, Hints, make_hint, rule
 
 
-@rule("sync_overhead", 1)
+@rule("sync_overhead")
 def sync_overhead(ctx: HintContext) -> Hints:
     base, head, d, sign, unit = ctx.base, ctx.head, ctx.d, ctx.sign, ctx.unit
     t = d["totals"]
@@ -47,7 +47,7 @@ def sync_overhead(ctx: HintContext) -> Hints:
     return None
 
 
-@rule("host_device_copy", 6)
+@rule("host_device_copy")
 def host_device_copy(ctx: HintContext) -> Hints:
     base, head, d, sign, unit = ctx.base, ctx.head, ctx.d, ctx.sign, ctx.unit
     t = d["totals"]
@@ -73,7 +73,7 @@ def host_device_copy(ctx: HintContext) -> Hints:
     return make_hint("host_device_copy", 0.7, text, {"memcpy": per_dir, "copy_us": t["copy_us"]}, dt)
 
 
-@rule("recompilation", 11)
+@rule("recompilation")
 def recompilation(ctx: HintContext) -> Hints:
     d, sign, unit = ctx.d, ctx.sign, ctx.unit
     c = d["totals"]["compile_events"]
@@ -83,7 +83,7 @@ def recompilation(ctx: HintContext) -> Hints:
     return make_hint("recompilation", 0.6, text, {"compile_events": c}, None)
 
 
-@rule("memory_growth", 14)
+@rule("memory_growth")
 def memory_growth(ctx: HintContext) -> Hints:
     d, sign = ctx.d, ctx.sign
     p = d["totals"]["peak_memory_bytes"]
@@ -98,7 +98,7 @@ def memory_growth(ctx: HintContext) -> Hints:
     return make_hint("memory_growth", 0.4, text, {"peak_memory_bytes": p}, None)
 
 
-@rule("new_operators", 15, also={"operator_time": 16})
+@rule("new_operators")
 def operators(ctx: HintContext) -> Hints:
     d, sign, unit, observed, gpu = ctx.d, ctx.sign, ctx.unit, ctx.observed, ctx.gpu
     out = []

@@ -28,7 +28,7 @@ from collections import Counter
 from . import names
 from .devices import device_properties, device_record, runtime_of
 from .events import TraceEvents, category, multi_stream_overlap_us, num, sort_events, union_us
-from .kernels import kernel_dtype, summarize_kernels  # noqa: F401 - kernel_dtype is imported from here too
+from .kernels import summarize_kernels
 from .names import REPAIRED_KEY
 from .operators import summarize_operators
 

@@ -7,6 +7,7 @@ without them (an older one) renders as before.
 
 from __future__ import annotations
 
+from ..results import CHANGED, change_of
 from .units import fmt_bytes, fmt_change, fmt_growth, fmt_interval, fmt_time, is_number, plural
 
 #: What a side's ``peak_bytes`` is, by ``memory.kind``.
@@ -19,7 +20,7 @@ SITES_NAMED = 3
 
 def memory_of(bench: dict) -> tuple[dict, dict, dict]:
     """``(change.memory, base.memory, head.memory)`` of a benchmark, ``{}`` for each it lacks."""
-    change = (bench.get("change") or {}).get("memory")
+    change = change_of(bench).get("memory")
     base = (bench.get("base") or {}).get("memory")
     head = (bench.get("head") or {}).get("memory")
     return (change if isinstance(change, dict) else {}, base if isinstance(base, dict) else {},
@@ -45,7 +46,7 @@ def memory_cell(bench: dict) -> str:
     if change:
         b, h = change.get("base_bytes"), change.get("head_bytes")
         text = f"{fmt_bytes(b)} → {fmt_bytes(h)} ({fmt_growth(change.get('ratio'))})"
-        if change.get("verdict") in ("regression", "improvement"):
+        if change.get("verdict") in CHANGED:
             text += f", {change['verdict']}"
         return text
     one = head or base
@@ -60,7 +61,7 @@ def memory_note(bench: dict) -> str | None:
     process pairs, and the interval (None otherwise)."""
     change, _, _ = memory_of(bench)
     verdict = change.get("verdict")
-    if verdict not in ("regression", "improvement"):
+    if verdict not in CHANGED:
         return None
     what = MEMORY_KINDS.get(change.get("kind"), "peak memory")
     pairs = change.get("pairs")
@@ -132,6 +133,6 @@ def compile_sentence(change: dict | None) -> str | None:
                      f"over {plural(int(timing.get('pairs') or 0), 'process pair')})")
     if not parts:
         return None
-    if change.get("verdict") in ("regression", "improvement") and is_number(change.get("ratio")):
+    if change.get("verdict") in CHANGED and is_number(change.get("ratio")):
         parts.append(f"a call is {fmt_change(change['ratio'])}")
     return "; ".join(parts)

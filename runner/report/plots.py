@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from markupsafe import Markup
 
+from ..results import change_of
 from . import escape as esc
 from .units import fmt_time, is_number
 
@@ -135,7 +136,7 @@ def mermaid_chart(benchmarks: list[dict], limit: int = 30) -> str:
     GitHub renders mermaid code blocks in comments and job summaries. At most ``limit`` bars,
     the largest changes first; labels through :func:`runner.report.escape.mermaid_label`.
     """
-    ratios = [(b["name"], (b.get("change") or {}).get("ratio")) for b in benchmarks]
+    ratios = [(b["name"], change_of(b).get("ratio")) for b in benchmarks]
     rows = [(name, (ratio - 1.0) * 100.0) for name, ratio in ratios if is_number(ratio) and math.isfinite(ratio)]
     rows = [(name, pct) for name, pct in rows if math.isfinite(pct)]
     if not rows:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 import jinja2
 from markupsafe import Markup, escape
@@ -24,6 +25,19 @@ from .sweeps import sweep_svg
 from .view import TABLE_NOTE, VERDICT_ICON, change_text, head_time, interval_text, value_text, view
 
 MARKER = "<!-- perfgate -->"
+
+
+def written_by(login: str | None, author: str | None, account_type: str | None = None) -> bool:
+    """Whether a comment by ``login`` (None: no user) is ``author``'s; with no ``author`` login
+    known (None: an App that has not learnt its bot's), any bot account's (``account_type`` "Bot")."""
+    return login is not None and (login == author or (author is None and account_type == "Bot"))
+
+
+def is_sticky(body: str | None, login: str | None, author: str | None, account_type: str | None = None) -> bool:
+    """Whether a PR comment is perfgate's sticky one: its body starts with :data:`MARKER` (blanks
+    before it aside) and :func:`written_by` says it is ``author``'s. The App's gateway and the
+    Action's standalone comment look it up with this."""
+    return (body or "").lstrip().startswith(MARKER) and written_by(login, author, account_type)
 
 #: GitHub rejects comment bodies over 65,536 characters (GITHUB.md).
 COMMENT_LIMIT = 65_536
@@ -119,6 +133,14 @@ def render(results: dict, fmt: str = "md", *, max_chars: int | None = None, deta
         tail = f"\n\n… trimmed to fit; full report: {details_url or 'see the run artifacts'}\n"
         text = cut_markdown(text, max_chars - len(tail)) + tail
     return text
+
+
+def write_reports(results: dict, folder: Path, formats: Iterable[str] = ("md", "html")) -> None:
+    """``report.md`` and ``report.html`` (each of ``formats``) of ``results`` in ``folder``, beside
+    its ``results.json``: what ``perfgate compare`` writes, ``perfgate run`` and ``bisect``
+    (Markdown only) and the Action's publish step (from the document it validated)."""
+    for fmt in formats:
+        (folder / f"report.{fmt}").write_text(render(results, fmt), "utf-8")
 
 
 

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 from markupsafe import Markup
 
+from ..results import change_of, verdict_of
 from .units import is_number
 
 #: Series summarised in a comment at most (the HTML report draws up to :data:`MAX_PLOTS`).
@@ -85,7 +86,7 @@ class Sweep:
 
 
 def _change(entry: dict) -> tuple[float | None, float | None, float | None]:
-    change = entry.get("change") or {}
+    change = change_of(entry)
     ratio, low, high = change.get("ratio"), change.get("ci_low"), change.get("ci_high")
     if not (is_number(ratio) and ratio > 0):
         return None, None, None
@@ -103,7 +104,7 @@ def sweeps(benchmarks: Sequence[dict]) -> list[Sweep]:
     families: dict[str, list[dict]] = {}
     for entry in benchmarks:
         params = entry.get("params")
-        if isinstance(entry.get("family"), str) and isinstance(params, dict) and params and entry.get("change"):
+        if isinstance(entry.get("family"), str) and isinstance(params, dict) and params and change_of(entry):
             families.setdefault(entry["family"], []).append(entry)
     out: list[Sweep] = []
     for family, entries in families.items():
@@ -125,7 +126,7 @@ def sweeps(benchmarks: Sequence[dict]) -> list[Sweep]:
             for entry in sorted(members, key=lambda e: numeric(e["params"][axis])):
                 pct, lo, hi = _change(entry)
                 points.append(Point(entry["name"], entry["params"][axis], numeric(entry["params"][axis]),
-                                    (entry.get("change") or {}).get("verdict"), pct, lo, hi))
+                                    verdict_of(entry), pct, lo, hi))
             sweep = Sweep(family, dict(fixed), axis, points, timed=all((e.get("unit") or "s") == "s" for e in members))
             summarize(sweep)
             out.append(sweep)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..results import change_of
 from . import escape as esc
 from .measures import memory_cell
 from .units import fmt_pct, fmt_quantity, plural, short_sha
@@ -50,8 +51,7 @@ def print_table(results: dict, console) -> None:
         table.add_column("peak memory", justify="right")
     styles = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
     for b in ctx["benches"]:
-        ch = b.get("change") or {}
-        v = ch.get("verdict", "")
+        v = change_of(b).get("verdict", "")
         row = [t(b["name"]), t(value_text(b, "base")), t(value_text(b, "head")), t(change_text(b)),
                t(interval_text(b)), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v]
         if ctx["memory"]:

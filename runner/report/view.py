@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..intent.impact import intent_vs_impact
-from ..results import CHANGED, REPORT_ORDER, is_memory_valued, memory_verdict_of, verdict_of
+from ..results import CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of, verdict_of
 from .measures import compile_sentence, has_memory, memory_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
 from .units import fmt_change, fmt_interval, fmt_quantity, fmt_time, fmt_value_change, is_number
@@ -25,7 +25,7 @@ def head_time(bench: dict) -> float | None:
     beside an identical median); head's own median otherwise (``new``, a single run). For a
     bigger-is-better value (``direction: bigger``, ``ratio`` base/head of it): base's median / ratio."""
     base = (bench.get("base") or {}).get("median")
-    ratio = (bench.get("change") or {}).get("ratio")
+    ratio = change_of(bench).get("ratio")
     if positive(base) and positive(ratio):
         return base / ratio if bench.get("direction") == "bigger" else base * ratio
     return (bench.get("head") or {}).get("median")
@@ -47,7 +47,7 @@ def change_text(bench: dict) -> str:
     """The change column: of the time per call (``+30.2 %``, ``2.5× slower``), of another
     smaller-is-better value (``2.5× larger``), or, for a bigger-is-better value, of the value in
     its unit (``−20.0 % tokens/s``)."""
-    change = bench.get("change") or {}
+    change = change_of(bench)
     if bench.get("direction") == "bigger":
         return fmt_value_change(change.get("ratio"), bench.get("unit"))
     return fmt_change(change.get("ratio"), *_factor_words(bench))
@@ -55,7 +55,7 @@ def change_text(bench: dict) -> str:
 
 def interval_text(bench: dict) -> str:
     """The interval column, in the same terms as :func:`change_text`."""
-    change = bench.get("change") or {}
+    change = change_of(bench)
     low, high = change.get("ci_low"), change.get("ci_high")
     if bench.get("direction") == "bigger" and positive(low) and positive(high):
         return f"[{(1 / high - 1) * 100:+.1f}, {(1 / low - 1) * 100:+.1f}] %"
@@ -99,8 +99,6 @@ TABLE_NOTE = ("base is the median of base's samples; head is base × the change,
               "fresh process pairs, so the three columns agree (head's own median is in the HTML report)")
 
 
-# -- mermaid ---------------------------------------------------------------------------------
-
 def positive(v) -> bool:
     """A finite number > 0."""
     return is_number(v) and math.isfinite(v) and v > 0
@@ -141,7 +139,7 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
 
     None when there is nothing to add (a decided benchmark on a quiet machine).
     """
-    change = bench.get("change") or {}
+    change = change_of(bench)
     verdict = change.get("verdict")
     parts: list[str] = []
     resolvable, sd = change.get("resolvable"), change.get("pair_sd")
@@ -203,7 +201,7 @@ def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
     """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, then its
     memory verdict when that is a change (:func:`runner.report.measures.memory_note`) and what
     head's torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
-    parts = [verdict_note(bench, settings, compared), memory_note(bench), compile_sentence(bench.get("change"))]
+    parts = [verdict_note(bench, settings, compared), memory_note(bench), compile_sentence(change_of(bench))]
     parts = [p.rstrip(".") for p in parts if p]
     if not parts:
         return None
@@ -255,7 +253,7 @@ def view(results: dict) -> dict:
     intent_view = intent_vs_impact(results.get("intent") or {}, results.get("benchmarks", []))
     settings = results.get("settings", {})
     env = results.get("environment", {})
-    compared = sum(1 for b in benches if (b.get("change") or {}).get("p_value") is not None)
+    compared = sum(1 for b in benches if change_of(b).get("p_value") is not None)
     notes = {b["name"]: note for b in benches if (note := bench_note(b, settings, compared))}
     sweep_lines, sweep_more = summary_lines(results.get("benchmarks", []))
     drawn = [s for s in sweeps(results.get("benchmarks", [])) if any(p.change is not None for p in s.points)]

@@ -53,7 +53,7 @@ import sys
 
 from ..conventions.base import format_error
 from ..protocol import Failure, Listing, ListRequest
-from .child import Worker, list_suite, prepare  # noqa: F401 - prepare: importers (tests)
+from .child import Worker, list_suite
 from .forking import fork_hazards, shift_heap, thread_count
 from .measures import isolate_compile_caches, remove_compile_caches
 
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, p)
     chan = Channel(0, proto_fd)
     try:
-        import torch  # noqa: F401 - imported once here so that every child starts with it
+        import torch  # noqa: F401 - preloads torch once here so that every child starts with it
     except ImportError:
         pass
     except Exception as exc:  # noqa: BLE001 - a broken torch install is the user's to fix

@@ -302,6 +302,8 @@ def test_one_full_validation_per_boundary_and_reports_rendered_once(tmp_path, fa
     validates what the sandboxed compare left once (runner.results.load) and checks only the
     fields it sets before writing it again; the sandboxed compare renders no report (the
     publish step renders report.md and report.html once, from the validated document)."""
+    import sys
+
     from runner import report
 
     fake_github.state.add_token("ghs_write")
@@ -309,8 +311,13 @@ def test_one_full_validation_per_boundary_and_reports_rendered_once(tmp_path, fa
     monkeypatch.setattr(results_mod, "validation_problems", lambda d: calls.append(d) or original(d))
     renders = []
     original_render = report.render
-    monkeypatch.setattr(report, "render", lambda doc, fmt, **kw: renders.append((fmt, kw.get("max_chars")))
-                        or original_render(doc, fmt, **kw))
+
+    def counted(doc, fmt, **kw):
+        renders.append((fmt, kw.get("max_chars")))
+        return original_render(doc, fmt, **kw)
+
+    for module in (report, sys.modules["runner.report.render"]):  # the step's summary; write_reports
+        monkeypatch.setattr(module, "render", counted)
     env = _pr_env(tmp_path / "run1", fake_github, target)
     assert main(env) == 0
     # one by the canned compare's dump, one by the publish step's load: 2 (was 3: its dump again)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner import sandbox
+from runner.launder import launder
 from action.environment import ActionInputError, parse_paths
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -102,7 +103,7 @@ def test_launder_copies_regular_files_and_nothing_that_points_elsewhere(tmp_path
     deep = source.joinpath(*["d"] * 40)
     deep.mkdir(parents=True)
     (deep / "bottom.txt").write_text("too deep")
-    done = sandbox.launder(source, target, max_bytes=4000, max_depth=32)
+    done = launder(source, target, max_bytes=4000, max_depth=32)
     copied = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
     assert copied == ["results.json", "traces/base/t.json.gz"]
     assert any("(a name upload-artifact refuses)" in why for why in done.skipped)
@@ -131,8 +132,8 @@ def test_launder_follows_no_folder_swapped_for_a_link_while_it_walks(tmp_path, m
             os.symlink(secret, source / "sub")
         return real_scandir(fd)
 
-    monkeypatch.setattr(sandbox.os, "scandir", swap_then_scan)
-    sandbox.launder(source, target)
+    monkeypatch.setattr(os, "scandir", swap_then_scan)
+    launder(source, target)
     assert "TOKEN" not in "".join(p.read_text() for p in target.rglob("*") if p.is_file())
 
 

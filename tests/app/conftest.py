@@ -9,7 +9,7 @@ from __future__ import annotations
 import github  # noqa: F401
 import pytest
 
-from bot.app.gateway import TESTING_CLIENT_OPTIONS
+from bot.app.github_errors import TESTING_CLIENT_OPTIONS
 from tests.fake_github import FakeGitHub
 from tests.fake_github.fixtures import github_openapi  # noqa: F401
 

@@ -218,7 +218,7 @@ def test_an_edited_comment_reruns_only_when_its_command_changed(client, gh):
 
 
 def test_a_push_run_feeds_the_history_series(app, client, gh, scene):
-    from bot.history import store as history_store
+    from bot.history import reads as history_reads
 
     deliver(client, P.push(before=BASE, after=NEW))
     (dispatch,) = gh.state.dispatches
@@ -227,7 +227,7 @@ def test_a_push_run_feeds_the_history_series(app, client, gh, scene):
     (check,) = gh.state.check_runs.values()
     assert (check["head_sha"], check["conclusion"]) == (NEW, "success")
     with app.extensions["perfgate"]["db"].session() as session:
-        (series,) = history_store.load_series(session, P.REPO)
+        (series,) = history_reads.load_series(session, P.REPO)
     assert series.benchmark == "bench_norm" and [p.sha for p in series.points] == [NEW]
     assert gh.state.comments == {}  # a push has no PR to comment on
 

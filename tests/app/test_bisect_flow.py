@@ -11,6 +11,7 @@ import pytest
 
 from bot.app import executor
 from bot.app import messages
+from bot.history import reads as history_reads
 from bot.history import store as history_store
 from tests.fake_github import FakeGitHub, Faults
 from tests.history.factory import compare_doc, environment, run_doc, sha
@@ -158,7 +159,7 @@ def test_a_regression_on_one_model_is_bisected_there_reported_once_and_closed_wh
 
     # each model keeps its own series; the other one opened nothing
     with app.extensions["perfgate"]["db"].session() as session:
-        series = history_store.load_series(session, P.REPO, BENCH)
+        series = history_reads.load_series(session, P.REPO, BENCH)
     by_runner = {s.fingerprint["runner_label"]: s for s in series}
     assert set(by_runner) == {"h100", "mi300x"} and len(by_runner["h100"].points) == PUSHED + 1
     assert by_runner["h100"].change_points and not by_runner["mi300x"].change_points

@@ -10,7 +10,7 @@ from bot.app.actions import (AcceptRegression, CancelRun, Ingest, React, RecordM
 from bot.app.commands import USAGE
 from bot.app.handlers import decide, handled
 from bot.app.facts import ConcludedRun, Facts, PullInfo, RunInfo, run_key
-from bot.history.core import parse_time
+from bot.history.points import parse_time
 from bot.app.events import Event
 
 from . import payloads as P

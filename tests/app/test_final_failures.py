@@ -12,8 +12,8 @@ import datetime as dt
 import pytest
 
 from bot.app import executor, sweeps
-from bot.app.gateway import GitHubError
-from bot.app.queue import RETRIES
+from bot.app.github_errors import GitHubError
+from bot.app.shell import RETRIES
 from bot.db import utc_now
 from runner.errors import UserError
 

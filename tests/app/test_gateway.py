@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.app.gateway import ArtifactTooLarge, Gateway, GitHubError
+from bot.app.gateway import Gateway
+from bot.app.github_errors import ArtifactTooLarge, GitHubError
 from runner.config import from_texts
 from runner.errors import ConfigError
 from runner.report import MARKER

@@ -46,9 +46,11 @@ def test_by_default_only_public_repositories_are_shown(app, client, gh):
     runs = _runs(app)
     with app.extensions["perfgate"]["db"].session() as s, s.begin():
         populate(s)  # a history of acme/kernels, reported public by populate ...
+        from bot.app import store as app_store
+        from bot.db import utc_now
         from bot.history import store as history_store
 
-        history_store.set_visibility(s, "acme/kernels", True)  # ... then made private on GitHub
+        app_store.record_visibility(s, "acme/kernels", True, utc_now())  # ... then made private on GitHub
         history_store.get_or_create_repository(s, "acme/unknown")  # stored from the CLI: never reported
     assert client.get(f"/runs/{runs[P.REPO]}").status_code == 200
     assert client.get(f"/api/runs/{runs[P.REPO]}").status_code == 200

@@ -16,7 +16,7 @@ from bot.app.actions import (CommentOnCulprit, Notify, OpenRegression, Reply, Sa
 from bot.app.facts import Facts, RegressionInfo, RunInfo
 from bot.app.handlers import decide
 from bot.app.events import Event
-from bot.history.core import ChangePoint, Point, Series
+from bot.history.series import ChangePoint, Point, Series
 from tests.action.results_doc import bench, results_doc
 
 from . import payloads as P

@@ -14,7 +14,8 @@ import pytest
 from bot import CONTENT_SECURITY_POLICY
 from bot.app import executor, shell
 from bot.app import store as app_store
-from bot.app.gateway import GitHubError
+from bot.app.github_errors import GitHubError
+from bot.db import utc_now
 from tests.action.results_doc import bench, results_doc
 from tests.security.markdown_check import inspect
 
@@ -120,7 +121,7 @@ def test_a_broken_artifact_ends_the_run_as_invalid(app, client, gh, scene, artif
 
 
 def test_a_history_run_cannot_name_or_retitle_a_pull_request(app, client, gh, scene):
-    from bot.history import store as history_store
+    from bot.history import reads as history_reads
 
     new = "3" * 40
     deliver(client, P.push(before=BASE, after=new))
@@ -134,9 +135,9 @@ def test_a_history_run_cannot_name_or_retitle_a_pull_request(app, client, gh, sc
     from bot.history.tables import PullRequest
 
     with app.extensions["perfgate"]["db"].session() as session:
-        assert history_store.load_side_points(session, P.REPO) == []
+        assert history_reads.load_side_points(session, P.REPO) == []
         assert session.scalars(select(PullRequest)).all() == []
-        (series,) = history_store.load_series(session, P.REPO)
+        (series,) = history_reads.load_series(session, P.REPO)
         assert [p.sha for p in series.points] == [new]
     page = client.get(f"/{P.REPO}/bench/bench_hist").get_data(as_text=True)
     assert "javascript:" not in page and "Revert: forged title" not in page
@@ -154,7 +155,7 @@ def test_stored_links_render_only_to_the_github_host(app, client):
     with app.extensions["perfgate"]["db"].session() as session, session.begin():
         history_store.add_result(session, doc, repository=P.REPO)
         history_store.add_result(session, other, repository=P.REPO)
-        history_store.set_visibility(session, P.REPO, False)  # public: the pages show it to anyone
+        app_store.record_visibility(session, P.REPO, False, utc_now())  # public: the pages show it to anyone
     page = client.get(f"/{P.REPO}/bench/bench_a")
     text = page.get_data(as_text=True)
     assert page.status_code == 200 and page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY

@@ -21,6 +21,7 @@ from bot.app import executor, sweeps
 from bot.app import store as app_store
 from bot.app.access import Visibility, next_visibility
 from bot.db import utc_now
+from bot.history import reads as history_reads
 from bot.history import store as history_store
 
 from . import payloads as P
@@ -144,7 +145,7 @@ def test_the_sweep_processing_an_old_delivery_after_privatized_keeps_the_run_pag
     assert deliveries(app)["d-old"] == "done" and len(gh.state.dispatches) == 2
     assert client.get(page).status_code == 404
     with rt.db.session() as session:
-        assert history_store.visibility(session, P.REPO) is True
+        assert history_reads.visibility(session, P.REPO) is True
     deliver(client, P.repository("publicized"), delivery="d-publicized")
     assert client.get(page).status_code == 200  # made public again, by a newer notice
 
@@ -191,8 +192,8 @@ def test_first_writers_of_one_repository_at_once_do_not_collide(db):
 
         assert _together(6, record) == []
         with db.session() as session:
-            assert history_store.visibility(session, name) is False
-            assert history_store.get_repository(session, name).private_at == t(4)
+            assert history_reads.visibility(session, name) is False
+            assert history_reads.get_repository(session, name).private_at == t(4)
 
 
 def test_a_privatized_job_and_an_old_delivery_at_once_end_private(db):
@@ -211,7 +212,7 @@ def test_a_privatized_job_and_an_old_delivery_at_once_end_private(db):
 
         assert _together(4, record) == []
         with db.session() as session:
-            assert history_store.visibility(session, name) is True
+            assert history_reads.visibility(session, name) is True
 
 
 class Later:
@@ -237,7 +238,7 @@ def test_two_first_deliveries_of_a_repository_processed_at_once_both_finish(app,
         parts["queue"] = queue
     assert deliveries(app) == {"d-label": "queued", "d-run": "queued"}
     with rt.db.session() as session:
-        assert history_store.get_repository(session, P.REPO) is None
+        assert history_reads.get_repository(session, P.REPO) is None
     assert _together(2, lambda i: executor.handle_delivery(rt, ("d-label", "d-run")[i])) == []
     assert deliveries(app) == {"d-label": "done", "d-run": "done"}
     assert sorted(d["inputs"]["pr-number"] for d in gh.state.dispatches) == ["7", "8"]

@@ -76,8 +76,11 @@ def populate(session) -> None:
     """A repository history with everything the pages draw: two benchmarks, a regression
     change point with its PR (merged, accepted), a later fix, PR results and an environment
     change (driver upgrade) starting a new series."""
-    from bot.history import core as history
+    from bot.app import store as app_store
+    from bot.db import utc_now
+    from bot.history import reads as history_reads
     from bot.history import store as history_store
+    from bot.history.points import parse_time
 
     rng = np.random.default_rng(123)
     levels = [1e-3] * 12 + [1.15e-3] * 12 + [1e-3] * 10
@@ -86,17 +89,17 @@ def populate(session) -> None:
     for i in range(len(levels), len(levels) + 8):
         history_store.add_result(session, run_doc(i, {BENCH: 0.9e-3, "bench_matmul[n=1024]": 5e-3}, rng=rng,
                                                   env=environment(driver="560.35")))
-    repo = history_store.get_repository(session, "acme/kernels")
+    repo = history_reads.get_repository(session, "acme/kernels")
     history_store.record_pull_request(session, repo, 101, url="https://github.com/acme/kernels/pull/101",
                                       title="Fuse layer norm and residual", merge_sha=sha(12))
     history_store.record_pull_request(session, repo, 102, url="https://github.com/acme/kernels/pull/102",
                                       title='Revert "Fuse layer norm and residual"',
-                                      merged_at=history.parse_time(when(23.5)))
+                                      merged_at=parse_time(when(23.5)))
     history_store.add_result(session, compare_doc(5, BENCH, 1e-3, 1.16e-3, pr={
         "number": 101, "url": "https://github.com/acme/kernels/pull/101"}))
     history_store.add_result(session, compare_doc(27, BENCH, 1e-3, 0.97e-3, pr={
         "number": 103, "url": "https://github.com/acme/kernels/pull/103"}))
-    history_store.set_visibility(session, "acme/kernels", False)  # GitHub reported it public: pages may show it
+    app_store.record_visibility(session, "acme/kernels", False, utc_now())  # reported public: pages may show it
 
 
 PEAKMEM = "kinds.peakmem_list"
@@ -106,6 +109,8 @@ def populate_memory(session, runs: int = 20) -> None:
     """A repository history with peak memory: ``BENCH`` timed with its memory measured, and an asv
     ``peakmem_`` benchmark whose own value is memory (``measure: memory``), its peak doubling at
     the middle run."""
+    from bot.app import store as app_store
+    from bot.db import utc_now
     from bot.history import store as history_store
 
     rng = np.random.default_rng(7)
@@ -120,4 +125,4 @@ def populate_memory(session, runs: int = 20) -> None:
         doc["benchmarks"].append({"name": PEAKMEM, "file": "kinds.py", "unit": "B", "measure": "memory", "base": None,
                                   "head": head, "change": None, "hints": [], "profile": None})
         history_store.add_result(session, doc)
-    history_store.set_visibility(session, "acme/kernels", False)
+    app_store.record_visibility(session, "acme/kernels", False, utc_now())

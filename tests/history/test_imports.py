@@ -102,7 +102,7 @@ CUSTOM = [{"name": "decode", "unit": "tokens/s", "value": 4000.0}, {"name": "dec
 
 
 def test_google_benchmark_json_is_a_run_of_seconds_per_iteration():
-    from bot.history.core import points_of
+    from bot.history.points import points_of
     from bot.history.imports import from_measured
 
     doc = results_schema.validate(from_measured(GBENCH, "acme/kernels"))
@@ -114,7 +114,7 @@ def test_google_benchmark_json_is_a_run_of_seconds_per_iteration():
 
 
 def test_a_bigger_is_better_throughput_is_kept_as_time_per_unit_and_other_units_are_left_out():
-    from bot.history.core import points_of
+    from bot.history.points import points_of
     from bot.history.imports import from_measured
 
     doc = results_schema.validate(from_measured(CUSTOM, "acme/llm", "customBiggerIsBetter"))

@@ -136,24 +136,25 @@ def test_the_overview_from_newest_points_and_cached_change_points_equals_the_who
     """The repository page reads the newest point of each series, the newest PR point of each
     benchmark and the cached change points; it must say what the whole series say."""
     from bot.db import open_database
-    from bot.history import core as history
-    from bot.history import store as history_store
+    from bot.history import reads as history_reads
+    from bot.history.series import classify_alerts
+    from bot.history.texts import repository_overview
     from tests.history.factory import populate
 
     db = open_database(database_url)
     with db.session() as s, s.begin():
         populate(s)
     with db.session() as s:
-        accepts = history_store.accepts_of(s, REPO)
-        whole = history_store.load_series(s, REPO)
-        expected = history.repository_overview(whole, history_store.load_side_points(s, REPO),
-                                               history.classify_alerts(whole, accepts))
-        names = history_store.benchmark_names(s, REPO)
-        series, counts = history_store.latest_of_series(s, REPO, names)
-        changes = history_store.load_change_points(s, REPO)
-        got = history.repository_overview(series, history_store.latest_pr_points(s, REPO, names),
-                                          history.classify_alerts(changes, accepts), change_series=changes,
-                                          point_counts=counts)
+        accepts = history_reads.accepts_of(s, REPO)
+        whole = history_reads.load_series(s, REPO)
+        expected = repository_overview(whole, history_reads.load_side_points(s, REPO),
+                                       classify_alerts(whole, accepts))
+        names = history_reads.benchmark_names(s, REPO)
+        series, counts = history_reads.latest_of_series(s, REPO, names)
+        changes = history_reads.load_change_points(s, REPO)
+        got = repository_overview(series, history_reads.latest_pr_points(s, REPO, names),
+                                  classify_alerts(changes, accepts), change_series=changes,
+                                  point_counts=counts)
     db.dispose()
     assert expected["recent_change_points"] and any(b["latest_pr"] for b in expected["benchmarks"])
     assert expected["alert_accuracy"]["flagged"] > 0

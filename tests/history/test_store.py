@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from bot.history import core as history
+from bot.history import reads as history_reads
 from bot.history import store as history_store
+from bot.history.points import fingerprint_of, parse_time
+from bot.history.series import carry_forward, classify_alerts, fingerprint_changes
 from bot.history.tables import BenchmarkPoint, ChangePointRow, Result
 from runner.errors import UserError
 from tests.history.factory import compare_doc, environment, run_doc, sha, when
@@ -25,7 +27,7 @@ def test_run_results_build_a_series_with_its_change_point(db):
     with db.session() as s, s.begin():
         _add_runs(s, levels)
     with db.session() as s:
-        (series,) = history_store.load_series(s, "acme/kernels")
+        (series,) = history_reads.load_series(s, "acme/kernels")
         assert series.benchmark == "bench_mm[n=1024]"
         assert len(series.points) == 24
         assert [p.sha for p in series.points] == [sha(i) for i in range(24)]
@@ -62,9 +64,9 @@ def test_pr_results_are_side_points_linked_to_their_pr(db):
         out = history_store.add_result(s, compare_doc(20, "bench_mm[n=1024]", 1e-3, 1.08e-3, pr=pr))
         assert out.kind == "compare" and out.series == []
     with db.session() as s:
-        (series,) = history_store.load_series(s, "acme/kernels")
+        (series,) = history_reads.load_series(s, "acme/kernels")
         assert len(series.points) == 8  # the PR head is not part of the series
-        (side,) = history_store.load_side_points(s, "acme/kernels", "bench_mm[n=1024]")
+        (side,) = history_reads.load_side_points(s, "acme/kernels", "bench_mm[n=1024]")
         assert (side.kind, side.pr_number, side.pr_url, side.verdict) == ("pr", 42, pr["url"], "regression")
         assert s.get(Result, out.result_id).pull_request.title == "Fuse the epilogue"
 
@@ -74,11 +76,11 @@ def test_fingerprint_change_starts_a_new_series_and_is_never_a_change_point(db):
         _add_runs(s, [1e-3] * 10)
         _add_runs(s, [1.5e-3] * 10, start=10, env=environment(driver="560.1"))
     with db.session() as s:
-        old, new = history_store.load_series(s, "acme/kernels")
+        old, new = history_reads.load_series(s, "acme/kernels")
         assert (len(old.points), len(new.points)) == (10, 10)
         assert old.change_points == [] and new.change_points == []
         assert old.fingerprint["key"] != new.fingerprint["key"]
-        changes = history.fingerprint_changes(old.points + new.points)
+        changes = fingerprint_changes(old.points + new.points)
         assert [c["sha"] for c in changes] == [sha(10)]
 
 
@@ -91,7 +93,7 @@ def test_out_of_order_point_triggers_full_recomputation(db):
             history_store.add_result(s, doc)
         history_store.add_result(s, docs[9])  # arrives late, lands in the middle
     with db.session() as s:
-        (series,) = history_store.load_series(s, "acme/kernels")
+        (series,) = history_reads.load_series(s, "acme/kernels")
         assert [p.sha for p in series.points] == [sha(i) for i in range(20)]
         assert [c.index for c in series.change_points] == [10]
         rows = s.scalars(select(ChangePointRow)).all()
@@ -101,12 +103,12 @@ def test_out_of_order_point_triggers_full_recomputation(db):
 def test_change_point_names_the_prs_merged_in_its_range(db):
     with db.session() as s, s.begin():
         _add_runs(s, [1e-3] * 10 + [1.15e-3] * 10)
-        repo = history_store.get_repository(s, "acme/kernels")
+        repo = history_reads.get_repository(s, "acme/kernels")
         history_store.record_pull_request(s, repo, 7, url="https://github.com/acme/kernels/pull/7",
                                           merge_sha=sha(10), title="Fuse bias and GELU")
-        history_store.record_pull_request(s, repo, 8, merged_at=history.parse_time(when(3)))
+        history_store.record_pull_request(s, repo, 8, merged_at=parse_time(when(3)))
     with db.session() as s:
-        (series,) = history_store.load_series(s, "acme/kernels")
+        (series,) = history_reads.load_series(s, "acme/kernels")
         (cp,) = series.change_points
         assert cp.index == 10
         assert [p["number"] for p in cp.prs] == [7]
@@ -115,15 +117,15 @@ def test_change_point_names_the_prs_merged_in_its_range(db):
 def test_accepts_and_alert_classification(db):
     with db.session() as s, s.begin():
         _add_runs(s, [1e-3] * 10 + [1.2e-3] * 10)
-        repo = history_store.get_repository(s, "acme/kernels")
+        repo = history_reads.get_repository(s, "acme/kernels")
         history_store.record_pull_request(s, repo, 5, merge_sha=sha(10))
         row = history_store.record_accept(s, "acme/kernels", user="octocat", pr_number=5, reason="needed for fp8")
         assert row.id and row.created_at.tzinfo is not None
     with db.session() as s:
-        assert [(a["pr_number"], a["benchmark"], a["user"]) for a in history_store.accepts_of(s, "acme/kernels")] \
+        assert [(a["pr_number"], a["benchmark"], a["user"]) for a in history_reads.accepts_of(s, "acme/kernels")] \
             == [(5, None, "octocat")]
-        series = history_store.load_series(s, "acme/kernels")
-        alerts = history.classify_alerts(series, history_store.accepts_of(s, "acme/kernels"))
+        series = history_reads.load_series(s, "acme/kernels")
+        alerts = classify_alerts(series, history_reads.accepts_of(s, "acme/kernels"))
         assert [(a["status"], a["by"]) for a in alerts] == [("accepted", "octocat")]
     with db.session() as s, s.begin(), pytest.raises(UserError):
         history_store.record_accept(s, "acme/kernels", user="x")
@@ -135,10 +137,10 @@ def test_regression_history_notes_for_the_pr_comment(db):
     doc_small = compare_doc(30, "a", 1e-3, 1.003e-3, verdict="regression")
     doc_big = compare_doc(31, "a", 1e-3, 1.3e-3)
     with db.session() as s:
-        (small,) = history_store.regression_history_notes(s, "acme/kernels", doc_small, "https://perf.example")
-        (big,) = history_store.regression_history_notes(s, "acme/kernels", doc_big, None)
+        (small,) = history_reads.regression_history_notes(s, "acme/kernels", doc_small, "https://perf.example")
+        (big,) = history_reads.regression_history_notes(s, "acme/kernels", doc_big, None)
         other_env = compare_doc(32, "a", 1e-3, 1.3e-3, env=environment(gpu="NVIDIA L4"))
-        (unknown,) = history_store.regression_history_notes(s, "acme/kernels", other_env, None)
+        (unknown,) = history_reads.regression_history_notes(s, "acme/kernels", other_env, None)
     assert small["url"] == "https://perf.example/acme/kernels/bench/a"
     assert small["within_noise"] is True and big["within_noise"] is False
     assert big["url"] == "/acme/kernels/bench/a"
@@ -172,8 +174,8 @@ def test_history_reply_markdown_for_the_slash_command(db):
         _add_runs(s, [1e-3] * 6, bench="bench_ln[rows=1024]")
         _add_runs(s, [1e-3] * 6, bench="bench_mm")
     with db.session() as s:
-        one = history_store.history_reply_markdown(s, "acme/kernels", "bench_ln", "https://perf.example")
-        none = history_store.history_reply_markdown(s, "acme/kernels", "zzz", None)
+        one = history_reads.history_reply_markdown(s, "acme/kernels", "bench_ln", "https://perf.example")
+        none = history_reads.history_reply_markdown(s, "acme/kernels", "zzz", None)
     assert "bench_ln[rows=1024]" in one and "bench_mm" not in one and "| 6 | none |" in one
     assert none == "No history stored for `zzz` yet."
 
@@ -196,16 +198,16 @@ def test_peak_memory_is_a_series_of_its_own_with_its_own_change_points(db):
             outcome = history_store.add_result(s, _with_memory(run_doc(i, {bench: 1e-3}), (8 if i < 12 else 12) << 20))
         assert outcome.points == 2 and outcome.series == outcome.memory_series == [(bench, outcome.series[0][1])]
     with db.session() as s:
-        (time_series,) = history_store.load_series(s, "acme/kernels")
+        (time_series,) = history_reads.load_series(s, "acme/kernels")
         assert time_series.measure == "time" and time_series.change_points == []
         assert all(p.value == pytest.approx(1e-3, rel=0.05) for p in time_series.points)
-        (memory,) = history_store.load_series(s, "acme/kernels", measure="memory")
+        (memory,) = history_reads.load_series(s, "acme/kernels", measure="memory")
         assert memory.measure == "memory" and len(memory.points) == 24
         assert memory.points[0].value == 8 << 20 and (memory.points[0].ci_low, memory.points[0].ci_high) == (8 << 20, 8 << 20)
         (cp,) = memory.change_points
         assert cp.index == 12 and cp.ratio == pytest.approx(1.5) and cp.sha == sha(12)
-        assert history_store.benchmark_names(s, "acme/kernels") == [bench]
-        assert history_store.load_change_points(s, "acme/kernels") == []  # alerts are the time series' alone
+        assert history_reads.benchmark_names(s, "acme/kernels") == [bench]
+        assert history_reads.load_change_points(s, "acme/kernels") == []  # alerts are the time series' alone
         assert s.scalar(select(func.count()).select_from(ChangePointRow)) == 1
 
 
@@ -224,19 +226,18 @@ def test_the_first_calls_compile_time_is_a_series_of_its_own(db):
             outcome = history_store.add_result(s, doc)
         assert outcome.compile_series == outcome.series and outcome.memory_series == []
     with db.session() as s:
-        (compiled,) = history_store.load_series(s, "acme/kernels", measure="compile")
+        (compiled,) = history_reads.load_series(s, "acme/kernels", measure="compile")
         assert compiled.measure == "compile" and len(compiled.points) == 24
         assert (compiled.points[0].ci_low, compiled.points[0].value, compiled.points[0].ci_high) == \
             pytest.approx((0.49, 0.5, 0.51))
         (cp,) = compiled.change_points
         assert cp.index == 12 and cp.ratio == pytest.approx(1.6)
-        (time_series,) = history_store.load_series(s, "acme/kernels")
+        (time_series,) = history_reads.load_series(s, "acme/kernels")
         assert time_series.change_points == []
 
 
 def test_skipped_benchmarks_carry_their_last_default_branch_value_forward(db):
     """A selecting compare's skipped benchmarks get the newest main value of the same environment."""
-    from bot.history import core as history
     from tests.history.factory import compare_doc, run_doc, sha
 
     with db.session() as s, s.begin():
@@ -247,10 +248,10 @@ def test_skipped_benchmarks_carry_their_last_default_branch_value_forward(db):
     doc["selection"] = {"mode": "affected", "run": 1, "skipped": [{"name": "bench_a", "reason": "not affected"},
                                                                   {"name": "bench_b", "reason": "not affected"},
                                                                   {"name": "bench_new", "reason": "not affected"}]}
-    key = history.fingerprint_of(doc["environment"]).key
+    key = fingerprint_of(doc["environment"]).key
     with db.session() as s:
-        latest = history_store.latest_main_points(s, "acme/kernels", ["bench_a", "bench_b", "bench_new"], key)
-    got = history.carry_forward(doc, latest)
+        latest = history_reads.latest_main_points(s, "acme/kernels", ["bench_a", "bench_b", "bench_new"], key)
+    got = carry_forward(doc, latest)
     last = {e["name"]: e.get("last") for e in got["selection"]["skipped"]}
     assert last["bench_a"]["sha"] == sha(2) and abs(last["bench_a"]["median"] - 1.1e-3) < 1e-4
     assert last["bench_b"]["sha"] == sha(1) and last["bench_new"] is None
@@ -280,7 +281,7 @@ def test_selection_misses_from_the_stored_rows(db):
     doc["selection"] = {"mode": "affected", "run": 1, "skipped": [{"name": "bench_loss", "reason": "not affected"}]}
     with db.session() as s, s.begin():
         history_store.add_result(s, doc)
-        repo = history_store.get_repository(s, "acme/kernels")
+        repo = history_reads.get_repository(s, "acme/kernels")
         history_store.record_pull_request(s, repo, 12, merge_sha=sha(7))
         for bench in ("bench_loss", "bench_attn"):
             app_store.insert_regression(s, RegressionSpec(key=f"r-{bench}", repository="acme/kernels",
@@ -289,8 +290,8 @@ def test_selection_misses_from_the_stored_rows(db):
             app_store.update_regression(s, f"r-{bench}", status="found", culprit_sha=sha(7))
     rt = SimpleNamespace(db=db)
     with db.session() as s:
-        assert history_store.latest_pr_document(s, "acme/kernels", 12)["selection"]["run"] == 1
-        assert history_store.latest_pr_document(s, "acme/kernels", 99) is None
+        assert history_reads.latest_pr_document(s, "acme/kernels", 12)["selection"]["run"] == 1
+        assert history_reads.latest_pr_document(s, "acme/kernels", 99) is None
     assert _selection_misses(rt, "acme/kernels") == ("bench_loss",)
     with db.session() as s, s.begin():
         app_store.update_regression(s, "r-bench_loss", status="closed")

@@ -108,7 +108,7 @@ class SimComparer:
         session, states, clock, _ = sim_pass(models, cfg, seed=random.Random(seed).randrange(2 ** 31))
         start = clock()
         session.time_all(states)
-        from runner.pipeline.timing import benchmark_entry
+        from runner.pipeline.entries import benchmark_entry
 
         entries = [benchmark_entry(s, session.ci_level) for s in states]
         settings = {"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,

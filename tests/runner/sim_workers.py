@@ -248,7 +248,8 @@ def sim_pass(models: dict[str, tuple[SideModel, SideModel]], cfg, seed: int = 0,
              telemetry: SimTelemetry | None = None, locked_sm_mhz: float | None = None):
     """A TimingPass over simulated workers (and, when given, their simulated NVML telemetry);
     returns ``(pass, states, clock, workers)``."""
-    from runner.pipeline.timing import BenchState, TimingPass
+    from runner.pipeline.benchstate import BenchState
+    from runner.pipeline.timing import TimingPass
 
     clock = SimClock()
     rng = random.Random(seed)

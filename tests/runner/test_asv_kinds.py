@@ -11,17 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from bot.history.core import points_of
+from bot.history.points import points_of
 from runner import measures
 from runner import results as results_mod
 from runner.conventions import asv as asv_suite
+from runner.conventions.asv_names import TRACK_UNIT, self_measured_fields, track_value
 from runner.conventions.base import BenchmarkShapeError
 from runner.conventions.process_memory import PeakResident, deep_sizeof
 from runner.pipeline.measured import costs, entry, memory_of
-from runner.pipeline.timing import BenchState
+from runner.pipeline.benchstate import BenchState
 from runner.report.units import fmt_quantity
 from runner.report.view import change_text, interval_text
-from runner.worker.serve import Worker, list_suite
+from runner.worker.child import Worker, list_suite
 
 from .gitrepo import compare_ok, suite_repo
 
@@ -30,20 +31,20 @@ KINDS = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "asv_kinds
 
 # -- pure rules ------------------------------------------------------------------------------------
 def test_case_fields_of_each_measured_kind():
-    assert asv_suite.self_measured_fields("peakmem", "m.peakmem_x") == {
+    assert self_measured_fields("peakmem", "m.peakmem_x") == {
         "measures": "self", "group": "m.peakmem_x", "asv_kind": "peakmem", "unit": "B", "measure": "memory",
         "memory_kind": "rss"}
-    assert asv_suite.self_measured_fields("mem", "m.mem_x")["memory_kind"] == "size"
-    track = asv_suite.self_measured_fields("track", "m.track_x", "items")
+    assert self_measured_fields("mem", "m.mem_x")["memory_kind"] == "size"
+    track = self_measured_fields("track", "m.track_x", "items")
     assert track["unit"] == "items" and "measure" not in track
-    assert asv_suite.self_measured_fields("track", "m.track_x")["unit"] == asv_suite.TRACK_UNIT
+    assert self_measured_fields("track", "m.track_x")["unit"] == TRACK_UNIT
 
 
 def test_track_values_must_be_positive_numbers():
-    assert asv_suite.track_value(3, "t") == 3.0 and asv_suite.track_value(Fraction(1, 4), "t") == 0.25
+    assert track_value(3, "t") == 3.0 and track_value(Fraction(1, 4), "t") == 0.25
     for bad in ("12", True, None, 0, -1.5, float("nan"), float("inf")):
         with pytest.raises(BenchmarkShapeError, match="t: "):
-            asv_suite.track_value(bad, "t")
+            track_value(bad, "t")
 
 
 def test_deep_size_counts_each_object_once_and_no_code():

@@ -12,11 +12,13 @@ import pytest
 from runner import results as results_mod
 from runner.config import Config, parse_table
 from runner.errors import ConfigError, UserError
-from runner.pipeline import select, suites
+from runner.pipeline import suites
 from runner.conventions import asv as asv_suite
+from runner.conventions.asv_conf import read_asv_conf
+from runner.conventions.asv_names import case_name, kind_of, labelled_combos, module_name, normalize_params
 from runner.conventions.base import Skipped
-from runner.worker.serve import list_suite
-from runner.worker.serve import Worker
+from runner.selection import matches
+from runner.worker.child import Worker, list_suite
 
 from .gitrepo import compare_ok, suite_repo
 
@@ -30,34 +32,34 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "asv_exa
     ("timeraw_import", "timeraw"), ("setup", None), ("Timer", None),
 ])
 def test_kind_of_follows_asv_name_patterns(name, kind):
-    assert asv_suite.kind_of(name) == kind
+    assert kind_of(name) == kind
 
 
 def test_params_as_asv_reads_them():
-    assert asv_suite.normalize_params([1, 2], []) == ([[1, 2]], ["param1"])
-    assert asv_suite.normalize_params([[1, 2], ["a"]], ["n"]) == ([[1, 2], ["a"]], ["n", "param2"])
-    assert asv_suite.normalize_params([[1]], ["n", "extra"]) == ([[1]], ["n"])
-    assert asv_suite.normalize_params([], []) == ([], [])
+    assert normalize_params([1, 2], []) == ([[1, 2]], ["param1"])
+    assert normalize_params([[1, 2], ["a"]], ["n"]) == ([[1, 2], ["a"]], ["n", "param2"])
+    assert normalize_params([[1]], ["n", "extra"]) == ([[1]], ["n"])
+    assert normalize_params([], []) == ([], [])
     with pytest.raises(TypeError, match="params must be a list"):
-        asv_suite.normalize_params("12", [])
+        normalize_params("12", [])
     with pytest.raises(TypeError, match="param_names"):
-        asv_suite.normalize_params([1], "n")
+        normalize_params([1], "n")
 
 
 def test_names_use_stable_labels_in_product_order():
     import torch
     from torch.nn.functional import gelu
 
-    params, names = asv_suite.normalize_params([[torch.float32, torch.bfloat16], [gelu], [None, "x"]],
-                                               ["dtype", "act", "opt"])
-    combos = asv_suite.labelled_combos(params, names)
-    assert [asv_suite.case_name("m.C.time_f", labels) for labels, _ in combos] == [
+    params, names = normalize_params([[torch.float32, torch.bfloat16], [gelu], [None, "x"]],
+                                     ["dtype", "act", "opt"])
+    combos = labelled_combos(params, names)
+    assert [case_name("m.C.time_f", labels) for labels, _ in combos] == [
         "m.C.time_f(torch.float32, gelu, None)", "m.C.time_f(torch.float32, gelu, x)",
         "m.C.time_f(torch.bfloat16, gelu, None)", "m.C.time_f(torch.bfloat16, gelu, x)"]
     assert combos[3][1] == (torch.bfloat16, gelu, "x")
     assert combos[0][0] == {"dtype": "torch.float32", "act": "gelu", "opt": "None"}
-    assert asv_suite.labelled_combos([], []) == [({}, ())]
-    assert asv_suite.case_name("time_x", {}) == "time_x"
+    assert labelled_combos([], []) == [({}, ())]
+    assert case_name("time_x", {}) == "time_x"
 
 
 def test_equal_labels_are_numbered_as_asv_does():
@@ -65,20 +67,20 @@ def test_equal_labels_are_numbered_as_asv_does():
         pass
 
     a, b = Opaque(), Opaque()
-    labels = [labels["p"] for labels, _ in asv_suite.labelled_combos([[a, b, 1, 1]], ["p"])]
+    labels = [labels["p"] for labels, _ in labelled_combos([[a, b, 1, 1]], ["p"])]
     assert labels == ["Opaque#0", "Opaque#1", "1 (0)", "1 (1)"]
 
 
 def test_module_names_from_files():
-    assert asv_suite.module_name("benchmarks", "arith.py") == "benchmarks.arith"
-    assert asv_suite.module_name("benchmarks", "nested/strings.py") == "benchmarks.nested.strings"
-    assert asv_suite.module_name("benchmarks", "nested/__init__.py") == "benchmarks.nested"
-    assert asv_suite.module_name("benchmarks", "__init__.py") == "benchmarks"
+    assert module_name("benchmarks", "arith.py") == "benchmarks.arith"
+    assert module_name("benchmarks", "nested/strings.py") == "benchmarks.nested.strings"
+    assert module_name("benchmarks", "nested/__init__.py") == "benchmarks.nested"
+    assert module_name("benchmarks", "__init__.py") == "benchmarks"
 
 
 def test_filter_glob_matches_asv_names_without_params():
-    assert select.matches("arith.Scale.time_scale(1, float)", "*.time_scale")
-    assert not select.matches("arith.Scale.time_scale(1, float)", "*.time_sort")
+    assert matches("arith.Scale.time_scale(1, float)", "*.time_scale")
+    assert not matches("arith.Scale.time_scale(1, float)", "*.time_sort")
 
 
 # -- worker side: the example suite ----------------------------------------------------------------
@@ -209,7 +211,7 @@ def test_suite_of_a_directory_given_as_it_is(tmp_path):
 
 
 def test_asv_conf_comments_and_trailing_commas_but_not_inside_strings():
-    conf = asv_suite.read_asv_conf('{"a": "http://x//y", /* c */ "b": [1, 2,], "c": "1,]"}', "asv.conf.json")
+    conf = read_asv_conf('{"a": "http://x//y", /* c */ "b": [1, 2,], "c": "1,]"}', "asv.conf.json")
     assert conf == {"a": "http://x//y", "b": [1, 2], "c": "1,]"}
 
 

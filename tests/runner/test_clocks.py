@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from runner.pipeline import clocks, machine_facts
+from runner.pipeline.clock_plan import plan
 
 from .fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
 
@@ -26,7 +27,7 @@ def _gpu(euid=1000, **fields):
     (True, 0, {"default_app_clock": None, "app_clock": None}, "monitor", None),   # no clock to lock to
 ])
 def test_plan(lock, euid, fields, policy, method):
-    chosen = clocks.plan(lock, 0, _gpu(euid, **fields))
+    chosen = plan(lock, 0, _gpu(euid, **fields))
     assert (chosen.policy, chosen.method) == (policy, method), chosen
     assert chosen.reason
     if policy == "lock":
@@ -38,8 +39,8 @@ def test_plan(lock, euid, fields, policy, method):
 
 
 def test_a_requested_clock_is_rounded_to_one_the_gpu_supports():
-    assert clocks.plan(True, 1600, _gpu(0)).sm_mhz == 1590
-    assert clocks.plan(True, 0, None).policy == "none"
+    assert plan(True, 1600, _gpu(0)).sm_mhz == 1590
+    assert plan(True, 0, None).policy == "none"
 
 
 def test_root_locks_sm_and_memory_for_the_run_and_restores_them():

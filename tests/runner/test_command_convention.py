@@ -225,7 +225,8 @@ class _Runs:
 def _measured_pass(base: dict, head: dict, seed: int = 1):
     from runner.config import Config
     from runner.pipeline.measured import MeasuredPass, entry
-    from runner.pipeline.timing import BenchState, TimingPass
+    from runner.pipeline.benchstate import BenchState
+    from runner.pipeline.timing import TimingPass
 
     from .sim_workers import SimClock
 

@@ -16,7 +16,8 @@ from runner.conventions.base import BenchmarkShapeError, Suite, format_error
 from runner.conventions.perfgate import call_factory
 from runner.errors import ConfigError
 from runner.pipeline import suites
-from runner.worker.serve import Worker, serve
+from runner.worker.child import Worker
+from runner.worker.serve import serve
 
 from . import toy_convention
 

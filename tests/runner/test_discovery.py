@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from runner.conventions import perfgate as discovery
-from runner.pipeline import select
+from runner.selection import matches
 
 
 def test_params_cartesian_product_and_names():
@@ -30,7 +30,7 @@ def test_params_cartesian_product_and_names():
     ("softmax", "bench_layer_norm", False),
 ])
 def test_filter(pattern, name, hit):
-    assert select.matches(name, pattern) is hit
+    assert matches(name, pattern) is hit
 
 
 def test_collect_imports_files_and_reports_broken_ones(tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from runner import report
 
 from runner.pipeline import doctor, machine_facts
+from runner.pipeline.finding import STATUSES, Finding, summarize
 from runner.cli.main import main
 from runner.results import validation_errors
 
@@ -142,7 +143,7 @@ def test_driver_cuda_and_torch_compatibility(torch, driver, status):
 
 def test_every_gpu_is_checked_and_ids_name_the_subject_when_several():
     hot = dict(HEALTHY_H100, processes=[(9, None)])
-    summary = doctor.summarize(doctor.run_checks(_facts(HEALTHY_H100, hot)))
+    summary = summarize(doctor.run_checks(_facts(HEALTHY_H100, hot)))
     assert summary["failed"] == ["gpu_processes:GPU 1 (NVIDIA H100 80GB HBM3)"]
     assert [c["subject"] for c in summary["checks"] if c["check"] == "gpu_mig"] == [
         "GPU 0 (NVIDIA H100 80GB HBM3)", "GPU 1 (NVIDIA H100 80GB HBM3)"]
@@ -213,7 +214,7 @@ def test_gather_on_this_machine(tmp_path):
     if not facts["nvml"]["available"]:
         assert facts["nvml"]["reason"] and facts["gpus"] == []
     findings = doctor.run_checks(facts)
-    assert {f.status for f in findings} <= set(doctor.STATUSES)
+    assert {f.status for f in findings} <= set(STATUSES)
     assert "aslr" in {f.check for f in findings}
     assert facts["layout"]["randomised"] is None or isinstance(facts["layout"]["randomised"], str)
 
@@ -252,7 +253,7 @@ def _doc_with(doctor_record):
 
 def test_the_record_is_schema_valid_and_the_report_warns_on_a_failed_check():
     bad = dict(HEALTHY_H100, processes=[(4242, None)])
-    record = doctor.summarize(doctor.run_checks(_facts(bad)))
+    record = summarize(doctor.run_checks(_facts(bad)))
     doc = _doc_with(record)
     assert validation_errors(doc) == []
     md, html, term = (report.render(doc, fmt) for fmt in ("md", "html", "term"))
@@ -262,14 +263,14 @@ def test_the_record_is_schema_valid_and_the_report_warns_on_a_failed_check():
     assert report.view.doctor_counts({"failed": ["a", "b"], "warned": ["c", "d"]}) == "2 failed (a, b); 2 warnings (c, d)"
     assert "perfgate doctor: 1 check(s) failed" in html and "warning: perfgate doctor: 1 check(s) failed" in term
 
-    clean = _doc_with(doctor.summarize(doctor.run_checks(_facts(HEALTHY_H100))))
+    clean = _doc_with(summarize(doctor.run_checks(_facts(HEALTHY_H100))))
     md = report.render(clean, "md")
     assert "perfgate doctor: " not in md and "| runner checks (perfgate doctor) | all checks passed |" in md
     assert "doctor" not in report.render(_doc_with(None), "term")  # results without a record: no line
 
 
 def test_the_record_is_escaped_where_it_is_shown():
-    record = doctor.summarize([doctor.Finding("gpu_processes", "GPU 0", "fail", "1 other: <img src=x onerror=alert(1)> | x")])
+    record = summarize([Finding("gpu_processes", "GPU 0", "fail", "1 other: <img src=x onerror=alert(1)> | x")])
     doc = _doc_with(record)
     html, md = report.render(doc, "html"), report.render(doc, "md")
     assert "<img" not in html and "&lt;img" in html

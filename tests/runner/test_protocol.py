@@ -77,7 +77,8 @@ def test_the_timing_pass_fails_a_side_whose_reply_breaks_the_protocol():
 
 
 def test_a_worker_child_answers_with_the_typed_messages(tmp_path):
-    from runner.worker.serve import Worker, serve
+    from runner.worker.child import Worker
+    from runner.worker.serve import serve
 
     (tmp_path / "bench_add.py").write_text("def bench_add():\n    return lambda: sum(range(50))\n")
     replies: list[dict] = []

@@ -11,8 +11,7 @@ import pytest
 from runner.pipeline import suites
 from runner.conventions import pytest_benchmark as pytest_suite
 from runner.conventions.base import Skipped
-from runner.worker.serve import list_suite
-from runner.worker.serve import Worker
+from runner.worker.child import Worker, list_suite
 
 from .gitrepo import compare_ok, suite_repo
 

@@ -112,7 +112,7 @@ def test_the_set_up_collects_the_young_generations_not_a_full_collection(tmp_pat
     import gc
 
     from runner.worker import child
-    from runner.worker.serve import Worker
+    from runner.worker.child import Worker
 
     (tmp_path / "bench_garbage.py").write_text(
         "def bench_garbage(device):\n"

@@ -14,7 +14,8 @@ import pytest
 
 from runner.conventions import capture, triton as triton_convention
 from runner.conventions.base import Skipped
-from runner.worker.serve import list_suite, prepare
+from runner.conventions.labels import Call, grid_points, varying_keys
+from runner.worker.child import list_suite, prepare
 
 from .gitrepo import git, suite_repo
 
@@ -170,18 +171,18 @@ def test_nominal_results_and_grid_points_as_triton_shapes_them():
     assert triton_convention.nominal(None, "all") == [1.0]
     bench = triton_convention.Benchmark(x_names=["M", "N"], x_vals=[(1, 2), 4], line_arg="p", line_vals=["a", "b"],
                                         line_names=["A"], plot_name="g")
-    assert capture.grid_points(bench) == [
+    assert grid_points(bench) == [
         ({"M": "1", "N": "2", "p": "A"}, {"M": 1, "N": 2, "p": "a"}), ({"M": "1", "N": "2", "p": "b"}, {"M": 1, "N": 2, "p": "b"}),
         ({"M": "4", "N": "4", "p": "A"}, {"M": 4, "N": 4, "p": "a"}), ({"M": "4", "N": "4", "p": "b"}, {"M": 4, "N": 4, "p": "b"})]
 
 
 def test_the_keys_that_name_calls_are_those_that_vary_without_repeating_another():
-    calls = [capture.Call("f", {}, {"size": "1", "mode": "fwd", "m": "fwd", "eps": "1e-06"}),
-             capture.Call("f", {}, {"size": "2", "mode": "fwd", "m": "fwd", "eps": "1e-06"}),
-             capture.Call("f", {}, {"size": "1", "mode": "bwd", "m": "bwd", "eps": "1e-06"})]
-    assert capture.varying_keys(calls) == ["size", "mode"]
-    named = [capture.Call("g", {"sub_label": "a"}, {"n": "1"}), capture.Call("g", {"sub_label": "b"}, {"n": "1"})]
-    assert capture.varying_keys(named) == []
+    calls = [Call("f", {}, {"size": "1", "mode": "fwd", "m": "fwd", "eps": "1e-06"}),
+             Call("f", {}, {"size": "2", "mode": "fwd", "m": "fwd", "eps": "1e-06"}),
+             Call("f", {}, {"size": "1", "mode": "bwd", "m": "bwd", "eps": "1e-06"})]
+    assert varying_keys(calls) == ["size", "mode"]
+    named = [Call("g", {"sub_label": "a"}, {"n": "1"}), Call("g", {"sub_label": "b"}, {"n": "1"})]
+    assert varying_keys(named) == []
 
 
 # -- torch.utils.benchmark ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from runner.config import Config
 from runner.pipeline import schedule
-from runner.pipeline.timing import benchmark_entry
+from runner.pipeline.entries import benchmark_entry
 
 from .sim_workers import SideModel, SimTelemetry, sim_pass
 

@@ -58,6 +58,7 @@ def _store_and_show(app, doc: dict) -> None:
 
     from sqlalchemy import delete
 
+    from bot.history import reads as history_reads
     from bot.history import store as history_store
     from bot.history.tables import BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result
 
@@ -65,7 +66,7 @@ def _store_and_show(app, doc: dict) -> None:
     try:
         with db.session() as session, session.begin():
             assert history_store.add_result(session, doc, repository="octo/demo").created
-            history_store.regression_history_notes(session, "octo/demo", doc, "https://perfgate.example.org")
+            history_reads.regression_history_notes(session, "octo/demo", doc, "https://perfgate.example.org")
         client = app.test_client()
         for page in ("/octo/demo", *(f"/octo/demo/bench/{quote(b['name'], safe='')}" for b in doc["benchmarks"][:2])):
             response = client.get(page)

@@ -101,15 +101,16 @@ def test_app_messages(text, other, third):
 def test_history_reply(name, label, sha, asked):
     import datetime as dt
 
-    from bot.history import core as history
+    from bot.history.series import ChangePoint, Point, Series
+    from bot.history.texts import history_table_markdown
 
     when = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
-    series = history.Series(benchmark=name, fingerprint={"key": "k", "label": label},
-                            points=[history.Point(sha=sha, time=when, value=1e-3)],
-                            change_points=[history.ChangePoint(index=0, sha=sha, prev_sha=sha, before=1e-3, after=2e-3,
-                                                               ratio=2.0, p_value=0.01, prs=({"number": 12},))])
-    for text in (history.history_table_markdown([series], repository="octo/demo", public_url="https://perfgate.example.org"),
-                 history.history_table_markdown([], repository="octo/demo", public_url=None, benchmark=asked)):
+    series = Series(benchmark=name, fingerprint={"key": "k", "label": label},
+                    points=[Point(sha=sha, time=when, value=1e-3)],
+                    change_points=[ChangePoint(index=0, sha=sha, prev_sha=sha, before=1e-3, after=2e-3,
+                                               ratio=2.0, p_value=0.01, prs=({"number": 12},))])
+    for text in (history_table_markdown([series], repository="octo/demo", public_url="https://perfgate.example.org"),
+                 history_table_markdown([], repository="octo/demo", public_url=None, benchmark=asked)):
         assert inspect(text, links=("https://perfgate.example.org/octo/demo",), references=frozenset({"#12"})).problems == []
 
 

@@ -198,9 +198,9 @@ def test_collectives_are_communication_not_precision():
 def test_l40_is_not_an_l4_and_unknown_gpus_say_so():
     from runner.profile import roofline
 
-    l40 = roofline.peaks_for("NVIDIA L40")
+    l40 = roofline.lookup_peaks("NVIDIA L40")[0]
     assert l40["model"] == "NVIDIA L40" and l40["bandwidth_bytes_per_s"] == 864e9
-    assert roofline.peaks_for("NVIDIA L4")["bandwidth_bytes_per_s"] == 300e9
+    assert roofline.lookup_peaks("NVIDIA L4")[0]["bandwidth_bytes_per_s"] == 300e9
     assert roofline.lookup_peaks("NVIDIA A10G") == (None, "no peaks known for NVIDIA A10G")
     s = _summary("hta_mi250_minitoy_train_ROCm6_2_kineto.json.gz")
     assert s["device"]["label"] == "AMD Radeon Graphics" and s["device"]["peaks"] is None

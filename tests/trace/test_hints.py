@@ -321,15 +321,16 @@ def test_device_change():
 
 
 def test_a_hint_is_one_decorated_function(monkeypatch):
-    """A rule registered with ``@rule(kind, priority)`` is run by hints_for over the one
-    HintContext, its hint ranked by its priority; a kind or a rank taken twice is refused."""
+    """A rule registered with ``@rule(kind)`` is run by hints_for over the one HintContext, its
+    hint ranked where ``RANKING`` lists its kind; a kind not ranked, or with a rule already, is
+    refused."""
     from runner.profile import hint_rule
 
     monkeypatch.setattr(hint_rule, "RULES", list(hint_rule.RULES))
-    monkeypatch.setattr(hint_rule, "RANKS", dict(hint_rule.RANKS))
+    monkeypatch.setattr(hint_rule, "RANKING", hint_rule.RANKING + ("toy_cause",))
     seen = []
 
-    @hint_rule.rule("toy_cause", 99)
+    @hint_rule.rule("toy_cause")
     def toy(ctx):
         seen.append((ctx.sign, ctx.unit, ctx.gpu))
         return hint_rule.make_hint("toy_cause", 1.0, "A toy cause.", {}, ctx.observed * ctx.sign)
@@ -339,9 +340,23 @@ def test_a_hint_is_one_decorated_function(monkeypatch):
     found = hints.hints_for(REGRESSION, base, head)
     assert seen == [(1, "per call", True)]
     assert found[0]["kind"] == "toy_cause" and found[0]["evidence"]["share_of_change"] == 1.0
-    assert hint_rule.RANKS["toy_cause"] == 99 and list(hints.PRIORITY)[:3] == ["register_pressure", "sync_overhead",
-                                                                             "memory_contention"]
+    assert hint_rule.place("toy_cause") == len(hint_rule.RANKING) - 1
+    assert hint_rule.place("no_such_cause") == len(hint_rule.RANKING)
+    assert hint_rule.RANKING[:3] == ("register_pressure", "sync_overhead", "memory_contention")
     with pytest.raises(ValueError, match="registered twice"):
-        hint_rule.rule("toy_cause", 100)(toy)
-    with pytest.raises(ValueError, match="registered twice"):
-        hint_rule.rank("other_cause", 0)
+        hint_rule.rule("toy_cause")(toy)
+    with pytest.raises(ValueError, match="not ranked"):
+        hint_rule.rule("other_cause")(toy)
+
+
+def test_equal_confidences_rank_by_the_kinds_place_in_the_ranking():
+    """Among equal confidences the kind listed first in ``RANKING`` comes first, whichever module
+    made the hint; every kind is listed once."""
+    from runner.profile import hint_rule
+
+    assert len(set(hint_rule.RANKING)) == len(hint_rule.RANKING)
+    assert {r.kind for r in hint_rule.RULES} <= set(hint_rule.RANKING)
+    made = [hint_rule.make_hint(kind, 0.5, kind, {}) for kind in ("unexplained", "operator_time", "throttling",
+                                                                   "kernel_time", "register_pressure", "toy")]
+    assert [h["kind"] for h in hints._finish(made, 1.0)] == ["register_pressure", "throttling", "kernel_time",
+                                                             "operator_time", "unexplained", "toy"]

@@ -58,9 +58,9 @@ def test_each_device_name_gets_its_own_row_or_none(name, props, model):
 
 
 def test_l40_gets_the_l40_bandwidth_not_the_l4s():
-    assert roofline.peaks_for("NVIDIA L40")["bandwidth_bytes_per_s"] == 864e9
-    assert roofline.peaks_for("NVIDIA L4")["bandwidth_bytes_per_s"] == 300e9
-    assert roofline.peaks_for("NVIDIA L40S")["bf16_flops"] == 362.05e12
+    assert roofline.lookup_peaks("NVIDIA L40")[0]["bandwidth_bytes_per_s"] == 864e9
+    assert roofline.lookup_peaks("NVIDIA L4")[0]["bandwidth_bytes_per_s"] == 300e9
+    assert roofline.lookup_peaks("NVIDIA L40S")[0]["bf16_flops"] == 362.05e12
 
 
 def _family(model: str) -> str:
@@ -97,9 +97,10 @@ def test_unnamed_device_is_named_from_properties_only_when_unique():
 
 
 def test_position_uses_the_peak_of_the_kernels_precision():
-    b200 = roofline.peaks_for("NVIDIA B200")
+    b200 = roofline.lookup_peaks("NVIDIA B200")[0]
     fp4 = roofline.position(1e12, 1e9, 1000.0, b200, precision="fp4")
     bf16 = roofline.position(1e12, 1e9, 1000.0, b200, precision="bf16")
     assert fp4["bound"] == "memory" and bf16["bound"] == "compute"  # ridge 1125 vs 281 FLOP/byte
     assert fp4["roofline_pct"] < bf16["roofline_pct"]
-    assert roofline.position(1e12, 1e9, 1000.0, roofline.peaks_for("Tesla V100-SXM2-16GB"), precision="bf16") is None
+    v100, _ = roofline.lookup_peaks("Tesla V100-SXM2-16GB")
+    assert roofline.position(1e12, 1e9, 1000.0, v100, precision="bf16") is None

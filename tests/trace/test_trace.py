@@ -10,6 +10,7 @@ import pytest
 from runner.profile import roofline
 
 from runner.profile import summaries as trace
+from runner.profile.kernels import kernel_dtype
 from runner.cli.main import main
 from runner.errors import UserError
 from runner.profile import kineto
@@ -60,12 +61,12 @@ def test_occupancy_is_recomputed_and_trace_estimate_kept():
 
 
 def test_roofline_position_and_waves():
-    peaks = roofline.peaks_for("NVIDIA H200")
+    peaks = roofline.lookup_peaks("NVIDIA H200")[0]
     pos = roofline.position(flops=1e9, bytes_moved=1e9, duration_us=1000, peaks=peaks)
     assert pos["bound"] == "memory" and pos["arithmetic_intensity"] == 1.0
     assert pos["roofline_pct"] == pytest.approx(100 * 1e12 / (1.0 * 4.8e12), rel=1e-3)
     assert roofline.waves(109, 108, 1) == 2 and roofline.waves(None, 108, 1) is None
-    assert roofline.peaks_for("some CPU") is None
+    assert roofline.lookup_peaks("some CPU")[0] is None
 
 
 def test_overlap_between_streams_is_measured():
@@ -94,29 +95,29 @@ def test_cpu_only_trace_has_operators_self_time_and_memory():
 
 
 def test_kernel_dtype_from_names():
-    assert trace.kernel_dtype("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n") == "bf16"
-    assert trace.kernel_dtype("ampere_fp16_s16816gemm_fp16_128x128") == "fp16"
-    assert trace.kernel_dtype("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>") == "fp32"
-    assert trace.kernel_dtype("triton_poi_fused_add_0") is None
+    assert kernel_dtype("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n") == "bf16"
+    assert kernel_dtype("ampere_fp16_s16816gemm_fp16_128x128") == "fp16"
+    assert kernel_dtype("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>") == "fp32"
+    assert kernel_dtype("triton_poi_fused_add_0") is None
     # fp4 (e2m1: MXFP4, NVFP4 "ue4m3xe2m1") wins over the fp8/bf16 operand it is paired with
-    assert trace.kernel_dtype("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1") == "fp4"
-    assert trace.kernel_dtype("bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2") == "fp4"
-    assert trace.kernel_dtype("cutlass_nvfp4_gemm_ue4m3xe2m1_128x128") == "fp4"
-    assert trace.kernel_dtype("_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1") == "fp4"
-    assert trace.kernel_dtype("sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n") == "fp8"
-    assert trace.kernel_dtype("void scaled_fp8_quant_kernel<c10::BFloat16, c10::Float8_e5m2>") == "fp8"
-    assert trace.kernel_dtype("mxfp6_gemm_e3m2") == "fp6"
-    assert trace.kernel_dtype("sm90_xmma_gemm_f64f64_f64f64_f64_nn") == "fp64"  # fp64 is not fp6
+    assert kernel_dtype("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1") == "fp4"
+    assert kernel_dtype("bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2") == "fp4"
+    assert kernel_dtype("cutlass_nvfp4_gemm_ue4m3xe2m1_128x128") == "fp4"
+    assert kernel_dtype("_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1") == "fp4"
+    assert kernel_dtype("sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n") == "fp8"
+    assert kernel_dtype("void scaled_fp8_quant_kernel<c10::BFloat16, c10::Float8_e5m2>") == "fp8"
+    assert kernel_dtype("mxfp6_gemm_e3m2") == "fp6"
+    assert kernel_dtype("sm90_xmma_gemm_f64f64_f64f64_f64_nn") == "fp64"  # fp64 is not fp6
     # ROCm hipBLASLt/Tensile: the first type code after the layout is the input type
-    assert trace.kernel_dtype("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256") == "bf16"
-    assert trace.kernel_dtype("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32") == "fp16"
-    assert trace.kernel_dtype("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32") == "fp32"
-    assert trace.kernel_dtype("Cijk_Ailk_Bjlk_F8NH_HHS_BH_MT256x256x64") == "fp8"
+    assert kernel_dtype("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256") == "bf16"
+    assert kernel_dtype("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32") == "fp16"
+    assert kernel_dtype("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32") == "fp32"
+    assert kernel_dtype("Cijk_Ailk_Bjlk_F8NH_HHS_BH_MT256x256x64") == "fp8"
     # vLLM's (vllm::Fp8KVCacheDataType)0 is "auto": the cache keeps the model dtype
-    assert trace.kernel_dtype("void vllm::reshape_and_cache_flash_kernel<__hip_bfloat16, __hip_bfloat16, "
-                              "(vllm::Fp8KVCacheDataType)0>(__hip_bfloat16 const*)") == "bf16"
-    assert trace.kernel_dtype("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, "
-                              "(vllm::Fp8KVCacheDataType)1>(__nv_bfloat16 const*)") == "fp8"
+    assert kernel_dtype("void vllm::reshape_and_cache_flash_kernel<__hip_bfloat16, __hip_bfloat16, "
+                        "(vllm::Fp8KVCacheDataType)0>(__hip_bfloat16 const*)") == "bf16"
+    assert kernel_dtype("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, "
+                        "(vllm::Fp8KVCacheDataType)1>(__nv_bfloat16 const*)") == "fp8"
 
 
 def test_compact_keeps_top_kernels_and_counts_the_rest():

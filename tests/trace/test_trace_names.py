@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from runner.profile import summaries as trace
 from runner.profile import names
+from runner.profile.kernels import kernel_dtype
 
 
 def test_every_api_has_one_kind_and_reported_syncs_are_syncs():
@@ -66,4 +67,4 @@ def test_intel_xpu_trace_counts_launches_copies_and_syncs():
     assert set(rt["memcpy"]) == {"HtoD", "DtoH"} and rt["memcpy"]["HtoD"]["bytes"] == 64
     assert rt["sync"]["urQueueFinish"] == {"count": 1, "total_us": 30.0}
     assert rt["launch_delay_mean_us"] == 5.0 and s["gpu_busy_us"] == 80.0
-    assert trace.kernel_dtype("gemm_kernel<sycl::half>") == "fp16"
+    assert kernel_dtype("gemm_kernel<sycl::half>") == "fp16"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from ...history.core import parse_time
+from ...history.points import parse_time
 from .. import messages
 from ..actions import (AcceptRegression, Action, React, RememberCommand, RememberRefusal, Reply, ReplyHistory,
                        SavePull, UpsertComment)

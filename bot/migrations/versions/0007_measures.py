@@ -1,7 +1,7 @@
 """Measures beyond time: ``benchmark_points.measure`` and ``change_points.measure`` (``time``,
 the existing rows, or ``memory``: peak bytes), so a result stores a point per benchmark and
 measure and each (benchmark, measure, fingerprint) is a series with its own change points
-(``bot.history.core.MEASURES``). The unique constraint and the series indexes gain the column.
+(``bot.history.points.MEASURES``). The unique constraint and the series indexes gain the column.
 
 Revision ID: 0007_measures
 Revises: 0006_web_sessions
