@@ -14,6 +14,35 @@ collect_ignore_glob = ["fixtures/suites/*"]
 
 
 def pytest_collection_modifyitems(config, items):
+    _fast_lane(config, items)
+    _skip_gpu(items)
+
+
+def _fast_lane(config, items) -> None:
+    """``python -m pytest -q`` is the fast lane: ``slow`` items (real pipelines end to end, the
+    evaluation scripts' smoke runs) are deselected, unless a ``-m`` expression chooses the lane
+    (``-m slow``: the slow lane, which CI runs after the fast one) or a test is named by its node
+    id (``path::test``)."""
+    if config.option.markexpr or any("::" in str(arg) for arg in config.args):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.stash[_SLOW_LEFT] = len(slow)
+
+
+_SLOW_LEFT = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    left = config.stash.get(_SLOW_LEFT, 0)
+    if left:
+        terminalreporter.write_line(f"fast lane: {left} slow items not run; `python -m pytest -q -m slow` runs "
+                                    "them (CI runs both lanes)")
+
+
+def _skip_gpu(items) -> None:
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
@@ -77,14 +106,18 @@ def _empty_database(request, kind: str, folder: Path) -> str:
     return url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+#: The databases the storage tests run on: PostgreSQL's twins are in the slow lane (CI runs both).
+DATABASES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(params=DATABASES)
 def database_url(request, tmp_path):
     """URL of an empty database: a fresh SQLite file, or the session's throwaway PostgreSQL
     database (``postgres_server_url``) with its ``public`` schema dropped and recreated."""
     return _empty_database(request, request.param, tmp_path)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=DATABASES)
 def module_database_url(request, tmp_path_factory):
     """Like ``database_url``, shared by the (read-only) tests of one module."""
     return _empty_database(request, request.param, tmp_path_factory.mktemp("db"))
