@@ -33,7 +33,8 @@ RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats"
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
-RUNNER_LEAF_PACKAGES = ("runner.conventions",)
+#: The devices are another: the workers time and measure through them (one module per vendor).
+RUNNER_LEAF_PACKAGES = ("runner.conventions", "runner.devices")
 RUNNER_WINGS = {
     "runner.worker": (),                                     # inside the worker processes: torch lives here
     "runner.intent": (),                                     # what a change means to do

@@ -11,7 +11,7 @@ import statistics
 import sys
 import time
 
-from .. import conventions
+from .. import conventions, devices
 from ..conventions.base import Skipped, format_error
 from ..protocol import (Failure, ListRequest, MeasureReply, MeasureRequest, ProfileRequest, SampleReply,
                         SampleRequest, SetupReply, SetupRequest)
@@ -24,7 +24,7 @@ from .sampling import Timer, calibrate, recalibrate, warm_up
 IMPORT_ONLY_LISTINGS = (None, "perfgate", "asv", "pytest-benchmark")
 
 #: The generations the worker collects after a set-up on a CPU, before any sample (:meth:`Worker.setup`;
-#: a full collection on a GPU, whose peak memory is absolute):
+#: a full collection on a device with memory of its own, whose peak memory is absolute):
 #: ``gc.collect(1)``, generations 0 and 1 (Python 3.14's incremental collector reads it as the young
 #: generation and one increment of the old: still not a walk of every object).
 SETUP_GC_GENERATION = 1
@@ -68,11 +68,20 @@ def prepare(req: dict, device: str):
 
 class Worker:
     """State of one worker child: the device and the benchmark currently set up. Each request
-    handler takes the request's JSON and answers the JSON of its :mod:`runner.protocol` reply."""
+    handler takes the request's JSON and answers the JSON of its :mod:`runner.protocol` reply.
+
+    Args:
+        device: the device asked for: a registered device's name or ``auto``
+            (:func:`runner.devices.resolve`).
+
+    Raises:
+        RuntimeError: the device named cannot run here.
+    """
 
     def __init__(self, device: str, compile_cache: str | None = None):
         self.requested_device = device
-        self.device = self._resolve_device(device)
+        self.device = devices.resolve(device)
+        self.backend = devices.get(self.device)
         self.fn = None
         self.self_measure = None  # a benchmark that measures itself: one run of it → readings
         self.timer: Timer | None = None
@@ -81,52 +90,28 @@ class Worker:
         self.compile_cache = compile_cache
         self.compile_watch: CompileWatch | None = None
 
-    @staticmethod
-    def _resolve_device(device: str) -> str:
-        if device == "cpu":
-            return "cpu"
-        try:
-            import torch
-        except ImportError:
-            if device == "cuda":
-                raise RuntimeError("device 'cuda' asked for, but torch is not installed in this environment")
-            return "cpu"
-        if torch.cuda.is_available():
-            return "cuda"
-        if device == "cuda":
-            raise RuntimeError("device 'cuda' asked for, but torch.cuda.is_available() is False")
-        return "cpu"
-
     # -- requests -----------------------------------------------------------------------
     def env(self, req: dict) -> dict:
+        """``{device, device_name, torch, cuda, driver, threads?, compute_capability?, cpus?}``:
+        the device, torch and what each registered vendor says torch was built with
+        (:meth:`runner.devices.base.Device.torch_build`), the device's own facts, the CPUs."""
         from ..environment import cpu_model
 
-        info = {"device": self.device, "device_name": cpu_model(),
-                "torch": None, "cuda": None, "driver": None}
         try:
             import torch
-
-            info["torch"] = torch.__version__
-            info["cuda"] = torch.version.cuda
-            info["threads"] = {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()}
-            if self.device.startswith("cuda"):
-                info["device_name"] = torch.cuda.get_device_name()
-                cap = torch.cuda.get_device_capability()
-                info["compute_capability"] = f"{cap[0]}.{cap[1]}"
         except ImportError:
-            pass
+            torch = None
+        info = {"device": self.device, "device_name": cpu_model(),
+                "torch": torch.__version__ if torch is not None else None}
+        for registered in devices.REGISTRY:
+            info.update(registered.torch_build(torch))
+        info["driver"] = None
+        if torch is not None:
+            info["threads"] = {"intra_op": torch.get_num_threads(),
+                               "inter_op": torch.get_num_interop_threads()}
+        info.update(self.backend.facts())
         if hasattr(os, "sched_getaffinity"):
             info["cpus"] = sorted(os.sched_getaffinity(0))
-        if self.device.startswith("cuda"):
-            try:
-                import pynvml
-
-                pynvml.nvmlInit()
-                info["driver"] = pynvml.nvmlSystemGetDriverVersion()
-                if isinstance(info["driver"], bytes):
-                    info["driver"] = info["driver"].decode()
-            except Exception:  # noqa: BLE001 - NVML is optional
-                pass
         return info
 
     def list(self, req: dict) -> dict:
@@ -190,10 +175,10 @@ class Worker:
         # runner.worker.serve._run_child): 0.10-0.12 s on this project's 2-vCPU VM, twice per
         # process pair, which was half of what an A/A pair of a fast benchmark cost
         # (evaluation/RESULTS_sensitivity.md); the young generations hold what a set-up just
-        # made, and collecting them costs microseconds. On a GPU the peak memory measured after
-        # the timing is absolute (max_memory_allocated), so a set-up's older cyclic garbage
-        # holding device memory must be gone first: a full collection there.
-        if self.device.startswith("cuda"):
+        # made, and collecting them costs microseconds. On a device with memory of its own the
+        # peak memory measured after the timing is absolute (CUDA's max_memory_allocated), so a
+        # set-up's older cyclic garbage holding device memory must be gone first: a full collection.
+        if self.backend.device_memory:
             gc.collect()
         else:
             gc.collect(SETUP_GC_GENERATION)

@@ -1,6 +1,6 @@
 """What keeps a fork server's children independent: the hazards that make forking unsafe or
-share data between process pairs (threads, CUDA, tensors held at import), and a random heap
-offset per child. Used by :mod:`.serve`."""
+share data between process pairs (threads, a device's runtime such as CUDA, tensors held at
+import), and a random heap offset per child. Used by :mod:`.serve`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import os
 import sys
 import warnings
 
+from .. import devices
+
 
 def thread_count() -> int:
     """Threads of this process (``/proc/self/task``; 1 where that is not readable)."""
@@ -16,14 +18,6 @@ def thread_count() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return 1
-
-
-def _cuda_initialized() -> bool:
-    torch = sys.modules.get("torch")
-    try:
-        return bool(torch is not None and torch.cuda.is_initialized())
-    except Exception:  # noqa: BLE001 - a broken torch cannot have initialised CUDA
-        return False
 
 
 #: Tensor/array data the fork server may hold after importing the benchmark files (bytes).
@@ -68,14 +62,14 @@ def held_array_bytes() -> int:
 
 def fork_hazards(threads_before: int, data_check: bool = False) -> list[str]:
     """What would make a forked child of this process unsafe or its measurements shared: threads
-    started since ``threads_before`` was counted, CUDA initialised, and (``data_check``) more than
+    started since ``threads_before`` was counted, a device's runtime initialised ("CUDA
+    initialised", :func:`runner.devices.initialised`), and (``data_check``) more than
     :data:`PRELOAD_MAX_DATA_BYTES` of tensor/array data. Empty when forking is safe."""
     hazards = []
     now = thread_count()
     if now > threads_before:
         hazards.append(f"{now - threads_before} thread(s) started")
-    if _cuda_initialized():
-        hazards.append("CUDA initialised")
+    hazards += [f"{title} initialised" for title in devices.initialised()]
     if data_check:
         held = held_array_bytes()
         if held > PRELOAD_MAX_DATA_BYTES:

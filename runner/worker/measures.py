@@ -6,11 +6,11 @@ perturbs a timed sample and no allocator history from another benchmark or pair 
 
 Memory, one call after warm-up and timing (:func:`measure_memory`):
 
-* CUDA: ``torch.cuda.max_memory_allocated`` and ``max_memory_reserved`` of the call, after
-  ``reset_peak_memory_stats`` — absolute peaks (the benchmark's inputs, weights and the call's
-  temporaries: what has to fit on the device). perfgate's own L2-flush buffer (``cold_cache``) is
-  released first and the cache emptied, so the reserved peak is the benchmark's segments, not the
-  timing's pool.
+* A device with memory of its own (:mod:`runner.devices`; CUDA: ``torch.cuda.max_memory_allocated``
+  and ``max_memory_reserved`` of the call, after ``reset_peak_memory_stats``): absolute peaks (the
+  benchmark's inputs, weights and the call's temporaries: what has to fit on the device).
+  perfgate's own L2-flush buffer (``cold_cache``) is released first and the cache emptied, so the
+  reserved peak is the benchmark's segments, not the timing's pool.
 * CPU: what the call allocates at its peak over the level before it, from two sources torch and
   Python keep themselves: torch's CPU tensor allocations (the profiler's memory events,
   ``torch.autograd.profiler.profile(profile_memory=True)``: every allocation and free of c10's CPU
@@ -49,6 +49,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from .. import devices
 from ..conventions.process_memory import reset_high_water_mark, status_kib as _status_kib
 
 #: Longest text kept of a graph break's reason or a guard failure (characters).
@@ -133,40 +134,44 @@ def measure_memory(fn: Callable[[], object], device: str, release: Callable[[], 
 
     Args:
         fn: the benchmark's prepared callable, warm.
-        device: ``cpu`` or ``cuda``/``cuda:N``.
+        device: a registered device's torch device string (:mod:`runner.devices`): ``cpu``,
+            ``cuda``, ``cuda:N``.
         release: drops what the timing allocated for itself (the L2-flush buffer), called first.
 
     Returns:
-        ``{kind, peak_bytes, rss_bytes, ...}``: ``kind`` ``cuda`` (``peak_bytes`` is
-        ``max_memory_allocated``, absolute; ``reserved_bytes`` beside it) or ``cpu``
-        (``peak_bytes`` = ``tensor_bytes`` + ``python_bytes``, growth during the call);
-        ``rss_bytes`` the resident set's growth during the call (None where Linux's ``/proc``
-        cannot tell; on a CPU it includes tracemalloc's own bookkeeping).
+        ``{kind, peak_bytes, rss_bytes, ...}``: ``kind`` the device's name where it has memory of
+        its own (``cuda``: ``peak_bytes`` is ``max_memory_allocated``, absolute; ``reserved_bytes``
+        beside it) or ``cpu`` (``peak_bytes`` = ``tensor_bytes`` + ``python_bytes``, growth during
+        the call); ``rss_bytes`` the resident set's growth during the call (None where Linux's
+        ``/proc`` cannot tell; on a CPU it includes tracemalloc's own bookkeeping).
+
+    Raises:
+        KeyError: ``device`` is no registered device; whatever ``fn`` raises.
     """
+    backend = devices.get(device)
+    on_device = backend.device_memory
     if release is not None:
         release()
     # no gc.collect() first: with torch imported one costs 0.1-0.3 s, and garbage left from before
     # the call changes none of its allocations (the collector is paused during the call)
     was_enabled = gc.isenabled()
     gc.disable()
-    cuda = device.startswith("cuda")
-    torch = sys.modules.get("torch") if cuda else None
     try:
-        if cuda:
-            torch.cuda.synchronize()
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats()
-        tensors = _TensorAllocations() if not cuda else None
+        if on_device:
+            backend.synchronize()
+            backend.empty_cache()
+            backend.reset_peak_memory()
+        tensors = _TensorAllocations() if not on_device else None
         before = _status_kib(("VmRSS",))
         reset = reset_high_water_mark()
 
         def call() -> None:
             result = fn()
-            if cuda:
-                torch.cuda.synchronize()
+            if on_device:
+                backend.synchronize()
             del result
 
-        if cuda:
+        if on_device:
             call()
             python = None
         else:
@@ -176,9 +181,9 @@ def measure_memory(fn: Callable[[], object], device: str, release: Callable[[], 
         rss = None
         if reset and "VmRSS" in before and "VmHWM" in after:
             rss = max(0, after["VmHWM"] - before["VmRSS"]) * 1024
-        if cuda:
-            return {"kind": "cuda", "peak_bytes": int(torch.cuda.max_memory_allocated()),
-                    "reserved_bytes": int(torch.cuda.max_memory_reserved()), "rss_bytes": rss}
+        if on_device:
+            return {"kind": backend.name, "peak_bytes": backend.peak_memory(),
+                    "reserved_bytes": backend.reserved_peak(), "rss_bytes": rss}
         return {"kind": "cpu", "peak_bytes": (tensors.peak or 0) + python, "tensor_bytes": tensors.peak,
                 "python_bytes": python, "rss_bytes": rss}
     finally:

@@ -14,6 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .. import devices
+
 #: Name of the annotation around each profiled call (``runner.profile.summaries.CALL_ANNOTATION``).
 CALL_ANNOTATION = "perfgate::call"
 
@@ -26,7 +28,8 @@ def profile_callable(fn, *, device: str, trace_path: str, calls: int = 5) -> dic
 
     Args:
         fn: the benchmark's zero-argument callable.
-        device: ``"cuda"`` (CPU + CUDA activities, synchronised around every call) or ``"cpu"``.
+        device: a registered device's name (:mod:`runner.devices`): the CPU's activity and the
+            device's own (``cuda``: CUDA's), the device synchronised around every call.
         trace_path: where to write the trace; ``.json.gz`` (gzip) is what perfgate writes, a
             ``.json`` path is written uncompressed.
         calls: profiled calls, each inside a ``perfgate::call`` annotation.
@@ -35,17 +38,19 @@ def profile_callable(fn, *, device: str, trace_path: str, calls: int = 5) -> dic
         ``{"trace_path": str, "calls": int, "warmup_calls": int, "device": str, "bytes": int}``.
 
     Raises:
-        whatever ``fn`` raises (the worker records it for this benchmark and side).
+        KeyError: ``device`` is no registered device; whatever ``fn`` raises (the worker records
+            it for this benchmark and side).
     """
-    import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    cuda = device == "cuda"
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    backend = devices.get(device)
+    sync = backend.synchronize
     for _ in range(WARMUP_CALLS):
         fn()
     sync()
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    activities = [ProfilerActivity.CPU]
+    if backend.profiler_activity is not None:
+        activities.append(getattr(ProfilerActivity, backend.profiler_activity))
     with profile(activities=activities, record_shapes=True, with_flops=True, profile_memory=True) as prof:
         for _ in range(calls):
             with record_function(CALL_ANNOTATION):

@@ -9,15 +9,18 @@ each other, :func:`runner.pipeline.schedule.calls_per_sample`). Each :class:`Sam
 what the process got meanwhile (CPU time, involuntary context switches, the other CPUs' load,
 steal), so the parent can tell a round another task disturbed.
 
-* CPU: ``time.perf_counter_ns`` around the loop.
-* CUDA: ``torch.cuda.Event(enable_timing=True)`` recorded around the loop on the current
-  stream; before the end event the device is synchronised, so work the callable put on *other*
-  streams (a side stream for copies, two streams competing for memory bandwidth) is inside the
-  interval too — an end event on the current stream alone would close before that work ends.
-  The synchronisation adds a few microseconds per sample (not per call), the same on both
-  sides. ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats`` gives the
-  peak memory of the sample.
-* CUDA with ``cold_cache``: as Triton's ``do_bench`` does, a buffer twice the L2 size is zeroed
+The device's calls come from its module (:mod:`runner.devices`); the structure is here.
+
+* CPU (a device without events): ``time.perf_counter_ns`` around the loop.
+* A device with events (CUDA: ``torch.cuda.Event(enable_timing=True)``): an event pair recorded
+  around the loop on the current stream; before the end event the device is synchronised, so work
+  the callable put on *other* streams (a side stream for copies, two streams competing for memory
+  bandwidth) is inside the interval too — an end event on the current stream alone would close
+  before that work ends. The synchronisation adds a few microseconds per sample (not per call),
+  the same on both sides. The device's peak allocated memory after a reset (CUDA:
+  ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``) gives the peak memory of
+  the sample.
+* The same with ``cold_cache``: as Triton's ``do_bench`` does, a buffer twice the L2 size is zeroed
   before every call and each call gets its own pair of events (``flush, start, call, end`` on the
   current stream), all enqueued without waiting; the device is synchronised once, after the
   last call, and the sample is the mean of the per-call intervals. A host synchronisation per
@@ -45,6 +48,8 @@ import os
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
+
+from .. import devices
 
 
 @dataclass(frozen=True)
@@ -128,26 +133,23 @@ class Timer:
     """Times ``number`` calls of ``fn`` on one device; see the module docstring.
 
     Args:
-        device: ``cpu`` or ``cuda`` (or ``cuda:N``).
-        cold_cache: flush the GPU L2 cache before every call (ignored on CPU).
+        device: a registered device's torch device string (:mod:`runner.devices`): ``cpu``,
+            ``cuda``, ``cuda:N``.
+        cold_cache: flush the device's L2 cache before every call (ignored where there is none
+            to flush: the CPU).
+
+    Raises:
+        KeyError: ``device`` is no registered device.
     """
 
     def __init__(self, device: str, cold_cache: bool = False):
         self.device = device
-        self.cuda = device.startswith("cuda")
+        self.backend = devices.get(device)
         self.own_cpus = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
-        self.cold_cache = cold_cache and self.cuda
-        self._flush_buf = None
+        self._flush_buf = self.backend.l2_flush_buffer(device) if cold_cache else None
+        self.cold_cache = self._flush_buf is not None
         #: calls of the benchmark this timer has made (every sample's, calibration's included)
         self.calls = 0
-        if self.cuda:
-            import torch
-
-            self.torch = torch
-            if self.cold_cache:
-                props = torch.cuda.get_device_properties(torch.cuda.current_device())
-                l2 = int(getattr(props, "L2_cache_size", 0) or 64 * 2**20)
-                self._flush_buf = torch.empty(2 * l2, dtype=torch.int8, device=device)
 
     def time(self, fn: Callable[[], object], number: int) -> float:
         """Seconds per call over ``number`` calls (one sample)."""
@@ -164,13 +166,13 @@ class Timer:
             c0 = time.process_time_ns()
             w0 = time.perf_counter_ns()
             span = None
-            if not self.cuda:
+            if self.backend.event is None:
                 for _ in range(number):
                     fn()
                 w1 = time.perf_counter_ns()
                 per_call = (w1 - w0) * 1e-9 / number
             else:
-                per_call, span = self._time_cuda(fn, number)
+                per_call, span = self._time_with_events(fn, number)
                 w1 = time.perf_counter_ns()
             c1 = time.process_time_ns()
             usage1 = _usage()
@@ -181,36 +183,36 @@ class Timer:
             if was_enabled:
                 gc.enable()
 
-    def _time_cuda(self, fn, number: int) -> tuple[float, float | None]:
-        """``(seconds per call, the sample's span on the GPU with cold cache else None)``."""
-        torch = self.torch
-        torch.cuda.synchronize()
+    def _time_with_events(self, fn, number: int) -> tuple[float, float | None]:
+        """``(seconds per call, the sample's span on the device with cold cache else None)``."""
+        backend = self.backend
+        backend.synchronize()
         if self.cold_cache:
-            return self._time_cuda_cold(fn, number)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            return self._time_cold(fn, number)
+        start, end = backend.event(), backend.event()
         start.record()
         for _ in range(number):
             fn()
-        torch.cuda.synchronize()  # join every stream the calls used
+        backend.synchronize()  # join every stream the calls used
         end.record()
         end.synchronize()
         return start.elapsed_time(end) * 1e-3 / number, None
 
-    def _time_cuda_cold(self, fn, number: int) -> tuple[float, float]:
+    def _time_cold(self, fn, number: int) -> tuple[float, float]:
         """Seconds per call, each call after an L2 flush and between its own events, nothing
         waited for until the last call is enqueued (module docstring; Triton's ``do_bench``), and
-        the sample's whole span on the GPU, flushes included."""
-        event = self.torch.cuda.Event
-        first = event(enable_timing=True)
-        starts = [event(enable_timing=True) for _ in range(number)]
-        ends = [event(enable_timing=True) for _ in range(number)]
+        the sample's whole span on the device, flushes included."""
+        event = self.backend.event
+        first = event()
+        starts = [event() for _ in range(number)]
+        ends = [event() for _ in range(number)]
         first.record()
         for start, end in zip(starts, ends):
             self._flush_buf.zero_()
             start.record()
             fn()
             end.record()
-        self.torch.cuda.synchronize()
+        self.backend.synchronize()
         calls_ms = sum(s.elapsed_time(e) for s, e in zip(starts, ends))
         return calls_ms * 1e-3 / number, first.elapsed_time(ends[-1]) * 1e-3
 
@@ -221,14 +223,11 @@ class Timer:
         self.cold_cache = False
 
     def reset_peak_memory(self) -> None:
-        if self.cuda:
-            self.torch.cuda.reset_peak_memory_stats()
+        self.backend.reset_peak_memory()
 
     def peak_memory(self) -> int | None:
-        """Peak bytes allocated by torch on the GPU since the last reset; None on CPU."""
-        if self.cuda:
-            return int(self.torch.cuda.max_memory_allocated())
-        return None
+        """Peak bytes allocated on the device since the last reset; None on CPU."""
+        return self.backend.peak_memory()
 
 
 def calibrate(timer: Timer, fn: Callable[[], object], min_sample_time: float,

@@ -40,7 +40,8 @@ is the signal). Failures carry ``error`` (the traceback's last lines). The messa
 :mod:`runner.protocol` (both ends import it); a child's requests are answered by :mod:`.child`, the
 fork-safety checks live in :mod:`.forking`.
 
-This is the only place (with runner.worker.profiling) where torch is imported by perfgate.
+This is the only place (with runner.worker.profiling and the device modules the worker calls,
+:mod:`runner.devices`) where torch is imported by perfgate.
 """
 
 from __future__ import annotations

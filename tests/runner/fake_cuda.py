@@ -15,7 +15,11 @@ Only what :class:`runner.worker.sampling.Timer` and the acceptance use is there:
 ``cuda.get_device_properties`` (``L2_cache_size``), ``cuda.current_device``,
 ``cuda.reset_peak_memory_stats``/``max_memory_allocated``/``max_memory_reserved``/``empty_cache``
 (the caching allocator's segments simulated as 2 MiB blocks, :data:`SEGMENT`), ``cuda.is_available``,
-``torch.empty`` (a buffer whose ``zero_`` is a kernel), ``torch.int8``.
+``torch.empty`` (a buffer whose ``zero_`` is a kernel), ``torch.int8``; and what the worker's
+``env`` and fork checks read: ``cuda.get_device_name``, ``cuda.get_device_capability``,
+``cuda.is_initialized`` (``initialised``: torch starts CUDA lazily, on its first CUDA call; set it),
+``torch.__version__``, ``torch.version.cuda``/``hip`` (a ROCm build: ``cuda`` None, ``hip`` set),
+``get_num_threads``/``get_num_interop_threads``.
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ class FakeTorch(types.SimpleNamespace):
     """
 
     int8 = "int8"
+    __version__ = "2.13.0"
 
     def __init__(self, launch_us: float = 2.0, sync_us: float = 8.0, flush_us: float = 30.0,
                  l2_bytes: int | None = 50 * 2**20):
@@ -101,6 +106,8 @@ class FakeTorch(types.SimpleNamespace):
         self.allocated = self.peak = 0
         self.reserved = self.peak_reserved = 0
         self.buffers: list[FakeBuffer] = []
+        self.initialised = False
+        self.version = types.SimpleNamespace(cuda="12.4", hip=None)
         self.default = FakeStream(self, "stream0")
         self.current = self.default
         self.streams = [self.default]
@@ -110,7 +117,9 @@ class FakeTorch(types.SimpleNamespace):
             get_device_properties=self._properties, reset_peak_memory_stats=self._reset_peak,
             max_memory_allocated=lambda: self.peak, max_memory_reserved=lambda: self.peak_reserved,
             empty_cache=self._empty_cache, Stream=self._new_stream, stream=self._use_stream,
-            current_stream=lambda device=None: self.current)
+            current_stream=lambda device=None: self.current,
+            is_initialized=lambda: self.initialised, get_device_name=lambda device=None: "Fake GPU",
+            get_device_capability=lambda device=None: (9, 0))
 
     # -- the device, as a benchmark drives it ---------------------------------------------------
     def kernel(self, us: float, *, stream: FakeStream | None = None, name: str = "kernel") -> None:
@@ -165,6 +174,12 @@ class FakeTorch(types.SimpleNamespace):
             self.current = before
 
     # -- torch --------------------------------------------------------------------------------------
+    def get_num_threads(self) -> int:
+        return 1
+
+    def get_num_interop_threads(self) -> int:
+        return 1
+
     def empty(self, size: int, dtype=None, device=None) -> FakeBuffer:
         buf = FakeBuffer(self, int(size))
         self.buffers.append(buf)
