@@ -1,8 +1,9 @@
 """The target repository's configuration: ``[tool.perfgate]`` or ``perfgate.toml``.
 
-Keys and defaults are the contract in DESIGN.md ("Target repository configuration"), plus the
-sampling and isolation knobs documented on :class:`Config`. Command-line flags override the file. Unknown keys and wrong types are
-:class:`~runner.errors.ConfigError` naming the key and the file.
+The keys are :class:`Config`'s fields, documented in README ("Configuration"); command-line
+flags override the file. Unknown keys and wrong types are :class:`~runner.errors.ConfigError`
+naming the key and the file. The keys of :data:`INTERNALS` are deprecated: read and honoured for
+one more release, each with a message (:attr:`Config.deprecated`).
 
 The settings of a compare are a policy (thresholds, ``alpha``, what is benchmarked and how it is
 installed), so they come from the base revision, or from a file the caller names, never from
@@ -12,7 +13,7 @@ the head under test: :func:`head_changes` lists what the head would have changed
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -21,6 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from . import stats
 from .errors import ConfigError
 from .config_values import check_webhook_url, is_fraction, parse_runners, parse_selection
 from .selection import Rules as SelectionRules
@@ -36,97 +38,72 @@ def suite_names() -> tuple[str, ...]:
 
 #: The values of the key ``device`` (and of ``--device`` and the Action's input ``device``).
 DEVICES = ("auto", "cpu", "cuda")
-#: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies them).
+#: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies
+#: them). Not ``steady`` by default: it keeps freed blocks on the heap, so PRs that drop a large
+#: per-call temporary read smaller or backwards (torchmetrics #1493: −41 % against ×0.12; PyG
+#: #8035: −1.3 % against +29 %; evaluation/RESULTS_real_prs.md).
 ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
+
+#: Keys that are internals now, constants where their concept lives: deprecated, still read and
+#: honoured for this release, ignored from the next. Key → (whose internal, what to do instead).
+INTERNALS = {
+    "process_noise": ("the statistics (runner.stats.PROCESS_NOISE)", "remove it"),
+    "min_process_pairs": ("the statistics (runner.stats.MIN_PROCESS_PAIRS)", "remove it"),
+    "pair_rounds": ("the statistics (runner.stats.PAIR_ROUNDS)", "remove it"),
+    "max_rounds": ("the statistics (runner.stats.MAX_ROUNDS)", "remove it"),
+    "lock_clocks_mhz": ("the clock lock (runner.pipeline.clock_plan.LOCK_SM_MHZ)",
+                        "remove it: a locked run locks the GPU's default application clock"),
+    "cuda_alloc_conf": ("the workers' environment (runner.pipeline.conditions.CUDA_ALLOC_CONF)",
+                        "remove it, and export PYTORCH_CUDA_ALLOC_CONF on the runner instead: both "
+                        "workers inherit it"),
+}
 
 
 @dataclass(frozen=True)
 class Config:
-    """Settings of one compare.
+    """Settings of one compare. Each field but ``deprecated`` is a key of the file; ``perfgate
+    init`` writes these descriptions into the perfgate.toml it makes (README has the details).
 
     Attributes:
-        benchmarks: directory of ``bench_*.py`` files, relative to the repository root (for asv:
-            the ``benchmark_dir`` of ``asv.conf.json`` wins; for pytest-benchmark: the tests).
-        suite: the benchmarks' convention: ``auto`` (the default: detected), ``perfgate`` (bench_*
-            factories), ``asv``, ``pytest-benchmark``, ``triton`` (perf_report / do_bench scripts),
-            ``torch-timer`` (torch.utils.benchmark.Timer scripts) or ``command`` (a command printing its
-            own measurements); :func:`suite_names`.
-        command: for ``suite = "command"`` (and chosen by ``auto`` when set): a shell command, built by
-            ``install``, printing Google Benchmark, nvbench or github-action-benchmark JSON; ``{out}``
-            in it is a file it writes the JSON to, else its standard output is read
-            (runner.conventions.command).
-        command_format: the JSON ``command`` prints: ``auto`` (Google Benchmark or nvbench, told by
-            their shape), ``googlebenchmark``, ``nvbench``, ``customSmallerIsBetter`` or
-            ``customBiggerIsBetter`` (github-action-benchmark's; bigger-is-better values such as
-            tokens/s are compared as such).
-        install: shell command run in each revision's fresh venv ("" = none: the worktree root,
-            and ``src/`` if present, go first on the worker's ``sys.path``).
-        device: ``auto`` | ``cpu`` | ``cuda``.
-        threshold: practical significance, fraction of the base time (0.02 = 2 %).
-        fail_threshold: a regression beyond this fraction fails the check / ``--fail-on-regression``.
-        memory_threshold: a peak-memory change beyond this fraction of base's peak is a memory
-            verdict (``regression``/``improvement``; runner.measures).
-        fail_on_memory_regression: a memory regression fails the check run and
-            ``--fail-on-regression`` as a time regression beyond ``fail_threshold`` does.
-        max_time: seconds budget of one compare: from its start to results.json (worker start,
-            warm-up, timing, profiling), the ``install`` command's own time excluded.
+        benchmarks: directory of the benchmarks, relative to the repository root.
+        suite: the benchmarks' convention: ``auto`` (detected), ``perfgate``, ``asv``,
+            ``pytest-benchmark``, ``triton``, ``torch-timer`` or ``command``.
+        command: for ``suite = "command"``: a shell command printing its measurements as JSON
+            (``{out}`` in it: a file it writes them to).
+        command_format: the JSON ``command`` prints: ``auto``, ``googlebenchmark``, ``nvbench``,
+            ``customSmallerIsBetter`` or ``customBiggerIsBetter`` (runner.formats).
+        install: shell command run in each revision's fresh venv ("" = none).
+        device: ``auto``, ``cpu`` or ``cuda``.
+        threshold: practical significance, a fraction of the base time (0.02 = 2 %).
+        fail_threshold: a regression beyond this fraction fails the check, ``--fail-on-regression``.
+        memory_threshold: a peak-memory change beyond this fraction of base's is a memory verdict.
+        fail_on_memory_regression: a memory regression fails as a time regression does.
+        max_time: seconds budget of one compare, the ``install`` command's own time excluded.
         label: the PR label that triggers the App.
-        alpha: family-wise level of one benchmark's sequential test (see runner.stats).
+        alpha: family-wise level of one benchmark's sequential test (runner.stats).
         min_rounds: rounds (base+head pairs) before the first look.
-        max_rounds: sets the last look: ``max_rounds // pair_rounds`` process pairs, after which an
-            undecided benchmark stays ``inconclusive`` (pairs of cheap or slow rounds may take more
-            rounds than ``pair_rounds``, runner.pipeline.schedule).
-        pair_rounds: rounds each fresh pair of worker processes takes before the next pair
-            starts (see runner.stats: the process pair is the unit of replication).
-        min_sample_time: seconds one sample lasts at least; the inner loop count is calibrated
-            to it. 0 (the default) = by device, :data:`AUTO_SAMPLE_TIME`: 2 ms on a CPU, 20 ms on a
-            GPU (see :meth:`Config.sample_time` and evaluation/RESULTS.md, "Sample duration").
+        min_sample_time: seconds one sample lasts at least; 0 = by device: 2 ms on a CPU, 20 ms
+            on a GPU.
         cold_cache: flush the GPU L2 cache before every timed call (CUDA only).
         timeout: seconds a set-up or one sample may take before the worker is killed.
         profile: run the profiling pass after timing.
-        process_noise: floor of the standard deviation of the process pairs' estimates of the
-            log-ratio (0.003 ≈ 0.3 %): what processes may differ by in ways no pair shows; see
-            runner.stats.blocked_estimate and evaluation/RESULTS.md.
-        min_process_pairs: fresh worker pairs a benchmark must have run in before any verdict
-            (see runner.stats.decide). One pair cannot tell a code change from a process-level
-            offset; the t interval of 2 pairs (1 degree of freedom) is valid but wide, so at the
-            first look only a change far beyond the pairs' spread is decided — a 10× or 1000×
-            regression in two pairs, seconds, instead of minutes.
-        allocator: host allocator of both workers: ``system`` (glibc as a user's process finds
-            it, the default), ``steady`` (glibc with fixed thresholds:
-            runner.pipeline.conditions.GLIBC_STEADY), ``jemalloc`` or ``tcmalloc``
-            (``LD_PRELOAD``; the library must be installed). ``steady`` was the default until real
-            pull requests showed what it costs (evaluation/RESULTS_real_prs.md): it keeps freed
-            blocks on the heap, so a base that allocates large temporaries on every call paid no
-            page faults in the workers and did in the user's process — PRs that remove such
-            temporaries read smaller (torchmetrics #1493: −41 % against ×0.12) or in the wrong
-            direction (PyG #8035: −1.3 % against +29 %).
-        cuda_alloc_conf: ``PYTORCH_CUDA_ALLOC_CONF`` for both workers ("" = the environment's,
-            else torch's default).
-        cpus: CPUs both workers are pinned to: ``auto`` (all but the first, keeping torch's default
-            thread count where the machine is big enough, else reduced and said so), ``all`` (no
-            pinning) or a list like ``"2,3"``; see runner.pipeline.conditions.plan_cpus.
+        allocator: host allocator of both workers: ``system``, ``steady``, ``jemalloc`` or
+            ``tcmalloc``.
+        cpus: CPUs both workers are pinned to: ``auto``, ``all`` or a list like ``"2,3"``.
         threads: intra-op threads of both workers; 0 = torch's default (capped by the CPUs).
-        lock_clocks: on a CUDA GPU, lock the SM and memory clocks for the timing pass and
-            restore them after (NVML's locked clocks as ``nvidia-smi -lgc/-lmc`` set them, when
-            the runner is root; else application clocks as ``nvidia-smi -ac``, where
-            ``nvidia-smi -acp UNRESTRICTED`` allows them). Off by default: clocks are a property of
-            the runner, which its owner may have set already. Where they cannot be locked the
-            rounds the GPU throttled or whose clock moved are left out either way
-            (runner.pipeline.clocks, runner.pipeline.telemetry.disturbed_rounds).
-        lock_clocks_mhz: the SM clock to lock to; 0 = the GPU's default application clock (a
-            clock it sustains under load).
-        runners: the App's runner groups, one per GPU model (``[runners.h100] labels =
-            ["self-hosted", "h100"]``): ``((name, (label, ...)), ...)`` in the file's order. A
-            labelled PR is measured on each group, and each group's results are a history series
-            of their own; empty (the default): one run on the workflow's own runners.
-        regression_webhook: where the App posts one message per regression found on the default
-            branch (Slack-compatible JSON, ``{"text": ...}``): an ``https://`` URL; "" = none.
-            Read from the default branch only; the App refuses an address on its own network
-            (``bot.app.notify``).
-        selection: ``[selection]``: run only the benchmarks a pull request can affect
-            (:class:`runner.selection.Rules`: ``enabled``, ``always``, ``full_run``, ``ignore``);
-            read from the base branch like every other key.
+        lock_clocks: lock a CUDA GPU's clocks for the timing pass where allowed, restore them after
+            (off by default: the clocks are the runner's owner's to set).
+        runners: the App's runner groups, ``((name, (label, ...)), ...)`` in the file's order.
+        regression_webhook: an ``https://`` address for the App's messages about regressions on the
+            default branch; "" = none.
+        selection: ``[selection]``: run only what a pull request can affect (selection.Rules).
+        max_rounds: deprecated key (:data:`INTERNALS`), default ``stats.MAX_ROUNDS``.
+        pair_rounds: deprecated key (:data:`INTERNALS`), default ``stats.PAIR_ROUNDS``.
+        process_noise: deprecated key (:data:`INTERNALS`), default ``stats.PROCESS_NOISE``.
+        min_process_pairs: deprecated key (:data:`INTERNALS`), default ``stats.MIN_PROCESS_PAIRS``.
+        lock_clocks_mhz: deprecated key (:data:`INTERNALS`), default ``clock_plan.LOCK_SM_MHZ``.
+        cuda_alloc_conf: deprecated key (:data:`INTERNALS`), default ``conditions.CUDA_ALLOC_CONF``.
+        deprecated: not a key: key → message, for each key of :data:`INTERNALS` the file sets.
     """
 
     benchmarks: str = "benchmarks"
@@ -143,23 +120,24 @@ class Config:
     label: str = "performance"
     alpha: float = 0.05
     min_rounds: int = 16
-    max_rounds: int = 256
-    pair_rounds: int = 8
     min_sample_time: float = 0.0
     cold_cache: bool = False
     timeout: float = 300.0
     profile: bool = True
-    process_noise: float = 0.003
-    min_process_pairs: int = 2
     allocator: str = "system"
-    cuda_alloc_conf: str = ""
     cpus: str = "auto"
     threads: int = 0
     lock_clocks: bool = False
-    lock_clocks_mhz: int = 0
     runners: tuple[tuple[str, tuple[str, ...]], ...] = ()
     regression_webhook: str = ""
     selection: SelectionRules = SelectionRules()
+    max_rounds: int = stats.MAX_ROUNDS
+    pair_rounds: int = stats.PAIR_ROUNDS
+    process_noise: float = stats.PROCESS_NOISE
+    min_process_pairs: int = stats.MIN_PROCESS_PAIRS
+    lock_clocks_mhz: int = 0  # runner.pipeline.clock_plan.LOCK_SM_MHZ (a test ties them)
+    cuda_alloc_conf: str = ""  # runner.pipeline.conditions.CUDA_ALLOC_CONF (a test ties them)
+    deprecated: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def sample_time(self, device: str | None) -> float:
         """Seconds one sample lasts at least on ``device`` (``cpu``, ``cuda``, ``cuda:N``):
@@ -174,6 +152,10 @@ class Config:
         cfg = replace(self, **given)
         _check_values(cfg, "the command line")
         return cfg
+
+
+#: The keys of the file: every field of :class:`Config` but ``deprecated``.
+KEYS = tuple(f.name for f in fields(Config) if f.name != "deprecated")
 
 
 #: ``min_sample_time`` by device when it is 0 (auto), seconds.
@@ -246,17 +228,18 @@ def _check_values(cfg: Config, where: str) -> None:
 
 
 def parse_table(table: dict, where: str) -> Config:
-    """Build a :class:`Config` from a TOML table (pure).
+    """Build a :class:`Config` from a TOML table (pure); a key of :data:`INTERNALS` is honoured
+    and gets its message in :attr:`Config.deprecated` (:func:`deprecations`).
 
     Raises:
         ConfigError: unknown key, wrong type or out-of-range value; the message names the key
             and ``where`` (the file).
     """
-    known = {f.name for f in fields(Config)}
     values: dict[str, Any] = {}
     for key, value in table.items():
-        if key not in known:
-            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(sorted(known))})")
+        if key not in KEYS:
+            documented = sorted(set(KEYS) - set(INTERNALS))
+            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(documented)})")
         if key == "runners":
             values[key] = parse_runners(value, where)
             continue
@@ -270,10 +253,18 @@ def parse_table(table: dict, where: str) -> Config:
             names = "number" if expected == (int, float) else names
             raise ConfigError(f"{where}: key {key!r} must be a {names}, got {type(value).__name__} {value!r}")
         values[key] = float(value) if float in expected else value
-    cfg = Config(**values)
+    cfg = Config(**values, deprecated=deprecations(values, where))
     _check_values(cfg, where)
     check_webhook_url(cfg.regression_webhook, where)
     return cfg
+
+
+def deprecations(table: Mapping[str, Any], where: str) -> dict[str, str]:
+    """Key → message for each key of :data:`INTERNALS` that ``table`` (a file's keys) sets, in
+    that order (pure); ``where`` names the file. The message says the value is still used."""
+    return {key: f"`{key}` in {where} is an internal of {whose} and is deprecated: this release "
+                 f"still honours its value ({table[key]!r}), the next ignores it; {todo}"
+            for key, (whose, todo) in INTERNALS.items() if key in table}
 
 
 #: The files that may hold the configuration, the one that wins first: ``perfgate.toml`` (its

@@ -7,8 +7,8 @@ Method (pure functions over plain lists; scipy provides the distributions):
   analysis works on the paired log-ratios ``d = ln(h / b)``: the ratio of two times is
   multiplicative, its log is additive and close to symmetric, and each sample already
   averages many calls.
-* Process pairs: a benchmark's rounds come in blocks of ``pair_rounds`` (a slow benchmark's later
-  blocks may be longer: runner.pipeline.schedule.later_pair_rounds), each block in a fresh
+* Process pairs: a benchmark's rounds come in blocks of :data:`PAIR_ROUNDS` (a slow benchmark's
+  later blocks may be longer: runner.pipeline.schedule.later_pair_rounds), each block in a fresh
   pair of worker processes. Identical code in two fresh processes can differ by a few percent
   for the process's whole life, which pairing rounds cannot cancel; so the unit of replication
   is the process pair, not the round (Kalibera & Jones, "Rigorous benchmarking in reasonable
@@ -17,10 +17,9 @@ Method (pure functions over plain lists; scipy provides the distributions):
   timing noise on shared machines has heavy tails). Across the ``J`` pairs, the mean of those
   estimates with a Student t interval on ``J − 1`` degrees of freedom (:func:`blocked_estimate`).
   Its coverage with 2–8 pairs, between-pair spread and one outlying pair is measured in
-  evaluation/RESULTS.md (``python evaluation/interval_coverage.py``); the DerSimonian–Laird interval
-  used before under-covered badly there.
+  evaluation/RESULTS.md (``python evaluation/interval_coverage.py``).
 * Sequential looks: a benchmark is looked at after ``J_1`` process pairs, then at geometrically
-  spaced numbers of pairs up to ``max_rounds`` (``K`` planned looks, :func:`look_schedule`).
+  spaced numbers of pairs up to :data:`MAX_ROUNDS` (``K`` planned looks, :func:`look_schedule`).
   Looking repeatedly at a growing sample inflates the false-positive rate unless the level is
   spent across the looks; we use the Bonferroni split ``alpha / K`` per look (valid for any
   stopping rule because it bounds the union of the K events; Jennison & Turnbull, *Group
@@ -45,11 +44,21 @@ Method (pure functions over plain lists; scipy provides the distributions):
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, asdict
 from typing import Sequence
 
-#: Default family-wise significance level of one benchmark's sequential test.
-DEFAULT_ALPHA = 0.05
+#: Internals (these four: keys of the configuration until deprecated, runner.config.INTERNALS).
+#: Rounds of a fresh process pair (runner.pipeline.schedule adapts them to cheap and slow rounds)
+#: and of the last look: 32 pairs, looks after 2, 4, 8, 16, 32 pairs (:func:`look_schedule`).
+PAIR_ROUNDS, MAX_ROUNDS = 8, 256
+#: Process pairs before any verdict (:func:`decide`): one cannot tell a code change from an offset
+#: of its processes (identical ``torch.softmax`` code 13 % apart for two processes' whole life);
+#: the t interval of 2 (1 df) is wide, so the first look decides only far changes (issue 26).
+MIN_PROCESS_PAIRS = 2
+#: Floor of the standard deviation between the pairs' log-ratio estimates (0.3 %), what processes
+#: may differ by in ways no pair shows (:func:`blocked_estimate`; coverage: evaluation/RESULTS.md).
+PROCESS_NOISE = 0.003
 
 
 @dataclass(frozen=True)
@@ -172,19 +181,12 @@ def unpaired_block_summary(base: Sequence[float], head: Sequence[float]) -> tupl
     if not b or not h:
         raise ValueError("each side needs a positive value")
 
-    def median(xs: list[float]) -> float:
-        xs = sorted(xs)
-        mid = len(xs) // 2
-        return xs[mid] if len(xs) % 2 else 0.5 * (xs[mid - 1] + xs[mid])
-
     def var(xs: list[float]) -> float:
-        if len(xs) < 2:
-            return 0.0
         mean = sum(xs) / len(xs)
-        return sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
+        return sum((x - mean) ** 2 for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
 
     se = math.sqrt(var(b) / len(b) + var(h) / len(h))
-    return median(h) - median(b), max(se, 1e-6), min(len(b), len(h))
+    return statistics.median(h) - statistics.median(b), max(se, 1e-6), min(len(b), len(h))
 
 
 def equivalence_level(look_alpha: float) -> float:
@@ -218,7 +220,7 @@ def blocked_estimate(blocks: Sequence[tuple[float, float, int]], level: float, b
         blocks: per process pair ``(center, se, n)`` from :func:`block_summary`.
         level: coverage of the interval (fraction).
         between_floor: lower bound of the standard deviation between pairs' estimates, log units
-            (0.005 ≈ 0.5 %).
+            (:data:`PROCESS_NOISE`).
         eq_level: when given, also the equivalence interval at this coverage (``eq_low``,
             ``eq_high``; :func:`equivalence_level`), from the same centre and standard error.
 
@@ -267,10 +269,10 @@ def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pa
 
     ``J_1`` is the larger of ``min_pairs`` and the pairs that ``min_rounds`` needs. Few looks,
     because each one spends ``alpha / looks`` of the level; geometric, because the interval narrows
-    with the square root of the pairs. Defaults (16, 256, 8, 2, 5): looks at 2, 4, 8, 16, 32
-    pairs = 16, 32, 64, 128, 256 rounds (a benchmark whose rounds are long takes fewer rounds per
-    pair, :func:`runner.pipeline.schedule.rounds_per_pair`; its looks are at the same pairs). With ``pair_rounds = 0`` (no process pairs) the looks
-    double from ``min_rounds`` instead.
+    with the square root of the pairs. A compare's (16, :data:`MAX_ROUNDS`, :data:`PAIR_ROUNDS`,
+    :data:`MIN_PROCESS_PAIRS`, 5): looks at 2, 4, 8, 16, 32 pairs (long rounds take fewer rounds
+    per pair, :func:`runner.pipeline.schedule.rounds_per_pair`, at the same pairs). With
+    ``pair_rounds = 0`` (no process pairs) the looks double from ``min_rounds`` instead.
 
     Raises:
         ValueError: min_rounds < 2, max_rounds < min_rounds, or pair_rounds of 1.
@@ -309,10 +311,8 @@ def decide(est: Estimate, threshold: float, significant: bool, min_blocks: int =
         est: the interval at the current look.
         threshold: practical significance, a fraction (0.02 = 2 %).
         significant: whether the (adjusted) test rejects "no change" at this look.
-        min_blocks: process pairs an estimate needs before any verdict. One pair cannot tell a
-            code change from a process-level offset (seen: identical ``torch.softmax`` code 13 %
-            faster in one of two fresh processes for their whole life), so the default of
-            ``perfgate compare`` is 2.
+        min_blocks: process pairs an estimate needs before any verdict (a compare's:
+            :data:`MIN_PROCESS_PAIRS`).
 
     A change needs the interval to exclude 1 *and* the estimate beyond the threshold: +1.2 %
     [+0.3, +2.1] % at ±2 % was a "regression" a maintainer read as a false alarm (issue 45).
@@ -395,6 +395,5 @@ def median_interval(samples: Sequence[float], level: float = 0.95) -> tuple[floa
     if n < 6:
         return med, xs[0], xs[-1]
     # Largest k with P(Binom(n, 1/2) < k) <= (1 - level) / 2: [x_(k), x_(n-k+1)] covers.
-    k = int(stats.binom.ppf((1 - level) / 2, n, 0.5))
-    k = max(k, 1)
+    k = max(1, int(stats.binom.ppf((1 - level) / 2, n, 0.5)))
     return med, xs[k - 1], xs[n - k]

@@ -29,6 +29,7 @@ from typing import Callable, Protocol
 from .. import results as results_mod
 from ..errors import GitError, UserError
 from ..git import git, repo_root, resolve
+from ..stats import MAX_ROUNDS, MIN_PROCESS_PAIRS, PAIR_ROUNDS
 from . import bisect as plan
 from .bisect import Bisection, Level
 
@@ -231,10 +232,11 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
     say(f"bisect: following {name}: {_pct(target)} at bad")
 
     settings = first.get("settings") or {}
-    pair_rounds = int(settings.get("pair_rounds") or 8)
-    max_pairs = max(2, int(settings.get("max_rounds") or 256) // pair_rounds)
-    pairs = plan.step_pairs(_pairs(first, name) or 2, target, target, int(settings.get("min_process_pairs") or 2),
-                            max_pairs)
+    pair_rounds = int(settings.get("pair_rounds") or PAIR_ROUNDS)
+    max_rounds = int(settings.get("max_rounds") or MAX_ROUNDS)
+    min_pairs = int(settings.get("min_process_pairs") or MIN_PROCESS_PAIRS)
+    pairs = plan.step_pairs(_pairs(first, name) or 2, target, target, min_pairs,
+                            max(2, max_rounds // pair_rounds))
     levels: dict[int, Level] = {len(commits) - 1: target}
 
     def measure(search: Bisection, index: int) -> str:
@@ -242,7 +244,7 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
         factor = 2 ** search.attempts.get(index, 0)
         rounds = max(2, pairs * factor * pair_rounds)
         overrides = {"threshold": plan.step_threshold(search.target), "min_rounds": rounds,
-                     "max_rounds": max(rounds, int(settings.get("max_rounds") or 256)), "profile": False}
+                     "max_rounds": max(rounds, max_rounds), "profile": False}
         doc, problem, row = ledger.run(good, commit, index, filter=None, names=[name], overrides=overrides)
         level, change = None, {}
         if doc is not None:

@@ -19,6 +19,12 @@ THROTTLE_REASONS = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_th
 #: ``none`` (no NVIDIA GPU or NVML: nothing to lock or watch).
 POLICIES = ("lock", "held", "monitor", "none")
 
+#: The SM clock a locked timing pass locks to, MHz; 0: the GPU's default application clock, one
+#: it sustains under load (:func:`plan` takes the supported clock nearest a target). An internal,
+#: the key ``lock_clocks_mhz`` until deprecated (runner.config.INTERNALS): a runner that needs
+#: another clock sets it itself (``nvidia-smi -ac``), and a compare leaves a held clock alone.
+LOCK_SM_MHZ = 0
+
 #: How to unlock: ``nvidia-smi -acp`` values and what NVML answers for the restriction.
 UNRESTRICT_FIX = ("run the benchmark job as root, or let non-root processes set application clocks: "
                   "sudo nvidia-smi -acp UNRESTRICTED (per GPU: -i N)")
@@ -71,7 +77,8 @@ def plan(lock: bool, requested_mhz: int, gpu: dict | None) -> ClockPlan:
 
     Args:
         lock: the configuration's ``lock_clocks``.
-        requested_mhz: ``lock_clocks_mhz`` (0: the GPU's default application clock).
+        requested_mhz: the SM clock to lock to, :data:`LOCK_SM_MHZ` (0: the GPU's default
+            application clock) unless a deprecated ``lock_clocks_mhz`` says otherwise.
         gpu: one GPU's facts (:func:`runner.pipeline.machine_facts.gpu_facts`), None without one.
     Returns:
         a :class:`ClockPlan`; ``lock`` only when asked, allowed and a clock to lock to is known.
@@ -95,7 +102,7 @@ def plan(lock: bool, requested_mhz: int, gpu: dict | None) -> ClockPlan:
                                     f"clocks restricted): {watch}; to allow it, {UNRESTRICT_FIX}")
     if not target:
         return ClockPlan("monitor", f"lock_clocks is on but NVML names no clock to lock to (no default application "
-                                    f"clock): set lock_clocks_mhz; {watch}")
+                                    f"clock): {watch}")
     sm = _nearest(int(target), gpu.get("sm_supported_clocks_mhz"))
     memory = gpu.get("memory_max_clock_mhz")
     how = "nvidia-smi -lgc/-lmc's locked clocks" if method == "locked_clocks" else "application clocks (nvidia-smi -ac)"

@@ -5,8 +5,8 @@ GPU Boost picks the SM clock from moment to moment by temperature and power, so 
 depends on what the GPU did before it. Two answers, both through NVML (``pynvml``, package
 ``nvidia-ml-py``; names and constants of ``nvml.h``):
 
-* **lock** (config ``lock_clocks = true``): the SM clock (``lock_clocks_mhz``, else the GPU's
-  default application clock, one it sustains under load) and the memory clock (its maximum) are
+* **lock** (config ``lock_clocks = true``): the SM clock (the GPU's default application clock,
+  one it sustains under load: clock_plan.LOCK_SM_MHZ) and the memory clock (its maximum) are
   locked before the timing pass and restored after it — ``nvmlDeviceSetGpuLockedClocks`` /
   ``nvmlDeviceSetMemoryLockedClocks``, what ``nvidia-smi -lgc`` / ``-lmc`` do, which needs root;
   else ``nvmlDeviceSetApplicationsClocks``, what ``nvidia-smi -ac`` does, which a non-root
@@ -24,7 +24,7 @@ depends on what the GPU did before it. Two answers, both through NVML (``pynvml`
 
 from __future__ import annotations
 
-from .clock_plan import ClockPlan, plan, refusal
+from .clock_plan import LOCK_SM_MHZ, ClockPlan, plan, refusal
 from .machine_facts import gpu_facts
 from .telemetry import nvml_value, open_device
 
@@ -38,7 +38,8 @@ class ClockControl:
     ``pynvml``-like module (tests pass a fake); by default ``pynvml``.
     """
 
-    def __init__(self, lock: bool, requested_mhz: int = 0, *, index: int = 0, nvml=None, euid=None):
+    def __init__(self, lock: bool, requested_mhz: int = LOCK_SM_MHZ, *, index: int = 0, nvml=None,
+                 euid=None):
         self.lock, self.requested_mhz, self.index = lock, requested_mhz, index
         self._nvml, self._euid = nvml, euid
         self._handle = None

@@ -8,6 +8,7 @@ pure function elsewhere: the stopping rule and verdicts in :mod:`runner.stats` (
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,9 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
             else:
                 file_cfg, _ = config_mod.load(base_rev.path)
             cfg = file_cfg.override(**req.config_overrides)
+        # deprecated keys: each said once per compare, and recorded (settings.config_deprecated)
+        for message in cfg.deprecated.values():
+            print(f"perfgate: warning: {message}", file=sys.stderr)
         install_seconds = 0.0
         if cfg.install:
             for rev in (base_rev, head_rev):
@@ -277,6 +281,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], bench_
         filter=req.filter, profile=cfg.profile, config_source=policy["config_source"],
         config_changed_by_head=policy["config_changed_by_head"], suite=bench_dirs["suite"], skipped=skipped,
         looks_pairs=session.look_pairs, budget=clock.record(cfg.max_time, states, unprofiled))
+    if cfg.deprecated:
+        settings["config_deprecated"] = list(cfg.deprecated)
     intent = _intent(req, root, revs)
     environment = capture(env_resp.get("head"), telemetry_summary)
     environment["worker"] = {**worker_conditions, "sides": sides, "timer": timer_description(environment.get("device"))}

@@ -86,9 +86,16 @@ def allocator_env(allocator: str, parent_env: Mapping[str, str]) -> dict[str, st
     raise ValueError(f"unknown allocator {allocator!r} (one of {', '.join(ALLOCATORS)})")
 
 
+#: ``PYTORCH_CUDA_ALLOC_CONF`` of both workers; "": the runner's own (its environment's), else
+#: torch's default. An internal, the key ``cuda_alloc_conf`` until deprecated
+#: (runner.config.INTERNALS): the variable is the environment's to set, and both workers inherit it.
+CUDA_ALLOC_CONF = ""
+
+
 def cuda_allocator_env(cuda_alloc_conf: str, parent_env: Mapping[str, str]) -> dict[str, str]:
-    """``PYTORCH_CUDA_ALLOC_CONF`` for both workers: the configured value, else the parent's, else
-    none (torch's default). The same string on both sides; recorded with the results."""
+    """``PYTORCH_CUDA_ALLOC_CONF`` for both workers: ``cuda_alloc_conf`` (:data:`CUDA_ALLOC_CONF`
+    unless a deprecated key says otherwise), else the parent's, else none (torch's default). The
+    same string on both sides; recorded with the results."""
     value = cuda_alloc_conf or parent_env.get("PYTORCH_CUDA_ALLOC_CONF", "")
     return {"PYTORCH_CUDA_ALLOC_CONF": value} if value else {}
 

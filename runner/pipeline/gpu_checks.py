@@ -5,7 +5,7 @@ what each check means are in :mod:`runner.pipeline.doctor`'s docstring.
 
 from __future__ import annotations
 
-from .clock_plan import THROTTLE_REASONS, UNRESTRICT_FIX, plan
+from .clock_plan import LOCK_SM_MHZ, THROTTLE_REASONS, UNRESTRICT_FIX, plan
 from .finding import Finding
 
 #: GPU utilisation (percent) above which a GPU counts as busy even when NVML lists no process
@@ -127,7 +127,7 @@ def check_gpu_clock_policy(gpu: dict) -> Finding:
     them when asked (``lock_clocks = true``) and allowed, leaves a runner's own setting alone, else
     watches every round; warn when the clocks float and this runner may not lock them."""
     subject = _gpu_subject(gpu)
-    asked = plan(True, 0, gpu)
+    asked = plan(True, LOCK_SM_MHZ, gpu)
     if asked.policy == "held":
         return Finding("gpu_clock_policy", subject, "ok",
                        "a clock setting of this runner holds the clocks: perfgate leaves it and still leaves out "

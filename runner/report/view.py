@@ -284,24 +284,29 @@ def eq_note(settings: dict) -> str:
 
 
 def policy_note(settings: dict) -> str | None:
-    """One sentence when the head revision changed perfgate's configuration (pure): which known
-    keys (the head's own key names are not echoed: they are the PR's text) and that the base's
-    settings were used. None when it changed nothing."""
-    from dataclasses import fields
+    """What the report says about perfgate's configuration (pure), None when nothing: a sentence
+    when the head revision changed it — which known keys (the head's own key names are not
+    echoed: they are the PR's text) and that the base's settings were used — and one naming the
+    deprecated keys of :data:`runner.config.INTERNALS` the settings used set."""
+    from ..config import INTERNALS, KEYS
 
-    from ..config import Config
-
+    notes = []
     changed = settings.get("config_changed_by_head")
-    if not isinstance(changed, list) or not changed:
-        return None
-    names = {f.name for f in fields(Config)}
-    known = sorted({k for k in changed if isinstance(k, str) and k in names})
-    others = len(changed) - len(known)
-    what = ", ".join(known) + (f" and {others} other key(s)" if known and others else "")
-    what = what or "its configuration"
-    source = "the --config file" if settings.get("config_source") == "file" else "the base revision"
-    return (f"This pull request changes perfgate's settings ({what}); it was measured with the settings of "
-            f"{source}, not its own.")
+    if isinstance(changed, list) and changed:
+        known = sorted({k for k in changed if isinstance(k, str) and k in KEYS})
+        others = len(changed) - len(known)
+        what = ", ".join(known) + (f" and {others} other key(s)" if known and others else "")
+        what = what or "its configuration"
+        by_file = settings.get("config_source") == "file"
+        source = "the --config file" if by_file else "the base revision"
+        notes.append(f"This pull request changes perfgate's settings ({what}); it was measured "
+                     f"with the settings of {source}, not its own.")
+    listed = settings.get("config_deprecated")
+    deprecated = [k for k in INTERNALS if isinstance(listed, list) and k in listed]
+    if deprecated:
+        notes.append(f"perfgate's settings set {', '.join(deprecated)}: internals, deprecated as "
+                     "keys; their values were used, the next release ignores them.")
+    return " ".join(notes) or None
 
 
 

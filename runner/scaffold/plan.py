@@ -3,14 +3,13 @@ facts (:class:`runner.scaffold.facts.RepoFacts`) and the user's choices."""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import re
 import textwrap
 from dataclasses import dataclass
 from importlib import resources
 
-from ..config import Config
+from ..config import INTERNALS, KEYS, Config
 from ..errors import UserError
 from .facts import ModuleClass, RepoFacts
 
@@ -92,19 +91,20 @@ def _toml_value(value) -> str:
 
 def config_text(settings: dict[str, object]) -> str:
     """A ``perfgate.toml``: the keys in ``settings`` set, every other key of
-    :class:`runner.config.Config` commented out at its default, each with its description."""
+    :class:`runner.config.Config` (but the deprecated :data:`~runner.config.INTERNALS`) commented
+    out at its default, each with its description."""
     descriptions = config_descriptions()
     lines = ["# perfgate's settings for this repository (README: \"Configuration\").",
              "# perfgate reads this file from the base branch, never from the pull request.",
              "# Commented keys show their defaults.", ""]
-    for f in dataclasses.fields(Config):
-        if f.name == "runners":  # a table: it goes last, as an example
+    for key in KEYS:
+        if key == "runners" or key in INTERNALS:  # runners: a table, last, as an example
             continue
-        for part in textwrap.wrap(descriptions.get(f.name, ""), 96):
+        for part in textwrap.wrap(descriptions.get(key, ""), 96):
             lines.append(f"# {part}")
-        value = settings.get(f.name, f.default)
-        prefix = "" if f.name in settings else "# "
-        lines.append(f"{prefix}{f.name} = {_toml_value(value)}")
+        value = settings.get(key, getattr(Config, key))
+        prefix = "" if key in settings else "# "
+        lines.append(f"{prefix}{key} = {_toml_value(value)}")
         lines.append("")
     for part in textwrap.wrap(descriptions.get("runners", ""), 96):
         lines.append(f"# {part}")

@@ -97,3 +97,64 @@ def test_bad_runner_groups_and_webhooks_are_named(text, says):
 
     with pytest.raises(ConfigError, match=says):
         from_texts({"perfgate.toml": text})
+
+
+#: A value of each deprecated internal key, valid and other than its constant.
+INTERNAL_VALUES = {"process_noise": 0.01, "min_process_pairs": 3, "pair_rounds": 4,
+                   "max_rounds": 128, "lock_clocks_mhz": 1410,
+                   "cuda_alloc_conf": "expandable_segments:True"}
+
+
+@pytest.mark.parametrize("key", sorted(INTERNAL_VALUES))
+def test_each_internal_key_is_honoured_with_a_deprecation_message(tmp_path, key):
+    value = INTERNAL_VALUES[key]
+    text = f"[tool.perfgate]\n{key} = {value!r}\nthreshold = 0.03\n"
+    (tmp_path / "pyproject.toml").write_text(text)
+    cfg, source = config.load(tmp_path)
+    assert getattr(cfg, key) == value and cfg.threshold == 0.03  # this release still uses it
+    assert list(cfg.deprecated) == [key]
+    message = cfg.deprecated[key]
+    assert message.startswith(f"`{key}` in {source} [tool.perfgate] is an internal of ")
+    assert "is deprecated: this release still honours its value" in message
+    assert "the next ignores it; remove it" in message
+    assert config.Config().override(**{key: value}).deprecated == {}  # set in code, not by a file
+
+
+def test_a_config_without_internal_keys_gives_no_deprecation(tmp_path):
+    (tmp_path / "perfgate.toml").write_text('threshold = 0.03\nmin_rounds = 8\nallocator = "steady"'
+                                            "\nlock_clocks = true\n[selection]\nenabled = true\n")
+    assert config.load(tmp_path)[0].deprecated == {}
+    assert config.load(tmp_path / "nothing")[0].deprecated == {}
+    assert config.Config().deprecated == {}
+
+
+def test_the_messages_come_in_one_order_and_name_what_replaces_a_key():
+    table = {"cuda_alloc_conf": "x", "process_noise": 0.01, "lock_clocks_mhz": 1}
+    cfg = config.parse_table(table, "perfgate.toml")
+    assert list(cfg.deprecated) == ["process_noise", "lock_clocks_mhz", "cuda_alloc_conf"]
+    statistics = "an internal of the statistics (runner.stats.PROCESS_NOISE)"
+    assert statistics in cfg.deprecated["process_noise"]
+    assert "locks the GPU's default application clock" in cfg.deprecated["lock_clocks_mhz"]
+    assert "export PYTORCH_CUDA_ALLOC_CONF on the runner" in cfg.deprecated["cuda_alloc_conf"]
+    assert cfg == config.Config(cuda_alloc_conf="x", process_noise=0.01, lock_clocks_mhz=1)
+
+
+def test_the_internal_keys_default_to_their_constants():
+    from runner import stats
+    from runner.pipeline.clock_plan import LOCK_SM_MHZ
+    from runner.pipeline.conditions import CUDA_ALLOC_CONF
+
+    cfg = config.Config()
+    assert (cfg.process_noise, cfg.min_process_pairs, cfg.pair_rounds, cfg.max_rounds) == (
+        stats.PROCESS_NOISE, stats.MIN_PROCESS_PAIRS, stats.PAIR_ROUNDS, stats.MAX_ROUNDS)
+    assert (cfg.lock_clocks_mhz, cfg.cuda_alloc_conf) == (LOCK_SM_MHZ, CUDA_ALLOC_CONF)
+    assert set(config.INTERNALS) < set(config.KEYS) and "deprecated" not in config.KEYS
+
+
+def test_an_unknown_key_lists_the_keys_but_not_the_internals():
+    with pytest.raises(ConfigError) as err:
+        config.parse_table({"treshold": 0.02}, "perfgate.toml")
+    listed = str(err.value).split("known keys: ", 1)[1]
+    assert "threshold" in listed and not any(key in listed for key in config.INTERNALS)
+    with pytest.raises(ConfigError, match="unknown key 'deprecated'"):
+        config.parse_table({"deprecated": {}}, "perfgate.toml")

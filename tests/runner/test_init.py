@@ -4,6 +4,7 @@ overwrites a file without ``--force``."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 import textwrap
@@ -118,6 +119,14 @@ def test_every_config_key_is_described_once():
     assert set(descriptions) == {f for f in Config.__dataclass_fields__}
     assert all(len(text) > 10 for text in descriptions.values())
     assert "threshold = 0.03" in config_text({"threshold": 0.03}).splitlines()
+
+
+def test_the_written_config_leaves_out_the_deprecated_internals():
+    from runner.config import INTERNALS, KEYS
+
+    keys = {match.group(1) for line in config_text({}).splitlines()
+            if (match := re.fullmatch(r"#? ?(\w+) = .*", line)) and match.group(1) != "labels"}
+    assert keys == set(KEYS) - set(INTERNALS) - {"runners"}
 
 
 def test_the_shipped_workflows_are_the_examples_readme_links():

@@ -57,11 +57,16 @@ HEAD = {
 
 
 @pytest.mark.slow
-def test_head_cannot_choose_its_own_verdict(tmp_path):
+def test_head_cannot_choose_its_own_verdict(tmp_path, capsys):
     repo = make_repo(tmp_path / "repo", BASE, HEAD)
     out = tmp_path / "out"
     code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out), "--quiet"])
     assert code == 0
+    # the base's deprecated internals: honoured, each said once on stderr, recorded, in the report
+    err = capsys.readouterr().err
+    for key in ("max_rounds", "pair_rounds"):
+        assert err.count(f"perfgate: warning: `{key}` in ") == 1
+    assert "perfgate.toml is an internal of the statistics" in err and "still honours" in err
     doc = results_mod.load(out / "results.json")
     bench = doc["benchmarks"][0]
     assert bench["change"]["verdict"] == "regression" and bench["change"]["ratio"] > 2
@@ -69,10 +74,13 @@ def test_head_cannot_choose_its_own_verdict(tmp_path):
     assert settings["alpha"] == 0.05 and settings["threshold"] == 0.02
     assert settings["config_source"] == "base"
     assert settings["config_changed_by_head"] == ["alpha", "install", "threshold"]
+    assert settings["config_deprecated"] == ["pair_rounds", "max_rounds"]
+    assert (settings["max_rounds"], settings["pair_rounds"]) == (24, 4)
     assert not (out / "install-head.log").exists()  # the head's install command never ran
     report = (out / "report.md").read_text()
     assert "This pull request changes perfgate's settings (alpha, install, threshold)" in report
     assert "the base revision" in render(doc, "html")
+    assert "perfgate's settings set pair_rounds, max_rounds: internals, deprecated as keys" in report
 
 
 def test_a_config_file_wins_over_both_revisions(tmp_path):
@@ -101,3 +109,15 @@ def test_the_note_names_only_known_keys():
     assert "@" not in note and "![" not in note
     assert policy_note({"config_changed_by_head": []}) is None and policy_note({}) is None
     assert "(its configuration)" in policy_note({"config_changed_by_head": ["*"]})
+
+
+def test_the_note_names_the_deprecated_internals_the_settings_used():
+    note = policy_note({"config_deprecated": ["cuda_alloc_conf", "process_noise", "<b>x</b>"]})
+    assert note == ("perfgate's settings set process_noise, cuda_alloc_conf: internals, deprecated "
+                    "as keys; their values were used, the next release ignores them.")
+    both = policy_note({"config_changed_by_head": ["alpha"], "config_deprecated": ["max_rounds"]})
+    assert both.startswith("This pull request changes perfgate's settings (alpha)")
+    assert both.endswith("perfgate's settings set max_rounds: internals, deprecated as keys; their values "
+                         "were used, the next release ignores them.")
+    assert policy_note({"config_deprecated": "max_rounds"}) is None
+    assert policy_note({"config_deprecated": []}) is None
