@@ -16,41 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-
-@dataclass(frozen=True)
-class RunSpec:
-    """A benchmark run to dispatch.
-
-    ``key``: deterministic public id (``bot.app.facts.run_key``); ``kind``: ``pr`` (compare a
-    PR's base and head), ``history`` (a push to the default branch) or ``bisect`` (``perfgate
-    bisect`` of ``base_sha``..``head_sha`` for the benchmark ``filter``, ``bot.app.regressions``);
-    ``trigger``: label, synchronize, reopened, command, rerun, push, changepoint; ``rounds``: round
-    pairs before the first look (None: the target's config); ``threshold``: fraction (None: config).
-    """
-
-    key: str
-    repository: str
-    installation_id: int | None
-    kind: str
-    trigger: str
-    head_sha: str
-    base_sha: str | None
-    pr_number: int | None = None
-    head_ref: str | None = None
-    base_ref: str | None = None
-    requested_by: str | None = None
-    filter: str | None = None
-    rounds: int | None = None
-    threshold: float | None = None
-    profile: bool = False
-    react_comment_id: int | None = None  # 🚀 on this comment once dispatched
-    workflow_ref: str | None = None  # branch whose workflow file is dispatched (the default branch)
-    runner: str | None = None  # the runner group ([runners.NAME]) it runs on; None: the workflow's own
-    runs_on: tuple[str, ...] = ()  # that group's labels
-    group: str | None = None  # the key the runs of one request share (one per runner group): its first run's
-    regression: str | None = None  # kind ``bisect``: the key of the regression it bisects
-    all_benchmarks: bool = False  # /perf run --all: no selection ([selection] of the config), every benchmark
-    force_run: tuple[str, ...] = ()  # benchmarks run whatever the selection says (selection misses)
+from .facts import RunInfo
 
 
 # -- storage ------------------------------------------------------------------------------------
@@ -169,7 +135,7 @@ class StartRun:
     """Store the run (skip everything if ``spec.key`` exists), open the check run, dispatch the
     workflow pinned to the SHAs, post/update the sticky comment (PR runs), react 🚀."""
 
-    spec: RunSpec
+    spec: RunInfo
 
 
 @dataclass(frozen=True)
@@ -305,7 +271,10 @@ Action = (SavePull | SaveInstallation | UpdateRun | RecordMerge | RememberComman
           | CommentOnCulprit | Notify)
 
 
-_ENCODED = {cls.__name__: cls for cls in (RunSpec, RegressionSpec, *Action.__args__)}
+#: What a stored plan may name: the actions and the values they carry. ``RunSpec`` is what plans
+#: stored before a run had one description (:class:`~bot.app.facts.RunInfo`) call it: always read.
+_ENCODED = {"RunSpec": RunInfo,
+            **{cls.__name__: cls for cls in (RunInfo, RegressionSpec, *Action.__args__)}}
 
 
 def encode(action: Action) -> dict[str, Any]:
@@ -359,7 +328,7 @@ def _decode(value: Any) -> Any:
     return {k: _decode(v) for k, v in value.items()}
 
 
-def dispatch_inputs(spec: RunSpec) -> dict[str, str]:
+def dispatch_inputs(spec: RunInfo) -> dict[str, str]:
     """The ``workflow_dispatch`` inputs of a run (examples/workflows/perfgate.yml): the exact
     SHAs, the PR number and the run id always; ``filter``, ``rounds``, ``threshold``,
     ``profile`` and ``all`` (``/perf run --all``) only when the command set them, ``force-run``

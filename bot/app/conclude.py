@@ -2,8 +2,9 @@
 concluded, failed without results, timed out → lists of primitive actions (``UpdateCheckRun``,
 ``UpsertComment``, ``React``, ``UpdateRun``) that ``bot.app.effects`` carries out in order.
 
-A run is described by its :class:`~bot.app.facts.RunInfo` (or, before it is stored, its
-``RunSpec``); texts come from ``bot.app.messages`` and ``bot.app.ingest``.
+A run is described by its :class:`~bot.app.facts.RunInfo`; texts come from
+``bot.app.messages`` and ``bot.app.ingest``. What ends a run comes out whole, its follow-ups
+included (:func:`from_results`, :func:`closing`): the shell carries it out and decides nothing.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import dataclasses
 from typing import Sequence
 
 from runner.report import COMMENT_LIMIT, MARKER, cut_markdown
-from runner.report.escape import md_code, plain
+from runner.report.escape import md_code, plain, safe_link
 
-from . import ingest, messages
-from .actions import Action, CancelWorkflowRun, DeleteComment, React, RunSpec, UpdateCheckRun, UpdateRun, UpsertComment
-from .facts import Conclusion, FactRequest, RunInfo
+from . import ingest, messages, regressions
+from .actions import (Action, CancelWorkflowRun, DeleteComment, React, UpdateCheckRun, UpdateRun,
+                      UpsertComment)
+from .facts import Conclusion, FactRequest, RunInfo, run_page
 from .handlers.check_run import RERUN_ACTION
 
 #: The check run's "Re-run" button (its ``requested_action`` is handled by ``bot.app.handlers.check_run``).
@@ -26,14 +28,14 @@ RERUN_BUTTON = {"label": "Re-run", "identifier": RERUN_ACTION, "description": "B
 HEADLINE_LIMIT = 500
 
 
-def queued_check_run(spec: RunSpec) -> dict:
+def queued_check_run(spec: RunInfo) -> dict:
     """The fields of a new run's check run (``status`` queued, title and summary)."""
     what = f"`{messages.short(spec.base_sha)}` → `{messages.short(spec.head_sha)}`"
     return {"status": "queued", "title": "Queued on the GPU runners",
             "summary": f"Benchmarking {what}; requested by @{spec.requested_by} ({spec.trigger})."}
 
 
-def dispatched(spec: RunSpec, *, details_url: str | None, workflow_url: str | None) -> list[Action]:
+def dispatched(spec: RunInfo, *, details_url: str | None, workflow_url: str | None) -> list[Action]:
     """The workflow was dispatched: the PR's comment says the run is queued; the command that
     asked for it gets a 🚀."""
     actions: list[Action] = []
@@ -47,7 +49,7 @@ def dispatched(spec: RunSpec, *, details_url: str | None, workflow_url: str | No
     return actions
 
 
-def dispatch_failed(spec: RunSpec, check_run_id: int, *, workflow: str, error: str) -> list[Action]:
+def dispatch_failed(spec: RunInfo, check_run_id: int, *, workflow: str, error: str) -> list[Action]:
     """GitHub refused the dispatch (``error``: fixed text that may be published): the check run
     and the run fail, the PR's comment says why, the command that asked gets a 😕."""
     text = messages.dispatch_failed(workflow, error)
@@ -239,67 +241,67 @@ def request_for(run: RunInfo, *, with_results: bool) -> FactRequest:
                        history_series=run.kind == "history" and with_results, bisect_of=run.kind == "bisect")
 
 
-def from_results(c: Conclusion, *, details_url: str | None, run_page_url: str | None) -> list[Action]:
-    """:func:`concluded` of ``c.run`` from the facts gathered for it (its accepts: :func:`covering`)."""
-    run = c.run
-    return concluded(run, c.documents[run.key], fail_threshold=c.config.fail_threshold,
-                     accepts=covering(c.accepts, run), notes=c.notes.get(run.key, ()), details_url=details_url,
-                     run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression,
-                     config_problem=c.config_problem)
+def from_results(c: Conclusion) -> list[Action]:
+    """Everything that ends ``c.run``, whose results are stored, in order: a bisect's check run,
+    regression and row (``bot.app.regressions.bisect_concluded``, its culprit's pull request
+    ``c.culprit_pr``); a compare's check run and comment (:func:`concluded`; its accepts:
+    :func:`covering`), what follows from them and its row (:func:`closing`)."""
+    run, doc = c.run, c.documents[c.run.key]
+    page = run_page(c.public_url, run.key)
+    if run.kind == "bisect":
+        return regressions.bisect_concluded(c.regression, run, doc, culprit_pr=c.culprit_pr,
+                                            details_url=page, public_url=c.public_url,
+                                            github_url=c.github_url)
+    actions = concluded(run, doc, fail_threshold=c.config.fail_threshold,
+                        accepts=covering(c.accepts, run), notes=c.notes.get(run.key, ()),
+                        details_url=page or safe_link(run.workflow_url, c.github_url),
+                        run_page_url=page, fail_on_memory=c.config.fail_on_memory_regression,
+                        config_problem=c.config_problem)
+    return closing(run, actions, c, with_results=True)
 
 
-def group_from_results(c: Conclusion, ended: dict, *, details_url: str | None,
-                       run_page_url: str | None) -> list[Action]:
+def group_from_results(c: Conclusion, ended: dict) -> list[Action]:
     """:func:`group_concluded` of ``c.run``'s group, with ``c.run`` as the ``ended`` changes of its
-    ``UpdateRun`` leave it (its row is written after)."""
+    ``UpdateRun`` leave it (its row is written after); the check run links the group's first run's
+    page."""
     fields = {k: v for k, v in ended.items() if k in ("status", "conclusion", "headline")}
     infos = [dataclasses.replace(r, **fields) if r.key == c.run.key else r for r in c.group]
     return group_concluded(infos, c.documents, fail_threshold=c.config.fail_threshold,
-                           accepts=covering(c.accepts, c.run), notes=c.notes, details_url=details_url,
-                           run_page_url=run_page_url, fail_on_memory=c.config.fail_on_memory_regression,
+                           accepts=covering(c.accepts, c.run), notes=c.notes,
+                           details_url=run_page(c.public_url, c.run.key),
+                           run_page_url=run_page(c.public_url, c.group[0].key),
+                           fail_on_memory=c.config.fail_on_memory_regression,
                            config_problem=c.config_problem)
 
 
-def concluded_by(run: RunInfo) -> str:
-    """How a run's results conclude it: ``"bisect"`` (its regression's tracking issue, by
-    ``bot.app.regressions``) or ``"compare"`` (its check run and comment, :func:`from_results`)."""
-    return "bisect" if run.kind == "bisect" else "compare"
+def closing(run: RunInfo, actions: Sequence[Action], c: Conclusion | None, *,
+            with_results: bool = False, problem: str | None = None,
+            github: bool = True) -> list[Action]:
+    """``actions`` (which end ``run``: :func:`concluded`, :func:`failed`, :func:`timed_out`) with
+    what follows from them, in the order of :func:`ending`: the check run and comment of its
+    group (:func:`group_from_results`); after a default-branch result, the repository's tracked
+    regressions (``bot.app.regressions.after_history``); after a bisect without results, its
+    regression (``bisect_failed``, ``problem``: why, Markdown of perfgate's).
 
-
-def awaits_results(run: RunInfo | None) -> bool:
-    """Does a completed workflow run's artifact concern ``run`` still? Only a stored run still
-    active (one cancelled, concluded or timed out meanwhile is left as it is)."""
-    return run is not None and run.active
-
-
-def shares_check_run(spec: RunSpec) -> bool:
-    """Does a starting run use its request's check run (one per request: the first run's,
-    ``spec.group``) instead of opening its own?"""
-    return bool(spec.group) and spec.group != spec.key
-
-
-def forces_misses(spec: RunSpec) -> bool:
-    """Does the dispatch of ``spec`` force the benchmarks a tracked regression's culprit skipped
-    (``bot.app.regressions.selection_misses``)? A PR compare's does: its selection may skip them."""
-    return spec.kind == "pr"
-
-
-#: What may follow a run's end (:func:`what_follows`): its group's check run and comment, the
-#: default branch's regressions after a history result, its regression after a failed bisect.
-FOLLOW_GROUP, FOLLOW_HISTORY, FOLLOW_BISECT_FAILED = "group", "history", "bisect failed"
-
-
-def what_follows(run: RunInfo, *, with_results: bool, github: bool) -> tuple[str, ...]:
-    """What follows from ``run``'s end besides its own check run, comment and row (``github``:
-    the App can act on GitHub for it; nothing follows otherwise)."""
-    if not github:
-        return ()
-    follow = [FOLLOW_GROUP] if run.group else []
-    if run.kind == "history" and with_results:
-        follow.append(FOLLOW_HISTORY)
-    if run.kind == "bisect" and not with_results:
-        follow.append(FOLLOW_BISECT_FAILED)
-    return tuple(follow)
+    Args:
+        c: the facts gathered for the conclusion (:func:`request_for`); None only without
+            ``github``.
+        with_results: ``run``'s results are stored (``c.documents`` has them).
+        github: the App can act on GitHub for ``run`` (an installation): nothing follows otherwise.
+    """
+    follow: list[Action] = []
+    if github and run.group:
+        follow += group_from_results(c, ended(actions))
+    if github and run.kind == "history" and with_results:
+        follow += regressions.after_history(
+            repository=run.repository, installation_id=run.installation_id, series=c.series,
+            tracked=c.tracked, accepts=c.accepts, threshold=c.config.threshold,
+            runners=c.config.runners, workflow_ref=run.head_ref, public_url=c.public_url,
+            github_url=c.github_url)
+    if github and run.kind == "bisect" and not with_results:
+        follow += regressions.bisect_failed(c.regression, run, problem, public_url=c.public_url,
+                                            github_url=c.github_url)
+    return ending(run, actions, follow, github=github)
 
 
 def ending(run: RunInfo, actions: Sequence[Action], follow: Sequence[Action], *, github: bool = True) -> list[Action]:
@@ -316,22 +318,6 @@ def ending(run: RunInfo, actions: Sequence[Action], follow: Sequence[Action], *,
 def ended(actions: Sequence[Action]) -> dict:
     """The changes the ``UpdateRun`` among ``actions`` makes to its run (empty: none)."""
     return next((a.changes for a in actions if isinstance(a, UpdateRun)), {})
-
-
-def reconcludes(run: RunInfo | None) -> bool:
-    """After ``/perf accept``: is the PR's latest concluded run (``run``) concluded again (a
-    failure caused only by accepted regressions becomes success)? Only when its results are
-    stored."""
-    return run is not None and run.has_results
-
-
-def at_expiry(run: RunInfo | None) -> str | None:
-    """What the time-out sweep does with a run past ``PERFGATE_RUN_TIMEOUT``, re-read under its
-    PR's lease: ``"conclude"`` when its results are stored (only concluding them failed),
-    ``"time_out"`` when it is still active without them, None when it ended meanwhile."""
-    if run is None or not run.active:
-        return None
-    return "conclude" if run.has_results else "time_out"
 
 
 # -- what GitHub shows that the runs' rows contradict (the reconciling sweep) ------------------------

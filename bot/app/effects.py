@@ -148,7 +148,8 @@ def _accept(rt: Runtime, client: InstallationClient, a: AcceptRegression) -> lis
                                             benchmark=benchmark, reason=a.reason)
         run = app_store.latest_concluded_run(session, a.repository, a.pr_number)
         info = app_store.run_info(run) if run is not None else None
-    return runs.conclude_run(rt, client, info) if conclude.reconcludes(info) else []
+    # the PR's newest run with stored results (the store's query), if it has one
+    return runs.conclude_run(rt, client, info) if info is not None else []
 
 
 def _update_run(rt: Runtime, client, a: UpdateRun) -> None:

@@ -65,13 +65,32 @@ def verify_signature(body: bytes, header: str | None, secret: str | bytes) -> No
         raise InvalidSignature(f"{SIGNATURE_HEADER} does not match the body")
 
 
+def _read(data: dict, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in the payload ``data`` (``("label", "name")``: ``label.name``); None
+    when an object on the way is absent or not an object."""
+    value: Any = data
+    for name in path:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
+def _part(*path: str, doc: str, whole: bool = False) -> property:
+    """A property of :class:`Event`: the payload's value at ``path``; with ``whole``, an object
+    (``{}`` when it is absent or not an object)."""
+    def read(event: "Event") -> Any:
+        value = _read(event.data, path)
+        return (value if isinstance(value, dict) else {}) if whole else value
+    return property(read, doc=doc)
+
+
 @dataclass(frozen=True)
 class Event:
     """One verified delivery.
 
     ``name``: ``X-GitHub-Event`` (``pull_request``); ``action``: the payload's ``action`` or
     None (``push``, ``ping``); ``delivery_id``: ``X-GitHub-Delivery`` (a GUID; a manual
-    redelivery repeats it); ``data``: the parsed payload.
+    redelivery repeats it); ``data``: the parsed payload, which the handlers read through the
+    properties below (its parts by GitHub's names: ``issue``, ``comment``, ``pull_request``, ...).
     """
 
     name: str
@@ -82,21 +101,45 @@ class Event:
     @property
     def installation_id(self) -> int | None:
         """``installation.id`` when it is a GitHub id (a positive 64-bit integer), else None."""
-        inst = self.data.get("installation")
-        value = inst.get("id") if isinstance(inst, dict) else None
+        value = self.installation.get("id")
         return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2 ** 63 else None
 
     @property
     def repository(self) -> str | None:
         """``repository.full_name`` when it is a string of at most 200 characters, else None."""
-        repo = self.data.get("repository")
-        name = repo.get("full_name") if isinstance(repo, dict) else None
+        name = _read(self.data, ("repository", "full_name"))
         return name if isinstance(name, str) and len(name) <= 200 else None
 
+    # -- the payload's parts, as the handlers read them (like Probot's ``context``): an object the
+    # payload lacks (or that is not one) reads as ``{}``, a value it lacks as None
+    sender = _part("sender", "login", doc="``sender.login``.")
+    issue = _part("issue", whole=True, doc="``issue`` (a pull request's has ``pull_request``).")
+    comment = _part("comment", whole=True, doc="``comment`` (of an issue's, a PR's or a commit's).")
+    pull_request = _part("pull_request", whole=True, doc="``pull_request``.")
+    label = _part("label", "name", doc="``label.name``: the label added or removed.")
+    changes = _part("changes", whole=True, doc="``changes`` of an edit (``{body: {from: ...}}``).")
+    default_branch = _part("repository", "default_branch", doc="``repository.default_branch``.")
+    check_run = _part("check_run", whole=True, doc="``check_run``.")
+    requested_action = _part("requested_action", "identifier", doc="The check run button pressed.")
+    check_suite = _part("check_suite", whole=True, doc="``check_suite``.")
+    workflow_run = _part("workflow_run", whole=True, doc="``workflow_run``.")
+    installation = _part("installation", whole=True, doc="``installation``.")
+    ref = _part("ref", doc="A push's ``ref`` (``refs/heads/<branch>``).")
+    before = _part("before", doc="A push's previous head (40 zeros: none).")
+    after = _part("after", doc="A push's new head (40 zeros: none, the branch was deleted).")
+    deleted = _part("deleted", doc="A push deleted its branch (truthy).")
+
     @property
-    def sender(self) -> str | None:
-        sender = self.data.get("sender")
-        return sender.get("login") if isinstance(sender, dict) else None
+    def is_bot(self) -> bool:
+        """Was this written or sent by a bot (the comment's author or the sender is of type
+        ``Bot``, the App itself included)? Bots are never answered."""
+        types = _read(self.data, ("comment", "user", "type")), _read(self.data, ("sender", "type"))
+        return "Bot" in types
+
+    @property
+    def commenter(self) -> str | None:
+        """Who wrote the comment: ``comment.user.login``, else the sender."""
+        return _read(self.data, ("comment", "user", "login")) or self.sender
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

@@ -55,32 +55,51 @@ class PullInfo:
                 "head_seen_at": parse_time(self.updated_at)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunInfo:
-    """A stored run (``bot.app.tables.Run``) as plain data."""
+    """A benchmark run: what it measures and who asked (a :class:`~bot.app.actions.StartRun`'s
+    ``spec``, as the handlers and ``bot.app.regressions`` build it) and, once stored
+    (``bot.app.tables.Run``, read by ``bot.app.store.run_info``), where it stands (``status`` and
+    the fields after it, their defaults until then). Stored plans name it ``RunSpec`` too.
+
+    ``key``: deterministic public id (:func:`run_key`); ``kind``: ``pr`` (compare a PR's base and
+    head), ``history`` (a push to the default branch) or ``bisect`` (``perfgate bisect`` of
+    ``base_sha``..``head_sha`` for the benchmark ``filter``, ``bot.app.regressions``);
+    ``trigger``: label, synchronize, reopened, command, rerun, push, changepoint; ``rounds``: round
+    pairs before the first look (None: the target's config); ``threshold``: fraction (None: config).
+    """
 
     key: str
-    status: str
     head_sha: str
+    repository: str = ""
+    installation_id: int | None = None
+    kind: str = "pr"
+    trigger: str = ""
     base_sha: str | None = None
     pr_number: int | None = None
-    kind: str = "pr"
+    head_ref: str | None = None
+    base_ref: str | None = None
+    requested_by: str | None = None
     filter: str | None = None
     rounds: int | None = None
     threshold: float | None = None
     profile: bool = False
-    base_ref: str | None = None
-    head_ref: str | None = None
-    repository: str = ""
+    react_comment_id: int | None = None  # 🚀 on this comment once dispatched
+    workflow_ref: str | None = None  # branch whose workflow file is dispatched (the default branch)
+    runner: str | None = None  # its runner group ([runners.NAME]); None: the workflow's own runners
+    runs_on: tuple[str, ...] = ()  # that group's labels
+    group: str | None = None  # the key its request's runs share (one per runner group): the first's
+    regression: str | None = None  # kind ``bisect``: the key of the regression it bisects
+    all_benchmarks: bool = False  # /perf run --all: no selection ([selection] of the config)
+    force_run: tuple[str, ...] = ()  # benchmarks run whatever the selection says (selection misses)
+    # -- where it stands, once stored
+    status: str = "queued"
     check_run_id: int | None = None
     workflow_run_id: int | None = None
+    workflow_url: str | None = None  # the workflow run's page, as stored (a checked GitHub link)
     has_results: bool = False  # its results are stored
-    runner: str | None = None  # its runner group, None: the workflow's own runners
-    runs_on: tuple[str, ...] = ()  # that group's labels
-    group: str | None = None  # the key its request's runs share (one run per runner group)
     conclusion: str | None = None
     headline: str | None = None
-    workflow_url: str | None = None  # the workflow run's page, as stored (a checked GitHub link)
 
     @property
     def active(self) -> bool:
@@ -147,7 +166,9 @@ class Conclusion:
     why the defaults stand in for it (None: read as written); for a history result
     (``FactRequest.history_series``) the series of its environment that it touched
     (``bot.history.series.Series``) and the repository's tracked regressions; for a bisect
-    (``FactRequest.bisect_of``) the regression it bisects (None: none follows it).
+    (``FactRequest.bisect_of``) the regression it bisects (None: none follows it) and, when its
+    results name a culprit, the pull request that merged it (``culprit_pr``); ``public_url``,
+    ``github_url``: the App's own address and GitHub's (``bot.settings``), for the links it writes.
     """
 
     run: RunInfo
@@ -160,6 +181,9 @@ class Conclusion:
     series: tuple = ()
     tracked: tuple[RegressionInfo, ...] = ()
     regression: RegressionInfo | None = None
+    culprit_pr: int | None = None
+    public_url: str | None = None
+    github_url: str = "https://github.com"
 
 
 @dataclass(frozen=True)
@@ -201,6 +225,12 @@ def run_key(*parts: object) -> str:
     trigger, ...): the same trigger handled twice (a job retry) yields the same key."""
     text = "\x1f".join("" if p is None else str(p) for p in parts)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def run_page(public_url: str | None, key: str) -> str | None:
+    """The page of run ``key`` on the App's site (a check run's ``details_url``); None without
+    ``PERFGATE_PUBLIC_URL`` (``public_url``)."""
+    return f"{public_url}/runs/{key}" if public_url else None
 
 
 def may_command(permission: str | None) -> bool:

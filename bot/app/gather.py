@@ -7,6 +7,7 @@ rules of ``bot.app.facts``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from runner.config import Config
@@ -76,6 +77,8 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event | N
             found["conclusion"] = _conclusion(rt, session, request, config, config_problem)
     if rules.wants_pull(request, found.get("permission")):
         found.update(_pull(rt, client, repo, number, request))
+    if request.bisect_of and found.get("conclusion") is not None:
+        found["conclusion"] = _with_culprit(rt, client, found["conclusion"])
     return Facts(**found)
 
 
@@ -128,7 +131,38 @@ def _conclusion(rt: Runtime, session, request: FactRequest, config: Config | Non
         found["regression"] = _regression(app_store.regression_of_bisect(session, row.key))
     return Conclusion(run=app_store.run_info(row), group=_infos(rows), documents=docs,
                       accepts=tuple(history_reads.accepts_of(session, row.repository)), notes=notes,
-                      config=config or Config(), config_problem=config_problem, **found)
+                      config=config or Config(), config_problem=config_problem,
+                      public_url=rt.settings.public_url, github_url=rt.settings.github_url, **found)
+
+
+def _with_culprit(rt: Runtime, client: InstallationClient, c: Conclusion) -> Conclusion:
+    """``c`` with the pull request that merged the culprit its bisect's results name, if any."""
+    culprit = regressions.found_culprit(c.documents.get(c.run.key) or {})
+    if culprit is None:
+        return c
+    return dataclasses.replace(c, culprit_pr=_culprit_pr(rt, client, c.run.repository, culprit))
+
+
+def _culprit_pr(rt: Runtime, client: InstallationClient, repository: str,
+                culprit: dict) -> int | None:
+    """The pull request that merged ``culprit`` (``bot.app.regressions.found_culprit``): as the App
+    recorded it (``RecordMerge``), else as GitHub lists the commit's merged pull requests, else as
+    the commit's subject names it (``bot.app.regressions.named_pr``).
+
+    Raises:
+        GitHubError: GitHub did not answer (transient).
+    """
+    with rt.db.session() as session:
+        number = history_reads.pull_request_of_commit(session, repository, culprit["sha"])
+    if number is not None:
+        return number
+    try:
+        merged = client.pulls_of_commit(repository, culprit["sha"])
+    except GitHubError as exc:
+        if exc.transient:
+            raise
+        merged = []
+    return merged[0] if merged else regressions.named_pr(culprit)
 
 
 def lease_run(session, repo: str, request: FactRequest) -> RunInfo | None:

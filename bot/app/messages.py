@@ -79,6 +79,33 @@ def cancelled(reason: str) -> str:
     return f"{MARKER}\n## ⏹️ perfgate: cancelled\n\n{reason}\n"
 
 
+# -- why runs were cancelled (Markdown: a check run's summary, :func:`cancelled`'s ``reason``)
+#: A pull request closed.
+PULL_CLOSED = "The pull request was closed."
+#: A check run's (or suite's) "Re-run".
+SUPERSEDED_BY_RERUN = "Superseded by a re-run."
+
+
+def superseded_by_push(head_sha: str) -> str:
+    """A new head, whose run replaces the active ones."""
+    return f"Superseded by a new run at `{short(head_sha)}`."
+
+
+def fork_pushed(head_sha: str) -> str:
+    """A fork's new head, which waits for a maintainer's approval (:func:`fork_needs_approval`)."""
+    return f"New commits were pushed to the fork (head `{short(head_sha)}`)."
+
+
+def label_removed(label: str, login: str | None) -> str:
+    """The trigger ``label`` (the target's configuration) was removed by ``login``."""
+    return f"The `{label}` label was removed by @{login}."
+
+
+def cancelled_by(login: str) -> str:
+    """``/perf cancel`` by ``login``."""
+    return f"Cancelled by @{login} (`/perf cancel`)."
+
+
 def superseded_by_command(command_text: str, login: str) -> str:
     """Why runs were cancelled by a newer ``/perf run``: the command echoed as a code span."""
     return f"Superseded by {echo(command_text)} from @{login}."
@@ -121,6 +148,11 @@ def timed_out(hours: float, workflow_url: str | None) -> str:
             f"The benchmark run did not report back within {hours:g} h{link}. Comment `/perf run` to try again.\n")
 
 
+def no_report(hours: float) -> str:
+    """Why a run that never reported back within ``hours`` has no results (a ``problem``)."""
+    return f"it did not report back within {hours:g} h"
+
+
 def refusal(login: str, permission: str | None) -> str:
     """The one polite answer to a user who may not command perfgate."""
     level = f" (your permission here is `{permission}`)" if permission and permission != "none" else ""
@@ -159,6 +191,31 @@ def help_text() -> str:
 
 def nothing_to_cancel() -> str:
     return "There is no perfgate run in progress on this PR."
+
+
+#: ``/perf run`` or ``/perf profile`` on a closed pull request.
+NOTHING_TO_BENCHMARK = "This pull request is closed; there is nothing to benchmark."
+
+# -- why a command about the default branch cannot be taken (``bot.app.handlers.bisect_command``)
+#: ``/perf bisect`` without the range to search (and not in a tracking issue).
+BISECT_NEEDS_RANGE = (
+    "`/perf bisect` needs the range to search: `/perf bisect GOOD BAD [BENCH]` with the full SHAs "
+    "of a fast commit and a later slow one on the default branch (on a commit: "
+    "`/perf bisect GOOD [BENCH]`; in a regression's tracking issue, `/perf bisect` alone)")
+#: ``/perf accept`` in an issue that tracks no regression.
+NOT_A_TRACKING_ISSUE = ("This issue tracks no perfgate regression, so there is nothing to accept "
+                        "here.")
+
+
+def not_a_runner_group(runner: str, groups) -> str:
+    """``--runner`` names no runner group of the configuration (``groups``: their names)."""
+    names = ", ".join(f"`{n}`" for n in groups) or "none"
+    return f"`--runner {runner}` is not a runner group of the configuration (groups: {names})"
+
+
+def closed_already(reason: str | None) -> str:
+    """``/perf accept`` of a regression that is closed (``reason``: plain words, escaped here)."""
+    return f"This regression is closed already ({md_text(reason or 'closed')})."
 
 
 def accepted_note(user: str, reason: str | None) -> str:

@@ -31,8 +31,8 @@ from runner.selection import misses
 from ..history.series import ChangePoint, Series, classify_alerts
 from ..history.texts import bench_url
 from . import messages
-from .actions import (Action, CommentOnCulprit, Notify, OpenRegression, RegressionSpec, RunSpec, SaveRegression,
-                      StartRun, UpdateCheckRun, UpdateRun, UpsertTrackingIssue)
+from .actions import (Action, CommentOnCulprit, Notify, OpenRegression, RegressionSpec,
+                      SaveRegression, StartRun, UpdateCheckRun, UpdateRun, UpsertTrackingIssue)
 from .facts import RegressionInfo, RunInfo, run_key
 
 #: A change point among a series' this many newest points may open a regression.
@@ -72,12 +72,13 @@ def confirmed(series: Series, threshold: float) -> list[ChangePoint]:
 
 
 def bisect_spec(r: RegressionInfo | RegressionSpec, key: str, *, trigger: str, workflow_ref: str | None,
-                requested_by: str | None) -> RunSpec:
+                requested_by: str | None) -> RunInfo:
     """The bisect run of regression ``r``: ``good``..``bad`` on its runner group, for its benchmark."""
-    return RunSpec(key=key, repository=r.repository, installation_id=r.installation_id, kind="bisect",
-                   trigger=trigger, head_sha=r.bad_sha, base_sha=r.good_sha, head_ref=workflow_ref,
-                   base_ref=workflow_ref, requested_by=requested_by, filter=r.benchmark or None,
-                   workflow_ref=workflow_ref, runner=r.runner, runs_on=tuple(r.runs_on), regression=r.key)
+    return RunInfo(key=key, repository=r.repository, installation_id=r.installation_id,
+                   kind="bisect", trigger=trigger, head_sha=r.bad_sha, base_sha=r.good_sha,
+                   head_ref=workflow_ref, base_ref=workflow_ref, requested_by=requested_by,
+                   filter=r.benchmark or None, workflow_ref=workflow_ref, runner=r.runner,
+                   runs_on=tuple(r.runs_on), regression=r.key)
 
 
 def _commit_url(github_url: str, repository: str) -> str:

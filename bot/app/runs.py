@@ -1,8 +1,9 @@
 """A run's life on GitHub (shell): start it (its row, check run, dispatch), take in its results,
-conclude it. Each function gathers what the core needs, asks the core (``bot.app.conclude``,
-``bot.app.tracking``'s decisions in ``bot.app.regressions``), carries out what is GitHub's and
-the database's at once where a retry must find it done, and returns the rest as follow-up
-actions, which ``bot.app.effects.execute`` carries out in order.
+conclude it. Each function gathers what the core needs, asks the core (``bot.app.conclude``:
+what ends a run comes out whole, what follows included), carries out what is GitHub's and the
+database's at once where a retry must find it done, and returns the rest as follow-up actions,
+which ``bot.app.effects.execute`` carries out in order. Besides I/O outcomes and the retry
+mechanics it branches only on what a run records: its status, stored result, group and kind.
 
 What a retry may repeat: every step is recorded on the run (its check run id, the start and end
 of its dispatch, its result), so a resumed job (``bot.app.shell.resuming``) does only the steps
@@ -21,9 +22,9 @@ from ..history import reads as history_reads
 from ..history import store as history_store
 from ..history.points import fingerprint_of
 from ..history.series import carry_forward
-from . import conclude, gather, ingest, messages, regressions, tracking
+from . import conclude, gather, ingest, messages, regressions
 from . import store as app_store
-from .actions import Action, Ingest, RunSpec, StartRun, dispatch_inputs
+from .actions import Action, Ingest, StartRun, dispatch_inputs
 from .facts import Conclusion, RunInfo
 from .gateway import InstallationClient
 from .github_errors import GitHubError
@@ -47,7 +48,7 @@ def start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> list[Acti
     if not info.active:  # resume mechanics: the run ended (cancelled) before the job came back
         return []
     check_id = info.check_run_id
-    if check_id is None and conclude.shares_check_run(spec):
+    if check_id is None and spec.group not in (None, spec.key):  # a later run: its first run's
         check_id = _group_check_run(rt, spec)
     if check_id is None:
         check_id = _open_check_run(rt, client, spec, look_first=not created)
@@ -59,7 +60,7 @@ def start_run(rt: Runtime, client: InstallationClient, a: StartRun) -> list[Acti
     return conclude.dispatched(spec, details_url=rt.details_url(spec.key), workflow_url=workflow_url)
 
 
-def _group_check_run(rt: Runtime, spec: RunSpec) -> int | None:
+def _group_check_run(rt: Runtime, spec: RunInfo) -> int | None:
     """The check run of ``spec``'s request (its first run's), recorded on this run too."""
     with rt.db.session() as session, session.begin():
         first = app_store.get_run(session, spec.group)
@@ -69,7 +70,8 @@ def _group_check_run(rt: Runtime, spec: RunSpec) -> int | None:
     return check_id
 
 
-def _open_check_run(rt: Runtime, client: InstallationClient, spec: RunSpec, *, look_first: bool) -> int:
+def _open_check_run(rt: Runtime, client: InstallationClient, spec: RunInfo, *,
+                    look_first: bool) -> int:
     """Create the run's check run — after a stop, first look for the one the stopped job may have
     created (``look_first``) — and record its id on the run.
 
@@ -94,7 +96,7 @@ def _open_check_run(rt: Runtime, client: InstallationClient, spec: RunSpec, *, l
     return check_id
 
 
-def _dispatch(rt: Runtime, client: InstallationClient, spec: RunSpec, check_id: int,
+def _dispatch(rt: Runtime, client: InstallationClient, spec: RunInfo, check_id: int,
               started) -> tuple[list[Action] | None, str | None]:
     """Dispatch the run's workflow once (a stopped job's dispatch is looked for by its name from
     ``started`` on). Returns ``(None, the workflow run's page)`` when it is dispatched, else
@@ -108,7 +110,7 @@ def _dispatch(rt: Runtime, client: InstallationClient, spec: RunSpec, check_id: 
     if dispatched is None:
         with rt.db.session() as session, session.begin():
             app_store.update_run(session, spec.key, dispatch_started_at=utc_now())
-            if conclude.forces_misses(spec):
+            if spec.kind == "pr":  # a PR compare's selection may skip what tracked culprits slowed
                 spec = dataclasses.replace(spec, force_run=_selection_misses(session, spec.repository))
         try:
             ref = spec.workflow_ref if spec.workflow_ref is not None else client.default_branch(spec.repository)
@@ -148,7 +150,7 @@ def ingest_results(rt: Runtime, client: InstallationClient, a: Ingest) -> list[A
     with rt.db.session() as session, session.begin():
         row = app_store.get_run(session, a.key)
         info = app_store.run_info(row) if row is not None else None
-        if not conclude.awaits_results(info):
+        if info is None or not info.active:  # cancelled, concluded or timed out meanwhile
             return []
         if workflow_url is not None:  # the payload's link (a checked GitHub page) replaces the stored one
             info = app_store.run_info(app_store.update_run(session, a.key, workflow_run_url=workflow_url))
@@ -190,57 +192,16 @@ def conclusion_facts(rt: Runtime, client: InstallationClient | None, run: RunInf
 
 
 def conclude_run(rt: Runtime, client: InstallationClient, run: RunInfo) -> list[Action]:
-    """What (re)writes the comment and the check run of a run with stored results, in order."""
-    return _CONCLUDE[conclude.concluded_by(run)](rt, client, run, conclusion_facts(rt, client, run, with_results=True))
-
-
-def _compare_concluded(rt: Runtime, client: InstallationClient, run: RunInfo, facts: Conclusion) -> list[Action]:
-    actions = conclude.from_results(facts, details_url=rt.details_url(run.key) or rt.github_link(run.workflow_url),
-                                    run_page_url=rt.details_url(run.key))
-    return finish(rt, client, run, actions, facts, doc=facts.documents[run.key])
-
-
-def _bisect_concluded(rt: Runtime, client: InstallationClient, run: RunInfo, facts: Conclusion) -> list[Action]:
-    """Its regression's tracking issue, then its run's row (``tracking.conclude_bisect``)."""
-    return tracking.conclude_bisect(rt, client, run, facts.documents[run.key], facts.regression)
-
-
-_CONCLUDE = {"bisect": _bisect_concluded, "compare": _compare_concluded}
-
-
-def finish(rt: Runtime, client: InstallationClient | None, run: RunInfo, actions: list[Action],
-           facts: Conclusion | None, *, doc: dict | None = None, problem: str | None = None) -> list[Action]:
-    """``actions`` (which end ``run``, from ``bot.app.conclude``) with what follows from them
-    (``bot.app.conclude.what_follows``), in the order of ``bot.app.conclude.ending``."""
-    follow: list[Action] = []
-    for what in conclude.what_follows(run, with_results=doc is not None, github=client is not None):
-        follow += _FOLLOW[what](rt, client, run, actions, facts, doc, problem)
-    return conclude.ending(run, actions, follow, github=client is not None)
+    """What (re)writes the comment and the check run of a run with stored results, and what
+    follows, in order (``bot.app.conclude.from_results``)."""
+    return conclude.from_results(conclusion_facts(rt, client, run, with_results=True))
 
 
 def fail_run(rt: Runtime, client: InstallationClient | None, run: RunInfo, workflow_conclusion: str | None,
              workflow_url: str | None, problem: str) -> list[Action]:
-    """The workflow ended without usable results (``problem``: Markdown that may be published)."""
-    actions = conclude.failed(run, workflow_conclusion=workflow_conclusion, workflow_url=workflow_url, problem=problem)
+    """The workflow ended without usable results (``problem``: Markdown that may be published):
+    what ends the run and what follows (``bot.app.conclude.failed``, ``closing``)."""
+    actions = conclude.failed(run, workflow_conclusion=workflow_conclusion,
+                              workflow_url=workflow_url, problem=problem)
     facts = conclusion_facts(rt, client, run, with_results=False)
-    return finish(rt, client, run, actions, facts, problem=problem)
-
-
-def _history_followed(rt: Runtime, client: InstallationClient, run: RunInfo, actions, facts: Conclusion,
-                      doc, problem) -> list[Action]:
-    """After a default-branch result is stored: open, advance or close the repository's tracked
-    regressions (``bot.app.regressions.after_history``)."""
-    return regressions.after_history(
-        repository=run.repository, installation_id=client.installation_id, series=facts.series,
-        tracked=facts.tracked, accepts=facts.accepts, threshold=facts.config.threshold, runners=facts.config.runners,
-        workflow_ref=run.head_ref, public_url=rt.settings.public_url, github_url=rt.settings.github_url)
-
-
-_FOLLOW = {
-    conclude.FOLLOW_GROUP: lambda rt, client, run, actions, facts, doc, problem: conclude.group_from_results(
-        facts, conclude.ended(actions), details_url=rt.details_url(run.key),
-        run_page_url=rt.details_url(facts.group[0].key)),
-    conclude.FOLLOW_HISTORY: _history_followed,
-    conclude.FOLLOW_BISECT_FAILED: lambda rt, client, run, actions, facts, doc, problem: regressions.bisect_failed(
-        facts.regression, run, problem, public_url=rt.settings.public_url, github_url=rt.settings.github_url),
-}
+    return conclude.closing(run, actions, facts, problem=problem, github=client is not None)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from runner.report.escape import safe_link
 
+from .facts import run_page
+
 if TYPE_CHECKING:  # types only: this module stays below the gateway, the database and the settings
     from ..db import Database
     from ..settings import Settings
@@ -43,7 +45,7 @@ class Runtime:
 
     def details_url(self, key: str) -> str | None:
         """The run page (check run ``details_url``); None without ``PERFGATE_PUBLIC_URL``."""
-        return f"{self.settings.public_url}/runs/{key}" if self.settings.public_url else None
+        return run_page(self.settings.public_url, key)
 
     def github_link(self, url: str | None) -> str | None:
         """``url`` if it is an ``https://`` page of the configured GitHub host, else None

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from functools import lru_cache
 from typing import Any
@@ -16,7 +17,7 @@ from sqlalchemy.orm import Session
 from ..db import insert_missing, insert_missing_statement, utc_now
 from ..history.tables import Repository
 from . import access
-from .actions import RegressionSpec, RunSpec
+from .actions import RegressionSpec
 from .events import Event
 from .facts import ACTIVE_STATES, ENDED_STATES, RegressionInfo, RunInfo, head_seen_after
 from .tables import AppPull, CommandSeen, Delivery, Installation, Lock, Refusal, Regression, Run
@@ -193,13 +194,12 @@ def save_pull(session: Session, repository: str, number: int, changes: dict[str,
 
 # -- runs ---------------------------------------------------------------------------------------
 def run_info(row: Run) -> RunInfo:
-    return RunInfo(key=row.key, status=row.status, head_sha=row.head_sha, base_sha=row.base_sha,
-                   pr_number=row.pr_number, kind=row.kind, filter=row.filter, rounds=row.rounds,
-                   threshold=row.threshold, profile=row.profile, base_ref=row.base_ref, head_ref=row.head_ref,
-                   repository=row.repository, check_run_id=row.check_run_id, workflow_run_id=row.workflow_run_id,
-                   has_results=row.result_id is not None, runner=row.runner, runs_on=_labels(row.runs_on),
-                   group=row.group_key, conclusion=row.conclusion, headline=row.headline,
-                   workflow_url=row.workflow_run_url)
+    """The stored run as plain data: the columns named as :class:`RunInfo`'s fields, its labels,
+    ``group_key``, ``workflow_run_url`` and whether its results are stored."""
+    same = {f.name: getattr(row, f.name) for f in dataclasses.fields(RunInfo)
+            if f.name in Run.__table__.columns and f.name != "runs_on"}
+    return RunInfo(**same, runs_on=_labels(row.runs_on), group=row.group_key,
+                   workflow_url=row.workflow_run_url, has_results=row.result_id is not None)
 
 
 def _labels(text: str | None) -> tuple[str, ...]:
@@ -231,7 +231,7 @@ def runs_of_pull(session: Session, repository: str, number: int) -> list[Run]:
                                 .order_by(Run.created_at, Run.id)))
 
 
-def insert_run(session: Session, spec: RunSpec) -> Run | None:
+def insert_run(session: Session, spec: RunInfo) -> Run | None:
     """Store a new queued run; None when ``spec.key`` exists (the trigger was handled before)."""
     if get_run(session, spec.key) is not None:
         return None

@@ -3,7 +3,8 @@
 reported back timed out or concluded (:func:`expire_runs`), and what GitHub shows that the runs' rows contradict set
 right (:func:`reconcile_ended`: check runs left open although their run ended, duplicate
 sticky comments). What happens to each run is the core's
-decision (``bot.app.conclude``); the sweeps read, hold the PR's lease, and carry out.
+decision (``bot.app.conclude``) on what the run records; the sweeps read, hold the PR's lease,
+and carry out.
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
     """Mark runs that never reported back within ``PERFGATE_RUN_TIMEOUT`` as timed out (check
     run ``timed_out``, comment updated). Returns their keys.
 
-    Each run is re-read under its PR's lease (the jobs that conclude runs hold it too) and
-    ``bot.app.conclude.at_expiry`` decides: a run concluded in the meantime is left as it is,
-    one whose results are stored (concluding them on GitHub failed) is concluded from them, never
-    timed out; a run whose PR is busy waits for the next sweep.
+    Each run is re-read under its PR's lease (the jobs that conclude runs hold it too): a run
+    that ended in the meantime is left as it is, one whose results are stored (concluding them on
+    GitHub failed) is concluded from them, never timed out; a run whose PR is busy waits for the
+    next sweep.
     """
     now = now or utc_now()
     with rt.db.session() as session:
@@ -63,12 +64,14 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
             with lease(rt, lease_name(run.repository, run.pr_number)):
                 with rt.db.session() as session:
                     row = app_store.get_run(session, run.key)
-                    info, installation = (app_store.run_info(row), row.installation_id) if row is not None \
-                        else (None, None)
-                what = conclude.at_expiry(info)
-                if what is None:  # ended meanwhile (the core's answer)
+                    info = app_store.run_info(row) if row is not None else None
+                if info is None or not info.active:  # ended meanwhile
                     continue
-                _AT_EXPIRY[what](rt, info, installation)
+                if info.has_results:  # only concluding them failed: concluded, never timed out
+                    client = rt.client_for(info.installation_id)
+                    carry_out(rt, client, runs.conclude_run(rt, client, info))
+                else:
+                    _time_out(rt, info)
         except GitHubError as exc:
             log.warning("run %s: could not conclude its stored results: %s", run.key, exc.detail)
             continue
@@ -78,25 +81,19 @@ def expire_runs(rt: Runtime, now=None) -> list[str]:
     return done
 
 
-def _conclude(rt: Runtime, run: RunInfo, installation: int | None) -> None:
-    client = rt.client_for(installation)
-    carry_out(rt, client, runs.conclude_run(rt, client, run))
-
-
-def _time_out(rt: Runtime, run: RunInfo, installation: int | None) -> None:
-    actions = conclude.timed_out(run, timeout_hours=rt.settings.run_timeout / 3600,
+def _time_out(rt: Runtime, run: RunInfo) -> None:
+    """Time ``run`` out (``bot.app.conclude.timed_out``) with what follows (``closing``)."""
+    hours = rt.settings.run_timeout / 3600
+    actions = conclude.timed_out(run, timeout_hours=hours,
                                  workflow_url=rt.github_link(run.workflow_url))
-    problem = f"it did not report back within {rt.settings.run_timeout / 3600:g} h"
     try:
-        client = rt.client_for(installation) if installation is not None else None
+        client = rt.client_for(run.installation_id) if run.installation_id is not None else None
         facts = runs.conclusion_facts(rt, client, run, with_results=False)
-        carry_out(rt, client, runs.finish(rt, client, run, actions, facts, problem=problem))
+        carry_out(rt, client, conclude.closing(run, actions, facts, github=client is not None,
+                                               problem=messages.no_report(hours)))
     except GitHubError as exc:  # recorded as timed out all the same (its row was the last step)
         log.warning("run %s: could not report the time-out: %s", run.key, exc.detail)
         carry_out(rt, None, conclude.ending(run, actions, (), github=False))
-
-
-_AT_EXPIRY = {"conclude": _conclude, "time_out": _time_out}
 
 
 #: :func:`reconcile_ended` looks at the runs that ended between ``RECONCILE_AFTER`` and

@@ -1,7 +1,7 @@
-"""Regressions on the default branch, the shell: the culprit's pull request a bisect's conclusion
-needs (the series a result touched, the tracked regressions and a bisect's regression come
-with the conclusion's facts, ``bot.app.facts.Conclusion``), and the actions only they use (the tracked rows, the tracking issue, the comment on the culprit, the one
-message), each idempotent so that a retried job may carry it out again:
+"""Regressions on the default branch, the shell: the actions only they use (the tracked rows, the
+tracking issue, the comment on the culprit, the one message), each idempotent so that a retried
+job may carry it out again (what a result or a bisect means for them is decided with the
+conclusion's facts, ``bot.app.facts.Conclusion``, by ``bot.app.regressions``):
 
 - :class:`~bot.app.actions.OpenRegression`: ``INSERT … ON CONFLICT DO NOTHING`` by key;
 - :class:`~bot.app.actions.UpsertTrackingIssue`: the issue's number once known, else the App's
@@ -12,8 +12,7 @@ message), each idempotent so that a retried job may carry it out again:
   given back only when it surely did not leave (:class:`bot.app.outgoing.NotSent`): at most once.
 
 ``bot.app.effects`` carries these out as it does every action (its handlers include
-:data:`HANDLERS`); ``bot.app.runs`` carries out what :func:`conclude_bisect` returns where a
-bisect ends.
+:data:`HANDLERS`).
 """
 
 from __future__ import annotations
@@ -21,48 +20,14 @@ from __future__ import annotations
 import logging
 
 from ..db import utc_now
-from ..history import reads as history_reads
-from . import messages, notify, outgoing, regressions
+from . import messages, notify, outgoing
 from . import store as app_store
-from .actions import Action, CommentOnCulprit, Notify, OpenRegression, SaveRegression, UpsertTrackingIssue
-from .facts import RegressionInfo, RunInfo
+from .actions import CommentOnCulprit, Notify, OpenRegression, SaveRegression, UpsertTrackingIssue
 from .gather import config_of
 from .gateway import InstallationClient
 from .github_errors import GitHubError
 
 log = logging.getLogger("perfgate.bot")
-
-# -- facts and decisions ------------------------------------------------------------------------------
-def culprit_pr(rt, client: InstallationClient, repository: str, culprit: dict) -> int | None:
-    """The pull request that merged ``culprit`` (``bot.app.regressions.found_culprit``): as the App
-    recorded it (``RecordMerge``), else as GitHub lists the commit's merged pull requests, else as
-    the commit's subject names it (``bot.app.regressions.named_pr``).
-
-    Raises:
-        GitHubError: GitHub did not answer (transient).
-    """
-    with rt.db.session() as session:
-        number = history_reads.pull_request_of_commit(session, repository, culprit["sha"])
-    if number is not None:
-        return number
-    try:
-        merged = client.pulls_of_commit(repository, culprit["sha"])
-    except GitHubError as exc:
-        if exc.transient:
-            raise
-        merged = []
-    return merged[0] if merged else regressions.named_pr(culprit)
-
-
-def conclude_bisect(rt, client: InstallationClient, run: RunInfo, doc: dict,
-                    regression: RegressionInfo | None) -> list[Action]:
-    """A bisect's results are stored (:func:`bot.app.regressions.bisect_concluded`; ``regression``:
-    the one it bisects, ``bot.app.facts.Conclusion.regression``), with its culprit's pull request."""
-    culprit = regressions.found_culprit(doc)
-    pr = culprit_pr(rt, client, run.repository, culprit) if culprit is not None else None
-    return list(regressions.bisect_concluded(
-        regression, run, doc, culprit_pr=pr, details_url=rt.details_url(run.key), public_url=rt.settings.public_url,
-        github_url=rt.settings.github_url))
 
 
 # -- actions ------------------------------------------------------------------------------------------

@@ -89,6 +89,13 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def test_handlers_read_payloads_through_the_events_accessors():
+    """``event.data`` is dug into in one place, ``bot.app.events.Event`` (by GitHub's names)."""
+    digs = [f"{p.name}:{n}" for p in (ROOT / "bot" / "app" / "handlers").glob("*.py")
+            for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if ".data" in line]
+    assert digs == []
+
+
 def test_no_import_circle_inside_bot():
     assert _circles(_graph("bot")) == []
 

@@ -97,6 +97,24 @@ def test_accept_turns_a_failed_check_green(app, client, gh, scene, text, reason)
     assert set(deliveries(app).values()) == {"done"}
 
 
+def test_an_accept_concludes_again_only_a_run_whose_results_are_stored(app, client, gh, scene):
+    """The run ``/perf accept`` concludes again (``bot.app.effects``) is the store's
+    ``latest_concluded_run``: the PR's newest run with stored results, never one still waiting."""
+    from bot.app import store as app_store
+
+    label(client)
+    (dispatch,) = gh.state.dispatches
+    db = app.extensions["perfgate"]["db"]
+    with db.session() as session:
+        assert app_store.latest_concluded_run(session, P.REPO, 7) is None
+    doc = results_doc([bench("bench_norm", "regression", 1.2)], base_sha=BASE, head_sha=HEAD)
+    upload(scene, dispatch, doc)
+    complete(gh, client, dispatch)
+    with db.session() as session:
+        concluded = app_store.latest_concluded_run(session, P.REPO, 7)
+    assert concluded.key == dispatch["inputs"]["run-id"]
+
+
 def test_fail_threshold_comes_from_the_target_config(client, gh, scene):
     scene.files[(P.REPO, "perfgate.toml")] = "fail_threshold = 0.5\n"
     label(client)

@@ -1,9 +1,9 @@
 """The App's decisions that lived in the shell (review 2026-12-01 §2, issue 33), now pure
 functions over plain data: which lease, the fork-safety binding of a workflow run by name, who
 makes the App read a PR and since when its head is known, what ``/perf accept`` covers, which
-configuration stands, which runs may be cancelled and the check run's texts, what a result
-re-concludes, what the time-out sweep does, the visibility a delivery records, the head a PR's
-row keeps, the statuses that end a run."""
+configuration stands, which runs may be cancelled and the check run's texts, what follows a
+run's end and in which order, the visibility a delivery records, the head a PR's row keeps, the
+statuses that end a run."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import datetime as dt
 import pytest
 
 from bot.app import access, conclude, messages, regressions
-from bot.app.actions import CancelWorkflowRun, RunSpec, UpdateCheckRun, UpdateRun, UpsertComment
-from bot.app.facts import (ENDED_STATES, ConcludedRun, FactRequest, PullInfo, RegressionInfo, RunInfo, bound_run,
-                           concluded_run, head_seen, head_seen_after, lease_name, settled_config, wants_pull)
+from bot.app.actions import CancelWorkflowRun, Notify, UpdateCheckRun, UpdateRun, UpsertComment
+from bot.app.facts import (ENDED_STATES, Conclusion, ConcludedRun, FactRequest, PullInfo,
+                           RegressionInfo, RunInfo, bound_run, concluded_run, head_seen,
+                           head_seen_after, lease_name, settled_config, wants_pull)
 from tests.action.results_doc import bench, results_doc
 
 REPO, HEAD = "octo/demo", "1" * 40
@@ -91,11 +92,6 @@ def test_an_accept_covers_the_regressions_of_the_head_it_was_given_for():
     assert conclude.covering(accepts, _run(pr_number=None)) == []
 
 
-def test_an_accept_reconcludes_the_latest_run_only_when_its_results_are_stored():
-    assert conclude.reconcludes(_run(status="completed", has_results=True))
-    assert not conclude.reconcludes(_run(status="completed")) and not conclude.reconcludes(None)
-
-
 # -- the configuration -----------------------------------------------------------------------------------
 def test_a_broken_or_unreadable_config_gives_the_defaults_and_says_why():
     config, problem = settled_config({"pyproject.toml": "[tool.perfgate]\nlabel = 'perf'\n"}, "o/r@main")
@@ -130,40 +126,41 @@ def test_a_queued_run_whose_workflow_started_is_in_progress_github_first():
     assert conclude.in_progress(_run(status="in_progress"), url) == []
 
 
-def test_the_requests_runs_share_the_first_runs_check_run_and_only_a_pr_compare_forces_misses():
-    spec = RunSpec("k2", REPO, 5, "pr", "label", HEAD, "2" * 40, group="k1")
-    assert conclude.shares_check_run(spec) and conclude.forces_misses(spec)
-    first = RunSpec("k1", REPO, 5, "history", "push", HEAD, None, group="k1")
-    assert not conclude.shares_check_run(first) and not conclude.forces_misses(first)
-
-
 # -- a run's end ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("run, what", [
-    (_run(), "time_out"), (_run(status="in_progress", has_results=True), "conclude"),
-    (_run(status="completed", has_results=True), None), (None, None),
-])
-def test_the_time_out_sweep_concludes_stored_results_and_times_out_the_rest(run, what):
-    assert conclude.at_expiry(run) == what
+def _own():
+    """What ends run ``k1`` itself: its check run, its comment, its row."""
+    return [UpdateCheckRun(REPO, 1, {}), UpsertComment(REPO, 7, "x"),
+            UpdateRun("k1", {"status": "completed"})]
 
 
-def test_what_follows_a_runs_end_and_in_which_order():
-    assert conclude.what_follows(_run(kind="history", group="k1"), with_results=True, github=True) == ("group",
-                                                                                                       "history")
-    assert conclude.what_follows(_run(kind="bisect"), with_results=False, github=True) == ("bisect failed",)
-    assert conclude.what_follows(_run(kind="history"), with_results=True, github=False) == ()
-    own = [UpdateCheckRun(REPO, 1, {}), UpsertComment(REPO, 7, "x"), UpdateRun("k1", {"status": "completed"})]
+def test_what_follows_a_runs_end_comes_with_it_and_its_row_last():
+    own = _own()
+    compare = _run(pr_number=7)
+    assert conclude.closing(compare, own, Conclusion(run=compare)) == own  # nothing follows
+    assert conclude.closing(compare, own, None, github=False) == own[2:]  # no installation: the row
+    grouped = _run(pr_number=7, check_run_id=1, group="k1")  # the group's check run and comment
+    check, comment, row = conclude.closing(grouped, own, Conclusion(run=grouped, group=(grouped,)))
+    assert (check.check_run_id, check.fields["conclusion"], comment.pr_number) == (1, "failure", 7)
+    assert row == own[2]
+    history = _run(kind="history")  # a default-branch result: its regressions (none moved here)
+    assert conclude.closing(history, own, Conclusion(run=history), with_results=True) == own
+    bisect = _run(kind="bisect")  # a bisect without results: its regression says so
+    r = RegressionInfo(key="r1", repository=REPO, benchmark="b", good_sha="2" * 40, bad_sha=HEAD,
+                       bisect_key="k1")
+    facts = Conclusion(run=bisect, regression=r)
+    save, issue, message, row = conclude.closing(bisect, own[2:], facts, problem="it failed")
+    assert save.changes["status"] == "unresolved" and "it failed" in issue.body
+    assert isinstance(message, Notify) and row == own[2]
+
+
+def test_the_order_of_what_ends_a_run():
+    own = _own()
     follow = [UpsertComment(REPO, 7, "group")]
     assert conclude.ending(_run(), own, follow) == [own[0], own[1], follow[0], own[2]]  # the row last
     assert conclude.ending(_run(group="k1"), own, follow) == [follow[0], own[2]]  # the group's texts instead
     assert conclude.ending(_run(), own, follow, github=False) == [follow[0], own[2]]
     assert conclude.ended(own) == {"status": "completed"} and conclude.ended([]) == {}
     assert set(ENDED_STATES) == {"completed", "cancelled", "timed_out"}
-
-
-def test_a_workflow_run_concerns_only_an_active_run():
-    assert conclude.awaits_results(_run()) and not conclude.awaits_results(_run(status="cancelled"))
-    assert not conclude.awaits_results(None)
-    assert conclude.concluded_by(_run(kind="bisect")) == "bisect" and conclude.concluded_by(_run()) == "compare"
 
 
 # -- visibility -------------------------------------------------------------------------------------------

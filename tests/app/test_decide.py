@@ -31,6 +31,11 @@ def kinds(actions):
     return [type(a).__name__ for a in actions]
 
 
+def _run(key: str, status: str, head_sha: str = HEAD, **kw) -> RunInfo:
+    """A stored run of PR 7 (``BASE``..``head_sha``)."""
+    return RunInfo(key=key, status=status, head_sha=head_sha, base_sha=BASE, pr_number=7, **kw)
+
+
 PULL = PullInfo(7, HEAD, BASE, "feature", "main")
 WRITE = Facts(permission="write", pull=PULL)
 
@@ -65,21 +70,21 @@ def test_a_label_from_someone_without_write_permission_runs_nothing_and_is_answe
 
 
 def test_a_label_on_an_already_measured_head_does_nothing_new():
-    facts = Facts(permission="write", runs=(RunInfo("k0", "completed", HEAD, BASE, 7, has_results=True),))
+    facts = Facts(permission="write", runs=(_run("k0", "completed", has_results=True),))
     actions = decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts)
     assert starts(actions) == []
     # ... unless that run ended without results (it could not start, its workflow failed)
-    facts = Facts(permission="write", runs=(RunInfo("k0", "completed", HEAD, BASE, 7),))
+    facts = Facts(permission="write", runs=(_run("k0", "completed"),))
     (spec,) = starts(decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts))
     assert spec.key == run_key(P.REPO, 7, HEAD, "auto", 1)
     # ... unless that run was cancelled (label removed, added again): a fresh key
-    facts = Facts(permission="write", runs=(RunInfo("k0", "cancelled", HEAD, BASE, 7),))
+    facts = Facts(permission="write", runs=(_run("k0", "cancelled"),))
     (spec,) = starts(decide(ev(P.pull_request("labeled", head_sha=HEAD, base_sha=BASE)), facts))
     assert spec.key == run_key(P.REPO, 7, HEAD, "auto", 1)
 
 
 def test_synchronize_supersedes_the_older_run():
-    facts = Facts(runs=(RunInfo("old", "queued", HEAD, BASE, 7),))
+    facts = Facts(runs=(_run("old", "queued"),))
     actions = decide(ev(P.pull_request("synchronize", head_sha=NEW, base_sha=BASE, labels=("performance",))), facts)
     assert kinds(actions) == ["SavePull", "CancelRun", "StartRun"]
     assert actions[1].key == "old" and "c" * 7 in actions[1].reason
@@ -88,12 +93,12 @@ def test_synchronize_supersedes_the_older_run():
 
 def test_synchronize_without_the_label_only_tracks_the_pr():
     actions = decide(ev(P.pull_request("synchronize", head_sha=NEW, base_sha=BASE)),
-                     Facts(runs=(RunInfo("old", "queued", HEAD, BASE, 7),)))
+                     Facts(runs=(_run("old", "queued"),)))
     assert kinds(actions) == ["SavePull"] and actions[0].changes["labeled"] is False
 
 
 def test_a_push_to_a_fork_needs_a_new_approval():
-    facts = Facts(approved_sha=HEAD, runs=(RunInfo("old", "queued", HEAD, BASE, 7),))
+    facts = Facts(approved_sha=HEAD, runs=(_run("old", "queued"),))
     actions = decide(ev(P.pull_request("synchronize", head_sha=NEW, base_sha=BASE, labels=("performance",),
                                        fork="eve/demo")), facts)
     assert starts(actions) == []
@@ -111,7 +116,7 @@ def test_reopened_labeled_pr_runs_again_but_a_fork_waits():
 
 
 def test_unlabel_and_close_cancel():
-    active = Facts(runs=(RunInfo("r1", "in_progress", HEAD, BASE, 7), RunInfo("r0", "completed", BASE, BASE, 7)))
+    active = Facts(runs=(_run("r1", "in_progress"), _run("r0", "completed", head_sha=BASE)))
     actions = decide(ev(P.pull_request("unlabeled", head_sha=HEAD, base_sha=BASE, label="performance")), active)
     assert kinds(actions) == ["SavePull", "CancelRun", "UpsertComment"] and actions[1].key == "r1"
     assert decide(ev(P.pull_request("unlabeled", head_sha=HEAD, base_sha=BASE, label="bug")), active) == []
@@ -148,7 +153,7 @@ def test_perf_profile_sets_profiling():
 
 
 def test_perf_run_supersedes_the_active_run():
-    facts = Facts(permission="maintain", pull=PULL, runs=(RunInfo("r1", "queued", HEAD, BASE, 7),))
+    facts = Facts(permission="maintain", pull=PULL, runs=(_run("r1", "queued"),))
     actions = decide(ev(P.issue_comment("created", "/perf run")), facts)
     assert [a.key for a in actions if isinstance(a, CancelRun)] == ["r1"] and starts(actions)
 
@@ -194,7 +199,7 @@ def test_edited_comments_rerun_only_when_the_command_changed():
 def test_cancel_accept_history_help():
     actions = decide(ev(P.issue_comment("created", "/perf cancel")), WRITE)
     assert isinstance(actions[-1], Reply) and actions[-1].body == messages.nothing_to_cancel()
-    facts = Facts(permission="write", pull=PULL, runs=(RunInfo("r1", "queued", HEAD, BASE, 7),))
+    facts = Facts(permission="write", pull=PULL, runs=(_run("r1", "queued"),))
     actions = decide(ev(P.issue_comment("created", "/perf cancel", comment_id=3)), facts)
     assert kinds(actions) == ["React", "RememberCommand", "CancelRun", "UpsertComment", "React"]
     assert actions[-1] == React(P.REPO, 7, 3, "+1")
@@ -215,18 +220,18 @@ def test_run_on_a_closed_pr_is_answered_not_dispatched():
 # -- workflow_run, check_run, installation, ping, push ------------------------------------------
 def test_workflow_completed_ingests_only_active_known_runs():
     event = ev(P.workflow_run_completed(777, conclusion="success"))
-    assert decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7, workflow_run_id=777))) == [
+    assert decide(event, Facts(run=_run("r1", "queued", workflow_run_id=777))) == [
         Ingest("r1", 777, "success", f"https://github.com/{P.REPO}/actions/runs/777")]
-    assert decide(event, Facts(run=RunInfo("r1", "cancelled", HEAD, BASE, 7, workflow_run_id=777))) == []
+    assert decide(event, Facts(run=_run("r1", "cancelled", workflow_run_id=777))) == []
     assert decide(event, Facts()) == []
 
 
 def test_workflow_started_marks_a_queued_run_in_progress():
     event = ev(P.workflow_run("in_progress", 777))
     assert event.data["workflow_run"]["conclusion"] is None
-    (action,) = decide(event, Facts(run=RunInfo("r1", "queued", HEAD, BASE, 7, workflow_run_id=777)))
+    (action,) = decide(event, Facts(run=_run("r1", "queued", workflow_run_id=777)))
     assert action.key == "r1"
-    assert decide(event, Facts(run=RunInfo("r1", "in_progress", HEAD, BASE, 7, workflow_run_id=777))) == []
+    assert decide(event, Facts(run=_run("r1", "in_progress", workflow_run_id=777))) == []
 
 
 def test_a_run_dispatched_without_its_id_is_found_by_name_and_bound_to_it():
@@ -239,7 +244,7 @@ def test_a_run_dispatched_without_its_id_is_found_by_name_and_bound_to_it():
     event.data["workflow_run"]["display_title"] = f"perfgate {key}"
     assert facts_for(event).dispatched_key == key
     assert facts_for(event).workflow_path == ".github/workflows/perfgate.yml"
-    assert decide(event, Facts(run=RunInfo(key, "queued", HEAD, BASE, 7))) == [
+    assert decide(event, Facts(run=_run(key, "queued"))) == [
         UpdateRun(key, {"workflow_run_id": 777}),
         Ingest(key, 777, "success", f"https://github.com/{P.REPO}/actions/runs/777")]
     for wr in ({"event": "pull_request", "display_title": f"perfgate {key}"},
@@ -249,7 +254,7 @@ def test_a_run_dispatched_without_its_id_is_found_by_name_and_bound_to_it():
 
 
 def test_check_run_rerun_repeats_the_run_at_the_same_shas():
-    old = RunInfo("r1", "completed", HEAD, BASE, 7, filter="norm")
+    old = _run("r1", "completed", filter="norm")
     (spec,) = starts(decide(ev(P.check_run("rerequested", external_id="r1", head_sha=HEAD), "d-9"), Facts(run=old)))
     assert (spec.head_sha, spec.base_sha, spec.filter, spec.trigger) == (HEAD, BASE, "norm", "rerun")
     assert spec.key == run_key(P.REPO, "r1", "rerun", 555, "rerequested", None)

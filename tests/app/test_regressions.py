@@ -4,6 +4,7 @@ in, actions out — and a request measured on several runner groups (bot.app.con
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import datetime as dt
@@ -123,7 +124,8 @@ def _bisect_doc(status="found", culprit_sha="c" * 40, pr=12) -> dict:
 
 
 def _bisect_run(key: str) -> RunInfo:
-    return RunInfo(key, "in_progress", "b" * 40, "a" * 40, None, kind="bisect", repository=REPO, check_run_id=77)
+    return RunInfo(key=key, status="in_progress", head_sha="b" * 40, base_sha="a" * 40,
+                   kind="bisect", repository=REPO, check_run_id=77)
 
 
 def test_a_bisect_that_names_the_culprit_tells_its_pr_its_issue_and_the_webhook_once():
@@ -230,7 +232,8 @@ def test_a_label_starts_one_run_per_runner_group_sharing_one_key():
 
 
 def _group_run(key, runner, status="completed", conclusion=None, check=5):
-    return RunInfo(key, status, BAD, GOOD, 7, repository=REPO, check_run_id=check, runner=runner, group="g",
+    return RunInfo(key=key, status=status, head_sha=BAD, base_sha=GOOD, pr_number=7,
+                   repository=REPO, check_run_id=check, runner=runner, group="g",
                    conclusion=conclusion, headline="its workflow failed" if conclusion == "failure" else None)
 
 
@@ -256,7 +259,7 @@ def test_the_group_reports_one_table_per_model_and_fails_if_any_fails():
 
 
 def test_selection_misses_are_tracked_regressions_the_culprits_pr_skipped():
-    from bot.app.actions import RunSpec, dispatch_inputs
+    from bot.app.actions import dispatch_inputs
     from bot.app.regressions import selection_misses
 
     skipped = {"selection": {"mode": "affected", "run": 1, "skipped": [{"name": "bench_loss", "reason": "not affected"}]}}
@@ -265,8 +268,8 @@ def test_selection_misses_are_tracked_regressions_the_culprits_pr_skipped():
                             ("bench_loss", "closed", 13, skipped),     # over: no longer forced
                             ("bench_norm", "open", None, None)])       # no culprit PR known
     assert list(got) == ["bench_loss"] and "#12" in got["bench_loss"]
-    spec = RunSpec(key="k", repository="o/r", installation_id=1, kind="pr", trigger="label", head_sha="b" * 40,
-                   base_sha="a" * 40, force_run=tuple(got))
-    assert json.loads(dispatch_inputs(spec)["force-run"]) == ["bench_loss"]
-    assert "force-run" not in dispatch_inputs(RunSpec(key="k", repository="o/r", installation_id=1, kind="pr",
-                                                      trigger="label", head_sha="b" * 40, base_sha="a" * 40))
+    spec = RunInfo(key="k", repository="o/r", installation_id=1, kind="pr", trigger="label",
+                   head_sha="b" * 40, base_sha="a" * 40)
+    forced = dataclasses.replace(spec, force_run=tuple(got))
+    assert json.loads(dispatch_inputs(forced)["force-run"]) == ["bench_loss"]
+    assert "force-run" not in dispatch_inputs(spec)

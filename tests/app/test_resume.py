@@ -17,6 +17,7 @@ import pytest
 from bot.app import actions as A
 from bot.app import executor, lease, shell, sweeps
 from bot.app import store as app_store
+from bot.app.facts import RunInfo
 from bot.app.tables import Run
 from bot.db import utc_now
 from tests.action.results_doc import bench, results_doc
@@ -294,8 +295,9 @@ def test_the_time_out_sweep_times_out_a_silent_run(app, client, fake_github):
 
 
 # -- the stored plan -----------------------------------------------------------------------------
-SPEC = A.RunSpec("k1", "o/r", 5, "pr", "label", "h" * 40, "b" * 40, pr_number=3, filter="gemm", rounds=32,
-                 threshold=0.02, profile=True, react_comment_id=9, workflow_ref="main")
+SPEC = RunInfo(key="k1", repository="o/r", installation_id=5, kind="pr", trigger="label",
+               head_sha="h" * 40, base_sha="b" * 40, pr_number=3, filter="gemm", rounds=32,
+               threshold=0.02, profile=True, react_comment_id=9, workflow_ref="main")
 
 
 ACTIONS = [
@@ -307,8 +309,10 @@ ACTIONS = [
     A.UpdateRun("k1", {"status": "completed"}), A.RecordMerge("o/r", 3, "m" * 40, "2026-11-30T12:00:00Z"),
     A.RememberCommand("o/r", 9, "/perf run", "lead"), A.RememberRefusal("o/r", 3, "x"),
     A.SaveInstallation(5, "octo", True),
-    A.StartRun(A.RunSpec("k2", "o/r", 5, "bisect", "changepoint", "h" * 40, "g" * 40, filter="bench[x=1]",
-                         runner="h100", runs_on=("self-hosted", "h100"), group="k2", regression="r1")),
+    A.StartRun(RunInfo(key="k2", repository="o/r", installation_id=5, kind="bisect",
+                       trigger="changepoint", head_sha="h" * 40, base_sha="g" * 40,
+                       filter="bench[x=1]", runner="h100", runs_on=("self-hosted", "h100"),
+                       group="k2", regression="r1")),
     A.OpenRegression(A.RegressionSpec("r1", "o/r", 5, "bench[x=1]", "g" * 40, "h" * 40, "changepoint",
                                       fingerprint="f" * 16, runner="h100", runs_on=("self-hosted", "h100"),
                                       ratio=1.05, also=("other",))),
@@ -335,6 +339,28 @@ def test_a_plan_names_only_actions():
         A.decode({"$type": "Popen", "args": ["sh"]})
     with pytest.raises(ValueError):
         A.decode({"$type": "RunSpec", **{k: v for k, v in A.encode(SPEC).items() if k != "$type"}})
+
+
+#: A ``StartRun`` as plans stored before the run had one description hold it (``RunSpec``).
+STORED_START = (
+    '{"$type": "StartRun", "spec": {"$type": "RunSpec", "key": "k1", "repository": "o/r", '
+    '"installation_id": 5, "kind": "pr", "trigger": "label", '
+    '"head_sha": "hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", '
+    '"base_sha": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "pr_number": 3, "head_ref": null, '
+    '"base_ref": null, "requested_by": null, "filter": "gemm", "rounds": 32, "threshold": null, '
+    '"profile": false, "react_comment_id": null, "workflow_ref": null, "runner": "a100", '
+    '"runs_on": {"$tuple": ["gpu", "a100"]}, "group": "k1", "regression": null, '
+    '"all_benchmarks": false, "force_run": {"$tuple": ["x"]}}}')
+
+
+def test_a_plan_stored_before_the_run_had_one_description_is_still_carried_out():
+    action = A.decode(json.loads(STORED_START))
+    assert action == A.StartRun(RunInfo(
+        key="k1", repository="o/r", installation_id=5, kind="pr", trigger="label",
+        head_sha="h" * 40, base_sha="b" * 40, pr_number=3, filter="gemm", rounds=32,
+        runner="a100", runs_on=("gpu", "a100"), group="k1", force_run=("x",)))
+    assert action.spec.status == "queued" and action.spec.check_run_id is None  # not stored yet
+    assert A.encode(action)["spec"]["$type"] == "RunInfo"
 
 
 def test_runs_have_their_dispatch_marks():

@@ -87,3 +87,23 @@ def test_router_prefers_the_action_specific_handler():
     assert router.handles("pull_request", "edited") and not router.handles("issues")
     with pytest.raises(ValueError):
         router.register("pull_request", action="labeled")(labeled)
+
+
+def test_the_payloads_parts_are_read_by_githubs_names_and_a_missing_one_is_empty():
+    comment = {"id": 5, "body": "/perf run", "user": {"login": "lead", "type": "User"}}
+    data = {"comment": comment, "issue": {"number": 7, "pull_request": {}},
+            "sender": {"login": "lead", "type": "User"},
+            "repository": {"full_name": "o/r", "default_branch": "main"}}
+    event = Event("issue_comment", "d", data, "created")
+    assert (event.comment, event.issue["number"], event.commenter) == (comment, 7, "lead")
+    assert (event.repository, event.default_branch, event.is_bot) == ("o/r", "main", False)
+    assert event.pull_request == event.check_run == event.changes == {} and event.label is None
+    bot = {"login": "y", "type": "Bot"}
+    by_bot = Event("issue_comment", "d", {"comment": {"user": bot}, "sender": {"login": "x"}})
+    sent_by_bot = Event("issue_comment", "d", {"comment": {}, "sender": bot})
+    assert by_bot.is_bot and sent_by_bot.is_bot
+    assert sent_by_bot.commenter == "y"  # no author: the sender
+    assert Event("push", "d", {"issue": "not an object"}).issue == {}
+    pushed = {"ref": "refs/heads/main", "before": "a" * 40, "after": "b" * 40, "deleted": True}
+    push = Event("push", "d", pushed)
+    assert (push.ref, push.before, push.after, push.deleted) == tuple(pushed.values())

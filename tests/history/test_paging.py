@@ -19,7 +19,7 @@ RUNS = 11
 @pytest.fixture(scope="module")
 def app(module_database_url):
     from bot.app import store as app_store
-    from bot.app.actions import RunSpec
+    from bot.app.facts import RunInfo
     from bot.history import store as history_store
 
     app = create_app({"DATABASE_URL": module_database_url, "TESTING": "1", "PERFGATE_READ_ACCESS": "all"})
@@ -31,8 +31,9 @@ def app(module_database_url):
             pr = {"number": 100 + i, "url": f"https://github.com/{REPO}/pull/{100 + i}"}
             history_store.add_result(s, compare_doc(10 + i, NAMES[0], 1e-3, 1.1e-3, pr=pr))
         for i in range(RUNS):
-            app_store.insert_run(s, RunSpec(key=f"run{i:02d}", repository=REPO, installation_id=1, kind="pr",
-                                            trigger="label", head_sha=f"{i:040x}", base_sha="0" * 40, pr_number=i))
+            app_store.insert_run(s, RunInfo(key=f"run{i:02d}", repository=REPO, installation_id=1,
+                                            kind="pr", trigger="label", head_sha=f"{i:040x}",
+                                            base_sha="0" * 40, pr_number=i))
     yield app
     db.dispose()
 

@@ -49,7 +49,7 @@ def test_the_html_report_shares_a_bounded_number_of_rounds_among_its_benchmarks(
 @pytest.fixture
 def app(module_database_url):
     from bot.app import store as app_store
-    from bot.app.actions import RunSpec
+    from bot.app.facts import RunInfo
     from bot.app.tables import Run
     from bot.history import store as history_store
 
@@ -57,8 +57,9 @@ def app(module_database_url):
     db = app.extensions["perfgate"]["db"]
     with db.session() as s, s.begin():
         stored = history_store.add_result(s, _big_doc(3, 2000))
-        app_store.insert_run(s, RunSpec(key="big", repository="acme/kernels", installation_id=1, kind="pr",
-                                        trigger="label", head_sha="1" * 40, base_sha="0" * 40, pr_number=1))
+        app_store.insert_run(s, RunInfo(key="big", repository="acme/kernels", installation_id=1,
+                                        kind="pr", trigger="label", head_sha="1" * 40,
+                                        base_sha="0" * 40, pr_number=1))
         s.scalar(select(Run).where(Run.key == "big")).result_id = stored.result_id
     yield app
     db.dispose()

@@ -267,6 +267,30 @@ def factory_env_other():
     return environment(gpu="NVIDIA A100", runner="gpu-a100")
 
 
+def _dispatched_inputs(db, kind: str) -> dict:
+    """The inputs ``bot.app.runs`` dispatches a new run of ``kind`` with (to a GitHub that records
+    them)."""
+    from types import SimpleNamespace
+
+    from bot.app import runs
+    from bot.app import store as app_store
+    from bot.app.facts import RunInfo
+    from tests.history.factory import sha
+
+    sent = []
+    dispatched = SimpleNamespace(run_id=1, html_url=None)
+    client = SimpleNamespace(
+        dispatch_workflow=lambda repo, workflow, ref, inputs: sent.append(inputs) or dispatched)
+    rt = SimpleNamespace(db=db, settings=SimpleNamespace(workflow="perfgate.yml"),
+                         github_link=lambda url: None)
+    spec = RunInfo(key=kind, repository="acme/kernels", kind=kind, trigger="t", head_sha=sha(9),
+                   base_sha=sha(8), workflow_ref="main")
+    with db.session() as s, s.begin():
+        app_store.insert_run(s, spec)
+    runs._dispatch(rt, client, spec, 1, None)
+    return sent[0]
+
+
 def test_selection_misses_from_the_stored_rows(db):
     """The executor's shell: a tracked regression whose culprit is a merged PR that skipped the
     benchmark forces it in the next PR compares (bot.app.runs.selection_misses)."""
@@ -293,6 +317,8 @@ def test_selection_misses_from_the_stored_rows(db):
         assert history_reads.latest_pr_document(s, "acme/kernels", 12)["selection"]["run"] == 1
         assert history_reads.latest_pr_document(s, "acme/kernels", 99) is None
     assert _selection_misses(rt, "acme/kernels") == ("bench_loss",)
+    assert _dispatched_inputs(db, "pr")["force-run"] == '["bench_loss"]'  # a PR compare runs it
+    assert "force-run" not in _dispatched_inputs(db, "history")  # the default branch: all of them
     with db.session() as s, s.begin():
         app_store.update_regression(s, "r-bench_loss", status="closed")
     assert _selection_misses(rt, "acme/kernels") == ()

@@ -18,12 +18,6 @@ from ..actions import Action, RegressionSpec, SaveRegression, StartRun
 from ..commands import Command
 from ..facts import Facts, run_key
 
-#: Why a command could not be taken, for the reply.
-NEEDS_RANGE = ("`/perf bisect` needs the range to search: `/perf bisect GOOD BAD [BENCH]` with the full SHAs of a "
-               "fast commit and a later slow one on the default branch (on a commit: `/perf bisect GOOD [BENCH]`; "
-               "in a regression's tracking issue, `/perf bisect` alone)")
-
-
 def bisect(*, repository: str, installation_id: int | None, command: Command, comment_id: int, login: str,
            facts: Facts, workflow_ref: str | None, public_url: str | None, github_url: str,
            commit: str | None = None) -> list[Action] | str:
@@ -37,13 +31,12 @@ def bisect(*, repository: str, installation_id: int | None, command: Command, co
                                                  requested_by=login)),
                 SaveRegression(r.key, {"bisect_key": key} if r.closed else {"bisect_key": key, "status": "open"})]
     if len(shas) != 2:
-        return NEEDS_RANGE
+        return messages.BISECT_NEEDS_RANGE
     runner, labels = None, ()
     if command.runner is not None:
         groups = dict(facts.runners)
         if command.runner not in groups:
-            names = ", ".join(f"`{n}`" for n in groups) or "none"
-            return f"`--runner {command.runner}` is not a runner group of the configuration (groups: {names})"
+            return messages.not_a_runner_group(command.runner, groups)
         runner, labels = command.runner, tuple(groups[command.runner])
     good, bad = shas
     spec = RegressionSpec(key=run_key(repository, "command", comment_id, command.text), repository=repository,
@@ -56,9 +49,9 @@ def accept(facts: Facts, login: str, reason: str | None, *, public_url: str | No
     """``/perf accept`` in a tracking issue: the regression closed as accepted, or why not."""
     r = facts.regression
     if r is None:
-        return "This issue tracks no perfgate regression, so there is nothing to accept here."
+        return messages.NOT_A_TRACKING_ISSUE
     if r.closed:
-        return f"This regression is closed already ({messages.md_text(r.closed_reason or 'closed')})."
+        return messages.closed_already(r.closed_reason)
     why = f": {reason}" if reason else ""
     return regressions.close_regression(r, f"accepted by @{login}{why}", "not_planned", public_url=public_url,
                                         github_url=github_url)

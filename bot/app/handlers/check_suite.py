@@ -18,12 +18,12 @@ from .routes import routes
 
 def facts_for(event: Event) -> FactRequest:
     """The runs stored for the suite's head commit (``Facts.runs``)."""
-    return FactRequest(head_sha=str((event.data.get("check_suite") or {}).get("head_sha") or "") or None)
+    return FactRequest(head_sha=str(event.check_suite.get("head_sha") or "") or None)
 
 
 @routes.on("check_suite", "rerequested", facts=facts_for)
 def on_check_suite_rerequested(event: Event, facts: Facts) -> list[Action]:
-    suite = event.data.get("check_suite") or {}
+    suite = event.check_suite
     head = suite.get("head_sha")
     ours = [r for r in facts.runs if r.head_sha == head and r.kind == "pr"]
     if not ours:

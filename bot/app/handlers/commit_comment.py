@@ -24,22 +24,20 @@ log = logging.getLogger("perfgate.bot")
 
 def facts_for(event: Event) -> FactRequest:
     """For a ``/perf`` command: its author's permission and the target's runner groups."""
-    comment = event.data.get("comment") or {}
-    if not is_command(comment.get("body")):
+    if not is_command(event.comment.get("body")):
         return FactRequest()
-    return FactRequest(permission_of=(comment.get("user") or {}).get("login") or event.sender, config=True)
+    return FactRequest(permission_of=event.commenter, config=True)
 
 
 def relevant(event: Event) -> bool:
     """Only a person's comment whose first line is a ``/perf`` command is stored."""
-    comment = event.data.get("comment") or {}
-    return isinstance(comment, dict) and (comment.get("user") or {}).get("type") != "Bot" \
-        and isinstance(comment.get("body"), str) and is_command(comment["body"])
+    body = event.comment.get("body")
+    return not event.is_bot and isinstance(body, str) and is_command(body)
 
 
 @routes.on("commit_comment", "created", facts=facts_for, relevant=relevant)
 def on_commit_comment(event: Event, facts: Facts) -> list[Action]:
-    comment = event.data.get("comment") or {}
+    comment = event.comment
     if not relevant(event) or not may_command(facts.permission):
         return []
     try:
@@ -49,7 +47,7 @@ def on_commit_comment(event: Event, facts: Facts) -> list[Action]:
         return []
     if command is None or command.name != "bisect":
         return []
-    login = (comment.get("user") or {}).get("login") or event.sender or "someone"
+    login = event.commenter or "someone"
     done = bisect(repository=event.repository, installation_id=event.installation_id, command=command,
                                  comment_id=int(comment["id"]), login=login, facts=facts,
                                  workflow_ref=default_branch(event, facts), public_url=facts.public_url,

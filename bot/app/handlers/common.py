@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..actions import Action, CancelRun, RunSpec, StartRun
+from ..actions import Action, CancelRun, StartRun
 from ..commands import Command
 from ..events import Event
-from ..facts import Facts, PullInfo, run_key
+from ..facts import Facts, PullInfo, RunInfo, run_key
 
 def installation_of(event: Event) -> int | None:
     return event.installation_id
 
 
 def default_branch(event: Event, facts: Facts) -> str | None:
-    return (event.data.get("repository") or {}).get("default_branch") or facts.default_branch
+    return event.default_branch or facts.default_branch
 
 
 def pr_spec(event: Event, facts: Facts, pull: PullInfo, trigger: str, key: str, *,
-             command: Command | None = None, react_comment_id: int | None = None) -> RunSpec:
-    return RunSpec(key=key, repository=event.repository or "", installation_id=installation_of(event), kind="pr",
-                   trigger=trigger, head_sha=pull.head_sha, base_sha=pull.base_sha, pr_number=pull.number,
+             command: Command | None = None, react_comment_id: int | None = None) -> RunInfo:
+    return RunInfo(key=key, repository=event.repository or "",
+                   installation_id=installation_of(event), kind="pr", trigger=trigger,
+                   head_sha=pull.head_sha, base_sha=pull.base_sha, pr_number=pull.number,
                    head_ref=pull.head_ref, base_ref=pull.base_ref, requested_by=event.sender,
                    filter=command.filter if command else None, rounds=command.rounds if command else None,
                    threshold=command.threshold if command else None,
@@ -29,7 +30,7 @@ def pr_spec(event: Event, facts: Facts, pull: PullInfo, trigger: str, key: str, 
                    workflow_ref=default_branch(event, facts))
 
 
-def group_specs(spec: RunSpec, runners) -> list[RunSpec]:
+def group_specs(spec: RunInfo, runners) -> list[RunInfo]:
     """One run of ``spec`` per runner group (``[runners.NAME]``: ``((name, labels), ...)``), measured
     in parallel; the first keeps ``spec.key``, which is the ``group`` of all of them (their shared
     check run's ``external_id``). Without groups, ``[spec]`` as it is."""
@@ -40,7 +41,7 @@ def group_specs(spec: RunSpec, runners) -> list[RunSpec]:
             for i, (name, labels) in enumerate(runners)]
 
 
-def start_runs(spec: RunSpec, runners) -> list[Action]:
+def start_runs(spec: RunInfo, runners) -> list[Action]:
     """:class:`~bot.app.actions.StartRun` of each of :func:`group_specs`."""
     return [StartRun(s) for s in group_specs(spec, runners)]
 

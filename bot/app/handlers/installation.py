@@ -14,7 +14,7 @@ def facts_for(event: Event) -> FactRequest:
 
 
 def _installation_actions(event: Event, facts: Facts) -> list[Action]:
-    inst = event.data.get("installation") or {}
+    inst = event.installation
     if not isinstance(inst.get("id"), int):
         return []
     account = (inst.get("account") or {}).get("login")

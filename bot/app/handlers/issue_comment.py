@@ -25,10 +25,10 @@ def facts_for(event: Event) -> FactRequest:
     when they may command — the PR as GitHub sees it now with the time its head was first seen,
     and for ``accept`` the run concluded before the comment was written. For a command in an
     issue: the same but the PR, and the regression the issue tracks."""
-    issue, comment = event.data.get("issue") or {}, event.data.get("comment") or {}
+    issue, comment = event.issue, event.comment
     if not is_command(comment.get("body")):
         return FactRequest()
-    login = (comment.get("user") or {}).get("login") or event.sender
+    login = event.commenter
     if not issue.get("pull_request"):  # an issue: /perf bisect, and /perf accept in a tracking issue
         return FactRequest(pr_number=int(issue["number"]), comment_id=int(comment["id"]), refusal_of=login,
                            permission_of=login, config=True, issue_number=int(issue["number"]))
@@ -41,10 +41,8 @@ def relevant(event: Event) -> bool:
     """Could a handler act on this comment? Only a comment whose first line is a ``/perf`` command,
     written by a person, on a PR — or in an issue, one of :data:`ISSUE_COMMANDS`: every other
     comment of an installed repository is answered 204 by the intake and never stored."""
-    issue, comment = event.data.get("issue") or {}, event.data.get("comment") or {}
-    if not isinstance(issue, dict) or not isinstance(comment, dict):
-        return False
-    if (comment.get("user") or {}).get("type") == "Bot" or (event.data.get("sender") or {}).get("type") == "Bot":
+    issue, comment = event.issue, event.comment
+    if event.is_bot:
         return False
     body = comment.get("body")
     if not isinstance(body, str) or not is_command(body):
@@ -65,13 +63,12 @@ def _command_name(body: str | None) -> str | None:
 
 
 def _comment_actions(event: Event, facts: Facts) -> list[Action]:
-    issue = event.data.get("issue") or {}
-    comment = event.data.get("comment") or {}
-    if (comment.get("user") or {}).get("type") == "Bot" or (event.data.get("sender") or {}).get("type") == "Bot":
+    issue, comment = event.issue, event.comment
+    if event.is_bot:
         return []  # never answer bots (ourselves included)
     body = comment.get("body") or ""
     repo, number, comment_id = event.repository, int(issue["number"]), int(comment["id"])
-    login = (comment.get("user") or {}).get("login") or event.sender or "someone"
+    login = event.commenter or "someone"
     if event.action == "edited" and not _command_line_changed(event):
         return []  # the edit did not touch the command line
     if not is_command(body):
@@ -95,7 +92,7 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
     pull = facts.pull
     if command.name in ("run", "profile"):
         if pull is None or pull.state != "open":
-            return actions + [Reply(repo, number, "This pull request is closed; there is nothing to benchmark.")]
+            return actions + [Reply(repo, number, messages.NOTHING_TO_BENCHMARK)]
         refused = approval_problem(pull, command, facts.head_seen_at, written_at(event))
         if refused:
             return actions + [React(repo, number, comment_id, "confused"), Reply(repo, number, refused)]
@@ -108,11 +105,12 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
         actions += start_runs(pr_spec(event, facts, pull, "command", key, command=command,
                                       react_comment_id=comment_id), facts.runners)
     elif command.name == "cancel":
-        cancels = supersede(facts, f"Cancelled by @{login} (`/perf cancel`).")
+        reason = messages.cancelled_by(login)
+        cancels = supersede(facts, reason)
         if not cancels:
             return actions + [Reply(repo, number, messages.nothing_to_cancel())]
         actions += cancels
-        actions.append(UpsertComment(repo, number, messages.cancelled(f"Cancelled by @{login} (`/perf cancel`).")))
+        actions.append(UpsertComment(repo, number, messages.cancelled(reason)))
         actions.append(React(repo, number, comment_id, "+1"))
     elif command.name == "accept":
         seen = facts.concluded
@@ -152,7 +150,7 @@ def _about_the_default_branch(event: Event, facts: Facts, command: Command, numb
 def written_at(event: Event) -> _dt.datetime | None:
     """When the comment's text was written: ``updated_at`` of an edit, else ``created_at``
     (signed payload fields; None when absent)."""
-    comment = event.data.get("comment") or {}
+    comment = event.comment
     return parse_time(comment.get("updated_at") if event.action == "edited" else comment.get("created_at"))
 
 
@@ -191,10 +189,10 @@ def approval_problem(pull: PullInfo, command: Command, head_seen_at: _dt.datetim
 
 def _command_line_changed(event: Event) -> bool:
     """For ``edited``: did the first line change? (True when GitHub sent no previous body.)"""
-    body_change = (event.data.get("changes") or {}).get("body")
+    body_change = event.changes.get("body")
     if not isinstance(body_change, dict) or "from" not in body_change:
         return True
-    return first_line(body_change.get("from")) != first_line((event.data.get("comment") or {}).get("body"))
+    return first_line(body_change.get("from")) != first_line(event.comment.get("body"))
 
 
 routes.on("issue_comment", "created", facts=facts_for, relevant=relevant)(_comment_actions)

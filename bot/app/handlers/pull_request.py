@@ -15,7 +15,7 @@ from .routes import routes
 def facts_for(event: Event) -> FactRequest:
     """The target's configuration (its trigger label), the PR's stored runs and approval, whether
     the sender was refused before, and for ``labeled`` the sender's permission."""
-    number = int(event.data["pull_request"]["number"])
+    number = int(event.pull_request["number"])
     return FactRequest(pr_number=number, config=True, approved_sha=True, refusal_of=event.sender or None,
                        permission_of=event.sender if event.action == "labeled" and event.sender else None)
 
@@ -28,17 +28,17 @@ def _auto_run(event: Event, facts: Facts, pull: PullInfo, trigger: str) -> list[
         return []
     attempt = sum(1 for r in facts.runs if r.head_sha == pull.head_sha)
     key = run_key(event.repository, pull.number, pull.head_sha, "auto", attempt)
-    actions: list[Action] = supersede(facts, f"Superseded by a new run at `{messages.short(pull.head_sha)}`.")
+    actions: list[Action] = supersede(facts, messages.superseded_by_push(pull.head_sha))
     actions += start_runs(pr_spec(event, facts, pull, trigger, key), facts.runners)
     return actions
 
 
 @routes.on("pull_request", "labeled", facts=facts_for)
 def on_labeled(event: Event, facts: Facts) -> list[Action]:
-    label = (event.data.get("label") or {}).get("name")
+    label = event.label
     if label != facts.label:
         return []
-    pull = pull_from_payload(event.data["pull_request"])
+    pull = pull_from_payload(event.pull_request)
     if pull.state != "open":
         return []
     if not may_command(facts.permission):
@@ -59,19 +59,19 @@ def _refuse_once(event: Event, facts: Facts, number: int, body: str) -> list[Act
 def on_opened(event: Event, facts: Facts) -> list[Action]:
     """Record the head (and when GitHub saw it), so a later ``/perf run`` can tell whether the
     maintainer could have seen it."""
-    pull = pull_from_payload(event.data["pull_request"])
+    pull = pull_from_payload(event.pull_request)
     return [SavePull(event.repository, pull.number, {**pull.tracked(), "labeled": facts.label in pull.labels})]
 
 
 @routes.on("pull_request", "synchronize", facts=facts_for)
 def on_synchronize(event: Event, facts: Facts) -> list[Action]:
-    pull = pull_from_payload(event.data["pull_request"])
+    pull = pull_from_payload(event.pull_request)
     labeled = facts.label in pull.labels
     actions: list[Action] = [SavePull(event.repository, pull.number, {**pull.tracked(), "labeled": labeled})]
     if not labeled:
         return actions
     if pull.is_fork and facts.approved_sha != pull.head_sha:
-        actions += supersede(facts, f"New commits were pushed to the fork (head `{messages.short(pull.head_sha)}`).")
+        actions += supersede(facts, messages.fork_pushed(pull.head_sha))
         actions.append(UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha)))
         return actions
     return actions + _auto_run(event, facts, pull, "synchronize")
@@ -79,7 +79,7 @@ def on_synchronize(event: Event, facts: Facts) -> list[Action]:
 
 @routes.on("pull_request", "reopened", facts=facts_for)
 def on_reopened(event: Event, facts: Facts) -> list[Action]:
-    pull = pull_from_payload(event.data["pull_request"])
+    pull = pull_from_payload(event.pull_request)
     if facts.label not in pull.labels:
         return []
     save = SavePull(event.repository, pull.number, pull.tracked())
@@ -90,28 +90,28 @@ def on_reopened(event: Event, facts: Facts) -> list[Action]:
 
 @routes.on("pull_request", "unlabeled", facts=facts_for)
 def on_unlabeled(event: Event, facts: Facts) -> list[Action]:
-    if (event.data.get("label") or {}).get("name") != facts.label:
+    if event.label != facts.label:
         return []
-    number = int(event.data["pull_request"]["number"])
+    number = int(event.pull_request["number"])
     actions: list[Action] = [SavePull(event.repository, number, {"labeled": False})]
-    cancels = supersede(facts, f"The `{facts.label}` label was removed by @{event.sender}.")
-    if cancels:
-        actions += cancels
-        actions.append(UpsertComment(event.repository, number,
-                                     messages.cancelled(f"The `{facts.label}` label was removed by @{event.sender}.")))
-    return actions
+    reason = messages.label_removed(facts.label, event.sender)
+    return actions + _cancel_all(event, facts, number, reason)
+
+
+def _cancel_all(event: Event, facts: Facts, number: int, reason: str) -> list[Action]:
+    """Cancel the PR's active runs for ``reason`` (Markdown), and say so in its comment."""
+    cancels = supersede(facts, reason)
+    if not cancels:
+        return []
+    return [*cancels, UpsertComment(event.repository, number, messages.cancelled(reason))]
 
 
 @routes.on("pull_request", "closed", facts=facts_for)
 def on_closed(event: Event, facts: Facts) -> list[Action]:
-    pr = event.data["pull_request"]
+    pr = event.pull_request
     number = int(pr["number"])
     actions: list[Action] = []
     if pr.get("merged"):
         actions.append(RecordMerge(event.repository, number, pr.get("merge_commit_sha"), pr.get("merged_at"),
                                    pr.get("html_url"), pr.get("title"), (pr.get("head") or {}).get("sha")))
-    cancels = supersede(facts, "The pull request was closed.")
-    if cancels:
-        actions += cancels
-        actions.append(UpsertComment(event.repository, number, messages.cancelled("The pull request was closed.")))
-    return actions
+    return actions + _cancel_all(event, facts, number, messages.PULL_CLOSED)

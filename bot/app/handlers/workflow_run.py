@@ -27,7 +27,7 @@ def dispatched_key(workflow_run: dict) -> str | None:
 
 def facts_for(event: Event) -> FactRequest:
     """The stored run dispatched as this workflow run (by its id, else by its name)."""
-    wr = event.data["workflow_run"]
+    wr = event.workflow_run
     return FactRequest(workflow_run_id=int(wr["id"]), dispatched_key=dispatched_key(wr),
                        workflow_path=str(wr.get("path") or "").split("@", 1)[0] or None)
 
@@ -42,7 +42,7 @@ def on_workflow_completed(event: Event, facts: Facts) -> list[Action]:
     run = facts.run
     if run is None or not run.active:
         return []  # not ours, or already cancelled/ingested
-    wr = event.data.get("workflow_run") or {}
+    wr = event.workflow_run
     return [*_bind(run, wr), Ingest(run.key, int(wr["id"]), wr.get("conclusion"), wr.get("html_url"))]
 
 
@@ -51,5 +51,5 @@ def on_workflow_started(event: Event, facts: Facts) -> list[Action]:
     run = facts.run
     if run is None or run.status != "queued":
         return []
-    wr = event.data.get("workflow_run") or {}
+    wr = event.workflow_run
     return [*_bind(run, wr), MarkInProgress(run.key, wr.get("html_url"))]
