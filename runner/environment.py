@@ -2,6 +2,7 @@
 
 The host facts (Python, platform, CPU) are read here in the parent; the device facts (device,
 its name, torch, CUDA, driver) come from the worker, which is where torch is imported.
+The record's words that the parent writes and the report reads live here too (``ASLR_LEFT_ON``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,19 @@ from __future__ import annotations
 import os
 import platform
 import sys
+
+#: ``environment.worker.aslr`` when the workers ran with the system's layout randomisation
+#: (:func:`runner.pipeline.conditions.describe` records it; the report's conditions line reads
+#: it): ``setarch -R`` missing or not permitted (a container's seccomp profile), or
+#: ``PERFGATE_ASLR=1``.
+ASLR_LEFT_ON = "system default"
+
+#: What a random layout means for the numbers (the report's conditions line and ``perfgate
+#: doctor``'s ``aslr`` check), from :func:`runner.pipeline.layouts.layout_pinned`'s measurement:
+#: A/A on a 2-CPU VM, two workers running identical code differed by up to ±9 %, alike for every
+#: benchmark of the run, an offset that process pairs forked from the same server cannot reveal.
+LAYOUT_EFFECT = ("each side's fork server has its own random layout, which can shift every "
+                 "benchmark of one side alike by a few percent (up to 9 % measured on a 2-CPU VM)")
 
 
 def cpu_model() -> str:

@@ -41,7 +41,8 @@ RUNNER_WINGS = {
     "runner.scaffold": (),                                   # perfgate init: files for a target repository
     "runner.report": ("runner.intent",),                     # rendering a stored result
     "runner.profile": ("runner.report",),                    # trace analysis, hints
-    "runner.pipeline": ("runner.profile", "runner.report", "runner.intent"),   # the parent of a compare
+    # the parent of a compare; it records facts and never renders them (the CLI writes the reports)
+    "runner.pipeline": ("runner.profile", "runner.intent"),
     "runner.cli": ("runner.pipeline", "runner.profile", "runner.report", "runner.intent", "runner.scaffold"),
 }
 
@@ -227,15 +228,28 @@ def _leaf(module: str) -> bool:
     return module in RUNNER_LEAVES or any(_under(module, p) for p in RUNNER_LEAF_PACKAGES)
 
 
+def _crosses_wings(name: str, target: str) -> bool:
+    """Whether ``name`` importing ``target`` breaks :data:`RUNNER_WINGS`."""
+    if not _under(name, "runner") or not _under(target, "runner") or _leaf(target):
+        return False
+    own, theirs = _wing(name), _wing(target)
+    if own is None:  # a leaf: nothing of the wings
+        return theirs is not None
+    return theirs is not None and theirs != own and theirs not in RUNNER_WINGS[own]
+
+
 def test_each_runner_wing_imports_only_itself_the_wings_below_and_the_leaves():
-    def breaks(name, target):
-        if not _under(name, "runner") or not _under(target, "runner") or _leaf(target):
-            return False
-        own, theirs = _wing(name), _wing(target)
-        if own is None:  # a leaf: nothing of the wings
-            return theirs is not None
-        return theirs is not None and theirs != own and theirs not in RUNNER_WINGS[own]
-    assert _violations(breaks) == []
+    assert _violations(_crosses_wings) == []
+
+
+def test_the_parent_of_a_compare_never_imports_the_report():
+    """A planning module that names a recorded value takes it from the record's home
+    (``runner.environment``), never from the renderer, which would load every format with it."""
+    assert _crosses_wings("runner.pipeline.conditions", "runner.report.view")
+    assert _crosses_wings("runner.pipeline.bisect_run", "runner.report.render")
+    assert not _crosses_wings("runner.pipeline.conditions", "runner.environment")
+    assert not _crosses_wings("runner.cli.bisect", "runner.report.render")
+    assert not _crosses_wings("runner.profile.hints", "runner.report.units")
 
 
 def test_the_parent_never_imports_the_workers_code():
@@ -562,6 +576,18 @@ def test_rendering_a_result_loads_no_torch_numpy_or_scipy():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_planning_module_loads_no_renderer_and_the_report_no_intent_classifier():
+    """``runner.pipeline.conditions`` and ``doctor`` name recorded values without loading the
+    report; the report loads the intent classifier only to render a document's intent section."""
+    code = ("import sys, runner.pipeline.conditions, runner.pipeline.doctor; "
+            "loaded = lambda *p: sorted(m for m in sys.modules if m.startswith(p)); "
+            "print(loaded('runner.report', 'runner.intent')); "
+            "import runner.report; print(loaded('runner.intent'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["[]", "[]"]
 
 
 def test_the_app_and_the_action_do_not_know_each_other():

@@ -1,4 +1,5 @@
-"""Handler of ``perfgate bisect`` (thin shell over :mod:`runner.pipeline.bisect_run`).
+"""Handler of ``perfgate bisect`` (thin shell over :mod:`runner.pipeline.bisect_run`; it writes the
+search's ``report.md`` beside its ``results.json``).
 
 One line per compare on standard error (progress of each compare under it, unless ``--quiet``);
 the outcome on standard output: the culprit (its SHA, subject and pull request), or the commits it
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..report.escape import term
+from ..report.render import write_reports
 from ..report.units import fmt_change, fmt_interval
 from .compare import RichProgress, default_out, overrides_from_args
 
@@ -27,6 +29,7 @@ def main_bisect(args) -> int:
             progress.console.print(f"[dim]perfgate:[/] {term(line)}", highlight=False)
 
         doc = bisect(req, progress=progress, say=say)
+    write_reports(doc, out, ("md",))
     section = doc["bisect"]
     print(summary(section))
     print(f"results: {out / 'results.json'}  report: {out / 'report.md'}", file=sys.stderr)

@@ -14,6 +14,7 @@ from .. import results as results_mod
 from ..errors import EXIT_REGRESSION, UserError
 from ..report.escape import term
 from ..report import print_table, render
+from ..report.formats import written
 from ..report.render import write_reports
 
 
@@ -88,8 +89,9 @@ def compare_and_show(req, *, quiet: bool = False, reports: bool = True) -> dict:
     if reports:
         write_reports(doc, req.out)
     print_table(doc, Console())
-    print(f"results: {req.out / 'results.json'}"
-          + (f"  report: {req.out / 'report.md'}, {req.out / 'report.html'}" if reports else ""), file=sys.stderr)
+    files = ", ".join(str(req.out / str(fmt.file)) for fmt in written())
+    print(f"results: {req.out / 'results.json'}" + (f"  report: {files}" if reports else ""),
+          file=sys.stderr)
     return doc
 
 

@@ -24,6 +24,7 @@ from .. import __version__
 from ..config import DEVICES
 from ..config_values import is_fraction, read_fraction
 from ..errors import EXIT_INTERNAL, EXIT_USAGE, UserError
+from ..report.formats import names as report_formats
 
 
 def _fraction(text: str) -> float:
@@ -150,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="re-render a stored results.json")
     p.add_argument("results", metavar="RESULTS.json")
-    p.add_argument("--format", choices=["md", "html", "term"], default="term")
+    p.add_argument("--format", choices=report_formats(), default="term")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(handler="runner.cli.compare:main_report")
 

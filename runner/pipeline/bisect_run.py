@@ -16,7 +16,8 @@ regression, the range holds more than one step: the first one is searched too, r
 levels measured so far.
 
 Writes ``OUT/results.json`` — the first compare's document with a ``bisect`` section (schema in
-``runner/schema/results-v1.json``, ``$defs/bisect``) — and ``OUT/report.md``.
+``runner/schema/results-v1.json``, ``$defs/bisect``); ``perfgate bisect`` writes its
+``OUT/report.md``.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def _benchmark_level(doc: dict, name: str) -> tuple[Level | None, str | None, di
 
 def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
            say: Callable[[str], None] = _silent) -> dict:
-    """Bisect the range and write ``OUT/results.json`` and ``OUT/report.md``; returns the document.
+    """Bisect the range and write ``OUT/results.json``; returns the document.
 
     Args:
         comparer: how a compare runs (default :class:`EngineComparer` with ``progress``).
@@ -329,14 +330,11 @@ def _notes(commits: list[Commit], main: Bisection, searches: list[Bisection], fi
 
 
 def _finish(req: BisectRequest, first: dict, section: dict, ledger: _Ledger) -> dict:
-    """The document (the first compare's, with ``bisect``) written with its report."""
+    """The document (the first compare's, with ``bisect``), written to ``OUT/results.json``."""
     max_time = (first.get("settings") or {}).get("max_time")
     section["compares"] = ledger.entries
     section["budget"] = {"compares": len(ledger.entries), "spent_s": round(ledger.spent, 3), "max_time": max_time,
                          "worst_case": plan.worst_case_compares(section["commits"]), "limit": req.max_compares}
     doc = results_mod.storable({**first, "bisect": section})
     results_mod.dump(doc, req.out / "results.json")
-    from ..report.render import write_reports
-
-    write_reports(doc, req.out, ("md",))
     return doc

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..config import ALLOCATORS
-from ..report.view import ASLR_LEFT_ON
+from ..environment import ASLR_LEFT_ON
 
 #: glibc malloc settings of the ``steady`` allocator preset (bytes); opt-in (``allocator =
 #: "steady"``) since real pull requests showed what it hides (runner.config.Config.allocator).

@@ -25,7 +25,7 @@ machine does not expose it). ``compare`` and ``run`` record the findings in ``re
 
 from __future__ import annotations
 
-from ..report.view import LAYOUT_EFFECT
+from ..environment import LAYOUT_EFFECT
 from .finding import Finding
 from .gpu_checks import (check_gpu_clock_policy, check_gpu_clocks, check_gpu_ecc, check_gpu_mig, check_gpu_persistence,
                          check_gpu_processes, check_gpu_software, check_gpu_temperature, check_gpu_throttle)

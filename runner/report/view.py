@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..intent.impact import intent_vs_impact
+from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
 from ..results import CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of, verdict_of
 from .measures import compile_sentence, has_memory, memory_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
@@ -78,19 +78,7 @@ def conditions_line(environment: dict | None) -> str | None:
     return line + "."
 
 
-#: ``environment.worker.aslr`` when the workers ran with the system's layout randomisation
-#: (:func:`runner.pipeline.conditions.describe`): ``setarch -R`` missing or not permitted
-#: (a container's seccomp profile), or ``PERFGATE_ASLR=1``.
-ASLR_LEFT_ON = "system default"
-
-#: What a random layout means for the numbers (the report's conditions line and ``perfgate doctor``'s
-#: ``aslr`` check), from :func:`runner.pipeline.layouts.layout_pinned`'s measurement: A/A on a 2-CPU
-#: VM, two workers running identical code differed by up to ±9 %, alike for every benchmark of the
-#: run, an offset that process pairs forked from the same server cannot reveal.
-LAYOUT_EFFECT = ("each side's fork server has its own random layout, which can shift every benchmark of one "
-                 "side alike by a few percent (up to 9 % measured on a 2-CPU VM)")
-
-#: The report's words for it (:func:`conditions_line`).
+#: The report's words for a random layout (:func:`conditions_line`).
 ASLR_ON_NOTE = ("address-space layout randomisation was on (setarch -R not available or PERFGATE_ASLR=1), "
                 f"so {LAYOUT_EFFECT}")
 
@@ -250,7 +238,6 @@ def budget_line(settings: dict) -> str:
 def view(results: dict) -> dict:
     """The template context: the document plus derived, ordered views of it (pure)."""
     benches = sorted(results.get("benchmarks", []), key=lambda b: (VERDICT_RANK.get(verdict_of(b), 99), b["name"]))
-    intent_view = intent_vs_impact(results.get("intent") or {}, results.get("benchmarks", []))
     settings = results.get("settings", {})
     env = results.get("environment", {})
     compared = sum(1 for b in benches if change_of(b).get("p_value") is not None)
@@ -261,7 +248,7 @@ def view(results: dict) -> dict:
             "failed": [b for b in benches if verdict_of(b) == "failed"],
             "headline": headline(results.get("summary"), results.get("benchmarks")), "settings": settings,
             "memory": has_memory(benches),
-            "env": env, "intent_view": intent_view, "doctor_warning": doctor_warning(env.get("doctor")),
+            "env": env, "doctor_warning": doctor_warning(env.get("doctor")),
             "doctor_line": doctor_counts(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "eq_note": eq_note(settings), "policy_note": policy_note(settings),
             "skipped_note": skipped_note(settings), "selection": selection_view(results.get("selection")),

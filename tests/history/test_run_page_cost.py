@@ -13,7 +13,7 @@ from sqlalchemy import select
 from bot import create_app
 from runner import report
 from runner.report.plots import MAX_DRAWN, paired_plot_svg
-from runner.report.render import PAGE_DRAWN
+from runner.report.templating import PAGE_DRAWN
 from runner.results import side as side_result
 from tests.history.factory import compare_doc
 

@@ -165,13 +165,30 @@ def test_the_document_is_the_first_compare_with_the_search_and_its_report(five_p
     assert stored["bisect"]["culprit"]["sha"] == history.shas[23]
     assert stored["base"]["sha"] == history.shas[0] and stored["head"]["sha"] == history.shas[-1]
     assert len(list((out / "compares").iterdir())) == len(comparer.calls)
-    report = (out / "report.md").read_text()
+    from runner.report import render  # report.md is the command's (perfgate bisect, below)
+
+    assert not (out / "report.md").exists()
+    report = render(stored, "md")
     assert report.startswith("<!-- perfgate -->")
     assert f"the regression came with `{history.shas[23][:12]}` (#123)" in report
-    from runner.report import render  # the run page (the App's) shows the search too
-    page = render(stored, "html")
+    page = render(stored, "html")  # the run page (the App's) shows the search too
     assert "Bisect: the regression came with" in page and history.shas[23] in page and "(#123)" in page
 
+
+
+def test_the_command_writes_the_searchs_report(five_percent, tmp_path, monkeypatch):
+    from runner.cli.main import main
+    from runner.pipeline import bisect_run
+    from runner.report import render
+
+    _, doc, _, _ = five_percent
+    monkeypatch.setattr(bisect_run, "bisect", lambda req, progress=None, say=None: doc)
+    out = tmp_path / "cli"
+    out.mkdir()
+    assert main(["bisect", "--repo", str(tmp_path), "--good", "a", "--bad", "b",
+                 "--benchmark", BENCH, "--out", str(out), "--quiet"]) == 0
+    assert (out / "report.md").read_text("utf-8") == render(doc, "md")
+    assert sorted(p.name for p in out.iterdir()) == ["report.md"]  # results.json is the engine's
 
 def test_two_regressions_are_both_named_and_said_to_be_more_than_one_step(tmp_path):
     costs = [1e-3] * 9 + [1.08e-3] * 12 + [1.1664e-3] * 14     # +8 % at 9, +8 % more at 21

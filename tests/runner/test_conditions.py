@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runner.pipeline import conditions
-from runner.report import view
+from runner.environment import ASLR_LEFT_ON
 
 
 def test_big_machine_keeps_the_default_threads_and_leaves_a_cpu_to_the_parent():
@@ -70,7 +70,7 @@ def test_describe_records_what_both_sides_ran_under():
     assert rec["aslr"] == "off (setarch -R)"
     # the value the report names (runner.report.view.conditions_line) when layout was left random
     unpinned = conditions.describe(env, plan, allocator="steady", layout_pinned=False, isolation="x")
-    assert unpinned["aslr"] == view.ASLR_LEFT_ON
+    assert unpinned["aslr"] == ASLR_LEFT_ON
 
 
 def test_a_single_cpu_is_shared_and_said_so():

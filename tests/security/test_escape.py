@@ -130,7 +130,7 @@ def test_safe_link_allows_only_https_pages_of_the_github_host(url, ok):
 
 
 def test_html_escape_filter_is_markup_safe():
-    from runner.report.render import html_escape
+    from runner.report.templating import html_escape
 
     once = html_escape("<b>")
     assert isinstance(once, Markup) and once == "&lt;b&gt;" and html_escape(once) == once
@@ -177,9 +177,10 @@ def test_results_text_must_be_storable():
 def test_no_terminal_control_sequence_survives_any_renderer():
     """Security review N9: a schema-valid document with ESC and BEL in the doctor's checks (the
     field the terminal table missed), a benchmark name, the base ref, an error and a hint; no
-    renderer — terminal table, Markdown, HTML — writes a control character."""
+    registered format — terminal table, Markdown, HTML — writes a control character."""
     from runner import report
     from runner import results as results_mod
+    from runner.report import formats
     from tests.security.documents import full_document
 
     csi, osc = "\x1b[2J\x1b[31m", "\x1b]8;;https://evil.example\x07x\x1b]8;;\x07"
@@ -192,7 +193,8 @@ def test_no_terminal_control_sequence_survives_any_renderer():
     doc["benchmarks"][2]["head"]["error"] += csi
     doc["benchmarks"][1]["hints"][0]["summary"] += osc
     results_mod.validate(doc)
-    for fmt in ("term", "md", "html"):
+    assert formats.names() == ("md", "html", "term")
+    for fmt in formats.names():
         text = report.render(doc, fmt)
         assert "\x1b" not in text and "\x07" not in text, fmt
         assert "busy" in text or fmt != "term"  # the doctor's warning is shown, only without its controls
