@@ -25,22 +25,17 @@ def create_app(config: "Mapping[str, str] | Settings | None" = None):
     Returns:
         a ``flask.Flask`` whose database has been upgraded to the newest migration.
         ``app.extensions["perfgate"]`` holds ``{"settings": Settings, "db": Database,
-        "queue": JobQueue | None, "runtime": Runtime | None}``: with the webhook secret, the
-        job queue ``/webhook`` fills (``bot.app.runtime.build_intake``); with the App's id and
-        key too, the App's runtime (``bot.app.runtime.build_runtime``, the queue is its
-        ``runtime.queue``). Without the webhook secret the pages work and ``/webhook`` answers 503.
-        A production web process gets the webhook secret and not the App's key (security review
-        N8): it never calls GitHub, the worker does.
+        "queue": JobQueue | None, "runtime": Runtime | None}`` (:func:`_work_intake`).
     Raises:
         runner.errors.UserError: a setting is malformed, the App's id and key are given without
             the webhook secret, ``HUEY_URL=memory://`` without the App's key (its jobs would run
             here), or the database cannot be opened.
     """
-    from flask import Flask, jsonify
+    from flask import Flask
 
     from .db import open_database
     from .settings import Settings, load_settings
-    from .web import dashboard, intake, runs, signin
+    from .web import intake
 
     if isinstance(config, Settings):
         settings = config
@@ -53,26 +48,49 @@ def create_app(config: "Mapping[str, str] | Settings | None" = None):
     if settings.has_app:
         settings.require_intake()
     database = open_database(settings.database_url)
-    runtime = queue = None
-    if settings.has_intake:
-        from .app.queue import queue_warning
-        from .app.runtime import build_intake, build_runtime
+    queue, runtime = _work_intake(settings, database)
+    app.extensions["perfgate"] = {"settings": settings, "db": database, "queue": queue,
+                                  "runtime": runtime}
+    _routes(app, database)
+    return app
 
-        if settings.has_app:
-            runtime = build_runtime(settings, database)
-            queue = runtime.queue
-        else:
-            queue = build_intake(settings)
-        warning = queue_warning(settings.queue_url)
-        if warning:
-            log.warning("%s: whoever reaches it can queue work for the worker", warning)
-        if not settings.testing:  # compile the webhook validators before the server takes a delivery
-            from .app import payloads
 
-            payloads.warm_up()
-    else:
+def _work_intake(settings: "Settings", database) -> tuple:
+    """``(queue, runtime)``: with the webhook secret, the job queue ``/webhook`` fills
+    (``bot.app.runtime.build_intake``); with the App's id and key too, the App's runtime
+    (``bot.app.runtime.build_runtime``, the queue is its ``runtime.queue``). Without the webhook
+    secret ``(None, None)``: the pages work and ``/webhook`` answers 503. A production web process
+    gets the webhook secret and not the App's key (security review N8): it never calls GitHub,
+    the worker does."""
+    if not settings.has_intake:
         log.warning("no webhook secret (GITHUB_WEBHOOK_SECRET): /webhook answers 503")
-    app.extensions["perfgate"] = {"settings": settings, "db": database, "queue": queue, "runtime": runtime}
+        return None, None
+    from .app.queue import queue_warning
+    from .app.runtime import build_intake, build_runtime
+
+    runtime = None
+    if settings.has_app:
+        runtime = build_runtime(settings, database)
+        queue = runtime.queue
+    else:
+        queue = build_intake(settings)
+    warning = queue_warning(settings.queue_url)
+    if warning:
+        log.warning("%s: whoever reaches it can queue work for the worker", warning)
+    if not settings.testing:  # compile the webhook validators before the server takes a delivery
+        from .app import payloads
+
+        payloads.warm_up()
+    return queue, runtime
+
+
+def _routes(app, database) -> None:
+    """Sign-in, the pages' blueprints (dashboard and its JSON API, the webhook intake, runs) and
+    ``/healthz`` (503 while the database is unreachable)."""
+    from flask import jsonify
+
+    from .web import dashboard, intake, runs, signin
+
     signin.init_app(app)
     app.register_blueprint(dashboard.pages)
     app.register_blueprint(dashboard.api)
@@ -84,8 +102,6 @@ def create_app(config: "Mapping[str, str] | Settings | None" = None):
         if not database.reachable():
             return jsonify(status="error", database="unreachable"), 503
         return jsonify(status="ok", database="ok")
-
-    return app
 
 
 #: Every page is server-rendered HTML and inline SVG with inline styles; no script, font,

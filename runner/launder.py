@@ -10,7 +10,7 @@ import errno
 import os
 import shutil
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -27,6 +27,8 @@ class Laundered:
 UNUPLOADABLE = set('"\\:<>|*?\r\n')
 #: Limits of what :func:`launder` takes out: folders deep, files in all.
 MAX_DEPTH, MAX_FILES = 32, 20_000
+#: How :func:`launder` opens a folder: never through a symbolic link.
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 def launder(source: Path, target: Path, *, max_bytes: int = 2 << 30, max_files: int = MAX_FILES,
@@ -45,56 +47,78 @@ def launder(source: Path, target: Path, *, max_bytes: int = 2 << 30, max_files: 
     Returns: counts and the skipped paths (relative to ``source``) with the reason.
     """
     target.mkdir(parents=True, exist_ok=True)
-    files = total = 0
-    skipped: list[str] = []
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
-        root_fd = os.open(source, flags)
+        root_fd = os.open(source, _FOLDER_FLAGS)
     except OSError as exc:
         return Laundered(0, 0, (f". (unreadable: {exc.strerror})",))
+    walk = _Walk(target, max_bytes, max_files, max_depth)
     stack: list[tuple[int, Path]] = [(root_fd, Path("."))]
     while stack:
         dir_fd, rel_folder = stack.pop()
+        for name in walk.names(dir_fd, rel_folder):
+            folder = walk.take(dir_fd, name, rel_folder / name)
+            if folder is not None:
+                stack.append(folder)
+        os.close(dir_fd)
+    return Laundered(walk.files, walk.total, tuple(walk.skipped))
+
+
+@dataclass
+class _Walk:
+    """One :func:`launder` walk: its limits, and the files and bytes copied and the entries
+    skipped (``"path (why)"``) so far."""
+
+    target: Path
+    max_bytes: int
+    max_files: int
+    max_depth: int
+    files: int = 0
+    total: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def names(self, dir_fd: int, rel_folder: Path) -> list[str]:
+        """The sorted names in the folder ``dir_fd``; none where it cannot be read (skipped)."""
         try:
             with os.scandir(dir_fd) as entries:
-                names = sorted(e.name for e in entries)
+                return sorted(e.name for e in entries)
         except OSError as exc:
-            skipped.append(f"{rel_folder} (unreadable: {exc.strerror})")
-            names = []
-        for name in names:
-            rel = rel_folder / name
-            if UNUPLOADABLE & set(name):
-                skipped.append(f"{rel!s:.200} (a name upload-artifact refuses)")
-                continue
-            try:
-                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except OSError as exc:
-                skipped.append(f"{rel} (unreadable: {exc.strerror})")
-                continue
-            if stat.S_ISLNK(info.st_mode):
-                skipped.append(f"{rel} (a symbolic link)")
-            elif stat.S_ISDIR(info.st_mode):
-                if len(rel.parts) > max_depth:
-                    skipped.append(f"{rel!s:.200} (more than {max_depth} folders deep)")
-                    continue
-                try:
-                    child = os.open(name, flags, dir_fd=dir_fd)
-                except OSError as exc:
-                    skipped.append(f"{rel} (unreadable: {exc.strerror})")
-                    continue
-                (target / rel).mkdir(exist_ok=True)
-                stack.append((child, rel))
-            elif files >= max_files:
-                skipped.append(f"{rel} (more than {max_files} files)")
-            else:
-                why = _copy_one(dir_fd, name, target / rel, max_bytes - total)
-                if isinstance(why, str):
-                    skipped.append(f"{rel} ({why})")
-                else:
-                    files += 1
-                    total += why
-        os.close(dir_fd)
-    return Laundered(files, total, tuple(skipped))
+            self._skip(f"{rel_folder} (unreadable: {exc.strerror})")
+            return []
+
+    def take(self, dir_fd: int, name: str, rel: Path) -> tuple[int, Path] | None:
+        """Copy the entry ``name`` of the folder ``dir_fd`` (``rel`` under the source) or skip it;
+        a folder is created under the target and returned as ``(its descriptor, rel)`` to walk."""
+        if UNUPLOADABLE & set(name):
+            return self._skip(f"{rel!s:.200} (a name upload-artifact refuses)")
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            return self._skip(f"{rel} (unreadable: {exc.strerror})")
+        if stat.S_ISLNK(info.st_mode):
+            return self._skip(f"{rel} (a symbolic link)")
+        if stat.S_ISDIR(info.st_mode):
+            return self._folder(dir_fd, name, rel)
+        if self.files >= self.max_files:
+            return self._skip(f"{rel} (more than {self.max_files} files)")
+        why = _copy_one(dir_fd, name, self.target / rel, self.max_bytes - self.total)
+        if isinstance(why, str):
+            return self._skip(f"{rel} ({why})")
+        self.files += 1
+        self.total += why
+        return None
+
+    def _folder(self, dir_fd: int, name: str, rel: Path) -> tuple[int, Path] | None:
+        if len(rel.parts) > self.max_depth:
+            return self._skip(f"{rel!s:.200} (more than {self.max_depth} folders deep)")
+        try:
+            child = os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            return self._skip(f"{rel} (unreadable: {exc.strerror})")
+        (self.target / rel).mkdir(exist_ok=True)
+        return child, rel
+
+    def _skip(self, entry: str) -> None:
+        self.skipped.append(entry)
 
 
 def _copy_one(dir_fd: int, name: str, dst: Path, room: int) -> int | str:

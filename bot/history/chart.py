@@ -11,7 +11,7 @@ KiB, MiB, GiB).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from runner.report.units import fmt_bytes, fmt_change, fmt_growth, fmt_time
 
@@ -83,87 +83,128 @@ def bench_chart(series: Sequence[Series], side_points: Sequence[Point],
     """
     plot = {"x": MARGIN["left"], "y": MARGIN["top"], "w": WIDTH - MARGIN["left"] - MARGIN["right"],
             "h": HEIGHT - MARGIN["top"] - MARGIN["bottom"]}
-    events: list[tuple] = []
-    for si, s in enumerate(series):
-        for pi, p in enumerate(s.points):
-            events.append((p.time, 0, si, pi))
-    for pi, p in enumerate(side_points):
-        events.append((p.time, 1, -1, pi))
-    events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
-    axis, units, fmt_value, fmt_ratio = MEASURE_AXES.get(measure, MEASURE_AXES["time"])
+    events = _events(series, side_points)
+    axis, units, _, _ = MEASURE_AXES.get(measure, MEASURE_AXES["time"])
     chart = {"width": WIDTH, "height": HEIGHT, "plot": plot, "series": [], "change_points": [],
-             "pr_points": [], "fingerprint_changes": [], "y_ticks": [], "x_labels": [], "unit": units[-1][0],
-             "measure": measure, "axis": axis, "empty": not events}
+             "pr_points": [], "fingerprint_changes": [], "y_ticks": [], "x_labels": [],
+             "unit": units[-1][0], "measure": measure, "axis": axis, "empty": not events}
     if not events:
         return chart
-
     slot = plot["w"] / len(events)
-    x_of: dict[tuple[int, int], float] = {}
-    for i, e in enumerate(events):
-        x_of[(e[2], e[3])] = plot["x"] + (i + 0.5) * slot
+    x_of = {(e[2], e[3]): plot["x"] + (i + 0.5) * slot for i, e in enumerate(events)}
+    lo, hi = _value_range(series, side_points)
+    unit, scale = unit_for(hi, units)
+    y_of = _y_axis(plot, lo, hi)
+    chart.update(unit=unit, y_ticks=_y_ticks(lo, hi, scale, y_of),
+                 x_labels=_x_labels(events, plot, slot))
+    for si, s in enumerate(series):
+        chart["series"].append(_series_shape(si, s, x_of, y_of, measure))
+        chart["change_points"] += _change_point_marks(si, s, x_of, plot, measure)
+    chart["pr_points"] = [{"x": round(x_of[(-1, pi)], 2), "y": round(y_of(p.value), 2),
+                           "title": _title(p, measure), "url": p.pr_url,
+                           "cls": p.verdict or "unknown"} for pi, p in enumerate(side_points)]
+    chart["fingerprint_changes"] = _fingerprint_marks(series, events, fingerprint_changes, plot,
+                                                      slot)
+    return chart
 
-    values = [v for s in series for p in s.points for v in (p.value, p.ci_low, p.ci_high) if v is not None]
+
+def _events(series: Sequence[Series], side_points: Sequence[Point]) -> list[tuple]:
+    """Every point as ``(time, 0 for a series' point | 1 for a side point, series index (-1 for
+    side points), point index)``, in time order: one x slot each."""
+    events = [(p.time, 0, si, pi) for si, s in enumerate(series) for pi, p in enumerate(s.points)]
+    events += [(p.time, 1, -1, pi) for pi, p in enumerate(side_points)]
+    events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
+    return events
+
+
+def _value_range(series: Sequence[Series], side_points: Sequence[Point]) -> tuple[float, float]:
+    """``(lo, hi)`` of the y axis: every value and interval end, padded by 8 % (never below 0)."""
+    values = [v for s in series for p in s.points for v in (p.value, p.ci_low, p.ci_high)
+              if v is not None]
     values += [p.value for p in side_points]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1e-9
-    lo, hi = max(lo - pad, 0.0), hi + pad
-    unit, scale = unit_for(hi, units)
-    chart["unit"] = unit
+    return max(lo - pad, 0.0), hi + pad
+
+
+def _y_axis(plot: dict, lo: float, hi: float) -> Callable[[float], float]:
+    """A value's y in the plot (``lo`` at its bottom, ``hi`` at its top)."""
 
     def y_of(v: float) -> float:
         return plot["y"] + plot["h"] * (1 - (v - lo) / (hi - lo))
 
-    for t in nice_ticks(lo / scale, hi / scale):
-        if lo <= t * scale <= hi:
-            chart["y_ticks"].append({"y": round(y_of(t * scale), 2), "label": f"{t:g}"})
+    return y_of
 
+
+def _y_ticks(lo: float, hi: float, scale: float, y_of: Callable[[float], float]) -> list[dict]:
+    """``[{y, label}]``: round values of the unit ``scale`` within ``[lo, hi]``."""
+    return [{"y": round(y_of(t * scale), 2), "label": f"{t:g}"}
+            for t in nice_ticks(lo / scale, hi / scale) if lo <= t * scale <= hi]
+
+
+def _x_labels(events: list[tuple], plot: dict, slot: float) -> list[dict]:
+    """``[{x, label}]``: the date of every n-th event, about eight; with the hour when the chart
+    spans less than three days."""
     every = max(1, len(events) // 8)
     span = events[-1][0] - events[0][0]
     stamp = "%b %d %H:%M" if span.total_seconds() < 3 * 86400 else "%Y-%m-%d"
-    for i, e in enumerate(events):
-        if i % every == 0:
-            chart["x_labels"].append({"x": round(plot["x"] + (i + 0.5) * slot, 2), "label": e[0].strftime(stamp)})
+    return [{"x": round(plot["x"] + (i + 0.5) * slot, 2), "label": e[0].strftime(stamp)}
+            for i, e in enumerate(events) if i % every == 0]
 
-    for si, s in enumerate(series):
-        xs = [x_of[(si, pi)] for pi in range(len(s.points))]
-        median = " ".join(f"{x:.2f},{y_of(p.value):.2f}" for x, p in zip(xs, s.points))
-        upper = [f"{x:.2f},{y_of(p.ci_high if p.ci_high is not None else p.value):.2f}" for x, p in zip(xs, s.points)]
-        lower = [f"{x:.2f},{y_of(p.ci_low if p.ci_low is not None else p.value):.2f}" for x, p in zip(xs, s.points)]
-        chart["series"].append({
-            "label": f"{s.fingerprint.get('label', '')}",
-            "key": s.fingerprint.get("key"),
-            "color": PALETTE[si % len(PALETTE)],
-            "median": median,
-            "band": " ".join(upper + lower[::-1]),
-            "points": [{"x": round(x, 2), "y": round(y_of(p.value), 2), "title": _title(p, measure)}
-                       for x, p in zip(xs, s.points)],
-        })
-        for c in s.change_points:
-            x = (x_of[(si, c.index - 1)] + x_of[(si, c.index)]) / 2
-            prs = ", ".join(f"#{p['number']}" for p in c.prs)
-            title = (f"change point {c.commit_range}: {fmt_value(c.before)} → {fmt_value(c.after)} "
-                     f"({fmt_ratio(c.ratio)}, p = {c.p_value:.3g})" + (f" · PRs {prs}" if prs else ""))
-            chart["change_points"].append({"x": round(x, 2), "y1": plot["y"], "y2": plot["y"] + plot["h"],
-                                           "cls": "regression" if c.ratio > 1 else "improvement",
-                                           "title": title, "label": fmt_ratio(c.ratio)})
 
-    for pi, p in enumerate(side_points):
-        chart["pr_points"].append({"x": round(x_of[(-1, pi)], 2), "y": round(y_of(p.value), 2),
-                                   "title": _title(p, measure),
-                                   "url": p.pr_url, "cls": p.verdict or "unknown"})
+def _series_shape(si: int, s: Series, x_of: dict, y_of: Callable[[float], float],
+                  measure: str) -> dict:
+    """One series' line of medians, its interval band (upper ends, then lower ends back) and its
+    points, coloured by its index ``si``."""
+    xs = [x_of[(si, pi)] for pi in range(len(s.points))]
+    median = " ".join(f"{x:.2f},{y_of(p.value):.2f}" for x, p in zip(xs, s.points))
+    upper = [f"{x:.2f},{y_of(p.ci_high if p.ci_high is not None else p.value):.2f}"
+             for x, p in zip(xs, s.points)]
+    lower = [f"{x:.2f},{y_of(p.ci_low if p.ci_low is not None else p.value):.2f}"
+             for x, p in zip(xs, s.points)]
+    return {
+        "label": f"{s.fingerprint.get('label', '')}",
+        "key": s.fingerprint.get("key"),
+        "color": PALETTE[si % len(PALETTE)],
+        "median": median,
+        "band": " ".join(upper + lower[::-1]),
+        "points": [{"x": round(x, 2), "y": round(y_of(p.value), 2), "title": _title(p, measure)}
+                   for x, p in zip(xs, s.points)],
+    }
 
-    first_index = {}
+
+def _change_point_marks(si: int, s: Series, x_of: dict, plot: dict, measure: str) -> list[dict]:
+    """A vertical mark between the two points of each change point of the series ``si``."""
+    _, _, fmt_value, fmt_ratio = MEASURE_AXES.get(measure, MEASURE_AXES["time"])
+    marks = []
+    for c in s.change_points:
+        x = (x_of[(si, c.index - 1)] + x_of[(si, c.index)]) / 2
+        prs = ", ".join(f"#{p['number']}" for p in c.prs)
+        title = (f"change point {c.commit_range}: {fmt_value(c.before)} → {fmt_value(c.after)} "
+                 f"({fmt_ratio(c.ratio)}, p = {c.p_value:.3g})" + (f" · PRs {prs}" if prs else ""))
+        marks.append({"x": round(x, 2), "y1": plot["y"], "y2": plot["y"] + plot["h"],
+                      "cls": "regression" if c.ratio > 1 else "improvement",
+                      "title": title, "label": fmt_ratio(c.ratio)})
+    return marks
+
+
+def _fingerprint_marks(series: Sequence[Series], events: list[tuple],
+                       fingerprint_changes: Sequence[dict], plot: dict, slot: float) -> list[dict]:
+    """A mark where each environment change's new series starts (at its first point's slot);
+    none for a change whose series is not drawn."""
+    first_index: dict = {}
     for i, e in enumerate(events):
         if e[1] == 0:
-            key = series[e[2]].fingerprint.get("key")
-            first_index.setdefault(key, i)
+            first_index.setdefault(series[e[2]].fingerprint.get("key"), i)
     labels = {s.fingerprint.get("key"): s.fingerprint.get("label") for s in series}
+    marks = []
     for change in fingerprint_changes:
         i = first_index.get(change["fingerprint"])
         if i is None:
             continue
-        chart["fingerprint_changes"].append({
+        was = labels.get(change.get("previous"), "another environment")
+        marks.append({
             "x": round(plot["x"] + i * slot, 2),
-            "title": f"environment changed at {(change.get('sha') or '?')[:12]}: now {labels.get(change['fingerprint'])}"
-                     f" (was {labels.get(change.get('previous'), 'another environment')}); a new series starts here"})
-    return chart
+            "title": f"environment changed at {(change.get('sha') or '?')[:12]}: now "
+                     f"{labels.get(change['fingerprint'])} (was {was}); a new series starts here"})
+    return marks

@@ -143,22 +143,14 @@ def pull_request_of(doc: dict) -> dict | None:
 
 
 def points_of(doc: dict) -> list[PointRecord]:
-    """The history points of a (valid) results.json document.
+    """The history points of a (valid) results.json document: per benchmark, its time, memory and
+    compile points (:func:`_time_point`, :func:`_memory_point`, :func:`_compile_point`).
 
     A ``run`` result gives ``main`` points from each benchmark's ``head``; a ``compare`` result
     gives its head medians as ``pr`` points when the document names a PR, else as ``compare``
-    points. Each point carries the interval the runner stored with the median
-    (``ci_low``/``ci_high``; None when the document has none: nothing is recomputed).
-    Benchmarks whose head failed or has no median are skipped. Points are times: a benchmark
-    that reports a bigger-is-better throughput (``direction: bigger``, a unit ``X/s``) gives the
-    time per X (the reciprocal, its interval inverted), so its change points and alerts read as
-    every other series'; one that reports another unit (``MB``, a score) gives no time point, and a memory-valued one (``measure:
-    memory``, asv's ``peakmem_*``/``mem_*``) only its memory point. A ``perfgate bisect`` document (its ``bisect``
-    section) gives no point at all: it is a search, kept for its run page.
-    Where the head's peak memory was measured (``head.memory.peak_bytes`` > 0) the benchmark also gives a ``memory`` point: the
-    median over its processes, their range as the interval, the memory change's ratio and verdict;
-    where it compiled (``head.compile.compile_s`` > 0), a ``compile`` point: the first call's cold
-    compile seconds, the median over its processes with their range, the compile-time change's ratio.
+    points. Benchmarks whose head failed or has no median are skipped, and so are those that
+    report a unit other than seconds, a throughput ``X/s`` or memory. A ``perfgate bisect``
+    document (its ``bisect`` section) gives no point at all: it is a search, kept for its run page.
     """
     if doc.get("bisect") is not None:
         return []
@@ -171,35 +163,63 @@ def points_of(doc: dict) -> list[PointRecord]:
         value = head.get("median")
         if head.get("error") or value is None or not (value > 0) or math.isinf(value):
             continue
-        low, high = head.get("ci_low"), head.get("ci_high")
         unit = bench.get("unit") or "s"
-        if results_schema.direction_of(bench) == "bigger" and unit.endswith("/s"):
-            # a throughput X/s is kept as the time per X (its reciprocal), so the series reads as times
-            value = 1.0 / value
-            low, high = (1.0 / high if high else None), (1.0 / low if low else None)
-        elif unit != "s" and not results_schema.is_memory_valued(bench):
+        throughput = results_schema.direction_of(bench) == "bigger" and unit.endswith("/s")
+        if not throughput and unit != "s" and not results_schema.is_memory_valued(bench):
             continue  # the history keeps times and memory; other measures are in the report only
         change = results_schema.change_of(bench)
-        if unit == "s" or results_schema.direction_of(bench) == "bigger":
-            out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(value),
-                                   ci_low=low, ci_high=high, ratio=change.get("ratio"),
-                                   verdict=change.get("verdict")))
-        memory = head.get("memory") if isinstance(head.get("memory"), dict) else {}
-        peak = memory.get("peak_bytes")
-        if isinstance(peak, int) and peak > 0:
-            spread = [v for v in memory.get("processes") or [] if isinstance(v, int)]
-            mem_change = change.get("memory") if isinstance(change.get("memory"), dict) else {}
-            out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(peak),
-                                   ci_low=float(min(spread)) if spread else None,
-                                   ci_high=float(max(spread)) if spread else None,
-                                   ratio=mem_change.get("ratio"), verdict=mem_change.get("verdict"),
-                                   measure="memory"))
-        compiled = head.get("compile") if isinstance(head.get("compile"), dict) else {}
-        seconds = compiled.get("compile_s")
-        if isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds):
-            spread = [float(v) for v in compiled.get("compile_s_values") or [] if isinstance(v, (int, float))]
-            timing = (change.get("compile") or {}).get("compile_s") if isinstance(change.get("compile"), dict) else None
-            out.append(PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, value=float(seconds),
-                                   ci_low=min(spread) if spread else None, ci_high=max(spread) if spread else None,
-                                   ratio=(timing or {}).get("ratio"), verdict=None, measure="compile"))
+        found = (_time_point(bench, head, change), _memory_point(head, change),
+                 _compile_point(head, change))
+        out += [PointRecord(benchmark=bench["name"], kind=point_kind, sha=sha, **fields)
+                for fields in found if fields is not None]
     return out
+
+
+def _time_point(bench: dict, head: dict, change: dict) -> dict | None:
+    """The time point's fields: the head's median seconds per call with the interval the runner
+    stored (None when the document has none: nothing is recomputed). A bigger-is-better
+    throughput (``direction: bigger``, a unit ``X/s``) gives the time per X (the reciprocal, its
+    interval inverted), so its change points and alerts read as every other series'; None for
+    another unit (``MB``, a score; memory-valued ones give only their memory point)."""
+    value, low, high = head.get("median"), head.get("ci_low"), head.get("ci_high")
+    unit = bench.get("unit") or "s"
+    bigger = results_schema.direction_of(bench) == "bigger"
+    if bigger and unit.endswith("/s"):
+        value = 1.0 / value
+        low, high = (1.0 / high if high else None), (1.0 / low if low else None)
+    if not (unit == "s" or bigger):
+        return None
+    return {"value": float(value), "ci_low": low, "ci_high": high, "ratio": change.get("ratio"),
+            "verdict": change.get("verdict")}
+
+
+def _memory_point(head: dict, change: dict) -> dict | None:
+    """The memory point's fields where the head's peak was measured (``memory.peak_bytes`` > 0):
+    the median over its processes (bytes), their range as the interval, the memory change's ratio
+    and verdict; else None."""
+    memory = head.get("memory") if isinstance(head.get("memory"), dict) else {}
+    peak = memory.get("peak_bytes")
+    if not (isinstance(peak, int) and peak > 0):
+        return None
+    spread = [v for v in memory.get("processes") or [] if isinstance(v, int)]
+    mem_change = change.get("memory") if isinstance(change.get("memory"), dict) else {}
+    return {"value": float(peak), "ci_low": float(min(spread)) if spread else None,
+            "ci_high": float(max(spread)) if spread else None, "ratio": mem_change.get("ratio"),
+            "verdict": mem_change.get("verdict"), "measure": "memory"}
+
+
+def _compile_point(head: dict, change: dict) -> dict | None:
+    """The compile point's fields where the head compiled (``compile.compile_s`` > 0): the first
+    call's cold compile seconds, the median over its processes with their range, the
+    compile-time change's ratio; else None."""
+    compiled = head.get("compile") if isinstance(head.get("compile"), dict) else {}
+    seconds = compiled.get("compile_s")
+    if not (isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)):
+        return None
+    spread = [float(v) for v in compiled.get("compile_s_values") or []
+              if isinstance(v, (int, float))]
+    timing = ((change.get("compile") or {}).get("compile_s")
+              if isinstance(change.get("compile"), dict) else None)
+    return {"value": float(seconds), "ci_low": min(spread) if spread else None,
+            "ci_high": max(spread) if spread else None, "ratio": (timing or {}).get("ratio"),
+            "verdict": None, "measure": "compile"}

@@ -154,41 +154,57 @@ def add_result(session: Session, doc: dict, repository: str | None = None, *, va
     fp = fingerprint_of(doc.get("environment") or {})
     env = _environment(session, fp)
     head, base = doc.get("head") or {}, doc.get("base") or {}
-    pr_doc = pull_request_of(doc)
-    pr = None
-    if pr_doc:
-        pr = record_pull_request(session, repo, pr_doc["number"], url=pr_doc.get("url"),
-                                 title=pr_doc.get("title"), head_sha=head.get("sha"),
-                                 merge_sha=pr_doc.get("merge_commit_sha"),
-                                 merged_at=parse_time(pr_doc.get("merged_at")))
-    measured_at = parse_time(doc.get("created_at")) or utc_now()
+    pr = _document_pull_request(session, repo, doc)
     result = Result(repository_id=repo.id, pull_request_id=pr.id if pr else None, environment_id=env.id,
                     kind=kind, head_sha=head.get("sha"), head_ref=head.get("ref"), base_sha=base.get("sha"),
-                    base_ref=base.get("ref"), run_url=doc.get("run_url"), measured_at=measured_at,
+                    base_ref=base.get("ref"), run_url=doc.get("run_url"),
+                    measured_at=parse_time(doc.get("created_at")) or utc_now(),
                     content_sha256=digest, document=doc)
     session.add(result)
     session.flush()
 
     outcome = AddOutcome(result_id=result.id, repository=name, created=True, kind=kind)
-    seen: set[tuple[str, str]] = set()
-    for rec in points_of(doc):
-        if (rec.benchmark, rec.measure) in seen:  # one point per benchmark, measure and result
-            continue
-        seen.add((rec.benchmark, rec.measure))
-        session.add(BenchmarkPoint(result_id=result.id, repository_id=repo.id, environment_id=env.id,
-                                   benchmark=rec.benchmark, measure=rec.measure, kind=rec.kind, sha=rec.sha,
-                                   pr_number=pr.number if pr else None, measured_at=measured_at,
-                                   value=rec.value, ci_low=rec.ci_low, ci_high=rec.ci_high, ratio=rec.ratio,
-                                   verdict=rec.verdict))
-        outcome.points += 1
-        if rec.kind == "main":
-            dict(outcome.updated())[rec.measure].append((rec.benchmark, fp.key))
-    session.flush()
+    _add_points(session, doc, result, pr.number if pr else None, fp.key, outcome)
     for measure, updated in outcome.updated():
         for bench, _key in updated:
-            outcome.change_points += refresh_change_points(session, repo.id, bench, env.id, new_result_id=result.id,
-                                                           measure=measure)
+            outcome.change_points += refresh_change_points(session, repo.id, bench, env.id,
+                                                           new_result_id=result.id, measure=measure)
     return outcome
+
+
+def _document_pull_request(session: Session, repo: Repository, doc: dict) -> PullRequest | None:
+    """The pull request a document names (``pull_request``), recorded with what the document
+    says of it (head sha, merge); None when it names none."""
+    pr_doc = pull_request_of(doc)
+    if not pr_doc:
+        return None
+    return record_pull_request(session, repo, pr_doc["number"], url=pr_doc.get("url"),
+                               title=pr_doc.get("title"),
+                               head_sha=(doc.get("head") or {}).get("sha"),
+                               merge_sha=pr_doc.get("merge_commit_sha"),
+                               merged_at=parse_time(pr_doc.get("merged_at")))
+
+
+def _add_points(session: Session, doc: dict, result: Result, pr_number: int | None,
+                fingerprint_key: str, outcome: AddOutcome) -> None:
+    """Store the document's points (:func:`bot.history.points.points_of`), one per benchmark,
+    measure and result (the first where a name repeats); count them in ``outcome`` and list the
+    series each ``main`` point updates."""
+    seen: set[tuple[str, str]] = set()
+    for rec in points_of(doc):
+        if (rec.benchmark, rec.measure) in seen:
+            continue
+        seen.add((rec.benchmark, rec.measure))
+        session.add(BenchmarkPoint(result_id=result.id, repository_id=result.repository_id,
+                                   environment_id=result.environment_id, benchmark=rec.benchmark,
+                                   measure=rec.measure, kind=rec.kind, sha=rec.sha,
+                                   pr_number=pr_number, measured_at=result.measured_at,
+                                   value=rec.value, ci_low=rec.ci_low, ci_high=rec.ci_high,
+                                   ratio=rec.ratio, verdict=rec.verdict))
+        outcome.points += 1
+        if rec.kind == "main":
+            dict(outcome.updated())[rec.measure].append((rec.benchmark, fingerprint_key))
+    session.flush()
 
 
 def _series_rows(session: Session, repository_id: int, benchmark: str, environment_id: int,

@@ -268,7 +268,43 @@ def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prep
         LookupError: the benchmark or that parameter combination is not in ``file`` on this revision.
         Skipped: a setup raised ``NotImplementedError`` (asv's skip), or ``skip_params`` lists it.
     """
-    root = Path(directory)
+    module, owner, func = _locate(Path(directory), file, attr_path)
+    sources = [func, owner] + ([module] if owner is not module else [])
+    bench_name = _bench_name(module, attr_path, func)
+    values = next((v for labels, v in _combos(sources) if case_name(bench_name, labels) == name),
+                  None)
+    if values is None:
+        raise LookupError(f"{name} is not among the params of {attr_path} in {file} "
+                          "on this revision")
+    if _skipped_by_params(sources, values):
+        raise Skipped(f"{name}: in skip_params")
+    kind = kind_of(bench_name.split(".")[-1]) or kind_of(attr_path.rpartition(".")[2])
+    resident = None
+    if kind == "peakmem":
+        resident = PeakResident()
+        resident.start()
+    teardowns = _attrs(sources, "teardown", ignore_case=True)
+    args = _set_up(sources, values, name)
+
+    def teardown() -> None:
+        for down in teardowns:
+            down(*args)
+
+    call = functools.partial(func, *args)
+    if kind in SELF_MEASURED:
+        fields = self_measured_fields(kind, name, _first(sources, "unit"))
+        measure = _self_measure(kind, call, name, fields["unit"], resident)
+        return Prepared(teardown=teardown, measure=measure)
+    return Prepared(call, teardown)
+
+
+def _locate(root: Path, file: str, attr_path: str) -> tuple[Any, Any, Callable]:
+    """``(module, owner, benchmark)``: the module of ``file`` imported as asv does, a new instance
+    of the benchmark's class (the module for a function) and the benchmark, a callable.
+
+    Raises:
+        LookupError: the class or the benchmark is not in ``file`` on this revision.
+    """
     _import_package(root)
     module = importlib.import_module(module_name(root.name, file))
     owner: Any = module
@@ -281,20 +317,18 @@ def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prep
     func = getattr(owner, leaf, None)
     if not callable(func):
         raise LookupError(f"{attr_path} is not defined in {file} on this revision")
-    sources = [func, owner] + ([module] if owner is not module else [])
-    bench_name = _bench_name(module, attr_path, func)
-    values = next((v for labels, v in _combos(sources) if case_name(bench_name, labels) == name), None)
-    if values is None:
-        raise LookupError(f"{name} is not among the params of {attr_path} in {file} on this revision")
-    if _skipped_by_params(sources, values):
-        raise Skipped(f"{name}: in skip_params")
-    kind = kind_of(bench_name.split(".")[-1]) or kind_of(leaf)
-    resident = None
-    if kind == "peakmem":
-        resident = PeakResident()
-        resident.start()
+    return module, owner, func
+
+
+def _set_up(sources: list, values: tuple, name: str) -> tuple:
+    """Run a case's set-ups as asv does: ``setup_cache`` once (after the module's parameter-free
+    setups), then every setup, module first, with the case's ``values`` (and the cache first,
+    where there is one); returns those arguments, the benchmark's and its teardowns'.
+
+    Raises:
+        Skipped: a setup raised ``NotImplementedError`` (asv's skip).
+    """
     setups = _attrs(sources, "setup", ignore_case=True)[::-1]
-    teardowns = _attrs(sources, "teardown", ignore_case=True)
     setup_cache = _first(sources, "setup_cache")
     args = values
     if setup_cache is not None:
@@ -309,16 +343,7 @@ def prepare(directory: str | Path, file: str, attr_path: str, name: str) -> Prep
             setup(*args)
     except NotImplementedError as exc:
         raise Skipped(f"{name}: setup raised NotImplementedError{f': {exc}' if str(exc) else ''}") from None
-
-    def teardown() -> None:
-        for down in teardowns:
-            down(*args)
-
-    call = functools.partial(func, *args)
-    if kind in SELF_MEASURED:
-        fields = self_measured_fields(kind, name, _first(sources, "unit"))
-        return Prepared(teardown=teardown, measure=_self_measure(kind, call, name, fields["unit"], resident))
-    return Prepared(call, teardown)
+    return args
 
 
 def _parameter_free(setup: Callable) -> bool:

@@ -135,9 +135,7 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
         return []
     throttle = _throttling(telemetry)
     if base_summary is None or head_summary is None:
-        if throttle and change:
-            return _finish([throttle], 1.0)
-        return []
+        return _finish([throttle], 1.0) if throttle and change else []
     d = diff(base_summary, head_summary)
     if noise:
         from .noise import drop_within_noise
@@ -146,12 +144,31 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
     sign, factor = _direction(change, d)
     if sign == 0:
         return _finish([throttle], 1.0) if throttle and change else []
-    unit = unit_words(d)
+    kept = _explaining(base_summary, head_summary, d, sign, telemetry)
+    moved = _device_change(base_summary, head_summary)
+    if moved:
+        # on another GPU every other difference may be the device's, not the code's
+        for h in kept:
+            h["confidence"] *= DEVICE_CHANGE_FACTOR
+            h["evidence"]["device_changed"] = True
+    hints = _finish(kept + [extra for extra in (throttle, moved) if extra], factor)
+    if not hints and change and change.get("verdict") in CHANGED:
+        hints = [_unexplained(change, d)]
+    return hints
+
+
+def _explaining(base_summary: dict, head_summary: dict, d: dict, sign: int,
+                telemetry: dict | None) -> list[dict]:
+    """The rules' hints (:func:`runner.profile.hint_rule.found`) that explain the direction
+    ``sign`` (+1 slower, -1 faster): one whose contribution (µs) points the other way is dropped,
+    the others' confidence is weighed by the share of the observed change they explain
+    (``evidence.explains_us``, ``evidence.share_of_change``)."""
     t = d["totals"]
     gpu = bool(base_summary.get("kernels") or head_summary.get("kernels"))
     observed = max(abs(t["span_us"]["delta"] or 0), 0.02 * (t["span_us"]["base"] or 0), 1.0)
     kept: list[dict] = []
-    for h in found(HintContext(base_summary, head_summary, d, sign, unit, telemetry, gpu, observed)):
+    for h in found(HintContext(base_summary, head_summary, d, sign, unit_words(d), telemetry, gpu,
+                               observed)):
         contrib = h["_contrib"]
         if contrib is not None:
             if contrib * sign <= 0:
@@ -162,26 +179,20 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
             h["evidence"]["share_of_change"] = round(share, 3)
         h["evidence"]["per_call"] = d["per_call"]
         kept.append(h)
-    moved = _device_change(base_summary, head_summary)
-    if moved:
-        # on another GPU every other difference may be the device's, not the code's
-        for h in kept:
-            h["confidence"] *= DEVICE_CHANGE_FACTOR
-            h["evidence"]["device_changed"] = True
-    for extra in (throttle, moved):
-        if extra:
-            kept.append(extra)
-    hints = _finish(kept, factor)
-    if not hints and change and change.get("verdict") in CHANGED:
-        ratio = change.get("ratio")
-        text = ("No profile difference explains this: kernels, launches, synchronisations, copies and memory "
-                f"are the same within noise on both sides (profiled span {fmt_us(t['span_us']['base'])} → "
-                f"{fmt_us(t['span_us']['head'])} {unit}"
-                + (f"; measured ratio {ratio:.3f}" if ratio is not None else "") + ").")
-        hints = [{"kind": "unexplained", "confidence": 0.5, "summary": text,
-                  "evidence": {"span_us": t["span_us"], "gpu_busy_us": t["gpu_busy_us"],
-                               "operator_self_us": t["operator_self_us"], "per_call": d["per_call"]}}]
-    return hints
+    return kept
+
+
+def _unexplained(change: dict, d: dict) -> dict:
+    """The ``unexplained`` hint of a changed benchmark whose profiles show no difference."""
+    ratio = change.get("ratio")
+    t = d["totals"]
+    text = ("No profile difference explains this: kernels, launches, synchronisations, copies and "
+            "memory are the same within noise on both sides (profiled span "
+            f"{fmt_us(t['span_us']['base'])} → {fmt_us(t['span_us']['head'])} {unit_words(d)}"
+            + (f"; measured ratio {ratio:.3f}" if ratio is not None else "") + ").")
+    return {"kind": "unexplained", "confidence": 0.5, "summary": text,
+            "evidence": {"span_us": t["span_us"], "gpu_busy_us": t["gpu_busy_us"],
+                         "operator_self_us": t["operator_self_us"], "per_call": d["per_call"]}}
 
 
 def compile_hint(change: dict | None) -> dict | None:

@@ -60,69 +60,99 @@ def is_collective(kernel_name: str) -> bool:
 
 
 def summarize_kernels(kernels: list[dict], props: dict | None, ops_by_ext: dict, peaks: dict | None) -> list[dict]:
+    """One entry per kernel name, by total time, largest first: ``{name, count, total_us, mean_us,
+    min_us, max_us, cv}`` (:func:`_durations`), its launch configuration (:func:`_launch`),
+    ``streams, dtype, collective`` and, for a compute kernel joined to its operators' work,
+    ``flops, bytes, roofline`` (:func:`_roofline`).
+
+    Args:
+        kernels: the trace's kernel events; props: the device's properties (or None);
+        ops_by_ext: :func:`runner.profile.operators.summarize_operators`'s work by External id;
+        peaks: the device's peak rates (:func:`runner.profile.roofline.lookup_peaks`) or None.
+    """
     groups: dict[str, list[dict]] = defaultdict(list)
     for k in kernels:
         groups[k.get("name", "?")].append(k)
     out = []
     for name, evs in groups.items():
-        durs = [num(e.get("dur")) for e in evs]
-        total = sum(durs)
-        mean = total / len(durs)
-        std = math.sqrt(sum((d - mean) ** 2 for d in durs) / len(durs)) if len(durs) > 1 else 0.0
-        configs = Counter()
-        for e in evs:
-            a = e.get("args") or {}
-            configs[(a.get("registers per thread"), a.get("shared memory"), tuple(a.get("grid") or ()),
-                     tuple(a.get("block") or ()))] += 1
-        (regs, smem, grid, block), _ = configs.most_common(1)[0]
-        args0 = next((e.get("args") or {} for e in evs if (e.get("args") or {}).get("grid") is not None),
-                     evs[0].get("args") or {})
-        est = arg(args0, "est. achieved occupancy %")
-        threads = roofline.grid_blocks(block) if block else None
-        blocks = roofline.grid_blocks(grid) if grid else None
-        occ = roofline.theoretical_occupancy(int(regs) if regs is not None else None, threads,
-                                             int(smem) if smem is not None else None, props)
         collective = is_collective(name)
-        entry = {
-            "name": name,
-            "count": len(evs),
-            "total_us": round(total, 3),
-            "mean_us": round(mean, 3),
-            "min_us": round(min(durs), 3),
-            "max_us": round(max(durs), 3),
-            "cv": round(std / mean, 4) if mean > 0 else 0.0,
-            "registers_per_thread": int(regs) if regs is not None else None,
-            "shared_memory_bytes": int(smem) if smem is not None else None,
-            "grid": list(grid) or None,
-            "block": list(block) or None,
-            "blocks": blocks,
-            "threads_per_block": threads,
-            "occupancy": occ["occupancy"],
-            "est_achieved_occupancy": round(num(est) / 100.0, 4) if est is not None else None,
-            "occupancy_limiter": occ["limiter"],
-            "active_blocks_per_sm": occ["active_blocks_per_sm"],
-            "waves": roofline.waves(blocks, (props or {}).get("numSms"), occ["active_blocks_per_sm"]),
-            "streams": sorted({(e.get("args") or {}).get("stream") for e in evs} - {None}, key=str),
-            "dtype": None if collective else kernel_dtype(name),
-            "collective": collective,
-        }
-        flops = nbytes = 0.0
-        op_dtypes: Counter = Counter()
-        for e in evs:
-            op = ops_by_ext.get(arg(e.get("args") or {}, "External id"))
-            if op is not None:
-                f, b = op["work"]
-                flops += (f or 0.0) / op["kernels"]
-                nbytes += (b or 0.0) / op["kernels"]
-                if op["dtype"]:
-                    op_dtypes[op["dtype"]] += 1
-        if flops and nbytes and not collective:
-            entry["flops"] = flops
-            entry["bytes"] = nbytes
-            precision = entry["dtype"] or (op_dtypes.most_common(1)[0][0] if op_dtypes else None)
-            pos = roofline.position(flops, nbytes, total, peaks, precision=precision) if precision else None
-            if pos:
-                entry["roofline"] = pos
+        streams = {(e.get("args") or {}).get("stream") for e in evs} - {None}
+        entry = {"name": name, **_durations(evs), **_launch(evs, props),
+                 "streams": sorted(streams, key=str),
+                 "dtype": None if collective else kernel_dtype(name),
+                 "collective": collective}
+        if not collective:
+            entry.update(_roofline(evs, ops_by_ext, entry["dtype"], peaks))
         out.append(entry)
     out.sort(key=lambda k: -k["total_us"])
     return out
+
+
+def _durations(evs: list[dict]) -> dict:
+    """``{count, total_us, mean_us, min_us, max_us, cv}`` of one kernel's events (µs; ``cv`` the
+    population sd over the mean, 0 for a single event)."""
+    durs = [num(e.get("dur")) for e in evs]
+    total = sum(durs)
+    mean = total / len(durs)
+    std = math.sqrt(sum((d - mean) ** 2 for d in durs) / len(durs)) if len(durs) > 1 else 0.0
+    return {"count": len(evs), "total_us": round(total, 3), "mean_us": round(mean, 3),
+            "min_us": round(min(durs), 3), "max_us": round(max(durs), 3),
+            "cv": round(std / mean, 4) if mean > 0 else 0.0}
+
+
+def _launch(evs: list[dict], props: dict | None) -> dict:
+    """One kernel's most common launch configuration and what it gives on the device
+    ``{registers_per_thread, shared_memory_bytes, grid, block, blocks, threads_per_block,
+    occupancy (theoretical, recomputed, fraction), est_achieved_occupancy (the trace's calculator
+    estimate, fraction), occupancy_limiter, active_blocks_per_sm, waves}``."""
+    configs = Counter()
+    for e in evs:
+        a = e.get("args") or {}
+        configs[(a.get("registers per thread"), a.get("shared memory"), tuple(a.get("grid") or ()),
+                 tuple(a.get("block") or ()))] += 1
+    (regs, smem, grid, block), _ = configs.most_common(1)[0]
+    args0 = next((e.get("args") or {} for e in evs
+                  if (e.get("args") or {}).get("grid") is not None), evs[0].get("args") or {})
+    est = arg(args0, "est. achieved occupancy %")
+    threads = roofline.grid_blocks(block) if block else None
+    blocks = roofline.grid_blocks(grid) if grid else None
+    occ = roofline.theoretical_occupancy(int(regs) if regs is not None else None, threads,
+                                         int(smem) if smem is not None else None, props)
+    return {
+        "registers_per_thread": int(regs) if regs is not None else None,
+        "shared_memory_bytes": int(smem) if smem is not None else None,
+        "grid": list(grid) or None,
+        "block": list(block) or None,
+        "blocks": blocks,
+        "threads_per_block": threads,
+        "occupancy": occ["occupancy"],
+        "est_achieved_occupancy": round(num(est) / 100.0, 4) if est is not None else None,
+        "occupancy_limiter": occ["limiter"],
+        "active_blocks_per_sm": occ["active_blocks_per_sm"],
+        "waves": roofline.waves(blocks, (props or {}).get("numSms"), occ["active_blocks_per_sm"]),
+    }
+
+
+def _roofline(evs: list[dict], ops_by_ext: dict, dtype: str | None, peaks: dict | None) -> dict:
+    """``{flops, bytes, [roofline]}`` of one kernel: its share of the work of the operators that
+    launched it, and its place on the roofline (:func:`runner.profile.roofline.position`) in its
+    precision (``dtype``, else its operators' most common); ``{}`` without both flops and bytes."""
+    flops = nbytes = 0.0
+    op_dtypes: Counter = Counter()
+    for e in evs:
+        op = ops_by_ext.get(arg(e.get("args") or {}, "External id"))
+        if op is not None:
+            f, b = op["work"]
+            flops += (f or 0.0) / op["kernels"]
+            nbytes += (b or 0.0) / op["kernels"]
+            if op["dtype"]:
+                op_dtypes[op["dtype"]] += 1
+    if not (flops and nbytes):
+        return {}
+    found = {"flops": flops, "bytes": nbytes}
+    precision = dtype or (op_dtypes.most_common(1)[0][0] if op_dtypes else None)
+    total = sum(num(e.get("dur")) for e in evs)
+    pos = roofline.position(flops, nbytes, total, peaks, precision=precision) if precision else None
+    if pos:
+        found["roofline"] = pos
+    return found

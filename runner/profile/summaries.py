@@ -155,7 +155,13 @@ def _memory_peaks(memory: list[dict]) -> tuple[dict[str, int], int | None]:
 
 
 def _runtime_record(api: str, calls_by_api: dict, by_kind: dict, ev: TraceEvents, gpu_copies: tuple[dict, dict]) -> dict:
-    """The summary's ``runtime`` entry (see :func:`summarize`)."""
+    """The summary's ``runtime`` entry: ``{api (cuda|hip|xpu), launches: {count, total_us} (kernel
+    and graph launches), graph_launches, calls_by_kind: {kind: {count, total_us}} (kinds of
+    :data:`runner.profile.names.CALL_KINDS`), sync: {API: {count, total_us}} (host
+    synchronisations, stream waits and synchronous copies), cuda_sync: {kind: count},
+    memcpy: {HtoD|DtoH|DtoD|...: {count, bytes, total_us, pageable_count}}, memset: {count,
+    bytes, total_us}, launch_delay_mean_us (None without a launch joined to its kernel),
+    calls: {API: {count, total_us}}}``."""
     sync = {name: {"count": 0, "total_us": 0.0} for name in names.REPORTED_SYNCS[api]}
     sync.update({name: dict(c) for name, c in calls_by_api.items() if names.call_kind(name)[1] in _SYNC_KINDS})
     memcpy, memset = gpu_copies
@@ -175,29 +181,51 @@ def _runtime_record(api: str, calls_by_api: dict, by_kind: dict, ev: TraceEvents
     }
 
 
-def summarize(doc: dict) -> dict:
-    """Summarise one Kineto trace.
+#: The device properties the summary keeps (those the occupancy and the waves are computed from).
+OCCUPANCY_PROPERTIES = ("numSms", "regsPerMultiprocessor", "maxThreadsPerMultiprocessor",
+                        "sharedMemPerMultiprocessor", "computeMajor", "computeMinor", "warpSize")
 
-    Args:
-        doc: a trace document (:func:`runner.profile.kineto.load_trace`).
+
+def _device(doc: dict, ev: TraceEvents, calls_by_api: dict,
+            uses_gpu: bool) -> tuple[dict | None, str, dict]:
+    """``(properties, runtime API, device record)``: the properties entry of the device most
+    kernels ran on, the runtime its calls name (else :data:`runner.profile.names.DEFAULT_RUNTIME`)
+    and :func:`runner.profile.devices.device_record`."""
+    devices = Counter((k.get("args") or {}).get("device") for k in ev.kernels)
+    props = device_properties(doc, devices.most_common(1)[0][0] if devices else None)
+    api = runtime_of(calls_by_api, doc, (props or {}).get("name"))
+    device = device_record(props, api, uses_gpu)
+    return props, api or names.DEFAULT_RUNTIME, device
+
+
+def _kernel_totals(kernels: list[dict]) -> dict:
+    """``{count, total_us, small_count, small_us}`` of every kernel event (small: shorter than
+    :data:`SMALL_KERNEL_US`)."""
+    k_durs = [num(k.get("dur")) for k in kernels]
+    return {"count": len(kernels), "total_us": round(sum(k_durs), 3),
+            "small_count": sum(1 for d in k_durs if d < SMALL_KERNEL_US),
+            "small_us": round(sum(d for d in k_durs if d < SMALL_KERNEL_US), 3)}
+
+
+def _communication(summarized: list[dict]) -> dict:
+    """``{count, total_us, streams}`` of the collective kernels (NCCL/RCCL...)."""
+    comm = [k for k in summarized if k["collective"]]
+    return {"count": sum(k["count"] for k in comm),
+            "total_us": round(sum(k["total_us"] for k in comm), 3),
+            "streams": sorted({s for k in comm for s in k["streams"]}, key=str)}
+
+
+def summarize(doc: dict) -> dict:
+    """Summarise one Kineto trace (a document of :func:`runner.profile.kineto.load_trace`).
 
     Returns:
         ``{device: {kind (gpu|cpu), vendor, name, units (SMs/CUs), label, peaks, peaks_note},
-        device_name, device_properties, iterations, kernels: [{name, count, total_us, mean_us,
-        min_us, max_us, cv, registers_per_thread, shared_memory_bytes, grid, block, blocks,
-        threads_per_block, occupancy (theoretical, recomputed, fraction), est_achieved_occupancy
-        (the trace's calculator estimate, fraction), occupancy_limiter, active_blocks_per_sm,
-        waves, streams, dtype, collective, [flops, bytes, roofline]}], kernel_totals: {count,
-        total_us, small_count, small_us}, communication: {count, total_us, streams},
-        runtime: {api (cuda|hip|xpu), launches: {count, total_us} (kernel and graph launches),
-        graph_launches, calls_by_kind: {kind: {count, total_us}} (kinds of
-        :data:`runner.profile.names.CALL_KINDS`), sync: {API: {count, total_us}} (host
-        synchronisations, stream waits and synchronous copies), cuda_sync: {kind: count},
-        memcpy: {HtoD|DtoH|DtoD|...: {count, bytes, total_us, pageable_count}}, memset: {count,
-        bytes, total_us}, launch_delay_mean_us, calls: {API: {count, total_us}}}, gpu_busy_us,
-        gpu_idle_us, multi_stream_overlap_us, streams, span_us, operators: [{name, count,
-        total_us, self_us, mean_us, input_types, dtype, [flops]}], operator_totals: {count,
-        self_us}, compile_events, peak_memory_bytes, peak_memory_by_device_bytes, precision_us,
+        device_name, device_properties (:data:`OCCUPANCY_PROPERTIES`), iterations, kernels
+        (:func:`runner.profile.kernels.summarize_kernels`), kernel_totals (:func:`_kernel_totals`),
+        communication (:func:`_communication`), runtime (:func:`_runtime_record`), gpu_busy_us,
+        gpu_idle_us, multi_stream_overlap_us, streams, span_us, operators
+        (:func:`runner.profile.operators.summarize_operators`), operator_totals: {count, self_us},
+        compile_events, peak_memory_bytes, peak_memory_by_device_bytes, precision_us,
         repaired: [{issue, what, repair}]}``.
 
         Every count and time is a number (0 when the events are absent) except where the trace
@@ -205,51 +233,42 @@ def summarize(doc: dict) -> dict:
         launched GPU work but recorded no GPU activity (CUPTI range profiling), ``gpu_idle_us``
         is None without a GPU; ``device_name`` None when the trace names no device;
         ``iterations`` None without ``perfgate::call`` / ``ProfilerStep#N`` annotations;
-        ``launch_delay_mean_us`` None without a launch joined to its kernel;
         ``peak_memory_bytes`` None without memory events.
     """
     ev = sort_events(doc)
     calls_by_api, by_kind = _runtime_calls(ev.runtime)
-    # the device: the kernels' device decides which properties entry applies
-    devices = Counter((k.get("args") or {}).get("device") for k in ev.kernels)
-    props = device_properties(doc, devices.most_common(1)[0][0] if devices else None)
-    api = runtime_of(calls_by_api, doc, (props or {}).get("name"))
     uses_gpu = bool(ev.gpu) or any(v["count"] for v in by_kind.values())
-    device = device_record(props, api, uses_gpu)
-    api = api or names.DEFAULT_RUNTIME
+    props, api, device = _device(doc, ev, calls_by_api, uses_gpu)
     operators, ops_by_ext, self_us = summarize_operators(ev.ops, ev.kernels)
     window = _window(ev, uses_gpu)
     busy, idle = window["busy"], window["idle"]
-    k_durs = [num(k.get("dur")) for k in ev.kernels]
     summarized = summarize_kernels(ev.kernels, props, ops_by_ext, device["peaks"])
-    comm = [k for k in summarized if k["collective"]]
     peaks, peak = _memory_peaks(ev.memory)
+    precision = _precision(summarized, operators, bool(ev.kernels))
+    stream_iv = [(a, b, (e.get("args") or {}).get("stream"))
+                 for (a, b), e in zip(window["gpu_iv"], ev.gpu)]
     return {
         "device": device,
         "device_name": device["name"],
-        "device_properties": ({k: props[k] for k in ("numSms", "regsPerMultiprocessor", "maxThreadsPerMultiprocessor",
-                                                      "sharedMemPerMultiprocessor", "computeMajor", "computeMinor",
-                                                      "warpSize") if k in props} if props and uses_gpu else None),
+        "device_properties": ({k: props[k] for k in OCCUPANCY_PROPERTIES if k in props}
+                              if props and uses_gpu else None),
         "iterations": window["iterations"],
         "kernels": summarized,
-        "kernel_totals": {"count": len(ev.kernels), "total_us": round(sum(k_durs), 3),
-                          "small_count": sum(1 for d in k_durs if d < SMALL_KERNEL_US),
-                          "small_us": round(sum(d for d in k_durs if d < SMALL_KERNEL_US), 3)},
-        "communication": {"count": sum(k["count"] for k in comm), "total_us": round(sum(k["total_us"] for k in comm), 3),
-                          "streams": sorted({s for k in comm for s in k["streams"]}, key=str)},
+        "kernel_totals": _kernel_totals(ev.kernels),
+        "communication": _communication(summarized),
         "runtime": _runtime_record(api, calls_by_api, by_kind, ev, _copies(ev.gpu)),
         "gpu_busy_us": None if busy is None else round(busy, 3),
         "gpu_idle_us": None if idle is None else round(idle, 3),
-        "multi_stream_overlap_us": round(multi_stream_overlap_us(
-            [(a, b, (e.get("args") or {}).get("stream")) for (a, b), e in zip(window["gpu_iv"], ev.gpu)]), 3),
+        "multi_stream_overlap_us": round(multi_stream_overlap_us(stream_iv), 3),
         "streams": len({(e.get("args") or {}).get("stream") for e in ev.gpu} - {None}),
         "span_us": round(window["span"], 3),
         "operators": operators,
         "operator_totals": {"count": len(ev.ops), "self_us": round(sum(self_us.values()), 3)},
-        "compile_events": sum(1 for e in ev.ops + ev.annotations if _COMPILE_RE.search(str(e.get("name", "")))),
+        "compile_events": sum(1 for e in ev.ops + ev.annotations
+                              if _COMPILE_RE.search(str(e.get("name", "")))),
         "peak_memory_bytes": peak,
         "peak_memory_by_device_bytes": peaks,
-        "precision_us": {k: round(v, 3) for k, v in _precision(summarized, operators, bool(ev.kernels)).most_common()},
+        "precision_us": {k: round(v, 3) for k, v in precision.most_common()},
         "repaired": list(doc.get(REPAIRED_KEY) or []),
     }
 

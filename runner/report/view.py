@@ -8,6 +8,7 @@ import math
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
 from ..results import CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of, verdict_of
 from .measures import compile_sentence, has_memory, memory_note
+from .notes import verdict_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
 from .units import fmt_change, fmt_interval, fmt_quantity, fmt_time, fmt_value_change, is_number
 
@@ -112,77 +113,6 @@ def headline(summary: dict | None, benchmarks: list | None = None) -> str:
         if n:
             parts.append(f"{n} memory {key}{'s' if n != 1 else ''}")
     return ", ".join(parts) or "no benchmarks"
-
-
-def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
-    """One sentence beside a benchmark's verdict when the verdict needs it (plain text; pure):
-
-    - ``inconclusive`` because of the machine: the pairs' spread and the smallest change this noise
-      let the compare find ("at this noise, changes of ≥ 4.1 % would have been found"), and whether
-      more pairs were futile or the budget ran out;
-    - ``inconclusive`` although its interval excludes no change: lost to the multiple-comparison
-      correction across the run's ``compared`` benchmarks (with both p-values);
-    - rounds left out as disturbed (another task on the CPU; the GPU throttled or its clock
-      moved); calls per sample that differ between the sides.
-
-    None when there is nothing to add (a decided benchmark on a quiet machine).
-    """
-    change = change_of(bench)
-    verdict = change.get("verdict")
-    parts: list[str] = []
-    resolvable, sd = change.get("resolvable"), change.get("pair_sd")
-    noise = f"the process pairs' estimates spread by {sd * 100:.1f} % (sd)" if is_number(sd) else None
-    found = (f"at this noise, changes of ≥ {resolvable * 100:.1f} % would have been found"
-             if is_number(resolvable) else None)
-    if verdict == "inconclusive":
-        low, high, q = change.get("ci_low"), change.get("ci_high"), change.get("p_adjusted")
-        alpha = settings.get("alpha", 0.05)
-        if is_number(low) and is_number(high) and (low > 1.0 or high < 1.0) and is_number(q) and q >= alpha:
-            p = change.get("p_value")
-            parts.append(f"its interval excludes no change (p = {p:.2g} at its look), but not after the correction "
-                         f"for {compared} benchmarks compared (Benjamini–Hochberg, q = {q:.2g} ≥ {alpha:g})"
-                         if is_number(p) else "its interval excludes no change, but not after the correction for "
-                         f"{compared} benchmarks compared")
-        elif change.get("short_of_evidence"):
-            parts.append(f"its interval alone would decide it, but {change['short_of_evidence']} "
-                         "(an offset that pairs share can look like a change)")
-        elif change.get("futile"):
-            parts.append("the machine's noise, not the code, kept the interval wide: "
-                         + ", ".join(x for x in (noise, found) if x) + "; more pairs could not have narrowed it enough")
-        elif change.get("budget_cut"):
-            budget = (settings.get("budget") or {}).get("max_time", settings.get("max_time"))
-            parts.append(f"the time budget (--max-time {budget:g} s) ended it after {change.get('process_pairs')} "
-                         "process pair(s)" + (f"; {found}" if found else "") if is_number(budget)
-                         else "the time budget ended it" + (f"; {found}" if found else ""))
-        elif noise or found:
-            parts.append("the interval stayed wide: " + ", ".join(x for x in (noise, found) if x))
-    disturbed, rounds, kept = change.get("disturbed_rounds"), change.get("rounds"), change.get("disturbed_kept")
-    if isinstance(disturbed, int) and disturbed > 0 and isinstance(rounds, int) and rounds > 0:
-        parts.append(f"{disturbed} of {rounds} rounds left out: another task took the measured CPU during them")
-    if isinstance(kept, int) and kept > 0 and isinstance(rounds, int) and rounds > 0:
-        parts.append(f"the disturbance detector saw {kept} {'more ' if disturbed else ''}of {rounds} rounds as "
-                     "another task's (its process got less CPU than wall time while switched out), but they were "
-                     "most of their process pairs' rounds, so they were kept: where it sees the whole run so, "
-                     "it reads the machine, not a neighbour")
-    clock_rounds, why = change.get("clock_rounds"), change.get("clock_reasons") or {}
-    if isinstance(clock_rounds, int) and clock_rounds > 0 and isinstance(rounds, int) and rounds > 0:
-        causes = [text for key, text in (("throttled", "held down by power or heat"), ("clock", "its SM clock moved"))
-                  if isinstance(why, dict) and why.get(key)]
-        parts.append(f"{clock_rounds} of {rounds} rounds left out: the GPU's clock was "
-                     + (" or ".join(causes) if causes else "disturbed") + " during them (NVML)")
-    base_n, head_n = (bench.get("base") or {}).get("number"), (bench.get("head") or {}).get("number")
-    if change.get("shared_number") is False and base_n and head_n and base_n != head_n:
-        parts.append(f"calls per sample differ (base {base_n}, head {head_n}) because one side is more than 4× "
-                     "slower than the other: each side's samples last at least the sample time")
-    dropped = change.get("dropped_rounds")
-    if isinstance(dropped, int) and dropped > 0:
-        parts.append(f"the first process pair's {dropped} rounds were dropped: its warm-up had read the sides "
-                     "more than 4× apart (another task disturbed it) and gave them different calls per sample, "
-                     "but its rounds measured them within 4×, so both sides share one count from the next pair on")
-    if not parts:
-        return None
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
 
 
 def bench_note(bench: dict, settings: dict, compared: int) -> str | None:

@@ -157,6 +157,22 @@ class Worker:
         fn()  # first call: lazy initialisation, compilation, autotuning
         first_call = time.perf_counter() - t0
         self.compile_watch.mark_first_call()
+        estimate, warm = self._calibrate_and_warm_up(asked, fn, min_sample_time)
+        self._collect_setup_garbage()
+        self.fn = fn
+        tail = sorted(warm[-3:])
+        per_call = tail[len(tail) // 2] if tail else None
+        return SetupReply(number=self.number, warmup_calls=1 + self.timer.calls,
+                          warmup_samples=len(warm), estimate_s=estimate, per_call=per_call,
+                          first_call_s=first_call).to_json()
+
+    def _calibrate_and_warm_up(self, asked: SetupRequest, fn,
+                               min_sample_time: float) -> tuple[float | None, list[float]]:
+        """Set :attr:`number` (the request's, else calibrated to ``min_sample_time`` seconds a
+        sample and recalibrated on the warm estimate) and warm ``fn`` up.
+
+        Returns: ``(calibration's last sample or None, the warm-up's samples)``, seconds per call.
+        """
         estimate, initial = None, []
         if asked.number:
             self.number = int(asked.number)
@@ -164,29 +180,29 @@ class Worker:
             self.number, estimate = calibrate(self.timer, fn, min_sample_time)
             initial = [estimate]  # the last calibration sample, at this number: warm-up's first
         fixed = asked.warmup_samples
-        _, warm = warm_up(self.timer, fn, self.number, fixed_samples=int(fixed) if fixed is not None else None,
-                              max_seconds=float(asked.warmup_seconds or 1.0), initial=initial)
+        _, warm = warm_up(self.timer, fn, self.number,
+                          fixed_samples=int(fixed) if fixed is not None else None,
+                          max_seconds=float(asked.warmup_seconds or 1.0), initial=initial)
         if not asked.number:
             # The first calibration samples are cold (caches, allocator, clocks): recalibrate on
             # the warm estimate so a slow first call does not leave samples shorter than asked.
             self.number = recalibrate(self.number, warm, min_sample_time)
-        # The set-up's and warm-up's garbage, collected before the samples: on a CPU the young
-        # generations only. A full collection walks torch's ~10^6 objects (unfrozen in the child,
+        return estimate, warm
+
+    def _collect_setup_garbage(self) -> None:
+        """Collect the set-up's and warm-up's garbage before the samples: on a CPU the young
+        generations only (:data:`SETUP_GC_GENERATION`), on a device with memory of its own all."""
+        # A full collection walks torch's ~10^6 objects (unfrozen in the child,
         # runner.worker.serve._run_child): 0.10-0.12 s on this project's 2-vCPU VM, twice per
         # process pair, which was half of what an A/A pair of a fast benchmark cost
-        # (evaluation/RESULTS_sensitivity.md); the young generations hold what a set-up just
-        # made, and collecting them costs microseconds. On a device with memory of its own the
-        # peak memory measured after the timing is absolute (CUDA's max_memory_allocated), so a
-        # set-up's older cyclic garbage holding device memory must be gone first: a full collection.
+        # (evaluation/RESULTS_sensitivity.md); the young generations hold what a set-up just made,
+        # and collecting them costs microseconds. On a device with memory of its own the peak
+        # memory measured after the timing is absolute (CUDA's max_memory_allocated), so a
+        # set-up's older cyclic garbage holding device memory must be gone first.
         if self.backend.device_memory:
             gc.collect()
         else:
             gc.collect(SETUP_GC_GENERATION)
-        self.fn = fn
-        tail = sorted(warm[-3:])
-        per_call = tail[len(tail) // 2] if tail else None
-        return SetupReply(number=self.number, warmup_calls=1 + self.timer.calls, warmup_samples=len(warm),
-                          estimate_s=estimate, per_call=per_call, first_call_s=first_call).to_json()
 
     def sample(self, req: dict) -> dict:
         """``count`` samples of ``number`` calls (default: the set-up's): seconds per call, and per

@@ -9,7 +9,7 @@ import pytest
 from runner import report
 from runner import results as results_mod
 from runner.errors import ResultsError
-from runner.report import units
+from runner.report import notes, units
 
 
 def _bench(name, verdict, ratio, base=1e-3, n=8, error=None):
@@ -181,6 +181,22 @@ def test_an_inconclusive_benchmark_says_whether_the_machine_or_the_correction_ke
     assert "bench_lost: Its interval excludes no change (p = 0.004 at its look)" in term
     html = report.render(doc, "html")
     assert "more pairs could not have narrowed it enough" in html
+
+
+def test_a_note_gives_the_first_reason_a_benchmark_stayed_undecided_then_every_condition():
+    # runner.report.notes: of INCONCLUSIVE_REASONS the first that applies, then all CONDITIONS
+    b = _undecided("bench_both", ci_low=0.9, ci_high=1.1, futile=True, budget_cut=True,
+                   pair_sd=0.02, disturbed_rounds=2, rounds=10, dropped_rounds=4)
+    note = notes.verdict_note(b, {"max_time": 60}, 1)
+    assert note.startswith("The machine's noise, not the code, kept the interval wide: the "
+                           "process pairs' estimates spread by 2.0 % (sd); more pairs could not "
+                           "have narrowed it enough; 2 of 10 rounds left out")
+    assert "time budget" not in note and note.endswith("from the next pair on.")
+    assert note.index("2 of 10 rounds left out") < note.index("the first process pair's 4 rounds")
+    b["change"]["verdict"] = "regression"  # decided: no reason, its conditions still said
+    assert notes.verdict_note(b, {"max_time": 60}, 1).startswith("2 of 10 rounds left out")
+    b["change"].update(disturbed_rounds=0, dropped_rounds=0)
+    assert notes.verdict_note(b, {"max_time": 60}, 1) is None
 
 
 def test_disturbed_rounds_and_separate_calls_per_sample_are_said():

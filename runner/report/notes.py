@@ -1,0 +1,191 @@
+"""The note beside a benchmark's verdict, built from tables of sentences (plain text; pure).
+
+:func:`verdict_note` joins the clauses that apply, in table order: why an ``inconclusive``
+benchmark stayed undecided (:data:`INCONCLUSIVE_REASONS`: the first that applies), then what
+the measurement left out or did differently (:data:`CONDITIONS`: every one that applies). A
+clause is a function of :class:`NoteFacts` that returns its text, or None when it does not
+apply; to say something new, write one and put it in its table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..results import change_of
+from .units import is_number
+
+
+@dataclass(frozen=True)
+class NoteFacts:
+    """What the clauses read: ``bench`` (a results.json benchmark), its ``change``, the run's
+    ``settings`` and how many benchmarks were ``compared`` (the correction's count)."""
+
+    bench: dict
+    change: dict
+    settings: dict
+    compared: int
+
+    def count(self, key: str) -> int | None:
+        """The change's ``key`` where it is a positive int, else None."""
+        value = self.change.get(key)
+        return value if isinstance(value, int) and value > 0 else None
+
+
+Clause = Callable[[NoteFacts], "str | None"]
+
+
+def _noise(change: dict) -> str | None:
+    """The spread of the process pairs' estimates (``change.pair_sd``, a fraction)."""
+    sd = change.get("pair_sd")
+    if not is_number(sd):
+        return None
+    return f"the process pairs' estimates spread by {sd * 100:.1f} % (sd)"
+
+
+def _resolvable(change: dict) -> str | None:
+    """The smallest change this noise let the compare find (``change.resolvable``, a fraction)."""
+    resolvable = change.get("resolvable")
+    if not is_number(resolvable):
+        return None
+    return f"at this noise, changes of ≥ {resolvable * 100:.1f} % would have been found"
+
+
+# -- why an inconclusive benchmark stayed undecided ------------------------------------------------
+
+def lost_to_correction(facts: NoteFacts) -> str | None:
+    """Its interval excludes no change, but its adjusted p-value (Benjamini–Hochberg across the
+    ``compared`` benchmarks) is not below ``alpha``."""
+    change = facts.change
+    low, high, q = change.get("ci_low"), change.get("ci_high"), change.get("p_adjusted")
+    alpha = facts.settings.get("alpha", 0.05)
+    if not (is_number(low) and is_number(high) and (low > 1.0 or high < 1.0)
+            and is_number(q) and q >= alpha):
+        return None
+    p = change.get("p_value")
+    if not is_number(p):
+        return ("its interval excludes no change, but not after the correction for "
+                f"{facts.compared} benchmarks compared")
+    return (f"its interval excludes no change (p = {p:.2g} at its look), but not after the "
+            f"correction for {facts.compared} benchmarks compared (Benjamini–Hochberg, "
+            f"q = {q:.2g} ≥ {alpha:g})")
+
+
+def short_of_evidence(facts: NoteFacts) -> str | None:
+    """The interval would decide it, but the evidence behind it is short (its reason)."""
+    short = facts.change.get("short_of_evidence")
+    if not short:
+        return None
+    return (f"its interval alone would decide it, but {short} "
+            "(an offset that pairs share can look like a change)")
+
+
+def futile(facts: NoteFacts) -> str | None:
+    """More process pairs could not have narrowed the interval enough at this noise."""
+    if not facts.change.get("futile"):
+        return None
+    said = [x for x in (_noise(facts.change), _resolvable(facts.change)) if x]
+    return ("the machine's noise, not the code, kept the interval wide: " + ", ".join(said)
+            + "; more pairs could not have narrowed it enough")
+
+
+def budget_cut(facts: NoteFacts) -> str | None:
+    """The time budget (``--max-time``, seconds) ended it."""
+    if not facts.change.get("budget_cut"):
+        return None
+    found = _resolvable(facts.change)
+    tail = f"; {found}" if found else ""
+    settings = facts.settings
+    budget = (settings.get("budget") or {}).get("max_time", settings.get("max_time"))
+    if not is_number(budget):
+        return "the time budget ended it" + tail
+    return (f"the time budget (--max-time {budget:g} s) ended it after "
+            f"{facts.change.get('process_pairs')} process pair(s)" + tail)
+
+
+def wide_interval(facts: NoteFacts) -> str | None:
+    """The interval stayed wide: the pairs' spread and the smallest change it let be found."""
+    said = [x for x in (_noise(facts.change), _resolvable(facts.change)) if x]
+    return "the interval stayed wide: " + ", ".join(said) if said else None
+
+
+#: Why an ``inconclusive`` benchmark stayed undecided: the first clause that applies is said.
+INCONCLUSIVE_REASONS: tuple[Clause, ...] = (lost_to_correction, short_of_evidence, futile,
+                                            budget_cut, wide_interval)
+
+
+# -- what the measurement left out or did differently ----------------------------------------------
+
+def disturbed_left_out(facts: NoteFacts) -> str | None:
+    """Rounds left out because another task took the measured CPU."""
+    disturbed, rounds = facts.count("disturbed_rounds"), facts.count("rounds")
+    if not (disturbed and rounds):
+        return None
+    return (f"{disturbed} of {rounds} rounds left out: another task took the measured CPU "
+            "during them")
+
+
+def disturbed_kept(facts: NoteFacts) -> str | None:
+    """Rounds the disturbance detector flagged but kept (most of their pairs' rounds)."""
+    kept, rounds = facts.count("disturbed_kept"), facts.count("rounds")
+    if not (kept and rounds):
+        return None
+    more = "more " if facts.change.get("disturbed_rounds") else ""
+    return (f"the disturbance detector saw {kept} {more}of {rounds} rounds as another task's "
+            "(its process got less CPU than wall time while switched out), but they were most of "
+            "their process pairs' rounds, so they were kept: where it sees the whole run so, it "
+            "reads the machine, not a neighbour")
+
+
+def clock_left_out(facts: NoteFacts) -> str | None:
+    """Rounds left out because the GPU's clock was held down or moved (NVML)."""
+    clock_rounds, rounds = facts.count("clock_rounds"), facts.count("rounds")
+    if not (clock_rounds and rounds):
+        return None
+    why = facts.change.get("clock_reasons") or {}
+    causes = [text for key, text in (("throttled", "held down by power or heat"),
+                                     ("clock", "its SM clock moved"))
+              if isinstance(why, dict) and why.get(key)]
+    return (f"{clock_rounds} of {rounds} rounds left out: the GPU's clock was "
+            + (" or ".join(causes) if causes else "disturbed") + " during them (NVML)")
+
+
+def calls_per_sample_differ(facts: NoteFacts) -> str | None:
+    """The sides sampled with different calls per sample (one more than 4× slower)."""
+    base_n = (facts.bench.get("base") or {}).get("number")
+    head_n = (facts.bench.get("head") or {}).get("number")
+    if not (facts.change.get("shared_number") is False and base_n and head_n and base_n != head_n):
+        return None
+    return (f"calls per sample differ (base {base_n}, head {head_n}) because one side is more "
+            "than 4× slower than the other: each side's samples last at least the sample time")
+
+
+def first_pair_dropped(facts: NoteFacts) -> str | None:
+    """The first process pair's rounds dropped: its warm-up misread the sides as > 4× apart."""
+    dropped = facts.count("dropped_rounds")
+    if not dropped:
+        return None
+    return (f"the first process pair's {dropped} rounds were dropped: its warm-up had read the "
+            "sides more than 4× apart (another task disturbed it) and gave them different calls "
+            "per sample, but its rounds measured them within 4×, so both sides share one count "
+            "from the next pair on")
+
+
+#: What the measurement left out or did differently: every clause that applies is said.
+CONDITIONS: tuple[Clause, ...] = (disturbed_left_out, disturbed_kept, clock_left_out,
+                                  calls_per_sample_differ, first_pair_dropped)
+
+
+def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
+    """One sentence beside a benchmark's verdict: the clauses of :data:`INCONCLUSIVE_REASONS`
+    (``inconclusive`` only) and :data:`CONDITIONS` that apply, joined by "; ". None when none
+    applies (a decided benchmark on a quiet machine)."""
+    facts = NoteFacts(bench, change_of(bench), settings, compared)
+    reason = None
+    if facts.change.get("verdict") == "inconclusive":
+        reason = next((text for clause in INCONCLUSIVE_REASONS if (text := clause(facts))), None)
+    parts = [text for text in (reason, *(clause(facts) for clause in CONDITIONS)) if text]
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
