@@ -11,8 +11,9 @@ import pytest
 
 from runner import results as results_mod
 from runner.cli.main import main
+from testkit.gitrepo import make_repo
 
-from .gitrepo import LIB_BASE, LIB_HEAD, make_repo
+from .gitrepo import LIB_BASE, LIB_HEAD
 
 pytestmark = pytest.mark.slow
 
