@@ -6,7 +6,7 @@ compares? Prints Markdown (the figures quoted in evaluation/RESULTS_bisect.md).
    slows the benchmark by a random step between 1 % and 50 % (log-uniform); every compare runs the
    engine's real timing pass and statistics (sequential looks, process pairs, budget, verdicts)
    over simulated workers with the noise of a shared machine (log-normal per process 0.5 % and
-   per sample 1 %; ``tests/runner/sim_bisect.py``). Reported: the share of histories whose
+   per sample 1 %; ``testkit/sim_bisect.py``). Reported: the share of histories whose
    culprit is named (found, and the right commit), its 95 % Clopper–Pearson interval, and the
    compares per history against the bound ``⌈log2 n⌉ + 2``. Seeds are fixed: reproducible.
 2. **A real history** (``--real GIT_DIR``): pyparsing, whose commit 1306517 ("redo _flatten to
@@ -43,7 +43,7 @@ import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 from runner.pipeline.bisect_run import BisectRequest, bisect  # noqa: E402
-from tests.runner.sim_bisect import SimComparer, make_history  # noqa: E402
+from testkit.sim_bisect import SimComparer, make_history  # noqa: E402
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:

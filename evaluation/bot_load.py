@@ -2,8 +2,8 @@
 
 A benchmark, not a test. Everything runs on 127.0.0.1, started by this script in a temporary
 folder: a throwaway PostgreSQL (fsync on) and Redis (``--appendonly yes``, as
-docker-compose.yml runs it) from the system packages (tests/deploy/services.py), the fake GitHub
-(tests/fake_github, in a process of its own, with its OpenAPI validation) that fails a fraction
+docker-compose.yml runs it) from the system packages (testkit/services.py), the fake GitHub
+(testkit/fake_github, in a process of its own, with its OpenAPI validation) that fails a fraction
 ``--faults`` of the API calls, ``perfgate migrate``, gunicorn with the Dockerfile's command
 (``bot:create_app()``, 2 workers × 4 threads) and two Huey consumers (``perfgate worker``), one of
 which is killed with SIGKILL half way through and restarted (compose's ``restart:
@@ -99,13 +99,14 @@ def _github_main(conn, fraction: float, seed: int, hang: float) -> None:
     requests on ``conn`` until ``("stop", ())``."""
     sys.path.insert(0, str(ROOT))
     from runner.report import MARKER
-    from tests.action.results_doc import bench, results_doc
-    from tests.app import fakes
-    from tests.fake_github import FakeGitHub, Faults
+    from testkit import app_fakes
+    from testkit.fake_github import FakeGitHub, Faults
+    from testkit.results_doc import bench, results_doc
 
-    scene = fakes.AppScene()
-    blobs = fakes.BlobServer(scene)
-    gh = FakeGitHub(handlers=fakes.handlers(scene), faults=Faults(fraction, seed=seed, hang=hang)).start()
+    scene = app_fakes.AppScene()
+    blobs = app_fakes.BlobServer(scene)
+    faults = Faults(fraction, seed=seed, hang=hang)
+    gh = FakeGitHub(handlers=app_fakes.handlers(scene), faults=faults).start()
     state = gh.state
 
     def setup(prs: list[tuple[int, str, str]]) -> None:
@@ -131,7 +132,7 @@ def _github_main(conn, fraction: float, seed: int, hang: float) -> None:
         ratio = 1.0 + (run_id % 7) / 50
         doc = results_doc([bench("bench_norm[rows=4096]", "regression" if ratio > 1.05 else "unchanged", ratio)],
                           base_sha=base, head_sha=head)
-        scene.artifacts[run_id] = [(f"perfgate-results-{key}", fakes.results_zip(doc))]
+        scene.artifacts[run_id] = [(f"perfgate-results-{key}", app_fakes.results_zip(doc))]
         with state.lock:
             state.workflow_runs[run_id].update(status="completed", conclusion="success")
 
@@ -234,7 +235,7 @@ class Payloads:
     validated against GitHub's webhook schemas), built once and patched per PR."""
 
     def __init__(self):
-        from tests.app import payloads as P
+        from testkit import payloads as P
 
         self.P = P
         self.labeled = P.pull_request("labeled", number=1, head_sha="1" * 40, base_sha="2" * 40,
@@ -499,21 +500,12 @@ class Actions(threading.Thread):
 
 
 # -- the App's processes ---------------------------------------------------------------------------
-def _private_key() -> str:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                             serialization.NoEncryption()).decode()
-
-
 class App:
     """``perfgate migrate``, then gunicorn (the Dockerfile's command, bound to 127.0.0.1) and
     ``consumers`` × ``perfgate worker``, with logs under ``folder``."""
 
     def __init__(self, env: dict[str, str], folder: Path, consumers: int, worker_nice: int = 0):
-        from tests.deploy import compose, services
+        from testkit import compose, services
 
         self.env, self.folder, self.services = env, folder, services
         self.port = services.free_port()
@@ -813,7 +805,7 @@ def main(argv: list[str] | None = None) -> int:
         args.rate = args.rate or 8.0
     args.prs = max(1, min(args.prs, args.deliveries // 8))
 
-    from tests.deploy import services
+    from testkit import services
 
     missing = services.missing_programs()
     if missing:
@@ -829,14 +821,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with services.Postgres("perfgate", "perfgate", "perfgate", durable=True) as pg, \
                 services.Redis(["redis-server", "--appendonly", "yes"], folder / "redis") as redis:
-            from tests.app.payloads import SECRET
+            from testkit.payloads import SECRET, private_key
 
             queue_url = f"redis://127.0.0.1:{redis.port}/0"
             env = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                    "HOME": str(folder), "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1",
                    "PYTHONDONTWRITEBYTECODE": "1", "PERFGATE_HOME": str(folder / "home"),
                    "DATABASE_URL": pg.url(), "REDIS_URL": queue_url, "GITHUB_APP_ID": "12345",
-                   "GITHUB_PRIVATE_KEY": _private_key(), "GITHUB_WEBHOOK_SECRET": SECRET,
+                   "GITHUB_PRIVATE_KEY": private_key(), "GITHUB_WEBHOOK_SECRET": SECRET,
                    "GITHUB_API_URL": github.url, "GITHUB_SERVER_URL": "https://github.com",
                    "PERFGATE_PUBLIC_URL": "https://perfgate.example.org",
                    "PERFGATE_GITHUB_TIMEOUT": str(args.github_timeout), "PERFGATE_WORKERS": str(args.worker_threads)}

@@ -29,15 +29,13 @@ import math
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from harness import ROOT, compare  # the evaluation folder is first on sys.path
+
 sys.path.insert(0, str(ROOT))
 
-from runner.cli.main import main as perfgate  # noqa: E402
-
-from gitrepo import git  # noqa: E402 - the evaluation folder is on sys.path
+from testkit.gitrepo import make_repo  # noqa: E402
 
 CONV = '''import torch
 
@@ -69,29 +67,19 @@ def bench_gelu(device):
 '''
 
 
-def make_repo(path: Path, base_text: str, head_text: str) -> Path:
-    (path / "benchmarks").mkdir(parents=True)
-    (path / "benchmarks" / "bench_t.py").write_text(base_text)
-    git(path, "init", "-q", "-b", "base")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "base")
-    git(path, "checkout", "-q", "-b", "head")
-    (path / "benchmarks" / "bench_t.py").write_text(head_text)
-    (path / "README.md").write_text("head\n")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "head")
-    return path
+#: The generated suite's one file.
+BENCH = "benchmarks/bench_t.py"
 
 
-def compare(repo: Path, out: Path, cpus: str, max_time: float | None = None) -> tuple[dict, float]:
+def compare_under(repo: Path, out: Path, cpus: str, max_time: float | None = None
+                  ) -> tuple[dict, float]:
+    """The compare in this process with a ``--config`` that sets ``cpus``: results, seconds."""
     config = out.parent / f"{out.name}.toml"
     config.write_text(f'cpus = "{cpus}"\nprofile = false\n' + (f"max_time = {max_time}\n" if max_time else ""))
-    t0 = time.monotonic()
-    code = perfgate(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
-                     "--config", str(config), "--quiet"])
-    if code != 0:
-        raise SystemExit(f"compare exited {code}")
-    return json.loads((out / "results.json").read_text()), time.monotonic() - t0
+    outcome = compare(repo, out, "--config", str(config), checkout=None)
+    if outcome.code != 0:
+        raise SystemExit(f"compare exited {outcome.code}")
+    return outcome.doc, outcome.wall
 
 
 def _x(ratio: float | None) -> str:
@@ -110,15 +98,16 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="perfgate-conditions-") as t:
         tmp = Path(t)
-        conv = make_repo(tmp / "conv", CONV.format(arg="x"), CONV.format(arg="x.contiguous()"))
-        aa = make_repo(tmp / "aa", AA, AA)
+        conv = make_repo(tmp / "conv", {BENCH: CONV.format(arg="x")},
+                         {BENCH: CONV.format(arg="x.contiguous()"), "README.md": "head\n"})
+        aa = make_repo(tmp / "aa", {BENCH: AA}, {"README.md": "head\n"})
         for cpus in ("auto", "all"):
-            doc, wall = compare(conv, tmp / f"conv-{cpus}", cpus, max_time)
+            doc, wall = compare_under(conv, tmp / f"conv-{cpus}", cpus, max_time)
             change = doc["benchmarks"][0]["change"]
             worker = doc["environment"]["worker"]
             verdicts, pair_sds, walls = [], [], [wall]
             for i in range(args.aa):
-                aa_doc, aa_wall = compare(aa, tmp / f"aa-{cpus}-{i}", cpus, max_time)
+                aa_doc, aa_wall = compare_under(aa, tmp / f"aa-{cpus}-{i}", cpus, max_time)
                 walls.append(aa_wall)
                 for b in aa_doc["benchmarks"]:
                     verdicts.append(b["change"]["verdict"])

@@ -24,7 +24,7 @@ in this order, and writes ``OUT/acceptance.json`` and ``OUT/acceptance.md``:
    machine's settings are not ours to change).
 
 ``--dry-run`` runs every step on a CPU in under a minute, against the fakes the tests use (a
-simulated ``torch.cuda``, tests/runner/fake_cuda.py; a fake NVML, tests/runner/fake_nvml.py),
+simulated ``torch.cuda``, testkit/fake_cuda.py; a fake NVML, testkit/fake_nvml.py),
 the scenarios' recorded traces and small CPU compares, so the script itself is proven in CI.
 Its numbers are the fakes', not a GPU's; the timing gates (A/A, injected) are reported, not
 enforced, in a dry run (a shared CPU is not what they judge).
@@ -57,6 +57,9 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from evaluation.harness import compare  # noqa: E402 - run as a module: ``python -m evaluation...``
+from testkit.gitrepo import make_repo  # noqa: E402
 
 #: Files with ``gpu``-marked tests (found by their mark, so a new one is run too).
 GPU_MARK = "pytest.mark.gpu"
@@ -97,7 +100,7 @@ def step_environment(ctx: Context) -> Step:
 
     nvml = None
     if ctx.dry_run:
-        from tests.runner.fake_nvml import BOOSTING_H100, FakeNVML
+        from testkit.fake_nvml import BOOSTING_H100, FakeNVML
 
         nvml = FakeNVML(gpus=[dict(BOOSTING_H100)])
     facts = gather([ctx.out], nvml=nvml)
@@ -219,40 +222,31 @@ def injected_suite(n_elements: int, passes: int, extra: dict[str, int]) -> str:
     return "".join(lines)
 
 
-def make_repo(path: Path, base: str, head: str) -> Path:
-    """A git repository with ``benchmarks/bench_gpu.py`` as ``base`` on branch base, ``head`` on head."""
-    from evaluation.gitrepo import git  # noqa: PLC0415
-
-    (path / "benchmarks").mkdir(parents=True)
-    (path / "benchmarks" / "bench_gpu.py").write_text(base)
-    git(path, "init", "-q", "-b", "base")
-    git(path, "add", "-A")
-    git(path, "commit", "-qm", "base")
-    git(path, "checkout", "-q", "-b", "head")
-    (path / "benchmarks" / "bench_gpu.py").write_text(head)
-    (path / "README.md").write_text("head\n")
-    git(path, "add", "-A")
-    git(path, "commit", "-qm", "head")
-    return path
+#: The generated suite's one file.
+BENCH = "benchmarks/bench_gpu.py"
 
 
-def compare(ctx: Context, repo: Path, out: Path, max_time: float, *extra: str) -> dict:
-    """``perfgate compare`` (profiling off) in its own process; the results document."""
-    cmd = [sys.executable, "-m", "runner.cli", "compare", "--repo", str(repo), "--base", "base", "--head", "head",
-           "--out", str(out), "--no-profile", "--quiet", "--device", ctx.device, "--max-time", str(max_time), *extra]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=max_time + 240)
-    (out.parent / f"{out.name}.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0 or not (out / "results.json").exists():
-        raise RuntimeError(f"perfgate compare exited {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1]}")
-    return json.loads((out / "results.json").read_text())
+def compare_on_device(ctx: Context, repo: Path, out: Path, max_time: float, *extra: str) -> dict:
+    """``perfgate compare`` (profiling off) on the device, in its own process (its output in
+    ``OUT.log``); the results document.
+
+    Raises:
+        RuntimeError: the compare failed or wrote no results.
+    """
+    outcome = compare(repo, out, "--no-profile", "--device", ctx.device, "--max-time",
+                      str(max_time), *extra, timeout=max_time + 240)
+    (out.parent / f"{out.name}.log").write_text(outcome.stdout + outcome.stderr)
+    if outcome.code != 0 or outcome.doc is None:
+        raise RuntimeError(outcome.failure())
+    return outcome.doc
 
 
 def step_aa(ctx: Context) -> Step:
     sizes = [8, 16] if ctx.dry_run else [256, 1024, 2048, 4096]
     max_time = 8.0 if ctx.dry_run else 100.0
     text = aa_suite(sizes)
-    repo = make_repo(ctx.out / "aa-repo", text, text)
-    doc = compare(ctx, repo, ctx.out / "aa", max_time)
+    repo = make_repo(ctx.out / "aa-repo", {BENCH: text}, {"README.md": "head\n"})
+    doc = compare_on_device(ctx, repo, ctx.out / "aa", max_time)
     verdicts = [b["change"]["verdict"] for b in doc["benchmarks"]]
     false = [b["name"] for b in doc["benchmarks"] if b["change"]["verdict"] in ("regression", "improvement")]
     counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
@@ -271,9 +265,11 @@ def step_injected(ctx: Context) -> Step:
     extra = {"1pct": passes // 100 or 1, "5pct": passes // 20 or 1}
     if ctx.dry_run:
         extra = {"5pct": 1, "50pct": 10}  # the CPU's noise hides 1 %; the dry run proves the path
-    repo = make_repo(ctx.out / "injected-repo", injected_suite(n, passes, {k: 0 for k in extra}),
-                     injected_suite(n, passes, extra))
-    doc = compare(ctx, repo, ctx.out / "injected", 8.0 if ctx.dry_run else 60.0, "--threshold", "0.005")
+    base = injected_suite(n, passes, {k: 0 for k in extra})
+    repo = make_repo(ctx.out / "injected-repo", {BENCH: base},
+                     {BENCH: injected_suite(n, passes, extra), "README.md": "head\n"})
+    max_time = 8.0 if ctx.dry_run else 60.0
+    doc = compare_on_device(ctx, repo, ctx.out / "injected", max_time, "--threshold", "0.005")
     rows = {}
     broken = [f"{b['name']}: {(b.get('head') or {}).get('error')}" for b in doc["benchmarks"]
               if not b["name"].startswith("bench_work_")]
@@ -315,7 +311,7 @@ def step_overhead(ctx: Context) -> Step:
     from runner.worker.sampling import Timer
 
     if ctx.dry_run:
-        from tests.runner.fake_cuda import FakeTorch, installed
+        from testkit.fake_cuda import FakeTorch, installed
 
         with installed(FakeTorch(launch_us=2.0, sync_us=8.0, flush_us=30.0)) as fake:
             figures = _overhead_figures(fake, Timer, None, lambda: fake.kernel(5.0))
@@ -352,7 +348,7 @@ def step_telemetry(ctx: Context) -> Step:
     from runner.pipeline.telemetry import TelemetrySampler
 
     if ctx.dry_run:
-        from tests.runner.fake_nvml import BOOSTING_H100, FakeNVML
+        from testkit.fake_nvml import BOOSTING_H100, FakeNVML
 
         sampler = TelemetrySampler(interval_s=0.01, nvml=FakeNVML(gpus=[dict(BOOSTING_H100, gpu_util=98)])).start()
         sampler.set_side("base")
@@ -395,7 +391,7 @@ def step_clocks(ctx: Context) -> Step:
 
     nvml, euid = None, None
     if ctx.dry_run:
-        from tests.runner.fake_nvml import BOOSTING_H100, FakeNVML
+        from testkit.fake_nvml import BOOSTING_H100, FakeNVML
 
         nvml, euid = FakeNVML(gpus=[dict(BOOSTING_H100)]), 0
     _, gpus = nvml_facts(nvml, euid=euid)

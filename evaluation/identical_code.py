@@ -35,17 +35,19 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+from harness import ROOT, SPIN, compare  # noqa: E402 - the evaluation folder is first on sys.path
 from real_prs import find_mirror  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+
+from testkit.gitrepo import git, history  # noqa: E402
 
 CONTROLS = HERE / "identical_code" / "controls.toml"
 CHANGES = ("regression", "improvement")
@@ -82,24 +84,18 @@ def code_identical(clone: Path, base: str, head: str, package: str) -> tuple[boo
 
 def run_compare(clone: Path, control: dict, suite: Path, out: Path, max_time: float) -> dict:
     """One real ``perfgate compare`` of the whole suite; every benchmark's verdict and interval."""
-    cmd = [sys.executable, "-m", "runner.cli", "compare", "--repo", str(clone), "--base", control["base"],
-           "--head", control["head"], "--benchmarks", str(suite), "--max-time", str(max_time), "--no-profile",
-           "--quiet", "--out", str(out)]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=max_time * 2 + 300)
-    wall = time.monotonic() - t0
-    results = out / "results.json"
-    if not results.exists():
-        return {"error": f"perfgate compare exited {proc.returncode}: "
-                         f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}", "wall": round(wall, 1)}
-    doc = json.loads(results.read_text())
+    outcome = compare(clone, out, "--benchmarks", str(suite), "--max-time", str(max_time),
+                      "--no-profile", base=control["base"], head=control["head"],
+                      timeout=max_time * 2 + 300)
+    if outcome.doc is None:
+        return {"error": outcome.failure(), "wall": round(outcome.wall, 1)}
     benchmarks = []
-    for bench in doc["benchmarks"]:
+    for bench in outcome.doc["benchmarks"]:
         change = bench.get("change") or {}
         benchmarks.append({"name": bench["name"], "verdict": change.get("verdict"), "ratio": change.get("ratio"),
                            "ci_low": change.get("ci_low"), "ci_high": change.get("ci_high"),
                            "pairs": change.get("process_pairs"), "stop_reason": change.get("stop_reason")})
-    return {"wall": round(wall, 1), "benchmarks": benchmarks}
+    return {"wall": round(outcome.wall, 1), "benchmarks": benchmarks}
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -135,30 +131,13 @@ def render(rows: list[dict], summary: dict, max_time: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-SMOKE_LIB = '''
-def spin(n):
-    """Busy work."""
-    total = 0
-    for i in range(n):
-        total += i * i % 7
-    return total
-'''
-
-
 def make_smoke(tmp: Path) -> tuple[Path, Path, Path]:
     """A mirrors folder with ``local/tinylib`` (base, then a commit that only rewrites a docstring),
     a controls file naming it, and a suite of four benchmarks."""
-    repo = tmp / "mirrors" / "local" / "tinylib"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "tinylib").mkdir()
-    (repo / "tinylib" / "__init__.py").write_text(SMOKE_LIB)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    base = git(repo, "rev-parse", "HEAD").strip()
-    (repo / "tinylib" / "__init__.py").write_text(SMOKE_LIB.replace('"""Busy work."""', '"""Busy work: a loop of n steps."""'))
-    git(repo, "commit", "-qam", "docs: say what spin does (#2)")
-    head = git(repo, "rev-parse", "HEAD").strip()
+    docs_only = SPIN.replace("n steps of a loop", "n multiplications")  # its docstring only
+    base, head = history(tmp / "mirrors" / "local" / "tinylib", [
+        ({"tinylib/__init__.py": SPIN}, "base"),
+        ({"tinylib/__init__.py": docs_only}, "docs: say what spin does (#2)")])
     suite = tmp / "suites" / "tinylib"
     suite.mkdir(parents=True)
     (suite / "bench_tiny.py").write_text("import tinylib\n\n" + "".join(

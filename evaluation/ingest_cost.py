@@ -13,7 +13,7 @@ Usage::
     python -m evaluation.ingest_cost                 # ~1.5 MB, a PR's compare
     python -m evaluation.ingest_cost --kind history  # a push: the compare's head side is stored
 
-The document repeats the benchmarks of ``tests/security/documents.py`` (every section the
+The document repeats the benchmarks of ``testkit/documents.py`` (every section the
 readers show: hints, kernel profiles, an error) under new names, each measured side with
 ``--samples`` rounds, until it is ``--mb`` MB of JSON.
 """
@@ -40,7 +40,7 @@ def document(megabytes: float, samples: int) -> dict:
     import random
 
     from runner import results
-    from tests.security.documents import full_document
+    from testkit.documents import full_document
 
     rng = random.Random(0)
     doc = full_document()

@@ -27,17 +27,15 @@ of an older commit), to show the fault before the fix on the same machine.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+from harness import ROOT, compare  # the evaluation folder is first on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from testkit.gitrepo import make_repo  # noqa: E402
 
 MODEL = '''import torch
 
@@ -71,31 +69,12 @@ def bench_b_loss(device):
 '''
 
 
-def make_repo(path: Path) -> Path:
-    """Base computes full logits in the inference branch; head only the last row."""
-    path.mkdir(parents=True)
-    (path / "benchmarks").mkdir()
-    (path / "benchmarks" / "bench_model.py").write_text(BENCH)
-    (path / "model.py").write_text(MODEL + "\nFULL = True\n")
-    git(path, "init", "-q", "-b", "base")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "base")
-    git(path, "checkout", "-q", "-b", "head")
-    (path / "model.py").write_text(MODEL + "\nFULL = False\n")
-    git(path, "commit", "-q", "-am", "inference: compute the last position's logits only")
-    return path
-
-
 def run_compare(perfgate_root: Path, repo: Path, out: Path, extra: list[str]) -> tuple[dict, float]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(perfgate_root), os.environ.get("PYTHONPATH")])))
-    t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "runner.cli", "compare", "--repo", str(repo), "--base", "base",
-                           "--head", "head", "--out", str(out), "--no-profile", "--quiet", *extra],
-                          cwd=str(perfgate_root), env=env, capture_output=True, text=True)
-    wall = time.monotonic() - t0
-    if proc.returncode != 0:
-        raise SystemExit(f"compare exited {proc.returncode}: {proc.stderr.strip()[-600:]}")
-    return json.loads((out / "results.json").read_text()), wall
+    """The compare with the runner of the checkout ``perfgate_root``: its results, its seconds."""
+    outcome = compare(repo, out, "--no-profile", *extra, checkout=perfgate_root)
+    if outcome.code != 0:
+        raise SystemExit(f"compare exited {outcome.code}: {outcome.stderr.strip()[-600:]}")
+    return outcome.doc, outcome.wall
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.perfgate).resolve()
     rows = []
     with tempfile.TemporaryDirectory(prefix="perfgate-isolation-") as t:
-        repo = make_repo(Path(t) / "repo")
+        # base computes full logits in the inference branch; head only the last row
+        base = {"benchmarks/bench_model.py": BENCH, "model.py": MODEL + "\nFULL = True\n"}
+        repo = make_repo(Path(t) / "repo", base, {"model.py": MODEL + "\nFULL = False\n"})
         for i in range(args.compares):
             doc, wall = run_compare(root, repo, Path(t) / f"out{i}", args.extra)
             by_name = {b["name"]: b["change"] for b in doc["benchmarks"]}

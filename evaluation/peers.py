@@ -71,9 +71,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from gitrepo import git  # the evaluation folder is on sys.path
+from harness import ROOT, compare  # the evaluation folder is first on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from testkit.gitrepo import git, make_repo  # noqa: E402
 
 #: The log of the figures in RESULTS_peers.md.
 COMMITTED_LOG = Path(__file__).resolve().parent / "RESULTS_peers.jsonl"
@@ -149,13 +151,12 @@ def head_count(change: float) -> int:
     return round(BASE_COUNT * (1 + change))
 
 
-def make_repo(path: Path, change: float | None, asv_dir: Path) -> dict[str, str]:
+def pair_repo(path: Path, change: float | None, asv_dir: Path) -> dict[str, str]:
     """Generated repository with commits ``base`` and ``head``; returns their SHAs.
 
     ``change`` None is A/A (head edits README.md only); else every workload's COUNT is
     :func:`head_count` on head. ``asv_dir`` holds asv's results (shared by both sides' worktrees).
     """
-    path.mkdir(parents=True)
     conf = {"version": 1, "project": "peerwork", "project_url": "", "repo": ".", "branches": ["base"],
             "environment_type": "existing", "benchmark_dir": "asv_bench", "results_dir": str(asv_dir / "results"),
             "html_dir": str(asv_dir / "html"), "env_dir": str(asv_dir / "env")}
@@ -163,19 +164,12 @@ def make_repo(path: Path, change: float | None, asv_dir: Path) -> dict[str, str]
              "asv_bench/benchmarks.py": ASV_SUITE, "asv.conf.json": json.dumps(conf, indent=2),
              "pyperf_bench.py": PYPERF_SUITE, "bench_pytest/test_peers.py": PYTEST_SUITE,
              "peerwork.py": PEERWORK.format(cpu=BASE_COUNT, mem=BASE_COUNT, py=BASE_COUNT), "README.md": "base\n"}
-    for name, text in files.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text)
-    git(path, "init", "-q", "-b", "base")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "base")
-    git(path, "checkout", "-q", "-b", "head")
-    (path / "README.md").write_text("head\n")
+    head = {"README.md": "head\n"}
     if change is not None:
         n = head_count(change)
-        (path / "peerwork.py").write_text(PEERWORK.format(cpu=n, mem=n, py=n))
-    git(path, "commit", "-q", "-am", f"head: {'A/A' if change is None else f'{change:+.0%} work'}")
-    return {side: git(path, "rev-parse", side).strip() for side in ("base", "head")}
+        head["peerwork.py"] = PEERWORK.format(cpu=n, mem=n, py=n)
+    make_repo(path, files, head)
+    return {side: git(path, "rev-parse", side) for side in ("base", "head")}
 
 
 # --- parsers: each tool's output → {workload: "regression" | "improvement" | "none"} -------------
@@ -269,10 +263,12 @@ def _run(cmd: list[str], cwd: Path, env: dict, check: bool = True) -> subprocess
 
 
 def run_perfgate(ctx: dict) -> dict:
-    out = ctx["tmp"] / "perfgate-out"
-    _run([sys.executable, "-m", "runner.cli", "compare", "--repo", str(ctx["repo"]), "--base", "base", "--head",
-          "head", "--out", str(out), "--no-profile", "--quiet", *ctx.get("perfgate_args", ())], ROOT, ctx["env"])
-    doc = json.loads((out / "results.json").read_text())
+    outcome = compare(ctx["repo"], ctx["tmp"] / "perfgate-out", "--no-profile",
+                      *ctx.get("perfgate_args", ()), env=ctx["env"])
+    if outcome.code != 0:
+        tails = f"{outcome.stdout[-3000:]}\n{outcome.stderr[-3000:]}"
+        raise RuntimeError(f"{outcome.failure()}:\n{tails}")
+    doc = outcome.doc
     ctx["raw"] = {"perfgate": {b["name"]: b["change"]["verdict"] for b in doc["benchmarks"]}}
     return {"perfgate": parse_perfgate(doc)}
 
@@ -339,7 +335,7 @@ def run_pair(tmp: Path, index: int, spec: str, tools: list[str], pyperf_args: li
     ``perfgate_args``: extra flags of ``perfgate compare`` (the smoke's ``--max-time``)."""
     change = None if spec == "aa" else float(spec)
     d = tmp / f"pair{index}"
-    sha = make_repo(d / "repo", change, d / "asv")
+    sha = pair_repo(d / "repo", change, d / "asv")
     worktrees = {}
     for side in ("base", "head"):
         worktrees[side] = d / f"wt-{side}"

@@ -41,9 +41,11 @@ import textwrap
 from io import BytesIO
 from pathlib import Path
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+from harness import ROOT, perfgate  # the evaluation folder is first on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from testkit.gitrepo import commit, git  # noqa: E402
 
 #: Creates tensors the scripts put on "cuda" on the CPU instead; imported by the stand-ins.
 CPU_SHIM = '''
@@ -229,15 +231,10 @@ def read_snapshot(snapshot: Path, folder: str, names: tuple[str, ...], into: Pat
 
 def make_repository(root: Path, folder: str, suite: str, stand_ins: dict[str, str]) -> None:
     """Stand-ins at the root, a perfgate.toml naming the convention and folder, one commit."""
-    for rel, text in stand_ins.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    (root / "perfgate.toml").write_text(f'suite = "{suite}"\nbenchmarks = "{folder}"\nprofile = false\n'
-                                        'min_sample_time = 0.005\n')
+    config = (f'suite = "{suite}"\nbenchmarks = "{folder}"\nprofile = false\n'
+              'min_sample_time = 0.005\n')
     git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "snapshot")
+    commit(root, {**stand_ins, "perfgate.toml": config}, "snapshot")
 
 
 def listing(root: Path, folder: str, suite: str) -> dict:
@@ -254,12 +251,11 @@ def listing(root: Path, folder: str, suite: str) -> dict:
 
 def run(root: Path, pattern: str | None, max_time: float, out: Path) -> dict:
     """``perfgate run`` of the repository's HEAD (its perfgate.toml); results.json, or ``{error}``."""
-    cmd = [sys.executable, "-m", "runner.cli.main", "run", "--repo", str(root), "--rev", "HEAD", "--out", str(out),
-           "--max-time", str(max_time), "--quiet"] + (["--filter", pattern] if pattern else [])
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if not (out / "results.json").is_file():
-        return {"error": (proc.stderr or proc.stdout)[-1500:]}
-    return json.loads((out / "results.json").read_text())
+    outcome = perfgate("run", "--repo", str(root), "--rev", "HEAD", "--max-time", str(max_time),
+                       *(["--filter", pattern] if pattern else []), out=out)
+    if outcome.doc is None:
+        return {"error": (outcome.stderr or outcome.stdout)[-1500:]}
+    return outcome.doc
 
 
 def evaluate(name: str, root: Path, folder: str, suite: str, pattern: str | None, list_only: bool,

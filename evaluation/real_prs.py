@@ -54,14 +54,14 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+from harness import ROOT, clone, compare  # noqa: E402 - the evaluation folder is first on sys.path
 
 sys.path.insert(0, str(ROOT))
 from runner.pipeline.conditions import GLIBC_STEADY  # noqa: E402
 from runner.pipeline.revisions import source_paths  # noqa: E402
+from testkit.gitrepo import git, history  # noqa: E402
 
 CASES = Path(__file__).resolve().parent / "real_prs"
 THRESHOLD = 0.02
@@ -243,24 +243,19 @@ def run_check(case: dict, worktrees: dict[str, Path], procs: int, seconds: float
             "seconds": round(time.monotonic() - t0, 1), "allocator": allocator}
 
 
-def run_perfgate(clone: Path, case: dict, out: Path, max_time: float) -> dict:
+def run_perfgate(repo: Path, case: dict, out: Path, max_time: float) -> dict:
     """The real ``perfgate compare`` of the case in a subprocess; its one benchmark's change, wall
     time and settings.
 
     Raises:
         RuntimeError: the compare exited non-zero without results (its last stderr line).
     """
-    cmd = [sys.executable, "-m", "runner.cli", "compare", "--repo", str(clone), "--base", case["base"],
-           "--head", case["head"], "--benchmarks", case["dir"], "--max-time", str(max_time), "--no-profile",
-           "--quiet", "--threshold", str(THRESHOLD), "--out", str(out), "--title", case["title"]]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=max_time * 2 + 300)
-    wall = time.monotonic() - t0
-    results = out / "results.json"
-    if not results.exists():
-        raise RuntimeError(f"perfgate compare exited {proc.returncode}: "
-                           f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
-    doc = json.loads(results.read_text())
+    outcome = compare(repo, out, "--benchmarks", case["dir"], "--max-time", str(max_time),
+                      "--no-profile", "--threshold", str(THRESHOLD), "--title", case["title"],
+                      base=case["base"], head=case["head"], timeout=max_time * 2 + 300)
+    if outcome.doc is None:
+        raise RuntimeError(outcome.failure())
+    doc, wall = outcome.doc, outcome.wall
     (bench,) = doc["benchmarks"][:1] or [{}]
     change = bench.get("change") or {}
     error = (bench.get("head") or {}).get("error") or (bench.get("base") or {}).get("error")
@@ -279,22 +274,20 @@ def run_case(case: dict, mirrors: Path, tmp: Path, max_time: float, procs: int, 
     mirror = find_mirror(mirrors, case["repo"])
     if mirror is None:
         return {**row, "error": f"no clone of {case['repo']} under {mirrors}"}
-    clone = tmp / case["id"] / "clone"
-    subprocess.run(["git", "clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(clone)], check=True,
-                   capture_output=True)
+    repo = clone(mirror, tmp / case["id"] / "clone")
     try:
         for side in ("base", "head"):
-            git(clone, "cat-file", "-e", f"{case[side]}^{{commit}}")
+            git(repo, "cat-file", "-e", f"{case[side]}^{{commit}}")
     except subprocess.CalledProcessError:
         return {**row, "error": f"{case['repo']} clone lacks {case['base'][:12]} or {case['head'][:12]}"}
     try:
-        row["perfgate"] = run_perfgate(clone, case, tmp / case["id"] / "out", max_time)
+        row["perfgate"] = run_perfgate(repo, case, tmp / case["id"] / "out", max_time)
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         row["perfgate"] = {"verdict": None, "error": str(exc)}
     worktrees = {}
     for side in ("base", "head"):
         worktrees[side] = tmp / case["id"] / side
-        git(clone, "worktree", "add", "--quiet", "--detach", str(worktrees[side]), case[side])
+        git(repo, "worktree", "add", "--quiet", "--detach", str(worktrees[side]), case[side])
     try:
         row["check"] = run_check(case, worktrees, procs, seconds, allocator)
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
@@ -405,20 +398,10 @@ SMOKE_BENCH = ('"""The smoke library\'s total over 20 000 integers."""\nimport t
 def make_smoke(tmp: Path) -> tuple[Path, Path]:
     """A mirrors folder with ``local/tinylib`` (three commits: base, a faster ``total``, a README
     change) and a cases folder with a ``perf`` case and a ``control`` case of it."""
-    repo = tmp / "mirrors" / "local" / "tinylib"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "tinylib.py").write_text(SMOKE_BASE)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    base = git(repo, "rev-parse", "HEAD").strip()
-    (repo / "tinylib.py").write_text(SMOKE_HEAD)
-    git(repo, "commit", "-qam", "Speed up total with sum (#1)")
-    head = git(repo, "rev-parse", "HEAD").strip()
-    (repo / "README.md").write_text("tinylib\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "docs (#2)")
-    docs = git(repo, "rev-parse", "HEAD").strip()
+    base, head, docs = history(tmp / "mirrors" / "local" / "tinylib", [
+        ({"tinylib.py": SMOKE_BASE}, "base"),
+        ({"tinylib.py": SMOKE_HEAD}, "Speed up total with sum (#1)"),
+        ({"README.md": "tinylib\n"}, "docs (#2)")])
     cases = tmp / "cases"
     for cid, kind, b, h, claim in (("tinylib_1", "perf", base, head, "sum() is faster"),
                                    ("tinylib_2", "control", head, docs, "docs only")):

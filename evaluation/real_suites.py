@@ -22,7 +22,6 @@ pydantic_listed=.. ...``.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -31,9 +30,11 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+from harness import ROOT, perfgate  # the evaluation folder is first on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from testkit.gitrepo import commit, git  # noqa: E402
 
 PROJECTS = {
     # name: (requirement, suite, benchmarks dir inside the sdist, default filter, install command)
@@ -58,8 +59,7 @@ def copy_fixture(folder: str, into: Path) -> Path:
     repo = into / Path(folder).name
     shutil.copytree(ROOT / folder, repo)
     git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "fixture")
+    commit(repo, {}, "fixture")
     return repo
 
 
@@ -72,8 +72,7 @@ def fetch(requirement: str, into: Path) -> Path:
         tar.extractall(into, filter="data")
     (repo,) = [p for p in into.iterdir() if p.is_dir()]
     git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "sdist")
+    commit(repo, {}, "sdist")
     return repo
 
 
@@ -82,14 +81,12 @@ def run(repo: Path, suite: str, benchmarks: str, pattern: str, install: str, max
     config = out.parent / f"{out.name}.toml"
     config.write_text(f'suite = "{suite}"\nbenchmarks = "{benchmarks}"\ninstall = "{install}"\n'
                       f"max_time = {max_time}\n")
-    cmd = [sys.executable, "-m", "runner.cli", "run", "--repo", str(repo), "--config", str(config),
-           "--filter", pattern, "--out", str(out), "--quiet"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    print(proc.stdout[-3000:], proc.stderr[-2000:], sep="\n")
-    results = out / "results.json"
-    if not results.exists():
-        return {"error": (proc.stderr.strip().splitlines() or ["no results"])[-1]}
-    return json.loads(results.read_text())
+    outcome = perfgate("run", "--repo", str(repo), "--config", str(config), "--filter", pattern,
+                       out=out)
+    print(outcome.stdout[-3000:], outcome.stderr[-2000:], sep="\n")
+    if outcome.doc is None:
+        return {"error": (outcome.stderr.strip().splitlines() or ["no results"])[-1]}
+    return outcome.doc
 
 
 def summarize(doc: dict) -> dict:

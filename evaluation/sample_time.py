@@ -22,20 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from harness import ROOT, SPIN  # the evaluation folder is first on sys.path
+
 sys.path.insert(0, str(ROOT))
 
 from runner.pipeline.workers import start_workers  # noqa: E402
 from runner.pipeline.revisions import Revision  # noqa: E402
 
-BENCH = '''
-import functools
-
-def spin(n):
-    t = 0
-    for i in range(n):
-        t += i * i % 7
-    return t
+BENCH = "import functools\n\n" + SPIN + '''
 
 def bench_py(device):
     return functools.partial(spin, 2000)

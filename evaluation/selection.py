@@ -32,20 +32,20 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+from harness import ROOT, clone  # noqa: E402 - the evaluation folder is first on sys.path
+
+sys.path.insert(0, str(ROOT))
 
 from runner import selection  # noqa: E402
 from runner.config import Config  # noqa: E402
+from testkit.gitrepo import git, history  # noqa: E402
 
 #: The replayed repositories: the mirror's folder, the real_prs cases whose benchmarks form the
 #: suite with ``evaluation/selection_suites/<name>/``.
@@ -272,21 +272,15 @@ def table(name: str, rows: list[dict], costs: dict, args) -> str:
 
 def smoke_repo(root: Path) -> Path:
     """A repository of four first-parent commits after a base: one module, a native file, docs, a shared util."""
-    from tests.runner.gitrepo import git as g, write
+    def module(name: str, count: int) -> str:
+        return f"from .common import spin\n\ndef {name}():\n    return spin({count})\n"
 
-    root.mkdir(parents=True)
-    g(root, "init", "-q", "-b", "main")
-    write(root, {"toylib/__init__.py": "", "toylib/common.py": "def spin(n):\n    return sum(range(n))\n",
-                 "toylib/a.py": "from .common import spin\n\ndef a():\n    return spin(2000)\n",
-                 "toylib/b.py": "from .common import spin\n\ndef b():\n    return spin(2000)\n"})
-    g(root, "add", "-A")
-    g(root, "commit", "-q", "-m", "base")
-    for files, msg in (({"toylib/a.py": "from .common import spin\n\ndef a():\n    return spin(2100)\n"}, "a: tune"),
-                       ({"csrc/k.cu": "// k\n"}, "a kernel"), ({"README.md": "toy\n"}, "docs"),
-                       ({"toylib/common.py": "def spin(n):\n    return sum(range(n)) + 0\n"}, "common")):
-        write(root, files)
-        g(root, "add", "-A")
-        g(root, "commit", "-q", "-m", msg)
+    common = "def spin(n):\n    return sum(range(n))\n"
+    base = {"toylib/__init__.py": "", "toylib/common.py": common,
+            "toylib/a.py": module("a", 2000), "toylib/b.py": module("b", 2000)}
+    history(root, [(base, "base"), ({"toylib/a.py": module("a", 2100)}, "a: tune"),
+                   ({"csrc/k.cu": "// k\n"}, "a kernel"), ({"README.md": "toy\n"}, "docs"),
+                   ({"toylib/common.py": common.replace("range(n))", "range(n)) + 0")}, "common")])
     return root
 
 
@@ -309,15 +303,15 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp_name)
         out = []
         if args.smoke:
-            sys.path.insert(0, str(ROOT))
-            clone = smoke_repo(tmp / "toy")
+            repo = smoke_repo(tmp / "toy")
             suite = tmp / "suite"
             suite.mkdir()
             (suite / "bench_toy.py").write_text("from toylib.a import a\nfrom toylib.b import b\n\n"
                                                 "def bench_a(device):\n    return a\n\n"
                                                 "def bench_b(device):\n    return b\n")
             args.map_every, args.max_time = 2, 3.0
-            rows, costs = replay("toy", clone, suite, tmp, 4, 2, 1, 3.0, log=lambda *_: None, traced_check=True)
+            rows, costs = replay("toy", repo, suite, tmp, 4, 2, 1, 3.0, log=lambda *_: None,
+                                 traced_check=True)
             s = summarize(rows)
             by = {r["subject"]: r for r in rows}
             assert by["a: tune"]["run"] == ["bench_a"] and by["a: tune"]["one_module"], by["a: tune"]
@@ -335,12 +329,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name}: no snapshot at {mirror} (fetch github:{REPOS[name]['mirror'].replace('+', '/')})",
                           file=sys.stderr)
                     continue
-                clone = tmp / name / "clone"
-                subprocess.run(["git", "clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(clone)],
-                               check=True)
+                repo = clone(mirror, tmp / name / "clone")
                 suite = build_suite(name, tmp / name / "suite")
-                rows, costs = replay(name, clone, suite, tmp / name, args.commits, args.map_every, args.miss_commits,
-                                     args.max_time, log=lambda m: print(m, file=sys.stderr),
+                rows, costs = replay(name, repo, suite, tmp / name, args.commits, args.map_every,
+                                     args.miss_commits, args.max_time,
+                                     log=lambda m: print(m, file=sys.stderr),
                                      traced_check=args.traced_check)
                 out.append(table(name, rows, costs, args))
         text = "\n".join(out)

@@ -36,21 +36,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runner.cli.main import main as perfgate  # noqa: E402
+from harness import ROOT, SPIN, compare  # noqa: E402 - the evaluation folder is first on sys.path
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is on sys.path
+sys.path.insert(0, str(ROOT))
+
+from testkit import gitrepo  # noqa: E402
 
 SIZES = [0.01, 0.02, 0.05, 0.10]
 MAGNITUDES = [0.001, 0.01, 0.1, 0.5, 1 / 1.02, 1.02, 2.0, 10.0, 100.0, 1000.0]
@@ -58,18 +56,15 @@ MAGNITUDES = [0.001, 0.01, 0.1, 0.5, 1 / 1.02, 1.02, 2.0, 10.0, 100.0, 1000.0]
 KEEP: Path | None = None
 STUDIES = ("aa", "edit", "injected", "magnitudes", "durations", "torch", "budget")
 
-SPIN = ["def spin(n):", "    t = 0", "    for i in range(n):", "        t += i * i % 7", "    return t", ""]
-
-
 def _counts(k: int, lo: int = 500, hi: int = 40000) -> list[int]:
     """Loop counts from ~25 µs to ~2 ms per call on this machine (default), log-spaced."""
     return [int(lo * (hi / lo) ** (i / max(k - 1, 1))) for i in range(k)]
 
 
 def spin_seconds_per_count() -> float:
-    """Seconds one iteration of :data:`SPIN`'s loop takes here (to size durations)."""
+    """Seconds one iteration of :data:`harness.SPIN`'s loop takes here (to size durations)."""
     ns: dict = {}
-    exec("\n".join(SPIN), ns)
+    exec(SPIN, ns)
     best = math.inf
     for _ in range(5):
         t0 = time.perf_counter()
@@ -86,34 +81,22 @@ def make_repo(path: Path, base_counts: list[int], head_counts: list[int] | None 
               head_extra: list[str] = ()) -> Path:
     """Repo with one ``bench_wNN`` per count; head's counts are ``head_counts`` (None: A/A, a
     README change only) and its library also has the lines ``head_extra``."""
-    path.mkdir(parents=True)
-
     def lib(counts: list[int], extra: list[str] = ()) -> str:
-        return "\n".join(SPIN + list(extra) + ["COUNTS = ["] + [f"    {c}," for c in counts] + ["]", ""])
+        return SPIN + "\n".join(["", *extra, "COUNTS = [", *(f"    {c}," for c in counts), "]", ""])
 
     bench = ["import functools", "import worklib", ""]
     for i in range(len(base_counts)):
         bench += [f"def bench_w{i:02d}(device):", f"    return functools.partial(worklib.spin, worklib.COUNTS[{i}])", ""]
-    (path / "benchmarks").mkdir()
-    (path / "benchmarks" / "bench_work.py").write_text("\n".join(bench))
-    (path / "worklib.py").write_text(lib(base_counts))
-    return _commit_sides(path, None if head_counts is None else {"worklib.py": lib(head_counts, head_extra)})
+    base = {"benchmarks/bench_work.py": "\n".join(bench), "worklib.py": lib(base_counts)}
+    head = None if head_counts is None else {"worklib.py": lib(head_counts, head_extra)}
+    return _commit_sides(path, base, head)
 
 
-def _commit_sides(path: Path, head_files: dict[str, str] | None) -> Path:
-    """Commit what ``path`` holds as branch ``base``, then ``head_files`` (and a README change) as
-    branch ``head``."""
-    (path / "README.md").write_text("base\n")
-    git(path, "init", "-q", "-b", "base")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "base")
-    git(path, "checkout", "-q", "-b", "head")
-    (path / "README.md").write_text("head\n")
-    for rel, text in (head_files or {}).items():
-        (path / rel).write_text(text)
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "head")
-    return path
+def _commit_sides(path: Path, base_files: dict, head_files: dict | None) -> Path:
+    """``base_files`` (and a README) as branch ``base``, then ``head_files`` (and a README change)
+    as branch ``head``."""
+    return gitrepo.make_repo(path, {**base_files, "README.md": "base\n"},
+                             {**(head_files or {}), "README.md": "head\n"})
 
 
 TORCH_BENCH = '''import torch
@@ -147,28 +130,22 @@ def bench_gelu(device):
 
 def make_torch_repo(path: Path, head_repeat: int | None) -> Path:
     """Four torch operators; head repeats each ``head_repeat`` times (None: A/A)."""
-    (path / "benchmarks").mkdir(parents=True)
-    (path / "benchmarks" / "bench_t.py").write_text(TORCH_BENCH.format(repeat=1))
-    return _commit_sides(path, {"benchmarks/bench_t.py": TORCH_BENCH.format(repeat=head_repeat)} if head_repeat else None)
+    bench = "benchmarks/bench_t.py"
+    return _commit_sides(path, {bench: TORCH_BENCH.format(repeat=1)},
+                         {bench: TORCH_BENCH.format(repeat=head_repeat)} if head_repeat else None)
 
 
 def run_compare(repo: Path, out: Path, threshold: float, extra: list[str], perfgate_root: Path | None = None,
                 max_time: float | None = None) -> dict:
-    """One real ``perfgate compare`` (profiling off); its document, wall time and budget check."""
-    args = ["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
-            "--threshold", str(threshold), "--no-profile", "--quiet", *extra]
+    """One real ``perfgate compare`` (profiling off), in this process or (``perfgate_root``) with
+    another checkout's runner in a subprocess; its document, wall time and budget check."""
+    args = ["--threshold", str(threshold), "--no-profile", *extra]
     if max_time is not None:
         args += ["--max-time", str(max_time)]
-    t0 = time.monotonic()
-    if perfgate_root is None:
-        code = perfgate(args)
-    else:  # another checkout's runner, in a subprocess
-        env = dict(os.environ, PYTHONPATH=str(perfgate_root))
-        code = subprocess.run([sys.executable, "-m", "runner.cli", *args], cwd=str(perfgate_root), env=env).returncode
-    wall = time.monotonic() - t0
-    if code != 0:
-        raise SystemExit(f"compare {out.name} exited {code}")
-    doc = json.loads((out / "results.json").read_text())
+    outcome = compare(repo, out, *args, checkout=perfgate_root)
+    if outcome.code != 0:
+        raise SystemExit(f"compare {out.name} exited {outcome.code}")
+    doc, wall = outcome.doc, outcome.wall
     if KEEP is not None:  # --keep: every compare's results.json, for re-analysis
         KEEP.mkdir(parents=True, exist_ok=True)
         (KEEP / f"{out.parent.name}-{out.name}.json").write_text(json.dumps(doc))

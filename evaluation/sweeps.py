@@ -29,16 +29,15 @@ cross_slower=.. cross_bracketed=.. cross_false=..``.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from gitrepo import git  # noqa: E402 - the evaluation folder is first on sys.path
+from harness import ROOT, SPIN, compare  # the evaluation folder is first on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from testkit.gitrepo import make_repo  # noqa: E402
 
 KERNELS = '''
 """Loops whose time is their count: ``lib`` costs COST(n) steps, the other providers n."""
@@ -48,12 +47,7 @@ def COST(n):
     return n
 
 
-def spin(steps):
-    total = 0
-    for i in range(steps):
-        total += i * i % 7
-    return total
-
+''' + SPIN + '''
 
 def lib(n):
     return spin(COST(n))
@@ -88,30 +82,20 @@ if __name__ == "__main__":
 CROSSOVER = 6144
 
 
-def make_repo(root: Path, sizes: list[int], providers: list[str], head_kernels: str) -> Path:
+def grid_repo(root: Path, sizes: list[int], providers: list[str], head_kernels: str) -> Path:
     """Base: the grid over ``sizes`` × ``providers``; head: ``kernels.py`` replaced by ``head_kernels``."""
-    (root / "benchmarks").mkdir(parents=True)
-    (root / "kernels.py").write_text(KERNELS)
-    (root / "benchmarks" / "bench_grid.py").write_text(GRID.format(providers=providers, sizes=sizes))
-    (root / "perfgate.toml").write_text('suite = "triton"\nprofile = false\n')
-    git(root, "init", "-q", "-b", "base")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    git(root, "checkout", "-q", "-b", "head")
-    (root / "kernels.py").write_text(head_kernels)
-    git(root, "commit", "-qam", "head")
-    return root
+    grid = GRID.format(providers=providers, sizes=sizes)
+    base = {"kernels.py": KERNELS, "benchmarks/bench_grid.py": grid,
+            "perfgate.toml": 'suite = "triton"\nprofile = false\n'}
+    return make_repo(root, base, {"kernels.py": head_kernels})
 
 
-def compare(repo: Path, out: Path, max_time: float) -> tuple[dict, float]:
+def compare_grid(repo: Path, out: Path, max_time: float) -> tuple[dict, float]:
     """``perfgate compare base head``: its results.json and the seconds it took."""
-    t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "runner.cli.main", "compare", "--repo", str(repo), "--base", "base",
-                           "--head", "head", "--out", str(out), "--max-time", str(max_time), "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True)
-    if not (out / "results.json").is_file():
-        raise SystemExit(f"compare failed:\n{proc.stderr[-3000:]}")
-    return json.loads((out / "results.json").read_text()), time.monotonic() - t0
+    outcome = compare(repo, out, "--max-time", str(max_time))
+    if outcome.doc is None:
+        raise SystemExit(f"compare failed:\n{outcome.stderr[-3000:]}")
+    return outcome.doc, outcome.wall
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _aa(tmp: Path, sizes: list[int], providers: list[str], max_time: float) -> dict:
     """The A/A compare: prints its verdicts, returns its figures."""
-    aa_repo = make_repo(tmp / "aa", sizes, providers, KERNELS + "\n# a comment: nothing else changes\n")
-    doc, seconds = compare(aa_repo, tmp / "aa-out", max_time)
+    head = KERNELS + "\n# a comment: nothing else changes\n"
+    aa_repo = grid_repo(tmp / "aa", sizes, providers, head)
+    doc, seconds = compare_grid(aa_repo, tmp / "aa-out", max_time)
     verdicts = [b["change"]["verdict"] for b in doc["benchmarks"]]
     false = [b["name"] for b in doc["benchmarks"] if b["change"]["verdict"] in ("regression", "improvement")]
     print(f"A/A: {len(verdicts)} cases in {seconds:.0f} s: " + ", ".join(
@@ -155,8 +140,8 @@ def _aa(tmp: Path, sizes: list[int], providers: list[str], max_time: float) -> d
 def _crossover(tmp: Path, sizes: list[int], providers: list[str], max_time: float) -> dict:
     """The crossover compare: prints the lib verdicts and the sweep line, returns its figures."""
     head = KERNELS.replace("def COST(n):\n    return n\n", "def COST(n):\n    return n // 4 + n * n // 8192\n")
-    cross_repo = make_repo(tmp / "cross", sizes, providers, head)
-    doc, seconds = compare(cross_repo, tmp / "cross-out", max_time)
+    cross_repo = grid_repo(tmp / "cross", sizes, providers, head)
+    doc, seconds = compare_grid(cross_repo, tmp / "cross-out", max_time)
     lib = sorted((b for b in doc["benchmarks"] if b["params"]["provider"] == "lib"), key=lambda b: int(b["params"]["N"]))
     rows = [(int(b["params"]["N"]), b["change"]["verdict"], b["change"]["ratio"]) for b in lib]
     print(f"crossover: {len(doc['benchmarks'])} cases in {seconds:.0f} s; lib: "

@@ -28,7 +28,6 @@ import http.client
 import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,15 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.app.events import signature  # noqa: E402
-
-
-def _private_key() -> str:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                             serialization.NoEncryption()).decode()
+from testkit.payloads import private_key  # noqa: E402
+from testkit.services import free_port  # noqa: E402
 
 
 def process_tree_cpu(pid: int) -> float:
@@ -77,22 +69,16 @@ def process_tree_cpu(pid: int) -> float:
 def payload(size: int) -> bytes:
     """A ``pull_request`` ``labeled`` delivery of about ``size`` bytes (real ones are 20–30 kB:
     the pull request, both repositories, the sender, the label): GitHub's published example
-    (``@octokit/webhooks-examples``, through tests/app/payloads.py) completed to its published
+    (``@octokit/webhooks-examples``, through testkit/payloads.py) completed to its published
     schema — the App refuses (400) a delivery its schema rejects — with the pull request's body
     padded to the size."""
-    from tests.app.payloads import pull_request
+    from testkit.payloads import pull_request
 
     _, body = pull_request("labeled", head_sha="1" * 40, base_sha="2" * 40, label="performance")
     body["pull_request"]["body"] = ""
     pad = max(0, size - len(json.dumps(body).encode()))
     body["pull_request"]["body"] = "x" * pad
     return json.dumps(body).encode()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -223,13 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="perfgate-load-") as home:
         secret = secrets.token_hex(16)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
-        env.update(PERFGATE_HOME=home, GITHUB_APP_ID="1", GITHUB_PRIVATE_KEY=_private_key(), GITHUB_WEBHOOK_SECRET=secret,
-                   GITHUB_API_URL="http://127.0.0.1:9", PYTHONPATH=str(ROOT))
+        env.update(PERFGATE_HOME=home, GITHUB_APP_ID="1", GITHUB_PRIVATE_KEY=private_key(),
+                   GITHUB_WEBHOOK_SECRET=secret, GITHUB_API_URL="http://127.0.0.1:9",
+                   PYTHONPATH=str(ROOT))
         if args.database_url:
             env["DATABASE_URL"] = args.database_url
         if args.queue_url:
             env["HUEY_URL"] = args.queue_url
-        port = _free_port()
+        port = free_port()
         gunicorn = Path(sys.executable).parent / "gunicorn"
         proc = subprocess.Popen([str(gunicorn), "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads",
                                  str(args.threads), "--timeout", "30", "bot:create_app()"], cwd=home, env=env,

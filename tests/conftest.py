@@ -71,13 +71,13 @@ def traces() -> Path:
 def postgres_server_url():
     """URL of a throwaway PostgreSQL database for the whole session: the one named by
     ``PERFGATE_TEST_POSTGRES_URL`` when set, else a server this fixture starts from the installed
-    ``initdb``/``postgres`` programs (tests/deploy/services.py) on a free 127.0.0.1 port and stops
+    ``initdb``/``postgres`` programs (testkit/services.py) on a free 127.0.0.1 port and stops
     at the end. Skips only when neither is there (PostgreSQL not installed)."""
     url = os.environ.get("PERFGATE_TEST_POSTGRES_URL")
     if url:
         yield url
         return
-    from tests.deploy.services import Postgres, postgres_bin
+    from testkit.services import Postgres, postgres_bin
 
     missing = [name for name in ("initdb", "postgres") if not postgres_bin(name)]
     if missing:

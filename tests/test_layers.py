@@ -596,6 +596,38 @@ def test_the_app_and_the_action_do_not_know_each_other():
                        or (_under(name, "action") and _under(target, "bot"))) == []
 
 
+#: Beside the product, lowest first: what the tests and the evaluation scripts share (fakes,
+#: generated inputs, throwaway services), the evaluation, the tests. Each may import the product
+#: and what stands before it here; the product imports none of them.
+HELPERS = ("testkit", "evaluation", "tests")
+
+
+def _helper_imports(folder: str) -> dict[str, list[str]]:
+    """Every file's imports under ``folder`` (an evaluation script is named by its path)."""
+    paths = sorted((ROOT / folder).rglob("*.py"))
+    return {_module_name(path): _imports(_module_name(path), path) for path in paths}
+
+
+def _imports_from(imports: dict[str, list[str]], folders: tuple[str, ...]) -> list[str]:
+    return [f"{name} imports {target}" for name, targets in sorted(imports.items())
+            for target in targets if any(_under(target, folder) for folder in folders)]
+
+
+def test_the_shared_helpers_and_the_evaluation_never_import_the_tests():
+    """testkit imports neither the tests nor the evaluation, the evaluation never the tests (the
+    fakes both use live in testkit), the product none of the three."""
+    assert _imports_from(_helper_imports("testkit"), ("tests", "evaluation")) == []
+    assert _imports_from(_helper_imports("evaluation"), ("tests",)) == []
+    assert _imports_from(IMPORTS, HELPERS) == []
+
+
+def test_the_helper_rule_sees_an_import_inside_a_function(tmp_path):
+    script = tmp_path / "load.py"
+    script.write_text("def main():\n    from tests.app import flow\n")
+    found = {"evaluation.load": _imports("evaluation.load", script)}
+    assert _imports_from(found, ("tests",)) == ["evaluation.load imports tests.app"]
+
+
 def _bot_wing(module: str) -> str | None:
     return next((w for w in BOT_WINGS if _under(module, w)), None)
 

@@ -3,7 +3,8 @@
 Code that nothing runs rots (issue 30: the scenarios' runner and two evaluation scripts imported
 modules a redesign had moved, and nothing noticed). So:
 
-* every module of ``runner``, ``bot``, ``action``, ``examples`` and ``evaluation`` is imported,
+* every module of ``runner``, ``bot``, ``action``, ``examples``, ``testkit`` and ``evaluation`` is
+  imported,
   in a fresh interpreter (``__main__`` modules are parsed and the names they import looked up,
   since importing one runs it);
 * every evaluation script and runnable example runs with its ``--smoke`` setting (toy sizes,
@@ -98,9 +99,10 @@ _IMPORT_ALL = textwrap.dedent('''
 
 
 def test_every_module_imports():
+    packages = ("runner", "bot", "action", "examples", "testkit")
     modules = [(m, str(ROOT / (m.replace(".", "/") + ".py")) if (ROOT / (m.replace(".", "/") + ".py")).exists()
                 else str(ROOT / m.replace(".", "/") / "__init__.py"))
-               for package in ("runner", "bot", "action", "examples") for m in _package_modules(package)]
+               for package in packages for m in _package_modules(package)]
     modules = [(m, p) for m, p in modules if m not in RUN_BY_OTHERS and not m.startswith(("examples.target", "examples.demo"))]
     files = [(str(p), [str(e) for e in extra]) for p, extra in FILE_MODULES]
     assert len(modules) > 100 and len(files) > 15
@@ -219,7 +221,7 @@ class SmokeRunner:
 def _missing_programs(smoke: Smoke) -> list[str]:
     if not smoke.needs:
         return []
-    from tests.deploy.services import missing_programs
+    from testkit.services import missing_programs
 
     return missing_programs()
 

@@ -13,7 +13,7 @@ OpenAPI 3.1): ``type``, ``required``, ``properties``, ``items``, ``enum``, ``one
 ``allOf``, ``additionalProperties``; they are compiled to Python with ``fastjsonschema``, once
 per process and schema: all of them before the web process serves (:func:`warm_up`, called by
 ``bot.create_app``), elsewhere on first use. Formats are not asserted (nor are they by the tests'
-``jsonschema`` reference check, ``tests/app/webhook_schemas.py``); defaults are not filled in.
+``jsonschema`` reference check, ``testkit/webhook_schemas.py``); defaults are not filled in.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from runner import results as results_mod
 from runner.report import MARKER
 from tests.action.events import pull_request_labeled, workflow_dispatch
 from tests.action.harness import actions_env, read_outputs
-from tests.action.results_doc import bench, results_doc
+from testkit.results_doc import bench, results_doc
 from tests.action.target_repo import make_target_repo
 
 REPO = "octo/demo"

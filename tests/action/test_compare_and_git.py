@@ -136,7 +136,7 @@ def test_a_bisect_fetches_the_history_a_shallow_clone_lacks(tmp_path):
     import subprocess
 
     from action.git_shas import fetch_history
-    from tests.runner.gitrepo import git
+    from testkit.gitrepo import git
 
     origin = tmp_path / "origin"
     origin.mkdir()

@@ -10,7 +10,7 @@ from action.publish import (annotation, find_sticky, fit_comment, fit_summary, o
                             step_outputs, truncate, with_run_metadata)
 from runner import results as results_mod
 from runner.report import MARKER, render
-from tests.action.results_doc import bench, results_doc
+from testkit.results_doc import bench, results_doc
 
 
 def test_overall_verdict_is_the_most_severe_present():

@@ -10,11 +10,10 @@ import github  # noqa: F401
 import pytest
 
 from bot.app.github_errors import TESTING_CLIENT_OPTIONS
-from tests.fake_github import FakeGitHub
+from testkit import app_fakes
+from testkit.fake_github import FakeGitHub
+from testkit.payloads import SECRET, private_key
 from tests.fake_github.fixtures import github_openapi  # noqa: F401
-
-from . import fakes
-from .payloads import SECRET
 
 
 #: PyGithub without retries or pacing sleeps (GITHUB.md: never sleep in tests); what
@@ -24,25 +23,20 @@ CLIENT_OPTIONS = TESTING_CLIENT_OPTIONS
 
 @pytest.fixture(scope="session")
 def app_private_key() -> str:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                             serialization.NoEncryption()).decode()
+    return private_key()
 
 
 @pytest.fixture
 def scene():
-    scene = fakes.AppScene()
-    server = fakes.BlobServer(scene)
+    scene = app_fakes.AppScene()
+    server = app_fakes.BlobServer(scene)
     yield scene
     server.stop()
 
 
 @pytest.fixture
 def fake_github(github_openapi, scene):  # noqa: F811
-    with FakeGitHub(github_openapi, handlers=fakes.handlers(scene)) as gh:
+    with FakeGitHub(github_openapi, handlers=app_fakes.handlers(scene)) as gh:
         gh.state.add_repo("octo/demo")
         gh.state.add_token("ghs_nobody")  # from now on only minted installation tokens are accepted
         yield gh

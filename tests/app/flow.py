@@ -4,9 +4,8 @@ the runner."""
 from __future__ import annotations
 
 from runner.report import MARKER
-
-from . import payloads as P
-from .fakes import results_zip
+from testkit import payloads as P
+from testkit.app_fakes import results_zip
 
 
 def deliver(client, built, delivery=None):

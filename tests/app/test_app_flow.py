@@ -5,9 +5,9 @@ a read-only user (one polite refusal, nothing dispatched)."""
 
 from __future__ import annotations
 
-from tests.action.results_doc import bench, results_doc
+from testkit import payloads as P
+from testkit.results_doc import bench, results_doc
 
-from . import payloads as P
 from .flow import complete, deliver, deliveries, sticky, upload
 
 HEAD, BASE = "1" * 40, "2" * 40

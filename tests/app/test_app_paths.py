@@ -12,9 +12,9 @@ import pytest
 
 from bot.app import executor, sweeps
 from runner.report import MARKER
-from tests.action.results_doc import bench, results_doc
+from testkit import payloads as P
+from testkit.results_doc import bench, results_doc
 
-from . import payloads as P
 from .flow import complete, deliver, deliveries, sticky, upload
 
 HEAD, BASE, NEW = "1" * 40, "2" * 40, "3" * 40

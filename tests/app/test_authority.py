@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.action.results_doc import bench, results_doc
+from testkit import payloads as P
+from testkit.results_doc import bench, results_doc
 
-from . import payloads as P
 from .flow import complete, deliver, sticky, upload
 
 A, B, C, BASE = "a" * 40, "b" * 40, "c" * 40, "2" * 40

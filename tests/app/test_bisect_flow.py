@@ -13,11 +13,11 @@ from bot.app import executor
 from bot.app import messages
 from bot.history import reads as history_reads
 from bot.history import store as history_store
-from tests.fake_github import FakeGitHub, Faults
+from testkit import app_fakes
+from testkit import payloads as P
+from testkit.fake_github import FakeGitHub, Faults
 from tests.history.factory import compare_doc, environment, run_doc, sha
 
-from . import fakes
-from . import payloads as P
 from .flow import complete, deliver, deliveries, upload
 
 BENCH = "bench_norm[rows=4096]"
@@ -33,7 +33,7 @@ def _config(url: str) -> str:
 
 @pytest.fixture
 def receiver(tmp_path):
-    hook = fakes.WebhookReceiver(tmp_path / "hook")
+    hook = app_fakes.WebhookReceiver(tmp_path / "hook")
     yield hook
     hook.stop()
 
@@ -52,7 +52,8 @@ def fake_github(github_openapi, scene, request):  # noqa: F811 - a GitHub that c
     lossy = ("issues/create", "issues/update", "issues/create-comment", "actions/create-workflow-dispatch",
              "checks/create", "checks/update")
     faults = getattr(request, "param", None)  # a test's Faults: GitHub failing at random
-    with FakeGitHub(github_openapi, handlers=fakes.losing_handlers(scene, lossy, LOSE), faults=faults) as gh:
+    handlers = app_fakes.losing_handlers(scene, lossy, LOSE)
+    with FakeGitHub(github_openapi, handlers=handlers, faults=faults) as gh:
         gh.state.add_repo(P.REPO)
         gh.state.add_token("ghs_nobody")
         yield gh

@@ -4,7 +4,6 @@ and the SQLite-backed queue shared by the web process and the worker."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from runner.cli.main import main
+from testkit import payloads as P
+from testkit.services import free_port
 
-from . import payloads as P
 from .conftest import CLIENT_OPTIONS
 from .flow import deliver, deliveries
 
@@ -82,9 +82,7 @@ def test_sqlite_queue_from_web_process_to_worker(app_env, tmp_path, fake_github)
 
 
 def test_perfgate_serve_answers_webhooks(tmp_path, app_private_key):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
     env.update(PERFGATE_HOME=str(tmp_path), PYTHONPATH=str(root), GITHUB_APP_ID="1", GITHUB_PRIVATE_KEY=app_private_key,
@@ -111,18 +109,12 @@ def test_perfgate_serve_answers_webhooks(tmp_path, app_private_key):
         proc.wait(timeout=10)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_perfgate_serve_without_credentials_serves_the_app_registration(tmp_path):
     """Without credentials ``perfgate serve`` prints a one-time setup link; only the browser
     that opens it gets the registration form (security review N4)."""
     import re
 
-    port = _free_port()
+    port = free_port()
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
     env.update(PERFGATE_HOME=str(tmp_path), PYTHONPATH=str(root), PERFGATE_PUBLIC_URL="https://perfgate.example.com",

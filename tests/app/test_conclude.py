@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.app import conclude, messages
 from bot.app.actions import React, UpdateCheckRun, UpdateRun, UpsertComment
 from bot.app.facts import RunInfo
-from tests.action.results_doc import results_doc
+from testkit.results_doc import results_doc
 
 REPO, HEAD, BASE = "octo/demo", "1" * 40, "2" * 40
 

@@ -16,7 +16,7 @@ from bot.app.actions import CancelWorkflowRun, Notify, UpdateCheckRun, UpdateRun
 from bot.app.facts import (ENDED_STATES, Conclusion, ConcludedRun, FactRequest, PullInfo,
                            RegressionInfo, RunInfo, bound_run, concluded_run, head_seen,
                            head_seen_after, lease_name, settled_config, wants_pull)
-from tests.action.results_doc import bench, results_doc
+from testkit.results_doc import bench, results_doc
 
 REPO, HEAD = "octo/demo", "1" * 40
 T0 = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from sqlalchemy import event
 
-from tests.action.results_doc import bench, results_doc
+from testkit import payloads as P
+from testkit.results_doc import bench, results_doc
 
-from . import payloads as P
 from .flow import complete, deliver, upload
 
 HEAD, BASE = "1" * 40, "2" * 40

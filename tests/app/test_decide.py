@@ -12,8 +12,7 @@ from bot.app.handlers import decide, handled
 from bot.app.facts import ConcludedRun, Facts, PullInfo, RunInfo, run_key
 from bot.history.points import parse_time
 from bot.app.events import Event
-
-from . import payloads as P
+from testkit import payloads as P
 
 HEAD, BASE, NEW = "a" * 40, "b" * 40, "c" * 40
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from testkit.services import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -39,17 +40,11 @@ def test_the_image_contract():
     assert '"gunicorn"' in text and '"bot:create_app()"' in text
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_the_gunicorn_command_serves_healthz(tmp_path):
     gunicorn = Path(sys.executable).parent / "gunicorn"
     if not gunicorn.exists():
         pytest.skip("gunicorn is not installed")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_"))}
     env.update(PERFGATE_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([str(gunicorn), "--bind", f"127.0.0.1:{port}", "--workers", "1", "bot:create_app()"],

@@ -16,8 +16,8 @@ from bot.app.github_errors import GitHubError
 from bot.app.shell import RETRIES
 from bot.db import utc_now
 from runner.errors import UserError
+from testkit import payloads as P
 
-from . import payloads as P
 from .flow import deliver, deliveries
 
 HEAD, BASE = "1" * 40, "2" * 40

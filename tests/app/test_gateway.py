@@ -11,11 +11,11 @@ from bot.app.github_errors import ArtifactTooLarge, GitHubError
 from runner.config import from_texts
 from runner.errors import ConfigError
 from runner.report import MARKER
-from tests.action.results_doc import results_doc
+from testkit import payloads as P
+from testkit.app_fakes import results_zip
+from testkit.results_doc import results_doc
 
-from . import payloads as P
 from .conftest import CLIENT_OPTIONS
-from .fakes import results_zip
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_github_timeout_setting_bounds_every_call(github_openapi, app_private_ke
     from bot.app.runtime import build_runtime
     from bot.db import open_database
     from bot.settings import load_settings
-    from tests.fake_github import FakeGitHub, Faults
+    from testkit.fake_github import FakeGitHub, Faults
 
     with FakeGitHub(github_openapi, faults=Faults(1.0, kinds=("timeout",), hang=4.0)) as slow:
         slow.state.add_pull(P.REPO, 7, head_sha="1" * 40, base_sha="2" * 40)
@@ -106,7 +106,7 @@ def test_github_timeout_setting_bounds_every_call(github_openapi, app_private_ke
 def test_a_rate_limit_is_not_a_refusal_nor_a_missing_file(github_openapi, app_private_key):
     """A secondary rate limit answers 403 like a refusal: the permission and the config file
     must not read it as "none" / "no file" (a maintainer refused, the default config used)."""
-    from tests.fake_github import FakeGitHub, Faults
+    from testkit.fake_github import FakeGitHub, Faults
 
     with FakeGitHub(github_openapi, faults=Faults(1.0, kinds=("secondary-rate-limit",))) as limited:
         limited.state.set_permission(P.REPO, "maintainer", "maintain")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.action.results_doc import bench, results_doc
-from tests.fake_github import FakeGitHub
+from testkit import app_fakes
+from testkit import payloads as P
+from testkit.fake_github import FakeGitHub
+from testkit.results_doc import bench, results_doc
 
-from . import fakes
-from . import payloads as P
 from .flow import deliver, sticky, upload
 
 CASES = Path(__file__).parent / "cases" / "github"
@@ -37,9 +37,9 @@ def _ghes_dispatch(default):
 
 @pytest.fixture
 def fake_github(github_openapi, scene):  # noqa: F811 - this module's GitHub is an Enterprise Server
-    from tests.fake_github.app import HANDLERS
+    from testkit.fake_github.app import HANDLERS
 
-    handlers = {**fakes.handlers(scene),
+    handlers = {**app_fakes.handlers(scene),
                 "actions/create-workflow-dispatch": _ghes_dispatch(HANDLERS["actions/create-workflow-dispatch"])}
     with FakeGitHub(github_openapi, handlers=handlers) as gh:
         gh.state.add_repo("octo/demo")

@@ -14,9 +14,8 @@ from bot.app import ingest
 from bot.settings import MissingSetting, load_settings
 from runner.errors import UserError
 from runner.report import COMMENT_LIMIT, MARKER
-from tests.action.results_doc import bench, results_doc
-
-from .fakes import results_zip
+from testkit.app_fakes import results_zip
+from testkit.results_doc import bench, results_doc
 
 
 @dataclass

@@ -13,8 +13,8 @@ from bot.app import store as app_store
 from bot.app.events import parse_event
 from bot.app.tables import Refusal
 from bot.db import insert_missing, utc_now
+from testkit import payloads as P
 
-from . import payloads as P
 from .flow import deliver, deliveries
 
 HEAD, BASE = "1" * 40, "2" * 40

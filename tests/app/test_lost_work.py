@@ -10,10 +10,10 @@ import pytest
 from bot.app import sweeps
 from bot.app import store as app_store
 from bot.db import utc_now
-from tests.fake_github import FakeGitHub
+from testkit import app_fakes
+from testkit import payloads as P
+from testkit.fake_github import FakeGitHub
 
-from . import fakes
-from . import payloads as P
 from .flow import deliver, deliveries
 
 HEAD, BASE = "1" * 40, "2" * 40
@@ -22,14 +22,15 @@ OUTAGE = {"on": False}
 
 @pytest.fixture
 def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub whose check-runs API can be down
-    from tests.fake_github.app import HANDLERS
+    from testkit.fake_github.app import HANDLERS
 
     def create_check_run(ctx):
         if OUTAGE["on"]:
             return 503, {"message": "Service Unavailable", "documentation_url": "https://docs.github.com"}
         return HANDLERS["checks/create"](ctx)
 
-    with FakeGitHub(github_openapi, handlers={**fakes.handlers(scene), "checks/create": create_check_run}) as gh:
+    handlers = {**app_fakes.handlers(scene), "checks/create": create_check_run}
+    with FakeGitHub(github_openapi, handlers=handlers) as gh:
         gh.state.add_repo("octo/demo")
         gh.state.add_token("ghs_nobody")
         gh.state.add_pull(P.REPO, 7, head_sha=HEAD, base_sha=BASE, labels=["performance"])

@@ -139,7 +139,7 @@ def test_callback_stores_the_credentials_once_with_mode_0600(setup_app):
 def test_a_malformed_or_refused_code_stores_nothing(tmp_path, github_openapi):  # noqa: F811
     from bot import create_app
     from bot.web.setup import init_setup
-    from tests.fake_github.server import FakeGitHub
+    from testkit.fake_github.server import FakeGitHub
 
     def expired(ctx):
         return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}

@@ -16,11 +16,11 @@ from bot.app.facts import RunInfo
 from bot.app.github_errors import CheckRunState
 from bot.db import utc_now
 from runner.report import MARKER
-from tests.action.results_doc import bench, results_doc
-from tests.fake_github.app import HANDLERS, error
+from testkit import app_fakes
+from testkit import payloads as P
+from testkit.fake_github.app import HANDLERS, error
+from testkit.results_doc import bench, results_doc
 
-from . import fakes
-from . import payloads as P
 from .flow import complete, deliver, deliveries, sticky, upload
 
 HEAD, BASE = "1" * 40, "2" * 40
@@ -34,7 +34,7 @@ HELD: list = []
 
 @pytest.fixture
 def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that carries out some writes late
-    base = fakes.handlers(scene)
+    base = app_fakes.handlers(scene)
 
     def late(operation_id: str):
         def handler(ctx):
@@ -49,7 +49,8 @@ def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that carries ou
         return handler
 
     ops = ("checks/create", "checks/update", "issues/create-comment")
-    with fakes.labelled_pr_github(github_openapi, {**base, **{op: late(op) for op in ops}}, HEAD, BASE) as gh:
+    handlers = {**base, **{op: late(op) for op in ops}}
+    with app_fakes.labelled_pr_github(github_openapi, handlers, HEAD, BASE) as gh:
         yield gh
     LATE.clear()
     DOWN.clear()

@@ -11,8 +11,7 @@ import pytest
 from bot.app import notify, outgoing
 from runner.config import from_texts
 from runner.errors import ConfigError
-
-from .fakes import WebhookReceiver
+from testkit.app_fakes import WebhookReceiver
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.1/32"),)
 

@@ -13,10 +13,10 @@ import pytest
 from bot.app import payloads
 from bot.app.handlers import handled
 from bot.app.handlers.routes import routes
-from tests.fake_github.spec import SpecUnavailable, package_member
+from testkit import payloads as P
+from testkit import webhook_schemas as ws
+from testkit.fake_github.spec import SpecUnavailable, package_member
 
-from . import payloads as P
-from . import webhook_schemas as ws
 from .flow import deliveries
 
 CASES = Path(__file__).parent / "cases" / "github"
@@ -34,8 +34,9 @@ def _vendored():
 def test_the_shipped_copy_is_the_published_one_reduced_to_the_handled_events():
     _vendored()
     shipped = json.loads(SHIPPED.read_text("utf-8"))
-    assert shipped == ws.reduced(handled), \
-        "bot/app/schemas/webhooks.json drifted: run `python -m tests.app.webhook_schemas --write-reduced`"
+    assert shipped == ws.reduced(handled), (
+        "bot/app/schemas/webhooks.json drifted: run "
+        "`python -m testkit.webhook_schemas --write-reduced`")
     assert (SHIPPED.parent / "LICENSE").read_text() == package_member(ws.WEBHOOKS_PACKAGE, "LICENSE").read_text()
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.services import stop
+from testkit import payloads as P
+from testkit.services import stop
 
-from . import payloads as P
 from .flow import deliver, deliveries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_a_crafted_pickle_in_the_sqlite_queue_runs_nothing_and_the_worker_goes_o
 def redis_tls(tmp_path):
     """redis-server as docker-compose.yml runs it: TLS only, a password, the files of ``perfgate queue-tls``."""
     from bot.tls import make_tls_files
-    from tests.deploy.services import free_port, wait_for
+    from testkit.services import free_port, wait_for
 
     if not shutil.which("redis-server"):
         pytest.skip("needs redis-server (Debian package redis-server)")

@@ -10,9 +10,9 @@ import pytest
 import requests
 
 from bot import create_app
+from testkit import payloads as P
 from tests.history.factory import populate
 
-from . import payloads as P
 from .flow import deliver
 
 SECRET_REPO = "octo/secret"

@@ -18,9 +18,8 @@ from bot.app.facts import Facts, RegressionInfo, RunInfo
 from bot.app.handlers import decide
 from bot.app.events import Event
 from bot.history.series import ChangePoint, Point, Series
-from tests.action.results_doc import bench, results_doc
-
-from . import payloads as P
+from testkit import payloads as P
+from testkit.results_doc import bench, results_doc
 
 REPO = P.REPO
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)

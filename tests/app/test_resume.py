@@ -20,10 +20,10 @@ from bot.app import store as app_store
 from bot.app.facts import RunInfo
 from bot.app.tables import Run
 from bot.db import utc_now
-from tests.action.results_doc import bench, results_doc
+from testkit import app_fakes
+from testkit import payloads as P
+from testkit.results_doc import bench, results_doc
 
-from . import fakes
-from . import payloads as P
 from .flow import complete, deliver, deliveries, sticky, upload
 
 HEAD, BASE = "1" * 40, "2" * 40
@@ -37,7 +37,8 @@ DOWN: dict[str, int] = {}
 def fake_github(github_openapi, scene):  # noqa: F811 - a GitHub that can lose answers
     lossy = ("checks/create", "actions/create-workflow-dispatch", "issues/create-comment", "checks/update",
              "actions/list-workflow-run-artifacts", "actions/download-artifact")
-    with fakes.labelled_pr_github(github_openapi, fakes.losing_handlers(scene, lossy, LOSE, DOWN), HEAD, BASE) as gh:
+    handlers = app_fakes.losing_handlers(scene, lossy, LOSE, DOWN)
+    with app_fakes.labelled_pr_github(github_openapi, handlers, HEAD, BASE) as gh:
         yield gh
     LOSE.clear()
     DOWN.clear()

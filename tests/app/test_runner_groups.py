@@ -4,9 +4,9 @@ and one sticky comment (a table per model) follow both runs, and the check fails
 
 from __future__ import annotations
 
-from tests.action.results_doc import bench, results_doc
+from testkit import payloads as P
+from testkit.results_doc import bench, results_doc
 
-from . import payloads as P
 from .flow import complete, deliver, sticky, upload
 
 HEAD, BASE = "1" * 40, "2" * 40

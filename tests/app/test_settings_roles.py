@@ -12,8 +12,7 @@ from bot.app.queue import queue_warning
 from bot.settings import (EXAMPLE_SECRETS, MIN_WEBHOOK_SECRET, MissingSetting, check_webhook_secret,
                           is_loopback_url, load_settings)
 from runner.errors import UserError
-
-from . import payloads as P
+from testkit import payloads as P
 
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
 

@@ -16,11 +16,11 @@ from bot.app import executor, shell
 from bot.app import store as app_store
 from bot.app.github_errors import GitHubError
 from bot.db import utc_now
-from tests.action.results_doc import bench, results_doc
+from testkit import payloads as P
+from testkit.app_fakes import results_zip
+from testkit.results_doc import bench, results_doc
 from tests.security.markdown_check import inspect
 
-from . import payloads as P
-from .fakes import results_zip
 from .flow import complete, deliver, deliveries, sticky, upload
 
 PAYLOADS = Path(__file__).resolve().parent.parent / "security" / "payloads"

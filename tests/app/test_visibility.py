@@ -23,8 +23,8 @@ from bot.app.access import Visibility, next_visibility
 from bot.db import utc_now
 from bot.history import reads as history_reads
 from bot.history import store as history_store
+from testkit import payloads as P
 
-from . import payloads as P
 from .flow import deliver, deliveries
 
 T0 = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from . import compose, services
+from testkit import compose, services
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -147,15 +147,6 @@ def test_interpolation_follows_the_compose_specification(text, env, expected):
 
 # -- the four services as processes -----------------------------------------------------------------
 
-def _private_key() -> str:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                             serialization.NoEncryption()).decode()
-
-
 class Localizer:
     """Maps the compose network onto 127.0.0.1: ``service:port`` → ``127.0.0.1:free port``, a
     service's own ``127.0.0.1:port``/``0.0.0.0:port`` → its free port, volume paths → folders."""
@@ -191,7 +182,7 @@ def _healthy(argv: list[str] | None, env: dict | None = None) -> bool:
 
 
 def _post(url: str, built) -> int:
-    from tests.app import payloads as P
+    from testkit import payloads as P
 
     name, payload = built
     body = P.encode(payload)
@@ -208,23 +199,24 @@ def test_the_services_run_as_processes_and_a_labeled_pr_goes_through(tmp_path, g
     missing = services.missing_programs()
     if missing:
         pytest.skip(f"needs the system packages postgresql and redis-server ({', '.join(missing)} missing)")
-    from tests.action.results_doc import bench, results_doc
-    from tests.app import fakes
-    from tests.app import payloads as P
+    from testkit import app_fakes
+    from testkit import payloads as P
+    from testkit.fake_github import FakeGitHub
+    from testkit.results_doc import bench, results_doc
     from tests.app.flow import upload
-    from tests.fake_github import FakeGitHub
 
     head, base = "1" * 40, "2" * 40
-    scene = fakes.AppScene()
-    blobs = fakes.BlobServer(scene)
+    scene = app_fakes.AppScene()
+    blobs = app_fakes.BlobServer(scene)
     procs: list[subprocess.Popen] = []
     try:
-        with FakeGitHub(github_openapi, handlers=fakes.handlers(scene)) as gh:
+        with FakeGitHub(github_openapi, handlers=app_fakes.handlers(scene)) as gh:
             gh.state.add_repo(P.REPO)
             gh.state.add_token("ghs_nobody")  # only tokens minted for the App's JWT are accepted
             gh.state.add_pull(P.REPO, 7, head_sha=head, base_sha=base, labels=["performance"])
             gh.state.set_permission(P.REPO, "maintainer", "maintain")
-            dotenv = {**_dotenv(ENV_EXAMPLE), "GITHUB_PRIVATE_KEY": _private_key().replace("\n", "\\n"),
+            key = P.private_key().replace("\n", "\\n")
+            dotenv = {**_dotenv(ENV_EXAMPLE), "GITHUB_PRIVATE_KEY": key,
                       "GITHUB_WEBHOOK_SECRET": P.SECRET, "GITHUB_API_URL": gh.url,
                       "POSTGRES_PASSWORD": secrets.token_urlsafe(16), "REDIS_PASSWORD": secrets.token_hex(24)}
             svc = compose.load(COMPOSE_FILE, dotenv)["services"]

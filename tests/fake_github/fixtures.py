@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from .server import FakeGitHub
-from .spec import Spec, SpecUnavailable, load_spec
+from testkit.fake_github.server import FakeGitHub
+from testkit.fake_github.spec import Spec, SpecUnavailable, load_spec
 
 
 @pytest.fixture(scope="session")

@@ -187,7 +187,7 @@ def test_an_app_revokes_its_own_user_tokens_only(fake_github):
 
 # -- faults -------------------------------------------------------------------------------------
 def _faulty(github_openapi, **faults):
-    from tests.fake_github import FakeGitHub, Faults
+    from testkit.fake_github import FakeGitHub, Faults
 
     gh = FakeGitHub(github_openapi, faults=Faults(**faults)).start()
     gh.state.add_pull(REPO, 7, head_sha="a" * 40, base_sha="b" * 40)
@@ -235,7 +235,7 @@ def test_fault_mode_time_out_carries_the_write_out_late(github_openapi):
 
 
 def test_fault_mode_hits_about_the_fraction_and_keeps_validating(github_openapi):
-    from tests.fake_github import Faults
+    from testkit.fake_github import Faults
 
     gh = _faulty(github_openapi, fraction=0.3, seed=7, kinds=("502", "503", "secondary-rate-limit"))
     try:

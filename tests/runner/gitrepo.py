@@ -1,43 +1,11 @@
-"""Build small git repositories for the pipeline tests (real git, two commits)."""
+"""The pipeline tests' repositories: a pure-Python library whose head changes the work, an
+example suite with one edit, and a compare of them that must succeed."""
 
 from __future__ import annotations
 
-import subprocess
-import textwrap
 from pathlib import Path
 
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def write(root: Path, files: dict[str, str | bytes]) -> None:
-    """Write ``files`` under ``root``: text dedented, bytes as they are (a built program: executable)."""
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(text, bytes):
-            path.write_bytes(text)
-            path.chmod(0o755)
-        else:
-            path.write_text(textwrap.dedent(text))
-
-
-def make_repo(root: Path, base: dict[str, str | bytes], head: dict[str, str | bytes], delete: tuple[str, ...] = ()) -> Path:
-    """A repo with branch ``base`` (files ``base``) and branch ``head`` (``base`` + ``head``, minus ``delete``)."""
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q", "-b", "base")
-    write(root, base)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    git(root, "checkout", "-q", "-b", "head")
-    write(root, head)
-    for rel in delete:
-        (root / rel).unlink()
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "head: change the work")
-    return root
+from testkit.gitrepo import make_repo
 
 
 def _work_module(slow_n: int, fast_n: int, fragile_raises: bool) -> str:

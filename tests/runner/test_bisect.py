@@ -1,6 +1,6 @@
 """``perfgate bisect``: the search's decisions on literal levels; searches over generated
 histories of 32+ commits (real git, the engine's timing pass and statistics over simulated
-workers: :mod:`tests.runner.sim_bisect`); and the command end to end on a real repository."""
+workers: :mod:`testkit.sim_bisect`); and the command end to end on a real repository."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from runner.errors import UserError
 from runner.pipeline import bisect as plan
 from runner.pipeline.bisect import Bisection, Level, classify
 from runner.pipeline.bisect_run import BisectRequest, bisect, first_parent_range
-
-from .gitrepo import git
-from .sim_bisect import BENCH, SimComparer, make_history
+from testkit.gitrepo import git
+from testkit.sim_bisect import BENCH, SimComparer, make_history
 
 TARGET = Level(1.05, 1.03, 1.07)
 

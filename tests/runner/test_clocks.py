@@ -1,5 +1,5 @@
 """The clock policy (runner.pipeline.clocks): the pure plan over a GPU's facts, and the locking
-and restoring against a fake NVML (tests/runner/fake_nvml.py: pynvml's names, its permission
+and restoring against a fake NVML (testkit/fake_nvml.py: pynvml's names, its permission
 refusals)."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import pytest
 
 from runner.pipeline import clocks, machine_facts
 from runner.pipeline.clock_plan import plan
-
-from .fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
+from testkit.fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
 
 
 def _gpu(euid=1000, **fields):

@@ -19,8 +19,7 @@ from runner.config import parse_table
 from runner.conventions import command
 from runner.errors import ConfigError
 from runner.pipeline import suites
-
-from .gitrepo import make_repo
+from testkit.gitrepo import make_repo
 
 GBENCH = {
     "context": {"date": "2026-12-01T10:00:00+00:00", "host_name": "runner-1", "num_cpus": 2, "mhz_per_cpu": 2400,
@@ -230,7 +229,7 @@ def _measured_pass(base: dict, head: dict, seed: int = 1):
     from runner.pipeline.benchstate import BenchState
     from runner.pipeline.timing import TimingPass
 
-    from .sim_workers import SimClock
+    from testkit.sim_workers import SimClock
 
     workers = {"base": _Runs(base, seed), "head": _Runs(head, seed + 1)}
     timing = TimingPass(workers, Config(max_rounds=64), {"base": "/b", "head": "/h"}, clock=SimClock())

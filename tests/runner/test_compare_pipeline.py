@@ -11,8 +11,9 @@ import pytest
 
 from runner import results as results_mod
 from runner.cli.main import main
+from testkit.gitrepo import make_repo
 
-from .gitrepo import LIB_BASE, LIB_HEAD, make_repo
+from .gitrepo import LIB_BASE, LIB_HEAD
 
 #: Every test here but one is in the slow lane; the 800x regression is the fast lane's real
 #: compare of the engine (no load can hide it).

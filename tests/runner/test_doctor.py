@@ -16,8 +16,7 @@ from runner.pipeline import doctor, machine_facts
 from runner.pipeline.finding import STATUSES, Finding, summarize
 from runner.cli.main import main
 from runner.results import validation_errors
-
-from .fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
+from testkit.fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
 
 TORCH_CU126 = {"version": "2.13.0+cu126", "cuda": "12.6", "hip": None}
 TUNED_HOST = {"cpu_governor": "performance", "cpu_turbo": False, "smt_active": False,
@@ -244,7 +243,7 @@ def test_cli_prints_a_table_with_fixes_and_json(capsys, monkeypatch, tmp_path):
 # -- results.json and the report --------------------------------------------------------------------
 
 def _doc_with(doctor_record):
-    from tests.action.results_doc import ENVIRONMENT, results_doc
+    from testkit.results_doc import ENVIRONMENT, results_doc
 
     doc = results_doc()
     doc["environment"] = dict(ENVIRONMENT, doctor=doctor_record)
@@ -285,7 +284,8 @@ def test_a_malformed_record_is_rejected_by_the_schema():
 
 @pytest.mark.slow
 def test_compare_and_run_record_the_doctor_and_the_report_warns(tmp_path, monkeypatch):
-    from .gitrepo import LIB_BASE, LIB_HEAD, make_repo
+    from testkit.gitrepo import make_repo
+    from .gitrepo import LIB_BASE, LIB_HEAD
 
     monkeypatch.setattr(doctor, "DISK_FAIL_BYTES", 2**62)
     repo = make_repo(tmp_path / "repo", LIB_BASE, LIB_HEAD)

@@ -8,8 +8,8 @@ import pytest
 
 from runner.pipeline import evidence
 from runner.pipeline.entries import benchmark_entry
+from testkit.sim_workers import SideModel
 
-from .sim_workers import SideModel
 from .test_timing_pass import _run
 
 #: A real kornia ``pyrdown`` (4x3x128x128, one call per sample) on this project's 2-CPU VM, ms per

@@ -7,8 +7,7 @@ import json
 import pytest
 
 from runner.cli.main import main
-
-from .gitrepo import make_repo
+from testkit.gitrepo import make_repo
 
 pytestmark = pytest.mark.gpu
 

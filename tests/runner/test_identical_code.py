@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .gitrepo import make_repo
+from testkit.gitrepo import make_repo
 
 EVALUATION = Path(__file__).resolve().parents[2] / "evaluation"
 sys.path.insert(0, str(EVALUATION))

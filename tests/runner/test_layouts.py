@@ -11,9 +11,9 @@ import pytest
 from runner.cli.main import main
 from runner.pipeline import evidence, layouts
 from runner.pipeline.entries import benchmark_entry
+from testkit.gitrepo import make_repo
+from testkit.sim_workers import SideModel
 
-from .gitrepo import make_repo
-from .sim_workers import SideModel
 from .test_timing_pass import _run
 
 

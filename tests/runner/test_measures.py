@@ -17,9 +17,8 @@ from runner import measures, report
 from runner import results as results_mod
 from runner.config import ConfigError, parse_table
 from runner.worker import measures as worker_measures
-
-from .fake_cuda import FakeTorch, installed
-from .gitrepo import make_repo
+from testkit.fake_cuda import FakeTorch, installed
+from testkit.gitrepo import make_repo
 
 
 

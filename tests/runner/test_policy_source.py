@@ -11,8 +11,7 @@ from runner import results as results_mod
 from runner.cli.main import main
 from runner.report import render
 from runner.report.view import policy_note
-
-from .gitrepo import make_repo
+from testkit.gitrepo import make_repo
 
 CONFIG = """
         device = "cpu"

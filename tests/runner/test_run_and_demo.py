@@ -7,8 +7,9 @@ import json
 import pytest
 
 from runner.cli.main import main
+from testkit.gitrepo import make_repo
 
-from .gitrepo import LIB_BASE, LIB_HEAD, make_repo
+from .gitrepo import LIB_BASE, LIB_HEAD
 
 pytestmark = pytest.mark.slow
 

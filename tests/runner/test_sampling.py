@@ -1,4 +1,4 @@
-"""The CUDA timer's structure on a simulated device (tests/runner/fake_cuda.py, no GPU needed):
+"""The CUDA timer's structure on a simulated device (testkit/fake_cuda.py, no GPU needed):
 the order of events and synchronisations, what an interval contains, the L2 flush, peak memory.
 The same timer on a real GPU: tests/runner/test_gpu.py."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from runner.worker.sampling import Timer, calibrate
-
-from .fake_cuda import FakeTorch, installed
+from testkit.fake_cuda import FakeTorch, installed
 
 
 @pytest.fixture

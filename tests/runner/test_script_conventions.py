@@ -16,8 +16,9 @@ from runner.conventions import capture, triton as triton_convention
 from runner.conventions.base import Skipped
 from runner.conventions.labels import Call, grid_points, varying_keys
 from runner.worker.child import list_suite, prepare
+from testkit.gitrepo import git
 
-from .gitrepo import git, suite_repo
+from .gitrepo import suite_repo
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "scripts_example"
 

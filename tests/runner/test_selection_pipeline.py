@@ -8,8 +8,7 @@ import pytest
 
 from runner.cli.main import main
 from runner.results import load
-
-from .gitrepo import make_repo
+from testkit.gitrepo import make_repo
 
 pytestmark = pytest.mark.slow
 

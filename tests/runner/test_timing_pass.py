@@ -1,5 +1,5 @@
 """The timing pass's decisions at every magnitude and duration, within the budget, on simulated
-workers (tests/runner/sim_workers.py: the worker protocol's answers from a model, a simulated
+workers (testkit/sim_workers.py: the worker protocol's answers from a model, a simulated
 clock), so each case runs in milliseconds with the truth known. The real workers are exercised by
 test_compare_pipeline.py and evaluation/sensitivity.py."""
 
@@ -12,8 +12,7 @@ import pytest
 from runner.config import Config
 from runner.pipeline import schedule
 from runner.pipeline.entries import benchmark_entry
-
-from .sim_workers import SideModel, SimTelemetry, sim_pass
+from testkit.sim_workers import SideModel, SimTelemetry, sim_pass
 
 
 def _run(models, max_time=60.0, seed=0, threads=1, **cfg):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from . import documents
+from testkit import documents
 
 #: Pieces of syntax that mean something somewhere perfgate writes text.
 FRAGMENTS = [
@@ -42,7 +42,7 @@ json_values = st.recursive(
 
 @st.composite
 def fuzzed_documents(draw):
-    """``(document, placeholders)``: the full document (tests/security/documents.py) with
+    """``(document, placeholders)``: the full document (testkit/documents.py) with
     untrusted text in a drawn subset of its shown strings (keys included), and the same
     document with harmless stand-ins in those places (same emptiness, equal where the texts are
     equal): a rendering of the first must have the structure of a rendering of the second."""

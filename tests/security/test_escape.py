@@ -162,7 +162,7 @@ def test_every_html_template_is_autoescaped_and_no_markdown_one_is():
 def test_results_text_must_be_storable():
     from runner.errors import ResultsError
     from runner.results import storable, text_problem, validate
-    from tests.security.documents import full_document
+    from testkit.documents import full_document
 
     doc = full_document()
     doc["benchmarks"][2]["head"]["error"] = "boom\x00"
@@ -181,7 +181,7 @@ def test_no_terminal_control_sequence_survives_any_renderer():
     from runner import report
     from runner import results as results_mod
     from runner.report import formats
-    from tests.security.documents import full_document
+    from testkit.documents import full_document
 
     csi, osc = "\x1b[2J\x1b[31m", "\x1b]8;;https://evil.example\x07x\x1b]8;;\x07"
     doc = full_document()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from bot.app import ingest
 from runner.results import text_problem, validation_problems
-from tests.security.documents import HEAD
+from testkit.documents import HEAD
 from tests.security.markdown_check import inspect
 from tests.security.strategies import fuzzed_documents, json_values, mutated_documents, untrusted_text
 
@@ -92,7 +92,7 @@ def test_any_results_json_in_a_zip(raw, name):
 
 @given(st.binary(min_size=1, max_size=64), st.integers(min_value=0, max_value=400))
 def test_a_corrupted_archive(noise, at):
-    from tests.security.documents import full_document
+    from testkit.documents import full_document
 
     data = bytearray(_zip(json.dumps(full_document()).encode()))
     at = min(at, len(data) - 1)

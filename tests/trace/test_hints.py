@@ -13,7 +13,7 @@ from runner.cli.main import main
 from runner.pipeline.telemetry import summarize_samples
 from runner.profile import diff as profile_diff
 from runner.profile import match
-from tests.trace.synth import TraceBuilder, repeat, write
+from testkit.synth import TraceBuilder, repeat, write
 
 REGRESSION = {"ratio": 1.25, "ci_low": 1.2, "ci_high": 1.3, "p_value": 0.001, "verdict": "regression"}
 IMPROVEMENT = {"ratio": 0.8, "ci_low": 0.75, "ci_high": 0.85, "p_value": 0.001, "verdict": "improvement"}
@@ -312,7 +312,7 @@ def test_cli_trace_diff_json(tmp_path, capsys):
 
 
 def test_device_change():
-    from tests.trace.synth import A100
+    from testkit.synth import A100
 
     b = summary(lambda t: t.kernel("k", dur=100))
     h = summary(lambda t: t.kernel("k", dur=130), props={**A100, "name": "Tesla V100-SXM2-16GB", "computeMajor": 7})

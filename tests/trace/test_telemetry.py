@@ -168,8 +168,8 @@ def test_the_reference_clock_is_the_median_under_load():
 
 
 def test_a_sample_reads_the_power_and_thermal_violation_counters():
-    from tests.runner.fake_nvml import HEALTHY_H100
-    from tests.runner.fake_nvml import FakeNVML as PynvmlFake
+    from testkit.fake_nvml import HEALTHY_H100
+    from testkit.fake_nvml import FakeNVML as PynvmlFake
 
     nvml = PynvmlFake(gpus=[dict(HEALTHY_H100, power_violation_ns=7_000, thermal_violation_ns=None)])
     nvml.nvmlInit()

@@ -12,7 +12,7 @@ from runner.profile import hints
 
 from runner.profile import summaries as trace
 from runner.profile import diff as profile_diff
-from tests.trace.synth import repeat
+from testkit.synth import repeat
 
 REGRESSION = {"ratio": 1.6, "ci_low": 1.5, "ci_high": 1.7, "p_value": 0.001, "verdict": "regression"}
 

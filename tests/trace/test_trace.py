@@ -14,7 +14,7 @@ from runner.profile.kernels import kernel_dtype
 from runner.cli.main import main
 from runner.errors import UserError
 from runner.profile import kineto
-from tests.trace.synth import A100, TraceBuilder, repeat, write
+from testkit.synth import A100, TraceBuilder, repeat, write
 
 
 def _gpu_trace():

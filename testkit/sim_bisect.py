@@ -1,7 +1,7 @@
 """Generated histories for ``perfgate bisect``: a real git repository whose commits each say how
 long the benchmark takes (``cost.txt``), and a :class:`runner.pipeline.bisect_run.Comparer` that
 runs the engine's real timing pass and statistics (:class:`runner.pipeline.timing.TimingPass`,
-looks, budget, verdicts) over simulated workers (:mod:`tests.runner.sim_workers`) whose time per
+looks, budget, verdicts) over simulated workers (:mod:`testkit.sim_workers`) whose time per
 call is the cost each side's commit states. So a bisect over 32 or 200 commits takes seconds, with
 the truth known and the noise of a shared machine (log-normal per process and per sample).
 

@@ -4,8 +4,8 @@
   2020-12, one ``webhook-<event>-<action>`` schema per event and action);
 - ``@octokit/webhooks-examples`` (``api.github.com/index.json``: real example deliveries).
 
-Cached under ``tests/.cache/`` like the REST description of ``tests/fake_github/spec.py``
-(prefetch: ``python -m tests.app.webhook_schemas``). Payload builders start from an example
+Cached under ``tests/.cache/`` like the REST description of ``testkit/fake_github/spec.py``
+(prefetch: ``python -m testkit.webhook_schemas``). Payload builders start from an example
 and must end valid against the schema (:func:`check`).
 """
 
@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bot.app.payloads import event_key
-from tests.fake_github.spec import package_member
+from testkit.fake_github.spec import package_member
 
 #: Pinned so the tests' notion of a valid payload does not move under them.
 WEBHOOKS_PACKAGE = "@octokit/openapi-webhooks@12.1.0"
@@ -81,9 +81,9 @@ def example(event: str, action: str | None = None, index: int = 0) -> dict:
 
 
 def _completer():
-    """``tests.fake_github.spec.Spec``'s schema completion (``conform``/``_synthesize``)
+    """``testkit.fake_github.spec.Spec``'s schema completion (``conform``/``_synthesize``)
     pointed at the webhook description; only its ``$ref`` resolution is needed."""
-    from tests.fake_github.spec import Spec
+    from testkit.fake_github.spec import Spec
 
     spec = Spec.__new__(Spec)
     spec.doc = _schemas()
@@ -139,7 +139,7 @@ def reduced(handles) -> dict:
     event/actions for which ``handles(event, action)`` is true, with every component they
     reference (transitively), unchanged.
 
-    Regenerate it with ``python -m tests.app.webhook_schemas --write-reduced``.
+    Regenerate it with ``python -m testkit.webhook_schemas --write-reduced``.
     """
     doc = _schemas()
     components = doc["components"]["schemas"]

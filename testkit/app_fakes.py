@@ -16,7 +16,7 @@ import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.fake_github.app import HANDLERS, Ctx, error
+from testkit.fake_github.app import HANDLERS, Ctx, error
 
 
 @dataclass
@@ -161,7 +161,7 @@ def labelled_pr_github(openapi, handlers: dict, head_sha: str, base_sha: str):
     """A fake GitHub with ``handlers``, the demo repository and its PR #7 (labeled, ``head_sha`` on
     ``base_sha``) on which ``maintainer`` may write; fails at the end on any request that broke
     GitHub's OpenAPI description."""
-    from tests.fake_github import FakeGitHub
+    from testkit.fake_github import FakeGitHub
 
     from . import payloads as P
 

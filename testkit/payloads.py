@@ -17,6 +17,17 @@ INSTALLATION = 4711
 SECRET = "tests-webhook-secret-0123456789abcdefXYZ"
 
 
+def private_key() -> str:
+    """A new 2048-bit RSA key, PEM (PKCS#1, unencrypted): the App's private key
+    (``GITHUB_PRIVATE_KEY``) that signs its JWTs."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    encoding, layout = serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL
+    return key.private_bytes(encoding, layout, serialization.NoEncryption()).decode()
+
+
 def _repo(full_name: str = REPO, default_branch: str = "main", private: bool = False) -> dict:
     repo = ws.example("pull_request", "labeled")["repository"]
     owner, name = full_name.split("/")

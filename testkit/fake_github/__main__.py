@@ -1,5 +1,5 @@
 """Prefetch GitHub's OpenAPI description for the fake (CI runs this before pytest):
-``python -m tests.fake_github`` prints the cached file's path; exit 1 if it cannot be had."""
+``python -m testkit.fake_github`` prints the cached file's path; exit 1 if it cannot be had."""
 
 import sys
 

@@ -6,7 +6,7 @@ extracts ``generated/api.github.com.json`` (OpenAPI 3.0.3, ~13 MB) from it once.
 
 Prefetch (what CI runs before pytest, so tests never wait on the network)::
 
-    python -m tests.fake_github
+    python -m testkit.fake_github
 
 Request checking is the point of the fake: an operation must exist for the method and path,
 path parameters must fit their schema, query parameter names must be documented, and a JSON
@@ -76,7 +76,7 @@ def package_member(package: str, member: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     ignore = cache_dir() / ".gitignore"
     if not ignore.exists():  # the cache ignores itself, as .pytest_cache does
-        ignore.write_text("# downloaded test data (npm pack); see tests/fake_github/spec.py\n*\n")
+        ignore.write_text("# downloaded test data (npm pack); see testkit/fake_github/spec.py\n*\n")
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         proc = subprocess.run([npm, "pack", package, "--pack-destination", tmp, "--silent"],
                               capture_output=True, text=True, timeout=600)

@@ -15,7 +15,7 @@ from runner.profile import hints
 from runner.profile import summaries as trace
 from runner.results import new_results, side as side_result
 from runner.profile import diff as profile_diff
-from tests.trace.synth import repeat
+from testkit.synth import repeat
 
 HEAD, BASE = "1" * 40, "0" * 40
 
