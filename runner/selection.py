@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from . import results
 
@@ -121,6 +121,69 @@ def matches(name: str, pattern: str | None) -> bool:
     if any(ch in pattern for ch in "*?"):
         return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(re.split(r"[\[(]", name, maxsplit=1)[0], pattern)
     return pattern in name
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What the benchmarks' listing gives a compare or a run (:func:`listed`): the ``cases`` to
+    measure, the files that could not be listed (``errors``: ``{file, error}``), the benchmarks the
+    suite skips itself (``skipped``: ``{name, file, reason}``) and those base lists and head does
+    not (``removed``), each in the listing's order."""
+
+    cases: list[dict]
+    errors: list[dict]
+    skipped: list[dict]
+    removed: list[dict]
+
+
+def listed(head: Mapping, base: Mapping | None, pattern: str | None,
+           names: Collection[str] | None = None, *, shared: bool = False) -> Listed:
+    """What a compare (or, without ``base``, a run) measures of its listings
+    (:class:`runner.protocol.Listing`'s ``benchmarks``, ``errors``, ``skipped``): the benchmarks
+    ``pattern`` (``--filter``, :func:`matches`) and ``names`` (exact names; None: all) select, the
+    files whose name ``pattern`` matches; removed benchmarks only where each side listed its own
+    directory (not ``shared``, ``--benchmarks DIR``)."""
+
+    def wanted(name: str) -> bool:
+        return matches(name, pattern) and (names is None or name in names)
+
+    on_head = {c["name"] for c in head["benchmarks"]}
+    gone = [] if shared or base is None else [c for c in base.get("benchmarks") or []
+                                              if c["name"] not in on_head]
+    return Listed(cases=[c for c in head["benchmarks"] if wanted(c["name"])],
+                  errors=[e for e in head["errors"] if matches(e["file"], pattern)],
+                  skipped=[dict(s) for s in head.get("skipped") or [] if wanted(s["name"])],
+                  removed=[c for c in gone if wanted(c["name"])])
+
+
+def nothing_listed(found: Listed, head: Mapping, pattern: str | None, directory: str,
+                   looked_for: str) -> str | None:
+    """The user error of a listing that leaves nothing to measure, skip or report (``found``, from
+    ``head``'s listing of ``directory`` with ``pattern``), or None. ``looked_for``: what the
+    convention looks for (:func:`runner.pipeline.suites.looked_for`)."""
+    if found.cases or found.errors or found.skipped:
+        return None
+    if head["benchmarks"] and pattern:
+        there = ", ".join(c["name"] for c in head["benchmarks"][:8])
+        return f"no benchmark matches --filter {pattern!r} (there are: {there})"
+    return f"no benchmarks found in {directory} ({looked_for})"
+
+
+def selecting(affected: bool | None, enabled: bool) -> bool:
+    """Whether a compare selects: ``--affected`` (True) or ``--all`` (False) as asked, else (None)
+    the configuration's ``[selection] enabled``."""
+    return bool(affected) if affected is not None else enabled
+
+
+def unselected(enabled: bool, count: int) -> dict | None:
+    """The ``selection`` record of a compare that does not select: ``mode: all`` when the
+    configuration enables selection (so ``--all`` asked for every one of its ``count``
+    benchmarks), else None (no record)."""
+    if not enabled:
+        return None
+    return {"mode": "all", "map_sha": None, "full_run": "asked to run every benchmark (--all)",
+            "changed": [], "changed_count": 0, "run": count, "skipped": [],
+            "run_reasons": {FULL: count}}
 
 
 def path_matches(path: str, patterns: Iterable[str]) -> bool:

@@ -68,7 +68,7 @@ PURE = ("runner.results", "runner.protocol", "runner.config_values", "runner.sel
         "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.doctor",
         "runner.pipeline.finding", "runner.pipeline.gpu_checks", "runner.pipeline.clock_plan",
         "runner.pipeline.schedule", "runner.pipeline.evidence", "runner.pipeline.bisect",
-        "runner.scaffold.plan")
+        "runner.pipeline.stops", "runner.pipeline.benchstate", "runner.scaffold.plan")
 
 
 #: The App's wings, lowest first: a module may import its own wing, the wings below it and the

@@ -7,8 +7,12 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .. import stats
+
+if TYPE_CHECKING:
+    from .stops import Stop
 
 
 @dataclass
@@ -192,9 +196,30 @@ class BenchState:
         """Seconds the next round is expected to take: the last one's, or the set-up's forecast."""
         return max(self.last_round_seconds, self.round_seconds)
 
+    def pair_complete(self) -> bool:
+        """Whether the current process pair has taken the rounds it was planned with."""
+        return len(self.base) - self.block_starts[-1] >= self.current_pair_rounds()
 
-#: Rounds of a pair that must stay when disturbed ones are left out (else the pair keeps all).
-KEEP_AT_LEAST = 0.5
+    def stop(self, stop: "Stop") -> None:
+        """Stop the benchmark as :mod:`.stops` decided: its reason, and its verdict, budget cut and
+        futility where the :class:`.stops.Stop` sets them."""
+        self.stop_reason = stop.reason
+        if stop.verdict is not None:
+            self.verdict = stop.verdict
+        if stop.budget_cut is not None:
+            self.budget_cut = stop.budget_cut
+        self.futile = self.futile or stop.futile
+
+
+def measures_itself(state: BenchState) -> bool:
+    """Whether the benchmark measures itself (its convention's ``measures: "self"``,
+    :mod:`runner.pipeline.measured`) rather than being timed by perfgate's sampler."""
+    return state.case.get("measures") == "self"
+
+
+def partition(states: list[BenchState]) -> tuple[list[BenchState], list[BenchState]]:
+    """``(timed, self-measured)`` benchmarks of ``states`` (:func:`measures_itself`), in order."""
+    return [s for s in states if not measures_itself(s)], [s for s in states if measures_itself(s)]
 
 
 def _peak(a: int | None, b: int | None) -> int | None:

@@ -231,61 +231,81 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
         str(b.get("name")) for b in first.get("benchmarks") or []
         if b.get("name") != name and (Level.of(results_mod.change_of(b)) or Level(1, 1, 1)).low > 1.0)
     say(f"bisect: following {name}: {_pct(target)} at bad")
+    section.update(_Search(ledger, commits, good, first, name, target, say).run(req.max_compares))
+    return _finish(req, first, section, ledger)
 
-    settings = first.get("settings") or {}
-    pair_rounds = int(settings.get("pair_rounds") or PAIR_ROUNDS)
-    max_rounds = int(settings.get("max_rounds") or MAX_ROUNDS)
-    min_pairs = int(settings.get("min_process_pairs") or MIN_PROCESS_PAIRS)
-    pairs = plan.step_pairs(_pairs(first, name) or 2, target, target, min_pairs,
-                            max(2, max_rounds // pair_rounds))
-    levels: dict[int, Level] = {len(commits) - 1: target}
 
-    def measure(search: Bisection, index: int) -> str:
-        commit = commits[index]
-        factor = 2 ** search.attempts.get(index, 0)
-        rounds = max(2, pairs * factor * pair_rounds)
+class _Search:
+    """The steps of one bisect after its first compare: each commit measured against ``good`` for
+    the followed benchmark ``name`` alone (threshold half the regression,
+    :func:`.bisect.step_threshold`; pairs enough to tell the levels apart,
+    :func:`.bisect.step_pairs`, doubled for a commit measured again), the main search, then the
+    first step of a range that holds more than one."""
+
+    def __init__(self, ledger: _Ledger, commits: list[Commit], good: str, first: dict, name: str,
+                 target: Level, say: Callable[[str], None]):
+        self.ledger, self.commits, self.good, self.say = ledger, commits, good, say
+        self.name, self.target = name, target
+        self.settings = first.get("settings") or {}
+        self.pair_rounds = int(self.settings.get("pair_rounds") or PAIR_ROUNDS)
+        max_pairs = max(2, int(self.settings.get("max_rounds") or MAX_ROUNDS) // self.pair_rounds)
+        self.pairs = plan.step_pairs(_pairs(first, name) or 2, target, target,
+                                     int(self.settings.get("min_process_pairs") or MIN_PROCESS_PAIRS),
+                                     max_pairs)
+        self.levels: dict[int, Level] = {len(commits) - 1: target}
+
+    def measure(self, search: Bisection, index: int) -> str:
+        """One step's compare of commit ``index`` against good; its outcome
+        (:meth:`.bisect.Bisection.record`)."""
+        commit = self.commits[index]
+        rounds = max(2, self.pairs * 2 ** search.attempts.get(index, 0) * self.pair_rounds)
         overrides = {"threshold": plan.step_threshold(search.target), "min_rounds": rounds,
-                     "max_rounds": max(rounds, max_rounds), "profile": False}
-        doc, problem, row = ledger.run(good, commit, index, filter=None, names=[name], overrides=overrides)
+                     "max_rounds": max(rounds, int(self.settings.get("max_rounds") or MAX_ROUNDS)),
+                     "profile": False}
+        doc, problem, row = self.ledger.run(self.good, commit, index, filter=None,
+                                            names=[self.name], overrides=overrides)
         level, change = None, {}
         if doc is not None:
-            level, problem, change = _benchmark_level(doc, name)
+            level, problem, change = _benchmark_level(doc, self.name)
         outcome = search.record(index, level, problem)
         row.update(outcome=outcome, problem=problem if level is None else None,
                    process_pairs=change.get("process_pairs"), **(level.as_dict() if level else {}))
-        say(f"bisect: {commit.sha[:12]} {commit.subject[:60]!r}: "
-            + (f"{_pct(level)} → {outcome}" if level else f"skipped ({problem})"))
+        self.say(f"bisect: {commit.sha[:12]} {commit.subject[:60]!r}: "
+                 + (f"{_pct(level)} → {outcome}" if level else f"skipped ({problem})"))
         return outcome
 
-    def run(search: Bisection) -> bool:
+    def drive(self, search: Bisection, max_compares: int) -> bool:
         """Drive ``search`` to its end; False when the compare limit stopped it."""
         while (index := search.next()) is not None:
-            if len(ledger.entries) >= req.max_compares:
+            if len(self.ledger.entries) >= max_compares:
                 return False
-            while measure(search, index) == "again" and len(ledger.entries) < req.max_compares:
+            while (self.measure(search, index) == "again"
+                   and len(self.ledger.entries) < max_compares):
                 pass
         return True
 
-    main = Bisection(len(commits), target, levels=levels)
-    finished = run(main)
-    searches = [main]
-    while finished and len(searches) < MAX_STEPS:
-        partials = searches[0].partials()
-        if not partials:
-            break
-        first_partial = partials[0]
-        sub = Bisection(first_partial + 1, levels[first_partial], levels=levels)
-        finished = run(sub)
-        searches.insert(0, sub)
-
-    section["steps"] = [_step(commits, s, levels) for s in searches]
-    culprit = section["steps"][-1]
-    section["suspects"] = [commits[i].as_dict() for i in main.suspects]
-    section["culprit"] = culprit if len(main.suspects) == 1 else None
-    section["status"] = "stopped" if not finished else ("found" if len(main.suspects) == 1 else "ambiguous")
-    section["more_than_one_step"] = len(searches) > 1 or any(c in plan.MORE_THAN_ONE_STEP for c in main.outcomes.values())
-    section["notes"] = _notes(commits, main, searches, finished, req.max_compares)
-    return _finish(req, first, section, ledger)
+    def run(self, max_compares: int) -> dict:
+        """The searches, and the section's fields they decide (steps, suspects, culprit, status,
+        notes)."""
+        commits, levels = self.commits, self.levels
+        main = Bisection(len(commits), self.target, levels=levels)
+        finished = self.drive(main, max_compares)
+        searches = [main]
+        while finished and len(searches) < MAX_STEPS:
+            partials = searches[0].partials()
+            if not partials:
+                break
+            sub = Bisection(partials[0] + 1, levels[partials[0]], levels=levels)
+            finished = self.drive(sub, max_compares)
+            searches.insert(0, sub)
+        steps = [_step(commits, s, levels) for s in searches]
+        found = len(main.suspects) == 1
+        return {"steps": steps, "suspects": [commits[i].as_dict() for i in main.suspects],
+                "culprit": steps[-1] if found else None,
+                "status": "stopped" if not finished else ("found" if found else "ambiguous"),
+                "more_than_one_step": len(searches) > 1 or any(c in plan.MORE_THAN_ONE_STEP
+                                                                for c in main.outcomes.values()),
+                "notes": _notes(commits, main, searches, finished, max_compares)}
 
 
 def _pairs(doc: dict, name: str) -> int | None:

@@ -50,6 +50,21 @@ class ClockPlan:
         return asdict(self)
 
 
+def has_gpu_clocks(device: str | None) -> bool:
+    """Whether a run on the workers' ``device`` has GPU clocks to lock or watch (a CUDA device)."""
+    return str(device or "").startswith("cuda")
+
+
+def off_gpu() -> dict:
+    """The clocks record (``environment.telemetry.clocks``) of a run not on a CUDA device."""
+    return {"policy": "none", "reason": "not a CUDA run: no GPU clocks to lock or watch"}
+
+
+def locked_sm_mhz(record: dict) -> float | None:
+    """The SM clock a compare locked (its ``environment.telemetry.clocks`` record), else None."""
+    return record.get("sm_mhz") if record.get("policy") == "lock" else None
+
+
 def held_by_setting(gpu: dict) -> bool:
     """A clock setting holds the SM clock: NVML's ``applications_clocks_setting`` clock-event
     reason, or an application clock other than its default (the doctor's ``gpu_clocks`` rule)."""

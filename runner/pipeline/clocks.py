@@ -24,7 +24,7 @@ depends on what the GPU did before it. Two answers, both through NVML (``pynvml`
 
 from __future__ import annotations
 
-from .clock_plan import LOCK_SM_MHZ, ClockPlan, plan, refusal
+from .clock_plan import LOCK_SM_MHZ, ClockPlan, has_gpu_clocks, off_gpu, plan, refusal
 from .machine_facts import gpu_facts
 from .telemetry import nvml_value, open_device
 
@@ -32,21 +32,26 @@ from .telemetry import nvml_value, open_device
 class ClockControl:
     """Carries out :func:`plan` for one GPU and undoes it (the imperative shell).
 
-    ``ClockControl(lock, requested_mhz, index=0, nvml=None)``; :meth:`start` returns the record for
-    ``environment.telemetry.clocks`` and never raises (a refusal ends in ``monitor`` with the
-    reason); :meth:`restore` resets exactly what :meth:`start` set (idempotent). ``nvml``: a
-    ``pynvml``-like module (tests pass a fake); by default ``pynvml``.
+    ``ClockControl(lock, requested_mhz, index=0, nvml=None, device="cuda")``; :meth:`start` returns
+    the record for ``environment.telemetry.clocks`` and never raises (a refusal ends in ``monitor``
+    with the reason; a ``device`` that is not CUDA, :func:`.clock_plan.has_gpu_clocks`, in
+    ``none``);
+    :meth:`restore` resets exactly what :meth:`start` set (idempotent). ``nvml``: a ``pynvml``-like
+    module (tests pass a fake); by default ``pynvml``.
     """
 
     def __init__(self, lock: bool, requested_mhz: int = LOCK_SM_MHZ, *, index: int = 0, nvml=None,
-                 euid=None):
-        self.lock, self.requested_mhz, self.index = lock, requested_mhz, index
+                 euid=None, device: str | None = "cuda"):
+        self.lock, self.requested_mhz, self.index, self.device = lock, requested_mhz, index, device
         self._nvml, self._euid = nvml, euid
         self._handle = None
         self._set: list[str] = []
         self.record: dict = {}
 
     def start(self) -> dict:
+        if not has_gpu_clocks(self.device):
+            self.record = off_gpu()
+            return self.record
         try:
             self._nvml, self._handle = open_device(self._nvml, self.index)
             gpu = gpu_facts(self._nvml, self.index, self._handle, euid=self._euid)

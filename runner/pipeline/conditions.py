@@ -310,3 +310,11 @@ def timer_description(device: str | None) -> str:
         return ("timed with CUDA events on the current stream, the device synchronised before the end event "
                 "(work on every stream is inside the interval)")
     return "timed with time.perf_counter_ns around the calls"
+
+
+def intra_op_threads(env: Mapping) -> int | None:
+    """The workers' intra-op threads as a worker's ``env`` answer reports them, on a CPU device
+    (1 lets the timing pass tell disturbed rounds,
+    :func:`runner.pipeline.schedule.disturbed_rounds`); None on a GPU (a GPU benchmark waits off
+    the CPU) or when unknown."""
+    return (env.get("threads") or {}).get("intra_op") if env.get("device") == "cpu" else None

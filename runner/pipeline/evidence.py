@@ -1,8 +1,10 @@
 """What the timing pass counts as evidence, as pure functions (issue 45: no verdict on identical
 code). A process pair's rounds count once its warm-up reached a steady state on both sides
 (:func:`steadiness`; :meth:`runner.pipeline.pairs.ProcessPairs.warm_up` takes the warm-up rounds);
-a benchmark whose pairs never settle stops without a verdict (:func:`never_steady`); and a verdict
-within ×2 counts once enough process pairs and timed seconds are behind it (:func:`short_of_evidence`).
+a benchmark whose pairs never settle stops without a verdict (:func:`never_steady`); the rounds
+of a pair the estimate keeps (:func:`kept_rounds`); and a verdict within ×2 counts once enough
+process pairs and timed seconds are behind it (:func:`short_of_evidence`), and a change counts
+unless memory layouts switch it on and off (:func:`layout_modes`; both through :func:`gate`).
 
 Units: seconds; drifts and changes as log-ratios or ratios head/base, as each name says.
 """
@@ -11,9 +13,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Collection, Sequence
 
-from .schedule import SLOW_ROUND_SECONDS
+from .schedule import SLOW_ROUND_SECONDS, alike
 
 
 #: Warm-up (:func:`steadiness`): samples per window, and windows judged. A side is steady once
@@ -113,6 +115,39 @@ def warmup_limit(left_seconds: float) -> float:
     return max(WARMUP_MIN_SECONDS, min(WARMUP_MAX_SECONDS, WARMUP_SHARE * max(0.0, left_seconds)))
 
 
+def warmup_done(judged: Sequence[Steadiness], since_steady: Sequence[int], window: int, rounds: int,
+                floor: int, spent_s: float, out_of_time: bool) -> tuple[bool, bool | None]:
+    """After a warm-up round: ``(done, steady)``.
+
+    Done and steady once every side is steady (``judged``: each side's :func:`steadiness`), after
+    :data:`WARMUP_MIN_SECONDS` (``spent_s``) and at least ``floor`` rounds (what the benchmark's
+    first pair needed). Done when the next round would pass the warm-up's limit or deadline
+    (``out_of_time``): then ``steady`` is False when a side was moving — not once steady over its
+    last window of rounds (``since_steady``: rounds since each side was last steady) — else None
+    (a side steady a moment ago that a noisy sample tipped at the limit is not established, not
+    moving).
+    """
+    if spent_s >= WARMUP_MIN_SECONDS and rounds >= floor and all(j.steady for j in judged):
+        return True, True
+    if out_of_time:
+        moving = any(j.steady is False and since > window for j, since in zip(judged, since_steady))
+        return True, (False if moving else None)
+    return False, None
+
+
+def make_up(calls: dict[str, int], warm: Sequence[float]) -> tuple[str, int] | None:
+    """``(side, calls)``: the side of a pair that made fewer calls since its process started (its
+    first call and calibration included), and how many more it makes in one untimed sample, so
+    that both sides enter the timed rounds after the same number of calls; None for one side,
+    calls already equal, or steady times per call (``warm``, in ``calls``' order) too far apart
+    for one count (:func:`runner.pipeline.schedule.alike`: no code change that large is an
+    artefact of warm-up)."""
+    if len(calls) != 2 or len(set(calls.values())) == 1 or not alike(*warm):
+        return None
+    behind = min(calls, key=calls.__getitem__)
+    return behind, max(calls.values()) - calls[behind]
+
+
 #: A benchmark stops, without a verdict, once this many of its process pairs did not warm up to
 #: a steady state and they outnumber those that did (:func:`never_steady`).
 UNSTEADY_PAIRS = 3
@@ -179,6 +214,57 @@ def short_of_evidence(verdict: str, ci_low: float, ci_high: float, pairs: int, t
         return (f"{timing_seconds:.2f} s of timed rounds, under the {need:.1f} s a verdict within "
                 f"×{LARGE_CHANGE:g} needs")
     return None
+
+
+#: Rounds of a pair that must stay when disturbed ones are left out (else the pair keeps all).
+KEEP_AT_LEAST = 0.5
+
+
+def kept_rounds(start: int, end: int, disturbed: Collection[int],
+                throttled: Collection[int]) -> tuple[list[int], int]:
+    """``(rounds kept, of them disturbed)``: the rounds ``start..end-1`` of one process pair the
+    estimate keeps.
+
+    The rounds another task took the CPU in (``disturbed``,
+    :func:`runner.pipeline.schedule.disturbed_rounds`) and those NVML saw the GPU's clocks disturb
+    (``throttled``, :func:`runner.pipeline.telemetry.disturbed_rounds`) are left out, unless that
+    would leave the pair fewer than :data:`KEEP_AT_LEAST` of its rounds (at least two): then the
+    CPU detector saw most of the pair disturbed and its rounds stay (it may misread the machine),
+    but NVML's word that the GPU was held down stands while two rounds remain — kept, throttled
+    rounds bias the pair (simulated, identical code with head throttled 30 % of the time was
+    called a regression in 2 to 4 of 12 seeds)."""
+    out = set(disturbed) | set(throttled)
+    keep = [i for i in range(start, end) if i not in out]
+    if len(keep) >= max(2, math.ceil(KEEP_AT_LEAST * (end - start))):
+        return keep, 0
+    keep = [i for i in range(start, end) if i not in throttled]
+    if len(keep) < 2:
+        keep = list(range(start, end))
+    return keep, len(set(keep) & set(disturbed))
+
+
+def gate(verdict: str, estimate, timed: bool, timing_seconds: float, round_seconds: float,
+         threshold: float) -> tuple[str, str | None]:
+    """``(verdict, why it was held back)``: ``verdict`` (:func:`runner.stats.decide`'s, at a look or
+    across the run), or ``inconclusive`` with the reason while the benchmark is short of the
+    evidence a verdict needs (:func:`short_of_evidence`) or its change is one that memory layouts
+    switch on and off (:func:`layout_modes`).
+
+    Args:
+        estimate: the :class:`runner.stats.BlockedEstimate` (``ci_low``, ``ci_high``, ``blocks``,
+            ``block_centers``), or None.
+        timed: whether the benchmark has timed rounds (one that measures itself has none: never
+            held back).
+        timing_seconds, round_seconds: as :func:`short_of_evidence`.
+        threshold: the practical threshold (fraction), for :func:`layout_modes`.
+    """
+    if estimate is None or not timed:
+        return verdict, None
+    why = short_of_evidence(verdict, estimate.ci_low, estimate.ci_high, estimate.blocks,
+                            timing_seconds, round_seconds)
+    if verdict in ("regression", "improvement") and not why:
+        why = layout_modes(estimate.block_centers, threshold)
+    return ("inconclusive" if why else verdict), why
 
 
 def by_layout(blocks: Sequence[tuple[float, float, int]], layouts: Sequence[int]) -> list[tuple[float, float, int]]:

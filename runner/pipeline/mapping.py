@@ -1,6 +1,8 @@
 """The code map's pass, parent side: one fresh process per benchmark, set-up and one call traced
 (:mod:`runner.worker.tracing`), within its share of the run's budget; and what a compare with
-``--affected`` needs around it (the changed paths, the last measured values carried forward).
+``--affected`` needs around it (the changed paths, the last measured values carried forward), and
+that compare's selection (:func:`affected`: the map, the changed paths,
+:func:`runner.selection.select`).
 
 The map (``code_map`` of results.json)::
 
@@ -14,8 +16,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from .. import selection
+from ..config import Config
 from ..errors import GitError, ResultsError, UserError
 from ..git import git
+from .revisions import Revision
 from .workers import WorkerFailure, WorkerProcess
 
 #: Share of ``max_time`` the map pass may take (the timing gets what it leaves). A benchmark the
@@ -142,3 +147,39 @@ def load_map(path: str) -> tuple[dict, dict]:
     if not isinstance(doc.get("code_map"), dict):
         raise UserError(f"--map {path}: it holds no code_map (make one with `perfgate run`, which records it)")
     return doc["code_map"], last_values(doc)
+
+
+def affected(cases: list[dict], revs: dict[str, Revision], dirs: dict, worker: WorkerProcess,
+             listing: dict | None, cfg: Config, *, map_file: str | None, force_run: list[str],
+             options: dict, progress, root: Path) -> tuple[list[dict], dict, dict | None]:
+    """A selecting compare's ``(cases to measure, the selection record, the code map made here or
+    None)``: the base's code map (``map_file``, ``--map FILE``; else a map pass over the base's
+    benchmarks in base's ``worker``, from its ``listing``, within :data:`MAP_BUDGET_SHARE` of
+    ``max_time``; none without a base listing), the paths base..head changed, the benchmarks
+    ``force_run`` names forced back (selection misses), and :func:`runner.selection.select`."""
+    base_rev = revs["base"]
+    rel_bench = "" if dirs["shared"] else relative_dir(dirs["base"], base_rev.path)
+    made, code_map, last = None, None, {}
+    if map_file:
+        code_map, last = load_map(map_file)
+    elif listing is not None:
+        wanted = {c["name"] for c in cases}
+        progress.phase("mapping the base's benchmarks to the code they run")
+        mapped = [c for c in listing.get("benchmarks", []) if c["name"] in wanted]
+        code_map = made = map_pass(worker, dirs["base"], mapped, base_rev.path, sha=base_rev.sha,
+                                   rel_bench_dir=rel_bench, options=options, progress=progress,
+                                   deadline=time.monotonic() + MAP_BUDGET_SHARE * cfg.max_time)
+    changed = changed_paths(root, base_rev.sha, revs["head"].sha)
+    files = {c["name"]: own_file(rel_bench, c.get("file")) for c in cases}
+    forced = {c["name"]: "a selection miss: it runs until the map is rebuilt" for c in cases
+              if any(selection.matches(c["name"], p) for p in force_run)}
+    plan = selection.select([(c["name"], files[c["name"]]) for c in cases], changed, code_map,
+                            cfg.selection, bench_dir=rel_bench, forced=forced)
+    record = selection.record(plan, mode="affected", map_sha=(code_map or {}).get("sha"), last=last,
+                              files=files)
+    if made is not None:
+        record["map_seconds"] = made["seconds"]
+    progress.phase(f"selection: {record['run']} of {len(cases)} benchmark(s) to run"
+                   + (f" ({plan.full_run})" if plan.full_run else ""))
+    chosen = set(plan.selected)
+    return [c for c in cases if c["name"] in chosen], record, made

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Callable
 
 from .. import measures
 from .. import results as results_mod
 from .. import stats
 from ..protocol import Failure, SampleReply, SampleRequest
 from ..results import PAIRED
-from . import schedule
+from . import schedule, stops
 from .benchstate import BenchState
 from .entries import benchmark_entry
 from .timing import TimingPass
@@ -78,6 +79,20 @@ class MeasuredPass:
 
     def run(self, states: list[BenchState], end: float) -> None:
         """Every group of ``states`` in turn, each with its fair share of what is left before ``end``."""
+        self._each_group(states, end, self.run_group)
+
+    def run_one_side(self, states: list[BenchState], end: float, target: int) -> None:
+        """``perfgate run``'s self-measured benchmarks: each group's runs on head alone, each in a
+        fresh process, until each of its benchmarks has ``target`` values, two runs whatever the
+        budget, then while another run ends within the group's fair share of what is left before
+        ``end`` (:func:`runner.pipeline.stops.another_run`). The values are kept as reported."""
+        self._each_group(states, end,
+                         lambda members, deadline: self._head_runs(members, deadline, target))
+
+    def _each_group(self, states: list[BenchState], end: float,
+                    step: Callable[[list[BenchState], float], None]) -> None:
+        if not states:
+            return
         groups: dict[str, list[BenchState]] = {}
         for state in states:
             groups.setdefault(str(state.case.get("group") or state.name), []).append(state)
@@ -87,9 +102,30 @@ class MeasuredPass:
             share = max(end - clock(), 0.0) / (len(groups) - i)
             for state in members:
                 self.timing.progress.benchmark(states.index(state), state.name)
-            self.run_group(members, clock() + share)
+            step(members, clock() + share)
             for state in members:
                 self.timing.progress.finished(state.name, state.verdict)
+
+    def _head_runs(self, states: list[BenchState], deadline: float, target: int) -> None:
+        timing, clock = self.timing, self.timing.clock
+        t0 = clock()
+        runs, last = 0, 0.0
+        try:
+            while stops.another_run(runs, min(len(s.head) for s in states), target,
+                                    clock() + last <= deadline):
+                r0 = clock()
+                readings = self._one_run(states, "head", deadline)
+                if readings is None:
+                    return
+                runs, last = runs + 1, clock() - r0
+                for state in states:
+                    values = ((readings.get(state.name) or {}).get("values") or [])
+                    state.sides["head"].samples.extend(float(v) for v in values)
+                timing.progress.rounds(states[0].name, runs, None)
+        finally:
+            timing.fresh_processes()
+            for state in states:
+                state.seconds += clock() - t0
 
     def _one_run(self, states: list[BenchState], side: str, deadline: float) -> dict | None:
         """One run on ``side`` in a fresh process: its readings, or None (the failure is recorded on
@@ -143,7 +179,7 @@ class MeasuredPass:
                 return
             r0 = clock()
             pairs = len(open_[0].block_starts)
-            order = ("base", "head") if pairs % 2 == 0 else ("head", "base")
+            order = schedule.in_turn(pairs)
             readings = {side: self._one_run(open_, side, deadline) for side in order}
             self.pair_seconds = clock() - r0
             if readings["head"] is None:
@@ -285,6 +321,20 @@ def _as_memory(out: dict, state: BenchState, threshold: float, min_pairs: int) -
         results_mod.update_change(out, memory=memory, ratio=memory["ratio"], ci_low=memory["ci_low"],
                                   ci_high=memory["ci_high"], ci_level=memory["ci_level"], p_value=None)
     with_memory_sides(out, state.case)
+
+
+def one_side_entry(state: BenchState) -> dict:
+    """``perfgate run``'s ``benchmarks[]`` entry of a self-measured benchmark: head's values as
+    reported (an error when there are none), no base, no change, its ``unit`` and ``direction``;
+    a memory-valued one with its ``memory`` side (:func:`with_memory_sides`)."""
+    own = state.sides["head"]
+    out = results_mod.benchmark(state.name, state.case.get("file"), base=None,
+                                head=results_mod.side(own.samples, error=None if own.samples
+                                                      else own.error or "no value reported"),
+                                change=None, family=state.case.get("family"),
+                                params=state.case.get("params"), unit=state.case.get("unit") or "s",
+                                direction=state.case.get("direction") or "smaller")
+    return with_memory_sides(out, state.case) if is_memory(state) else out
 
 
 def with_memory_sides(out: dict, case: dict) -> dict:

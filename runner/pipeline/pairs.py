@@ -16,7 +16,7 @@ from ..config import Config
 from ..protocol import (Failure, MeasureReply, MeasureRequest, SampleReply, SampleRequest, SetupReply, SetupRequest,
                         read_reply)
 from ..results import PAIRED
-from . import evidence, layouts, schedule
+from . import evidence, layouts, schedule, stops
 from .benchstate import BenchState, _peak
 from .workers import WorkerFailure, WorkerProcess
 
@@ -111,12 +111,14 @@ class ProcessPairs:
         data = message.to_json()
         return read_reply(self.request(side, data.pop("cmd"), timeout=timeout, **data), reply)
 
-    def fresh_processes(self, order: tuple[str, str] = ("base", "head"), pair: int | None = None) -> float:
-        """End both sides' current worker children, in ``order``; the next request forks new ones,
+    def fresh_processes(self, order: tuple[str, ...] | None = None,
+                        pair: int | None = None) -> float:
+        """End every side's current worker child, in ``order`` (default: the workers' own, base
+        before head); the next request forks new ones,
         from the fork servers of process pair ``pair``'s layout when it is given
         (:func:`runner.pipeline.layouts.of_pair`). Returns the seconds spent starting servers."""
         started = 0.0
-        for side in order:
+        for side in order or tuple(self.workers):
             self.workers[side].end_child()
             if pair is not None:
                 started += self.workers[side].use_layout(layouts.of_pair(pair))
@@ -162,79 +164,84 @@ class ProcessPairs:
         kept out of the estimate: they go on until every side's samples are steady
         (:func:`runner.pipeline.evidence.steadiness`), for at least
         :data:`~runner.pipeline.evidence.WARMUP_MIN_SECONDS` and at least as many rounds as the
-        benchmark's first pair needed, and at most :func:`runner.pipeline.evidence.warmup_limit`.
-        Then, when the sides' steady times per call are alike (within
-        :data:`~runner.pipeline.schedule.SHARE_FACTOR`: no code change that large is an artefact
-        of warm-up), the side that made fewer calls since its process started (first call and
-        calibration included) makes up the difference in one more untimed sample, so both sides of
-        the pair enter the timed rounds after the same number of calls. The pair's record
-        (``state.warmups``: rounds, calls a side, seconds, steady) goes to results.json's
-        ``change.pairs[].warmup``; a pair whose sides were still moving when the limit came —
-        a side not once steady in its last window of rounds (``steady`` false; null: steady a
-        moment before, or too few samples to judge) — gives the estimate nothing
-        (:meth:`BenchState.blocks`).
+        benchmark's first pair needed, and at most :func:`runner.pipeline.evidence.warmup_limit`
+        (:func:`runner.pipeline.evidence.warmup_done`). Then, when the sides' steady times per
+        call are alike, the side that made fewer calls since its process started (first call and
+        calibration included) makes up the difference in one more untimed sample
+        (:func:`runner.pipeline.evidence.make_up`), so both sides of the pair enter the timed
+        rounds after the same number of calls. The pair's record (``state.warmups``: rounds, calls
+        a side, seconds, steady) goes to results.json's ``change.pairs[].warmup``; a pair whose
+        sides were still moving when the limit came (``steady`` false; null: steady a moment
+        before, or too few samples to judge) gives the estimate nothing (:meth:`BenchState.blocks`).
 
         Why the parent and not each worker alone: each side warmed up by its own rule until its
         last three samples agreed, and a docs-only kornia commit's ``pyrdown`` then had 21 warm-up
         calls on base and 5 on head, its processes sitting in different allocator modes, and read
         1.50× slower in 4 agreeing pairs (issue 45)."""
         t0 = self.clock()
-        end = min(deadline, self.budget_end)
-        limit = evidence.warmup_limit(end - t0)
         taken: dict[str, list[float]] = {side: [] for side in order}
         calls = {side: state.sides[side].setup_calls or 1 for side in order}
-        rounds, steady = 0, None
-        last_steady = {side: -1 for side in order}  # the round each side was last judged steady
-        # a round too long for two windows of them within the limit (a training step of a second):
-        # its first call and calibration sample were its warm-up, as pyperf's one warm-up value
-        sides = [state.sides[side] for side in order]
-        round_s = sum((own.per_call or 0.0) * (own.number or own.calibrated or 1) for own in sides)
-        window, windows = state.warmup_windows or evidence.warmup_windows(round_s)
-        while window * windows * round_s <= limit:
-            r0 = self.clock()
-            for side in (order if rounds % 2 == 0 else order[::-1]):
-                own = state.sides[side]
-                number = own.number or own.calibrated or 1
-                reply = self.ask(side, SampleRequest(1, number), SampleReply, state.case.get("timeout"))
-                if isinstance(reply, Failure):
-                    own.error = reply.error or "warm-up failed"
-                    return False
-                taken[side].extend(reply.samples)
-                calls[side] += number
-            rounds += 1
-            now = self.clock()
-            judged = {side: evidence.steadiness(taken[side], window, windows) for side in order}
-            for side, j in judged.items():
-                last_steady[side] = rounds if j.steady else last_steady[side]
-            if (now - t0 >= evidence.WARMUP_MIN_SECONDS and rounds >= state.warmup_floor
-                    and all(j.steady for j in judged.values())):
-                steady = True
-                break
-            if now - t0 + (now - r0) > limit or now + (now - r0) > end:
-                # moving: a side not once steady over its last window of rounds; a side steady a
-                # moment ago that a noisy sample tipped at the limit is not established, not moving
-                moving = any(j.steady is False and rounds - last_steady[side] > window for side, j in judged.items())
-                steady = False if moving else None
-                break
+        rounds = self._warmup_rounds(state, order, min(deadline, self.budget_end), taken, calls)
+        if rounds is None:
+            return False
+        window, windows, done, steady = rounds
         warm = [_warm(taken[side], window) or state.sides[side].per_call or 0.0 for side in order]
-        if len(order) == 2 and calls[order[0]] != calls[order[1]] and schedule.alike(*warm):
-            behind = min(order, key=lambda side: calls[side])
-            extra = max(calls.values()) - calls[behind]
-            reply = self.ask(behind, SampleRequest(1, extra), SampleReply, state.case.get("timeout"))
+        behind = evidence.make_up(calls, warm)
+        if behind is not None:
+            side, extra = behind
+            reply = self.ask(side, SampleRequest(1, extra), SampleReply, state.case.get("timeout"))
             if isinstance(reply, Failure):
-                state.sides[behind].error = reply.error or "warm-up failed"
+                state.sides[side].error = reply.error or "warm-up failed"
                 return False
-            calls[behind] += extra
+            calls[side] += extra
         for side in order:
             own = state.sides[side]
             own.warm_per_call = _warm(taken[side], window)
             if own.warmup_calls is None:
                 own.warmup_calls = calls[side]
         if not state.warmups:  # later pairs warm up at least as long, judged alike
-            state.warmup_floor, state.warmup_windows = rounds, (window, windows)
-        state.warmups.append({"rounds": rounds, "calls": dict(calls),
+            state.warmup_floor, state.warmup_windows = done, (window, windows)
+        state.warmups.append({"rounds": done, "calls": dict(calls),
                               "seconds": round(self.clock() - t0, 3), "steady": steady})
         return True
+
+    def _warmup_rounds(self, state: BenchState, order: tuple[str, ...], end: float,
+                       taken: dict[str, list[float]],
+                       calls: dict[str, int]) -> tuple[int, int, int, bool | None] | None:
+        """The warm-up's rounds, its samples added to ``taken`` and its calls to ``calls``, until
+        :func:`runner.pipeline.evidence.warmup_done` says done (none for a round too long for two
+        windows of them within the limit, a training step of a second: its first call and
+        calibration sample were its warm-up, as pyperf's one warm-up value). Returns ``(samples
+        per window, windows, rounds, steady)``, or None when a side failed (its ``error`` set)."""
+        t0 = self.clock()
+        limit = evidence.warmup_limit(end - t0)
+        round_s = sum((own.per_call or 0.0) * (own.number or own.calibrated or 1)
+                      for own in (state.sides[side] for side in order))
+        window, windows = state.warmup_windows or evidence.warmup_windows(round_s)
+        rounds, steady, done = 0, None, window * windows * round_s > limit
+        last_steady = {side: -1 for side in order}  # the round each side was last judged steady
+        while not done:
+            r0 = self.clock()
+            for side in schedule.in_turn(rounds, order):
+                own = state.sides[side]
+                number = own.number or own.calibrated or 1
+                reply = self.ask(side, SampleRequest(1, number), SampleReply,
+                                 state.case.get("timeout"))
+                if isinstance(reply, Failure):
+                    own.error = reply.error or "warm-up failed"
+                    return None
+                taken[side].extend(reply.samples)
+                calls[side] += number
+            rounds += 1
+            now = self.clock()
+            judged = [evidence.steadiness(taken[side], window, windows) for side in order]
+            last_steady = {side: rounds if j.steady else last_steady[side]
+                           for side, j in zip(order, judged)}
+            out_of_time = now - t0 + (now - r0) > limit or now + (now - r0) > end
+            done, steady = evidence.warmup_done(judged, [rounds - last_steady[s] for s in order],
+                                                window, rounds, state.warmup_floor, now - t0,
+                                                out_of_time)
+        return window, windows, rounds, steady
 
     def choose_numbers(self, state: BenchState, first: str = "base") -> None:
         """After the first pair's set-up and warm-up: each side's calls per sample (shared within
@@ -275,7 +282,7 @@ class ProcessPairs:
         # process to start and allocate gets other memory than the second (pages the last pair's
         # processes freed come back last-in first-out), and in one order only that was a
         # systematic offset (A/A, a 51 MB-weights loss step: head 1.1 % faster over 10 pairs).
-        order = ("base", "head") if len(state.block_starts) % 2 == 0 else ("head", "base")
+        order = schedule.in_turn(len(state.block_starts))
         t0 = self.clock()
         self.end_pair(state, deadline)
         started = self.fresh_processes(order, pair=len(state.block_starts))
@@ -288,10 +295,7 @@ class ProcessPairs:
             state.start_pair(len(state.base), layouts.of_pair(len(state.block_starts)))
             state.open_sides = order
             return True
-        if state.budget_cut:
-            state.stop_reason = "time budget spent while a process pair was being set up"
-            return False
-        state.verdict, state.stop_reason = "failed", "set-up or warm-up failed in a fresh process"
+        state.stop(stops.BUDGET_IN_PAIR_SETUP if state.budget_cut else stops.PAIR_SETUP_FAILED)
         return False
 
 
@@ -345,7 +349,7 @@ class ProcessPairs:
                 if self.clock() + state.setup_seconds > end:
                     return
                 t0 = self.clock()
-                order = ("base", "head") if _compiled_pairs(state) % 2 == 0 else ("head", "base")
+                order = schedule.in_turn(_compiled_pairs(state))
                 self.fresh_processes(order)
                 errors = {side: state.sides[side].error for side in order}
                 ok = self.setup(state, order[0], end) and self.setup(state, order[1], end)
@@ -358,8 +362,6 @@ class ProcessPairs:
                 state.seconds += self.clock() - t0
                 if not ok:
                     break
-
-    # -- the whole timing pass --------------------------------------------------------------
 
 
 def _compiled_pairs(state: BenchState) -> int:

@@ -1,7 +1,7 @@
 """The profile pass after the timing (profiling perturbs time): which benchmarks are profiled, in
 which order and how many passes each side gets (pure: :func:`profile_order`, :func:`pass_cost`,
 :func:`passes_for`), then the passes themselves (:func:`profile_pass`: trace both sides, summarise,
-diff, hint)."""
+diff, hint), and a compare's hints after its timing (:func:`hint_entries`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 from ..errors import UserError
+from ..profile.hints import with_compile_hint
 from ..protocol import Failure, ProfileRequest
 from ..results import CHANGED, HINTED, PAIRED, change_of, verdict_of
-from .benchstate import BenchState, SideState, safe_filename
+from .benchstate import BenchState, SideState, measures_itself, safe_filename
 
 #: Profile passes per side for a benchmark that may get hints (changed or inconclusive).
 PROFILE_PASSES = 3
@@ -50,6 +51,27 @@ def passes_for(verdict: str, one_round_s: float, left_s: float) -> int:
     if wanted * one_round_s <= left_s:
         return wanted
     return 1 if one_round_s <= left_s else 0
+
+
+def hint_entries(session, states: list[BenchState], entries: list[dict], out: Path,
+                 telemetry_summary: dict, progress, deadline: float,
+                 profile: bool) -> tuple[list[str], float]:
+    """A compare's hints after its timing: with ``profile`` (the configuration's), the profile pass
+    over the benchmarks perfgate timed (:func:`profile_pass`; ``entries`` begin with those of
+    ``states``, in order), then every entry's compile hint
+    (:func:`runner.profile.hints.with_compile_hint`). Returns the benchmarks left unprofiled and
+    the profile pass's seconds (0 without one)."""
+    unprofiled: list[str] = []
+    seconds = 0.0
+    if profile:
+        t0 = time.monotonic()
+        profiled = [(s, e) for s, e in zip(states, entries) if not measures_itself(s)]
+        unprofiled = profile_pass(session, [s for s, _ in profiled], [e for _, e in profiled], out,
+                                  telemetry_summary, progress, deadline=deadline)
+        seconds = time.monotonic() - t0
+    for entry in entries:
+        entry["hints"] = with_compile_hint(entry.get("hints"), change_of(entry))
+    return unprofiled, seconds
 
 
 def profile_pass(session, states: list[BenchState], entries: list[dict], out: Path,

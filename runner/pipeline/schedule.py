@@ -64,6 +64,12 @@ def calls_per_sample(first: tuple[int, float], second: tuple[int, float],
     return n1, n2, False
 
 
+def in_turn(n: int, order: tuple[str, ...] = ("base", "head")) -> tuple[str, ...]:
+    """The sides' order in round (or process pair) ``n``: ``order``, reversed every other time
+    (ABBA), so that neither side always goes first."""
+    return order if n % 2 == 0 else order[::-1]
+
+
 def alike(t1: float, t2: float, factor: float = SHARE_FACTOR) -> bool:
     """Are two per-call times within ``factor`` of each other (both positive)?"""
     return t1 > 0 and t2 > 0 and 1.0 / factor <= t2 / t1 <= factor
@@ -102,6 +108,17 @@ def shared_after_first_pair(base: Sequence[float], head: Sequence[float], number
     if mb <= 0 or mh <= 0 or not 1.0 / factor <= mh / mb <= factor:
         return None
     return max(numbers)
+
+
+def renumbering(shared: bool | None, dropped: int, pairs: int, base: Sequence[float],
+                head: Sequence[float], numbers: tuple[int | None, int | None]) -> int | None:
+    """:func:`shared_after_first_pair`, once per benchmark: right after its first process pair
+    (``pairs`` 1), whose sides were given separate calls per sample (``shared`` False) and whose
+    rounds were not dropped for it before (``dropped`` 0); None otherwise, or when a side has no
+    count."""
+    if shared is not False or dropped or pairs != 1 or None in numbers:
+        return None
+    return shared_after_first_pair(base, head, numbers)
 
 
 def rounds_per_pair(round_seconds: float, pair_rounds: int, minimum: int = MIN_PAIR_ROUNDS) -> int:
@@ -353,6 +370,13 @@ class Budget:
     end: float
     timing_end: float
     profile_end: float
+
+
+def measured_share(timing_end: float, now: float, measured: int, total: int) -> float:
+    """When the ``measured`` benchmarks that measure themselves of a compare's ``total`` must be
+    done (monotonic seconds): their share of the timing budget left at ``now``, by count; the
+    timed benchmarks get the rest (what they leave too)."""
+    return now + (timing_end - now) * measured / max(total, 1)
 
 
 def split_budget(start: float, max_time: float, now: float, profile: bool) -> Budget:

@@ -96,3 +96,18 @@ def test_held_or_unasked_clocks_are_never_touched(gpu, lock):
 def test_without_nvml_the_policy_is_none_and_says_why():
     record = clocks.ClockControl(True, nvml=FakeNVML(init_error="Driver Not Loaded")).start()
     assert record["policy"] == "none" and record["error"] == "Driver Not Loaded"
+
+
+def test_a_run_off_the_gpu_has_no_clocks_to_lock_or_watch_and_touches_no_nvml():
+    from runner.pipeline import clock_plan
+
+    assert clock_plan.has_gpu_clocks("cuda:1") and not clock_plan.has_gpu_clocks("cpu")
+    assert not clock_plan.has_gpu_clocks(None)
+    nvml = FakeNVML(gpus=[dict(HEALTHY_H100)])
+    control = clocks.ClockControl(True, nvml=nvml, euid=0, device="cpu")
+    assert control.start() == {"policy": "none",
+                               "reason": "not a CUDA run: no GPU clocks to lock or watch"}
+    control.restore()
+    assert nvml.calls == [] and nvml.initialised == 0
+    assert clock_plan.locked_sm_mhz({"policy": "lock", "sm_mhz": 1410}) == 1410
+    assert clock_plan.locked_sm_mhz({"policy": "monitor", "sm_mhz": None}) is None

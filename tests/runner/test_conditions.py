@@ -76,3 +76,9 @@ def test_describe_records_what_both_sides_ran_under():
 def test_a_single_cpu_is_shared_and_said_so():
     plan = conditions.plan_cpus("auto", 0, [0], 1)
     assert plan.cpus == [0] and plan.threads == 1 and "parent shares it" in plan.note and "left to" not in plan.note
+
+
+def test_intra_op_threads_are_read_on_a_cpu_device_only():
+    assert conditions.intra_op_threads({"device": "cpu", "threads": {"intra_op": 1}}) == 1
+    assert conditions.intra_op_threads({"device": "cuda", "threads": {"intra_op": 1}}) is None
+    assert conditions.intra_op_threads({"device": "cpu"}) is None

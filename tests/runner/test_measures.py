@@ -421,41 +421,16 @@ def test_the_evaluation_smoke_has_no_false_memory_verdict_in_fifty_benchmarks(tm
     assert "| A/A, identical heads | 50 |" in (tmp_path / "RESULTS.md").read_text()
 
 
-class _RecordingWorker:
-    """A worker whose benchmark takes ``per_call`` seconds a call: answers set-up, samples and the
-    memory measure, and records what it was asked."""
-
-    def __init__(self, per_call: float):
-        self.per_call = per_call
-        self.requests: list[tuple[str, dict]] = []
-
-    def new_child(self) -> None:
-        pass
-
-    def request(self, cmd: str, timeout=None, **fields) -> dict:
-        self.requests.append((cmd, fields))
-        if cmd == "setup":
-            return {"ok": True, "number": 1}
-        if cmd == "sample":
-            return {"ok": True, "samples": [self.per_call]}
-        assert cmd == "measure"
-        memory = {"kind": "cpu", "peak_bytes": 4096, "rss_bytes": None} if fields.get("memory") is not False else None
-        return {"ok": True, "memory": memory, "compile": None}
-
-
 @pytest.mark.parametrize("per_call, measured", [(1e-3, True), (1.0, False)])
 def test_a_single_revision_run_measures_memory_only_where_its_budget_affords_it(per_call, measured):
-    from runner.config import Config
-    from runner.pipeline.run import _measure_one
-    from runner.pipeline.pairs import NoProgress
+    from runner.pipeline.entries import one_side_entry
 
-    worker = _RecordingWorker(per_call)
-    case = {"name": "bench_x", "file": "bench_x.py", "func": "bench_x"}
-    entry, skipped = _measure_one(worker, "/b", case, Config(), 10.0, NoProgress(), 0.001)
-    assert skipped is None
-    (asked,) = [fields for cmd, fields in worker.requests if cmd == "measure"]
-    assert asked["memory"] is measured
-    head = entry["head"]
+    from .sim_workers import SideModel
+    from .test_stops import _one_side
+
+    (state,), worker = _one_side({"bench_x": SideModel(per_call, memory=4096)}, max_time=10.0)
+    assert worker.measures_taken == [measured]
+    head = one_side_entry(state)["head"]
     if measured:
         assert head["memory"]["peak_bytes"] == 4096 and "measure_error" not in head
     else:

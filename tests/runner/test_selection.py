@@ -227,3 +227,62 @@ def test_a_prs_path_in_the_report_is_inert_text():
     md, html = render(doc, "md"), render(doc, "html")
     assert "](https://evil" not in md and "<img" not in md and "\\[click\\]" in md
     assert "<img src=x>" not in html and "&lt;img src=x&gt;" in html
+
+
+HEAD_LISTING = {"benchmarks": [{"name": "bench_norm[rows=1]", "file": "bench_norm.py"},
+                               {"name": "bench_attn", "file": "bench_attn.py"}],
+                "errors": [{"file": "bench_bad.py", "error": "SyntaxError"}],
+                "skipped": [{"name": "bench_gpu", "file": "bench_gpu.py", "reason": "needs a GPU"}]}
+BASE_LISTING = {"benchmarks": [*HEAD_LISTING["benchmarks"],
+                               {"name": "bench_old", "file": "bench_old.py"}],
+                "errors": [], "skipped": []}
+
+
+def test_a_listing_gives_the_cases_the_filter_and_names_select_and_base_only_ones_as_removed():
+    from runner.selection import listed
+
+    everything = listed(HEAD_LISTING, BASE_LISTING, None)
+    assert [c["name"] for c in everything.cases] == ["bench_norm[rows=1]", "bench_attn"]
+    assert everything.errors == HEAD_LISTING["errors"]
+    assert [s["name"] for s in everything.skipped] == ["bench_gpu"]
+    assert [c["name"] for c in everything.removed] == ["bench_old"]
+    norm = listed(HEAD_LISTING, BASE_LISTING, "bench_norm*")
+    assert [c["name"] for c in norm.cases] == ["bench_norm[rows=1]"]
+    assert norm.errors == [] and norm.removed == []
+    named = listed(HEAD_LISTING, BASE_LISTING, None, ["bench_attn"])
+    assert [c["name"] for c in named.cases] == ["bench_attn"]
+    assert named.skipped == [] and named.removed == []
+    # one directory read by both sides (--benchmarks DIR), or no base listing: nothing is removed
+    assert listed(HEAD_LISTING, BASE_LISTING, None, shared=True).removed == []
+    assert listed(HEAD_LISTING, None, None).removed == []
+
+
+def test_a_listing_that_leaves_nothing_is_a_user_error_that_says_what_there_is():
+    from runner.selection import listed, nothing_listed
+
+    everything = listed(HEAD_LISTING, None, None)
+    assert nothing_listed(everything, HEAD_LISTING, None, "/b", "bench_*") is None
+    why = nothing_listed(listed(HEAD_LISTING, None, "nope"), HEAD_LISTING, "nope", "/b", "bench_*")
+    assert why == "no benchmark matches --filter 'nope' (there are: bench_norm[rows=1], bench_attn)"
+    empty = {"benchmarks": [], "errors": [], "skipped": []}
+    assert nothing_listed(listed(empty, None, None), empty, None, "/b", "bench_* files") == \
+        "no benchmarks found in /b (bench_* files)"
+
+
+@pytest.mark.parametrize("affected, enabled, selects", [(True, False, True), (None, True, True),
+                                                        (None, False, False), (False, True, False)])
+def test_a_compare_selects_as_asked_else_as_configured(affected, enabled, selects):
+    from runner.selection import selecting, unselected
+
+    assert selecting(affected, enabled) is selects
+    if not selects:  # --all where the config enables selection is recorded; else nothing is
+        assert (unselected(enabled, 3) or {}).get("mode") == ("all" if enabled else None)
+
+
+def test_the_all_record_runs_everything_for_a_full_run():
+    from runner.selection import unselected
+
+    assert unselected(True, 3) == {"mode": "all", "map_sha": None,
+                                   "full_run": "asked to run every benchmark (--all)",
+                                   "changed": [], "changed_count": 0, "run": 3, "skipped": [],
+                                   "run_reasons": {FULL: 3}}
