@@ -1,5 +1,5 @@
 """The one extension point for GPU vendors: the device registry and its protocol, CUDA through it on
-a simulated device (tests/runner/fake_cuda.py, fake_nvml.py), and a new vendor added as one module
+a simulated device (testkit/fake_cuda.py, fake_nvml.py), and a new vendor added as one module
 and one registry line (tests/runner/toy_device.py) that the worker then times and measures on."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from runner.worker.forking import fork_hazards, thread_count
 from runner.worker.serve import serve
 
 from . import toy_device
-from .fake_cuda import FakeTorch, installed
-from .fake_nvml import FakeNVML
+from testkit.fake_cuda import FakeTorch, installed
+from testkit.fake_nvml import FakeNVML
 
 ROOT = Path(__file__).resolve().parents[2]
 

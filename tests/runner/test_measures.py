@@ -425,7 +425,7 @@ def test_the_evaluation_smoke_has_no_false_memory_verdict_in_fifty_benchmarks(tm
 def test_a_single_revision_run_measures_memory_only_where_its_budget_affords_it(per_call, measured):
     from runner.pipeline.entries import one_side_entry
 
-    from .sim_workers import SideModel
+    from testkit.sim_workers import SideModel
     from .test_stops import _one_side
 
     (state,), worker = _one_side({"bench_x": SideModel(per_call, memory=4096)}, max_time=10.0)

@@ -12,7 +12,7 @@ from runner import results as results_mod
 from runner.cli.main import main
 from runner.report import formats, render
 from runner.report.render import write_reports
-from tests.security.documents import full_document
+from testkit.documents import full_document
 
 from . import toy_format
 

@@ -16,7 +16,7 @@ from runner.pipeline.schedule import Projection
 from runner.pipeline.timing import TimingPass
 from runner.stats import BlockedEstimate
 
-from .sim_workers import SideModel, SimClock, SimWorker
+from testkit.sim_workers import SideModel, SimClock, SimWorker
 
 
 def test_the_first_set_up_stops_a_benchmark_head_cannot_set_up_or_its_suite_skips():
