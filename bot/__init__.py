@@ -78,7 +78,7 @@ def _work_intake(settings: "Settings", database) -> tuple:
     if warning:
         log.warning("%s: whoever reaches it can queue work for the worker", warning)
     if not settings.testing:  # compile the webhook validators before the server takes a delivery
-        from .app import payloads
+        from .app.core import payloads
 
         payloads.warm_up()
     return queue, runtime

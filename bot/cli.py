@@ -112,7 +112,7 @@ def main_sweep(args: argparse.Namespace) -> int:
     lost (failed, or ``queued`` for longer than ``--stale-after`` seconds: a killed worker, a
     wiped queue) for the running consumers, mark runs that never reported back as timed out, and
     set right what GitHub shows of runs that ended ``--reconcile-after`` seconds ago or more
-    (``bot.app.sweeps.reconcile_ended``). Prints what it did.
+    (``bot.app.job.sweeps.reconcile_ended``). Prints what it did.
 
     Raises:
         UserError: a setting is missing or malformed, ``--stale-after`` is not positive,
@@ -121,7 +121,7 @@ def main_sweep(args: argparse.Namespace) -> int:
     """
     import datetime as _dt
 
-    from .app import sweeps
+    from .app.job import sweeps
 
     if not 0 < args.stale_after <= 30 * 86400:  # NaN and inf too
         raise UserError(f"--stale-after must be a positive number of seconds up to 30 days, got {args.stale_after:g}")

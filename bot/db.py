@@ -1,5 +1,6 @@
 """Database connection: engine, sessions, the schema upgrade (SQLAlchemy 2 + Alembic), and the
-declarative :class:`Base` every table is declared on (``bot.history.tables``, ``bot.app.tables``).
+declarative :class:`Base` every table is declared on (``bot.history.tables``,
+``bot.app.store.tables``).
 
 The URL comes from ``DATABASE_URL``; without it, a SQLite file
 ``$PERFGATE_HOME/perfgate.db`` with ``PERFGATE_HOME`` defaulting to

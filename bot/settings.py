@@ -9,7 +9,7 @@
 ``PERFGATE_PUBLIC_URL``        where the App is reachable (links in comments, check runs);
                                unset: links are root-relative
 ``PERFGATE_READ_ACCESS``       who may read the pages: ``public`` (the default: public
-                               repositories only) or ``all`` (``bot.app.access``)
+                               repositories only) or ``all`` (``bot.app.core.access``)
 ``GITHUB_CLIENT_ID`` /         the GitHub App's OAuth credentials, for signing in with
 ``GITHUB_CLIENT_SECRET``       GitHub (``bot.web.signin``), with ``PERFGATE_SESSION_SECRET``
                                (at least 32 characters; encrypts the user tokens kept
@@ -40,7 +40,7 @@
                                GitHub's API (default 20)
 ``PERFGATE_WEBHOOK_ALLOW``     networks a repository's ``regression_webhook`` may reach
                                though they are not public (``10.2.0.0/16, fd00::/8``;
-                               default none: public addresses only, ``bot.app.notify``)
+                               default none: public addresses only, ``bot.app.core.notify``)
 ``PERFGATE_WEBHOOK_TIMEOUT``   seconds the worker waits for a webhook (default 10)
 ``REQUESTS_CA_BUNDLE`` /       a CA bundle the webhook's certificate is verified with
 ``SSL_CERT_FILE``              (default: certifi's)

@@ -42,7 +42,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from runner.pipeline.bisect_run import BisectRequest, bisect  # noqa: E402
+from runner.pipeline.bisect.bisect_run import BisectRequest, bisect  # noqa: E402
 from testkit.sim_bisect import SimComparer, make_history  # noqa: E402
 
 

@@ -582,7 +582,7 @@ class App:
 def delivery_states(db) -> dict[str, tuple[str, str | None]]:
     from sqlalchemy import select
 
-    from bot.app.tables import Delivery as Row
+    from bot.app.store.tables import Delivery as Row
 
     with db.session() as session:
         return {d: (s, e) for d, s, e in session.execute(select(Row.delivery_id, Row.status, Row.error))}
@@ -632,7 +632,7 @@ def count(db, snapshot: dict, sent: list[Sent]) -> dict:
     """The figures of the module docstring from the database and the fake GitHub's state."""
     from sqlalchemy import select
 
-    from bot.app.tables import Run
+    from bot.app.store.tables import Run
 
     states = delivery_states(db)
     accepted = {s.guid for s in sent if s.status == 202}
@@ -756,7 +756,8 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
     wall = time.monotonic() - started
     open_before = github.call("snapshot")["open_check_runs"]
     # the periodic sweep's last duty, now rather than 15 minutes later: set right what GitHub shows
-    # of the ended runs (check runs left open, duplicate stickies; bot.app.sweeps.reconcile_ended)
+    # of the ended runs (check runs left open, duplicate stickies;
+    # bot.app.job.sweeps.reconcile_ended)
     report = app.sweep(args.stale_after, reconcile_after=0, timeout=1200)
     sweeps.append(report)
     log(f"  reconciling sweep ({open_before} check runs open on GitHub): {report}")

@@ -19,9 +19,9 @@ in this order, and writes ``OUT/acceptance.json`` and ``OUT/acceptance.md``:
    without cold cache for the empty callable;
 7. ``telemetry`` — the NVML sampler during 2 s of matmuls: samples, clocks, power, reasons,
    violation counters;
-8. ``clocks`` — the clock policy (runner.pipeline.clocks) this runner gets; with ``--try-lock``
-   the clocks are locked, read back under load and restored (never without it: the lent
-   machine's settings are not ours to change).
+8. ``clocks`` — the clock policy (runner.pipeline.machine.clocks) this runner gets; with
+   ``--try-lock`` the clocks are locked, read back under load and restored (never without it: the
+   lent machine's settings are not ours to change).
 
 ``--dry-run`` runs every step on a CPU in under a minute, against the fakes the tests use (a
 simulated ``torch.cuda``, testkit/fake_cuda.py; a fake NVML, testkit/fake_nvml.py),
@@ -94,9 +94,9 @@ class Context:
 # -- the steps ---------------------------------------------------------------------------------------
 
 def step_environment(ctx: Context) -> Step:
-    from runner.pipeline.doctor import run_checks
-    from runner.pipeline.finding import summarize
-    from runner.pipeline.machine_facts import gather
+    from runner.pipeline.machine.doctor import run_checks
+    from runner.pipeline.machine.finding import summarize
+    from runner.pipeline.machine.machine_facts import gather
 
     nvml = None
     if ctx.dry_run:
@@ -345,7 +345,7 @@ def _cycles_for_us(torch, target_us: float) -> int:
 
 
 def step_telemetry(ctx: Context) -> Step:
-    from runner.pipeline.telemetry import TelemetrySampler
+    from runner.pipeline.machine.telemetry import TelemetrySampler
 
     if ctx.dry_run:
         from testkit.fake_nvml import BOOSTING_H100, FakeNVML
@@ -385,9 +385,9 @@ def step_telemetry(ctx: Context) -> Step:
 
 
 def step_clocks(ctx: Context) -> Step:
-    from runner.pipeline.clock_plan import plan
-    from runner.pipeline.clocks import ClockControl
-    from runner.pipeline.machine_facts import nvml_facts
+    from runner.pipeline.machine.clock_plan import plan
+    from runner.pipeline.machine.clocks import ClockControl
+    from runner.pipeline.machine.machine_facts import nvml_facts
 
     nvml, euid = None, None
     if ctx.dry_run:
@@ -415,7 +415,7 @@ def step_clocks(ctx: Context) -> Step:
 
 
 def _sm_clock_now(nvml=None) -> int | None:
-    from runner.pipeline.telemetry import nvml_value
+    from runner.pipeline.machine.telemetry import nvml_value
 
     if nvml is None:
         import pynvml as nvml  # noqa: PLC0415

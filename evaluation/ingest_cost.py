@@ -1,8 +1,9 @@
 """What one artifact's ingest costs the App's worker (security review F13): a results.json of
-about ``--mb`` MB, zipped as the Action uploads it, taken the way ``bot.app.runs.ingest_results``
-takes it — unpacked, validated and rendered once (``bot.app.ingest.prepare``), stored with its
-points and change points (``bot.history.store.add_result``, SQLite in a temporary folder), and
-concluded (the sticky comment, the check run's summary and title) — without the network.
+about ``--mb`` MB, zipped as the Action uploads it, taken the way
+``bot.app.job.runs.ingest_results`` takes it — unpacked, validated and rendered once
+(``bot.app.core.ingest.prepare``), stored with its points and change points
+(``bot.history.store.add_result``, SQLite in a temporary folder), and concluded (the sticky comment,
+the check run's summary and title) — without the network.
 
 A benchmark, not a test: it prints the seconds of each part (the best of ``--repeat`` runs) and
 how many full schema validations of the document one ingest makes (every call of
@@ -96,7 +97,7 @@ class Counting:
 
 def ingest_once(data: bytes, doc: dict, kind: str, folder: Path, n: int) -> dict[str, float]:
     """One ingest, as the executor makes it; seconds per part."""
-    from bot.app import ingest
+    from bot.app.core import ingest
     from bot.db import open_database
     from bot.history import store as history_store
 
@@ -110,7 +111,7 @@ def ingest_once(data: bytes, doc: dict, kind: str, folder: Path, n: int) -> dict
     times["prepare (unzip, parse, validate, render check)"] = time.perf_counter() - start
     db = open_database(f"sqlite:///{folder / f'perfgate{n}.db'}")
     try:
-        # as bot.app.runs.ingest_results calls it at this commit
+        # as bot.app.job.runs.ingest_results calls it at this commit
         validated = {"validated": True} if "validated" in inspect.signature(history_store.add_result).parameters \
             else {}
         start = time.perf_counter()

@@ -9,7 +9,7 @@ of evaluation/RESULTS_measures.md. The goals:
   compared with an interval over ≥ 3 fresh processes per side.
 
 How. Two copies of a generated benchmark folder (base, head), the workers of ``perfgate compare``
-(:func:`runner.pipeline.workers.start_workers`: one fork server per side, a fresh child per
+(:func:`runner.pipeline.timing.workers.start_workers`: one fork server per side, a fresh child per
 benchmark and process pair, compile caches of its own), and in each process pair each side's
 worker answers what it answers at the end of every pair of a compare: ``setup`` (prepare, first
 call, a fixed warm-up of ``WARMUP`` calls) then ``measure`` (:mod:`runner.worker.measures`). The
@@ -60,7 +60,7 @@ if str(ROOT) not in sys.path:
 from runner import measures  # noqa: E402
 from runner.config import Config  # noqa: E402
 from runner.pipeline.revisions import Revision  # noqa: E402
-from runner.pipeline.workers import WorkerFailure, start_workers  # noqa: E402
+from runner.pipeline.timing.workers import WorkerFailure, start_workers  # noqa: E402
 
 #: Warm-up calls before the measured one (the set-up's fixed warm-up samples of one call).
 WARMUP = 2

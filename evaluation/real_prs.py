@@ -59,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, clone, compare  # noqa: E402 - the evaluation folder is first on sys.path
 
 sys.path.insert(0, str(ROOT))
-from runner.pipeline.conditions import GLIBC_STEADY  # noqa: E402
+from runner.pipeline.machine.conditions import GLIBC_STEADY  # noqa: E402
 from runner.pipeline.revisions import source_paths  # noqa: E402
 from testkit.gitrepo import git, history  # noqa: E402
 
@@ -209,7 +209,8 @@ def run_check(case: dict, worktrees: dict[str, Path], procs: int, seconds: float
     """The independent check of one case: ``procs`` processes per side in ABBA order, one at a time,
     ``OMP_NUM_THREADS=1`` (perfgate's workers run one intra-op thread each on this 2-core machine),
     glibc malloc as it comes (``allocator="system"``) or with perfgate's ``steady`` settings
-    (:data:`runner.pipeline.conditions.GLIBC_STEADY`), to tell an allocator effect from an error.
+    (:data:`runner.pipeline.machine.conditions.GLIBC_STEADY`), to tell an allocator effect from an
+    error.
 
     Raises:
         RuntimeError: a process failed (its last stderr line), or imported the library from

@@ -26,7 +26,7 @@ from harness import ROOT, SPIN  # the evaluation folder is first on sys.path
 
 sys.path.insert(0, str(ROOT))
 
-from runner.pipeline.workers import start_workers  # noqa: E402
+from runner.pipeline.timing.workers import start_workers  # noqa: E402
 from runner.pipeline.revisions import Revision  # noqa: E402
 
 BENCH = "import functools\n\n" + SPIN + '''
@@ -56,7 +56,8 @@ def measure(folder: Path, func: str, min_sample_time: float, pairs: int, pair_ro
     case = {"dir": str(folder), "file": "bench_s.py", "func": func, "name": func,
             "min_sample_time": min_sample_time, "cold_cache": False}
     # a fixed warm-up of three samples in every process (compare's own, alike on both sides until
-    # steady, is runner.pipeline.pairs.ProcessPairs.warm_up: this study is about the sample's length)
+    # steady, is runner.pipeline.timing.pairs.ProcessPairs.warm_up: this study is about the sample's
+    # length)
     number, warmup = None, {"base": 3, "head": 3}
     rounds_d, centers = [], []
     t0 = time.monotonic()

@@ -85,7 +85,7 @@ def make_map(clone: Path, sha: str, suite: Path, out: Path, overhead: bool = Fal
     """The code map of ``sha`` for the suite (the real map pass in real workers) and the cases listed."""
     from runner.pipeline.mapping import map_pass
     from runner.pipeline.revisions import Checkouts
-    from runner.pipeline.workers import start_workers
+    from runner.pipeline.timing.workers import start_workers
 
     out.mkdir(parents=True, exist_ok=True)
     with Checkouts(clone, out) as co:

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.app.events import signature  # noqa: E402
+from bot.app.core.events import signature  # noqa: E402
 from testkit.payloads import private_key  # noqa: E402
 from testkit.services import free_port  # noqa: E402
 
@@ -154,9 +154,9 @@ def stage_cpu(count: int, database_url: str, queue_url: str, body: bytes, secret
     body), ``parse`` (``parse_event``: the signature again, the headers, ``json.loads``),
     ``validate`` (the compiled schema), ``relevant``, ``record`` (a session, the insert, the
     commit) and ``enqueue``. ``time.thread_time``: this thread's CPU, not what it waited for."""
-    from bot.app import handlers, payloads
-    from bot.app import store as app_store
-    from bot.app.events import parse_event, verify_signature
+    from bot.app.core import handlers, payloads
+    from bot.app.store import store as app_store
+    from bot.app.core.events import parse_event, verify_signature
     from bot.app.queue import build_queue, make_huey
     from bot.db import normalize_url, open_database
 

@@ -38,9 +38,9 @@ def suite_names() -> tuple[str, ...]:
 
 #: The values of the key ``device`` (and of ``--device`` and the Action's input ``device``).
 DEVICES = ("auto", "cpu", "cuda")
-#: Host allocator presets of the workers (key ``allocator``; runner.pipeline.conditions applies
-#: them). Not ``steady`` by default: it keeps freed blocks on the heap, so PRs that drop a large
-#: per-call temporary read smaller or backwards (torchmetrics #1493: −41 % against ×0.12; PyG
+#: Host allocator presets of the workers (key ``allocator``; runner.pipeline.machine.conditions
+#: applies them). Not ``steady`` by default: it keeps freed blocks on the heap, so PRs that drop a
+#: large per-call temporary read smaller or backwards (torchmetrics #1493: −41 % against ×0.12; PyG
 #: #8035: −1.3 % against +29 %; evaluation/RESULTS_real_prs.md).
 ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
 
@@ -51,9 +51,9 @@ INTERNALS = {
     "min_process_pairs": ("the statistics (runner.stats.MIN_PROCESS_PAIRS)", "remove it"),
     "pair_rounds": ("the statistics (runner.stats.PAIR_ROUNDS)", "remove it"),
     "max_rounds": ("the statistics (runner.stats.MAX_ROUNDS)", "remove it"),
-    "lock_clocks_mhz": ("the clock lock (runner.pipeline.clock_plan.LOCK_SM_MHZ)",
+    "lock_clocks_mhz": ("the clock lock (runner.pipeline.machine.clock_plan.LOCK_SM_MHZ)",
                         "remove it: a locked run locks the GPU's default application clock"),
-    "cuda_alloc_conf": ("the workers' environment (runner.pipeline.conditions.CUDA_ALLOC_CONF)",
+    "cuda_alloc_conf": ("the workers' environment (runner.pipeline.machine.conditions.CUDA_ALLOC_CONF)",
                         "remove it, and export PYTORCH_CUDA_ALLOC_CONF on the runner instead: both "
                         "workers inherit it"),
 }
@@ -135,8 +135,8 @@ class Config:
     pair_rounds: int = stats.PAIR_ROUNDS
     process_noise: float = stats.PROCESS_NOISE
     min_process_pairs: int = stats.MIN_PROCESS_PAIRS
-    lock_clocks_mhz: int = 0  # runner.pipeline.clock_plan.LOCK_SM_MHZ (a test ties them)
-    cuda_alloc_conf: str = ""  # runner.pipeline.conditions.CUDA_ALLOC_CONF (a test ties them)
+    lock_clocks_mhz: int = 0  # runner.pipeline.machine.clock_plan.LOCK_SM_MHZ (a test ties them)
+    cuda_alloc_conf: str = ""  # runner.pipeline.machine.conditions.CUDA_ALLOC_CONF (a test ties them)
     deprecated: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def sample_time(self, device: str | None) -> float:

@@ -101,7 +101,7 @@ def parse_selection(value: Any, where: str) -> SelectionRules:
 
 def check_webhook_url(url: str, where: str) -> str:
     """``url`` when it reads as an ``https://`` address with a host and no user or password (the
-    App checks where the host resolves before each message, ``bot.app.notify``); "" stays "".
+    App checks where the host resolves before each message, ``bot.app.core.notify``); "" stays "".
 
     Raises:
         ConfigError: any other scheme, no host, credentials in it, whitespace, over 2,000 characters.

@@ -12,15 +12,16 @@ import platform
 import sys
 
 #: ``environment.worker.aslr`` when the workers ran with the system's layout randomisation
-#: (:func:`runner.pipeline.conditions.describe` records it; the report's conditions line reads
-#: it): ``setarch -R`` missing or not permitted (a container's seccomp profile), or
+#: (:func:`runner.pipeline.machine.conditions.describe` records it; the report's conditions line
+#: reads it): ``setarch -R`` missing or not permitted (a container's seccomp profile), or
 #: ``PERFGATE_ASLR=1``.
 ASLR_LEFT_ON = "system default"
 
 #: What a random layout means for the numbers (the report's conditions line and ``perfgate
-#: doctor``'s ``aslr`` check), from :func:`runner.pipeline.layouts.layout_pinned`'s measurement:
-#: A/A on a 2-CPU VM, two workers running identical code differed by up to ±9 %, alike for every
-#: benchmark of the run, an offset that process pairs forked from the same server cannot reveal.
+#: doctor``'s ``aslr`` check), from :func:`runner.pipeline.machine.layouts.layout_pinned`'s
+#: measurement: A/A on a 2-CPU VM, two workers running identical code differed by up to ±9 %, alike
+#: for every benchmark of the run, an offset that process pairs forked from the same server cannot
+#: reveal.
 LAYOUT_EFFECT = ("each side's fork server has its own random layout, which can shift every "
                  "benchmark of one side alike by a few percent (up to 9 % measured on a 2-CPU VM)")
 
@@ -46,7 +47,7 @@ def capture(worker_env: dict | None, telemetry: dict | None) -> dict:
     Args:
         worker_env: the worker's ``env`` response: ``{device, device_name, torch, cuda,
             driver, ...}`` (None when no worker could start).
-        telemetry: :meth:`runner.pipeline.telemetry.TelemetrySampler.summary` or None.
+        telemetry: :meth:`runner.pipeline.machine.telemetry.TelemetrySampler.summary` or None.
 
     Returns:
         ``{device, device_name, torch, cuda, driver, python, platform, cpu, telemetry, ...}``.

@@ -48,7 +48,7 @@ MEMORY_FLOOR_BYTES = 64 * 1024
 MEMORY_CI_LEVEL = 0.95
 
 #: Process pairs a benchmark that compiles on both sides is measured in at least, so its compile
-#: time is compared with an interval (runner.pipeline.timing adds set-up-only pairs).
+#: time is compared with an interval (runner.pipeline.timing.timing adds set-up-only pairs).
 MIN_COMPILE_PAIRS = 3
 
 #: Coverage of the compile-time interval.

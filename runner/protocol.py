@@ -2,11 +2,11 @@
 
 A leaf (standard library only), imported by both ends: the worker's request loop
 (:mod:`runner.worker.serve`, :mod:`runner.worker.child`) reads requests with ``from_json`` and
-answers with ``to_json``; the parent (:mod:`runner.pipeline.workers`, :mod:`runner.pipeline.timing`)
-sends requests with ``to_json`` and reads replies with ``from_json``, so the parent still never
-imports the worker's code. The wire format is unchanged: one JSON object per line, a request
-``{cmd, ...fields}``, a reply ``{ok: true, ...fields}`` or ``{ok: false, error, skipped?, fatal?}``
-(:class:`Failure`).
+answers with ``to_json``; the parent (:mod:`runner.pipeline.timing.workers`,
+:mod:`runner.pipeline.timing.timing`) sends requests with ``to_json`` and reads replies with
+``from_json``, so the parent still never imports the worker's code. The wire format is unchanged:
+one JSON object per line, a request ``{cmd, ...fields}``, a reply ``{ok: true, ...fields}`` or
+``{ok: false, error, skipped?, fatal?}`` (:class:`Failure`).
 
 The worker runs the pull request's code, so a reply is untrusted input: ``from_json`` of a reply
 checks every field's type and range (seconds finite and >= 0, counts integers >= 0) and raises

@@ -98,7 +98,7 @@ def change(verdict: str, ratio: float | None = None, ci_low: float | None = None
            p_value: float | None = None, **record: Any) -> dict:
     """A benchmark's ``change``: ``ratio`` head/base with its interval ``ci_low``/``ci_high``,
     ``p_value``, ``verdict`` (:data:`VERDICTS`), then ``record`` in the caller's order: the timing
-    pass's (:func:`runner.pipeline.entries.benchmark_entry` says each key), ``memory`` and
+    pass's (:func:`runner.pipeline.timing.entries.benchmark_entry` says each key), ``memory`` and
     ``compile`` (:mod:`runner.measures`). Without an estimate (failed, removed) only the verdict."""
     return {"ratio": ratio, "ci_low": ci_low, "ci_high": ci_high, "p_value": p_value, "verdict": verdict, **record}
 

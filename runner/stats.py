@@ -8,8 +8,8 @@ Method (pure functions over plain lists; scipy provides the distributions):
   multiplicative, its log is additive and close to symmetric, and each sample already
   averages many calls.
 * Process pairs: a benchmark's rounds come in blocks of :data:`PAIR_ROUNDS` (a slow benchmark's
-  later blocks may be longer: runner.pipeline.schedule.later_pair_rounds), each block in a fresh
-  pair of worker processes. Identical code in two fresh processes can differ by a few percent
+  later blocks may be longer: runner.pipeline.timing.schedule.later_pair_rounds), each block in a
+  fresh pair of worker processes. Identical code in two fresh processes can differ by a few percent
   for the process's whole life, which pairing rounds cannot cancel; so the unit of replication
   is the process pair, not the round (Kalibera & Jones, "Rigorous benchmarking in reasonable
   time", ISMM 2013: the interval of a multi-level experiment comes from the means at the top
@@ -49,8 +49,9 @@ from dataclasses import dataclass, asdict
 from typing import Sequence
 
 #: Internals (these four: keys of the configuration until deprecated, runner.config.INTERNALS).
-#: Rounds of a fresh process pair (runner.pipeline.schedule adapts them to cheap and slow rounds)
-#: and of the last look: 32 pairs, looks after 2, 4, 8, 16, 32 pairs (:func:`look_schedule`).
+#: Rounds of a fresh process pair (runner.pipeline.timing.schedule adapts them to cheap and slow
+#: rounds) and of the last look: 32 pairs, looks after 2, 4, 8, 16, 32 pairs
+#: (:func:`look_schedule`).
 PAIR_ROUNDS, MAX_ROUNDS = 8, 256
 #: Process pairs before any verdict (:func:`decide`): one cannot tell a code change from an offset
 #: of its processes (identical ``torch.softmax`` code 13 % apart for two processes' whole life);
@@ -271,7 +272,7 @@ def look_schedule(min_rounds: int, max_rounds: int, pair_rounds: int = 0, min_pa
     because each one spends ``alpha / looks`` of the level; geometric, because the interval narrows
     with the square root of the pairs. A compare's (16, :data:`MAX_ROUNDS`, :data:`PAIR_ROUNDS`,
     :data:`MIN_PROCESS_PAIRS`, 5): looks at 2, 4, 8, 16, 32 pairs (long rounds take fewer rounds
-    per pair, :func:`runner.pipeline.schedule.rounds_per_pair`, at the same pairs). With
+    per pair, :func:`runner.pipeline.timing.schedule.rounds_per_pair`, at the same pairs). With
     ``pair_rounds = 0`` (no process pairs) the looks double from ``min_rounds`` instead.
 
     Raises:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from runner.pipeline import telemetry
+from runner.pipeline.machine import telemetry
 
 from runner.profile import hints
 

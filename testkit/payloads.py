@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from bot.app.events import signature
+from bot.app.core.events import signature
 
 from . import webhook_schemas as ws
 

@@ -1,9 +1,10 @@
 """Generated histories for ``perfgate bisect``: a real git repository whose commits each say how
-long the benchmark takes (``cost.txt``), and a :class:`runner.pipeline.bisect_run.Comparer` that
-runs the engine's real timing pass and statistics (:class:`runner.pipeline.timing.TimingPass`,
-looks, budget, verdicts) over simulated workers (:mod:`testkit.sim_workers`) whose time per
-call is the cost each side's commit states. So a bisect over 32 or 200 commits takes seconds, with
-the truth known and the noise of a shared machine (log-normal per process and per sample).
+long the benchmark takes (``cost.txt``), and a :class:`runner.pipeline.bisect.bisect_run.Comparer`
+that runs the engine's real timing pass and statistics
+(:class:`runner.pipeline.timing.timing.TimingPass`, looks, budget, verdicts) over simulated workers
+(:mod:`testkit.sim_workers`) whose time per call is the cost each side's commit states. So a bisect
+over 32 or 200 commits takes seconds, with the truth known and the noise of a shared machine
+(log-normal per process and per sample).
 
 A commit with a ``BROKEN`` file cannot be compared (the comparer raises ``UserError``, as a
 failed install does); one with ``FAILS`` has a benchmark that raises at set-up (the compare
@@ -78,7 +79,7 @@ def make_history(root: Path, costs: list[float], *, broken: tuple[int, ...] = ()
 @dataclass
 class SimComparer:
     """The engine's timing pass over simulated workers, one compare per call
-    (:class:`runner.pipeline.bisect_run.Comparer`). ``process_sd``/``sample_sd``: the noise
+    (:class:`runner.pipeline.bisect.bisect_run.Comparer`). ``process_sd``/``sample_sd``: the noise
     (log units); ``config``: the target's configuration before the bisect's overrides."""
 
     repo: Path
@@ -108,7 +109,7 @@ class SimComparer:
         session, states, clock, _ = sim_pass(models, cfg, seed=random.Random(seed).randrange(2 ** 31))
         start = clock()
         session.time_all(states)
-        from runner.pipeline.entries import benchmark_entry
+        from runner.pipeline.timing.entries import benchmark_entry
 
         entries = [benchmark_entry(s, session.ci_level) for s in states]
         settings = {"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,

@@ -1,4 +1,5 @@
-"""Simulated workers and a simulated clock for the timing pass (:class:`runner.pipeline.timing.TimingPass`).
+"""Simulated workers and a simulated clock for the timing pass
+(:class:`runner.pipeline.timing.timing.TimingPass`).
 
 A :class:`SimWorker` answers the worker protocol's ``setup`` and ``sample`` requests the way
 ``runner.worker.serve`` does — the same calibration rule, the first call, an adaptive warm-up
@@ -67,7 +68,7 @@ class SideModel:
     #: ... and ``exp(drift·k)`` times longer: a process that never settles
     drift: float = 0.0
     #: every process forked from one layout's server is this much slower or faster (log-normal,
-    #: drawn once per layout and benchmark: the layout effect of runner.pipeline.layouts)
+    #: drawn once per layout and benchmark: the layout effect of runner.pipeline.machine.layouts)
     layout_sd: float = 0.0
 
 
@@ -125,7 +126,7 @@ class SimWorker:
         self._model = None
 
     def use_layout(self, layout: int) -> float:
-        """The fork server of ``layout`` (runner.pipeline.layouts): its processes carry that
+        """The fork server of ``layout`` (runner.pipeline.machine.layouts): its processes carry that
         layout's factor (``layout_sd``); starting one costs ``server_start`` seconds, once."""
         self._model = None
         self.layout = layout
@@ -151,7 +152,7 @@ class SimWorker:
             if timeout is not None and self.clock.now - t0 > timeout:  # the parent kills it, as workers.py does
                 self.clock.now = t0 + timeout
                 self._model = None
-                from runner.pipeline.workers import WorkerFailure
+                from runner.pipeline.timing.workers import WorkerFailure
                 raise WorkerFailure(f"timed out after {timeout:g} s (worker killed and restarted)")
             return resp
         if cmd == "sample":
@@ -248,8 +249,8 @@ def sim_pass(models: dict[str, tuple[SideModel, SideModel]], cfg, seed: int = 0,
              telemetry: SimTelemetry | None = None, locked_sm_mhz: float | None = None):
     """A TimingPass over simulated workers (and, when given, their simulated NVML telemetry);
     returns ``(pass, states, clock, workers)``."""
-    from runner.pipeline.benchstate import BenchState
-    from runner.pipeline.timing import TimingPass
+    from runner.pipeline.timing.benchstate import BenchState
+    from runner.pipeline.timing.timing import TimingPass
 
     clock = SimClock()
     rng = random.Random(seed)

@@ -17,7 +17,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from bot.app.payloads import event_key
+from bot.app.core.payloads import event_key
 from testkit.fake_github.spec import package_member
 
 #: Pinned so the tests' notion of a valid payload does not move under them.
@@ -175,8 +175,8 @@ def _refs(node) -> list[str]:
 
 def write_reduced() -> None:
     """Write :func:`reduced` for the App's router and the package's licence to ``bot/app/schemas/``."""
-    from bot.app.handlers import handled
-    from bot.app.payloads import SCHEMAS
+    from bot.app.core.handlers import handled
+    from bot.app.core.payloads import SCHEMAS
 
     target = Path(str(SCHEMAS))
     target.write_text(json.dumps(reduced(handled), sort_keys=True, separators=(",", ":")) + "\n", "utf-8")

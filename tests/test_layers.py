@@ -65,10 +65,13 @@ PURE = ("runner.results", "runner.protocol", "runner.config_values", "runner.sel
         "runner.profile.hint_rule", "runner.profile.rules_device", "runner.profile.rules_host",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact",
-        "runner.intent.diff", "runner.pipeline.conditions", "runner.pipeline.doctor",
-        "runner.pipeline.finding", "runner.pipeline.gpu_checks", "runner.pipeline.clock_plan",
-        "runner.pipeline.schedule", "runner.pipeline.evidence", "runner.pipeline.bisect",
-        "runner.pipeline.stops", "runner.pipeline.benchstate", "runner.scaffold.plan")
+        "runner.intent.diff", "runner.pipeline.machine.conditions",
+        "runner.pipeline.machine.doctor",
+        "runner.pipeline.machine.finding", "runner.pipeline.machine.gpu_checks",
+        "runner.pipeline.machine.clock_plan",
+        "runner.pipeline.timing.schedule", "runner.pipeline.timing.evidence",
+        "runner.pipeline.bisect.bisect",
+        "runner.pipeline.timing.stops", "runner.pipeline.timing.benchstate", "runner.scaffold.plan")
 
 
 #: The App's wings, lowest first: a module may import its own wing, the wings below it and the
@@ -85,20 +88,23 @@ BOT_WINGS = {
 BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema", "bot.tls")
 
 #: The App's decisions: pure functions over plain data.
-BOT_PURE = ("bot.app.events", "bot.app.payloads", "bot.app.commands", "bot.app.facts", "bot.app.handlers",
-            "bot.app.actions",
-            "bot.app.messages", "bot.app.ingest", "bot.app.conclude", "bot.app.access", "bot.history.points", "bot.history.series", "bot.history.texts",
-            "bot.history.changepoints", "bot.history.chart", "bot.app.manifest",
-            "bot.history.imports", "bot.app.regressions", "bot.app.notify")
+BOT_PURE = ("bot.app.core.events", "bot.app.core.payloads", "bot.app.core.commands",
+            "bot.app.core.facts", "bot.app.core.handlers",
+            "bot.app.core.actions",
+            "bot.app.core.messages", "bot.app.core.ingest", "bot.app.core.conclude",
+            "bot.app.core.access", "bot.history.points", "bot.history.series", "bot.history.texts",
+            "bot.history.changepoints", "bot.history.chart", "bot.app.core.manifest",
+            "bot.history.imports", "bot.app.core.regressions", "bot.app.core.notify")
 
 #: Which bot modules may import a library that does I/O (the library → the modules).
 BOT_IO_HOMES = {
-    "github": ("bot.app.gateway", "bot.app.github_errors", "bot.app.github_user"),
-    "requests": ("bot.app.gateway",),
-    "urllib3": ("bot.app.outgoing",),
+    "github": ("bot.app.github.gateway", "bot.app.github.github_errors",
+               "bot.app.github.github_user"),
+    "requests": ("bot.app.github.gateway",),
+    "urllib3": ("bot.app.github.outgoing",),
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
-    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store", "bot.app.tables",
+    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store.store", "bot.app.store.tables",
                    "bot.history.store", "bot.history.reads", "bot.history.tables", "bot.web.sessions"),
     "alembic": ("bot.db",),
 }
@@ -245,9 +251,9 @@ def test_each_runner_wing_imports_only_itself_the_wings_below_and_the_leaves():
 def test_the_parent_of_a_compare_never_imports_the_report():
     """A planning module that names a recorded value takes it from the record's home
     (``runner.environment``), never from the renderer, which would load every format with it."""
-    assert _crosses_wings("runner.pipeline.conditions", "runner.report.view")
-    assert _crosses_wings("runner.pipeline.bisect_run", "runner.report.render")
-    assert not _crosses_wings("runner.pipeline.conditions", "runner.environment")
+    assert _crosses_wings("runner.pipeline.machine.conditions", "runner.report.view")
+    assert _crosses_wings("runner.pipeline.bisect.bisect_run", "runner.report.render")
+    assert not _crosses_wings("runner.pipeline.machine.conditions", "runner.environment")
     assert not _crosses_wings("runner.cli.bisect", "runner.report.render")
     assert not _crosses_wings("runner.profile.hints", "runner.report.units")
 
@@ -579,9 +585,10 @@ def test_rendering_a_result_loads_no_torch_numpy_or_scipy():
 
 
 def test_a_planning_module_loads_no_renderer_and_the_report_no_intent_classifier():
-    """``runner.pipeline.conditions`` and ``doctor`` name recorded values without loading the
-    report; the report loads the intent classifier only to render a document's intent section."""
-    code = ("import sys, runner.pipeline.conditions, runner.pipeline.doctor; "
+    """``runner.pipeline.machine.conditions`` and ``doctor`` name recorded values without loading
+    the report; the report loads the intent classifier only to render a document's intent
+    section."""
+    code = ("import sys, runner.pipeline.machine.conditions, runner.pipeline.machine.doctor; "
             "loaded = lambda *p: sorted(m for m in sys.modules if m.startswith(p)); "
             "print(loaded('runner.report', 'runner.intent')); "
             "import runner.report; print(loaded('runner.intent'))")

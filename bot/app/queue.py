@@ -19,10 +19,10 @@ drops it, and the worker goes on with the next one. No results are stored (nothi
 
 Tasks are registered per queue (no module-level Huey): ``process_delivery(delivery_id)``
 (retried twice, 30 s apart; run again after :data:`BUSY_DELAY` when another job of the same PR
-holds its lease), ``expire_runs`` every 5 minutes (with ``bot.app.sweeps.reconcile_ended``) and ``sweep_deliveries`` every 10
-(deliveries whose work was lost — failed, or queued for 15 minutes — are processed again;
-``bot.app.sweeps.lost_deliveries``), ``forget_deliveries`` once a day (retention:
-``PERFGATE_DELIVERY_RETENTION``). The runtime they need
+holds its lease), ``expire_runs`` every 5 minutes (with ``bot.app.job.sweeps.reconcile_ended``) and
+``sweep_deliveries`` every 10 (deliveries whose work was lost — failed, or queued for 15 minutes —
+are processed again; ``bot.app.job.sweeps.lost_deliveries``), ``forget_deliveries`` once a day
+(retention: ``PERFGATE_DELIVERY_RETENTION``). The runtime they need
 (database, GitHub gateway) is built lazily, once per process, by ``runtime_factory``.
 """
 
@@ -44,18 +44,18 @@ from huey.serializer import Serializer
 from runner.errors import UserError
 
 from ..db import SQLITE_BUSY_TIMEOUT, private_file
-from .shell import RETRIES, RETRY_DELAY, Busy
+from .job.shell import RETRIES, RETRY_DELAY, Busy
 
 log = logging.getLogger("perfgate.bot")
 
-#: Seconds before a job that found its PR busy (``bot.app.shell.Busy``) runs again; it does
+#: Seconds before a job that found its PR busy (``bot.app.job.shell.Busy``) runs again; it does
 #: not count as a retry.
 BUSY_DELAY = 2
 
 
 #: The App's tasks (Huey's ``name=``) and the arguments each takes: ``delivery`` is one
 #: ``X-GitHub-Delivery`` id (a string of 1 to :data:`MAX_DELIVERY_ID` printable characters, as
-#: ``bot.app.events.parse_event`` accepts it).
+#: ``bot.app.core.events.parse_event`` accepts it).
 TASK_ARGS: dict[str, tuple[str, ...]] = {
     "perfgate.process_delivery": ("delivery",),
     "perfgate.expire_runs": (),
@@ -269,10 +269,11 @@ def make_huey(queue_url: str | None, home: Path, name: str = "perfgate"):
 
 
 def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
-    """Register the App's tasks on ``huey``; ``runtime_factory()`` → ``bot.app.shell.Runtime``."""
+    """Register the App's tasks on ``huey``; ``runtime_factory()`` →
+    ``bot.app.job.shell.Runtime``."""
     from huey import crontab
 
-    from . import executor, sweeps
+    from .job import executor, sweeps
 
     cache: dict[str, Any] = {}
 

@@ -10,9 +10,9 @@ from runner.errors import UserError
 
 from ..db import Database
 from ..settings import MissingSetting, Settings
-from .shell import Runtime
-from .gateway import Gateway
-from .github_errors import TESTING_CLIENT_OPTIONS
+from .job.shell import Runtime
+from .github.gateway import Gateway
+from .github.github_errors import TESTING_CLIENT_OPTIONS
 from .queue import JobQueue, build_queue, make_huey
 
 

@@ -3,7 +3,7 @@
 - ``repositories``: one row per ``owner/name``, with its visibility on GitHub when known and
   the receipt time of the evidence for it.
 - ``pull_requests``: what is known of a PR (number, URL, title, head/merge SHA, merge time).
-  The App keeps its own per-PR state in ``app_pulls`` (``bot.app.tables``).
+  The App keeps its own per-PR state in ``app_pulls`` (``bot.app.store.tables``).
 - ``environments``: one row per environment fingerprint (GPU model, driver, CUDA, torch,
   runner label; ``bot.history.points.Fingerprint``), so series can be labelled.
 - ``results``: every stored results.json document, verbatim, linked to its PR when there is
@@ -38,9 +38,10 @@ class Repository(Base):
     full_name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[_dt.datetime] = mapped_column(default=utc_now)
     # GitHub's repository.private from the App's webhooks; None: never reported (pages treat it
-    # as private, bot.app.access). It moves only on newer evidence (bot.app.access.next_visibility):
-    # private_at, when the newest delivery that reported it was received; publicized_at, when the
-    # newest `repository publicized` delivery that made it public was received.
+    # as private, bot.app.core.access). It moves only on newer evidence
+    # (bot.app.core.access.next_visibility): private_at, when the newest delivery that reported it
+    # was received; publicized_at, when the newest `repository publicized` delivery that made it
+    # public was received.
     private: Mapped[Optional[bool]] = mapped_column(Boolean)
     private_at: Mapped[Optional[_dt.datetime]] = mapped_column()
     publicized_at: Mapped[Optional[_dt.datetime]] = mapped_column()

@@ -5,8 +5,8 @@
 1. verify ``X-Hub-Signature-256`` over the raw body (401 otherwise; nothing parsed before);
 2. parse (400 on a malformed delivery); events/actions perfgate does not act on → 204;
    a handled one whose payload breaks GitHub's published schema of that event and action
-   (``bot.app.payloads``) → 400 naming the field, nothing stored; one whose payload alone
-   shows that nothing would be done (``bot.app.handlers.relevant``: a comment that is not a
+   (``bot.app.core.payloads``) → 400 naming the field, nothing stored; one whose payload alone
+   shows that nothing would be done (``bot.app.core.handlers.relevant``: a comment that is not a
    ``/perf`` command) → 204, nothing stored;
 3. record the delivery, de-duplicated by ``X-GitHub-Delivery`` (a repeat → 200 ``duplicate``,
    unless its work was lost — its job failed, or it has been queued for :data:`STALE_AFTER` —
@@ -28,9 +28,9 @@ import logging
 
 from flask import Blueprint, current_app, jsonify, request
 
-from ..app import handlers, payloads
-from ..app import store as app_store
-from ..app.events import WebhookError, parse_event
+from ..app.core import handlers, payloads
+from ..app.store import store as app_store
+from ..app.core.events import WebhookError, parse_event
 from ..db import utc_now
 
 log = logging.getLogger("perfgate.bot")

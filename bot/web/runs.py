@@ -14,7 +14,7 @@ from typing import Callable
 from flask import Blueprint, abort, current_app, jsonify, render_template
 from markupsafe import Markup
 
-from ..app import store as app_store
+from ..app.store import store as app_store
 from . import paging, signin
 
 pages = Blueprint("app_pages", __name__)

@@ -1,6 +1,6 @@
 """``/setup``: register the GitHub App from perfgate's manifest, served by ``perfgate serve``
-while it has no App credentials (the manifest itself is :mod:`bot.app.manifest`'s; the call to
-GitHub is :func:`bot.app.github_user.convert_manifest`).
+while it has no App credentials (the manifest itself is :mod:`bot.app.core.manifest`'s; the call to
+GitHub is :func:`bot.app.github.github_user.convert_manifest`).
 
 GitHub's flow: the browser posts the manifest to GitHub, the user confirms, GitHub redirects to
 ``/setup/callback?code=…&state=…``, and this server exchanges the one-hour code for the App's
@@ -44,8 +44,8 @@ from flask import Blueprint, Flask, current_app, redirect, render_template, requ
 
 from runner.errors import UserError
 
-from ..app.github_user import GitHubError, convert_manifest
-from ..app.manifest import app_manifest, registration_url, settings_file
+from ..app.github.github_user import GitHubError, convert_manifest
+from ..app.core.manifest import app_manifest, registration_url, settings_file
 
 log = logging.getLogger(__name__)
 

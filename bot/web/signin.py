@@ -1,8 +1,8 @@
-"""Signing in with GitHub and the read check of every view (Flask shell of ``bot.app.access``).
+"""Signing in with GitHub and the read check of every view (Flask shell of ``bot.app.core.access``).
 
 ``/login``, ``/login/callback`` and ``/logout`` (registered only when signing in is configured);
 :func:`allowed` / :func:`require` / :func:`viewer` for the views. Who may read what is decided by
-``bot.app.access.may_read``; this module only gathers its inputs (the recorded visibility, the
+``bot.app.core.access.may_read``; this module only gathers its inputs (the recorded visibility, the
 signed-in user's answer from GitHub, cached with their session).
 
 Sessions are kept on the server (``bot.web.sessions``, security review N6): the cookie
@@ -24,7 +24,7 @@ import time
 
 from flask import Blueprint, abort, current_app, g, redirect, request
 
-from ..app.access import may_read, safe_next
+from ..app.core.access import may_read, safe_next
 from ..db import utc_now
 from . import sessions
 
@@ -59,7 +59,7 @@ def _db():
 
 
 def _client_options() -> dict | None:
-    from ..app.github_errors import TESTING_CLIENT_OPTIONS
+    from ..app.github.github_errors import TESTING_CLIENT_OPTIONS
 
     return TESTING_CLIENT_OPTIONS if current_app.config.get("TESTING") else None
 
@@ -90,7 +90,7 @@ def _current() -> dict | None:
 def _user_can_read(repository: str) -> bool | None:
     """The signed-in user's access to ``repository`` (None: nobody signed in); asks GitHub at
     most once per :data:`CACHE_SECONDS`; a GitHub failure reads as no."""
-    from ..app.github_user import GitHubError, user_can_read
+    from ..app.github.github_user import GitHubError, user_can_read
 
     current = _current()
     if current is None:
@@ -152,7 +152,7 @@ def _set_cookie(response, name: str, value: str, max_age: int, path: str) -> Non
 
 @auth.get("/login")
 def login():
-    from ..app.github_user import oauth_login_url
+    from ..app.github.github_user import oauth_login_url
 
     settings = _settings()
     state = secrets.token_urlsafe(24)
@@ -168,7 +168,7 @@ def login():
 def callback():
     from itsdangerous import BadData
 
-    from ..app.github_user import GitHubError, oauth_user
+    from ..app.github.github_user import GitHubError, oauth_user
 
     settings = _settings()
     try:
@@ -199,7 +199,7 @@ def callback():
 
 @auth.get("/logout")
 def logout():
-    from ..app.github_user import GitHubError, revoke_user_token
+    from ..app.github.github_user import GitHubError, revoke_user_token
 
     settings = _settings()
     with _db().session() as s, s.begin():

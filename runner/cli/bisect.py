@@ -1,5 +1,5 @@
-"""Handler of ``perfgate bisect`` (thin shell over :mod:`runner.pipeline.bisect_run`; it writes the
-search's ``report.md`` beside its ``results.json``).
+"""Handler of ``perfgate bisect`` (thin shell over :mod:`runner.pipeline.bisect.bisect_run`; it
+writes the search's ``report.md`` beside its ``results.json``).
 
 One line per compare on standard error (progress of each compare under it, unless ``--quiet``);
 the outcome on standard output: the culprit (its SHA, subject and pull request), or the commits it
@@ -18,7 +18,7 @@ from .compare import RichProgress, default_out, overrides_from_args
 
 
 def main_bisect(args) -> int:
-    from ..pipeline.bisect_run import MAX_COMPARES, BisectRequest, bisect
+    from ..pipeline.bisect.bisect_run import MAX_COMPARES, BisectRequest, bisect
 
     out = Path(args.out) if args.out else default_out("bisect")
     req = BisectRequest(repo=args.repo, good=args.good, bad=args.bad, out=out, benchmark=args.benchmark,

@@ -19,7 +19,8 @@ from ..report.render import write_reports
 
 
 class RichProgress:
-    """A :class:`runner.pipeline.pairs.Progress` that draws a rich progress bar on standard error."""
+    """A :class:`runner.pipeline.timing.pairs.Progress` that draws a rich progress bar on standard
+    error."""
 
     def __init__(self, quiet: bool = False):
         from rich.console import Console

@@ -1,14 +1,14 @@
 """``perfgate doctor [--json] [--path DIR]``: is this runner fit to measure? (the checks are
-:mod:`runner.pipeline.doctor`'s)."""
+:mod:`runner.pipeline.machine.doctor`'s)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from ..pipeline.doctor import run_checks
-from ..pipeline.finding import Finding, summarize
-from ..pipeline.machine_facts import gather
+from ..pipeline.machine.doctor import run_checks
+from ..pipeline.machine.finding import Finding, summarize
+from ..pipeline.machine.machine_facts import gather
 
 
 def render_text(findings: list[Finding], width: int = 120) -> str:

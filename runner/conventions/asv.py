@@ -20,10 +20,11 @@ as asv defines it:
 - ``timeraw_*``: not run (listed as skipped: it times code in a new interpreter).
 
 The three measured types are cases that measure themselves (``measures: "self"``, one run per
-process and side, :mod:`runner.pipeline.measured`); ``peakmem_*`` and ``mem_*`` carry ``measure:
-"memory"`` (compared as memory: :func:`runner.measures.memory_change`, ``memory_threshold``), a
-``track_*`` value is compared as any reported value, larger being worse as asv reads it. Their
-attributes are looked up on the function first, then the class instance, then the module:
+process and side, :mod:`runner.pipeline.timing.measured`); ``peakmem_*`` and ``mem_*`` carry
+``measure: "memory"`` (compared as memory: :func:`runner.measures.memory_change`,
+``memory_threshold``), a ``track_*`` value is compared as any reported value, larger being worse as
+asv reads it. Their attributes are looked up on the function first, then the class instance, then
+the module:
 
 - ``params`` (a list of lists → their product; a single flat list → one parameter) and
   ``param_names`` (missing names become ``param1``, ``param2``... as in asv);

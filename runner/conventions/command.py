@@ -11,7 +11,8 @@ Every benchmark the output names is a case (``measures: "self"``, all of them in
 one run of the command measures all of them. perfgate runs it in interleaved process pairs: each
 round runs the command once on each side (the order alternating), and each run is one sample set
 per side of every benchmark — its reported repetitions (:class:`runner.conventions.base.Reading`).
-perfgate's statistics then apply to the runs as to process pairs (:mod:`runner.pipeline.measured`).
+perfgate's statistics then apply to the runs as to process pairs
+(:mod:`runner.pipeline.timing.measured`).
 """
 
 from __future__ import annotations

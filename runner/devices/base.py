@@ -40,7 +40,7 @@ class Device(Protocol):
             CPU's (``"CUDA"``); None: the CPU's alone.
         allocator_env: the environment variable that configures the device's caching allocator,
             the same string for both workers (the parent sets it,
-            :func:`runner.pipeline.conditions.cuda_allocator_env`); None: none.
+            :func:`runner.pipeline.machine.conditions.cuda_allocator_env`); None: none.
         event: makes one :class:`Event`; None where samples are timed on the host's clock
             (``time.perf_counter_ns`` around the calls).
     """

@@ -19,12 +19,12 @@ from .. import results as results_mod
 from .. import selection
 from ..config import Config
 from ..git import repo_root, resolve
-from . import benchstate
-from .benchstate import BenchState
-from .entries import benchmark_entry, skipped_apart
+from .timing import benchstate
+from .timing.benchstate import BenchState
+from .timing.entries import benchmark_entry, skipped_apart
 from .mapping import affected
-from .measured import entry as measured_entry
-from .pairs import NoProgress, Progress
+from .timing.measured import entry as measured_entry
+from .timing.pairs import NoProgress, Progress
 from .profiling import hint_entries
 from .revisions import Checkouts, Revision
 from .session import BudgetClock, bench_dirs, configuration, install, open_sides, time_in_pairs

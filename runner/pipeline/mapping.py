@@ -21,7 +21,7 @@ from ..config import Config
 from ..errors import GitError, ResultsError, UserError
 from ..git import git
 from .revisions import Revision
-from .workers import WorkerFailure, WorkerProcess
+from .timing.workers import WorkerFailure, WorkerProcess
 
 #: Share of ``max_time`` the map pass may take (the timing gets what it leaves). A benchmark the
 #: pass has no time left for gets no map entry, and so always runs (runner.selection.UNMAPPED).

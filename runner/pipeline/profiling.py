@@ -13,7 +13,7 @@ from ..errors import UserError
 from ..profile.hints import with_compile_hint
 from ..protocol import Failure, ProfileRequest
 from ..results import CHANGED, HINTED, PAIRED, change_of, verdict_of
-from .benchstate import BenchState, SideState, measures_itself, safe_filename
+from .timing.benchstate import BenchState, SideState, measures_itself, safe_filename
 
 #: Profile passes per side for a benchmark that may get hints (changed or inconclusive).
 PROFILE_PASSES = 3
@@ -77,8 +77,8 @@ def hint_entries(session, states: list[BenchState], entries: list[dict], out: Pa
 def profile_pass(session, states: list[BenchState], entries: list[dict], out: Path,
                  telemetry_summary: dict, progress, deadline: float = math.inf) -> list[str]:
     """After timing: trace both sides of each benchmark, summarise, diff, hint (``session`` is the
-    compare's :class:`runner.pipeline.timing.TimingPass`; ``entries`` the results.json entries of
-    ``states``, completed in place with ``profile``, ``hints`` and ``profile_errors``).
+    compare's :class:`runner.pipeline.timing.timing.TimingPass`; ``entries`` the results.json
+    entries of ``states``, completed in place with ``profile``, ``hints`` and ``profile_errors``).
 
     A benchmark that may get hints is profiled :data:`PROFILE_PASSES` times per side, sides
     alternating, each pass in a fresh process; the pass with the median total time of each side is

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from .. import results as results_mod
 from ..git import repo_root, resolve
-from . import benchstate, stops
-from .benchstate import BenchState
-from .entries import one_side_entry, skipped_apart
+from .timing import benchstate, stops
+from .timing.benchstate import BenchState
+from .timing.entries import one_side_entry, skipped_apart
 from .mapping import MAP_BUDGET_SHARE, map_pass, relative_dir
-from .measured import one_side_entry as measured_one_side_entry
-from .pairs import NoProgress, Progress
+from .timing.measured import one_side_entry as measured_one_side_entry
+from .timing.pairs import NoProgress, Progress
 from .revisions import Checkouts, Revision
 from .session import Sides, bench_dirs, configuration, install, open_sides, time_one_side
 

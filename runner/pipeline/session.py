@@ -28,16 +28,18 @@ from ..config import Config
 from ..environment import capture
 from ..errors import UserError
 from ..protocol import Listing, ProtocolError
-from . import benchstate, clock_plan, conditions, schedule, stops, suites
-from .benchstate import BenchState
-from .clocks import ClockControl
-from .machine_facts import examine
-from .measured import MeasuredPass
-from .pairs import Progress
+from .timing import benchstate, schedule, stops
+from .machine import clock_plan, conditions
+from . import suites
+from .timing.benchstate import BenchState
+from .machine.clocks import ClockControl
+from .machine.machine_facts import examine
+from .timing.measured import MeasuredPass
+from .timing.pairs import Progress
 from .revisions import Checkouts, Revision
-from .telemetry import TelemetrySampler
-from .timing import TimingPass
-from .workers import WorkerFailure, WorkerProcess, start_workers
+from .machine.telemetry import TelemetrySampler
+from .timing.timing import TimingPass
+from .timing.workers import WorkerFailure, WorkerProcess, start_workers
 
 #: The order the sides are listed and asked in (head's listing is the one measured).
 HEAD_FIRST = {"head": 0, "base": 1}

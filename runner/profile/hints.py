@@ -121,8 +121,9 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
             infer the direction from the traces' own times (``perfgate trace-diff``).
         base_summary, head_summary: :func:`runner.profile.summaries.summarize` (or :func:`runner.profile.summaries.compact`)
             outputs; None when a side was not profiled.
-        telemetry: ``environment.telemetry`` (:func:`runner.pipeline.telemetry.summarize_samples`), or None.
-        noise: :func:`runner.profile.noise.pass_spread` of repeated profile passes; operators and
+        telemetry: ``environment.telemetry``
+        (:func:`runner.pipeline.machine.telemetry.summarize_samples`), or None. noise:
+        :func:`runner.profile.noise.pass_spread` of repeated profile passes; operators and
             kernels whose change is within it cannot be cited (None: a single pass, no filter).
 
     Returns:

@@ -125,10 +125,10 @@ class Worker:
         ``number`` (calls per sample) is calibrated when the request does not carry it (the
         first process pair of a benchmark) and reused as given otherwise (later pairs). The
         parent chooses the number each side samples with (it may share one side's between the two,
-        :func:`runner.pipeline.schedule.calls_per_sample`) and sends it with every ``sample``.
-        ``warmup_samples`` fixes the warm-up to that many samples (later pairs, 0 allowed);
-        without it the warm-up runs until steady or until ``warmup_seconds`` (default 1 s, the
-        parent bounds it by the budget) would pass (:func:`runner.worker.sampling.warm_up`). A
+        :func:`runner.pipeline.timing.schedule.calls_per_sample`) and sends it with every
+        ``sample``. ``warmup_samples`` fixes the warm-up to that many samples (later pairs, 0
+        allowed); without it the warm-up runs until steady or until ``warmup_seconds`` (default 1 s,
+        the parent bounds it by the budget) would pass (:func:`runner.worker.sampling.warm_up`). A
         case its suite skips answers ``ok`` false with ``skipped`` (the reason) instead of an error.
 
         Answers ``number``, ``per_call`` (seconds per call, warm: the median of the last warm-up

@@ -5,9 +5,9 @@ divided by ``number`` (seconds per call). ``number`` is calibrated in each side'
 so that one sample lasts at least ``min_sample_time`` seconds: long enough that timer
 resolution and per-sample overhead vanish, short enough to give many samples per second; the
 parent then chooses the count each side samples with (shared while the sides are within 4× of
-each other, :func:`runner.pipeline.schedule.calls_per_sample`). Each :class:`Sample` also records
-what the process got meanwhile (CPU time, involuntary context switches, the other CPUs' load,
-steal), so the parent can tell a round another task disturbed.
+each other, :func:`runner.pipeline.timing.schedule.calls_per_sample`). Each :class:`Sample` also
+records what the process got meanwhile (CPU time, involuntary context switches, the other CPUs'
+load, steal), so the parent can tell a round another task disturbed.
 
 The device's calls come from its module (:mod:`runner.devices`); the structure is here.
 

@@ -1,7 +1,8 @@
 """The worker side: one fork server per revision, one fresh child per benchmark and process pair.
 
 Run as ``python -m runner.worker --sys-path P [--sys-path P ...] --device D [--cpus 1,2]`` with
-the revision's worktree as the working directory; :mod:`runner.pipeline.workers` is the parent side.
+the revision's worktree as the working directory; :mod:`runner.pipeline.timing.workers` is the
+parent side.
 
 Why a fork server. A benchmark's speed must not depend on what ran before it in the same
 process: glibc's dynamic mmap threshold, the heap's free lists, Python's own allocator and

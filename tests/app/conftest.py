@@ -9,7 +9,7 @@ from __future__ import annotations
 import github  # noqa: F401
 import pytest
 
-from bot.app.github_errors import TESTING_CLIENT_OPTIONS
+from bot.app.github.github_errors import TESTING_CLIENT_OPTIONS
 from testkit import app_fakes
 from testkit.fake_github import FakeGitHub
 from testkit.payloads import SECRET, private_key

@@ -35,7 +35,7 @@ def deliveries(app) -> dict[str, str]:
     """``{delivery_id: status}`` of every stored delivery."""
     from sqlalchemy import select
 
-    from bot.app.tables import Delivery
+    from bot.app.store.tables import Delivery
 
     with app.extensions["perfgate"]["db"].session() as session:
         return {d.delivery_id: d.status for d in session.scalars(select(Delivery))}

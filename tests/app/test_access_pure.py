@@ -1,10 +1,10 @@
-"""bot.app.access's decisions, without Flask."""
+"""bot.app.core.access's decisions, without Flask."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.app.access import may_read, safe_next, visibility
+from bot.app.core.access import may_read, safe_next, visibility
 
 
 @pytest.mark.parametrize("mode, private, user, expected", [

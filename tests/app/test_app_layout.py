@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import handlers
-from bot.app.facts import FactRequest
-from bot.app.handlers.routes import MissingFacts, Routes
+from bot.app.core import handlers
+from bot.app.core.facts import FactRequest
+from bot.app.core.handlers.routes import MissingFacts, Routes
 from tests.test_layers import IMPORTS, SOURCES, _under
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ def test_a_route_without_declared_facts_does_not_load():
 
 def test_a_handler_module_registering_an_event_without_facts_fails_to_import(tmp_path, monkeypatch):
     (tmp_path / "perfgate_stray_handler.py").write_text(
-        "from bot.app.handlers.routes import routes\n"
+        "from bot.app.core.handlers.routes import routes\n"
         "@routes.on('deployment', 'created', facts=None)\n"
         "def on_deployment(event, facts):\n    return []\n", "utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -90,7 +90,8 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_handlers_read_payloads_through_the_events_accessors():
-    """``event.data`` is dug into in one place, ``bot.app.events.Event`` (by GitHub's names)."""
+    """``event.data`` is dug into in one place, ``bot.app.core.events.Event`` (by GitHub's
+    names)."""
     digs = [f"{p.name}:{n}" for p in (ROOT / "bot" / "app" / "handlers").glob("*.py")
             for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if ".data" in line]
     assert digs == []
@@ -102,8 +103,8 @@ def test_no_import_circle_inside_bot():
 
 def test_the_queue_imports_the_job_and_the_job_never_the_queue():
     graph = _graph("bot")
-    assert "bot.app.executor" in graph["bot.app.queue"]
-    reachable, todo = set(), ["bot.app.executor"]
+    assert "bot.app.job.executor" in graph["bot.app.queue"]
+    reachable, todo = set(), ["bot.app.job.executor"]
     while todo:
         for nxt in graph.get(todo.pop(), ()):
             if nxt not in reachable:

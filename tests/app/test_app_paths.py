@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import executor, sweeps
+from bot.app.job import executor, sweeps
 from runner.report import MARKER
 from testkit import payloads as P
 from testkit.results_doc import bench, results_doc
@@ -98,9 +98,9 @@ def test_accept_turns_a_failed_check_green(app, client, gh, scene, text, reason)
 
 
 def test_an_accept_concludes_again_only_a_run_whose_results_are_stored(app, client, gh, scene):
-    """The run ``/perf accept`` concludes again (``bot.app.effects``) is the store's
+    """The run ``/perf accept`` concludes again (``bot.app.job.effects``) is the store's
     ``latest_concluded_run``: the PR's newest run with stored results, never one still waiting."""
-    from bot.app import store as app_store
+    from bot.app.store import store as app_store
 
     label(client)
     (dispatch,) = gh.state.dispatches

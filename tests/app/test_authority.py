@@ -217,7 +217,7 @@ def test_replaying_a_check_run_rerequest_dispatches_once(client, gh, scene):
 
 
 def test_the_stored_head_keeps_the_earliest_time_it_was_seen(app):
-    from bot.app import store as app_store
+    from bot.app.store import store as app_store
     from bot.history.points import parse_time
 
     t1, t2, t3 = (parse_time(f"2026-01-0{d}T00:00:00Z") for d in (1, 2, 3))

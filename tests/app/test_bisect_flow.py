@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.app import executor
-from bot.app import messages
+from bot.app.job import executor
+from bot.app.core import messages
 from bot.history import reads as history_reads
 from bot.history import store as history_store
 from testkit import app_fakes
@@ -217,7 +217,7 @@ def test_lost_answers_and_a_webhook_outage_never_double_an_issue_a_comment_or_a_
     scene.files[(P.REPO, "perfgate.toml")] = _config(receiver.url)  # the receiver is back
     _retry_until_done(app)
     with app.extensions["perfgate"]["db"].session() as session:
-        from bot.app import store as app_store
+        from bot.app.store import store as app_store
 
         (row,) = app_store.regressions_of(session, P.REPO)
     assert row.status == "found" and row.culprit_pr == CULPRIT_PR and row.notified_at is not None

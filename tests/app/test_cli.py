@@ -179,7 +179,7 @@ def test_perfgate_sweep_queues_lost_work_for_the_running_consumers(app_env, tmp_
     import datetime as dt
 
     from bot import create_app
-    from bot.app import store as app_store
+    from bot.app.store import store as app_store
     from bot.cli import build_worker
 
     env = dict(app_env, HUEY_URL=f"sqlite:///{tmp_path / 'queue.db'}")

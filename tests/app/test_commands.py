@@ -1,10 +1,10 @@
-"""bot.app.commands: slash-command parsing (first line, shlex)."""
+"""bot.app.core.commands: slash-command parsing (first line, shlex)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.app.commands import MAX_FILTER, Command, CommandError, parse
+from bot.app.core.commands import MAX_FILTER, Command, CommandError, parse
 from runner.report.escape import md_code
 
 

@@ -1,10 +1,10 @@
-"""bot.app.conclude: what follows each step of a run, as primitive actions, without I/O."""
+"""bot.app.core.conclude: what follows each step of a run, as primitive actions, without I/O."""
 
 from __future__ import annotations
 
-from bot.app import conclude, messages
-from bot.app.actions import React, UpdateCheckRun, UpdateRun, UpsertComment
-from bot.app.facts import RunInfo
+from bot.app.core import conclude, messages
+from bot.app.core.actions import React, UpdateCheckRun, UpdateRun, UpsertComment
+from bot.app.core.facts import RunInfo
 from testkit.results_doc import results_doc
 
 REPO, HEAD, BASE = "octo/demo", "1" * 40, "2" * 40
@@ -69,7 +69,7 @@ def test_a_timed_out_run_without_a_check_run_or_pr_is_only_recorded():
 
 
 def test_a_broken_config_on_the_default_branch_is_said_in_the_comment_not_only_logged():
-    from bot.app.facts import Conclusion, settled_config
+    from bot.app.core.facts import Conclusion, settled_config
 
     run = _run(check_run_id=5)
     config, problem = settled_config({"perfgate.toml": "threshold = 'a lot'\n"}, f"{REPO}@main")

@@ -11,11 +11,11 @@ import datetime as dt
 
 import pytest
 
-from bot.app import access, conclude, messages, regressions
-from bot.app.actions import CancelWorkflowRun, Notify, UpdateCheckRun, UpdateRun, UpsertComment
-from bot.app.facts import (ENDED_STATES, Conclusion, ConcludedRun, FactRequest, PullInfo,
-                           RegressionInfo, RunInfo, bound_run, concluded_run, head_seen,
-                           head_seen_after, lease_name, settled_config, wants_pull)
+from bot.app.core import access, conclude, messages, regressions
+from bot.app.core.actions import CancelWorkflowRun, Notify, UpdateCheckRun, UpdateRun, UpsertComment
+from bot.app.core.facts import (ENDED_STATES, Conclusion, ConcludedRun, FactRequest, PullInfo,
+                                RegressionInfo, RunInfo, bound_run, concluded_run, head_seen,
+                                head_seen_after, lease_name, settled_config, wants_pull)
 from testkit.results_doc import bench, results_doc
 
 REPO, HEAD = "octo/demo", "1" * 40

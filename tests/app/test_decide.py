@@ -1,17 +1,19 @@
-"""bot.app.handlers: webhook (published-schema-valid payloads) + facts → actions, without I/O."""
+"""bot.app.core.handlers: webhook (published-schema-valid payloads) + facts → actions, without
+I/O."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.app import messages
-from bot.app.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge, RememberCommand, RememberRefusal,
-                         Reply, ReplyHistory, SaveInstallation, SavePull, StartRun)
-from bot.app.commands import USAGE
-from bot.app.handlers import decide, handled
-from bot.app.facts import ConcludedRun, Facts, PullInfo, RunInfo, run_key
+from bot.app.core import messages
+from bot.app.core.actions import (AcceptRegression, CancelRun, Ingest, React, RecordMerge,
+                                  RememberCommand, RememberRefusal, Reply, ReplyHistory,
+                                  SaveInstallation, SavePull, StartRun)
+from bot.app.core.commands import USAGE
+from bot.app.core.handlers import decide, handled
+from bot.app.core.facts import ConcludedRun, Facts, PullInfo, RunInfo, run_key
 from bot.history.points import parse_time
-from bot.app.events import Event
+from bot.app.core.events import Event
 from testkit import payloads as P
 
 HEAD, BASE, NEW = "a" * 40, "b" * 40, "c" * 40
@@ -138,7 +140,7 @@ def test_perf_run_by_a_maintainer():
 
 
 def test_perf_run_all_dispatches_every_benchmark():
-    from bot.app.actions import dispatch_inputs
+    from bot.app.core.actions import dispatch_inputs
 
     (spec,) = starts(decide(ev(P.issue_comment("created", "/perf run --all")), WRITE))
     assert spec.all_benchmarks and dispatch_inputs(spec)["all"] == "true"
@@ -234,9 +236,9 @@ def test_workflow_started_marks_a_queued_run_in_progress():
 
 
 def test_a_run_dispatched_without_its_id_is_found_by_name_and_bound_to_it():
-    from bot.app.actions import UpdateRun
-    from bot.app.handlers import facts_for
-    from bot.app.handlers.workflow_run import dispatched_key
+    from bot.app.core.actions import UpdateRun
+    from bot.app.core.handlers import facts_for
+    from bot.app.core.handlers.workflow_run import dispatched_key
 
     key = run_key("x")
     event = ev(P.workflow_run_completed(777, conclusion="success"))
@@ -334,7 +336,7 @@ def test_a_sha_binds_exactly_never_by_prefix():
     (P.pull_request("labeled", head_sha=HEAD, base_sha=BASE), True),
 ])
 def test_only_deliveries_a_handler_could_act_on_are_relevant(built, keep):
-    from bot.app.handlers import relevant
+    from bot.app.core.handlers import relevant
 
     assert relevant(ev(built)) is keep
     if not keep:  # and indeed nothing would be done with them

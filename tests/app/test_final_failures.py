@@ -11,9 +11,9 @@ import datetime as dt
 
 import pytest
 
-from bot.app import executor, sweeps
-from bot.app.github_errors import GitHubError
-from bot.app.shell import RETRIES
+from bot.app.job import executor, sweeps
+from bot.app.github.github_errors import GitHubError
+from bot.app.job.shell import RETRIES
 from bot.db import utc_now
 from runner.errors import UserError
 from testkit import payloads as P

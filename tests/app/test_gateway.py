@@ -1,4 +1,4 @@
-"""bot.app.gateway against the fake GitHub: the sticky comment is found and edited (never
+"""bot.app.github.gateway against the fake GitHub: the sticky comment is found and edited (never
 duplicated, never someone else's), permissions fold to none, the target's config is read,
 artifact downloads follow the redirect without the token and stop at the size limit."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.app.gateway import Gateway
-from bot.app.github_errors import ArtifactTooLarge, GitHubError
+from bot.app.github.gateway import Gateway
+from bot.app.github.github_errors import ArtifactTooLarge, GitHubError
 from runner.config import from_texts
 from runner.errors import ConfigError
 from runner.report import MARKER

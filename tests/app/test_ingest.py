@@ -1,5 +1,5 @@
-"""bot.app.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion, texts;
-bot.settings: the environment contract."""
+"""bot.app.core.ingest (pure): artifact choice, size-limited unzip, validation, check conclusion,
+texts; bot.settings: the environment contract."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot.app import ingest
+from bot.app.core import ingest
 from bot.settings import MissingSetting, load_settings
 from runner.errors import UserError
 from runner.report import COMMENT_LIMIT, MARKER

@@ -8,10 +8,10 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
-from bot.app import payloads as schemas
-from bot.app import store as app_store
-from bot.app.events import parse_event
-from bot.app.tables import Refusal
+from bot.app.core import payloads as schemas
+from bot.app.store import store as app_store
+from bot.app.core.events import parse_event
+from bot.app.store.tables import Refusal
 from bot.db import insert_missing, utc_now
 from testkit import payloads as P
 

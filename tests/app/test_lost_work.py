@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from bot.app import sweeps
-from bot.app import store as app_store
+from bot.app.job import sweeps
+from bot.app.store import store as app_store
 from bot.db import utc_now
 from testkit import app_fakes
 from testkit import payloads as P

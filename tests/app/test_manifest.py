@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.manifest import EVENTS, PERMISSIONS, app_manifest, registration_url, settings_file
+from bot.app.core.manifest import EVENTS, PERMISSIONS, app_manifest, registration_url, settings_file
 from runner.errors import UserError
 from tests.fake_github.fixtures import fake_github, github_openapi  # noqa: F401
 
@@ -62,7 +62,7 @@ def test_settings_file_refuses_line_breaks_that_would_add_settings():
 def setup_app(tmp_path, fake_github):  # noqa: F811
     from bot import create_app
     from bot.web.setup import init_setup
-    from bot.app.github_errors import TESTING_CLIENT_OPTIONS
+    from bot.app.github.github_errors import TESTING_CLIENT_OPTIONS
 
     app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}", "PERFGATE_HOME": str(tmp_path),
                       "TESTING": "1"})

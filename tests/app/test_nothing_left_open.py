@@ -1,8 +1,8 @@
 """Nothing left behind on GitHub (issue 33 item 5): a create GitHub carried out *later* than the
 retry's look-up — the retry found nothing and created its own, so there are two — and a check run
-left open although its run ended. The reconciling sweep (``bot.app.sweeps.reconcile_ended``)
+left open although its run ended. The reconciling sweep (``bot.app.job.sweeps.reconcile_ended``)
 completes such check runs as their run ended and deletes duplicate sticky comments; the rules are
-``bot.app.conclude.left_open`` and ``duplicate_stickies`` (unit tests at the end)."""
+``bot.app.core.conclude.left_open`` and ``duplicate_stickies`` (unit tests at the end)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import datetime as dt
 
 import pytest
 
-from bot.app import conclude, executor, sweeps
-from bot.app.actions import DeleteComment, UpdateCheckRun
-from bot.app.facts import RunInfo
-from bot.app.github_errors import CheckRunState
+from bot.app.core import conclude
+from bot.app.job import executor, sweeps
+from bot.app.core.actions import DeleteComment, UpdateCheckRun
+from bot.app.core.facts import RunInfo
+from bot.app.github.github_errors import CheckRunState
 from bot.db import utc_now
 from runner.report import MARKER
 from testkit import app_fakes

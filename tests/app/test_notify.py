@@ -8,7 +8,8 @@ import socket
 
 import pytest
 
-from bot.app import notify, outgoing
+from bot.app.core import notify
+from bot.app.github import outgoing
 from runner.config import from_texts
 from runner.errors import ConfigError
 from testkit.app_fakes import WebhookReceiver

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import payloads
-from bot.app.handlers import handled
-from bot.app.handlers.routes import routes
+from bot.app.core import payloads
+from bot.app.core.handlers import handled
+from bot.app.core.handlers.routes import routes
 from testkit import payloads as P
 from testkit import webhook_schemas as ws
 from testkit.fake_github.spec import SpecUnavailable, package_member
@@ -169,7 +169,7 @@ def test_the_order_is_signature_parse_handled_schema(client):
 
 
 def test_warm_up_compiles_every_handled_events_validator():
-    from bot.app import payloads
+    from bot.app.core import payloads
 
     payloads._VALIDATORS.clear()
     count = payloads.warm_up()

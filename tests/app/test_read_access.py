@@ -29,7 +29,7 @@ def gh(fake_github):
 
 
 def _runs(app):
-    from bot.app import store as app_store
+    from bot.app.store import store as app_store
 
     with app.extensions["perfgate"]["db"].session() as s:
         return {r.repository: r.key for r in app_store.recent_runs(s)}
@@ -46,7 +46,7 @@ def test_by_default_only_public_repositories_are_shown(app, client, gh):
     runs = _runs(app)
     with app.extensions["perfgate"]["db"].session() as s, s.begin():
         populate(s)  # a history of acme/kernels, reported public by populate ...
-        from bot.app import store as app_store
+        from bot.app.store import store as app_store
         from bot.db import utc_now
         from bot.history import store as history_store
 

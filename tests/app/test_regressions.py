@@ -1,6 +1,6 @@
-"""bot.app.regressions and the commands about the default branch: which change points open a
+"""bot.app.core.regressions and the commands about the default branch: which change points open a
 tracked regression, when one is over, what a bisect's outcome and a command lead to — plain data
-in, actions out — and a request measured on several runner groups (bot.app.conclude)."""
+in, actions out — and a request measured on several runner groups (bot.app.core.conclude)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import datetime as dt
 
 import pytest
 
-from bot.app import conclude, regressions
-from bot.app.actions import (CommentOnCulprit, Notify, OpenRegression, Reply, SaveRegression, StartRun, UpdateCheckRun,
-                             UpdateRun, UpsertComment, UpsertTrackingIssue, dispatch_inputs)
-from bot.app.facts import Facts, RegressionInfo, RunInfo
-from bot.app.handlers import decide
-from bot.app.events import Event
+from bot.app.core import conclude, regressions
+from bot.app.core.actions import (CommentOnCulprit, Notify, OpenRegression, Reply, SaveRegression,
+                                  StartRun, UpdateCheckRun, UpdateRun, UpsertComment,
+                                  UpsertTrackingIssue, dispatch_inputs)
+from bot.app.core.facts import Facts, RegressionInfo, RunInfo
+from bot.app.core.handlers import decide
+from bot.app.core.events import Event
 from bot.history.series import ChangePoint, Point, Series
 from testkit import payloads as P
 from testkit.results_doc import bench, results_doc
@@ -62,7 +63,7 @@ def test_a_confirmed_regression_opens_a_tracked_regression_its_issue_and_its_bis
 
 
 def regressions_mark(key: str) -> str:
-    from bot.app import messages
+    from bot.app.core import messages
 
     return messages.regression_mark(key)
 
@@ -258,8 +259,8 @@ def test_the_group_reports_one_table_per_model_and_fails_if_any_fails():
 
 
 def test_selection_misses_are_tracked_regressions_the_culprits_pr_skipped():
-    from bot.app.actions import dispatch_inputs
-    from bot.app.regressions import selection_misses
+    from bot.app.core.actions import dispatch_inputs
+    from bot.app.core.regressions import selection_misses
 
     skipped = {"selection": {"mode": "affected", "run": 1, "skipped": [{"name": "bench_loss", "reason": "not affected"}]}}
     got = selection_misses([("bench_loss", "found", 12, skipped),      # skipped by #12, then regressed: a miss

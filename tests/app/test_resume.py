@@ -14,11 +14,11 @@ import json
 
 import pytest
 
-from bot.app import actions as A
-from bot.app import executor, lease, shell, sweeps
-from bot.app import store as app_store
-from bot.app.facts import RunInfo
-from bot.app.tables import Run
+from bot.app.core import actions as A
+from bot.app.job import executor, lease, shell, sweeps
+from bot.app.store import store as app_store
+from bot.app.core.facts import RunInfo
+from bot.app.store.tables import Run
 from bot.db import utc_now
 from testkit import app_fakes
 from testkit import payloads as P

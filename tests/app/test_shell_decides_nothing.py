@@ -2,8 +2,8 @@
 expressions, ``match``, ``while`` and comprehension conditions) tests an I/O outcome — a value
 the store or GitHub did not return (``is None``), an exception's kind, the retry counters — or
 follows what the core decided or the facts the core declared; any other branch is a decision
-in the shell and must move to the core (``bot.app.facts``, ``bot.app.conclude``,
-``bot.app.handlers``, ...) or be one of the few retry/resume mechanics listed in
+in the shell and must move to the core (``bot.app.core.facts``, ``bot.app.core.conclude``,
+``bot.app.core.handlers``, ...) or be one of the few retry/resume mechanics listed in
 :data:`ALLOWED`, each with its reason. The branches are read with :mod:`ast`."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The shell of the App's job: it gathers facts, carries out effects, holds leases and queues.
-SHELL = ("bot/app/shell.py", "bot/app/lease.py", "bot/app/executor.py", "bot/app/gather.py", "bot/app/effects.py",
-         "bot/app/runs.py", "bot/app/sweeps.py", "bot/app/tracking.py")
+SHELL = ("bot/app/job/shell.py", "bot/app/job/lease.py", "bot/app/job/executor.py",
+         "bot/app/job/gather.py", "bot/app/job/effects.py",
+         "bot/app/job/runs.py", "bot/app/job/sweeps.py", "bot/app/job/tracking.py")
 
 #: Names and attributes that are I/O outcomes or retry counters: the exception caught
 #: (``exc.transient``), the retry counters (``resuming()``, ``last_try()``, the step), whether
@@ -31,61 +32,68 @@ CORE = {"conclude", "rules", "handlers", "regressions", "access", "ingest", "mes
 #: what a run records (its status, stored result, group or kind) to the I/O that comes first:
 #: ``(module, function, the test as ast.unparse writes it)`` → why.
 ALLOWED = {
-    ("bot/app/runs.py", "start_run", "check_id is None and spec.group not in (None, spec.key)"):
+    ("bot/app/job/runs.py", "start_run", "check_id is None and spec.group not in (None, spec.key)"):
         "the recorded group: a request's later runs report on its first run's check run",
-    ("bot/app/runs.py", "_dispatch", "spec.kind == 'pr'"):
+    ("bot/app/job/runs.py", "_dispatch", "spec.kind == 'pr'"):
         "the recorded kind: a PR compare's dispatch reads the selection misses of culprits first",
-    ("bot/app/runs.py", "ingest_results", "info is None or not info.active"):
+    ("bot/app/job/runs.py", "ingest_results", "info is None or not info.active"):
         "the recorded status: a run cancelled, concluded or timed out meanwhile takes no artifact",
-    ("bot/app/sweeps.py", "expire_runs", "info is None or not info.active"):
+    ("bot/app/job/sweeps.py", "expire_runs", "info is None or not info.active"):
         "the recorded status, re-read under the lease: a run that ended meanwhile is left as it is",
-    ("bot/app/sweeps.py", "expire_runs", "info.has_results"):
+    ("bot/app/job/sweeps.py", "expire_runs", "info.has_results"):
         "the recorded result: stored results are concluded (only that failed), never timed out",
-    ("bot/app/shell.py", "<module>", "TYPE_CHECKING"): "import mechanics: types only, no import at run time",
-    ("bot/app/lease.py", "renew", "not stop.wait(LOCK_RENEW)"): "lease mechanics: renew until the job ends",
-    ("bot/app/executor.py", "handle_delivery", "final_failure(exc, attempt)"):
+    ("bot/app/job/shell.py", "<module>",
+     "TYPE_CHECKING"): "import mechanics: types only, no import at run time",
+    ("bot/app/job/lease.py", "renew",
+     "not stop.wait(LOCK_RENEW)"): "lease mechanics: renew until the job ends",
+    ("bot/app/job/executor.py", "handle_delivery", "final_failure(exc, attempt)"):
         "retry mechanics: a failure no retry can change is recorded, not raised",
-    ("bot/app/executor.py", "handle_delivery", "index + 1 < len(actions)"):
+    ("bot/app/job/executor.py", "handle_delivery", "index + 1 < len(actions)"):
         "retry mechanics: the count of steps done; the last one is written with the delivery's end",
-    ("bot/app/runs.py", "_open_check_run", "look_first"):
+    ("bot/app/job/runs.py", "_open_check_run", "look_first"):
         "resume mechanics: a resumed start looks for the check run it may have created",
-    ("bot/app/executor.py", "handle_delivery", "row.status in SETTLED"):
+    ("bot/app/job/executor.py", "handle_delivery", "row.status in SETTLED"):
         "retry mechanics: a second job for a delivery whose work is over does nothing",
-    ("bot/app/executor.py", "handle_delivery", "event.installation_id"):
+    ("bot/app/job/executor.py", "handle_delivery", "event.installation_id"):
         "I/O: a delivery without an installation id gets no GitHub client",
-    ("bot/app/executor.py", "final_failure", "isinstance(exc, GitHubError)"):
+    ("bot/app/job/executor.py", "final_failure", "isinstance(exc, GitHubError)"):
         "retry mechanics: which failures a retry cannot change",
-    ("bot/app/runs.py", "start_run", "not info.active"):
+    ("bot/app/job/runs.py", "start_run", "not info.active"):
         "resume mechanics: a resumed start of a run that was cancelled meanwhile does nothing",
-    ("bot/app/runs.py", "ingest_results", "info.has_results"):
+    ("bot/app/job/runs.py", "ingest_results", "info.has_results"):
         "resume mechanics: results stored before the job stopped are concluded, not downloaded again",
-    ("bot/app/runs.py", "ingest_results", "skipped"):
+    ("bot/app/job/runs.py", "ingest_results", "skipped"):
         "cost: no query for carried-forward values when the compare skipped nothing",
-    ("bot/app/effects.py", "_upsert_comment", "comment_id != known"):
+    ("bot/app/job/effects.py", "_upsert_comment", "comment_id != known"):
         "I/O: GitHub answered with another comment than the stored one: store the new id",
-    ("bot/app/effects.py", "_accept", "(a.pr_number, a.sha, benchmark, a.user, a.reason) not in known"):
+    ("bot/app/job/effects.py", "_accept",
+     "(a.pr_number, a.sha, benchmark, a.user, a.reason) not in known"):
         "resume mechanics: a resumed step stores no accept twice",
-    ("bot/app/gather.py", "fetch_facts", "not repo or (request.needs_github and client is None)"):
+    ("bot/app/job/gather.py", "fetch_facts",
+     "not repo or (request.needs_github and client is None)"):
         "I/O: facts about no repository, or GitHub's without a client, cannot be gathered",
-    ("bot/app/gather.py", "fetch_facts", "row is None or row.repository != repo"):
+    ("bot/app/job/gather.py", "fetch_facts", "row is None or row.repository != repo"):
         "I/O: a stored run of another repository is none of this delivery's (as not found)",
-    ("bot/app/gather.py", "_conclusion", "row.group_key"):
+    ("bot/app/job/gather.py", "_conclusion", "row.group_key"):
         "gathering: a run of a group is concluded with its group's rows",
-    ("bot/app/gather.py", "config_and_problem", "problem"):
+    ("bot/app/job/gather.py", "config_and_problem", "problem"):
         "logging only: the core's reason the defaults stand is logged",
-    ("bot/app/gather.py", "lease_run", "runs"):
+    ("bot/app/job/gather.py", "lease_run", "runs"):
         "I/O: the store found runs at the head",
-    ("bot/app/lease.py", "lease", "not app_store.acquire_lock(session, name, holder, utc_now(), LOCK_TTL)"):
+    ("bot/app/job/lease.py", "lease",
+     "not app_store.acquire_lock(session, name, holder, utc_now(), LOCK_TTL)"):
         "lease mechanics: the store's answer whether the lease was taken",
-    ("bot/app/lease.py", "renew", "not app_store.acquire_lock(session, name, holder, utc_now(), LOCK_TTL)"):
+    ("bot/app/job/lease.py", "renew",
+     "not app_store.acquire_lock(session, name, holder, utc_now(), LOCK_TTL)"):
         "lease mechanics: the store's answer whether the lease is still ours",
-    ("bot/app/gather.py", "_culprit_pr", "merged"):
+    ("bot/app/job/gather.py", "_culprit_pr", "merged"):
         "I/O: GitHub listed merged pull requests of the commit",
-    ("bot/app/tracking.py", "_tracking_issue", "created and (not a.close)"):
+    ("bot/app/job/tracking.py", "_tracking_issue", "created and (not a.close)"):
         "resume mechanics: a new issue has its body already; an existing one is edited",
-    ("bot/app/tracking.py", "_notify", "not url"):
+    ("bot/app/job/tracking.py", "_notify", "not url"):
         "the declared configuration: no webhook configured, nothing to send",
-    ("bot/app/tracking.py", "_notify", "not app_store.claim_notification(session, a.key, utc_now())"):
+    ("bot/app/job/tracking.py", "_notify",
+     "not app_store.claim_notification(session, a.key, utc_now())"):
         "at-most-once mechanics: the store's answer whether this job claimed the message",
 }
 

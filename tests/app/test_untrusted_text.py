@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bot import CONTENT_SECURITY_POLICY
-from bot.app import executor, shell
-from bot.app import store as app_store
-from bot.app.github_errors import GitHubError
+from bot.app.job import executor, shell
+from bot.app.store import store as app_store
+from bot.app.github.github_errors import GitHubError
 from bot.db import utc_now
 from testkit import payloads as P
 from testkit.app_fakes import results_zip

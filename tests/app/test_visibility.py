@@ -3,8 +3,8 @@ its row is written without a check-then-insert race (N10 a).
 
 Deliveries are processed out of the order GitHub sent them (Huey's retries, the sweep of failed
 deliveries up to 6 h old, GitHub's Redeliver, two workers): the rule
-(``bot.app.access.next_visibility``) compares the deliveries' receipt times and fails closed — a
-repository recorded private becomes public only through a ``publicized`` delivery received
+(``bot.app.core.access.next_visibility``) compares the deliveries' receipt times and fails closed —
+a repository recorded private becomes public only through a ``publicized`` delivery received
 after the evidence of privacy.
 """
 
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app import executor, sweeps
-from bot.app import store as app_store
-from bot.app.access import Visibility, next_visibility
+from bot.app.job import executor, sweeps
+from bot.app.store import store as app_store
+from bot.app.core.access import Visibility, next_visibility
 from bot.db import utc_now
 from bot.history import reads as history_reads
 from bot.history import store as history_store

@@ -1,4 +1,4 @@
-"""bot.app.events: signature (GitHub's published test vector), parsing, routing — no I/O."""
+"""bot.app.core.events: signature (GitHub's published test vector), parsing, routing — no I/O."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from bot.app.events import BadPayload, Event, InvalidSignature, Router, parse_event, signature, verify_signature
+from bot.app.core.events import (BadPayload, Event, InvalidSignature, Router, parse_event,
+                                 signature, verify_signature)
 
 SECRET = "It's a Secret to Everybody"
 VECTOR = "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"

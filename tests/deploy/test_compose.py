@@ -271,7 +271,7 @@ def test_the_services_run_as_processes_and_a_labeled_pr_goes_through(tmp_path, g
                 gh.state.workflow_runs[dispatch["run_id"]].update(status="completed", conclusion="success")
                 completed = P.workflow_run_completed(dispatch["run_id"])
                 assert _post(url, completed) == 202
-                from bot.app import store as app_store
+                from bot.app.store import store as app_store
                 from bot.db import normalize_url, open_database
                 from bot.history.tables import Result
 

@@ -76,7 +76,7 @@ def populate(session) -> None:
     """A repository history with everything the pages draw: two benchmarks, a regression
     change point with its PR (merged, accepted), a later fix, PR results and an environment
     change (driver upgrade) starting a new series."""
-    from bot.app import store as app_store
+    from bot.app.store import store as app_store
     from bot.db import utc_now
     from bot.history import reads as history_reads
     from bot.history import store as history_store
@@ -109,7 +109,7 @@ def populate_memory(session, runs: int = 20) -> None:
     """A repository history with peak memory: ``BENCH`` timed with its memory measured, and an asv
     ``peakmem_`` benchmark whose own value is memory (``measure: memory``), its peak doubling at
     the middle run."""
-    from bot.app import store as app_store
+    from bot.app.store import store as app_store
     from bot.db import utc_now
     from bot.history import store as history_store
 

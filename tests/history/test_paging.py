@@ -18,8 +18,8 @@ RUNS = 11
 
 @pytest.fixture(scope="module")
 def app(module_database_url):
-    from bot.app import store as app_store
-    from bot.app.facts import RunInfo
+    from bot.app.store import store as app_store
+    from bot.app.core.facts import RunInfo
     from bot.history import store as history_store
 
     app = create_app({"DATABASE_URL": module_database_url, "TESTING": "1", "PERFGATE_READ_ACCESS": "all"})

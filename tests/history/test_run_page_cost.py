@@ -48,9 +48,9 @@ def test_the_html_report_shares_a_bounded_number_of_rounds_among_its_benchmarks(
 
 @pytest.fixture
 def app(module_database_url):
-    from bot.app import store as app_store
-    from bot.app.facts import RunInfo
-    from bot.app.tables import Run
+    from bot.app.store import store as app_store
+    from bot.app.core.facts import RunInfo
+    from bot.app.store.tables import Run
     from bot.history import store as history_store
 
     app = create_app({"DATABASE_URL": module_database_url, "TESTING": "1", "PERFGATE_READ_ACCESS": "all"})
@@ -66,7 +66,7 @@ def app(module_database_url):
 
 
 def test_the_run_page_renders_a_stored_report_once_and_its_banner_each_time(app, monkeypatch):
-    from bot.app.tables import Run
+    from bot.app.store.tables import Run
 
     calls = []
     real = report.render

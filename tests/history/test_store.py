@@ -268,13 +268,13 @@ def factory_env_other():
 
 
 def _dispatched_inputs(db, kind: str) -> dict:
-    """The inputs ``bot.app.runs`` dispatches a new run of ``kind`` with (to a GitHub that records
-    them)."""
+    """The inputs ``bot.app.job.runs`` dispatches a new run of ``kind`` with (to a GitHub that
+    records them)."""
     from types import SimpleNamespace
 
-    from bot.app import runs
-    from bot.app import store as app_store
-    from bot.app.facts import RunInfo
+    from bot.app.job import runs
+    from bot.app.store import store as app_store
+    from bot.app.core.facts import RunInfo
     from tests.history.factory import sha
 
     sent = []
@@ -293,12 +293,12 @@ def _dispatched_inputs(db, kind: str) -> dict:
 
 def test_selection_misses_from_the_stored_rows(db):
     """The executor's shell: a tracked regression whose culprit is a merged PR that skipped the
-    benchmark forces it in the next PR compares (bot.app.runs.selection_misses)."""
+    benchmark forces it in the next PR compares (bot.app.job.runs.selection_misses)."""
     from types import SimpleNamespace
 
-    from bot.app import store as app_store
-    from bot.app.actions import RegressionSpec
-    from bot.app.runs import selection_misses as _selection_misses
+    from bot.app.store import store as app_store
+    from bot.app.core.actions import RegressionSpec
+    from bot.app.job.runs import selection_misses as _selection_misses
     from tests.history.factory import compare_doc, sha
 
     doc = compare_doc(5, "bench_attn", 1e-3, 1e-3, pr={"number": 12, "url": "https://github.com/acme/kernels/pull/12"})

@@ -18,8 +18,8 @@ from runner.conventions import asv as asv_suite
 from runner.conventions.asv_names import TRACK_UNIT, self_measured_fields, track_value
 from runner.conventions.base import BenchmarkShapeError
 from runner.conventions.process_memory import PeakResident, deep_sizeof
-from runner.pipeline.measured import costs, entry, memory_of
-from runner.pipeline.benchstate import BenchState
+from runner.pipeline.timing.measured import costs, entry, memory_of
+from runner.pipeline.timing.benchstate import BenchState
 from runner.report.units import fmt_quantity
 from runner.report.view import change_text, interval_text
 from runner.worker.child import Worker, list_suite

@@ -11,9 +11,9 @@ import pytest
 
 from runner import results as results_mod
 from runner.errors import UserError
-from runner.pipeline import bisect as plan
-from runner.pipeline.bisect import Bisection, Level, classify
-from runner.pipeline.bisect_run import BisectRequest, bisect, first_parent_range
+from runner.pipeline.bisect import bisect as plan
+from runner.pipeline.bisect.bisect import Bisection, Level, classify
+from runner.pipeline.bisect.bisect_run import BisectRequest, bisect, first_parent_range
 from testkit.gitrepo import git
 from testkit.sim_bisect import BENCH, SimComparer, make_history
 
@@ -177,7 +177,7 @@ def test_the_document_is_the_first_compare_with_the_search_and_its_report(five_p
 
 def test_the_command_writes_the_searchs_report(five_percent, tmp_path, monkeypatch):
     from runner.cli.main import main
-    from runner.pipeline import bisect_run
+    from runner.pipeline.bisect import bisect_run
     from runner.report import render
 
     _, doc, _, _ = five_percent

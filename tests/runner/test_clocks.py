@@ -1,13 +1,13 @@
-"""The clock policy (runner.pipeline.clocks): the pure plan over a GPU's facts, and the locking
-and restoring against a fake NVML (testkit/fake_nvml.py: pynvml's names, its permission
+"""The clock policy (runner.pipeline.machine.clocks): the pure plan over a GPU's facts, and the
+locking and restoring against a fake NVML (testkit/fake_nvml.py: pynvml's names, its permission
 refusals)."""
 
 from __future__ import annotations
 
 import pytest
 
-from runner.pipeline import clocks, machine_facts
-from runner.pipeline.clock_plan import plan
+from runner.pipeline.machine import clocks, machine_facts
+from runner.pipeline.machine.clock_plan import plan
 from testkit.fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
 
 
@@ -99,7 +99,7 @@ def test_without_nvml_the_policy_is_none_and_says_why():
 
 
 def test_a_run_off_the_gpu_has_no_clocks_to_lock_or_watch_and_touches_no_nvml():
-    from runner.pipeline import clock_plan
+    from runner.pipeline.machine import clock_plan
 
     assert clock_plan.has_gpu_clocks("cuda:1") and not clock_plan.has_gpu_clocks("cpu")
     assert not clock_plan.has_gpu_clocks(None)

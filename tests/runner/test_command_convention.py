@@ -225,9 +225,9 @@ class _Runs:
 
 def _measured_pass(base: dict, head: dict, seed: int = 1):
     from runner.config import Config
-    from runner.pipeline.measured import MeasuredPass, entry
-    from runner.pipeline.benchstate import BenchState
-    from runner.pipeline.timing import TimingPass
+    from runner.pipeline.timing.measured import MeasuredPass, entry
+    from runner.pipeline.timing.benchstate import BenchState
+    from runner.pipeline.timing.timing import TimingPass
 
     from testkit.sim_workers import SimClock
 

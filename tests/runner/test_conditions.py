@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.pipeline import conditions
+from runner.pipeline.machine import conditions
 from runner.environment import ASLR_LEFT_ON
 
 

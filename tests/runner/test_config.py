@@ -141,8 +141,8 @@ def test_the_messages_come_in_one_order_and_name_what_replaces_a_key():
 
 def test_the_internal_keys_default_to_their_constants():
     from runner import stats
-    from runner.pipeline.clock_plan import LOCK_SM_MHZ
-    from runner.pipeline.conditions import CUDA_ALLOC_CONF
+    from runner.pipeline.machine.clock_plan import LOCK_SM_MHZ
+    from runner.pipeline.machine.conditions import CUDA_ALLOC_CONF
 
     cfg = config.Config()
     assert (cfg.process_noise, cfg.min_process_pairs, cfg.pair_rounds, cfg.max_rounds) == (

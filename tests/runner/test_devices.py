@@ -16,7 +16,7 @@ from runner import devices
 from runner.config import DEVICES
 from runner.devices.base import Device
 from runner.devices.cuda import DEFAULT_L2_BYTES
-from runner.pipeline.conditions import cuda_allocator_env
+from runner.pipeline.machine.conditions import cuda_allocator_env
 from runner.worker.child import Worker
 from runner.worker.forking import fork_hazards, thread_count
 from runner.worker.serve import serve

@@ -12,8 +12,8 @@ import pytest
 
 from runner import report
 
-from runner.pipeline import doctor, machine_facts
-from runner.pipeline.finding import STATUSES, Finding, summarize
+from runner.pipeline.machine import doctor, machine_facts
+from runner.pipeline.machine.finding import STATUSES, Finding, summarize
 from runner.cli.main import main
 from runner.results import validation_errors
 from testkit.fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
@@ -177,7 +177,7 @@ def test_transparent_hugepages_and_cpu_settings_not_exposed_are_skipped():
 
 
 def test_a_random_layout_warns_with_the_fix_for_its_cause(monkeypatch):
-    from runner.pipeline import layouts
+    from runner.pipeline.machine import layouts
 
     monkeypatch.delenv("PERFGATE_ASLR", raising=False)
     monkeypatch.setattr(layouts, "_setarch_works", lambda setarch: True)
@@ -219,7 +219,7 @@ def test_gather_on_this_machine(tmp_path):
 
 
 def test_torch_build_is_read_without_importing_torch():
-    code = ("import sys, json; from runner.pipeline.machine_facts import torch_build; "
+    code = ("import sys, json; from runner.pipeline.machine.machine_facts import torch_build; "
             "print(json.dumps([torch_build(), 'torch' in sys.modules]))")
     build, imported = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                                 check=True).stdout)
@@ -318,7 +318,7 @@ def test_the_sandbox_check_fails_only_where_the_action_needs_it(sandbox, status)
 
 def test_the_sandbox_facts_say_why_not(monkeypatch):
     from runner import sandbox as sandbox_mod
-    from runner.pipeline import machine_facts
+    from runner.pipeline.machine import machine_facts
 
     def missing(*a, **k):
         raise sandbox_mod.SandboxUnavailable("bubblewrap (bwrap) is not installed on this runner")

@@ -1,13 +1,13 @@
-"""What the timing pass counts as evidence (runner.pipeline.evidence): a warm-up's steady state,
-the minimum evidence behind a verdict; and, in simulated compares, that both sides of every pair
-enter their rounds after the same calls and that pairs which never settle give no verdict."""
+"""What the timing pass counts as evidence (runner.pipeline.timing.evidence): a warm-up's steady
+state, the minimum evidence behind a verdict; and, in simulated compares, that both sides of every
+pair enter their rounds after the same calls and that pairs which never settle give no verdict."""
 
 import math
 
 import pytest
 
-from runner.pipeline import evidence
-from runner.pipeline.entries import benchmark_entry
+from runner.pipeline.timing import evidence
+from runner.pipeline.timing.entries import benchmark_entry
 from testkit.sim_workers import SideModel
 
 from .test_timing_pass import _run

@@ -118,8 +118,8 @@ def test_nvml_telemetry_and_the_clock_plan_on_this_gpu():
 
     import torch
 
-    from runner.pipeline.clocks import ClockControl
-    from runner.pipeline.telemetry import TelemetrySampler
+    from runner.pipeline.machine.clocks import ClockControl
+    from runner.pipeline.machine.telemetry import TelemetrySampler
 
     sampler = TelemetrySampler(interval_s=0.02).start()
     sampler.set_side("base")

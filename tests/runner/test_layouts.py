@@ -1,6 +1,7 @@
-"""Memory layouts (runner.pipeline.layouts): each side's fork servers, one per layout, each started
-with its own environment pad; process pairs rotate over them; pairs that share a layout count as
-one replicate. Pure parts here, the real fork servers in one compare (real git, real workers)."""
+"""Memory layouts (runner.pipeline.machine.layouts): each side's fork servers, one per layout, each
+started with its own environment pad; process pairs rotate over them; pairs that share a layout
+count as one replicate. Pure parts here, the real fork servers in one compare (real git, real
+workers)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import json
 import pytest
 
 from runner.cli.main import main
-from runner.pipeline import evidence, layouts
-from runner.pipeline.entries import benchmark_entry
+from runner.pipeline.timing import evidence
+from runner.pipeline.machine import layouts
+from runner.pipeline.timing.entries import benchmark_entry
 from testkit.gitrepo import make_repo
 from testkit.sim_workers import SideModel
 

@@ -272,7 +272,7 @@ def _doc(memory_verdict: str | None, time_verdict: str = "unchanged", ratio: flo
 
 
 def test_a_memory_regression_fails_the_gate_only_where_the_configuration_says_so():
-    from bot.app import ingest
+    from bot.app.core import ingest
 
     doc = results_mod.validate(_doc("regression"))
     assert results_mod.gate_failures(doc, 0.05, fail_on_memory=False) == []
@@ -423,7 +423,7 @@ def test_the_evaluation_smoke_has_no_false_memory_verdict_in_fifty_benchmarks(tm
 
 @pytest.mark.parametrize("per_call, measured", [(1e-3, True), (1.0, False)])
 def test_a_single_revision_run_measures_memory_only_where_its_budget_affords_it(per_call, measured):
-    from runner.pipeline.entries import one_side_entry
+    from runner.pipeline.timing.entries import one_side_entry
 
     from testkit.sim_workers import SideModel
     from .test_stops import _one_side

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from runner.pipeline.benchstate import SideState
+from runner.pipeline.timing.benchstate import SideState
 from runner.pipeline.profiling import PROFILE_PASSES, pass_cost, passes_for, profile_order
 from runner.protocol import (Failure, Listing, ListRequest, MeasureReply, MeasureRequest, ProfileRequest,
                              ProtocolError, SampleReply, SampleRequest, SetupReply, SetupRequest, failure_of)
@@ -64,7 +64,7 @@ def test_a_sample_reply_pads_its_per_sample_measurements_to_the_samples():
 
 
 def test_the_timing_pass_fails_a_side_whose_reply_breaks_the_protocol():
-    from runner.pipeline.pairs import ProcessPairs
+    from runner.pipeline.timing.pairs import ProcessPairs
 
     class Broken:
         def request(self, cmd, timeout=None, **fields):

@@ -206,7 +206,8 @@ def test_disturbed_rounds_and_separate_calls_per_sample_are_said():
     md = report.render(_doc([b]), "md")
     assert "3 of 16 rounds left out: another task took the measured CPU during them" in md
     assert "calls per sample differ (base 130, head 1)" in md
-    # a split undone after the first pair (runner.pipeline.timing.TimingPass.renumber) is said too
+    # a split undone after the first pair (runner.pipeline.timing.timing.TimingPass.renumber) is
+    # said too
     c = _bench("bench_same", "unchanged", 1.0)
     c["change"].update(dropped_rounds=32, shared_number=True)
     assert "950× slower" in md

@@ -3,7 +3,7 @@ conditional expressions, ``while`` and comprehension conditions, read with :mod:
 tests/app/test_shell_decides_nothing.py reads the App's) tests a value that is absent (``is
 None``), a worker's or the machine's answer, the time left, a switch the caller or the
 configuration declared, or follows what a pure module decided (a call into it); any other branch
-is a policy decision in the shell and must move to its module (:mod:`runner.pipeline.stops`,
+is a policy decision in the shell and must move to its module (:mod:`runner.pipeline.timing.stops`,
 ``schedule``, ``evidence``, ``clock_plan``, :mod:`runner.selection`, ...) or be one of the few
 resource and retry mechanics listed in :data:`ALLOWED`, each with its reason."""
 
@@ -57,7 +57,7 @@ MECHANICS = {
         ("_rounds_until", "len(state.blocks()) < pairs"):
             "the planned look (runner.stats.look_schedule) carried out: rounds until its pairs",
         ("_rounds_until", "state.pair_complete() and (not self._next_pair(state, deadline))"):
-            "the rounds per pair (runner.pipeline.schedule) carried out: a new pair after them",
+            "the rounds per pair (runner.pipeline.timing.schedule) carried out: a new pair after them",
         ("_each", "not states"): "cost: no pass, and no progress bar, without benchmarks",
         ("_time_all", "not pending or self.clock() >= budget_end"):
             "the second pass ends when stops.resumable leaves no benchmark, or the budget is spent",

@@ -1,6 +1,7 @@
-"""Why a benchmark stops and with what verdict (runner.pipeline.stops), the timing driver's other
-decisions moved out of it (schedule.in_turn, renumbering, measured_share; evidence.kept_rounds,
-gate, warmup_done, make_up), and ``perfgate run``'s pass over one side on simulated workers."""
+"""Why a benchmark stops and with what verdict (runner.pipeline.timing.stops), the timing driver's
+other decisions moved out of it (schedule.in_turn, renumbering, measured_share;
+evidence.kept_rounds, gate, warmup_done, make_up), and ``perfgate run``'s pass over one side on
+simulated workers."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import math
 import pytest
 
 from runner.config import Config
-from runner.pipeline import evidence, schedule, stops
-from runner.pipeline.benchstate import BenchState, partition
-from runner.pipeline.entries import one_side_entry, skipped_apart
-from runner.pipeline.schedule import Projection
-from runner.pipeline.timing import TimingPass
+from runner.pipeline.timing import evidence, schedule, stops
+from runner.pipeline.timing.benchstate import BenchState, partition
+from runner.pipeline.timing.entries import one_side_entry, skipped_apart
+from runner.pipeline.timing.schedule import Projection
+from runner.pipeline.timing.timing import TimingPass
 from runner.stats import BlockedEstimate
 
 from testkit.sim_workers import SideModel, SimClock, SimWorker

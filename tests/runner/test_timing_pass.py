@@ -10,8 +10,8 @@ import math
 import pytest
 
 from runner.config import Config
-from runner.pipeline import schedule
-from runner.pipeline.entries import benchmark_entry
+from runner.pipeline.timing import schedule
+from runner.pipeline.timing.entries import benchmark_entry
 from testkit.sim_workers import SideModel, SimTelemetry, sim_pass
 
 
@@ -196,7 +196,7 @@ def test_later_pairs_of_a_slow_benchmark_last_four_times_their_set_up_within_bou
 
 
 def test_a_pair_counts_when_it_completed_the_rounds_it_was_planned_with():
-    from runner.pipeline.benchstate import BenchState
+    from runner.pipeline.timing.benchstate import BenchState
 
     state = BenchState({"name": "b"})
     state.sides["base"].samples[:] = state.sides["head"].samples[:] = [1.0] * 30

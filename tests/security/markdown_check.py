@@ -69,7 +69,7 @@ class _HTML(HTMLParser):
             self.report.problems.append(f"HTML comment {data!r}")
 
 
-#: The hidden mark of a reply (``bot.app.effects.post_reply``): a digest and a step number only.
+#: The hidden mark of a reply (``bot.app.job.effects.post_reply``): a digest and a step number only.
 _REPLY_MARK = re.compile(r"perfgate-reply [0-9a-f]{20}/[0-9]+")
 
 

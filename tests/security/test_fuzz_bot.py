@@ -11,9 +11,9 @@ import pytest
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
-from bot.app import messages
-from bot.app.commands import MAX_ROUNDS, NAMES, SHA_LENGTHS, CommandError, parse
-from bot.app.events import WebhookError, parse_event, signature
+from bot.app.core import messages
+from bot.app.core.commands import MAX_ROUNDS, NAMES, SHA_LENGTHS, CommandError, parse
+from bot.app.core.events import WebhookError, parse_event, signature
 from tests.security.markdown_check import inspect
 from tests.security.strategies import json_values, untrusted_text
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from bot.app import ingest
+from bot.app.core import ingest
 from runner.results import text_problem, validation_problems
 from testkit.documents import HEAD
 from tests.security.markdown_check import inspect

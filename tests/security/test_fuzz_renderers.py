@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from action import publish
-from bot.app import ingest, messages
+from bot.app.core import ingest, messages
 from runner import report
 from runner.report.escape import md_text
 from tests.security.html_check import inspect_html

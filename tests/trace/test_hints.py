@@ -10,7 +10,7 @@ from runner.profile import hints
 
 from runner.profile import summaries as trace
 from runner.cli.main import main
-from runner.pipeline.telemetry import summarize_samples
+from runner.pipeline.machine.telemetry import summarize_samples
 from runner.profile import diff as profile_diff
 from runner.profile import match
 from testkit.synth import TraceBuilder, repeat, write

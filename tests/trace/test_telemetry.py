@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from runner.pipeline import telemetry
+from runner.pipeline.machine import telemetry
 
 
 def _samples(side, n, **fields):

@@ -6,7 +6,7 @@ import pytest
 
 from runner import report
 
-from runner.pipeline import telemetry
+from runner.pipeline.machine import telemetry
 
 from runner.profile import hints
 

@@ -2,7 +2,7 @@
 recorded ``private`` was received) and ``repositories.publicized_at`` (when the newest
 ``repository`` ``publicized`` delivery that made it public was received), so an old delivery
 processed late (a retry, the sweep, GitHub's Redeliver) never makes a private repository public
-again (security review N5; ``bot.app.access.next_visibility``).
+again (security review N5; ``bot.app.core.access.next_visibility``).
 
 Revision ID: 0005_visibility_evidence
 Revises: 0004_steps

@@ -1,0 +1,1 @@
+"""The App's decisions, pure: events and facts in, actions out; no job/, github/, store/."""

@@ -1,0 +1,1 @@
+"""GitHub and the regression webhook, thin shells over the network; import only core/."""

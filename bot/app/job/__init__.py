@@ -1,0 +1,1 @@
+"""The shell of a job: gathers facts, carries out actions, holds leases; decides nothing."""

@@ -1,0 +1,1 @@
+"""The App's own tables and the queries on them; imports only core/."""

@@ -1,0 +1,1 @@
+"""perfgate bisect: which commit of a first-parent range changed a benchmark."""

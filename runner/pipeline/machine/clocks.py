@@ -1,0 +1,106 @@
+"""The GPU's clocks during a compare: locked for the timing pass where the runner may, watched
+where it may not.
+
+GPU Boost picks the SM clock from moment to moment by temperature and power, so a sample's time
+depends on what the GPU did before it. Two answers, both through NVML (``pynvml``, package
+``nvidia-ml-py``; names and constants of ``nvml.h``):
+
+* **lock** (config ``lock_clocks = true``): the SM clock (the GPU's default application clock,
+  one it sustains under load: clock_plan.LOCK_SM_MHZ) and the memory clock (its maximum) are
+  locked before the timing pass and restored after it — ``nvmlDeviceSetGpuLockedClocks`` /
+  ``nvmlDeviceSetMemoryLockedClocks``, what ``nvidia-smi -lgc`` / ``-lmc`` do, which needs root;
+  else ``nvmlDeviceSetApplicationsClocks``, what ``nvidia-smi -ac`` does, which a non-root
+  process may call once an administrator ran ``nvidia-smi -acp UNRESTRICTED``. Clocks the
+  runner's owner already holds with a setting are left as they are.
+* **monitor** (the default, and wherever locking is not allowed): nothing is changed; the NVML
+  sampler records clocks, clock-event reasons and violation counters, and the rounds the GPU
+  throttled or whose SM clock moved more than 2 % are left out of the estimate
+  (:func:`runner.pipeline.machine.telemetry.disturbed_rounds`).
+
+:func:`runner.pipeline.machine.clock_plan.plan` decides from the facts
+:func:`runner.pipeline.machine.machine_facts.gpu_facts` reads (pure; ``perfgate doctor`` shows its
+answer); :class:`ClockControl` carries it out and undoes it.
+"""
+
+from __future__ import annotations
+
+from .clock_plan import LOCK_SM_MHZ, ClockPlan, has_gpu_clocks, off_gpu, plan, refusal
+from .machine_facts import gpu_facts
+from .telemetry import nvml_value, open_device
+
+
+class ClockControl:
+    """Carries out :func:`plan` for one GPU and undoes it (the imperative shell).
+
+    ``ClockControl(lock, requested_mhz, index=0, nvml=None, device="cuda")``; :meth:`start` returns
+    the record for ``environment.telemetry.clocks`` and never raises (a refusal ends in ``monitor``
+    with the reason; a ``device`` that is not CUDA, :func:`.clock_plan.has_gpu_clocks`, in
+    ``none``);
+    :meth:`restore` resets exactly what :meth:`start` set (idempotent). ``nvml``: a ``pynvml``-like
+    module (tests pass a fake); by default ``pynvml``.
+    """
+
+    def __init__(self, lock: bool, requested_mhz: int = LOCK_SM_MHZ, *, index: int = 0, nvml=None,
+                 euid=None, device: str | None = "cuda"):
+        self.lock, self.requested_mhz, self.index, self.device = lock, requested_mhz, index, device
+        self._nvml, self._euid = nvml, euid
+        self._handle = None
+        self._set: list[str] = []
+        self.record: dict = {}
+
+    def start(self) -> dict:
+        if not has_gpu_clocks(self.device):
+            self.record = off_gpu()
+            return self.record
+        try:
+            self._nvml, self._handle = open_device(self._nvml, self.index)
+            gpu = gpu_facts(self._nvml, self.index, self._handle, euid=self._euid)
+        except Exception as exc:  # noqa: BLE001 - ImportError, no driver, no GPU: nothing to lock or watch
+            self._handle = None
+            self.record = {**plan(self.lock, self.requested_mhz, None).to_dict(), "error": refusal(exc)}
+            return self.record
+        chosen = plan(self.lock, self.requested_mhz, gpu)
+        self.record = {**chosen.to_dict(), "restored": None}
+        if chosen.policy == "lock":
+            try:
+                self._apply(chosen)
+            except Exception as exc:  # noqa: BLE001 - NoPermission, NotSupported: watch instead
+                self.restore()
+                self.record.update(policy="monitor", reason=f"locking the clocks failed: {refusal(exc)}; rounds the "
+                                   "GPU throttled or whose SM clock moved more than 2 % are left out of the estimate",
+                                   sm_mhz=None, memory_mhz=None)
+        return self.record
+
+    def _apply(self, chosen: ClockPlan) -> None:
+        nvml, handle = self._nvml, self._handle
+        if chosen.method == "locked_clocks":
+            nvml.nvmlDeviceSetGpuLockedClocks(handle, chosen.sm_mhz, chosen.sm_mhz)
+            self._set.append("nvmlDeviceResetGpuLockedClocks")
+            if chosen.memory_mhz:
+                try:
+                    nvml.nvmlDeviceSetMemoryLockedClocks(handle, chosen.memory_mhz, chosen.memory_mhz)
+                    self._set.append("nvmlDeviceResetMemoryLockedClocks")
+                except Exception as exc:  # noqa: BLE001 - many GPUs do not lock memory clocks: SM only
+                    self.record["memory_mhz"] = None
+                    self.record["reason"] += f" (memory clock not locked: {refusal(exc)})"
+        else:
+            nvml.nvmlDeviceSetApplicationsClocks(handle, chosen.memory_mhz or 0, chosen.sm_mhz)
+            self._set.append("nvmlDeviceResetApplicationsClocks")
+
+    def restore(self) -> None:
+        """Reset the clocks :meth:`start` set, then shut NVML down; ``record["restored"]`` says
+        whether every reset succeeded."""
+        if self._handle is None:
+            return
+        ok = True
+        while self._set:
+            name = self._set.pop()
+            try:
+                getattr(self._nvml, name)(self._handle)
+            except Exception as exc:  # noqa: BLE001 - say so; the runner's owner must reset them
+                ok = False
+                self.record["restore_error"] = f"{name}: {refusal(exc)}"
+        if self.record.get("policy") == "lock":
+            self.record["restored"] = ok
+        nvml_value(self._nvml.nvmlShutdown)
+        self._handle = None

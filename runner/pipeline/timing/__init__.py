@@ -1,0 +1,1 @@
+"""The timing pass: process pairs, their schedule, evidence and entries; imports machine/."""
