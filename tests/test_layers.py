@@ -87,14 +87,9 @@ BOT_WINGS = {
 #: sub-commands, the schema of every table.
 BOT_TOP = ("bot", "bot.cli", "bot.subcommands", "bot.schema", "bot.tls")
 
-#: The App's decisions: pure functions over plain data.
-BOT_PURE = ("bot.app.core.events", "bot.app.core.payloads", "bot.app.core.commands",
-            "bot.app.core.facts", "bot.app.core.handlers",
-            "bot.app.core.actions",
-            "bot.app.core.messages", "bot.app.core.ingest", "bot.app.core.conclude",
-            "bot.app.core.access", "bot.history.points", "bot.history.series", "bot.history.texts",
-            "bot.history.changepoints", "bot.history.chart", "bot.app.core.manifest",
-            "bot.history.imports", "bot.app.core.regressions", "bot.app.core.notify")
+#: The App's decisions: pure functions over plain data (every module of ``bot.app.core``).
+BOT_PURE = ("bot.app.core", "bot.history.points", "bot.history.series", "bot.history.texts",
+            "bot.history.changepoints", "bot.history.chart", "bot.history.imports")
 
 #: Which bot modules may import a library that does I/O (the library → the modules).
 BOT_IO_HOMES = {
@@ -104,7 +99,7 @@ BOT_IO_HOMES = {
     "urllib3": ("bot.app.github.outgoing",),
     "huey": ("bot.app.queue",),
     "flask": ("bot", "bot.web"),
-    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store.store", "bot.app.store.tables",
+    "sqlalchemy": ("bot.db", "bot.schema", "bot.app.store",
                    "bot.history.store", "bot.history.reads", "bot.history.tables", "bot.web.sessions"),
     "alembic": ("bot.db",),
 }
@@ -679,3 +674,53 @@ def test_the_rules_see_every_module():
     bot_modules = [m for m in SOURCES if _under(m, "bot")]
     assert [m for m in bot_modules if m not in BOT_TOP + BOT_FLOOR and _bot_wing(m) is None] == []
     assert len(IMPORTS) == len(SOURCES) > 60
+
+
+#: The folders of ``bot.app`` and ``runner.pipeline``, each with the folders of its package it may
+#: import (its own always): the folder states the rule. A package's own modules (``bot.app.queue``,
+#: ``runner.pipeline.compare``) are the room named by the package.
+ROOMS = {
+    "bot.app.core": (),                                       # the decisions, pure
+    "bot.app.github": ("bot.app.core",),                      # GitHub and the webhook, thin shells
+    "bot.app.store": ("bot.app.core",),                       # the App's tables and queries
+    "bot.app.job": ("bot.app.core", "bot.app.github", "bot.app.store"),   # the job's shell
+    "bot.app": ("bot.app.core", "bot.app.github", "bot.app.store", "bot.app.job"),  # queue, runtime
+    "runner.pipeline.machine": (),                            # the machine and its conditions
+    "runner.pipeline.timing": ("runner.pipeline.machine", "runner.pipeline.revisions"),
+    "runner.pipeline": ("runner.pipeline.timing", "runner.pipeline.machine"),  # compare, run
+    "runner.pipeline.bisect": ("runner.pipeline",),           # perfgate bisect, over compares
+}
+
+
+def _room(module: str) -> str | None:
+    return max((r for r in ROOMS if _under(module, r)), key=len, default=None)
+
+
+def test_each_folder_imports_only_itself_and_the_folders_it_names():
+    """``core/`` imports nothing of ``job/``, ``github/`` or ``store/``; ``machine/`` nothing else
+    of the pipeline; ``timing/`` never ``bisect/`` or the passes that drive it."""
+    def breaks(name, target):
+        own, theirs = _room(name), _room(target)
+        return (own is not None and theirs is not None and theirs != own
+                and theirs not in ROOMS[own] and target not in ROOMS[own])
+    assert _violations(breaks) == []
+
+
+#: Folders of runner/, bot/ and action/ with more than :data:`MAX_MODULES` modules, not split yet
+#: (a listed folder that got small leaves the list).
+LARGE_FOLDERS = {
+    "runner": "the engine's leaves",
+    "runner/profile": "trace analysis and the hint rules",
+}
+MAX_MODULES = 13
+
+
+def test_no_folder_over_13_modules():
+    """A folder of more than 13 modules (``__init__`` not counted) is split into folders that
+    state their rule, as ``bot/app`` and ``runner/pipeline`` were."""
+    counts: dict[str, int] = {}
+    for path in SOURCES.values():
+        if path.name != "__init__.py":
+            folder = str(path.parent.relative_to(ROOT))
+            counts[folder] = counts.get(folder, 0) + 1
+    assert {f for f, n in counts.items() if n > MAX_MODULES} == set(LARGE_FOLDERS)

@@ -1,8 +1,10 @@
-"""The App's event logic and its shell.
+"""The App's event logic and its shell, one folder per rule.
 
-A delivery's path: ``bot.web.intake`` verifies and records it (``events``), ``queue`` hands it to
-the worker, ``executor`` fetches the ``facts`` its handler module declares and asks that module
-(``handlers``, pure) for ``actions``, which it carries out through ``gateway`` (GitHub) and
-``store`` (the App's ``tables``). ``ingest``, ``conclude`` and ``messages`` turn a run's results
-and outcomes into check runs and comments (pure). ``runtime`` composes it all.
+``core/`` decides (pure), ``job/`` carries out (the shell of a job), ``github/`` talks to GitHub
+and the regression webhook, ``store/`` holds the App's own tables; ``runtime`` and ``queue``
+compose them. A delivery's path: ``bot.web.intake`` verifies and records it (``core.events``),
+``queue`` hands it to the worker, ``job.executor`` fetches the ``facts`` its handler module
+declares and asks that module (``core.handlers``) for ``actions``, which it carries out through
+``github.gateway`` and ``store.store``. ``core.ingest``, ``core.conclude`` and ``core.messages``
+turn a run's results and outcomes into check runs and comments.
 """

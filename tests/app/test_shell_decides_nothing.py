@@ -15,10 +15,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The shell of the App's job: it gathers facts, carries out effects, holds leases and queues.
-SHELL = ("bot/app/job/shell.py", "bot/app/job/lease.py", "bot/app/job/executor.py",
-         "bot/app/job/gather.py", "bot/app/job/effects.py",
-         "bot/app/job/runs.py", "bot/app/job/sweeps.py", "bot/app/job/tracking.py")
+#: The shell of the App's job, every module of ``bot/app/job``: it gathers facts, carries out
+#: effects, holds leases and sweeps.
+SHELL = tuple(sorted(str(path.relative_to(ROOT)) for path in (ROOT / "bot/app/job").glob("*.py")
+                     if path.name != "__init__.py"))
 
 #: Names and attributes that are I/O outcomes or retry counters: the exception caught
 #: (``exc.transient``), the retry counters (``resuming()``, ``last_try()``, the step), whether
@@ -154,6 +154,10 @@ def test_the_shell_branches_only_on_io_outcomes_and_listed_mechanics():
     decisions = [b for b in shell_branches() if b not in ALLOWED]
     assert decisions == [], "decisions in the shell (move them to the core, or list a retry mechanic):\n" + \
         "\n".join(f"  {m}:{f}: {t}" for m, f, t in decisions)
+
+
+def test_the_shell_is_the_job_folder():
+    assert "bot/app/job/executor.py" in SHELL and len(SHELL) >= 8
 
 
 def test_every_allowed_branch_is_still_there():
