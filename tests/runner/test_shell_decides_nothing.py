@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: The shells of a compare and a run (in runner/pipeline/): the two pipelines, the part they share,
 #: the timing driver and the workers' parent side.
-SHELL = ("compare.py", "run.py", "session.py", "timing.py", "workers.py")
+SHELL = ("compare.py", "run.py", "session.py", "timing/timing.py", "timing/workers.py")
 PIPELINE = "runner/pipeline"
 
 #: Pure modules (tests/test_layers.py PURE): a branch on a call into one follows its decision.
@@ -53,7 +53,7 @@ MECHANICS = {
                ("_map", "not cases"): "cost: no map pass without benchmarks to map"},
     "session.py": {("configuration", "config_file"): "the declared request: --config FILE",
                    ("bench_dirs", "given"): "the declared request: --benchmarks DIR"},
-    "timing.py": {
+    "timing/timing.py": {
         ("_rounds_until", "len(state.blocks()) < pairs"):
             "the planned look (runner.stats.look_schedule) carried out: rounds until its pairs",
         ("_rounds_until", "state.pair_complete() and (not self._next_pair(state, deadline))"):
@@ -63,7 +63,7 @@ MECHANICS = {
             "the second pass ends when stops.resumable leaves no benchmark, or the budget is spent",
         ("_time_all", "not progressed"):
             "retry mechanics: a second pass in which no benchmark took a round is not repeated"},
-    "workers.py": {
+    "timing/workers.py": {
         ("_start_server", "self.cpus"): "carries out the CPU plan: pin only to CPUs it names",
         ("_start_server", "self.preload_dir and (not self.preload_refused)"):
             "restart mechanics: a restarted server imports the benchmarks again, if safe to fork",
@@ -182,9 +182,10 @@ def test_a_decision_added_to_the_shell_fails(tmp_path, monkeypatch):
     (tmp_path / PIPELINE).mkdir(parents=True)
     for module in SHELL:
         source = (ROOT / PIPELINE / module).read_text("utf-8")
-        changed = source.replace(start, policy, 1) if module == "timing.py" else source
-        assert (changed != source) is (module == "timing.py")
+        changed = source.replace(start, policy, 1) if module == "timing/timing.py" else source
+        assert (changed != source) is (module == "timing/timing.py")
+        (tmp_path / PIPELINE / module).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / PIPELINE / module).write_text(changed, "utf-8")
     monkeypatch.setattr(here, "ROOT", tmp_path)
     decisions = [b for b in shell_branches() if b not in ALLOWED]
-    assert decisions == [("timing.py", "run_benchmark", "state.case.get('measures') == 'self'")]
+    assert decisions == [("timing/timing.py", "run_benchmark", "state.case.get('measures') == 'self'")]
