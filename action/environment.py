@@ -121,108 +121,171 @@ def plan_from_environment(env: Mapping[str, str], event: Mapping[str, Any] | Non
     Raises:
         ActionInputError: an unhandled event without explicit refs, missing SHAs, a bad input.
     """
-    event = event or {}
     event_name = env.get("GITHUB_EVENT_NAME", "").strip() or "(unknown)"
     repository = env.get("GITHUB_REPOSITORY", "").strip()
     if not repository:
         raise ActionInputError("GITHUB_REPOSITORY is not set: run the action inside GitHub Actions "
                                "(or set it to owner/name)")
     server_url = env.get("GITHUB_SERVER_URL", "").strip() or "https://github.com"
-    api_url = env.get("GITHUB_API_URL", "").strip() or "https://api.github.com"
-
-    base = get_input(env, "base-ref")
-    head = get_input(env, "head-ref")
-    pr_number = _pr_number(get_input(env, "pr-number"), "input pr-number")
-    run_id = get_input(env, "run-id")
-    title = body = pr_url = base_label = head_label = None
-    labels: tuple[str, ...] = ()
-    is_fork = False
-
-    pull = event.get("pull_request") if event_name in PR_EVENTS else None
-    if event_name in PR_EVENTS:
-        if not isinstance(pull, Mapping):
-            raise ActionInputError(f"the {event_name} event payload has no pull_request object "
-                                   "(is GITHUB_EVENT_PATH the event file?)")
-        base = base or _first(pull.get("base") or {}, "sha")
-        head = head or _first(pull.get("head") or {}, "sha")
-        base_label = _first(pull.get("base") or {}, "ref")
-        head_label = _first(pull.get("head") or {}, "ref")
-        pr_number = pr_number or _pr_number(_first(pull, "number"), "pull_request.number")
-        pr_url = pull.get("html_url")
-        title, body = pull.get("title"), pull.get("body")
-        labels = tuple(str(label.get("name")) for label in pull.get("labels") or [] if isinstance(label, Mapping))
-        head_repo = ((pull.get("head") or {}).get("repo") or {})
-        base_repo = ((pull.get("base") or {}).get("repo") or {})
-        # A deleted fork has head.repo null: it was a fork all the same.
-        is_fork = (not head_repo) or bool(head_repo.get("fork")) or (
-            head_repo.get("full_name") not in (None, base_repo.get("full_name", repository)))
-    elif event_name == "workflow_dispatch":
-        inputs = event.get("inputs") or {}
-        base = base or _first(inputs, "base-sha", "base_sha", "base-ref", "base_ref", "base")
-        head = head or _first(inputs, "head-sha", "head_sha", "head-ref", "head_ref", "head")
-        pr_number = pr_number or _pr_number(_first(inputs, "pr-number", "pr_number", "pr"), "dispatch input pr-number")
-        run_id = run_id or _first(inputs, "run-id", "run_id")
-        if not (base and head):
-            missing = " and ".join(n for n, v in (("base-sha", base), ("head-sha", head)) if not v)
-            raise ActionInputError(f"missing SHAs: the workflow_dispatch event has no {missing} input; dispatch "
-                                   "the workflow with base-sha and head-sha (or set the action's base-ref/head-ref)")
-    elif not (base and head):
-        raise ActionInputError(f"the {event_name} event is not handled: the action reads its commits from "
-                               "pull_request and workflow_dispatch events; for other events set both base-ref "
-                               "and head-ref")
-    if not (base and head):
-        which = " and ".join(n for n, v in (("base", base), ("head", head)) if not v)
-        raise ActionInputError(f"missing SHAs: the {event_name} payload has no {which} SHA; set base-ref/head-ref")
-    if pr_number and not pr_url:
-        pr_url = f"{server_url}/{repository}/pull/{pr_number}"
-
+    commits = _commits(env, event or {}, event_name, repository)
+    if commits["pr_number"] and not commits.get("pr_url"):
+        commits["pr_url"] = f"{server_url}/{repository}/pull/{commits['pr_number']}"
     workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
     path_input = get_input(env, "path")
     if path_input:
         workspace = workspace / path_input
-    run_url = None
-    if env.get("GITHUB_RUN_ID"):
-        run_url = f"{server_url}/{repository}/actions/runs/{env['GITHUB_RUN_ID']}"
-        attempt = env.get("GITHUB_RUN_ATTEMPT", "1")
-        if attempt not in ("", "1"):
-            run_url += f"/attempts/{attempt}"
-    out_dir = Path(env["PERFGATE_OUT_DIR"]) if env.get("PERFGATE_OUT_DIR") else (
-        Path(env["RUNNER_TEMP"]) / "perfgate" if env.get("RUNNER_TEMP") else workspace / ".perfgate" / "action")
     config = get_input(env, "config")
-    settings_ref = None
-    if event_name == "workflow_dispatch":
-        settings_ref = env.get("GITHUB_SHA", "").strip() or None
-    elif event_name in PR_EVENTS and config:
-        settings_ref = base
-    device = get_input(env, "device")
-    if device is not None and device not in DEVICES:
-        raise ActionInputError(f"input device must be one of {', '.join(DEVICES)}, got {device!r}")
-    profile_text = get_input(env, "profile")
+    settings_ref = _settings_ref(env, event_name, config, commits["base_ref"])
     summary = env.get("GITHUB_STEP_SUMMARY", "").strip()
     output = env.get("GITHUB_OUTPUT", "").strip()
-    sandbox = get_input(env, "sandbox") or "bwrap"
-    if sandbox not in ("bwrap", "none"):
-        raise ActionInputError(f"input sandbox must be bwrap or none, got {sandbox!r}")
-
     return Plan(
-        event_name=event_name, repository=repository, workspace=workspace, base_ref=base, head_ref=head,
-        out_dir=out_dir, base_label=base_label, head_label=head_label, pr_number=pr_number, pr_url=pr_url,
-        is_fork=is_fork, title=title, body=body, labels=labels, run_id=run_id, run_url=run_url,
-        server_url=server_url, api_url=api_url,
+        event_name=event_name, repository=repository, workspace=workspace,
+        out_dir=_out_dir(env, workspace), run_url=_run_url(env, server_url, repository),
+        server_url=server_url,
+        api_url=env.get("GITHUB_API_URL", "").strip() or "https://api.github.com",
         token=get_input(env, "github-token"),
-        fail_on_regression=parse_bool(get_input(env, "fail-on-regression"), "fail-on-regression", False),
         config=(workspace / config) if config and settings_ref is None else None,
-        benchmarks=get_input(env, "benchmarks"), filter=get_input(env, "filter"),
-        threshold=parse_fraction(get_input(env, "threshold"), "threshold"),
-        max_time=parse_seconds(get_input(env, "max-time"), "max-time"),
-        min_rounds=parse_rounds(get_input(env, "min-rounds"), "min-rounds"),
-        device=device,
-        profile=None if profile_text is None else parse_bool(profile_text, "profile", True),
         summary_path=Path(summary) if summary else None,
         output_path=Path(output) if output else None,
         settings_ref=settings_ref, config_path=config,
         handoff_dir=Path(env["PERFGATE_HANDOFF_DIR"]) if env.get("PERFGATE_HANDOFF_DIR") else None,
-        sandbox=sandbox, sandbox_network=parse_bool(get_input(env, "sandbox-network"), "sandbox-network", True),
+        **commits, **_gate_inputs(env),
+    )
+
+
+def _commits(env: Mapping[str, str], event: Mapping[str, Any], event_name: str,
+             repository: str) -> dict[str, Any]:
+    """Which commits to compare, as Plan fields: ``base_ref``, ``head_ref``, ``pr_number``,
+    ``run_id``; from a pull request's payload also its text, labels, branch names, URL, fork.
+
+    Raises:
+        ActionInputError: an unhandled event without explicit refs, missing SHAs, a bad number.
+    """
+    found = {"base_ref": get_input(env, "base-ref"), "head_ref": get_input(env, "head-ref"),
+             "pr_number": _pr_number(get_input(env, "pr-number"), "input pr-number"),
+             "run_id": get_input(env, "run-id")}
+    if event_name in PR_EVENTS:
+        found = _from_pull_request(found, event.get("pull_request"), event_name, repository)
+    elif event_name == "workflow_dispatch":
+        found = _from_dispatch(found, event.get("inputs") or {})
+    elif not (found["base_ref"] and found["head_ref"]):
+        raise ActionInputError(f"the {event_name} event is not handled: the action reads its "
+                               "commits from pull_request and workflow_dispatch events; for other "
+                               "events set both base-ref and head-ref")
+    if not (found["base_ref"] and found["head_ref"]):
+        which = " and ".join(n for n in ("base", "head") if not found[f"{n}_ref"])
+        raise ActionInputError(f"missing SHAs: the {event_name} payload has no {which} SHA; "
+                               "set base-ref/head-ref")
+    return found
+
+
+def _from_pull_request(found: dict[str, Any], pull: Any, event_name: str,
+                       repository: str) -> dict[str, Any]:
+    """``found`` completed from a pull_request payload (explicit inputs win).
+
+    Raises:
+        ActionInputError: the payload has no pull_request object, or a bad number in it.
+    """
+    if not isinstance(pull, Mapping):
+        raise ActionInputError(f"the {event_name} event payload has no pull_request object "
+                               "(is GITHUB_EVENT_PATH the event file?)")
+    base, head = pull.get("base") or {}, pull.get("head") or {}
+    head_repo, base_repo = head.get("repo") or {}, base.get("repo") or {}
+    return {
+        **found,
+        "base_ref": found["base_ref"] or _first(base, "sha"),
+        "head_ref": found["head_ref"] or _first(head, "sha"),
+        "base_label": _first(base, "ref"), "head_label": _first(head, "ref"),
+        "pr_number": found["pr_number"] or _pr_number(_first(pull, "number"),
+                                                      "pull_request.number"),
+        "pr_url": pull.get("html_url"), "title": pull.get("title"), "body": pull.get("body"),
+        "labels": tuple(str(label.get("name")) for label in pull.get("labels") or []
+                        if isinstance(label, Mapping)),
+        # A deleted fork has head.repo null: it was a fork all the same.
+        "is_fork": (not head_repo) or bool(head_repo.get("fork")) or (
+            head_repo.get("full_name") not in (None, base_repo.get("full_name", repository))),
+    }
+
+
+def _from_dispatch(found: dict[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """``found`` completed from the workflow_dispatch inputs (explicit action inputs win).
+
+    Raises:
+        ActionInputError: no base or head SHA among them, or a bad pr-number.
+    """
+    found = {
+        **found,
+        "base_ref": found["base_ref"] or _first(inputs, *_spellings("base")),
+        "head_ref": found["head_ref"] or _first(inputs, *_spellings("head")),
+        "pr_number": found["pr_number"] or _pr_number(
+            _first(inputs, "pr-number", "pr_number", "pr"), "dispatch input pr-number"),
+        "run_id": found["run_id"] or _first(inputs, "run-id", "run_id"),
+    }
+    if not (found["base_ref"] and found["head_ref"]):
+        missing = " and ".join(f"{n}-sha" for n in ("base", "head") if not found[f"{n}_ref"])
+        raise ActionInputError(f"missing SHAs: the workflow_dispatch event has no {missing} "
+                               "input; dispatch the workflow with base-sha and head-sha (or set "
+                               "the action's base-ref/head-ref)")
+    return found
+
+
+def _spellings(end: str) -> tuple[str, ...]:
+    """The dispatch input names for ``end`` (base or head), in the order they are read."""
+    return (f"{end}-sha", f"{end}_sha", f"{end}-ref", f"{end}_ref", end)
+
+
+def _run_url(env: Mapping[str, str], server_url: str, repository: str) -> str | None:
+    """This workflow run's page (its attempt's, after a re-run), or None outside a run."""
+    if not env.get("GITHUB_RUN_ID"):
+        return None
+    run_url = f"{server_url}/{repository}/actions/runs/{env['GITHUB_RUN_ID']}"
+    attempt = env.get("GITHUB_RUN_ATTEMPT", "1")
+    return run_url + f"/attempts/{attempt}" if attempt not in ("", "1") else run_url
+
+
+def _out_dir(env: Mapping[str, str], workspace: Path) -> Path:
+    """Where results go: ``PERFGATE_OUT_DIR``, else ``$RUNNER_TEMP/perfgate``, else the checkout's
+    ``.perfgate/action``."""
+    if env.get("PERFGATE_OUT_DIR"):
+        return Path(env["PERFGATE_OUT_DIR"])
+    if env.get("RUNNER_TEMP"):
+        return Path(env["RUNNER_TEMP"]) / "perfgate"
+    return workspace / ".perfgate" / "action"
+
+
+def _settings_ref(env: Mapping[str, str], event_name: str, config: str | None,
+                  base: str) -> str | None:
+    """The commit whose configuration is the gate's (the module docstring says which), or None."""
+    if event_name == "workflow_dispatch":
+        return env.get("GITHUB_SHA", "").strip() or None
+    if event_name in PR_EVENTS and config:
+        return base
+    return None
+
+
+def _gate_inputs(env: Mapping[str, str]) -> dict[str, Any]:
+    """The inputs that tune the run (device, sandbox, thresholds, selection), as Plan fields.
+
+    Raises:
+        ActionInputError: an input out of its range, named.
+    """
+    device = get_input(env, "device")
+    if device is not None and device not in DEVICES:
+        raise ActionInputError(f"input device must be one of {', '.join(DEVICES)}, got {device!r}")
+    sandbox = get_input(env, "sandbox") or "bwrap"
+    if sandbox not in ("bwrap", "none"):
+        raise ActionInputError(f"input sandbox must be bwrap or none, got {sandbox!r}")
+    profile_text = get_input(env, "profile")
+    return dict(
+        device=device, sandbox=sandbox,
+        fail_on_regression=parse_bool(get_input(env, "fail-on-regression"), "fail-on-regression",
+                                      False),
+        benchmarks=get_input(env, "benchmarks"), filter=get_input(env, "filter"),
+        threshold=parse_fraction(get_input(env, "threshold"), "threshold"),
+        max_time=parse_seconds(get_input(env, "max-time"), "max-time"),
+        min_rounds=parse_rounds(get_input(env, "min-rounds"), "min-rounds"),
+        profile=None if profile_text is None else parse_bool(profile_text, "profile", True),
+        sandbox_network=parse_bool(get_input(env, "sandbox-network"), "sandbox-network", True),
         sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths", env),
         bisect=parse_bool(get_input(env, "bisect"), "bisect", False),
         all_benchmarks=parse_bool(get_input(env, "all-benchmarks"), "all-benchmarks", False),

@@ -47,7 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from .. import devices
 from ..conventions.process_memory import reset_high_water_mark, status_kib as _status_kib
@@ -61,6 +61,8 @@ FRAME_CHARS = 500
 
 #: Graph-break and recompilation sites reported per process at most (the most frequent first).
 MAX_SITES = 100
+
+T = TypeVar("T")  # what a measured call returns
 
 
 # -- memory ------------------------------------------------------------------------------------
@@ -129,27 +131,21 @@ class _TensorAllocations:
 
 
 def measure_memory(fn: Callable[[], object], device: str, release: Callable[[], None] | None = None) -> dict:
-    """The peak memory of one call of ``fn`` (see the module docstring), gc paused: one call,
-    whatever the device (a benchmark whose call lasts seconds pays one more per process pair).
+    """The peak memory of one warm call of ``fn`` (the module docstring), gc paused, whatever the
+    device (a call of seconds costs one more per process pair). ``device``: a registered device's
+    torch device string (``cpu``, ``cuda:N``); ``release``, called first, drops what the timing
+    allocated for itself (the L2-flush buffer).
 
-    Args:
-        fn: the benchmark's prepared callable, warm.
-        device: a registered device's torch device string (:mod:`runner.devices`): ``cpu``,
-            ``cuda``, ``cuda:N``.
-        release: drops what the timing allocated for itself (the L2-flush buffer), called first.
-
-    Returns:
-        ``{kind, peak_bytes, rss_bytes, ...}``: ``kind`` the device's name where it has memory of
-        its own (``cuda``: ``peak_bytes`` is ``max_memory_allocated``, absolute; ``reserved_bytes``
-        beside it) or ``cpu`` (``peak_bytes`` = ``tensor_bytes`` + ``python_bytes``, growth during
-        the call); ``rss_bytes`` the resident set's growth during the call (None where Linux's
-        ``/proc`` cannot tell; on a CPU it includes tracemalloc's own bookkeeping).
+    Returns ``{kind, peak_bytes, rss_bytes, ...}``: ``kind`` the device's name where it has
+    memory of its own (``cuda``: ``peak_bytes`` is ``max_memory_allocated``, absolute;
+    ``reserved_bytes`` beside it) or ``cpu`` (``peak_bytes`` = ``tensor_bytes`` +
+    ``python_bytes``, growth during the call); ``rss_bytes`` the resident set's growth during
+    the call (None where ``/proc`` cannot tell; on a CPU it includes tracemalloc's bookkeeping).
 
     Raises:
         KeyError: ``device`` is no registered device; whatever ``fn`` raises.
     """
     backend = devices.get(device)
-    on_device = backend.device_memory
     if release is not None:
         release()
     # no gc.collect() first: with torch imported one costs 0.1-0.3 s, and garbage left from before
@@ -157,38 +153,55 @@ def measure_memory(fn: Callable[[], object], device: str, release: Callable[[], 
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if on_device:
-            backend.synchronize()
-            backend.empty_cache()
-            backend.reset_peak_memory()
-        tensors = _TensorAllocations() if not on_device else None
-        before = _status_kib(("VmRSS",))
-        reset = reset_high_water_mark()
-
-        def call() -> None:
-            result = fn()
-            if on_device:
-                backend.synchronize()
-            del result
-
-        if on_device:
-            call()
-            python = None
-        else:
-            with tensors:
-                python = _tracemalloc_peak(call)
-        after = _status_kib(("VmHWM",))
-        rss = None
-        if reset and "VmRSS" in before and "VmHWM" in after:
-            rss = max(0, after["VmHWM"] - before["VmRSS"]) * 1024
-        if on_device:
-            return {"kind": backend.name, "peak_bytes": backend.peak_memory(),
-                    "reserved_bytes": backend.reserved_peak(), "rss_bytes": rss}
-        return {"kind": "cpu", "peak_bytes": (tensors.peak or 0) + python, "tensor_bytes": tensors.peak,
-                "python_bytes": python, "rss_bytes": rss}
+        return _device_peak(fn, backend) if backend.device_memory else _cpu_peak(fn)
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _device_peak(fn: Callable[[], object], backend: devices.Device) -> dict:
+    """:func:`measure_memory` on a device with memory of its own: the allocator's peak."""
+    backend.synchronize()
+    backend.empty_cache()
+    backend.reset_peak_memory()
+
+    def call() -> None:
+        result = fn()
+        backend.synchronize()
+        del result
+
+    _, rss = _resident_growth(call)
+    return {"kind": backend.name, "peak_bytes": backend.peak_memory(),
+            "reserved_bytes": backend.reserved_peak(), "rss_bytes": rss}
+
+
+def _cpu_peak(fn: Callable[[], object]) -> dict:
+    """:func:`measure_memory` on the CPU: torch's tensors and Python's objects, traced."""
+    tensors = _TensorAllocations()
+
+    def call() -> None:
+        result = fn()
+        del result
+
+    def traced() -> int:
+        with tensors:
+            return _tracemalloc_peak(call)
+
+    python, rss = _resident_growth(traced)
+    return {"kind": "cpu", "peak_bytes": (tensors.peak or 0) + python, "tensor_bytes": tensors.peak,
+            "python_bytes": python, "rss_bytes": rss}
+
+
+def _resident_growth(call: Callable[[], T]) -> tuple[T, int | None]:
+    """``(what call returned, bytes)``: the resident set's high-water mark during ``call`` over
+    the resident set before it; None where Linux's ``/proc`` cannot tell."""
+    before = _status_kib(("VmRSS",))
+    reset = reset_high_water_mark()
+    returned = call()
+    after = _status_kib(("VmHWM",))
+    if reset and "VmRSS" in before and "VmHWM" in after:
+        return returned, max(0, after["VmHWM"] - before["VmRSS"]) * 1024
+    return returned, None
 
 
 # -- torch.compile -------------------------------------------------------------------------------

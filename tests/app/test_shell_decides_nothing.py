@@ -48,11 +48,11 @@ ALLOWED = {
      "not stop.wait(LOCK_RENEW)"): "lease mechanics: renew until the job ends",
     ("bot/app/job/executor.py", "handle_delivery", "final_failure(exc, attempt)"):
         "retry mechanics: a failure no retry can change is recorded, not raised",
-    ("bot/app/job/executor.py", "handle_delivery", "index + 1 < len(actions)"):
+    ("bot/app/job/executor.py", "_run_steps", "index + 1 < len(actions)"):
         "retry mechanics: the count of steps done; the last one is written with the delivery's end",
     ("bot/app/job/runs.py", "_open_check_run", "look_first"):
         "resume mechanics: a resumed start looks for the check run it may have created",
-    ("bot/app/job/executor.py", "handle_delivery", "row.status in SETTLED"):
+    ("bot/app/job/executor.py", "_begin_attempt", "row.status in SETTLED"):
         "retry mechanics: a second job for a delivery whose work is over does nothing",
     ("bot/app/job/executor.py", "handle_delivery", "event.installation_id"):
         "I/O: a delivery without an installation id gets no GitHub client",

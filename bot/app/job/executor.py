@@ -30,7 +30,9 @@ from ..store import store as app_store
 from ..core.actions import Action, decode, encode
 from .effects import execute
 from ..core.events import Event
-from ..core.facts import lease_name
+from ..core.facts import FactRequest, lease_name
+from ..core.handlers import Route
+from ..github.gateway import InstallationClient
 from ..github.github_errors import GitHubError
 from .lease import lease
 from .shell import RETRIES, STEP, Runtime, Step, log
@@ -75,36 +77,15 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
         _abandon(rt, delivery_id, unreadable)
         return []
     with lease(rt, name):
-        with rt.db.session() as session, session.begin():
-            row = app_store.get_delivery(session, delivery_id)
-            if row.status in SETTLED:  # retry mechanics: a second job (the sweep, a redelivery) finished it
-                return []
-            row.attempts = attempt = (row.attempts or 0) + 1
-            plan, done, received_at = (row.plan or {}).get("actions"), row.step or 0, row.received_at
-            for name, private, publicized in access.visibility_records(event.name, event.action, event.repository,
-                                                                       event.data):
-                app_store.record_visibility(session, name, private, received_at, publicized=publicized)
+        begun = _begin_attempt(rt, delivery_id, event)
+        if begun is None:
+            return []
+        attempt, plan, done = begun
         try:
             client = rt.client_for(event.installation_id) if event.installation_id else None
-            if plan is None:  # retry mechanics: the first attempt decides, a retry resumes the stored plan
-                actions = route.decide(event, gather.fetch_facts(rt, client, event, request))
-                if client is None and handlers.needs_installation(actions):
-                    raise UserError(f"{event.name} delivery without an installation id")
-                with rt.db.session() as session, session.begin():
-                    app_store.save_plan(session, delivery_id, [encode(a) for a in actions])
-                resume_at, done = None, 0
-            else:
-                actions, resume_at = [decode(a) for a in plan], done
-                log.info("delivery %s: resuming at step %d of %d", delivery_id, done + 1, len(actions))
-            for index in range(done, len(actions)):
-                token = STEP.set(Step(delivery_id, index, resume=index == resume_at, attempt=attempt))
-                try:
-                    execute(rt, client, actions[index])
-                finally:
-                    STEP.reset(token)
-                if index + 1 < len(actions):  # retry mechanics: the last step's count goes with the end
-                    with rt.db.session() as session, session.begin():
-                        app_store.advance(session, delivery_id, index + 1)
+            actions, resume_at = _decide_or_resume(rt, client, delivery_id, event, route, request,
+                                                   plan, done)
+            _run_steps(rt, client, delivery_id, actions, resume_at, attempt)
         except Exception as exc:
             if final_failure(exc, attempt):
                 _abandon(rt, delivery_id, exc)
@@ -113,6 +94,63 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
             raise
         _finish(rt, delivery_id, "done", steps=len(actions))
     return actions
+
+
+def _begin_attempt(rt: Runtime, delivery_id: str,
+                   event: Event) -> tuple[int, list | None, int] | None:
+    """Count this attempt and record the repositories' visibility the event tells, under the lease.
+
+    Returns ``(attempt, plan, done)``: this attempt's number (1 the first), the stored plan
+    (encoded actions; None before the first attempt decided) and the count of its steps done;
+    None when the delivery's work is over already (:data:`SETTLED`).
+    """
+    with rt.db.session() as session, session.begin():
+        row = app_store.get_delivery(session, delivery_id)
+        if row.status in SETTLED:  # retry mechanics: another job (the sweep, a redelivery) ended it
+            return None
+        row.attempts = attempt = (row.attempts or 0) + 1
+        plan, done, received_at = (row.plan or {}).get("actions"), row.step or 0, row.received_at
+        for name, private, publicized in access.visibility_records(event.name, event.action,
+                                                                   event.repository, event.data):
+            app_store.record_visibility(session, name, private, received_at, publicized=publicized)
+    return attempt, plan, done
+
+
+def _decide_or_resume(rt: Runtime, client: InstallationClient | None, delivery_id: str,
+                      event: Event, route: Route, request: FactRequest, plan: list | None,
+                      done: int) -> tuple[list[Action], int | None]:
+    """The actions to carry out and the step a retry resumes at: the first attempt (``plan``
+    None) decides on the facts gathered now and stores its plan before any step (resumes at
+    None); a retry decodes the stored ``plan`` and resumes at ``done``, its count of steps done.
+
+    Raises:
+        UserError: actions that need GitHub for a delivery without an installation id.
+    """
+    if plan is None:  # retry mechanics: the first attempt decides, a retry resumes the stored plan
+        actions = route.decide(event, gather.fetch_facts(rt, client, event, request))
+        if client is None and handlers.needs_installation(actions):
+            raise UserError(f"{event.name} delivery without an installation id")
+        with rt.db.session() as session, session.begin():
+            app_store.save_plan(session, delivery_id, [encode(a) for a in actions])
+        return actions, None
+    actions = [decode(a) for a in plan]
+    log.info("delivery %s: resuming at step %d of %d", delivery_id, done + 1, len(actions))
+    return actions, done
+
+
+def _run_steps(rt: Runtime, client: InstallationClient | None, delivery_id: str,
+               actions: list[Action], resume_at: int | None, attempt: int) -> None:
+    """Carry out ``actions`` from step ``resume_at`` (that one resuming; None: from the first),
+    storing the count of steps done after each but the last."""
+    for index in range(resume_at or 0, len(actions)):
+        token = STEP.set(Step(delivery_id, index, resume=index == resume_at, attempt=attempt))
+        try:
+            execute(rt, client, actions[index])
+        finally:
+            STEP.reset(token)
+        if index + 1 < len(actions):  # retry mechanics: the last step's count goes with the end
+            with rt.db.session() as session, session.begin():
+                app_store.advance(session, delivery_id, index + 1)
 
 
 def final_failure(exc: BaseException, attempt: int) -> bool:

@@ -89,40 +89,64 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
     actions: list[Action] = [React(repo, number, comment_id, "eyes"), RememberCommand(repo, comment_id, command.text, login)]
     if command.name == "bisect" or not issue.get("pull_request"):
         return actions + _about_the_default_branch(event, facts, command, number, comment_id, login)
-    pull = facts.pull
-    if command.name in ("run", "profile"):
-        if pull is None or pull.state != "open":
-            return actions + [Reply(repo, number, messages.NOTHING_TO_BENCHMARK)]
-        refused = approval_problem(pull, command, facts.head_seen_at, written_at(event))
-        if refused:
-            return actions + [React(repo, number, comment_id, "confused"), Reply(repo, number, refused)]
-        key = run_key(repo, number, pull.head_sha, "comment", comment_id, command.text)
-        if any(r.key == key for r in facts.runs):
-            return actions  # this exact command at this head was handled already
-        actions.append(SavePull(repo, number, {"head_sha": pull.head_sha, "base_sha": pull.base_sha,
-                                               "is_fork": pull.is_fork, "approved_sha": pull.head_sha}))
-        actions += supersede(facts, messages.superseded_by_command(command.text, login))
-        actions += start_runs(pr_spec(event, facts, pull, "command", key, command=command,
-                                      react_comment_id=comment_id), facts.runners)
-    elif command.name == "cancel":
-        reason = messages.cancelled_by(login)
-        cancels = supersede(facts, reason)
-        if not cancels:
-            return actions + [Reply(repo, number, messages.nothing_to_cancel())]
-        actions += cancels
-        actions.append(UpsertComment(repo, number, messages.cancelled(reason)))
-        actions.append(React(repo, number, comment_id, "+1"))
-    elif command.name == "accept":
-        seen = facts.concluded
-        if seen is None or not seen.regressions:
-            return actions + [Reply(repo, number, messages.nothing_to_accept(seen.head_sha if seen else None))]
-        actions += [AcceptRegression(repo, number, seen.head_sha, login, command.reason, seen.regressions),
-                    React(repo, number, comment_id, "+1")]
-    elif command.name == "history":
-        actions.append(ReplyHistory(repo, number, command.benchmark))
-    else:  # help
-        actions.append(Reply(repo, number, messages.help_text()))
-    return actions
+    return actions + _ON_A_PULL_REQUEST[command.name](event, facts, command, number, comment_id, login)
+
+
+def _run(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
+         login: str) -> list[Action]:
+    """``/perf run`` and ``/perf profile``: the open PR's head, once approved
+    (:func:`approval_problem`), compared once per command text and head."""
+    repo, pull = event.repository, facts.pull
+    if pull is None or pull.state != "open":
+        return [Reply(repo, number, messages.NOTHING_TO_BENCHMARK)]
+    refused = approval_problem(pull, command, facts.head_seen_at, written_at(event))
+    if refused:
+        return [React(repo, number, comment_id, "confused"), Reply(repo, number, refused)]
+    key = run_key(repo, number, pull.head_sha, "comment", comment_id, command.text)
+    if any(r.key == key for r in facts.runs):
+        return []  # this exact command at this head was handled already
+    return [SavePull(repo, number, {"head_sha": pull.head_sha, "base_sha": pull.base_sha,
+                                    "is_fork": pull.is_fork, "approved_sha": pull.head_sha}),
+            *supersede(facts, messages.superseded_by_command(command.text, login)),
+            *start_runs(pr_spec(event, facts, pull, "command", key, command=command,
+                                react_comment_id=comment_id), facts.runners)]
+
+
+def _cancel(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
+            login: str) -> list[Action]:
+    """``/perf cancel``: the PR's active runs superseded, said in its comment."""
+    repo, reason = event.repository, messages.cancelled_by(login)
+    cancels = supersede(facts, reason)
+    if not cancels:
+        return [Reply(repo, number, messages.nothing_to_cancel())]
+    return [*cancels, UpsertComment(repo, number, messages.cancelled(reason)),
+            React(repo, number, comment_id, "+1")]
+
+
+def _accept(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
+            login: str) -> list[Action]:
+    """``/perf accept``: the regressions of the run concluded before the comment, accepted."""
+    repo, seen = event.repository, facts.concluded
+    if seen is None or not seen.regressions:
+        return [Reply(repo, number, messages.nothing_to_accept(seen.head_sha if seen else None))]
+    return [AcceptRegression(repo, number, seen.head_sha, login, command.reason, seen.regressions),
+            React(repo, number, comment_id, "+1")]
+
+
+def _history(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
+             login: str) -> list[Action]:
+    return [ReplyHistory(event.repository, number, command.benchmark)]
+
+
+def _help(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
+          login: str) -> list[Action]:
+    return [Reply(event.repository, number, messages.help_text())]
+
+
+#: A pull request's commands (``bisect`` is about the default branch): name → its actions after
+#: the eyes reaction and the remembered command.
+_ON_A_PULL_REQUEST = {"run": _run, "profile": _run, "cancel": _cancel, "accept": _accept,
+                      "history": _history, "help": _help}
 
 
 def _about_the_default_branch(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
