@@ -79,11 +79,14 @@ def suite_repo(root: Path, example: Path, lib: str, old: str, new: str) -> Path:
     return make_repo(root, files, {lib: changed})
 
 
-def compare_ok(repo: Path, out: Path) -> dict:
-    """``perfgate compare base head`` on ``repo`` into ``out``: exits 0; its results.json."""
+def compare_ok(repo: Path, out: Path, max_time: float | None = None) -> dict:
+    """``perfgate compare base head`` on ``repo`` into ``out`` (``--max-time`` when given, else the
+    repository's): exits 0; its results.json."""
     from runner import results as results_mod
     from runner.cli.main import main
 
-    code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out), "--quiet"])
+    budget = ["--max-time", str(max_time)] if max_time is not None else []
+    code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
+                 *budget, "--quiet"])
     assert code == 0
     return results_mod.load(out / "results.json")
