@@ -3,8 +3,8 @@
 The command line is built by a pure function from the plan; the subprocess's standard error is
 echoed (progress shows in the job log) and it runs with the same interpreter
 (``sys.executable``, the runner's environment with torch) but not the same environment (see
-:func:`run_compare`). Exit status per DESIGN.md (:mod:`runner.errors`): 0 done, 1 a regression tripped
-``--fail-on-regression``, 2 bad input (one line on standard error), 3 internal failure.
+:func:`run_compare`). Exit status per DESIGN.md (:mod:`runner.errors`): 0 done, 1 a regression
+tripped ``--fail-on-regression``, 2 bad input (one line on standard error), 3 internal failure.
 """
 
 from __future__ import annotations

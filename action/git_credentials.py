@@ -109,9 +109,10 @@ def strip(repo: Path) -> list[ConfigEntry]:
         for entry in credential_entries(read_entries(path)):
             fixed = entry.fix
             if fixed is None:
-                run_git(None, "config", "--file", str(path), "--unset-all", entry.key, timeout=TIMEOUT)
+                run_git(None, "config", "--file", str(path), "--unset-all", entry.key,
+                        timeout=TIMEOUT)
             else:
-                run_git(None, "config", "--file", str(path), "--fixed-value", "--replace-all", entry.key, fixed,
-                        entry.value, timeout=TIMEOUT)
+                run_git(None, "config", "--file", str(path), "--fixed-value", "--replace-all",
+                        entry.key, fixed, entry.value, timeout=TIMEOUT)
             removed.append(entry)
     return removed

@@ -36,7 +36,8 @@ def auth_environment(server_url: str, token: str | None) -> dict[str, str]:
 
 
 def _local_commit(repo: Path, ref: str) -> str | None:
-    proc = run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", timeout=TIMEOUT)
+    proc = run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                   f"{ref}^{{commit}}", timeout=TIMEOUT)
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
@@ -94,7 +95,8 @@ def fetch_history(repo: Path, bad: str, auth: Mapping[str, str] | None = None) -
     Raises:
         ActionInputError: the history could not be fetched.
     """
-    shallow = run_git(repo, "rev-parse", "--is-shallow-repository", timeout=TIMEOUT).stdout.strip() == "true"
+    shallow = (run_git(repo, "rev-parse", "--is-shallow-repository", timeout=TIMEOUT).stdout.strip()
+               == "true")
     if not shallow:
         return
     args = ["fetch", "--no-tags", "--quiet", "--unshallow", "--end-of-options", "origin", bad]

@@ -40,8 +40,8 @@ def suite_names() -> tuple[str, ...]:
 DEVICES = ("auto", "cpu", "cuda")
 #: Host allocator presets of the workers (key ``allocator``; runner.pipeline.machine.conditions
 #: applies them). Not ``steady`` by default: it keeps freed blocks on the heap, so PRs that drop a
-#: large per-call temporary read smaller or backwards (torchmetrics #1493: −41 % against ×0.12; PyG
-#: #8035: −1.3 % against +29 %; evaluation/RESULTS_real_prs.md).
+#: large per-call temporary read smaller or backwards (torchmetrics #1493: −41 % against ×0.12;
+#: PyG #8035: −1.3 % against +29 %; evaluation/RESULTS_real_prs.md).
 ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
 
 #: Keys that are internals now, constants where their concept lives: deprecated, still read and
@@ -53,7 +53,8 @@ INTERNALS = {
     "max_rounds": ("the statistics (runner.stats.MAX_ROUNDS)", "remove it"),
     "lock_clocks_mhz": ("the clock lock (runner.pipeline.machine.clock_plan.LOCK_SM_MHZ)",
                         "remove it: a locked run locks the GPU's default application clock"),
-    "cuda_alloc_conf": ("the workers' environment (runner.pipeline.machine.conditions.CUDA_ALLOC_CONF)",
+    "cuda_alloc_conf": ("the workers' environment "
+                        "(runner.pipeline.machine.conditions.CUDA_ALLOC_CONF)",
                         "remove it, and export PYTORCH_CUDA_ALLOC_CONF on the runner instead: both "
                         "workers inherit it"),
 }
@@ -136,7 +137,8 @@ class Config:
     process_noise: float = stats.PROCESS_NOISE
     min_process_pairs: int = stats.MIN_PROCESS_PAIRS
     lock_clocks_mhz: int = 0  # runner.pipeline.machine.clock_plan.LOCK_SM_MHZ (a test ties them)
-    cuda_alloc_conf: str = ""  # runner.pipeline.machine.conditions.CUDA_ALLOC_CONF (a test ties them)
+    # runner.pipeline.machine.conditions.CUDA_ALLOC_CONF (a test ties them)
+    cuda_alloc_conf: str = ""
     deprecated: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def sample_time(self, device: str | None) -> float:
@@ -192,7 +194,8 @@ def _check_values(cfg: Config, where: str) -> None:
     if cfg.suite == "command" and not cfg.command.strip():
         raise ConfigError(f"{where}: suite = \"command\" needs `command`, the command that prints the measurements")
     if cfg.device not in DEVICES:
-        raise ConfigError(f"{where}: device must be one of {', '.join(DEVICES)} (got {cfg.device!r})")
+        raise ConfigError(f"{where}: device must be one of {', '.join(DEVICES)} "
+                          f"(got {cfg.device!r})")
     for key in ("threshold", "fail_threshold", "memory_threshold"):
         if not is_fraction(getattr(cfg, key)):
             raise ConfigError(f"{where}: {key} must be a fraction in [0, 1), e.g. 0.02 for 2 % (got {getattr(cfg, key)!r})")

@@ -15,18 +15,20 @@ from .errors import GitError
 GIT_TIMEOUT = 120.0
 
 
-def run_git(repo: str | Path | None, *args: str, timeout: float = GIT_TIMEOUT, env: Mapping[str, str] | None = None,
-            text: bool = True, errors: str | None = None) -> subprocess.CompletedProcess:
+def run_git(repo: str | Path | None, *args: str, timeout: float = GIT_TIMEOUT,
+            env: Mapping[str, str] | None = None, text: bool = True,
+            errors: str | None = None) -> subprocess.CompletedProcess:
     """Run ``git -C repo ARGS`` (``git ARGS`` without ``repo``) with its output captured, as text
     (``errors`` as :func:`open` takes it) unless not ``text``, and ``env`` laid over this process's
     environment; the finished process whatever its exit status.
 
     Raises:
-        FileNotFoundError: git is missing. subprocess.TimeoutExpired: it took longer than ``timeout``.
+        FileNotFoundError: git is missing.
+        subprocess.TimeoutExpired: it took longer than ``timeout``.
     """
     argv = ["git", *(["-C", str(repo)] if repo is not None else []), *args]
-    return subprocess.run(argv, capture_output=True, text=text, errors=errors if text else None, timeout=timeout,
-                          env=None if env is None else {**os.environ, **env})
+    return subprocess.run(argv, capture_output=True, text=text, errors=errors if text else None,
+                          timeout=timeout, env=None if env is None else {**os.environ, **env})
 
 
 def git(repo: str | Path, *args: str, check: bool = True, strip: bool = True) -> str:

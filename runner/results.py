@@ -82,8 +82,8 @@ def side(samples: Iterable[float] | None = None, *, peak_memory_bytes: int | Non
         _, low, high = median_interval(values, MEDIAN_CI_LEVEL)
         interval = {"ci_low": low, "ci_high": high}
     return {"samples": values, "median": _median(values),
-            "peak_memory_bytes": int(peak_memory_bytes) if peak_memory_bytes is not None else None, "error": error,
-            **extra, **interval}
+            "peak_memory_bytes": int(peak_memory_bytes) if peak_memory_bytes is not None else None,
+            "error": error, **extra, **interval}
 
 
 def _median(values: list[float]) -> float | None:
@@ -94,13 +94,14 @@ def _median(values: list[float]) -> float | None:
     return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
 
 
-def change(verdict: str, ratio: float | None = None, ci_low: float | None = None, ci_high: float | None = None,
-           p_value: float | None = None, **record: Any) -> dict:
+def change(verdict: str, ratio: float | None = None, ci_low: float | None = None,
+           ci_high: float | None = None, p_value: float | None = None, **record: Any) -> dict:
     """A benchmark's ``change``: ``ratio`` head/base with its interval ``ci_low``/``ci_high``,
     ``p_value``, ``verdict`` (:data:`VERDICTS`), then ``record`` in the caller's order: the timing
     pass's (:func:`runner.pipeline.timing.entries.benchmark_entry` says each key), ``memory`` and
     ``compile`` (:mod:`runner.measures`). Without an estimate (failed, removed) only the verdict."""
-    return {"ratio": ratio, "ci_low": ci_low, "ci_high": ci_high, "p_value": p_value, "verdict": verdict, **record}
+    return {"ratio": ratio, "ci_low": ci_low, "ci_high": ci_high, "p_value": p_value,
+            "verdict": verdict, **record}
 
 
 def update_change(entry: dict, **values: Any) -> dict:
@@ -124,9 +125,10 @@ def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | No
     (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
     family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
     the report reads sweeps from them (:mod:`runner.report.sweeps`)."""
-    return {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head, "change": change,
-            "hints": list(hints or []), "profile": profile,
-            **({"direction": direction} if direction != "smaller" else {}), **({"family": family} if family else {}),
+    return {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head,
+            "change": change, "hints": list(hints or []), "profile": profile,
+            **({"direction": direction} if direction != "smaller" else {}),
+            **({"family": family} if family else {}),
             **({"params": {str(k): str(v) for k, v in params.items()}} if params else {})}
 
 

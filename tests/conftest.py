@@ -38,7 +38,8 @@ _SLOW_LEFT = pytest.StashKey[int]()
 def pytest_terminal_summary(terminalreporter, config):
     left = config.stash.get(_SLOW_LEFT, 0)
     if left:
-        terminalreporter.write_line(f"fast lane: {left} slow items not run; `python -m pytest -q -m slow` runs "
+        terminalreporter.write_line(f"fast lane: {left} slow items not run; "
+                                    "`python -m pytest -q -m slow` runs "
                                     "them (CI runs both lanes)")
 
 

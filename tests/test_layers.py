@@ -50,15 +50,18 @@ RUNNER_WINGS = {
 #: configuration (and its values read from text), the errors, the environment and sandbox of
 #: processes that run the target's code (and the laundering of what leaves the sandbox), the JSON
 #: other benchmark tools print (history imports), and the one runner of git (the Action's).
-RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.config_values", "runner.errors",
-               "runner.child_env", "runner.sandbox", "runner.launder", "runner.formats", "runner.selection", "runner.git")
+RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.config_values",
+               "runner.errors", "runner.child_env", "runner.sandbox", "runner.launder",
+               "runner.formats", "runner.selection", "runner.git")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.protocol", "runner.config_values", "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats", "runner.profile.match",
+PURE = ("runner.results", "runner.protocol", "runner.config_values", "runner.selection",
+        "runner.stats", "runner.measures", "runner.report", "runner.formats",
+        "runner.profile.match",
         "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.events", "runner.profile.kernels", "runner.profile.operators", "runner.profile.devices",
@@ -416,7 +419,8 @@ def test_the_conventions_load_none_of_the_code_they_run():
 
 
 #: What an import's comment says when it binds a name its module never uses on purpose: it runs the
-#: imported module for its effect (fills a registry, declares tables on a Base, loads a library once).
+#: imported module for its effect (fills a registry, declares tables on a Base, loads a library
+#: once).
 IMPORTED_FOR_EFFECT = ("registers", "declares", "preloads")
 
 
@@ -425,13 +429,14 @@ def _module_level_imports(node: ast.AST):
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             yield child
-        elif not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        elif not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                    ast.Lambda)):
             yield from _module_level_imports(child)
 
 
 def _re_exports(source: str) -> list[str]:
-    """``"line: what"`` for each re-export in a module's ``source``: a module-level import that binds
-    a name the module never uses, and any ``noqa: F401``, unless the import's comment says it
+    """``"line: what"`` for each re-export in a module's ``source``: a module-level import that
+    binds a name the module never uses, and any ``noqa: F401``, unless the import's comment says it
     registers, declares or preloads. Such a name is there only for other modules to take from here:
     a second address for a name whose home is elsewhere."""
     tree = ast.parse(source)
@@ -442,7 +447,8 @@ def _re_exports(source: str) -> list[str]:
             used.add(node.id)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):  # "quoted" annotations
             try:
-                used |= {n.id for n in ast.walk(ast.parse(node.value, mode="eval")) if isinstance(n, ast.Name)}
+                used |= {n.id for n in ast.walk(ast.parse(node.value, mode="eval"))
+                         if isinstance(n, ast.Name)}
             except (SyntaxError, ValueError):
                 pass
 
@@ -467,8 +473,8 @@ def test_no_module_re_exports_another_modules_names():
     """One address per name: outside a package's ``__init__``, a module imports only the names it
     uses; its importers take a name from the name's home, never through a module that imported it
     (no facade, no "imported from here too")."""
-    assert [f"{name}:{where}" for name, path in sorted(SOURCES.items()) if path.name != "__init__.py"
-            for where in _re_exports(path.read_text("utf-8"))] == []
+    assert [f"{name}:{where}" for name, path in sorted(SOURCES.items())
+            if path.name != "__init__.py" for where in _re_exports(path.read_text("utf-8"))] == []
 
 
 def test_the_re_export_finder_finds_re_exports():

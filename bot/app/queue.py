@@ -20,8 +20,9 @@ drops it, and the worker goes on with the next one. No results are stored (nothi
 Tasks are registered per queue (no module-level Huey): ``process_delivery(delivery_id)``
 (retried twice, 30 s apart; run again after :data:`BUSY_DELAY` when another job of the same PR
 holds its lease), ``expire_runs`` every 5 minutes (with ``bot.app.job.sweeps.reconcile_ended``) and
-``sweep_deliveries`` every 10 (deliveries whose work was lost — failed, or queued for 15 minutes —
-are processed again; ``bot.app.job.sweeps.lost_deliveries``), ``forget_deliveries`` once a day
+``sweep_deliveries`` every 10 (deliveries whose work was lost — failed, or queued for 15
+minutes — are processed again; ``bot.app.job.sweeps.lost_deliveries``), ``forget_deliveries`` once
+a day
 (retention: ``PERFGATE_DELIVERY_RETENTION``). The runtime they need
 (database, GitHub gateway) is built lazily, once per process, by ``runtime_factory``.
 """

@@ -158,7 +158,8 @@ def main_show(args, *, env: Mapping[str, str] | None = None, out: TextIO | None 
         with database.session() as session:
             name = _pick_repository(session, getattr(args, "repository", None), database.url)
             measure = getattr(args, "measure", None) or "time"
-            series = _select(history_reads.load_series(session, name, measure=measure), getattr(args, "bench", None))
+            series = _select(history_reads.load_series(session, name, measure=measure),
+                             getattr(args, "bench", None))
     finally:
         database.dispose()
     if args.bench and not series:

@@ -89,7 +89,8 @@ def load_series(session: Session, repository: str, benchmark: str | None = None,
     cps = _change_points(session, repo.id, names, prs, measure)
     out = []
     for (bench, env_id), series_rows in grouped.items():
-        out.append(Series(benchmark=bench, fingerprint=_fingerprint_dict(series_rows[0].environment),
+        out.append(Series(benchmark=bench,
+                          fingerprint=_fingerprint_dict(series_rows[0].environment),
                           points=[_point(r, pr_urls) for r in series_rows],
                           change_points=cps.get((bench, env_id), []), measure=measure))
     out.sort(key=lambda s: (s.benchmark, s.points[0].time))
@@ -97,7 +98,8 @@ def load_series(session: Session, repository: str, benchmark: str | None = None,
 
 
 def _change_points(session: Session, repository_id: int, benchmarks: Sequence[str] | None,
-                   prs: list[dict], measure: str = "time") -> dict[tuple[str, int], list[ChangePoint]]:
+                   prs: list[dict],
+                   measure: str = "time") -> dict[tuple[str, int], list[ChangePoint]]:
     """The cached change points of ``measure`` by (benchmark, environment id), oldest first, with their PRs."""
     query = select(ChangePointRow).where(ChangePointRow.repository_id == repository_id,
                                          ChangePointRow.measure == measure)
@@ -108,7 +110,8 @@ def _change_points(session: Session, repository_id: int, benchmarks: Sequence[st
         out.setdefault((c.benchmark, c.environment_id), []).append(ChangePoint(
             index=c.position, sha=c.sha, prev_sha=c.prev_sha, before=c.before, after=c.after, ratio=c.ratio,
             p_value=c.p_value, time=c.measured_at, prev_time=c.prev_measured_at,
-            prs=tuple(prs_merged_between(prs, c.prev_sha, c.sha, c.prev_measured_at, c.measured_at))))
+            prs=tuple(prs_merged_between(prs, c.prev_sha, c.sha, c.prev_measured_at,
+                                         c.measured_at))))
     return out
 
 
@@ -272,7 +275,8 @@ def regression_history_notes(session: Session, repository: str, doc: dict,
             continue
         series = next((s for s in load_series(session, repository, bench["name"])
                        if s.fingerprint.get("key") == key), None)
-        notes.append(regression_note(repository, bench["name"], change.get("ratio"), series, public_url))
+        notes.append(regression_note(repository, bench["name"], change.get("ratio"), series,
+                                     public_url))
     return notes
 
 

@@ -31,7 +31,8 @@ from runner.errors import UserError
 
 from ..db import insert_missing
 from . import changepoints
-from .points import Fingerprint, fingerprint_of, is_repository_name, parse_time, points_of, pull_request_of, result_kind
+from .points import (Fingerprint, fingerprint_of, is_repository_name, parse_time, points_of,
+                     pull_request_of, result_kind)
 from .reads import get_repository
 from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
                      Result, utc_now)

@@ -22,8 +22,9 @@ Lists come a page at a time (``?page=&limit=``, ``bot.web.paging``); JSON answer
 ``limit``, ``next`` and ``previous`` (URLs, null at either end). No view reads a stored
 results document.
 
-Views are thin: read with ``bot.history.reads``, shape with ``bot.history.series``/``texts``/``chart``. Every
-view first checks that the viewer may read the repository (``bot.web.signin``; 404 otherwise).
+Views are thin: read with ``bot.history.reads``, shape with
+``bot.history.series``/``texts``/``chart``. Every view first checks that the viewer may read the
+repository (``bot.web.signin``; 404 otherwise).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from runner.report.units import fmt_change, fmt_time
 from ..history import chart, texts
 from ..history import reads as history_reads
 from ..history.points import MEASURES, is_repository_name, iso
-from ..history.series import Point, alert_accuracy, classify_alerts, fingerprint_changes, historical_noise
+from ..history.series import (Point, alert_accuracy, classify_alerts, fingerprint_changes,
+                              historical_noise)
 from . import paging, signin
 
 pages = Blueprint("history_pages", __name__, template_folder="templates")
@@ -60,12 +62,14 @@ def _overview(session, name: str, page: paging.Page) -> tuple[dict, bool]:
     series and PRs only the newest point and the count), with alerts and recent change points
     from the cached change points of every series (no points, no documents).
     → (overview, another page follows?)"""
-    names, more = page.cut(history_reads.benchmark_names(session, name, offset=page.offset, limit=page.limit + 1))
+    names, more = page.cut(history_reads.benchmark_names(session, name, offset=page.offset,
+                                                         limit=page.limit + 1))
     series, counts = history_reads.latest_of_series(session, name, names)
     side = history_reads.latest_pr_points(session, name, names)
     changes = history_reads.load_change_points(session, name)
     alerts = classify_alerts(changes, history_reads.accepts_of(session, name))
-    return texts.repository_overview(series, side, alerts, change_series=changes, point_counts=counts), more
+    return texts.repository_overview(series, side, alerts, change_series=changes,
+                                     point_counts=counts), more
 
 
 def _bench_data(session, name: str, bench: str, page: paging.Page,
@@ -80,8 +84,9 @@ def _bench_data(session, name: str, bench: str, page: paging.Page,
 
 
 def _point_json(p: Point) -> dict:
-    return {"sha": p.sha, "time": iso(p.time), "value": p.value, "ci_low": p.ci_low, "ci_high": p.ci_high,
-            "kind": p.kind, "pr_number": p.pr_number, "pr_url": p.pr_url, "ratio": p.ratio,
+    return {"sha": p.sha, "time": iso(p.time), "value": p.value, "ci_low": p.ci_low,
+            "ci_high": p.ci_high, "kind": p.kind, "pr_number": p.pr_number, "pr_url": p.pr_url,
+            "ratio": p.ratio,
             "verdict": p.verdict, "fingerprint": p.fingerprint}
 
 

@@ -70,7 +70,8 @@ def _add_measure_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repo", default=".", help="the target git repository (default: .)")
     p.add_argument("--benchmarks", metavar="DIR", help="benchmark directory (default: from the config, else benchmarks/)")
     p.add_argument("--filter", metavar="PATTERN", help="glob or substring of benchmark names")
-    p.add_argument("--device", choices=DEVICES, help="where benchmarks run (default: config, else auto)")
+    p.add_argument("--device", choices=DEVICES,
+                   help="where benchmarks run (default: config, else auto)")
     p.add_argument("--max-time", type=_positive_float, metavar="SECONDS", help="time budget of the timing pass")
     p.add_argument("--min-rounds", type=_positive_int, metavar="N", help="rounds before the first look")
     p.add_argument("--min-sample-time", type=_positive_float, metavar="SECONDS",
@@ -136,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="glob or substring of the benchmarks to look at (the clearest regression among them is followed)")
     p.add_argument("--repo", default=".", help="the target git repository (default: .)")
     p.add_argument("--benchmarks", metavar="DIR", help="benchmark directory (default: from the config, else benchmarks/)")
-    p.add_argument("--device", choices=DEVICES, help="where benchmarks run (default: config, else auto)")
+    p.add_argument("--device", choices=DEVICES,
+                   help="where benchmarks run (default: config, else auto)")
     p.add_argument("--max-time", type=_positive_float, metavar="SECONDS", help="time budget of each compare")
     p.add_argument("--min-sample-time", type=_positive_float, metavar="SECONDS",
                    help="shortest duration of one sample; the inner loop count is calibrated to it")

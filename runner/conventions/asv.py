@@ -64,8 +64,8 @@ from typing import Any, Callable
 from ..errors import UserError
 from .base import Prepared, Reading, Skipped, Suite, format_error, listing
 from .asv_conf import find_asv_conf, read_asv_conf
-from .asv_names import (NOT_RUN, SELF_MEASURED, case_name, kind_of, labelled_combos, module_name, normalize_params,
-                        self_measured_fields, track_value)
+from .asv_names import (NOT_RUN, SELF_MEASURED, case_name, kind_of, labelled_combos, module_name,
+                        normalize_params, self_measured_fields, track_value)
 from .process_memory import PeakResident, deep_sizeof
 
 # -- worker side: import and run ----------------------------------------------------------------

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .base import Named, Prepared, Skipped, Suite, case_name, format_error, listing, read_text
-from .labels import Call, benchmarks_of, frame_items, grid_family, grid_points, marks_in, varying_keys
+from .labels import (Call, benchmarks_of, frame_items, grid_family, grid_points, marks_in,
+                     varying_keys)
 from .replay import Measured, modes, timed_callable
 
 #: The nominal time a measuring call returns while a script is listed or run up to its case (ms).

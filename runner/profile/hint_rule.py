@@ -42,9 +42,9 @@ class HintContext:
 #: ``throttling``, ``graph_break``, ``compile_time``, ``unexplained``). A kind it does not list
 #: ranks last.
 RANKING = ("register_pressure", "sync_overhead", "memory_contention", "device_change", "throttling",
-           "launch_overhead", "host_device_copy", "gpu_idle", "new_kernels", "precision_change", "graph_break",
-           "recompilation", "compile_time", "kernel_time", "memory_growth", "new_operators", "operator_time",
-           "unexplained")
+           "launch_overhead", "host_device_copy", "gpu_idle", "new_kernels", "precision_change",
+           "graph_break", "recompilation", "compile_time", "kernel_time", "memory_growth",
+           "new_operators", "operator_time", "unexplained")
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,13 @@ MARKER = "<!-- perfgate -->"
 
 def written_by(login: str | None, author: str | None, account_type: str | None = None) -> bool:
     """Whether a comment by ``login`` (None: no user) is ``author``'s; with no ``author`` login
-    known (None: an App that has not learnt its bot's), any bot account's (``account_type`` "Bot")."""
+    known (None: an App that has not learnt its bot's), any bot account's (``account_type``
+    "Bot")."""
     return login is not None and (login == author or (author is None and account_type == "Bot"))
 
 
-def is_sticky(body: str | None, login: str | None, author: str | None, account_type: str | None = None) -> bool:
+def is_sticky(body: str | None, login: str | None, author: str | None,
+              account_type: str | None = None) -> bool:
     """Whether a PR comment is perfgate's sticky one: its body starts with :data:`MARKER` (blanks
     before it aside) and :func:`written_by` says it is ``author``'s. The App's gateway and the
     Action's standalone comment look it up with this."""

@@ -104,7 +104,8 @@ def sweeps(benchmarks: Sequence[dict]) -> list[Sweep]:
     families: dict[str, list[dict]] = {}
     for entry in benchmarks:
         params = entry.get("params")
-        if isinstance(entry.get("family"), str) and isinstance(params, dict) and params and change_of(entry):
+        if (isinstance(entry.get("family"), str) and isinstance(params, dict) and params
+                and change_of(entry)):
             families.setdefault(entry["family"], []).append(entry)
     out: list[Sweep] = []
     for family, entries in families.items():

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
-from ..results import CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of, verdict_of
+from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
+                       verdict_of)
 from .measures import compile_sentence, has_memory, memory_note
 from .notes import verdict_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
@@ -119,7 +120,8 @@ def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
     """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, then its
     memory verdict when that is a change (:func:`runner.report.measures.memory_note`) and what
     head's torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
-    parts = [verdict_note(bench, settings, compared), memory_note(bench), compile_sentence(change_of(bench))]
+    parts = [verdict_note(bench, settings, compared), memory_note(bench),
+             compile_sentence(change_of(bench))]
     parts = [p.rstrip(".") for p in parts if p]
     if not parts:
         return None

@@ -37,4 +37,5 @@ from .server import FakeGitHub
 from .spec import SpecUnavailable, load_spec, openapi_path
 from .state import GitHubState, Token
 
-__all__ = ["FakeGitHub", "Faults", "GitHubState", "SpecUnavailable", "Token", "load_spec", "openapi_path"]
+__all__ = ["FakeGitHub", "Faults", "GitHubState", "SpecUnavailable", "Token", "load_spec",
+           "openapi_path"]

@@ -316,7 +316,8 @@ def test_one_full_validation_per_boundary_and_reports_rendered_once(tmp_path, fa
         renders.append((fmt, kw.get("max_chars")))
         return original_render(doc, fmt, **kw)
 
-    for module in (report, sys.modules["runner.report.render"]):  # the step's summary; write_reports
+    # the step's summary; write_reports
+    for module in (report, sys.modules["runner.report.render"]):
         monkeypatch.setattr(module, "render", counted)
     env = _pr_env(tmp_path / "run1", fake_github, target)
     assert main(env) == 0

@@ -50,7 +50,8 @@ def test_by_default_only_public_repositories_are_shown(app, client, gh):
         from bot.db import utc_now
         from bot.history import store as history_store
 
-        app_store.record_visibility(s, "acme/kernels", True, utc_now())  # ... then made private on GitHub
+        # ... then made private on GitHub
+        app_store.record_visibility(s, "acme/kernels", True, utc_now())
         history_store.get_or_create_repository(s, "acme/unknown")  # stored from the CLI: never reported
     assert client.get(f"/runs/{runs[P.REPO]}").status_code == 200
     assert client.get(f"/api/runs/{runs[P.REPO]}").status_code == 200

@@ -155,7 +155,8 @@ def test_stored_links_render_only_to_the_github_host(app, client):
     with app.extensions["perfgate"]["db"].session() as session, session.begin():
         history_store.add_result(session, doc, repository=P.REPO)
         history_store.add_result(session, other, repository=P.REPO)
-        app_store.record_visibility(session, P.REPO, False, utc_now())  # public: the pages show it to anyone
+        # public: the pages show it to anyone
+        app_store.record_visibility(session, P.REPO, False, utc_now())
     page = client.get(f"/{P.REPO}/bench/bench_a")
     text = page.get_data(as_text=True)
     assert page.status_code == 200 and page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY

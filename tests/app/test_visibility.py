@@ -3,9 +3,9 @@ its row is written without a check-then-insert race (N10 a).
 
 Deliveries are processed out of the order GitHub sent them (Huey's retries, the sweep of failed
 deliveries up to 6 h old, GitHub's Redeliver, two workers): the rule
-(``bot.app.core.access.next_visibility``) compares the deliveries' receipt times and fails closed —
-a repository recorded private becomes public only through a ``publicized`` delivery received
-after the evidence of privacy.
+(``bot.app.core.access.next_visibility``) compares the deliveries' receipt times and fails
+closed — a repository recorded private becomes public only through a ``publicized`` delivery
+received after the evidence of privacy.
 """
 
 from __future__ import annotations

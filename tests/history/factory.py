@@ -99,7 +99,8 @@ def populate(session) -> None:
         "number": 101, "url": "https://github.com/acme/kernels/pull/101"}))
     history_store.add_result(session, compare_doc(27, BENCH, 1e-3, 0.97e-3, pr={
         "number": 103, "url": "https://github.com/acme/kernels/pull/103"}))
-    app_store.record_visibility(session, "acme/kernels", False, utc_now())  # reported public: pages may show it
+    # reported public: pages may show it
+    app_store.record_visibility(session, "acme/kernels", False, utc_now())
 
 
 PEAKMEM = "kinds.peakmem_list"

@@ -30,10 +30,13 @@ def test_empty_chart():
 
 
 def test_geometry_of_series_change_points_pr_and_fingerprint_markers():
-    a = Series("b", {"key": "A", "label": "gpu A"}, [pt(i, 1e-3 if i < 5 else 1.2e-3) for i in range(10)])
-    a.change_points = [ChangePoint(index=5, sha=a.points[5].sha, prev_sha=a.points[4].sha, before=1e-3,
-                                   after=1.2e-3, ratio=1.2, p_value=0.001, prs=({"number": 3},))]
-    b = Series("b", {"key": "B", "label": "gpu B"}, [pt(i, 0.8e-3, fingerprint="B") for i in range(10, 14)])
+    a = Series("b", {"key": "A", "label": "gpu A"},
+               [pt(i, 1e-3 if i < 5 else 1.2e-3) for i in range(10)])
+    a.change_points = [ChangePoint(index=5, sha=a.points[5].sha, prev_sha=a.points[4].sha,
+                                   before=1e-3, after=1.2e-3, ratio=1.2, p_value=0.001,
+                                   prs=({"number": 3},))]
+    b = Series("b", {"key": "B", "label": "gpu B"},
+               [pt(i, 0.8e-3, fingerprint="B") for i in range(10, 14)])
     pr = pt(7, 1.3e-3, kind="pr", pr_number=9, pr_url="https://github.com/o/r/pull/9", ratio=1.1, verdict="regression")
     shapes = chart.bench_chart([a, b], [pr], [{"time": b.points[0].time, "sha": b.points[0].sha,
                                                "fingerprint": "B", "previous": "A"}])
@@ -57,9 +60,11 @@ def test_geometry_of_series_change_points_pr_and_fingerprint_markers():
 
 def test_a_memory_chart_reads_bytes():
     mib = 1024 * 1024
-    s = Series("b", {"key": "A", "label": "cpu"}, [pt(i, (1.3 if i < 5 else 2.6) * mib) for i in range(10)])
-    s.change_points = [ChangePoint(index=5, sha=s.points[5].sha, prev_sha=s.points[4].sha, before=1.3 * mib,
-                                   after=2.6 * mib, ratio=2.0, p_value=0.001, prs=())]
+    s = Series("b", {"key": "A", "label": "cpu"},
+               [pt(i, (1.3 if i < 5 else 2.6) * mib) for i in range(10)])
+    s.change_points = [ChangePoint(index=5, sha=s.points[5].sha, prev_sha=s.points[4].sha,
+                                   before=1.3 * mib, after=2.6 * mib, ratio=2.0, p_value=0.001,
+                                   prs=())]
     shapes = chart.bench_chart([s], [], [], measure="memory")
     assert shapes["unit"] == "MiB" and shapes["axis"] == "peak memory" and shapes["measure"] == "memory"
     assert "2.6 MiB" in shapes["series"][0]["points"][-1]["title"]

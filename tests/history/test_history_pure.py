@@ -1,4 +1,5 @@
-"""bot.history.points, series and texts: fingerprints, points, noise, PR placement, alerts, JSON and Markdown shapes."""
+"""bot.history.points, series and texts: fingerprints, points, noise, PR placement, alerts, JSON
+and Markdown shapes."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import datetime as dt
 import pytest
 
 from bot.history.points import fingerprint_of, is_repository_name, points_of
-from bot.history.series import (ChangePoint, Point, Series, alert_accuracy, classify_alerts, fingerprint_changes,
-                                historical_noise, prs_merged_between, within_noise)
-from bot.history.texts import bench_url, history_table_markdown, regression_note, series_json, series_named
+from bot.history.series import (ChangePoint, Point, Series, alert_accuracy, classify_alerts,
+                                fingerprint_changes, historical_noise, prs_merged_between,
+                                within_noise)
+from bot.history.texts import (bench_url, history_table_markdown, regression_note, series_json,
+                               series_named)
 from runner.report.units import fmt_change, fmt_time
 from tests.history.factory import compare_doc, environment, run_doc
 
@@ -121,9 +124,9 @@ def _series(change_points, name="a", key="k"):
 
 
 def _cp(index, before, after, prs=()):
-    return ChangePoint(index=index, sha=f"s{index}", prev_sha=f"s{index - 1}", before=before, after=after,
-                       ratio=after / before, p_value=0.001, time=hours(index), prev_time=hours(index - 1),
-                       prs=tuple(prs))
+    return ChangePoint(index=index, sha=f"s{index}", prev_sha=f"s{index - 1}", before=before,
+                       after=after, ratio=after / before, p_value=0.001, time=hours(index),
+                       prev_time=hours(index - 1), prs=tuple(prs))
 
 
 def test_classify_alerts_and_accuracy():
@@ -137,7 +140,8 @@ def test_classify_alerts_and_accuracy():
     accepts = [{"pr_number": 4, "benchmark": "accepted", "user": "maint"},
                {"pr_number": 4, "benchmark": None, "user": "lead"},
                {"pr_number": 99, "benchmark": None, "user": "x"}]
-    alerts = classify_alerts([fixed, reverted, accepted, accepted_all, still_slow, improvement_only], accepts)
+    alerts = classify_alerts([fixed, reverted, accepted, accepted_all, still_slow,
+                              improvement_only], accepts)
     status = {a["benchmark"]: a["status"] for a in alerts}
     assert status == {"fixed": "fixed", "reverted": "reverted", "accepted": "accepted", "accepted2": "accepted",
                       "open": "open"}
@@ -161,7 +165,8 @@ def test_series_json_has_exactly_the_documented_keys():
 
 def test_history_table_markdown():
     s = _series([_cp(5, 1e-3, 1.2e-3, prs=[{"number": 12}])], name="bench_ln[rows=4096]")
-    text = history_table_markdown([s], repository="acme/kernels", public_url="https://perf.example/")
+    text = history_table_markdown([s], repository="acme/kernels",
+                                  public_url="https://perf.example/")
     assert "| [`bench_ln[rows=4096]`](https://perf.example/acme/kernels/bench/bench_ln%5Brows%3D4096%5D) |" in text
     assert "+20.0 % at `s5` (#12)" in text
     assert text.endswith("Full history: https://perf.example/acme/kernels")
@@ -189,7 +194,8 @@ def test_an_accept_covers_the_merged_pr_only_at_the_head_it_was_given_for():
     other_bench = [{"pr_number": 4, "sha": "B" * 40, "benchmark": "softmax", "user": "maint"}]
     assert [a["status"] for a in classify_alerts(series, at_a)] == ["open"]
     assert [a["status"] for a in classify_alerts(series, other_bench)] == ["open"]
-    assert [(a["status"], a["by"]) for a in classify_alerts(series, at_b)] == [("accepted", "maint")]
+    assert ([(a["status"], a["by"]) for a in classify_alerts(series, at_b)]
+            == [("accepted", "maint")])
     # the merged head comes with the PR into the change point's range
     prs = [{"number": 4, "merge_sha": "m1", "head_sha": "B" * 40, "merged_at": None}]
     assert prs_merged_between(prs, "p0", "m1", hours(1), hours(2))[0]["head_sha"] == "B" * 40

@@ -115,7 +115,8 @@ PAGED_ROUTES = ["/", f"/{REPO}", f"/{REPO}/bench/{NAMES[0]}", f"/api/{REPO}", f"
 
 
 def test_bad_paging_values_are_a_400(client):
-    """One table: every bad value on every paged route is a 400, the API's saying what it must be."""
+    """One table: every bad value on every paged route is a 400, the API's saying what it must
+    be."""
     wrong = []
     for path in PAGED_ROUTES:
         for query in BAD_PAGING:

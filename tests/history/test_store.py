@@ -122,8 +122,8 @@ def test_accepts_and_alert_classification(db):
         row = history_store.record_accept(s, "acme/kernels", user="octocat", pr_number=5, reason="needed for fp8")
         assert row.id and row.created_at.tzinfo is not None
     with db.session() as s:
-        assert [(a["pr_number"], a["benchmark"], a["user"]) for a in history_reads.accepts_of(s, "acme/kernels")] \
-            == [(5, None, "octocat")]
+        assert [(a["pr_number"], a["benchmark"], a["user"])
+                for a in history_reads.accepts_of(s, "acme/kernels")] == [(5, None, "octocat")]
         series = history_reads.load_series(s, "acme/kernels")
         alerts = classify_alerts(series, history_reads.accepts_of(s, "acme/kernels"))
         assert [(a["status"], a["by"]) for a in alerts] == [("accepted", "octocat")]
@@ -137,7 +137,8 @@ def test_regression_history_notes_for_the_pr_comment(db):
     doc_small = compare_doc(30, "a", 1e-3, 1.003e-3, verdict="regression")
     doc_big = compare_doc(31, "a", 1e-3, 1.3e-3)
     with db.session() as s:
-        (small,) = history_reads.regression_history_notes(s, "acme/kernels", doc_small, "https://perf.example")
+        (small,) = history_reads.regression_history_notes(s, "acme/kernels", doc_small,
+                                                          "https://perf.example")
         (big,) = history_reads.regression_history_notes(s, "acme/kernels", doc_big, None)
         other_env = compare_doc(32, "a", 1e-3, 1.3e-3, env=environment(gpu="NVIDIA L4"))
         (unknown,) = history_reads.regression_history_notes(s, "acme/kernels", other_env, None)
@@ -174,7 +175,8 @@ def test_history_reply_markdown_for_the_slash_command(db):
         _add_runs(s, [1e-3] * 6, bench="bench_ln[rows=1024]")
         _add_runs(s, [1e-3] * 6, bench="bench_mm")
     with db.session() as s:
-        one = history_reads.history_reply_markdown(s, "acme/kernels", "bench_ln", "https://perf.example")
+        one = history_reads.history_reply_markdown(s, "acme/kernels", "bench_ln",
+                                                   "https://perf.example")
         none = history_reads.history_reply_markdown(s, "acme/kernels", "zzz", None)
     assert "bench_ln[rows=1024]" in one and "bench_mm" not in one and "| 6 | none |" in one
     assert none == "No history stored for `zzz` yet."
@@ -207,7 +209,8 @@ def test_peak_memory_is_a_series_of_its_own_with_its_own_change_points(db):
         (cp,) = memory.change_points
         assert cp.index == 12 and cp.ratio == pytest.approx(1.5) and cp.sha == sha(12)
         assert history_reads.benchmark_names(s, "acme/kernels") == [bench]
-        assert history_reads.load_change_points(s, "acme/kernels") == []  # alerts are the time series' alone
+        # alerts are the time series' alone
+        assert history_reads.load_change_points(s, "acme/kernels") == []
         assert s.scalar(select(func.count()).select_from(ChangePointRow)) == 1
 
 
@@ -250,7 +253,8 @@ def test_skipped_benchmarks_carry_their_last_default_branch_value_forward(db):
                                                                   {"name": "bench_new", "reason": "not affected"}]}
     key = fingerprint_of(doc["environment"]).key
     with db.session() as s:
-        latest = history_reads.latest_main_points(s, "acme/kernels", ["bench_a", "bench_b", "bench_new"], key)
+        latest = history_reads.latest_main_points(s, "acme/kernels",
+                                                  ["bench_a", "bench_b", "bench_new"], key)
     got = carry_forward(doc, latest)
     last = {e["name"]: e.get("last") for e in got["selection"]["skipped"]}
     assert last["bench_a"]["sha"] == sha(2) and abs(last["bench_a"]["median"] - 1.1e-3) < 1e-4

@@ -86,7 +86,7 @@ def compare_ok(repo: Path, out: Path, max_time: float | None = None) -> dict:
     from runner.cli.main import main
 
     budget = ["--max-time", str(max_time)] if max_time is not None else []
-    code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
-                 *budget, "--quiet"])
+    code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--out", str(out), *budget, "--quiet"])
     assert code == 0
     return results_mod.load(out / "results.json")

@@ -15,7 +15,8 @@ from runner.errors import ConfigError, UserError
 from runner.pipeline import suites
 from runner.conventions import asv as asv_suite
 from runner.conventions.asv_conf import read_asv_conf
-from runner.conventions.asv_names import case_name, kind_of, labelled_combos, module_name, normalize_params
+from runner.conventions.asv_names import (case_name, kind_of, labelled_combos, module_name,
+                                          normalize_params)
 from runner.conventions.base import Skipped
 from runner.selection import matches
 from runner.worker.child import Worker, list_suite

@@ -266,7 +266,8 @@ def test_every_benchmark_and_process_pair_runs_in_a_fresh_process(tmp_path):
     # one calibration per benchmark: both sides take samples of the same number of calls
     assert all(b["base"]["number"] == b["head"]["number"] for b in doc["benchmarks"])
     change = by["bench_a_leaves_state"]["change"]
-    r = change["rounds_per_pair"]  # 8, doubled for cheap rounds (runner.pipeline.timing.schedule.rounds_per_pair)
+    # 8, doubled for cheap rounds (runner.pipeline.timing.schedule.rounds_per_pair)
+    r = change["rounds_per_pair"]
     assert r in (8, 16, 32, 64)
     assert [p["start"] for p in change["pairs"]] == [i * r for i in range(len(change["pairs"]))]
     assert all(p["rounds"] == r and p["used"] for p in change["pairs"])

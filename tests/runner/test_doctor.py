@@ -269,7 +269,8 @@ def test_the_record_is_schema_valid_and_the_report_warns_on_a_failed_check():
 
 
 def test_the_record_is_escaped_where_it_is_shown():
-    record = summarize([Finding("gpu_processes", "GPU 0", "fail", "1 other: <img src=x onerror=alert(1)> | x")])
+    record = summarize([Finding("gpu_processes", "GPU 0", "fail",
+                                "1 other: <img src=x onerror=alert(1)> | x")])
     doc = _doc_with(record)
     html, md = report.render(doc, "html"), report.render(doc, "md")
     assert "<img" not in html and "&lt;img" in html

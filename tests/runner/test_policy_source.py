@@ -79,7 +79,8 @@ def test_head_cannot_choose_its_own_verdict(tmp_path, capsys):
     report = (out / "report.md").read_text()
     assert "This pull request changes perfgate's settings (alpha, install, threshold)" in report
     assert "the base revision" in render(doc, "html")
-    assert "perfgate's settings set pair_rounds, max_rounds: internals, deprecated as keys" in report
+    assert ("perfgate's settings set pair_rounds, max_rounds: internals, deprecated as keys"
+            in report)
 
 
 def test_a_config_file_wins_over_both_revisions(tmp_path):
@@ -116,7 +117,7 @@ def test_the_note_names_the_deprecated_internals_the_settings_used():
                     "as keys; their values were used, the next release ignores them.")
     both = policy_note({"config_changed_by_head": ["alpha"], "config_deprecated": ["max_rounds"]})
     assert both.startswith("This pull request changes perfgate's settings (alpha)")
-    assert both.endswith("perfgate's settings set max_rounds: internals, deprecated as keys; their values "
-                         "were used, the next release ignores them.")
+    assert both.endswith("perfgate's settings set max_rounds: internals, deprecated as keys; "
+                         "their values were used, the next release ignores them.")
     assert policy_note({"config_deprecated": "max_rounds"}) is None
     assert policy_note({"config_deprecated": []}) is None

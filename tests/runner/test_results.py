@@ -7,31 +7,36 @@ from runner import results
 
 
 def test_the_constructors_write_the_keys_in_the_order_they_always_did():
-    side = results.side([3.0, 1.0, 2.0], peak_memory_bytes=7, number=4, warmup_calls=9, others_busy=0.1)
-    assert list(side) == ["samples", "median", "peak_memory_bytes", "error", "number", "warmup_calls",
-                          "others_busy", "ci_low", "ci_high"]
+    side = results.side([3.0, 1.0, 2.0], peak_memory_bytes=7, number=4, warmup_calls=9,
+                        others_busy=0.1)
+    assert list(side) == ["samples", "median", "peak_memory_bytes", "error", "number",
+                          "warmup_calls", "others_busy", "ci_low", "ci_high"]
     assert side["median"] == 2.0 and side["peak_memory_bytes"] == 7
     failed = results.failed_file("bench_x.py", "ImportError: x")
-    assert failed["change"] == {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "verdict": "failed"}
+    assert failed["change"] == {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None,
+                                "verdict": "failed"}
     assert list(failed) == ["name", "file", "unit", "base", "head", "change", "hints", "profile"]
-    entry = results.benchmark("b", "f.py", base=None, head=None, change=None, family="b", params={"n": 1},
-                              direction="bigger", unit="tokens/s")
+    entry = results.benchmark("b", "f.py", base=None, head=None, change=None, family="b",
+                              params={"n": 1}, direction="bigger", unit="tokens/s")
     assert list(entry)[-3:] == ["direction", "family", "params"] and entry["params"] == {"n": "1"}
-    doc = results.new_results(repository="r", base=None, head={"ref": "x", "sha": "a" * 40}, environment={},
-                              settings={"threshold": 0.02, "alpha": 0.05, "min_rounds": 4, "max_time": 5.0},
+    doc = results.new_results(repository="r", base=None, head={"ref": "x", "sha": "a" * 40},
+                              environment={},
+                              settings={"threshold": 0.02, "alpha": 0.05, "min_rounds": 4,
+                                        "max_time": 5.0},
                               benchmarks=[entry], kind="run", code_map={"sha": "a"})
-    assert list(doc)[:11] == ["schema_version", "tool", "created_at", "repository", "base", "head", "environment",
-                              "settings", "benchmarks", "intent", "summary"]
+    assert list(doc)[:11] == ["schema_version", "tool", "created_at", "repository", "base", "head",
+                              "environment", "settings", "benchmarks", "intent", "summary"]
     assert list(doc)[11:] == ["kind", "code_map"]
 
 
 def test_a_change_keeps_the_record_in_the_callers_order_and_an_update_keeps_each_key_in_place():
-    change = results.change(verdict="regression", ratio=1.5, ci_low=1.4, ci_high=1.6, p_value=0.01, rounds=8, seconds=2.0)
+    change = results.change(verdict="regression", ratio=1.5, ci_low=1.4, ci_high=1.6, p_value=0.01,
+                            rounds=8, seconds=2.0)
     assert list(change) == ["ratio", "ci_low", "ci_high", "p_value", "verdict", "rounds", "seconds"]
     entry = results.benchmark("b", "f.py", base=None, head=None, change=change)
     results.update_change(entry, memory={"verdict": "unchanged"}, ratio=1.2, p_value=None)
-    assert list(results.change_of(entry)) == ["ratio", "ci_low", "ci_high", "p_value", "verdict", "rounds", "seconds",
-                                              "memory"]
+    assert list(results.change_of(entry)) == ["ratio", "ci_low", "ci_high", "p_value", "verdict",
+                                              "rounds", "seconds", "memory"]
     assert results.change_of(entry)["ratio"] == 1.2 and results.verdict_of(entry) == "regression"
     single = results.measured("b", "f.py", results.side([1.0]))
     assert results.change_of(single) == {} and results.verdict_of(single) is None

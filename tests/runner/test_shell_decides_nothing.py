@@ -57,7 +57,8 @@ MECHANICS = {
         ("_rounds_until", "len(state.blocks()) < pairs"):
             "the planned look (runner.stats.look_schedule) carried out: rounds until its pairs",
         ("_rounds_until", "state.pair_complete() and (not self._next_pair(state, deadline))"):
-            "the rounds per pair (runner.pipeline.timing.schedule) carried out: a new pair after them",
+            ("the rounds per pair (runner.pipeline.timing.schedule) carried out: "
+             "a new pair after them"),
         ("_each", "not states"): "cost: no pass, and no progress bar, without benchmarks",
         ("_time_all", "not pending or self.clock() >= budget_end"):
             "the second pass ends when stops.resumable leaves no benchmark, or the budget is spent",
@@ -188,4 +189,5 @@ def test_a_decision_added_to_the_shell_fails(tmp_path, monkeypatch):
         (tmp_path / PIPELINE / module).write_text(changed, "utf-8")
     monkeypatch.setattr(here, "ROOT", tmp_path)
     decisions = [b for b in shell_branches() if b not in ALLOWED]
-    assert decisions == [("timing/timing.py", "run_benchmark", "state.case.get('measures') == 'self'")]
+    assert decisions == [
+        ("timing/timing.py", "run_benchmark", "state.case.get('measures') == 'self'")]

@@ -66,7 +66,8 @@ def _store_and_show(app, doc: dict) -> None:
     try:
         with db.session() as session, session.begin():
             assert history_store.add_result(session, doc, repository="octo/demo").created
-            history_reads.regression_history_notes(session, "octo/demo", doc, "https://perfgate.example.org")
+            history_reads.regression_history_notes(session, "octo/demo", doc,
+                                                   "https://perfgate.example.org")
         client = app.test_client()
         for page in ("/octo/demo", *(f"/octo/demo/bench/{quote(b['name'], safe='')}" for b in doc["benchmarks"][:2])):
             response = client.get(page)

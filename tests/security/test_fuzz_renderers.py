@@ -107,10 +107,13 @@ def test_history_reply(name, label, sha, asked):
     when = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
     series = Series(benchmark=name, fingerprint={"key": "k", "label": label},
                     points=[Point(sha=sha, time=when, value=1e-3)],
-                    change_points=[ChangePoint(index=0, sha=sha, prev_sha=sha, before=1e-3, after=2e-3,
-                                               ratio=2.0, p_value=0.01, prs=({"number": 12},))])
-    for text in (history_table_markdown([series], repository="octo/demo", public_url="https://perfgate.example.org"),
-                 history_table_markdown([], repository="octo/demo", public_url=None, benchmark=asked)):
+                    change_points=[ChangePoint(index=0, sha=sha, prev_sha=sha, before=1e-3,
+                                               after=2e-3, ratio=2.0, p_value=0.01,
+                                               prs=({"number": 12},))])
+    for text in (history_table_markdown([series], repository="octo/demo",
+                                        public_url="https://perfgate.example.org"),
+                 history_table_markdown([], repository="octo/demo", public_url=None,
+                                        benchmark=asked)):
         assert inspect(text, links=("https://perfgate.example.org/octo/demo",), references=frozenset({"#12"})).problems == []
 
 

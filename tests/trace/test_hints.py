@@ -356,7 +356,9 @@ def test_equal_confidences_rank_by_the_kinds_place_in_the_ranking():
 
     assert len(set(hint_rule.RANKING)) == len(hint_rule.RANKING)
     assert {r.kind for r in hint_rule.RULES} <= set(hint_rule.RANKING)
-    made = [hint_rule.make_hint(kind, 0.5, kind, {}) for kind in ("unexplained", "operator_time", "throttling",
-                                                                   "kernel_time", "register_pressure", "toy")]
-    assert [h["kind"] for h in hints._finish(made, 1.0)] == ["register_pressure", "throttling", "kernel_time",
-                                                             "operator_time", "unexplained", "toy"]
+    made = [hint_rule.make_hint(kind, 0.5, kind, {})
+            for kind in ("unexplained", "operator_time", "throttling", "kernel_time",
+                         "register_pressure", "toy")]
+    assert [h["kind"] for h in hints._finish(made, 1.0)] == ["register_pressure", "throttling",
+                                                             "kernel_time", "operator_time",
+                                                             "unexplained", "toy"]

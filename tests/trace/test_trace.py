@@ -97,10 +97,12 @@ def test_cpu_only_trace_has_operators_self_time_and_memory():
 def test_kernel_dtype_from_names():
     assert kernel_dtype("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n") == "bf16"
     assert kernel_dtype("ampere_fp16_s16816gemm_fp16_128x128") == "fp16"
-    assert kernel_dtype("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>") == "fp32"
+    assert kernel_dtype("void at::native::vectorized_elementwise_kernel<4, "
+                        "at::native::CUDAFunctor_add<float>>") == "fp32"
     assert kernel_dtype("triton_poi_fused_add_0") is None
     # fp4 (e2m1: MXFP4, NVFP4 "ue4m3xe2m1") wins over the fp8/bf16 operand it is paired with
-    assert kernel_dtype("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1") == "fp4"
+    assert kernel_dtype(
+        "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1") == "fp4"
     assert kernel_dtype("bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2") == "fp4"
     assert kernel_dtype("cutlass_nvfp4_gemm_ue4m3xe2m1_128x128") == "fp4"
     assert kernel_dtype("_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1") == "fp4"

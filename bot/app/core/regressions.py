@@ -16,9 +16,9 @@ retried job finds missing (a bisect never dispatched, a tracking issue never mad
 the same idempotent actions (``bot.app.job.effects``, ``bot.app.job.tracking``: runs by key, issues
 by their hidden mark, one message by ``notified_at``).
 
-It is over when ``bot.history.series.classify_alerts`` calls its change point ``fixed``, ``reverted``
-or ``accepted``, or when the change point is no longer detected; or when a maintainer comments
-``/perf accept`` in its tracking issue.
+It is over when ``bot.history.series.classify_alerts`` calls its change point ``fixed``,
+``reverted`` or ``accepted``, or when the change point is no longer detected; or when a maintainer
+comments ``/perf accept`` in its tracking issue.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from runner.config import CONFIG_FILES
 from runner.report.render import is_sticky, written_by
 
 from ..core.facts import PullInfo, pull_from_payload
-from .github_errors import (Artifact, ArtifactTooLarge, CheckRunState, Dispatched, GitHubError, idempotent_retry,
-                            redact)
+from .github_errors import (Artifact, ArtifactTooLarge, CheckRunState, Dispatched, GitHubError,
+                            idempotent_retry, redact)
 from .github_errors import wrap as _wrap
 
 
@@ -221,8 +221,10 @@ class InstallationClient:
         login = self._gateway.bot_login
         for comment in issue.get_comments():
             user, body = comment.user, comment.body
-            who = (None, login) if user is None else (user.login, login, user.type if login is None else None)
-            if (mark in (body or "") and written_by(*who)) if mark is not None else is_sticky(body, *who):
+            who = ((None, login) if user is None
+                   else (user.login, login, user.type if login is None else None))
+            if ((mark in (body or "") and written_by(*who)) if mark is not None
+                    else is_sticky(body, *who)):
                 yield comment
 
     def stickies(self, repo: str, number: int) -> list[int]:

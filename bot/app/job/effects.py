@@ -1,8 +1,8 @@
 """Carrying out actions (shell): :func:`execute` runs one ``bot.app.core.actions`` action against
 the database and GitHub, then the follow-up actions its handler returns (a run's start announces it,
-a result concludes it: ``bot.app.job.runs``); nothing here decides — what to do comes from the core
-(``bot.app.core.handlers``, ``bot.app.core.conclude``, ``bot.app.core.regressions``), what to do
-*again* after a stop from the retry mechanics (``bot.app.job.shell.resuming``).
+a result concludes it: ``bot.app.job.runs``); nothing here decides — what to do comes from the
+core (``bot.app.core.handlers``, ``bot.app.core.conclude``, ``bot.app.core.regressions``), what to
+do *again* after a stop from the retry mechanics (``bot.app.job.shell.resuming``).
 
 The effects that create something on GitHub are idempotent under retries: the sticky comment is
 found by its marker and edited, a reply carries a hidden mark of its delivery and step and a
@@ -117,7 +117,8 @@ def _react(rt: Runtime, client: InstallationClient, a: React) -> None:
 
 def _reply_history(rt: Runtime, client: InstallationClient, a: ReplyHistory) -> None:
     with rt.db.session() as session:
-        body = history_reads.history_reply_markdown(session, a.repository, a.benchmark, rt.settings.public_url)
+        body = history_reads.history_reply_markdown(session, a.repository, a.benchmark,
+                                                    rt.settings.public_url)
     post_reply(client, a.repository, a.pr_number, body)
 
 

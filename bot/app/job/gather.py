@@ -117,7 +117,8 @@ def _conclusion(rt: Runtime, session, request: FactRequest, config: Config | Non
         return None
     rows = app_store.runs_of_group(session, row.group_key) if row.group_key else [row]
     docs = {r.key: session.get(Result, r.result_id).document for r in rows if r.result_id is not None}
-    notes = {k: history_reads.regression_history_notes(session, row.repository, doc, rt.settings.public_url)
+    notes = {k: history_reads.regression_history_notes(session, row.repository, doc,
+                                                       rt.settings.public_url)
              for k, doc in docs.items()}
     found: dict[str, Any] = {}
     if request.history_series:

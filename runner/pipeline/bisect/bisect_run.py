@@ -229,7 +229,8 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
     section.update(benchmark=name, regression=target.as_dict())
     section["other_regressions"] = sorted(
         str(b.get("name")) for b in first.get("benchmarks") or []
-        if b.get("name") != name and (Level.of(results_mod.change_of(b)) or Level(1, 1, 1)).low > 1.0)
+        if b.get("name") != name
+        and (Level.of(results_mod.change_of(b)) or Level(1, 1, 1)).low > 1.0)
     say(f"bisect: following {name}: {_pct(target)} at bad")
     section.update(_Search(ledger, commits, good, first, name, target, say).run(req.max_compares))
     return _finish(req, first, section, ledger)
@@ -250,7 +251,8 @@ class _Search:
         self.pair_rounds = int(self.settings.get("pair_rounds") or PAIR_ROUNDS)
         max_pairs = max(2, int(self.settings.get("max_rounds") or MAX_ROUNDS) // self.pair_rounds)
         self.pairs = plan.step_pairs(_pairs(first, name) or 2, target, target,
-                                     int(self.settings.get("min_process_pairs") or MIN_PROCESS_PAIRS),
+                                     int(self.settings.get("min_process_pairs")
+                                         or MIN_PROCESS_PAIRS),
                                      max_pairs)
         self.levels: dict[int, Level] = {len(commits) - 1: target}
 

@@ -149,8 +149,8 @@ def check_aslr(layout: dict) -> Finding:
     """Warn when the workers will run with a random address-space layout (``layout["randomised"]``
     says why; :func:`runner.pipeline.machine.machine_facts.layout_facts`). Each side's fork server
     then has its own layout, shared by every process pair forked from it, so pairs cannot reveal it:
-    two workers running identical code differed by up to ±9 % per call, alike for every benchmark of
-    the run, on a 2-CPU VM (:func:`runner.pipeline.machine.layouts.layout_pinned`)."""
+    two workers running identical code differed by up to ±9 % per call, alike for every benchmark
+    of the run, on a 2-CPU VM (:func:`runner.pipeline.machine.layouts.layout_pinned`)."""
     reason = layout.get("randomised")
     if reason is None:
         return Finding("aslr", "host", "ok", "the workers run with address-space layout randomisation off (setarch -R)")

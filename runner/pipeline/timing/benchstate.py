@@ -81,7 +81,8 @@ class BenchState:
     rounds the estimate leaves out because another task took the CPU
     (:func:`runner.pipeline.timing.schedule.disturbed_rounds`), ``clock_rounds`` those it leaves out
     because the GPU throttled or its clock moved
-    (:func:`runner.pipeline.machine.telemetry.disturbed_rounds`: index → ``throttled`` | ``clock``);
+    (:func:`runner.pipeline.machine.telemetry.disturbed_rounds`: index → ``throttled`` |
+    ``clock``);
     ``windows`` each round's ``(start, end)`` on the clock; ``open_sides`` the sides whose current
     processes hold the benchmark set up and not yet measured (:meth:`TimingPass.end_pair`).
     """

@@ -88,7 +88,8 @@ def change_entry(state: BenchState, ci_level: float, memory_threshold: float = 0
         dropped_rounds=state.dropped_rounds, futile=state.futile, budget_cut=state.budget_cut,
         p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
         timing_seconds=round(state.timing_seconds, 3),
-        **({"memory": memory} if memory is not None else {}), **({"compile": compiled} if compiled is not None else {}))
+        **({"memory": memory} if memory is not None else {}),
+        **({"compile": compiled} if compiled is not None else {}))
     if state.disturbed_kept:
         change["disturbed_kept"] = state.disturbed_kept
     if state.verdict == "inconclusive" and state.short_of_evidence:

@@ -230,9 +230,9 @@ def kept_rounds(start: int, end: int, disturbed: Collection[int],
     disturb (``throttled``, :func:`runner.pipeline.machine.telemetry.disturbed_rounds`) are left
     out, unless that would leave the pair fewer than :data:`KEEP_AT_LEAST` of its rounds (at least
     two): then the CPU detector saw most of the pair disturbed and its rounds stay (it may misread
-    the machine), but NVML's word that the GPU was held down stands while two rounds remain — kept,
-    throttled rounds bias the pair (simulated, identical code with head throttled 30 % of the time
-    was called a regression in 2 to 4 of 12 seeds)."""
+    the machine), but NVML's word that the GPU was held down stands while two rounds remain —
+    kept, throttled rounds bias the pair (simulated, identical code with head throttled 30 % of
+    the time was called a regression in 2 to 4 of 12 seeds)."""
     out = set(disturbed) | set(throttled)
     keep = [i for i in range(start, end) if i not in out]
     if len(keep) >= max(2, math.ceil(KEEP_AT_LEAST * (end - start))):

@@ -320,8 +320,9 @@ def _as_memory(out: dict, state: BenchState, threshold: float, min_pairs: int) -
     """Turn a memory-valued benchmark's entry ``out`` into a memory one (see :func:`entry`)."""
     memory = memory_of(state, threshold, min_pairs) if state.verdict in PAIRED else None
     if memory is not None:  # the memory verdict's record, and its ratio and interval as the change's
-        results_mod.update_change(out, memory=memory, ratio=memory["ratio"], ci_low=memory["ci_low"],
-                                  ci_high=memory["ci_high"], ci_level=memory["ci_level"], p_value=None)
+        results_mod.update_change(out, memory=memory, ratio=memory["ratio"],
+                                  ci_low=memory["ci_low"], ci_high=memory["ci_high"],
+                                  ci_level=memory["ci_level"], p_value=None)
     with_memory_sides(out, state.case)
 
 

@@ -91,7 +91,8 @@ class TimingPass(ProcessPairs):
 
     def _pair_fits(self, state: BenchState, deadline: float) -> bool:
         """Would a new process pair (set-up and all its rounds) end before ``deadline``?"""
-        return self.clock() + state.setup_seconds + state.pair_rounds * state.round_estimate() <= deadline
+        return (self.clock() + state.setup_seconds + state.pair_rounds * state.round_estimate()
+                <= deadline)
 
     def _continue(self, state: BenchState, deadline: float) -> None:
         """Rounds and looks from the benchmark's next planned look on, until it stops."""
@@ -219,20 +220,23 @@ class TimingPass(ProcessPairs):
         memory layout one replicate once layouts repeat
         (:func:`runner.pipeline.timing.evidence.by_layout`)."""
         b_side, h_side = state.sides["base"], state.sides["head"]
-        state.disturbed = schedule.disturbed_rounds([b_side.sample_info(i) for i in range(len(state.base))],
-                                                    [h_side.sample_info(i) for i in range(len(state.head))],
-                                                    self.threads)
+        state.disturbed = schedule.disturbed_rounds(
+            [b_side.sample_info(i) for i in range(len(state.base))],
+            [h_side.sample_info(i) for i in range(len(state.head))],
+            self.threads)
         state.clock_rounds = self.clock_disturbed(state)
         blocks, layout_of = [], []
         state.disturbed_kept = 0
         for a, b in state.blocks():
             keep, kept_disturbed = evidence.kept_rounds(a, b, state.disturbed, state.clock_rounds)
             state.disturbed_kept += kept_disturbed
-            blocks.append(stats.block_summary([state.base[i] for i in keep], [state.head[i] for i in keep]))
+            blocks.append(stats.block_summary([state.base[i] for i in keep],
+                                              [state.head[i] for i in keep]))
             layout_of.append(state.layout_at(a))
-        est = stats.blocked_estimate(evidence.by_layout(blocks, layout_of), self.ci_level, self.cfg.process_noise,
-                                     self.eq_level)
-        state.resolvable = schedule.resolvable_change(est.block_centers, self.ci_level, self.cfg.process_noise)
+        est = stats.blocked_estimate(evidence.by_layout(blocks, layout_of), self.ci_level,
+                                     self.cfg.process_noise, self.eq_level)
+        state.resolvable = schedule.resolvable_change(est.block_centers, self.ci_level,
+                                                      self.cfg.process_noise)
         return est
 
     def clock_disturbed(self, state: BenchState) -> dict[int, str]:
@@ -328,7 +332,8 @@ class TimingPass(ProcessPairs):
         benchmark's sequential p-value (runner.stats.final_verdicts)."""
         paired = [s for s in states if stops.corrected(s.verdict, s.estimate is not None)]
         p_seq = [stats.sequential_p(s.estimate.p_value, len(self.looks)) for s in paired]
-        verdicts, adjusted = stats.final_verdicts([s.estimate for s in paired], p_seq, self.cfg.alpha,
-                                                  self.cfg.threshold, self.cfg.min_process_pairs)
+        verdicts, adjusted = stats.final_verdicts([s.estimate for s in paired], p_seq,
+                                                  self.cfg.alpha, self.cfg.threshold,
+                                                  self.cfg.min_process_pairs)
         for s, verdict, q in zip(paired, verdicts, adjusted):
             s.verdict, s.p_adjusted = self.gate(s, verdict), q

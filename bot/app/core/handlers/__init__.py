@@ -32,8 +32,8 @@ literal payloads:
   commit again, once per request.
 - ``installation*`` → installation rows; ``ping`` → nothing; ``push`` to the default
   branch → a history run of the pushed commit (one per runner group); a history result whose
-  series shows a confirmed regression → a bisect and a tracking issue (``bot.app.core.regressions``,
-  decided when the run concludes).
+  series shows a confirmed regression → a bisect and a tracking issue
+  (``bot.app.core.regressions``, decided when the run concludes).
 - ``labeled``/``/perf run`` on a target with runner groups (``[runners.NAME]``) → one run per
   group, in parallel, with one check run and one comment (a section per group).
 """

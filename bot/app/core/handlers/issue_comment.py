@@ -89,7 +89,8 @@ def _comment_actions(event: Event, facts: Facts) -> list[Action]:
     actions: list[Action] = [React(repo, number, comment_id, "eyes"), RememberCommand(repo, comment_id, command.text, login)]
     if command.name == "bisect" or not issue.get("pull_request"):
         return actions + _about_the_default_branch(event, facts, command, number, comment_id, login)
-    return actions + _ON_A_PULL_REQUEST[command.name](event, facts, command, number, comment_id, login)
+    return actions + _ON_A_PULL_REQUEST[command.name](event, facts, command, number, comment_id,
+                                                      login)
 
 
 def _run(event: Event, facts: Facts, command: Command, number: int, comment_id: int,
