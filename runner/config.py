@@ -39,10 +39,12 @@ def suite_names() -> tuple[str, ...]:
 #: The values of the key ``device`` (and of ``--device`` and the Action's input ``device``).
 DEVICES = ("auto", "cpu", "cuda")
 #: Host allocator presets of the workers (key ``allocator``; runner.pipeline.machine.conditions
-#: applies them). Not ``steady`` by default: it keeps freed blocks on the heap, so PRs that drop a
-#: large per-call temporary read smaller or backwards (torchmetrics #1493: −41 % against ×0.12;
-#: PyG #8035: −1.3 % against +29 %; evaluation/RESULTS_real_prs.md).
-ALLOCATORS = ("steady", "system", "jemalloc", "tcmalloc")
+#: applies them). ``fresh`` by default: glibc's thresholds fixed at their start-up values, so no
+#: process's history decides which temporaries are page-faulted (with ``system`` a docs-only
+#: kornia commit's benchmarks read 0.7-2.0x by memory layout; evaluation/RESULTS_identical_code.md).
+#: Not ``steady``: it keeps freed blocks on the heap, so PRs that drop a large per-call temporary
+#: read smaller or backwards (torchmetrics #1493: −41 % against ×0.12; RESULTS_real_prs.md).
+ALLOCATORS = ("fresh", "system", "steady", "jemalloc", "tcmalloc")
 
 #: Keys that are internals now, constants where their concept lives: deprecated, still read and
 #: honoured for this release, ignored from the next. Key → (whose internal, what to do instead).
@@ -88,8 +90,8 @@ class Config:
         cold_cache: flush the GPU L2 cache before every timed call (CUDA only).
         timeout: seconds a set-up or one sample may take before the worker is killed.
         profile: run the profiling pass after timing.
-        allocator: host allocator of both workers: ``system``, ``steady``, ``jemalloc`` or
-            ``tcmalloc``.
+        allocator: host allocator of both workers: ``fresh``, ``system``, ``steady``,
+            ``jemalloc`` or ``tcmalloc`` (runner.pipeline.machine.conditions.allocator_env).
         cpus: CPUs both workers are pinned to: ``auto``, ``all`` or a list like ``"2,3"``.
         threads: intra-op threads of both workers; 0 = torch's default (capped by the CPUs).
         lock_clocks: lock a CUDA GPU's clocks for the timing pass where allowed, restore them after
@@ -125,7 +127,7 @@ class Config:
     cold_cache: bool = False
     timeout: float = 300.0
     profile: bool = True
-    allocator: str = "system"
+    allocator: str = "fresh"
     cpus: str = "auto"
     threads: int = 0
     lock_clocks: bool = False

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import sys
+
 import pytest
 
 from runner.pipeline.machine import conditions
@@ -47,7 +52,10 @@ def test_worker_env_sets_the_same_allocator_and_threads_for_both_sides():
     assert env["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20)
     assert env["OMP_NUM_THREADS"] == "3" and env["OMP_WAIT_POLICY"] == "PASSIVE"
     assert env["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
-    assert "MALLOC_MMAP_THRESHOLD_" not in conditions.worker_env({}, allocator="system", cuda_alloc_conf="", threads=None)
+    assert "MALLOC_MMAP_THRESHOLD_" not in conditions.worker_env({}, allocator="system", cuda_alloc_conf="",
+                                                                 threads=None)
+    fresh = conditions.worker_env({}, allocator="fresh", cuda_alloc_conf="", threads=None)
+    assert fresh["MALLOC_MMAP_THRESHOLD_"] == fresh["MALLOC_TRIM_THRESHOLD_"] == str(128 * 1024)
     # a value the user exported wins (an experiment can vary one)
     assert conditions.worker_env({"MALLOC_TOP_PAD_": "0"}, allocator="steady", cuda_alloc_conf="",
                                  threads=None)["MALLOC_TOP_PAD_"] == "0"
@@ -82,3 +90,44 @@ def test_intra_op_threads_are_read_on_a_cpu_device_only():
     assert conditions.intra_op_threads({"device": "cpu", "threads": {"intra_op": 1}}) == 1
     assert conditions.intra_op_threads({"device": "cuda", "threads": {"intra_op": 1}}) is None
     assert conditions.intra_op_threads({"device": "cpu"}) is None
+
+
+# A process that first frees a 1 MiB block (as an import reading a large file does), then
+# allocates, touches and frees a 512 KiB temporary ten times: the minor page faults of those ten.
+_FAULTS_AFTER_HISTORY = """
+import ctypes, resource, sys
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+if sys.argv[1] == "big-free-first":
+    libc.free(libc.malloc(1 << 20))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(10):
+    block = libc.malloc(512 << 10)
+    ctypes.memset(block, 1, 512 << 10)
+    libc.free(block)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+def _faults(allocator: str, history: str) -> int:
+    env = {**os.environ, **conditions.allocator_env(allocator, {})}
+    for key in conditions.GLIBC_FRESH:
+        if allocator == "system":
+            env.pop(key, None)
+    out = subprocess.run([sys.executable, "-c", _FAULTS_AFTER_HISTORY, history], env=env,
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"),
+                    reason="glibc's malloc thresholds")
+def test_fresh_allocator_makes_a_temporarys_page_faults_independent_of_the_process_history():
+    # system: one earlier free of a large block decides whether the temporary is re-faulted on
+    # every call (a fresh mmap) or reused from the heap -- the history a docstring can change
+    # (measured: 256 faults without it, the first free raising the threshold; 127 with it)
+    system = _faults("system", "none"), _faults("system", "big-free-first")
+    assert system[0] - system[1] >= 100
+    # fresh: the same faults whatever came before, 128 pages of 4 KiB on every call (1,290)
+    fresh = _faults("fresh", "none"), _faults("fresh", "big-free-first")
+    assert min(fresh) >= 10 * 120 and abs(fresh[0] - fresh[1]) <= 20

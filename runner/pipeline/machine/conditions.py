@@ -19,6 +19,29 @@ from typing import Mapping
 from ...config import ALLOCATORS
 from ...environment import ASLR_LEFT_ON
 
+#: glibc malloc settings of the ``fresh`` allocator preset, the default (bytes): the thresholds a
+#: glibc process starts with (``DEFAULT_MMAP_THRESHOLD_MIN``, ``DEFAULT_TRIM_THRESHOLD``), set
+#: explicitly, which turns their dynamic adjustment off (mallopt(3)).
+#:
+#: Why: with the adjustment on (``system``), the first free of a large block raises both
+#: thresholds to its size, and from then on whether a benchmark's temporary is a fresh ``mmap``
+#: (page-faulted on every call) or a block reused from the heap, and whether the heap's top is
+#: trimmed after it, depends on where earlier blocks lie: on the process's history, which a
+#: docstring changes. Measured on a docs-only kornia commit (issue 45, the whole suite of six,
+#: ``--max-time 90``, 8 memory layouts a side): with ``system`` each layout's pair read its own
+#: stable ratio — ``pyrdown`` 1.0, 1.4 and 2.0 in different layouts, 635 to 1,747 page faults a
+#: call between processes of one side — and all 6 benchmarks were ``inconclusive``; with these
+#: values the faults per call were the same in every process (2,852 for ``pyrdown``), every
+#: layout read 0.95-1.05 and 5 of 6 were ``unchanged`` (evaluation/RESULTS_identical_code.md).
+#: What it costs: every temporary of 128 KiB or more is mapped and page-faulted on every call,
+#: as in a process that has not freed a large block yet; a change that drops one shows its full
+#: cost, a change to compute beside large outputs reads diluted by the faults (``hflip`` of a
+#: 1.5 MB image: 0.16 ms with the heap reused, 0.47 ms here).
+GLIBC_FRESH = {
+    "MALLOC_MMAP_THRESHOLD_": str(128 * 2**10),
+    "MALLOC_TRIM_THRESHOLD_": str(128 * 2**10),
+}
+
 #: glibc malloc settings of the ``steady`` allocator preset (bytes); opt-in (``allocator =
 #: "steady"``) since real pull requests showed what it hides (runner.config.Config.allocator).
 #:
@@ -68,8 +91,9 @@ def find_allocator_library(name: str) -> str:
 def allocator_env(allocator: str, parent_env: Mapping[str, str]) -> dict[str, str]:
     """Environment variables that select the host allocator ``allocator`` for a worker.
 
-    ``steady``: :data:`GLIBC_STEADY` (a value the user already exported wins, so an experiment
-    can still vary one). ``system``: nothing (the process's history decides, as outside perfgate).
+    ``fresh`` (the default): :data:`GLIBC_FRESH`; ``steady``: :data:`GLIBC_STEADY` (for both, a
+    value the user already exported wins, so an experiment can still vary one). ``system``:
+    nothing (the process's history decides, as outside perfgate).
     ``jemalloc``/``tcmalloc``: ``LD_PRELOAD`` of that library.
 
     Raises:
@@ -78,8 +102,9 @@ def allocator_env(allocator: str, parent_env: Mapping[str, str]) -> dict[str, st
     """
     if allocator == "system":
         return {}
-    if allocator == "steady":
-        return {key: parent_env.get(key, value) for key, value in GLIBC_STEADY.items()}
+    presets = {"fresh": GLIBC_FRESH, "steady": GLIBC_STEADY}
+    if allocator in presets:
+        return {key: parent_env.get(key, value) for key, value in presets[allocator].items()}
     if allocator in _PRELOAD_NAMES:
         lib = find_allocator_library(allocator)
         preload = " ".join(filter(None, [lib, parent_env.get("LD_PRELOAD", "")]))
