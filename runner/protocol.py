@@ -19,6 +19,7 @@ a plain-data class that owns its JSON form in both directions.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -76,6 +77,19 @@ def _series(data: dict, key: str, n: int, kind: type | tuple) -> list:
     return out
 
 
+def _absolute(path: str, what: str) -> None:
+    """Refuse a relative ``path``: a worker runs in its side's worktree, not the parent's working
+    directory, and the worktree is deleted after the compare — a relative trace path once lost
+    every profile of the README's own demo (issue 47).
+
+    Raises:
+        ProtocolError: ``path`` is not absolute.
+    """
+    if not os.path.isabs(path):
+        raise ProtocolError(f"{what} must be an absolute path (the worker runs in its side's worktree), "
+                            f"got {path!r}")
+
+
 # -- requests (parent → worker) -------------------------------------------------------------------
 @dataclass(frozen=True)
 class ListRequest:
@@ -86,6 +100,9 @@ class ListRequest:
     suite: str | None = None
     options: dict = field(default_factory=dict)
     cmd: str = "list"
+
+    def __post_init__(self) -> None:
+        _absolute(self.dir, "the benchmark directory")
 
     def to_json(self) -> dict:
         return {"cmd": self.cmd, "dir": self.dir, "suite": self.suite, "options": dict(self.options)}
@@ -115,6 +132,9 @@ class SetupRequest:
     number: int | None = None
     warmup_samples: int | None = None
     warmup_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        _absolute(self.dir, "the benchmark directory")
 
     def to_json(self) -> dict:
         return {"cmd": "setup", **_plain(self)}
@@ -164,6 +184,9 @@ class ProfileRequest:
 
     trace_path: str
     calls: int = 5
+
+    def __post_init__(self) -> None:
+        _absolute(self.trace_path, "the trace path")
 
     def to_json(self) -> dict:
         return {"cmd": "profile", "trace_path": self.trace_path, "calls": self.calls}

@@ -70,6 +70,8 @@ class SideModel:
     #: every process forked from one layout's server is this much slower or faster (log-normal,
     #: drawn once per layout and benchmark: the layout effect of runner.pipeline.machine.layouts)
     layout_sd: float = 0.0
+    #: seconds every sample hangs before it answers (a deadlock: ``inf``-like values)
+    sample_hang: float = 0.0
 
 
 class SimTelemetry:
@@ -146,17 +148,15 @@ class SimWorker:
 
     def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
         self.requests.append((cmd, fields))
-        if cmd == "setup":
+        if cmd in ("setup", "sample"):
             t0 = self.clock.now
-            resp = self._setup(fields)
+            resp = self._setup(fields) if cmd == "setup" else self._sample(fields)
             if timeout is not None and self.clock.now - t0 > timeout:  # the parent kills it, as workers.py does
                 self.clock.now = t0 + timeout
                 self._model = None
                 from runner.pipeline.timing.workers import WorkerFailure
                 raise WorkerFailure(f"timed out after {timeout:g} s (worker killed and restarted)")
             return resp
-        if cmd == "sample":
-            return self._sample(fields)
         if cmd == "profile":
             self.clock.advance(5 * self._model.per_call + 0.5)
             return {"ok": True}
@@ -238,7 +238,7 @@ class SimWorker:
             wall += self._model.burst_s
             switches = 3
         t0 = self.clock.now
-        self.clock.advance(wall)
+        self.clock.advance(wall + self._model.sample_hang)
         if self.telemetry is not None:
             self.telemetry.record(t0, self.clock.now, throttled)
         return {"ok": True, "samples": [wall / number], "wall_s": [wall], "cpu_s": [cpu], "switches": [switches],

@@ -116,10 +116,16 @@ def main_compare(args) -> int:
     if args.fail_on_regression:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
         on_memory = bool(doc["settings"].get("fail_on_memory_regression"))
-        tripped = [b["name"] for b in results_mod.gate_failures(doc, fail_threshold, on_memory)]
-        if tripped:
+        tripped = results_mod.gate_failures(doc, fail_threshold, on_memory)
+        broken = {id(b) for b in results_mod.broken_by_head(doc)}
+        slower = [b["name"] for b in tripped if id(b) not in broken]
+        if slower:
             what = f"regression beyond {fail_threshold:.0%}" + (" or memory regression" if on_memory else "")
-            print(f"perfgate: {what} in: {term(', '.join(tripped), markup=False)}", file=sys.stderr)
+            print(f"perfgate: {what} in: {term(', '.join(slower), markup=False)}", file=sys.stderr)
+        if broken:
+            names = ", ".join(b["name"] for b in tripped if id(b) in broken)
+            print(f"perfgate: runs on base, fails on head: {term(names, markup=False)}", file=sys.stderr)
+        if tripped:
             return EXIT_REGRESSION
     return 0
 

@@ -68,6 +68,10 @@ class CompareRequest:
     #: selection misses, runner.selection.FORCED).
     force_run: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # Absolute before anything uses it: the workers write into it from their own worktrees.
+        self.out = Path(self.out).absolute()
+
 
 def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
     """Run the whole pipeline and write ``OUT/results.json`` (reports are the caller's).

@@ -46,6 +46,7 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
     progress = progress or NoProgress()
     root = repo_root(repo)
     sha = resolve(root, rev)
+    out = Path(out).absolute()  # the workers write into it from their own worktrees
     out.mkdir(parents=True, exist_ok=True)
     with Checkouts(root, out) as co:
         revs = {"head": co.add("head", rev, sha)}

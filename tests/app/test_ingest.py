@@ -84,8 +84,15 @@ def test_conclusion():
     assert ingest.conclusion(slow, 0.20) == "success"  # within fail_threshold
     undecided = results_doc([bench("a", "inconclusive", 1.01)])
     assert ingest.conclusion(undecided, 0.05) == "neutral"
-    broken = results_doc([bench("a", "failed", 1.0)])
-    assert ingest.conclusion(broken, 0.05) == "neutral"
+    # failed on both sides: not the PR's doing, undecided
+    broken = bench("a", "failed", 1.0)
+    broken["base"]["error"] = broken["head"]["error"] = "RuntimeError: boom"
+    assert ingest.conclusion(results_doc([broken]), 0.05) == "neutral"
+    # ran on base, fails on head: the PR broke it, which fails the gate like a regression
+    broken_by_head = {**bench("a", "failed", 1.0), "change": {"verdict": "failed", "ratio": None}}
+    broken_by_head["head"] = {**broken_by_head["head"], "samples": [], "error": "RuntimeError: boom"}
+    assert ingest.conclusion(results_doc([broken_by_head]), 0.05) == "failure"
+    assert ingest.conclusion(results_doc([broken_by_head]), 0.05, accepted=["a"]) == "neutral"
     assert ingest.conclusion(results_doc([bench("a", "improvement", 0.7)]), 0.05) == "success"
 
 

@@ -101,3 +101,15 @@ def test_the_profile_plan_orders_by_verdict_and_fits_the_budget():
     assert passes_for("regression", 2.0, 1.0) == 0
     side = SideState(per_call=0.01, number=10, first_call_s=0.5)
     assert pass_cost(side, overhead=1.0) == pytest.approx(0.5 + 5 * 0.01 + 1.0)
+
+
+@pytest.mark.parametrize("request_of", [
+    lambda path: ListRequest(path),
+    lambda path: SetupRequest(path, "bench_x.py", "bench_x", "bench_x"),
+    lambda path: ProfileRequest(path),
+])
+def test_a_worker_is_never_sent_a_relative_path(request_of):
+    # the worker runs in its side's worktree, deleted afterwards: a relative path lands there
+    with pytest.raises(ProtocolError, match="absolute path"):
+        request_of("traces/head/bench.json.gz")
+    assert request_of("/abs/traces") is not None

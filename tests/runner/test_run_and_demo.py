@@ -29,10 +29,17 @@ def test_run_measures_one_revision_with_median_intervals(tmp_path):
     assert (out / "report.md").read_text().startswith("<!-- perfgate -->\n## perfgate run:")
 
 
-def test_demo_finds_the_regression_and_the_improvement(tmp_path):
-    out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+def test_demo_finds_the_regression_and_the_improvement(tmp_path, monkeypatch):
+    # as README line 1 runs it: a fresh working directory, the default output folder (relative)
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--quiet"]) == 0
+    [out] = (tmp_path / ".perfgate").glob("demo-*")
     doc = json.loads((out / "results.json").read_text())
+    # every profile landed (a relative trace path once wrote them into the deleted worktrees)
+    assert not doc.get("profile_errors"), doc.get("profile_errors")
+    assert all(b["profile"] for b in doc["benchmarks"] if b["change"]["verdict"] in ("regression", "improvement"))
+    report = (out / "report.md").read_text()
+    assert "<details>\n\n</details>" not in report and "no profile" not in report
     by = {b["name"]: b for b in doc["benchmarks"]}
     assert by["bench_rms_norm[rows=32]"]["change"]["verdict"] == "regression"
     assert by["bench_pairwise_distance"]["change"]["verdict"] == "improvement"

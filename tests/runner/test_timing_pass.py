@@ -358,3 +358,19 @@ def test_a_level_too_loose_for_one_sided_tests_falls_back_to_the_reported_interv
                                    max_rounds=16)
     assert session.look_alpha >= 0.5 and session.eq_level is None
     assert state.estimate.eq_low is None and state.verdict in ("unchanged", "inconclusive")
+
+
+@pytest.mark.parametrize("hang", ["setup", "sample"])
+def test_a_hanging_benchmark_costs_its_own_share_and_every_other_one_is_measured(hang):
+    # the configured timeout (300 s) is five times the budget: a hang must still end at its share
+    hangs = (SideModel(1e-3, first_call=1e9) if hang == "setup" else SideModel(1e-3, sample_hang=1e9))
+    models = {"bench_0_hangs": (SideModel(1e-3), hangs)}  # first: its share is 60 s / 5
+    models.update({f"bench_{i}": (SideModel(1e-3), SideModel(1e-3)) for i in range(1, 5)})
+    session, states, spent, _ = _run(models, max_time=60.0, timeout=300.0)
+    by = {s.name: s for s in states}
+    assert [s.name for s in states][0] == "bench_0_hangs"
+    assert spent <= 60.0 + 1.0
+    assert by["bench_0_hangs"].seconds <= 60.0 / 5 + 1.0
+    assert by["bench_0_hangs"].verdict == "failed"
+    assert "share of the time budget" in by["bench_0_hangs"].sides["head"].error
+    assert all(by[f"bench_{i}"].verdict == "unchanged" for i in range(1, 5))

@@ -22,6 +22,10 @@ from .benchstate import BenchState, _peak
 from .workers import WorkerFailure, WorkerProcess
 
 
+#: The least time a request is given, however little of the budget is left (seconds).
+MIN_REQUEST_SECONDS = 0.5
+
+
 class Progress(Protocol):
     """What the pipeline tells its caller while it runs (a rich progress bar, or nothing)."""
 
@@ -90,6 +94,33 @@ class ProcessPairs:
         #: the equivalence interval's coverage (two one-sided tests at the look's level)
         self.eq_level = stats.equivalence_level(self.look_alpha) if self.look_alpha < 0.5 else None
         self.budget_end = math.inf
+        #: the end of the current benchmark's share of the budget (monotonic seconds), set by the
+        #: timing pass for each benchmark it takes: no request about it may run past it
+        self.share_end = math.inf
+
+    def limit(self, state: BenchState) -> tuple[float, bool]:
+        """Seconds one request about ``state`` may take, and whether its share of the budget cut
+        them: its ``timeout`` (the case's, else the configuration's), but never past the end of the
+        benchmark's share (:attr:`share_end`) or of the budget — so a hanging benchmark costs its
+        own share and no more (issue 47: with the 300 s default timeout and a 60 s budget, one hang
+        left every other benchmark of the compare without a pair)."""
+        configured = float(state.case.get("timeout") or self.cfg.timeout)
+        left = min(self.share_end, self.budget_end) - self.clock()
+        if left < configured:
+            return max(left, MIN_REQUEST_SECONDS), True
+        return configured, False
+
+    def ask_about(self, state: BenchState, side: str, message, reply: type):
+        """:meth:`ask` within :meth:`limit`; a request the share cut short comes back as a
+        :class:`runner.protocol.Failure` that says so, with what to do."""
+        limit, cut = self.limit(state)
+        answer = self.ask(side, message, reply, limit)
+        if cut and isinstance(answer, Failure) and "timed out" in (answer.error or ""):
+            configured = float(state.case.get("timeout") or self.cfg.timeout)
+            return Failure(f"no answer within {limit:.1f} s, what was left of this benchmark's share of "
+                           f"the time budget (its timeout is {configured:g} s): it hangs, or it needs "
+                           "a larger --max-time (or fewer benchmarks: --filter)")
+        return answer
 
     # -- one side -------------------------------------------------------------------------
     def request(self, side: str, cmd: str, **fields) -> dict:
@@ -134,19 +165,15 @@ class ProcessPairs:
         one cut short by the budget sets ``state.budget_cut`` (the benchmark ends ``inconclusive``,
         not ``failed``)."""
         case, own = state.case, state.sides[side]
-        timeout = float(case.get("timeout") or self.cfg.timeout)
-        left = self.budget_end - self.clock()
-        by_budget = left < timeout
-        if by_budget:
-            timeout = max(left, 0.5)
         request = SetupRequest(dir=self.bench_dirs[side], file=case["file"], func=case["func"], name=case["name"],
                                suite=case.get("suite"), case=case, options=self.options,
                                min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
                                number=own.number, warmup_samples=0)
-        reply = self.ask(side, request, SetupReply, timeout)
+        cut = self.limit(state)[1]
+        reply = self.ask_about(state, side, request, SetupReply)
         if isinstance(reply, Failure):
-            if by_budget and "timed out" in reply.error:
-                state.budget_cut = True
+            if cut and state.block_starts and "share of the time budget" in reply.error:
+                state.budget_cut = True  # pairs measured already: the budget ended it, inconclusive
                 return False
             if reply.skipped:
                 own.skipped = reply.skipped
@@ -193,7 +220,7 @@ class ProcessPairs:
         behind = evidence.make_up(calls, warm)
         if behind is not None:
             side, extra = behind
-            reply = self.ask(side, SampleRequest(1, extra), SampleReply, state.case.get("timeout"))
+            reply = self.ask_about(state, side, SampleRequest(1, extra), SampleReply)
             if isinstance(reply, Failure):
                 state.sides[side].error = reply.error or "warm-up failed"
                 return False
@@ -229,8 +256,7 @@ class ProcessPairs:
             for side in schedule.in_turn(rounds, order):
                 own = state.sides[side]
                 number = own.number or own.calibrated or 1
-                reply = self.ask(side, SampleRequest(1, number), SampleReply,
-                                 state.case.get("timeout"))
+                reply = self.ask_about(state, side, SampleRequest(1, number), SampleReply)
                 if isinstance(reply, Failure):
                     own.error = reply.error or "warm-up failed"
                     return None
@@ -268,7 +294,7 @@ class ProcessPairs:
 
     def sample(self, state: BenchState, side: str) -> bool:
         own = state.sides[side]
-        reply = self.ask(side, SampleRequest(1, own.number), SampleReply, state.case.get("timeout"))
+        reply = self.ask_about(state, side, SampleRequest(1, own.number), SampleReply)
         if isinstance(reply, Failure):
             own.error = reply.error or "sample failed"
             return False
@@ -328,7 +354,7 @@ class ProcessPairs:
             elif memory and str(own.measure_error or "").startswith("memory not measured"):
                 own.measure_error = None  # skipped in an earlier pair, measured now
             t0 = self.clock()
-            reply = self.ask(side, MeasureRequest(memory), MeasureReply, state.case.get("timeout"))
+            reply = self.ask_about(state, side, MeasureRequest(memory), MeasureReply)
             if memory:
                 state.memory_seconds += self.clock() - t0
             if isinstance(reply, Failure):

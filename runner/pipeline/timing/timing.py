@@ -20,6 +20,7 @@ what verdict is :mod:`.stops`'s, calls and rounds per pair, disturbed rounds and
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from ... import stats
@@ -40,6 +41,7 @@ class TimingPass(ProcessPairs):
         """Set up both sides in fresh processes and take rounds until decided, failed, futile,
         out of looks or past ``deadline``; returns the verdict so far."""
         t0 = self.clock()
+        self.share_end = deadline
         try:
             if self.clock() >= self.budget_end:
                 state.stop(stops.BUDGET_BEFORE_START)
@@ -59,6 +61,7 @@ class TimingPass(ProcessPairs):
             self.end_pair(state, deadline)
             self.fresh_processes()
             state.seconds += self.clock() - t0
+            self.share_end = math.inf
         return state.verdict
 
     def _first_pair(self, state: BenchState, deadline: float) -> dict[str, bool] | None:
@@ -250,6 +253,7 @@ class TimingPass(ProcessPairs):
     def resume(self, state: BenchState, deadline: float) -> None:
         """Second pass for an inconclusive benchmark: continue its looks in fresh process pairs."""
         t0 = self.clock()
+        self.share_end = deadline
         try:
             # A pair the first pass left unfinished stays in the samples but not in the estimate.
             if not self._pair_fits(state, deadline) or not self.settles(state):
@@ -260,6 +264,7 @@ class TimingPass(ProcessPairs):
             self.end_pair(state, deadline)
             self.fresh_processes()
             state.seconds += self.clock() - t0
+            self.share_end = math.inf
 
     def time_all(self, states: list[BenchState], end: float | None = None) -> None:
         """The timing pass, to end by ``end`` (monotonic seconds; default ``max_time`` from now):
