@@ -78,7 +78,11 @@ def intent_section(results: dict) -> dict:
         return {"applicable": False}
     from ..intent.impact import intent_vs_impact
 
-    return intent_vs_impact(intent, results.get("benchmarks", []))
+    view = intent_vs_impact(intent, results.get("benchmarks", []))
+    if not view["applicable"] and results.get("base"):
+        # a compare whose PR names no known strategy: say so rather than drop the section
+        view = {**view, "unstated": True}
+    return view
 
 
 def template_context(results: dict, details_url: str | None, banner: Markup | None) -> dict:

@@ -193,3 +193,27 @@ def test_report_says_probably_only_when_the_classifier_earned_it(env):
     assert 'confidence 0.41: title: "fused"' in text and "confidence 0.31: no rule or code match" in text
     html = env.get_template("_intent.html.j2").render(intent_view=unclear)
     assert "one of the two right 4 times in 10" in html and "no rule or code match" in html
+
+
+def test_a_risk_is_confirmed_only_in_its_harmful_direction():
+    # issue 47: the demo's "risk memory_growth confirmed ... peak memory fell 91 %"
+    caching = {"strategy": "algorithm_replacement", "confidence": 0.9, "answer": "probably", "signals": []}
+    kind = STRATEGY_RISKS["algorithm_replacement"][0]
+    fell = [bench("bench_faster", "improvement", [(kind, 0.6)])]
+    view = intent_vs_impact(caching, fell)
+    risk = next(r for r in view["risks"] if r["kind"] == kind)
+    assert risk["status"] == "harmless" and risk["benchmarks"] == ["bench_faster"]
+    assert "confirmed" not in view["headline"]
+    assert f"{kind} seen only in its harmless direction on bench_faster" in view["headline"]
+    grew = fell + [bench("bench_slower", "regression", [(kind, 0.5)])]
+    risk = next(r for r in intent_vs_impact(caching, grew)["risks"] if r["kind"] == kind)
+    assert risk["status"] == "confirmed" and risk["benchmarks"] == ["bench_slower"]
+
+
+def test_the_report_says_when_no_intent_was_read():
+    from runner.report.templating import intent_section
+
+    doc = {"base": {"sha": "a" * 40}, "intent": {"strategy": "unknown", "confidence": 0.0, "signals": []},
+           "benchmarks": [bench("b", "regression")]}
+    assert intent_section(doc)["unstated"] is True
+    assert "unstated" not in intent_section({**doc, "base": None})  # perfgate run: no PR to read
