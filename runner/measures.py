@@ -81,7 +81,8 @@ MEMORY_ROUNDS_SHARE = 1.0
 
 
 def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, device: str | None = "cpu",
-               rounds_s: float = math.inf, *, spent_s: float = 0.0, sides: int = 1) -> bool:
+               rounds_s: float = math.inf, *, spent_s: float = 0.0, sides: int = 1,
+               change_seen: bool = False) -> bool:
     """Whether to measure peak memory at the end of this process pair (pure).
 
     Args:
@@ -93,6 +94,10 @@ def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, devi
             no bound from them, as for ``perfgate run``'s single measure).
         spent_s: seconds this benchmark's memory measures have taken so far, all sides.
         sides: how many sides this pair's measure runs on (each costs the expected cost).
+        change_seen: the pairs measured so far show a change beyond the memory threshold: until
+            :data:`EXACT_PAIRS` pairs are measured the rounds' bound is lifted (the budget's
+            share still holds), so a large change is not lost for want of the pair that decides
+            it (issue 47).
 
     Returns:
         True while fewer than :data:`MEMORY_PAIRS` pairs were measured, one side's expected cost
@@ -105,7 +110,11 @@ def memory_due(measured_pairs: int, per_call_s: float, seconds_left: float, devi
     if measured_pairs >= MEMORY_PAIRS:
         return False
     cost = memory_cost(per_call_s, device)
-    return cost <= MEMORY_BUDGET_SHARE * seconds_left and spent_s + sides * cost <= MEMORY_ROUNDS_SHARE * rounds_s
+    if cost > MEMORY_BUDGET_SHARE * seconds_left:
+        return False
+    if change_seen and measured_pairs < EXACT_PAIRS:
+        return True
+    return spent_s + sides * cost <= MEMORY_ROUNDS_SHARE * rounds_s
 
 
 def memory_cost(per_call_s: float, device: str | None = "cpu") -> float:
@@ -176,16 +185,24 @@ def memory_side(measured: Sequence[dict | None]) -> dict | None:
     return out
 
 
+#: Process pairs that decide a memory change whose bytes were the same in every process of each
+#: side (:func:`memory_change`'s ``exact``): two show it is exact, more would only repeat it.
+EXACT_PAIRS = 2
+
+
 def memory_verdict(ratio: float, low: float, high: float, delta: float, threshold: float,
-                   floor: int = MEMORY_FLOOR_BYTES, pairs: int = 2, min_pairs: int = 2) -> str:
+                   floor: int = MEMORY_FLOOR_BYTES, pairs: int = 2, min_pairs: int = 2,
+                   exact: bool = False) -> str:
     """``regression`` | ``improvement`` | ``unchanged`` | ``inconclusive`` for a memory estimate
     (module docstring). ``ratio``/``low``/``high``: head/base; ``delta``: median bytes head − base;
     fewer than ``min_pairs`` process pairs decide no change (one process pair cannot tell a change
-    from a process that differed as a whole)."""
+    from a process that differed as a whole) — unless the bytes were ``exact`` (the same in every
+    process of each side), where :data:`EXACT_PAIRS` suffice (issue 47: 16.0 → 80.0 MiB, measured
+    exactly, was ``inconclusive`` for want of pairs)."""
     upper = 1.0 + threshold
     if abs(delta) < floor:
         return "unchanged"
-    if pairs < min_pairs:
+    if pairs < (min(min_pairs, EXACT_PAIRS) if exact else min_pairs):
         return "inconclusive"
     if ratio >= upper * (1 - _EPS) and low > 1.0 and delta > 0:
         return "regression"
@@ -208,8 +225,9 @@ def memory_change(base: Sequence[dict | None], head: Sequence[dict | None], thre
 
     Returns:
         ``{kind, ratio, ci_low, ci_high, ci_level, delta_bytes, base_bytes, head_bytes, pairs,
-        threshold, verdict}`` (plus ``reserved_ratio`` on CUDA), or None when no pair has both
-        sides measured the same way.
+        threshold, exact, verdict}`` (plus ``reserved_ratio`` on CUDA; ``exact``: at least
+        :data:`EXACT_PAIRS` pairs, each side's bytes the same in all of them), or None when no pair
+        has both sides measured the same way.
     """
     pairs = [(b, h) for b, h in zip(base, head) if isinstance(b, dict) and isinstance(h, dict)
              and isinstance(b.get("peak_bytes"), int) and isinstance(h.get("peak_bytes"), int)
@@ -221,11 +239,13 @@ def memory_change(base: Sequence[dict | None], head: Sequence[dict | None], thre
     ratio, low, high = median_interval(ratios, MEMORY_CI_LEVEL)
     n = len(ratios)
     delta = _median(deltas)
+    exact = n >= EXACT_PAIRS and len({b["peak_bytes"] for b, _ in pairs}) == 1 \
+        and len({h["peak_bytes"] for _, h in pairs}) == 1
     out = {"kind": pairs[0][0].get("kind"), "ratio": round(ratio, 6), "ci_low": round(low, 6),
            "ci_high": round(high, 6), "ci_level": MEMORY_CI_LEVEL if n >= 6 else round(1 - 2 * 0.5 ** n, 6),
            "delta_bytes": int(round(delta)), "base_bytes": _median_int([b["peak_bytes"] for b, _ in pairs]),
            "head_bytes": _median_int([h["peak_bytes"] for _, h in pairs]), "pairs": n, "threshold": threshold,
-           "verdict": memory_verdict(ratio, low, high, delta, threshold, floor, n, min_pairs)}
+           "exact": exact, "verdict": memory_verdict(ratio, low, high, delta, threshold, floor, n, min_pairs, exact)}
     reserved = [memory_ratio(b["reserved_bytes"], h["reserved_bytes"]) for b, h in pairs
                 if isinstance(b.get("reserved_bytes"), int) and isinstance(h.get("reserved_bytes"), int)]
     if reserved:

@@ -435,3 +435,21 @@ def test_a_single_revision_run_measures_memory_only_where_its_budget_affords_it(
         assert head["memory"]["peak_bytes"] == 4096 and "measure_error" not in head
     else:
         assert "memory" not in head and head["measure_error"].startswith("memory not measured")
+
+
+def test_an_exact_memory_change_is_decided_by_two_pairs_and_a_large_one_earns_its_second_measure():
+    # issue 47: head holds a 64 MB temporary, 16.0 -> 80.0 MiB in every process
+    base = [{"kind": "cpu", "peak_bytes": 16 * 2**20}] * 2
+    head = [{"kind": "cpu", "peak_bytes": 80 * 2**20}] * 2
+    change = measures.memory_change(base, head, 0.05, min_pairs=4)
+    assert change["exact"] and change["verdict"] == "regression" and change["ratio"] == 5.0
+    # one pair proves nothing about exactness; two that differ are not exact either
+    assert measures.memory_change(base[:1], head[:1], 0.05, min_pairs=4)["verdict"] == "inconclusive"
+    wobbly = [head[0], {"kind": "cpu", "peak_bytes": 81 * 2**20}]
+    assert measures.memory_change(base, wobbly, 0.05, min_pairs=4)["verdict"] == "inconclusive"
+    # the rounds' bound, which held the second measure back, is lifted once a change is seen
+    assert not measures.memory_due(1, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=1.0)
+    assert measures.memory_due(1, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=1.0, change_seen=True)
+    assert not measures.memory_due(2, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=2.0, change_seen=True)
+    # the budget's share still holds
+    assert not measures.memory_due(1, 0.05, 5.0, "cpu", rounds_s=0.5, spent_s=1.0, change_seen=True)

@@ -344,8 +344,12 @@ class ProcessPairs:
         # what its rounds took so far bounds the measure too (a benchmark new on head has none; a
         # first pair whose rounds were dropped by renumber still took them)
         rounds_s = state.timing_seconds if state.windows or state.dropped_rounds else math.inf
+        change = measures.memory_change(state.sides["base"].memory, state.sides["head"].memory,
+                                        self.cfg.memory_threshold) if len(state.sides) == 2 else None
+        seen = change is not None and change["verdict"] in ("inconclusive", "regression", "improvement") \
+            and abs(change["ratio"] - 1.0) > self.cfg.memory_threshold
         memory = measures.memory_due(state.memory_pairs, per_call, left, self.device, rounds_s,
-                                     spent_s=state.memory_seconds, sides=len(sides))
+                                     spent_s=state.memory_seconds, sides=len(sides), change_seen=seen)
         state.memory_pairs += int(memory)
         for side in sides:
             own = state.sides[side]
