@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from ..results import change_of
+from ..results import CHANGED, change_of, memory_verdict_of
 from . import escape as esc
 from .measures import memory_cell
 from .units import fmt_pct, fmt_quantity, plural, short_sha
 from .view import TABLE_NOTE, change_text, doctor_warning, interval_text, value_text, view
 
 
+#: Rows of changed or failed benchmarks the terminal lists; the rest are counted and named in
+#: report.md (a 1,000-benchmark suite printed 1,000 rows; issue 47 asks for 60 lines at most).
+TERMINAL_ROWS = 15
+#: Below this width, or where the table would not fit whole, the columns are stacked, two lines a
+#: benchmark, so that no benchmark name wraps and no verdict is cut (80 columns: a CI log's width).
+TABLE_MIN_WIDTH = 100
+#: Failures and hints the terminal quotes (one line each); report.md has them all.
+TERMINAL_QUOTES = 5
+
+_STYLES = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
+
+
 def render_terminal(results: dict, width: int = 120) -> str:
-    """The results as a rich table rendered to plain text (no colour codes)."""
+    """The results as the terminal shows them, ``width`` columns, plain text (no colour codes)."""
     import io
 
     from rich.console import Console
@@ -22,9 +34,10 @@ def render_terminal(results: dict, width: int = 120) -> str:
 
 
 def print_table(results: dict, console) -> None:
-    """Print the verdict table (benchmark, base, head, change with CI, verdict) on a rich console."""
-    from rich.table import Table
-
+    """Print a compare the way report.md opens (the gate's sentence, base and head, the changed
+    or failed benchmarks, the rest counted, then why and what failed, one line each), at most
+    about 60 lines whatever the suite; a table at :data:`TABLE_MIN_WIDTH` columns or more,
+    stacked lines below it. A single-revision result: :func:`print_run_table`."""
     warning = doctor_warning((results.get("environment") or {}).get("doctor"))
     if results.get("base") is None:
         print_run_table(results, console)
@@ -32,49 +45,92 @@ def print_table(results: dict, console) -> None:
             console.print(f"warning: {esc.term(warning, markup=False)}", markup=False, highlight=False)
         return
     ctx = view(results)
-    base, head = results.get("base") or {}, results.get("head") or {}
-    title = f"perfgate: {ctx['headline']}"
     t = esc.term
-    caption = (f"base {t(base.get('ref'))} ({t(short_sha(base.get('sha')))}) → head {t(head.get('ref'))} "
-               f"({t(short_sha(head.get('sha')))}); change = head/base − 1, {ctx['ci_pct']} CI; threshold "
-               f"±{fmt_pct(ctx['settings'].get('threshold'))}{ctx['eq_note']}; {TABLE_NOTE}")
+    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731  (wrapped at words)
+    base, head, env = results.get("base") or {}, results.get("head") or {}, ctx["env"]
+    console.print(f"[bold]perfgate: {t(ctx['gate'])}[/]", highlight=False)
+    say(f"base {_revision(base)} → head {_revision(head)} · {t(env.get('device'), markup=False)}"
+        + (f" · torch {t(env.get('torch'), markup=False)}" if env.get("torch") else ""))
+    if warning:
+        say(f"warning: {t(warning, markup=False)}")
+    everything = len(ctx["news"]) + len(ctx["rest"]) <= TERMINAL_ROWS
+    shown = ctx["news"] + ctx["rest"] if everything else ctx["news"][:TERMINAL_ROWS]
+    table = _table(ctx, shown) if shown and console.width >= TABLE_MIN_WIDTH else None
+    if table is not None and table.__rich_measure__(console, console.options).maximum <= console.width:
+        console.print(table)
+    elif shown:
+        _stacked(ctx, shown, console)
+    more = 0 if everything else len(ctx["news"]) - len(shown)
+    if more:
+        say(f"… and {more} more changed or failed: report.md lists them")
+    if ctx["rest_counts"] and not everything:
+        undecided = any(change_of(b).get("verdict") == "inconclusive" for b in ctx["rest"])
+        say(f"{ctx['rest_counts']}: report.md lists them" + (
+            "; undecided: a larger --max-time, or fewer benchmarks (--filter), gives each more process pairs"
+            if undecided else ""))
+    for b in ctx["failed"][:TERMINAL_QUOTES]:
+        for side in ("base", "head"):
+            err = ((b.get(side) or {}).get("error") or "").strip().splitlines()
+            if err:
+                console.print(f"[red]{t(b['name'])} failed on {side}:[/] {t(err[-1])}", highlight=False)
+    quoted = [(b, (b.get("hints") or [])[0]) for b in ctx["changed"] if b.get("hints")]
+    for b, h in quoted[:TERMINAL_QUOTES]:
+        console.print(f"why {t(b['name'])}: \\[{t(h['kind'])}] {t(h['summary'])}", highlight=False)
+    noted = [b for b in shown if ctx["notes"].get(b["name"])]
+    for b in noted[:TERMINAL_QUOTES]:
+        say(f"  {t(b['name'], markup=False)}: {t(ctx['notes'][b['name']], markup=False)}")
+    if len(noted) > TERMINAL_QUOTES:
+        say(f"  … and the notes of {len(noted) - TERMINAL_QUOTES} more: report.md")
+    fail = ctx["settings"].get("fail_threshold")
+    say(f"change = head/base − 1, {ctx['ci_pct']} CI; threshold ±{fmt_pct(ctx['settings'].get('threshold'))}"
+        f"{ctx['eq_note']}; {TABLE_NOTE}" + (f"; the gate fails beyond {fmt_pct(fail)}" if fail is not None else ""))
     if ctx["conditions"]:
-        caption += f"\n{t(ctx['conditions'])}"
-    table = Table(title=title, caption=caption)
-    table.add_column("benchmark", overflow="fold")
-    table.add_column("base", justify="right")
-    table.add_column("head", justify="right")
-    table.add_column("change", justify="right")
-    table.add_column("CI", justify="right")
-    table.add_column("verdict")
+        say(t(ctx["conditions"], markup=False))
+
+
+def _revision(side: dict) -> str:
+    """``main (1a2b3c4d5e6f)``, or the short SHA alone where the ref is the SHA."""
+    ref, sha = str(side.get("ref") or ""), str(side.get("sha") or "")
+    short = esc.term(short_sha(sha), markup=False)
+    return short if not ref or sha.startswith(ref) else f"{esc.term(ref, markup=False)} ({short})"
+
+
+def _verdict(v: str) -> str:
+    return f"[{_STYLES[v]}]{v}[/]" if v in _STYLES else v
+
+
+def _table(ctx: dict, benches: list[dict]):
+    """``benches`` as a rich table (for a terminal wide enough for all of it)."""
+    from rich.table import Table
+
+    t = esc.term
+    table = Table()
+    table.add_column("benchmark", no_wrap=True)
+    for name in ("base", "head", "change", "CI"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
     if ctx["memory"]:
-        table.add_column("peak memory", justify="right")
-    styles = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
-    for b in ctx["benches"]:
-        v = change_of(b).get("verdict", "")
+        table.add_column("peak memory", justify="right", no_wrap=True)
+    for b in benches:
         row = [t(b["name"]), t(value_text(b, "base")), t(value_text(b, "head")), t(change_text(b)),
-               t(interval_text(b)), f"[{styles.get(v, '')}]{v}[/]" if v in styles else v]
+               t(interval_text(b)), _verdict(change_of(b).get("verdict", ""))]
         if ctx["memory"]:
             row.append(t(memory_cell(b)))
         table.add_row(*row)
-    console.print(table)
-    if warning:
-        console.print(f"warning: {esc.term(warning, markup=False)}", markup=False, highlight=False)
-    if ctx["budget_note"]:
-        console.print(t(ctx["budget_note"], markup=False), markup=False, highlight=False)
-    for b in ctx["benches"]:
-        note = ctx["notes"].get(b["name"])
-        if note:
-            console.print(f"  {t(b['name'], markup=False)}: {t(note, markup=False)}", markup=False, highlight=False)
-    for b in ctx["failed"]:
-        for side in ("base", "head"):
-            err = (b.get(side) or {}).get("error")
-            if err:
-                console.print(f"[red]{t(b['name'])} failed on {side}:[/]")
-                console.print("  " + "\n  ".join(t(err, markup=False).splitlines()[-4:]), markup=False, highlight=False)
-    for b in ctx["changed"]:
-        for h in (b.get("hints") or [])[:3]:
-            console.print(f"  {t(b['name'])}: \\[{t(h['kind'])}] {t(h['summary'])}", highlight=False)
+    return table
+
+
+def _stacked(ctx: dict, benches: list[dict], console) -> None:
+    """``benches`` two lines each (a narrow terminal): the verdict, change, interval and times,
+    then the name on its own line — never wrapped into a column, never a verdict cut."""
+    t = esc.term
+    for b in benches:
+        v = change_of(b).get("verdict", "")
+        memory = f"  memory {t(memory_cell(b))}" if memory_verdict_of(b) in CHANGED else ""
+        console.print(f"{_verdict(v):<12} {t(change_text(b)):>9} {t(interval_text(b))}  "
+                      f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}{memory}", highlight=False,
+                      soft_wrap=True)
+        console.print(f"  {t(b['name'], markup=False)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def print_run_table(results: dict, console) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
-from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
-                       verdict_of)
+from ..results import (CHANGED, REPORT_ORDER, broken_by_head, change_of, gate_failures, is_memory_valued,
+                       memory_verdict_of, verdict_of)
 from .measures import compile_sentence, has_memory, memory_note
 from .notes import verdict_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
-from .units import fmt_change, fmt_interval, fmt_quantity, fmt_time, fmt_value_change, is_number
+from .units import fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, fmt_value_change, is_number
 
 #: Position of each verdict when reports list benchmarks (runner.results.REPORT_ORDER).
 VERDICT_RANK = {v: i for i, v in enumerate(REPORT_ORDER)}
@@ -116,6 +116,67 @@ def headline(summary: dict | None, benchmarks: list | None = None) -> str:
     return ", ".join(parts) or "no benchmarks"
 
 
+#: Rows of changed or failed benchmarks the comment shows before its first collapsed block, so
+#: that its first screen stays within 15 lines whatever the suite (issue 47); the rest are one
+#: click away.
+FIRST_SCREEN_ROWS = 6
+
+
+def _counted(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def gate_sentence(results: dict) -> str:
+    """The report's first line: what changed and the gate's decision, in one sentence (pure).
+
+    ``"2 regressions beyond 5 %, 1 benchmark broken by head: gate fails"``; ``"no change beyond
+    ±2 %: gate passes"``; ``"1 improvement, 1 regression within the 5 % the gate allows: gate
+    passes"``; then what is undecided, failed on both sides, new or removed, in parentheses. The
+    gate is :func:`runner.results.gate_failures` with the document's ``fail_threshold`` and
+    ``fail_on_memory_regression``: what ``--fail-on-regression`` and the App's check run fail on."""
+    settings = results.get("settings") or {}
+    fail = settings.get("fail_threshold") if is_number(settings.get("fail_threshold")) else 0.05
+    on_memory = settings.get("fail_on_memory_regression") is True
+    failing = gate_failures(results, fail, on_memory)
+    broken = {id(b) for b in broken_by_head(results)}
+    benches = [b for b in results.get("benchmarks") or [] if isinstance(b, dict)]
+    verdicts = [verdict_of(b) for b in benches]
+    parts = []
+    n_broken = sum(1 for b in failing if id(b) in broken)
+    n_slower = len(failing) - n_broken
+    if n_slower:
+        parts.append(_counted(n_slower, "regression") + f" beyond {fmt_pct(fail)}"
+                     + (" or in memory" if on_memory and memory_verdict_of_any(benches) else ""))
+    if n_broken:
+        parts.append(_counted(n_broken, "benchmark") + " broken by head")
+    if not failing:
+        if verdicts.count("improvement"):
+            parts.append(_counted(verdicts.count("improvement"), "improvement"))
+        if verdicts.count("regression"):
+            parts.append(_counted(verdicts.count("regression"), "regression")
+                         + f" within the {fmt_pct(fail)} the gate allows")
+        memory = sum(1 for b in benches if memory_verdict_of(b) in CHANGED)
+        if memory:
+            parts.append(_counted(memory, "memory change"))
+    if not parts:
+        threshold = settings.get("threshold")
+        parts.append(f"no change beyond ±{fmt_pct(threshold)}" if is_number(threshold) else "no change")
+    others = [f"{verdicts.count('inconclusive')} undecided" if verdicts.count("inconclusive") else "",
+              f"{verdicts.count('failed') - n_broken} failed" if verdicts.count("failed") > n_broken else "",
+              f"{verdicts.count('new')} new" if verdicts.count("new") else "",
+              f"{verdicts.count('removed')} removed" if verdicts.count("removed") else ""]
+    others = [o for o in others if o]
+    decision = "gate fails" if failing else "gate passes"
+    total = f" of {len(benches)}" if others else ""
+    return (", ".join(parts) + f": {decision}" + (f" ({', '.join(others)}{total})" if others else "")
+            if benches else "no benchmarks")
+
+
+def memory_verdict_of_any(benches: list[dict]) -> bool:
+    """Whether any of ``benches`` has a memory regression."""
+    return any(memory_verdict_of(b) == "regression" for b in benches)
+
+
 def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
     """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, then its
     memory verdict when that is a change (:func:`runner.report.measures.memory_note`) and what
@@ -176,8 +237,16 @@ def view(results: dict) -> dict:
     notes = {b["name"]: note for b in benches if (note := bench_note(b, settings, compared))}
     sweep_lines, sweep_more = summary_lines(results.get("benchmarks", []))
     drawn = [s for s in sweeps(results.get("benchmarks", [])) if any(p.change is not None for p in s.points)]
+    news = [b for b in benches if verdict_of(b) in ("regression", "failed", "improvement", "new", "removed")
+            or memory_verdict_of(b) in CHANGED]
+    rest = [b for b in benches if all(b is not n for n in news)]
     return {"r": results, "benches": benches, "changed": [b for b in benches if verdict_of(b) in CHANGED],
             "failed": [b for b in benches if verdict_of(b) == "failed"],
+            "news": news, "rest": rest, "first_rows": FIRST_SCREEN_ROWS, "gate": gate_sentence(results),
+            "rest_counts": ", ".join(f"{sum(1 for b in rest if verdict_of(b) == v)} "
+                                     f"{'undecided' if v == 'inconclusive' else v}"
+                                     for v in ("unchanged", "inconclusive")
+                                     if any(verdict_of(b) == v for b in rest)),
             "headline": headline(results.get("summary"), results.get("benchmarks")), "settings": settings,
             "memory": has_memory(benches),
             "env": env, "doctor_warning": doctor_warning(env.get("doctor")),

@@ -148,7 +148,7 @@ def env():
 def test_markdown_section(env):
     view = intent_vs_impact(FUSION, [bench("bench_x", "regression", [("register_pressure", 0.9)])])
     text = env.get_template("_intent.md.j2").render(intent_view=view)
-    assert "### Intent vs impact" in text
+    assert "<summary>Intent vs impact: " in text
     assert view["headline"] in text
     assert "**confirmed** on bench_x" in text
     assert "nothing in the profiles shows it" in text

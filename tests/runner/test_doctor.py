@@ -256,7 +256,7 @@ def test_the_record_is_schema_valid_and_the_report_warns_on_a_failed_check():
     doc = _doc_with(record)
     assert validation_errors(doc) == []
     md, html, term = (report.render(doc, fmt) for fmt in ("md", "html", "term"))
-    assert "> [!WARNING]\n> perfgate doctor: 1 check(s) failed on this runner (GPU 0 (NVIDIA H100 80GB HBM3): " in md
+    assert "> **Warning:** perfgate doctor: 1 check(s) failed on this runner (GPU 0 (NVIDIA H100 80GB HBM3): " in md
     assert "| runner checks (perfgate doctor) | 1 failed (gpu_processes) |" in md
     assert report.view.doctor_counts({"failed": [], "warned": ["aslr"]}) == "1 warning (aslr)"
     assert report.view.doctor_counts({"failed": ["a", "b"], "warned": ["c", "d"]}) == "2 failed (a, b); 2 warnings (c, d)"

@@ -91,7 +91,7 @@ def test_the_reports_show_sweeps_and_values_in_their_unit():
                                            "verdict": "regression"}, unit="tokens/s", direction="bigger")
     doc = results_mod.validate(_doc(entries + [decode]))
     markdown = render(doc, "md")
-    assert "**Where it stops paying**" in markdown
+    assert "<summary>Where it stops paying</summary>" in markdown
     assert ("- `softmax (provider=triton)`: head faster for N = 256 (−30 %), slower for N = 16384 (+15 %); "
             "crossover between N = 256 and N = 16384") in markdown
     row = next(line for line in markdown.splitlines() if "`decode`" in line)
