@@ -383,6 +383,19 @@ def _raw_table(root: Path) -> dict | None:
     return {}
 
 
+def working_tree_note(working_tree: str | Path, base: str | Path) -> str | None:
+    """One sentence when the configuration in the working tree (uncommitted, or committed after
+    base) differs from the base revision's, which a compare reads instead: a user who edited
+    perfgate.toml — or broke it — was ignored without a word (issue 47). None when they agree."""
+    changed = head_changes(base, working_tree)
+    if not changed:
+        return None
+    what = "is not valid TOML" if changed == ["*"] else f"sets {', '.join(changed)} differently"
+    return (f"the configuration in the working tree {what} and is not read: a compare reads the base "
+            "revision's, so a pull request cannot change how it is judged (commit it to the base "
+            "branch, or pass --config FILE)")
+
+
 def head_changes(base: str | Path, head: str | Path) -> list[str]:
     """Keys whose value the head revision's configuration sets differently from the base's
     (added, removed or changed; sorted). ``["*"]`` when the head's file is not valid TOML."""

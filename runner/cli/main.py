@@ -79,9 +79,11 @@ def _add_measure_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cold-cache", action="store_true", default=None,
                    help="flush the GPU L2 cache before every timed call (CUDA only)")
     p.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
-                   help="a set-up or sample that takes longer is failed and its worker restarted")
+                   help="a set-up or sample that takes longer (or past its benchmark's share of "
+                        "--max-time) is failed and its worker restarted")
     p.add_argument("--config", metavar="FILE",
-                   help="a perfgate.toml to use instead of the one in the head revision")
+                   help="a perfgate.toml to use instead of the revision's own (compare: the base's, so a "
+                        "pull request cannot change how it is judged; run: the measured revision's)")
     p.add_argument("--out", metavar="DIR", help="output folder (default: .perfgate/<timestamp>)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -94,8 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("compare", help="benchmark base against head, interleaved and paired")
-    p.add_argument("--base", required=True, metavar="REF")
-    p.add_argument("--head", required=True, metavar="REF")
+    p.add_argument("--base", required=True, metavar="REF", help="the revision compared against (its "
+                   "configuration is the one read)")
+    p.add_argument("--head", required=True, metavar="REF", help="the revision under test")
     _add_measure_options(p)
     p.add_argument("--threshold", type=_fraction, metavar="FRACTION", help="practical significance (default 0.02)")
     p.add_argument("--alpha", type=_fraction, metavar="FRACTION", help="family-wise significance level (default 0.05)")
@@ -124,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="runner.cli.compare:main_compare")
 
     p = sub.add_parser("run", help="benchmark one revision (history on the default branch)")
-    p.add_argument("--rev", default="HEAD", metavar="REF")
+    p.add_argument("--rev", default="HEAD", metavar="REF", help="the revision to measure (default: HEAD)")
     p.add_argument("--no-map", dest="code_map", action="store_false", default=True,
                    help="skip the code map's pass (which files each benchmark runs; PR selection reads it)")
     _add_measure_options(p)
@@ -143,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-sample-time", type=_positive_float, metavar="SECONDS",
                    help="shortest duration of one sample; the inner loop count is calibrated to it")
     p.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
-                   help="a set-up or sample that takes longer is failed and its worker restarted")
+                   help="a set-up or sample that takes longer (or past its benchmark's share of "
+                        "--max-time) is failed and its worker restarted")
     p.add_argument("--config", metavar="FILE", help="a perfgate.toml to use instead of the one at --good")
     p.add_argument("--max-compares", type=_positive_int, metavar="N",
                    help="stop after N compares (default 40)")

@@ -158,3 +158,15 @@ def test_an_unknown_key_lists_the_keys_but_not_the_internals():
     assert "threshold" in listed and not any(key in listed for key in config.INTERNALS)
     with pytest.raises(ConfigError, match="unknown key 'deprecated'"):
         config.parse_table({"deprecated": {}}, "perfgate.toml")
+
+
+def test_a_working_tree_configuration_the_compare_does_not_read_is_named(tmp_path):
+    base, tree = tmp_path / "base", tmp_path / "tree"
+    base.mkdir(), tree.mkdir()
+    (base / "perfgate.toml").write_text("threshold = 0.02\n")
+    (tree / "perfgate.toml").write_text("threshold = 0.02\n")
+    assert config.working_tree_note(tree, base) is None
+    (tree / "perfgate.toml").write_text("threshold = 0.05\nmax_time = 60\n")
+    assert "sets max_time, threshold differently and is not read" in config.working_tree_note(tree, base)
+    (tree / "perfgate.toml").write_text("threshold = [\n")
+    assert "is not valid TOML and is not read" in config.working_tree_note(tree, base)
