@@ -76,3 +76,13 @@ def resolve(repo: str | Path, ref: str) -> str:
     if not sha:
         raise GitError(f"unknown ref {ref!r} in {repo} (fetch it, or check the branch/SHA name)")
     return sha
+
+
+def commit_time(repo: str | Path, sha: str) -> str | None:
+    """The committer date of ``sha`` in ``repo``, ISO 8601 with its offset (``%cI``); None where
+    git cannot say. History orders a series by it (commit order), not by when it was measured:
+    a parent measured after its child drew a false slowdown (issue 47)."""
+    try:
+        return git(repo, "show", "-s", "--format=%cI", sha, check=False) or None
+    except GitError:
+        return None

@@ -17,7 +17,8 @@ from runner import results as results_schema
 from .points import Fingerprint, fingerprint_of
 from .series import ChangePoint, Point, Series, prs_merged_between
 from .texts import history_table_markdown, regression_note, series_named
-from .tables import Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result
+from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result,
+                     series_time)
 
 
 # --------------------------------------------------------------------------- reading
@@ -42,7 +43,7 @@ def _pr_dicts(session: Session, repository_id: int) -> list[dict]:
 
 
 def _point(row: BenchmarkPoint, pr_urls: dict[int, str | None]) -> Point:
-    return Point(sha=row.sha, time=row.measured_at, value=row.value, ci_low=row.ci_low,
+    return Point(sha=row.sha, time=row.committed_at or row.measured_at, value=row.value, ci_low=row.ci_low,
                  ci_high=row.ci_high, kind=row.kind, pr_number=row.pr_number,
                  pr_url=pr_urls.get(row.pr_number) if row.pr_number else None,
                  fingerprint=row.environment.key, ratio=row.ratio, verdict=row.verdict,
@@ -80,7 +81,7 @@ def load_series(session: Session, repository: str, benchmark: str | None = None,
         return []
     names = _names(benchmark, benchmarks)
     query = _points_query(repo.id, names, measure).where(BenchmarkPoint.kind == "main")
-    rows = session.scalars(query.order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)).all()
+    rows = session.scalars(query.order_by(series_time(), BenchmarkPoint.id)).all()
     prs = _pr_dicts(session, repo.id)
     pr_urls = {p["number"]: p["url"] for p in prs}
     grouped: dict[tuple[str, int], list[BenchmarkPoint]] = {}
@@ -120,7 +121,7 @@ def _newest_ids(repository_id: int, benchmarks: Sequence[str], *, main: bool):
     within its series (``main``: per benchmark and environment) or per benchmark (PR points),
     with the number of points there."""
     partition = (BenchmarkPoint.benchmark, BenchmarkPoint.environment_id) if main else (BenchmarkPoint.benchmark,)
-    newest_first = (BenchmarkPoint.measured_at.desc(), BenchmarkPoint.id.desc())
+    newest_first = (series_time().desc(), BenchmarkPoint.id.desc())
     return (select(BenchmarkPoint.id,
                    func.row_number().over(partition_by=partition, order_by=newest_first).label("rank"),
                    func.count().over(partition_by=partition).label("points"))
@@ -170,7 +171,7 @@ def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str
         return []
     ranked = _newest_ids(repo.id, benchmarks, main=False)
     rows = session.scalars(_points_query(repo.id, None).join(ranked, ranked.c.id == BenchmarkPoint.id)
-                           .where(ranked.c.rank == 1).order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)).all()
+                           .where(ranked.c.rank == 1).order_by(series_time(), BenchmarkPoint.id)).all()
     pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}
     return [_point(r, pr_urls) for r in rows]
 

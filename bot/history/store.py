@@ -35,7 +35,7 @@ from .points import (Fingerprint, fingerprint_of, is_repository_name, parse_time
                      pull_request_of, result_kind)
 from .reads import get_repository
 from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
-                     Result, utc_now)
+                     Result, series_time, utc_now)
 
 
 # --------------------------------------------------------------------------- writing
@@ -200,6 +200,7 @@ def _add_points(session: Session, doc: dict, result: Result, pr_number: int | No
                                    environment_id=result.environment_id, benchmark=rec.benchmark,
                                    measure=rec.measure, kind=rec.kind, sha=rec.sha,
                                    pr_number=pr_number, measured_at=result.measured_at,
+                                   committed_at=parse_time((doc.get("head") or {}).get("committed_at")),
                                    value=rec.value, ci_low=rec.ci_low, ci_high=rec.ci_high,
                                    ratio=rec.ratio, verdict=rec.verdict))
         outcome.points += 1
@@ -216,7 +217,7 @@ def _series_rows(session: Session, repository_id: int, benchmark: str, environme
                                      BenchmarkPoint.measure == measure,
                                      BenchmarkPoint.environment_id == environment_id,
                                      BenchmarkPoint.kind == "main")
-        .order_by(BenchmarkPoint.measured_at, BenchmarkPoint.id)))
+        .order_by(series_time(), BenchmarkPoint.id)))
 
 
 def refresh_change_points(session: Session, repository_id: int, benchmark: str, environment_id: int, *,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Optional
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..db import Base, utc_now
@@ -132,6 +132,8 @@ class BenchmarkPoint(Base):
     sha: Mapped[Optional[str]] = mapped_column(String(64))
     pr_number: Mapped[Optional[int]] = mapped_column(Integer)
     measured_at: Mapped[_dt.datetime] = mapped_column()
+    #: the measured commit's committer date where the result recorded it (``head.committed_at``)
+    committed_at: Mapped[Optional[_dt.datetime]] = mapped_column(nullable=True)
     value: Mapped[float] = mapped_column()
     ci_low: Mapped[Optional[float]] = mapped_column()
     ci_high: Mapped[Optional[float]] = mapped_column()
@@ -140,6 +142,13 @@ class BenchmarkPoint(Base):
 
     result: Mapped[Result] = relationship()
     environment: Mapped[Environment] = relationship()
+
+
+def series_time():
+    """The order of a history series (an SQL expression): the commit's time where the result
+    recorded it, else when it was measured — commit order, so that a parent measured after its
+    child (a backfill) sits before it and draws no false change (issue 47)."""
+    return func.coalesce(BenchmarkPoint.committed_at, BenchmarkPoint.measured_at)
 
 
 class ChangePointRow(Base):

@@ -18,7 +18,7 @@ from .. import config as config_mod
 from .. import results as results_mod
 from .. import selection
 from ..config import Config
-from ..git import repo_root, resolve
+from ..git import commit_time, repo_root, resolve
 from .timing import benchstate
 from .timing.benchstate import BenchState
 from .timing.entries import benchmark_entry, skipped_apart
@@ -146,8 +146,10 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
     if cfg.deprecated:
         settings["config_deprecated"] = list(cfg.deprecated)
     doc = results_mod.new_results(
-        repository=str(root), base={"ref": req.base, "sha": revs["base"].sha},
-        head={"ref": req.head, "sha": revs["head"].sha}, environment=sides.environment(telemetry),
+        repository=str(root),
+        base={"ref": req.base, "sha": revs["base"].sha, "committed_at": commit_time(root, revs["base"].sha)},
+        head={"ref": req.head, "sha": revs["head"].sha, "committed_at": commit_time(root, revs["head"].sha)},
+        environment=sides.environment(telemetry),
         settings=settings, benchmarks=entries, intent=_intent(req, root, revs),
         **({"selection": selected} if selected is not None else {}),
         **({"code_map": code_map} if code_map is not None else {}))

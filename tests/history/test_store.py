@@ -326,3 +326,22 @@ def test_selection_misses_from_the_stored_rows(db):
     with db.session() as s, s.begin():
         app_store.update_regression(s, "r-bench_loss", status="closed")
     assert _selection_misses(rt, "acme/kernels") == ()
+
+
+def test_a_series_is_in_commit_order_so_a_backfill_draws_no_false_slowdown(db):
+    # issue 47: commits 10..19 measured first (1.0 ms), then their older commits 0..9 backfilled
+    # (1.2 ms: the code was slower before commit 10). In measurement order that read as a slowdown
+    # after commit 19; in commit order it is the improvement commit 10 brought.
+    rng = np.random.default_rng(0)
+    docs = {i: run_doc(i if i >= 10 else 30 + i, {"a": 1.2e-3 if i < 10 else 1e-3}, rng=rng) for i in range(20)}
+    for i, doc in docs.items():
+        doc["head"]["sha"], doc["head"]["committed_at"] = sha(i, "c"), when(i)
+    with db.session() as s, s.begin():
+        for i in list(range(10, 20)) + list(range(10)):
+            history_store.add_result(s, docs[i])
+    with db.session() as s:
+        (series,) = history_reads.load_series(s, "acme/kernels")
+        assert [p.sha for p in series.points] == [sha(i, "c") for i in range(20)]
+        (cp,) = series.change_points
+        assert cp.sha == sha(10, "c") and cp.ratio < 1
+        assert series.points[0].time == parse_time(when(0))
