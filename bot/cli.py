@@ -51,16 +51,27 @@ def _serve_setup(args: argparse.Namespace, settings) -> int:
     manifest, :mod:`bot.web.setup`) until the user restarts with the credentials it stored.
     Prints the one-time setup link; only the browser that opens it may register the App.
 
+    Without ``PERFGATE_PUBLIC_URL``, or with an ``http://`` loopback one (as the README allows
+    for trying it locally), it serves the pages only and says how to register.
+
     Raises:
-        UserError: ``PERFGATE_PUBLIC_URL`` is not set to an https address (the manifest's
-            addresses come from it, never from a request).
+        UserError: ``PERFGATE_PUBLIC_URL`` is not an https address (the manifest's addresses come
+            from it, never from a request).
     """
     from . import create_app
+    from .settings import is_loopback_url
     from .web.setup import init_setup
 
-    if not settings.public_url:
-        raise UserError("perfgate serve without App credentials registers the App: set PERFGATE_PUBLIC_URL to the "
-                        "https:// address where GitHub reaches this server")
+    if not settings.public_url or is_loopback_url(settings.public_url):
+        # Trying it on one's own machine: the pages and the history, no App to register (GitHub
+        # delivers webhooks to a public https address only).
+        _logging()
+        app = create_app(settings)
+        print(f"perfgate: serving the pages at http://{args.host}:{args.port}/ (no GitHub App: to register one, "
+              "set PERFGATE_PUBLIC_URL to the https:// address where GitHub reaches this server)",
+              file=sys.stderr, flush=True)
+        app.run(host=args.host, port=args.port, threaded=True)
+        return 0
     _logging()
     app = create_app(settings)
     token = init_setup(app, home=settings.home, public_url=settings.public_url, github_url=settings.github_url,

@@ -15,6 +15,7 @@ from flask import Blueprint, abort, current_app, jsonify, render_template
 from markupsafe import Markup
 
 from ..app.store import store as app_store
+from ..history import reads as history_reads
 from . import paging, signin
 
 pages = Blueprint("app_pages", __name__)
@@ -30,12 +31,16 @@ def index():
     with _db().session() as session:
         installations = app_store.installations(session)
         runs, more = page.cut(app_store.recent_runs(session, offset=page.offset, limit=page.limit + 1))
-    readable = {name: signin.allowed(name) for name in {r.repository for r in runs}}
+        stored = history_reads.list_repositories(session)
+    settings = current_app.extensions["perfgate"]["settings"]
+    readable = {name: signin.allowed(name) for name in {r.repository for r in runs} | set(stored)}
     # Which accounts installed the App is theirs to tell: listed only where everything is open.
-    shown = installations if current_app.extensions["perfgate"]["settings"].read_access == "all" else []
+    shown = installations if settings.read_access == "all" else []
     return render_template("app/index.html", installations=shown, runs=[r for r in runs if readable[r.repository]],
-                           pages=paging.links(page, more), viewer=signin.viewer(),
-                           oauth=current_app.extensions["perfgate"]["settings"].oauth)
+                           pages=paging.links(page, more), viewer=signin.viewer(), oauth=settings.oauth,
+                           repositories=[name for name in stored if readable[name]],
+                           read_access=settings.read_access, has_app=settings.has_app,
+                           setup="app_setup" in current_app.blueprints)
 
 
 def _run_json(run) -> dict:

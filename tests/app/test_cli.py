@@ -166,11 +166,41 @@ def test_perfgate_serve_without_credentials_serves_the_app_registration(tmp_path
         proc.wait(timeout=10)
 
 
-def test_perfgate_serve_without_credentials_needs_the_public_url(clean_env, capsys):
-    clean_env.delenv("PERFGATE_PUBLIC_URL", raising=False)
-    assert main(["serve"]) == 2
-    err = capsys.readouterr().err
-    assert "PERFGATE_PUBLIC_URL" in err and "Traceback" not in err
+@pytest.mark.parametrize("public_url", [None, "http://127.0.0.1:{port}"])
+def test_perfgate_serve_tried_locally_serves_the_pages_and_says_how_to_register(tmp_path, public_url):
+    """Issue 47: with no PERFGATE_PUBLIC_URL, or the http loopback address the README allows,
+    ``perfgate serve`` served nothing (a manifest needs https); now it serves the pages and the
+    history, and its front page says how to register an App."""
+    port = free_port()
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GITHUB_", "HUEY_", "REDIS_", "DATABASE_", "PERFGATE_"))}
+    env.update(PERFGATE_HOME=str(tmp_path), PYTHONPATH=str(root), PERFGATE_LOG_LEVEL="WARNING")
+    if public_url:
+        env["PERFGATE_PUBLIC_URL"] = public_url.format(port=port)
+    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "serve", "--port", str(port)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        printed = proc.stdout.readline()
+        while b"serving the pages" not in printed:
+            line = proc.stdout.readline()
+            assert line, printed.decode(errors="replace")
+            printed += line
+        assert b"PERFGATE_PUBLIC_URL" in printed and b"Traceback" not in printed
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
+                    page = response.read().decode()
+                    break
+            except (urllib.error.URLError, TimeoutError, ConnectionError):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert "No GitHub App yet" in page and "<h2>History</h2>" in page
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def test_perfgate_sweep_queues_lost_work_for_the_running_consumers(app_env, tmp_path, fake_github, monkeypatch, capsys):

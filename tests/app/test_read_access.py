@@ -61,6 +61,9 @@ def test_by_default_only_public_repositories_are_shown(app, client, gh):
         assert client.get(path).status_code == 404, path
     index = client.get("/").get_data(as_text=True)
     assert runs[P.REPO][:10] in index and SECRET_REPO not in index and runs[SECRET_REPO][:10] not in index
+    # the front page lists no hidden history, and says why history can be hidden (issue 47)
+    assert "acme/unknown" not in index and "acme/kernels" not in index
+    assert "PERFGATE_READ_ACCESS=all" in index
 
 
 def test_privatized_and_publicized_events_update_what_is_shown(app, client, gh):
@@ -172,4 +175,5 @@ def test_read_access_settings_are_checked_at_start(app_env):
 
         history_store.get_or_create_repository(s, "acme/unknown")
     assert everything.test_client().get("/api/acme/unknown").status_code == 200
+    assert '<a href="/acme/unknown">acme/unknown</a>' in everything.test_client().get("/").get_data(as_text=True)
     everything.extensions["perfgate"]["db"].dispose()
