@@ -229,6 +229,16 @@ def test_no_regression_between_good_and_bad_is_said_so(tmp_path):
     assert len(comparer.calls) == 1
 
 
+def test_an_improvement_the_first_compare_measured_is_said_not_dropped(tmp_path):
+    # issue 47: asked for a slowdown, the bisect measured a speed-up and said nothing of it
+    history = make_history(tmp_path / "repo", [1e-3] * 3 + [0.7e-3] * 3)
+    doc, comparer = _bisect(history, tmp_path)
+    section = doc["bisect"]
+    assert section["status"] == "no-regression" and len(comparer.calls) == 1
+    faster = [n for n in section["notes"] if n.startswith("faster at bad than at good: ")]
+    assert len(faster) == 1 and "-30" in faster[0]
+
+
 def test_the_range_is_the_first_parent_line(tmp_path):
     root = tmp_path / "repo"
     history = make_history(root, [1e-3] * 3)

@@ -222,6 +222,14 @@ def bisect(req: BisectRequest, comparer: Comparer | None = None, progress=None,
     if choice is None:
         entry["outcome"] = "no-regression"
         section["notes"].append("no benchmark is slower at bad than at good by an interval that misses no change")
+        # what the first compare did find is news too: a bisect asked for a slowdown and measured
+        # a speed-up said nothing of it (issue 47)
+        faster = [(str(b.get("name")), level) for b in entries
+                  if (level := Level.of(results_mod.change_of(b))) is not None and level.high < 1.0]
+        for name, level in sorted(faster, key=lambda f: f[1].ratio)[:5]:
+            section["notes"].append(f"faster at bad than at good: {name} {_pct(level)}")
+        if len(faster) > 5:
+            section["notes"].append(f"and {len(faster) - 5} more benchmark(s) faster at bad")
         return _finish(req, first, section, ledger)
 
     name, target = choice
@@ -272,7 +280,7 @@ class _Search:
         outcome = search.record(index, level, problem)
         row.update(outcome=outcome, problem=problem if level is None else None,
                    process_pairs=change.get("process_pairs"), **(level.as_dict() if level else {}))
-        self.say(f"bisect: {commit.sha[:12]} {commit.subject[:60]!r}: "
+        self.say(f"bisect: {commit.sha[:12]} “{commit.subject[:60]}”: "
                  + (f"{_pct(level)} → {outcome}" if level else f"skipped ({problem})"))
         return outcome
 
