@@ -38,12 +38,8 @@ def suite_names() -> tuple[str, ...]:
 
 #: The values of the key ``device`` (and of ``--device`` and the Action's input ``device``).
 DEVICES = ("auto", "cpu", "cuda")
-#: Host allocator presets of the workers (key ``allocator``; runner.pipeline.machine.conditions
-#: applies them). ``fresh`` by default: glibc's thresholds fixed at their start-up values, so no
-#: process's history decides which temporaries are page-faulted (with ``system`` a docs-only
-#: kornia commit's benchmarks read 0.7-2.0x by memory layout; evaluation/RESULTS_identical_code.md).
-#: Not ``steady``: it keeps freed blocks on the heap, so PRs that drop a large per-call temporary
-#: read smaller or backwards (torchmetrics #1493: −41 % against ×0.12; RESULTS_real_prs.md).
+#: Host allocator presets of the workers (key ``allocator``; why ``fresh`` is the default and
+#: what each costs: runner.pipeline.machine.conditions.GLIBC_FRESH and GLIBC_STEADY).
 ALLOCATORS = ("fresh", "system", "steady", "jemalloc", "tcmalloc")
 
 #: Keys that are internals now, constants where their concept lives: deprecated, still read and
@@ -384,11 +380,9 @@ def _raw_table(root: Path) -> dict | None:
 
 
 def working_tree_note(working_tree: str | Path, base: str | Path) -> str | None:
-    """One sentence when the configuration in the working tree (uncommitted, or committed after
-    base) differs from the base revision's, which a compare reads instead: a user who edited
-    perfgate.toml — or broke it — was ignored without a word (issue 47). None when they agree."""
-    changed = head_changes(base, working_tree)
-    if not changed:
+    """A sentence when the working tree's configuration differs from the base revision's, which a
+    compare reads instead (an edited or broken perfgate.toml was ignored without a word)."""
+    if not (changed := head_changes(base, working_tree)):
         return None
     what = "is not valid TOML" if changed == ["*"] else f"sets {', '.join(changed)} differently"
     return (f"the configuration in the working tree {what} and is not read: a compare reads the base "

@@ -28,7 +28,7 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.sandbox", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.formats", "runner.measures", "runner.selection",
+                 "runner.sandbox", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.gate", "runner.formats", "runner.measures", "runner.selection",
                  "runner.protocol")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
@@ -49,8 +49,9 @@ RUNNER_WINGS = {
 #: What the App and the Action may take from the engine: the data model, its rendering, the
 #: configuration (and its values read from text), the errors, the environment and sandbox of
 #: processes that run the target's code (and the laundering of what leaves the sandbox), the JSON
-#: other benchmark tools print (history imports), and the one runner of git (the Action's).
-RUNNER_FACE = ("runner.results", "runner.report", "runner.config", "runner.config_values",
+#: other benchmark tools print (history imports), the one runner of git (the Action's), and the
+#: gate (what fails a check run).
+RUNNER_FACE = ("runner.results", "runner.gate", "runner.report", "runner.config", "runner.config_values",
                "runner.errors", "runner.child_env", "runner.sandbox", "runner.launder",
                "runner.formats", "runner.selection", "runner.git")
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .. import config as config_mod
+from .. import gate
 from .. import results as results_mod
 from ..errors import EXIT_REGRESSION, UserError
 from ..report.escape import term
@@ -116,8 +117,8 @@ def main_compare(args) -> int:
     if args.fail_on_regression:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
         on_memory = bool(doc["settings"].get("fail_on_memory_regression"))
-        tripped = results_mod.gate_failures(doc, fail_threshold, on_memory)
-        broken = {id(b) for b in results_mod.broken_by_head(doc)}
+        tripped = gate.gate_failures(doc, fail_threshold, on_memory)
+        broken = {id(b) for b in gate.broken_by_head(doc)}
         slower = [b["name"] for b in tripped if id(b) not in broken]
         if slower:
             what = f"regression beyond {fail_threshold:.0%}" + (" or memory regression" if on_memory else "")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
-from ..results import (CHANGED, REPORT_ORDER, broken_by_head, change_of, gate_failures, is_memory_valued,
-                       memory_verdict_of, verdict_of)
+from ..gate import broken_by_head, gate_failures
+from ..results import CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of, verdict_of
 from .measures import compile_sentence, has_memory, memory_note
 from .notes import verdict_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
@@ -132,7 +132,7 @@ def gate_sentence(results: dict) -> str:
     ``"2 regressions beyond 5 %, 1 benchmark broken by head: gate fails"``; ``"no change beyond
     ±2 %: gate passes"``; ``"1 improvement, 1 regression within the 5 % the gate allows: gate
     passes"``; then what is undecided, failed on both sides, new or removed, in parentheses. The
-    gate is :func:`runner.results.gate_failures` with the document's ``fail_threshold`` and
+    gate is :func:`runner.gate.gate_failures` with the document's ``fail_threshold`` and
     ``fail_on_memory_regression``: what ``--fail-on-regression`` and the App's check run fail on."""
     settings = results.get("settings") or {}
     fail = settings.get("fail_threshold") if is_number(settings.get("fail_threshold")) else 0.05

@@ -13,6 +13,7 @@ import pytest
 
 from bot.history.points import points_of
 from runner import measures
+from runner import gate
 from runner import results as results_mod
 from runner.conventions import asv as asv_suite
 from runner.conventions.asv_names import TRACK_UNIT, self_measured_fields, track_value
@@ -118,9 +119,9 @@ def test_a_memory_valued_entry_carries_its_memory_verdict_and_records():
                                   environment={}, settings={}, benchmarks=[out])
     assert [e for e in results_mod.validation_errors(doc) if e.startswith("benchmarks")] == []
     # gated by fail_on_memory_regression only, not by the time gate
-    assert results_mod.regressions_beyond(doc, 0.0) == []
-    assert results_mod.memory_regressions(doc) == [out]
-    assert results_mod.gate_failures(doc, 0.0, False) == [] and results_mod.gate_failures(doc, 0.0, True) == [out]
+    assert gate.regressions_beyond(doc, 0.0) == []
+    assert gate.memory_regressions(doc) == [out]
+    assert gate.gate_failures(doc, 0.0, False) == [] and gate.gate_failures(doc, 0.0, True) == [out]
     # the history keeps it as a memory point only
     assert [(p.measure, p.value) for p in points_of(doc)] == [("memory", 4000.0)]
     assert change_text(out) == "2× larger" and interval_text(out) == "[2×, 2×] larger"
@@ -218,7 +219,7 @@ def test_compare_finds_each_kinds_change(tmp_path):
         assert bench["unit"] == "items" and bench["change"]["verdict"] == "regression"
         assert bench["change"]["ratio"] == pytest.approx(2.0)
     assert by_name["kinds.Track.track_items(3)"]["head"]["median"] == 60.0
-    assert [b["name"] for b in results_mod.memory_regressions(doc)] == ["kinds.peakmem_list", "kinds.MemSuite.mem_list"]
+    assert [b["name"] for b in gate.memory_regressions(doc)] == ["kinds.peakmem_list", "kinds.MemSuite.mem_list"]
     report = (out / "report.md").read_text()
     assert "60 items" in report and "4.1 KiB" in report and "× slower" not in report
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from runner import measures, report
+from runner import gate
 from runner import results as results_mod
 from runner.config import ConfigError, parse_table
 from runner.worker import measures as worker_measures
@@ -275,8 +276,8 @@ def test_a_memory_regression_fails_the_gate_only_where_the_configuration_says_so
     from bot.app.core import ingest
 
     doc = results_mod.validate(_doc("regression"))
-    assert results_mod.gate_failures(doc, 0.05, fail_on_memory=False) == []
-    assert [b["name"] for b in results_mod.gate_failures(doc, 0.05, fail_on_memory=True)] == ["bench_m"]
+    assert gate.gate_failures(doc, 0.05, fail_on_memory=False) == []
+    assert [b["name"] for b in gate.gate_failures(doc, 0.05, fail_on_memory=True)] == ["bench_m"]
     assert ingest.conclusion(doc, 0.05) == "success"
     assert ingest.conclusion(doc, 0.05, fail_on_memory=True) == "failure"
     assert ingest.conclusion(doc, 0.05, ["bench_m"], fail_on_memory=True) == "success"  # /perf accept covers it
@@ -453,3 +454,17 @@ def test_an_exact_memory_change_is_decided_by_two_pairs_and_a_large_one_earns_it
     assert not measures.memory_due(2, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=2.0, change_seen=True)
     # the budget's share still holds
     assert not measures.memory_due(1, 0.05, 5.0, "cpu", rounds_s=0.5, spent_s=1.0, change_seen=True)
+
+
+def test_a_memory_change_under_the_floor_is_said_not_silent():
+    # issue 47: +200 % of a 10 KiB call is under the 64 KiB floor: no verdict, but a word
+    from runner.report.measures import memory_note
+
+    change = measures.memory_change([{"kind": "cpu", "peak_bytes": 10 * 1024}] * 3,
+                                    [{"kind": "cpu", "peak_bytes": 30 * 1024}] * 3, 0.05)
+    assert change["verdict"] == "unchanged"
+    note = memory_note({"name": "b", "change": {"verdict": "unchanged", "memory": change}})
+    assert "3× larger" in note and "under the 64" in note
+    same = measures.memory_change([{"kind": "cpu", "peak_bytes": 10 * 1024}] * 3,
+                                  [{"kind": "cpu", "peak_bytes": 10 * 1024}] * 3, 0.05)
+    assert memory_note({"name": "b", "change": {"verdict": "unchanged", "memory": same}}) is None

@@ -3,7 +3,7 @@ wrote them, leave out what is absent, and read a benchmark's change whether it h
 
 from __future__ import annotations
 
-from runner import results
+from runner import gate, results
 
 
 def test_the_constructors_write_the_keys_in_the_order_they_always_did():
@@ -58,5 +58,5 @@ def test_a_benchmark_the_head_broke_fails_the_gate_and_one_broken_on_both_sides_
                results.failed_file("bench_y.py", "ImportError: y")]
     doc = results.new_results(repository="r", base={"ref": "b", "sha": "b" * 40}, head={"ref": "h", "sha": "h" * 40},
                               environment={}, settings={}, benchmarks=entries)
-    assert [e["name"] for e in results.broken_by_head(doc)] == ["broken_by_head"]
-    assert [e["name"] for e in results.gate_failures(doc, 0.05, False)] == ["broken_by_head"]
+    assert [e["name"] for e in gate.broken_by_head(doc)] == ["broken_by_head"]
+    assert [e["name"] for e in gate.gate_failures(doc, 0.05, False)] == ["broken_by_head"]

@@ -20,6 +20,7 @@ import zipfile
 from typing import Iterable, Sequence
 
 from runner import report
+from runner import gate
 from runner import results as results_schema
 from runner.errors import ResultsError, UserError
 from runner.report import view as report_view
@@ -245,7 +246,7 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
     (``inconclusive``) or broken (``failed``); ``success`` otherwise (accepted regressions included).
     """
     accepted = set(accepted)
-    failing = results_schema.gate_failures(doc, fail_threshold, fail_on_memory)
+    failing = gate.gate_failures(doc, fail_threshold, fail_on_memory)
     if any(None not in accepted and b.get("name") not in accepted for b in failing):
         return "failure"
     summary = doc.get("summary") or {}
@@ -257,7 +258,7 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
 def check_title(doc: dict, verdict: str, accepted_by: str | None = None) -> str:
     """One line for the check run's title, e.g. ``2 regressions, 1 improvement``."""
     headline = report_view.headline(doc.get("summary"), doc.get("benchmarks"))
-    if verdict == "success" and accepted_by and results_schema.gate_failures(doc, -1.0, True):
+    if verdict == "success" and accepted_by and gate.gate_failures(doc, -1.0, True):
         headline += f" (accepted by @{accepted_by})"
     return plain(headline, 250)
 

@@ -94,16 +94,13 @@ class ProcessPairs:
         #: the equivalence interval's coverage (two one-sided tests at the look's level)
         self.eq_level = stats.equivalence_level(self.look_alpha) if self.look_alpha < 0.5 else None
         self.budget_end = math.inf
-        #: the end of the current benchmark's share of the budget (monotonic seconds), set by the
-        #: timing pass for each benchmark it takes: no request about it may run past it
+        #: the end of the current benchmark's share of the budget (monotonic s; the timing pass's)
         self.share_end = math.inf
 
     def limit(self, state: BenchState) -> tuple[float, bool]:
-        """Seconds one request about ``state`` may take, and whether its share of the budget cut
-        them: its ``timeout`` (the case's, else the configuration's), but never past the end of the
-        benchmark's share (:attr:`share_end`) or of the budget — so a hanging benchmark costs its
-        own share and no more (issue 47: with the 300 s default timeout and a 60 s budget, one hang
-        left every other benchmark of the compare without a pair)."""
+        """Seconds a request about ``state`` may take, and whether its share cut them: its
+        ``timeout``, never past its share (:attr:`share_end`) or the budget, so a hang costs its own
+        share (a 300 s timeout in a 60 s budget once starved every other benchmark)."""
         configured = float(state.case.get("timeout") or self.cfg.timeout)
         left = min(self.share_end, self.budget_end) - self.clock()
         if left < configured:
@@ -111,15 +108,12 @@ class ProcessPairs:
         return configured, False
 
     def ask_about(self, state: BenchState, side: str, message, reply: type):
-        """:meth:`ask` within :meth:`limit`; a request the share cut short comes back as a
-        :class:`runner.protocol.Failure` that says so, with what to do."""
+        """:meth:`ask` within :meth:`limit`; one the share cut short is a Failure saying so."""
         limit, cut = self.limit(state)
         answer = self.ask(side, message, reply, limit)
         if cut and isinstance(answer, Failure) and "timed out" in (answer.error or ""):
-            configured = float(state.case.get("timeout") or self.cfg.timeout)
-            return Failure(f"no answer within {limit:.1f} s, what was left of this benchmark's share of "
-                           f"the time budget (its timeout is {configured:g} s): it hangs, or it needs "
-                           "a larger --max-time (or fewer benchmarks: --filter)")
+            return Failure(f"no answer within {limit:.1f} s, what was left of this benchmark's share of the "
+                           "time budget: it hangs, or it needs a larger --max-time (or --filter)")
         return answer
 
     # -- one side -------------------------------------------------------------------------
@@ -169,10 +163,9 @@ class ProcessPairs:
                                suite=case.get("suite"), case=case, options=self.options,
                                min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
                                number=own.number, warmup_samples=0)
-        cut = self.limit(state)[1]
         reply = self.ask_about(state, side, request, SetupReply)
         if isinstance(reply, Failure):
-            if cut and state.block_starts and "share of the time budget" in reply.error:
+            if state.block_starts and "share of the time budget" in reply.error:
                 state.budget_cut = True  # pairs measured already: the budget ended it, inconclusive
                 return False
             if reply.skipped:
@@ -345,9 +338,8 @@ class ProcessPairs:
         # first pair whose rounds were dropped by renumber still took them)
         rounds_s = state.timing_seconds if state.windows or state.dropped_rounds else math.inf
         change = measures.memory_change(state.sides["base"].memory, state.sides["head"].memory,
-                                        self.cfg.memory_threshold) if len(state.sides) == 2 else None
-        seen = change is not None and change["verdict"] in ("inconclusive", "regression", "improvement") \
-            and abs(change["ratio"] - 1.0) > self.cfg.memory_threshold
+                                        self.cfg.memory_threshold) or {"verdict": None}
+        seen = change["verdict"] != "unchanged" and abs(change.get("ratio", 1.0) - 1.0) > self.cfg.memory_threshold
         memory = measures.memory_due(state.memory_pairs, per_call, left, self.device, rounds_s,
                                      spent_s=state.memory_seconds, sides=len(sides), change_seen=seen)
         state.memory_pairs += int(memory)
