@@ -298,3 +298,13 @@ def test_the_comment_and_the_terminal_of_a_1000_benchmark_suite_fit():
         for i in range(15):
             assert any(f"test_module_{i * 4:04d}[cpu-float32-batch{i * 4 % 7}]" in line for line in text.splitlines())
         assert "regressi…" not in text and "regression" in text
+
+
+def test_the_html_report_needs_no_emoji_font():
+    # issue 47: the status icons were emoji, empty boxes in a browser without an emoji font
+    from runner.report.view import VERDICT_ICON
+
+    doc = _doc([_bench("bench_slow", "regression", 1.3), _bench("bench_same", "unchanged", 1.0)])
+    html = report.render(doc, "html")
+    assert not any(icon in html for icon in VERDICT_ICON.values())
+    assert 'class="dot dot-regression"' in html
