@@ -167,8 +167,7 @@ def gate_sentence(results: dict) -> str:
               f"{verdicts.count('removed')} removed" if verdicts.count("removed") else ""]
     others = [o for o in others if o]
     decision = "gate fails" if failing else "gate passes"
-    total = f" of {len(benches)}" if others else ""
-    return (", ".join(parts) + f": {decision}" + (f" ({', '.join(others)}{total})" if others else "")
+    return (", ".join(parts) + f": {decision}" + (f" ({', '.join(others)}; {len(benches)} benchmarks)" if others else "")
             if benches else "no benchmarks")
 
 
