@@ -60,7 +60,7 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.protocol", "runner.config_values", "runner.selection",
+PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values", "runner.selection",
         "runner.stats", "runner.measures", "runner.report", "runner.formats",
         "runner.profile.match",
         "runner.profile.diff",
