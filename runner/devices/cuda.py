@@ -18,6 +18,22 @@ from typing import Any
 DEFAULT_L2_BYTES = 64 * 2**20
 
 
+def _maps() -> str:
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:  # not Linux: torch's flag is all there is
+        return ""
+
+
+def driver_loaded(maps: str) -> bool:
+    """Whether a process's memory map (``/proc/self/maps`` text) has the CUDA driver library
+    (``libcuda.so``) mapped — loaded by ``cuInit``, which is what breaks a forked child. NVML's
+    own library (``libnvidia-ml.so``) and ``/dev/nvidiactl`` are not the driver: NVML-based checks
+    open them and fork safely."""
+    return any(line.rstrip().rsplit("/", 1)[-1].startswith("libcuda.so") for line in maps.splitlines())
+
+
 class Cuda:
     """:class:`runner.devices.base.Device` for ``torch.cuda``."""
 
@@ -35,11 +51,17 @@ class Cuda:
         return None if torch.cuda.is_available() else "torch.cuda.is_available() is False"
 
     def initialised(self) -> bool:
+        """torch's CUDA state, or the CUDA driver itself, started in this process: either makes a
+        forked child fail its first CUDA call ("initialization error"). torch's flag alone missed
+        the driver that ``torch.cuda.is_available()`` starts (``cuInit``) without setting it — what
+        a preloaded ``skipif(not torch.cuda.is_available())`` does (GPU review 2026-12-06, #1)."""
         torch = sys.modules.get("torch")
         try:
-            return bool(torch is not None and torch.cuda.is_initialized())
+            if torch is not None and torch.cuda.is_initialized():
+                return True
         except Exception:  # noqa: BLE001 - a broken torch cannot have initialised CUDA
-            return False
+            pass
+        return driver_loaded(_maps())
 
     def torch_build(self, torch: Any) -> dict:
         """``{cuda}``: the CUDA toolkit torch was built with (None: a CPU or ROCm build, or no

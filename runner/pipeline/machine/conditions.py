@@ -61,6 +61,13 @@ GLIBC_STEADY = {
 }
 
 
+#: The variable that makes ``torch.cuda.is_available()`` ask NVML instead of the CUDA driver, so
+#: that it does not initialise the driver in a fork server ("will NOT poison fork if ... set",
+#: torch/cuda/__init__.py); the hazard check catches a driver started anyway
+#: (runner.devices.cuda.driver_loaded).
+NVML_CHECK = {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+
+
 _PRELOAD_NAMES = {"jemalloc": ("jemalloc",), "tcmalloc": ("tcmalloc_minimal", "tcmalloc")}
 _PRELOAD_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
                  "/usr/local/lib")
@@ -249,13 +256,15 @@ def worker_env(base_env: Mapping[str, str], *, allocator: str, cuda_alloc_conf: 
     string-hash seed (``PYTHONHASHSEED=0``: dict/set layouts cannot differ by side), a passive
     OpenMP wait policy (measured on 2 cores with ``torch.softmax``: sample CV 60–180 % with the
     default active wait, 15–28 % with ``PASSIVE``, because the idle worker's threads spun), and
-    ``OMP_NUM_THREADS`` = ``threads`` (:class:`CpuPlan`) when it is set. Values the user exported
-    win, except the thread count, which the plan already took from them.
+    ``OMP_NUM_THREADS`` = ``threads`` (:class:`CpuPlan`) when it is set, and
+    ``PYTORCH_NVML_BASED_CUDA_CHECK=1`` (:data:`NVML_CHECK`: a preloaded
+    ``torch.cuda.is_available()`` then leaves the fork server's children able to use CUDA).
+    Values the user exported win, except the thread count, which the plan already took from them.
 
     Raises:
         AllocatorNotFound, ValueError: see :func:`allocator_env`.
     """
-    env = {"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "OMP_WAIT_POLICY": "PASSIVE"}
+    env = {"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "OMP_WAIT_POLICY": "PASSIVE", **NVML_CHECK}
     env = {key: base_env.get(key, value) for key, value in env.items()}
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
