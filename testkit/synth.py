@@ -61,7 +61,7 @@ class TraceBuilder:
         return self
 
     def kernel(self, name, dur=20.0, regs=32, grid=(1024, 1, 1), block=(256, 1, 1), smem=0, stream=7,
-               count=1, est_occ=None, gap=0.0, start=None):
+               count=1, est_occ=None, gap=0.0, start=None, occupancy=None):
         for _ in range(count):
             self.corr += 1
             self._x("cuda_runtime", "cudaLaunchKernel", self.cpu_t, 4.0, correlation=self.corr, cbid=211)
@@ -71,6 +71,8 @@ class TraceBuilder:
                     "registers per thread": regs, "shared memory": smem, "grid": list(grid), "block": list(block)}
             if est_occ is not None:
                 args["est. achieved occupancy %"] = est_occ
+            if occupancy is not None:  # current Kineto: CUPTI's calculator, per kernel
+                args["occupancy"] = dict(occupancy)
             self._x("kernel", name, t, dur, pid=0, tid=stream, **args)
             self.gpu_t[stream] = t + dur
             start = None

@@ -116,8 +116,8 @@ def _launch(evs: list[dict], props: dict | None) -> dict:
     est = arg(args0, "est. achieved occupancy %")
     threads = roofline.grid_blocks(block) if block else None
     blocks = roofline.grid_blocks(grid) if grid else None
-    occ = roofline.theoretical_occupancy(int(regs) if regs is not None else None, threads,
-                                         int(smem) if smem is not None else None, props)
+    occ = _kineto_occupancy(args0.get("occupancy"), threads, props) or roofline.theoretical_occupancy(
+        int(regs) if regs is not None else None, threads, int(smem) if smem is not None else None, props)
     return {
         "registers_per_thread": int(regs) if regs is not None else None,
         "shared_memory_bytes": int(smem) if smem is not None else None,
@@ -131,6 +131,27 @@ def _launch(evs: list[dict], props: dict | None) -> dict:
         "active_blocks_per_sm": occ["active_blocks_per_sm"],
         "waves": roofline.waves(blocks, (props or {}).get("numSms"), occ["active_blocks_per_sm"]),
     }
+
+
+#: Kineto's per-kernel occupancy record (CUPTI's calculator): its block limits by resource.
+_KINETO_LIMITS = {"blockLimitRegs": "registers", "blockLimitSharedMem": "shared_memory",
+                  "blockLimitWarps": "threads", "blockLimitBlocks": "blocks"}
+
+
+def _kineto_occupancy(record, threads: int | None, props: dict | None) -> dict | None:
+    """The occupancy CUPTI's own calculator wrote into the kernel's event (current Kineto:
+    ``occupancy: {activeBlocksPerMultiprocessor, limitingFactors, blockLimit*}``), preferred to
+    perfgate's recomputation where present (GPU review 2026-12-06, #17); None without it."""
+    if not isinstance(record, dict) or not threads or not props:
+        return None
+    blocks, most = num(record.get("activeBlocksPerMultiprocessor")), num(props.get("maxThreadsPerMultiprocessor"))
+    if not blocks or not most:
+        return None
+    warp = int(props.get("warpSize") or 32)
+    limits = {name: num(record.get(key)) for key, name in _KINETO_LIMITS.items() if record.get(key) is not None}
+    limiter = min(limits, key=lambda k: limits[k]) if limits else None
+    return {"occupancy": round(min(1.0, int(blocks) * -(-threads // warp) * warp / most), 4),
+            "active_blocks_per_sm": int(blocks), "limiter": limiter}
 
 
 def _roofline(evs: list[dict], ops_by_ext: dict, dtype: str | None, peaks: dict | None) -> dict:

@@ -24,6 +24,16 @@ import re
 #: Registers are allocated per warp in units of this many registers (all current GPUs).
 REGISTER_ALLOCATION_UNIT = 256
 
+#: Most registers a thread may have (all current GPUs).
+MAX_REGISTERS_PER_THREAD = 255
+
+
+def register_sub_partitions(cc: tuple[int, int]) -> int:
+    """The SM's register file sub-partitions (``cudaOccSubPartitionsPerMultiprocessor`` of
+    cuda_occupancy.h): 2 on compute capability 6.0, else 4."""
+    return 2 if cc == (6, 0) else 4
+
+
 #: Maximum resident blocks per SM by (major, minor) compute capability (CUDA Programming Guide).
 MAX_BLOCKS_PER_SM = {(7, 0): 32, (7, 2): 32, (7, 5): 16, (8, 0): 32, (8, 6): 16, (8, 7): 16,
                      (8, 9): 24, (9, 0): 32, (10, 0): 32, (12, 0): 32}
@@ -183,14 +193,29 @@ def active_blocks_per_sm(registers_per_thread: int | None, threads_per_block: in
     cc = (int(props.get("computeMajor") or 0), int(props.get("computeMinor") or 0))
     limits = {"blocks": int(props.get("maxBlocksPerMultiProcessor") or MAX_BLOCKS_PER_SM.get(cc, 32)),
               "threads": int(max_threads) // (warps_per_block * warp)}
-    regs_per_warp = math.ceil(registers_per_thread * warp / REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT
-    limits["registers"] = (int(regs_sm) // regs_per_warp) // warps_per_block
+    limits["registers"] = _register_limit(registers_per_thread, warps_per_block, warp, int(regs_sm),
+                                          int(props.get("regsPerBlock") or regs_sm), cc)
     smem_sm = props.get("sharedMemPerMultiprocessor")
     if shared_memory_bytes and smem_sm:
         reserve = 1024 if cc >= (8, 0) else 0
         limits["shared_memory"] = int(smem_sm) // (int(shared_memory_bytes) + reserve)
     limiter = min(limits, key=lambda k: (limits[k], ["registers", "shared_memory", "threads", "blocks"].index(k)))
     return max(0, limits[limiter]), limiter
+
+
+def _register_limit(registers_per_thread: int, warps_per_block: int, warp: int, regs_sm: int,
+                    regs_block: int, cc: tuple[int, int]) -> int:
+    """Blocks per SM its registers allow, as ``cudaOccMaxBlocksPerSMRegsLimit`` (cuda_occupancy.h)
+    computes it: registers go to warps per sub-partition (so 40 registers × 64 threads on sm_90
+    fit 24 blocks, not the 25 the whole register file would; GPU review 2026-12-06, #17), and a
+    block whose registers — warps rounded up to the sub-partitions, as the hardware checks — exceed
+    ``regsPerBlock``, or a thread over 255 registers, does not launch (0)."""
+    per_warp = math.ceil(registers_per_thread * warp / REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT
+    parts = register_sub_partitions(cc)
+    assumed = per_warp * math.ceil(warps_per_block / parts) * parts
+    if registers_per_thread > MAX_REGISTERS_PER_THREAD or regs_block < max(assumed, per_warp * warps_per_block):
+        return 0
+    return (regs_sm // parts // per_warp) * parts // warps_per_block
 
 
 def theoretical_occupancy(registers_per_thread, threads_per_block, shared_memory_bytes, props) -> dict:

@@ -176,3 +176,40 @@ def test_cli_bad_file_exits_2_with_one_line(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("perfgate: error:") and "Traceback" not in err[0]
     assert main(["trace-diff", str(bad), str(tmp_path / "missing.json")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+H100_PROPS = {"warpSize": 32, "maxThreadsPerMultiprocessor": 2048, "regsPerMultiprocessor": 65536,
+              "regsPerBlock": 65536, "sharedMemPerMultiprocessor": 233472, "computeMajor": 9, "computeMinor": 0,
+              "maxBlocksPerMultiProcessor": 32}
+
+
+def _calculator(regs: int, threads: int) -> int:
+    """cuda_occupancy.h's cudaOccMaxBlocksPerSMRegsLimit for sm_90, written out from the header
+    independently of perfgate's code, with the warp and block limits beside it."""
+    warps = -(-threads // 32)
+    per_warp = -(-regs * 32 // 256) * 256
+    if 65536 < per_warp * (-(-warps // 4) * 4) or regs > 255:
+        by_regs = 0
+    else:
+        by_regs = (16384 // per_warp * 4) // warps
+    return min(32, 64 // warps, by_regs)
+
+
+def test_occupancy_allocates_registers_per_sub_partition_as_the_calculator_does():
+    # GPU review #17 (demo D4): 51 of 300 configs on sm_90 got one block too many
+    configs = [(r, t) for r in range(16, 256, 8) for t in (32, 64, 96, 128, 160, 192, 256, 384, 512, 1024)]
+    differ = [(r, t) for r, t in configs if roofline.active_blocks_per_sm(r, t, 0, H100_PROPS)[0] != _calculator(r, t)]
+    assert len(configs) == 300 and differ == []
+    assert roofline.active_blocks_per_sm(40, 64, 0, H100_PROPS) == (24, "registers")
+    # a block whose registers exceed regsPerBlock does not launch at all
+    assert roofline.active_blocks_per_sm(255, 1024, 0, H100_PROPS)[0] == 0
+
+
+def test_the_traces_own_occupancy_calculator_is_preferred_where_kineto_writes_it():
+    b = TraceBuilder()
+    b.kernel("k", regs=64, block=(256, 1, 1), grid=(864, 1, 1),
+             occupancy={"activeBlocksPerMultiprocessor": 3, "limitingFactors": 2, "blockLimitRegs": 3,
+                        "blockLimitSharedMem": 7, "blockLimitWarps": 8, "blockLimitBlocks": 32})
+    k = trace.summarize(b.build())["kernels"][0]
+    assert k["active_blocks_per_sm"] == 3 and k["occupancy_limiter"] == "registers"
+    assert k["occupancy"] == 0.375  # 3 blocks x 8 warps x 32 threads / 2048
