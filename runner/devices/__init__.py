@@ -61,6 +61,11 @@ def resolve(requested: str) -> str:
             if reason is not None:
                 raise RuntimeError(f"device {requested!r} asked for, but {reason}")
             return device.name
+    if requested != "auto":
+        # "cuda:1" once became "cuda" (device 0) without a word (GPU review #21): one device a
+        # worker, chosen by the environment (CUDA_VISIBLE_DEVICES=1), never an index dropped
+        raise RuntimeError(f"device {requested!r}: not one of {', '.join(names())} (a worker uses one device; "
+                           "choose which GPU with CUDA_VISIBLE_DEVICES)")
     for device in REGISTRY:
         if device.name != DEFAULT and device.unavailable() is None:
             return device.name

@@ -153,8 +153,10 @@ class Worker:
         fn = prepared.fn
         self.timer = Timer(self.device, cold_cache=bool(asked.cold_cache))
         min_sample_time = float(asked.min_sample_time)
+        self.backend.synchronize()
         t0 = time.perf_counter()
         fn()  # first call: lazy initialisation, compilation, autotuning
+        self.backend.synchronize()  # its device work, not its launches (GPU review #20)
         first_call = time.perf_counter() - t0
         self.compile_watch.mark_first_call()
         estimate, warm = self._calibrate_and_warm_up(asked, fn, min_sample_time)

@@ -87,6 +87,9 @@ def test_auto_is_cuda_where_torch_sees_a_gpu_and_a_named_device_that_cannot_run_
     with pytest.raises(RuntimeError, match="^device 'cuda' asked for, but torch is not installed "
                                            "in this environment$"):
         devices.resolve("cuda")
+    # an index is never dropped to mean device 0 (GPU review #21): the environment picks the GPU
+    with pytest.raises(RuntimeError, match="'cuda:1': not one of .*CUDA_VISIBLE_DEVICES"):
+        devices.resolve("cuda:1")
 
 
 def test_the_env_of_a_cuda_worker_reads_torch_and_nvml_through_the_cuda_device(monkeypatch):

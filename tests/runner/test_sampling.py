@@ -130,3 +130,20 @@ def test_the_set_up_collects_the_young_generations_not_a_full_collection(tmp_pat
                                  "cold_cache": False, "warmup_samples": 1, "number": 10})
     assert reply["number"] == 10
     assert asked == [(child.SETUP_GC_GENERATION,)] and child.SETUP_GC_GENERATION < 2, asked
+
+
+def test_the_first_call_is_timed_to_the_end_of_its_device_work(tmp_path):
+    # GPU review #20: first_call_s measured the launches; the device is synchronised around it
+    from runner.worker.child import Worker
+
+    (tmp_path / "bench_gpu.py").write_text(
+        "import torch\n"
+        "def bench_gpu(device):\n"
+        "    return lambda: torch.first_call_kernel()\n")
+    with installed(FakeTorch()) as fake:
+        fake.first_call_kernel = lambda: fake.kernel(5000.0, name="first call's kernel")
+        Worker("cuda").setup({"dir": str(tmp_path), "file": "bench_gpu.py", "func": "bench_gpu",
+                              "name": "bench_gpu", "suite": "perfgate", "min_sample_time": 0.001,
+                              "cold_cache": False, "warmup_samples": 1, "number": 2})
+        first = fake.log.index("first call's kernel on stream0")
+        assert fake.log[first - 1] == "synchronize device" and fake.log[first + 1] == "synchronize device"
