@@ -70,13 +70,14 @@ def grads_reset(fn: Callable[[], Any], grad_to_none: Any) -> Callable[[], Any]:
 def _captured(original: Callable | None, graph: bool) -> Callable:
     """A ``do_bench`` that hands its callable to the active recorder, else calls ``original``."""
 
-    def do_bench(fn, *args, grad_to_none=None, quantiles=None, return_mode="mean", **kwargs):
+    def do_bench(fn, *args, **kwargs):
         recorder = capture.ACTIVE
         if recorder is None:
-            return original(fn, *args, grad_to_none=grad_to_none, quantiles=quantiles, return_mode=return_mode,
-                            **kwargs)
-        recorder.measuring_call(None, {}, grads_reset(fn, grad_to_none), graph=graph)
-        return nominal(quantiles, return_mode)
+            # only the keywords the caller gave: Triton 2.1's do_bench_cudagraph takes no
+            # quantiles nor return_mode (GPU review #25)
+            return original(fn, *args, **kwargs)
+        recorder.measuring_call(None, {}, grads_reset(fn, kwargs.get("grad_to_none")), graph=graph)
+        return nominal(kwargs.get("quantiles"), kwargs.get("return_mode", "mean"))
 
     do_bench.__perfgate__ = True
     do_bench.__wrapped__ = original

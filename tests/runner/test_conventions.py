@@ -142,3 +142,17 @@ def test_errors_show_the_benchmarks_frames_not_perfgates(tmp_path):
     except RuntimeError as exc:
         own = exc
     assert format_error(own).endswith("RuntimeError: perfgate's own")
+
+
+def test_the_captured_do_bench_passes_only_the_callers_keywords_to_the_original():
+    # GPU review #25: Triton 2.1's do_bench_cudagraph(fn, rep=20, grad_to_none=None) has neither
+    # quantiles nor return_mode, and the pass-through added them: a TypeError outside capture
+    from runner.conventions import triton as triton_convention
+
+    def old_cudagraph(fn, rep=20, grad_to_none=None):
+        fn()
+        return 1.5
+
+    wrapped = triton_convention._captured(old_cudagraph, graph=True)
+    assert wrapped(lambda: None, rep=5) == 1.5
+    assert wrapped(lambda: None) == 1.5
