@@ -78,6 +78,10 @@ class FakeBuffer:
     def __init__(self, torch: "FakeTorch", size: int):
         self.torch, self.size = torch, size
 
+    @property
+    def nbytes(self) -> int:  # torch.Tensor.nbytes of an int8 buffer
+        return self.size
+
     def zero_(self) -> "FakeBuffer":
         self.torch.kernel(self.torch.flush_us, name="flush")
         return self

@@ -93,6 +93,14 @@ def test_peak_memory_is_what_the_sample_allocated_since_the_reset(fake):
     assert Timer("cpu").peak_memory() is None
 
 
+def test_the_cold_cache_flush_buffer_is_not_the_benchmarks_peak_memory(fake):
+    # GPU review #16: with cold_cache the peak included perfgate's own 2 x L2 buffer
+    timer = Timer("cuda", cold_cache=True)
+    timer.reset_peak_memory()
+    timer.time(lambda: fake.allocate(4096), 2)
+    assert timer.peak_memory() == 2 * 4096
+
+
 def test_cold_cache_samples_are_sized_by_their_span_flushes_included(fake):
     """Calls too short to time (an empty callable: its events are back to back) would grow the
     count to a million calls (and two million events); the span with the 30 µs flushes stops it
