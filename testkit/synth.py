@@ -100,6 +100,14 @@ class TraceBuilder:
             self.cpu_t = end + 2
         return self
 
+    def harness_sync(self):
+        """The worker's own ``cudaDeviceSynchronize`` after a profiled call, inside its
+        ``perfgate::sync`` annotation (runner.worker.profiling)."""
+        start = self.cpu_t
+        self.sync("cudaDeviceSynchronize")
+        self._x("user_annotation", "perfgate::sync", start, self.cpu_t - start)
+        return self
+
     def idle(self, us):
         self.cpu_t += us
         return self

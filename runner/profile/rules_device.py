@@ -155,6 +155,34 @@ def memory_contention(ctx: HintContext) -> Hints:
     return [make_hint("kernel_time", 0.45, text, ev, contrib)]
 
 
+@rule("kernel_time")
+def kernel_runs(ctx: HintContext) -> Hints:
+    """The same kernel launched more (or fewer) times per call, its time with it: "runs 1 → 2
+    times per call, +400 µs". Without this rule a change that doubles a call's GPU work was
+    explained by nothing — or, before perfgate's own wait was left out of the trace, by
+    ``sync_overhead`` (GPU review 2026-12-06, #2, demo D3)."""
+    d, sign, unit = ctx.d, ctx.sign, ctx.unit
+    ran = [k for k in d["kernels"] if (k["head"]["count"] - k["base"]["count"]) * sign >= 1
+           and k["delta_us"] * sign >= max(1.0, 0.1 * ctx.observed)]
+    if not ran:
+        return None
+    # launches that ran beside other work on another stream add nothing to the call's span
+    overlap = d["totals"]["multi_stream_overlap_us"]
+    beside = max(0.0, ((overlap["head"] or 0.0) - (overlap["base"] or 0.0)) * sign)
+    contrib = sum(k["delta_us"] for k in ran)
+    contrib = sign * max(0.0, abs(contrib) - beside)
+    if abs(contrib) < max(1.0, 0.1 * ctx.observed):
+        return None
+    top = max(ran, key=lambda k: abs(k["delta_us"]))
+    more = f" and {len(ran) - 1} more kernel(s)" if len(ran) > 1 else ""
+    text = (f"{display_name(top['name'])} runs {top['base']['count']:g} → {top['head']['count']:g} times {unit}"
+            f"{more} ({fmt_signed_us(contrib)} {unit} of GPU time): head does {'more' if sign > 0 else 'less'} "
+            "of the same GPU work.")
+    ev = {"kernels": [{"name": k["name"], "count": {"base": k["base"]["count"], "head": k["head"]["count"]},
+                       "delta_us": k["delta_us"]} for k in ran[:5]]}
+    return make_hint("kernel_time", 0.6, text, ev, contrib)
+
+
 @rule("launch_overhead")
 def launch_overhead(ctx: HintContext) -> Hints:
     d, sign, unit, gpu = ctx.d, ctx.sign, ctx.unit, ctx.gpu

@@ -37,6 +37,10 @@ SMALL_KERNEL_US = 10.0
 
 #: Annotations that mark one profiled call (perfgate's own) or one step (third-party traces).
 CALL_ANNOTATION = "perfgate::call"
+#: The annotation around the worker's own synchronisation after each profiled call
+#: (runner.worker.profiling.SYNC_ANNOTATION): the runtime calls inside it are perfgate's, not the
+#: benchmark's, and are left out of every count.
+SYNC_ANNOTATION = "perfgate::sync"
 _STEP_RE = re.compile(r"^ProfilerStep#\d+$")
 
 _MEMCPY_RE = re.compile(r"Memcpy\s+(\w+)(?:\s*\(([^)]*)\))?")
@@ -44,6 +48,25 @@ _COMPILE_RE = re.compile(r"compile_inner|_compile\.compile|compile_fx|Compiled?F
                          re.IGNORECASE)
 _LAUNCH_KINDS = ("launch", "graph_launch")
 _SYNC_KINDS = ("sync", "stream_wait", "sync_copy")
+
+
+def _without_harness(ev: TraceEvents) -> TraceEvents:
+    """``ev`` without the runtime calls and synchronisations made inside a :data:`SYNC_ANNOTATION`
+    on its thread: perfgate's own wait after each call, which grew with any GPU-bound regression
+    and was blamed as the benchmark's ``sync_overhead`` (GPU review 2026-12-06, #2, demo D3)."""
+    spans = [(a.get("pid"), a.get("tid"), num(a.get("ts")), num(a.get("ts")) + num(a.get("dur")))
+             for a in ev.annotations if a.get("name") == SYNC_ANNOTATION]
+    if not spans:
+        return ev
+
+    def outside(e: dict) -> bool:
+        ts, end = num(e.get("ts")), num(e.get("ts")) + num(e.get("dur"))
+        return not any(e.get("pid") == pid and e.get("tid") == tid and lo <= ts and end <= hi
+                       for pid, tid, lo, hi in spans)
+
+    ev.runtime = [e for e in ev.runtime if outside(e)]
+    ev.syncs = [e for e in ev.syncs if outside(e)]
+    return ev
 
 
 def _rounded(calls: dict) -> dict:
@@ -235,7 +258,7 @@ def summarize(doc: dict) -> dict:
         ``iterations`` None without ``perfgate::call`` / ``ProfilerStep#N`` annotations;
         ``peak_memory_bytes`` None without memory events.
     """
-    ev = sort_events(doc)
+    ev = _without_harness(sort_events(doc))
     calls_by_api, by_kind = _runtime_calls(ev.runtime)
     uses_gpu = bool(ev.gpu) or any(v["count"] for v in by_kind.values())
     props, api, device = _device(doc, ev, calls_by_api, uses_gpu)

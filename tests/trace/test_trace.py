@@ -213,3 +213,32 @@ def test_the_traces_own_occupancy_calculator_is_preferred_where_kineto_writes_it
     k = trace.summarize(b.build())["kernels"][0]
     assert k["active_blocks_per_sm"] == 3 and k["occupancy_limiter"] == "registers"
     assert k["occupancy"] == 0.375  # 3 blocks x 8 warps x 32 threads / 2048
+
+
+def _doubled_gemm(mms: int) -> dict:
+    """GPU review demo D3 in the worker's trace format: five profiled calls, each `mms` SGEMMs of
+    400 µs on an H100, then the worker's own cudaDeviceSynchronize inside perfgate::sync."""
+    h100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0, "numSms": 132,
+            "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
+            "regsPerMultiprocessor": 65536, "sharedMemPerMultiprocessor": 233472, "totalGlobalMem": 85029158912}
+    b = TraceBuilder(props=h100)
+    for _ in range(5):
+        b.step()
+        for _ in range(mms):
+            b.op("aten::mm", dims=[[2048, 2048], [2048, 2048]], input_types=("float", "float"))
+            b.kernel("sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8", dur=400.0, regs=168,
+                     grid=(16, 16, 1), block=(128, 1, 1), smem=65536)
+        b.harness_sync()
+    return b.build()
+
+
+def test_doubled_gpu_work_is_named_as_kernel_time_not_perfgates_own_synchronisation():
+    from runner.profile.hints import hints_for
+
+    base, head = trace.summarize(_doubled_gemm(1)), trace.summarize(_doubled_gemm(2))
+    # the worker's own wait is not the benchmark's: no synchronisation counted on either side
+    assert all(c["count"] == 0 for c in head["runtime"]["sync"].values())
+    found = hints_for({"ratio": 2.0, "ci_low": 1.9, "ci_high": 2.1, "p_value": 1e-6, "verdict": "regression"},
+                      base, head)
+    assert [h["kind"] for h in found][:1] == ["kernel_time"] and "runs 1 → 2 times per call" in found[0]["summary"]
+    assert "sync_overhead" not in [h["kind"] for h in found]
