@@ -36,19 +36,24 @@ def timed_callable(measured: Measured, device: str) -> tuple[Callable[[], Any], 
     for ``do_bench_cudagraph`` calls on a CUDA device), with the call's grad and inference modes
     entered for the life of the worker process (``teardown`` leaves them)."""
     torch = sys.modules.get("torch")
+    # the modes first: a graph is warmed up and captured under the modes its call ran in (it was
+    # captured before them, with autograd on for an inference-mode call: GPU review #5, demo D2)
+    contexts = []
+    if torch is not None:
+        # one after the other: set_grad_enabled sets the mode when it is made, so it is made
+        # inside inference mode, and teardown restores what each found
+        for make in ((lambda: torch.inference_mode(True)) if measured.inference else None,
+                     lambda: torch.set_grad_enabled(measured.grad_enabled)):
+            if make is not None:
+                context = make()
+                context.__enter__()
+                contexts.append(context)
     fns = []
     for fn, graph in zip(measured.fns, measured.graphs):
         if graph and torch is not None and str(device).startswith("cuda") and torch.cuda.is_available():
             fns.append(cuda_graph(fn, torch))
         else:
             fns.append(fn)
-    contexts = []
-    if torch is not None:
-        for context in (torch.inference_mode(measured.inference) if measured.inference else None,
-                        torch.set_grad_enabled(measured.grad_enabled)):
-            if context is not None:
-                context.__enter__()
-                contexts.append(context)
 
     def teardown() -> None:
         for context in reversed(contexts):

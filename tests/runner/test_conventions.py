@@ -156,3 +156,42 @@ def test_the_captured_do_bench_passes_only_the_callers_keywords_to_the_original(
     wrapped = triton_convention._captured(old_cudagraph, graph=True)
     assert wrapped(lambda: None, rep=5) == 1.5
     assert wrapped(lambda: None) == 1.5
+
+
+def test_a_cuda_graph_is_captured_under_the_modes_its_call_ran_in(monkeypatch):
+    # GPU review #5, demo D2: a call recorded as (grad off, inference on) was warmed up and
+    # captured with autograd on, before the modes were entered
+    import contextlib
+
+    import torch
+
+    from runner.conventions.replay import Measured, timed_callable
+
+    seen = []
+
+    class Graph:
+        def replay(self):
+            seen.append(("replay", torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+
+    @contextlib.contextmanager
+    def graph(_g, *args, **kwargs):
+        seen.append(("capture", torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+        yield
+
+    class Stream:
+        def wait_stream(self, other):
+            pass
+
+    for name, value in {"is_available": lambda: True, "Stream": Stream, "current_stream": lambda *a: Stream(),
+                        "stream": lambda s: contextlib.nullcontext(), "CUDAGraph": Graph, "graph": graph,
+                        "synchronize": lambda *a: None}.items():
+        monkeypatch.setattr(torch.cuda, name, value)
+    fn = lambda: seen.append(("call", torch.is_grad_enabled(), torch.is_inference_mode_enabled()))  # noqa: E731
+    timed, teardown = timed_callable(Measured([fn], [True], grad_enabled=False, inference=True), "cuda")
+    try:
+        assert seen[:2] == [("call", False, True), ("capture", False, True)]
+        timed()
+        assert seen[-1] == ("replay", False, True)
+    finally:
+        teardown()
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
