@@ -132,6 +132,12 @@ class Recorder:
                 raise Stop()
 
     # -- labels ---------------------------------------------------------------------------------------
+    def from_suite(self, frame: types.FrameType) -> bool:
+        """Whether ``frame`` (a measuring call's caller) runs code of the benchmark directory: a
+        library's own call — Triton's autotuner, inductor's benchmarker, which import ``do_bench``
+        lazily and so get the captured one — is not the script's measuring call (GPU review #3)."""
+        return self._ours(frame.f_code.co_filename)
+
     def _ours(self, filename: str) -> bool:
         hit = self._inside.get(filename)
         if hit is None:

@@ -72,7 +72,7 @@ def _captured(original: Callable | None, graph: bool) -> Callable:
 
     def do_bench(fn, *args, **kwargs):
         recorder = capture.ACTIVE
-        if recorder is None:
+        if recorder is None or not recorder.from_suite(sys._getframe(1)):
             # only the keywords the caller gave: Triton 2.1's do_bench_cudagraph takes no
             # quantiles nor return_mode (GPU review #25)
             return original(fn, *args, **kwargs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 from dataclasses import fields
 
 import pytest
@@ -195,3 +196,20 @@ def test_a_cuda_graph_is_captured_under_the_modes_its_call_ran_in(monkeypatch):
     finally:
         teardown()
     assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+
+
+def test_the_triton_autotuners_own_do_bench_calls_are_not_the_scripts(monkeypatch):
+    # GPU review #3, demo D1: the autotuner imports do_bench lazily and got the captured one: its
+    # configs were listed as cases and all timed at the nominal 1 ms, so it kept the slow one
+    import os
+
+    from runner import conventions
+
+    monkeypatch.delenv("PERFGATE_FIXTURE_AUTOTUNED", raising=False)
+    folder = str(Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "triton_autotune" / "bench")
+    convention = conventions.get("triton")
+    found = convention.collect(folder, {})
+    assert [case["name"] for case in found["benchmarks"]] == ["benchmark_kernel"]
+    prepared = convention.prepare(dict(found["benchmarks"][0], dir=folder), "cpu", {})
+    assert os.environ["PERFGATE_FIXTURE_AUTOTUNED"] == "128"  # the autotuner timed its configs for real
+    prepared.fn()
