@@ -77,6 +77,15 @@ def _throttling(telemetry: dict | None) -> dict | None:
         named = ", ".join(f"{k} in {fmt_share(v)} of samples" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
         parts.append(f"{side} throttled ({named or 'reason not reported'})")
     ev["sm_clock_mhz_median"] = clocks
+    head_reasons = set(((sides.get("head") or {}).get("throttle_reasons") or {}))
+    if (flags.get("throttled_sides") or []) == ["head"] and head_reasons <= {"sw_power_cap"}:
+        # only head hit the power cap: the change draws more power, and under GPU Boost that is
+        # a lower clock — a real cost of the change on this GPU, not the environment (review #11)
+        text = ("Head ran power-capped (sw_power_cap) and base did not" + (
+            f": median SM clock {clocks['head']:.0f} MHz vs base {clocks['base']:.0f} MHz"
+            if clocks.get("base") and clocks.get("head") else "")
+            + ": the change draws more power, and at this GPU's power limit that costs clock speed.")
+        return make_hint("throttling", 0.6, text, ev, None)
     text = "The GPU ran at different speeds for the two sides (the environment, not the code): " + "; ".join(parts) + "."
     return make_hint("throttling", 0.85 if flags.get("clocks_differ") else 0.7, text, ev, None)
 

@@ -274,6 +274,19 @@ def test_throttling_from_telemetry_flags():
     found = hints.hints_for(REGRESSION, s, s, summarize_samples(samples))
     assert kinds(found) == ["throttling"]
     assert "1980 MHz" in found[0]["summary"] and "sw_thermal_slowdown" in found[0]["summary"]
+    assert "the environment, not the code" in found[0]["summary"]
+
+
+def test_a_head_that_alone_hits_the_power_cap_is_the_change_not_the_environment():
+    # GPU review #11: under GPU Boost a head that draws more power runs at a lower clock: a real
+    # cost of the change on this GPU, which the hint called "the environment, not the code"
+    s = summary(lambda t: t.kernel("k", dur=100))
+    samples = [{"side": "base", "sm_clock_mhz": 1980, "reasons": 0}] * 10 + \
+              [{"side": "head", "sm_clock_mhz": 1600, "reasons": 0x4}] * 10
+    found = hints.hints_for(REGRESSION, s, s, summarize_samples(samples))
+    assert kinds(found) == ["throttling"]
+    assert "environment" not in found[0]["summary"] and "power-capped" in found[0]["summary"]
+    assert "1600 MHz vs base 1980 MHz" in found[0]["summary"]
 
 
 def test_inconclusive_gets_half_confidence():
