@@ -72,3 +72,13 @@ def test_the_whole_acceptance_runs_in_a_dry_run(tmp_path):
     assert steps["clocks"]["figures"]["record"]["restored"] is True
     text = (tmp_path / "acceptance.md").read_text()
     assert "| scenarios | PASS |" in text and "What failed: nothing." in text
+
+
+def test_the_aa_gate_fails_on_what_it_exists_to_catch():
+    # GPU review #13: 12 of 12 inconclusive passed; a gate is tested by injecting its failure
+    assert acc.aa_gate(["unchanged"] * 6, 6) == (True, "")
+    assert acc.aa_gate(["inconclusive"] * 12, 6)[0] is False
+    assert "false verdict" in acc.aa_gate(["unchanged"] * 5 + ["regression"], 6)[1]
+    assert "unchanged" in acc.aa_gate(["unchanged"] * 4 + ["inconclusive"] * 2, 6)[1]  # 67 %
+    assert acc.aa_gate(["unchanged"] * 5 + ["inconclusive"], 6)[0] is True  # 83 %
+    assert "needed" in acc.aa_gate(["unchanged"] * 3, 6)[1]
