@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from .. import __version__
@@ -235,10 +237,26 @@ def _resolve(handler):
     return getattr(module, func_name)
 
 
+#: The commands that hold what must be undone on the way out (locked GPU clocks, worker processes,
+#: checkouts): a SIGTERM (a CI job cancelled, a timeout) ends them as Ctrl-C does, through their
+#: ``finally`` blocks, instead of killing them where they stand (GPU review 2026-12-06, #9).
+MEASURING = ("compare", "run", "bisect", "demo")
+
+
+def _terminate_as_interrupt() -> None:
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``perfgate`` console script; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
+        if args.command in MEASURING:
+            _terminate_as_interrupt()
         return int(_resolve(args.handler)(args) or 0)
     except UserError as exc:
         print(f"perfgate: error: {exc}", file=sys.stderr)

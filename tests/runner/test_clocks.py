@@ -4,11 +4,22 @@ refusals)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from runner.pipeline.machine import clocks, machine_facts
 from runner.pipeline.machine.clock_plan import plan
 from testkit.fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path, monkeypatch):
+    """Where a compare notes the clocks it holds (never the home folder of whoever runs the tests)."""
+    monkeypatch.setenv("PERFGATE_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"
 
 
 def _gpu(euid=1000, **fields):
@@ -111,3 +122,64 @@ def test_a_run_off_the_gpu_has_no_clocks_to_lock_or_watch_and_touches_no_nvml():
     assert nvml.calls == [] and nvml.initialised == 0
     assert clock_plan.locked_sm_mhz({"policy": "lock", "sm_mhz": 1410}) == 1410
     assert clock_plan.locked_sm_mhz({"policy": "monitor", "sm_mhz": None}) is None
+
+
+def test_a_compare_killed_holding_the_clocks_has_them_reset_by_the_next(state_dir):
+    # GPU review #9: NVML reports a lock perfgate left like the owner's own setting ("held"), so
+    # a compare killed before its finally left the GPU locked for good
+    nvml = FakeNVML(gpus=[dict(BOOSTING_H100)])
+    killed = clocks.ClockControl(True, nvml=nvml, euid=0)
+    assert killed.start()["policy"] == "lock" and (state_dir / "clocks-0.json").exists()
+    # ... killed here: no restore; the next compare finds the note and the pid gone
+    state = json.loads((state_dir / "clocks-0.json").read_text())
+    (state_dir / "clocks-0.json").write_text(json.dumps({**state, "pid": _dead_pid()}))
+    record = clocks.ClockControl(True, nvml=nvml, euid=0).start()
+    assert "never restored" in record["reclaimed"] and record["policy"] == "lock"  # not "held"
+    assert nvml.calls[2:4] == ["reset memory", "reset sm"]
+
+
+def test_a_lock_a_live_compare_holds_is_left_to_it(state_dir):
+    nvml = FakeNVML(gpus=[dict(BOOSTING_H100)])
+    clocks.ClockControl(True, nvml=nvml, euid=0).start()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        state = json.loads((state_dir / "clocks-0.json").read_text())
+        (state_dir / "clocks-0.json").write_text(json.dumps({**state, "pid": other.pid}))
+        record = clocks.ClockControl(True, nvml=nvml, euid=0).start()
+        assert "reclaimed" not in record and record["policy"] == "held"
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_restored_lock_leaves_no_note(state_dir):
+    control = clocks.ClockControl(True, nvml=FakeNVML(gpus=[dict(BOOSTING_H100)]), euid=0)
+    control.start()
+    control.restore()
+    assert not (state_dir / "clocks-0.json").exists()
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_measuring_command_ends_on_sigterm_through_its_finally_blocks():
+    # GPU review #9: a cancelled CI job's SIGTERM killed a compare where it stood, clocks locked;
+    # now it is an interrupt, so the restore in the finally runs, and the exit status is 130
+    import signal
+
+    code = ("import os, signal, sys\n"
+            "from runner.cli import main as cli\n"
+            "def handler(args):\n"
+            "    try:\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        signal.pause()\n"
+            "    finally:\n"
+            "        print('restored', flush=True)\n"
+            "cli._resolve = lambda name: handler\n"
+            "sys.exit(cli.main(['run', '--rev', 'HEAD']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130 and "restored" in proc.stdout and "interrupted" in proc.stderr
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # this process: untouched

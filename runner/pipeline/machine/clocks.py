@@ -24,6 +24,10 @@ answer); :class:`ClockControl` carries it out and undoes it.
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 from .clock_plan import LOCK_SM_MHZ, ClockPlan, has_gpu_clocks, off_gpu, plan, refusal
 from .machine_facts import gpu_facts
 from .telemetry import nvml_value, open_device
@@ -41,9 +45,14 @@ class ClockControl:
     """
 
     def __init__(self, lock: bool, requested_mhz: int = LOCK_SM_MHZ, *, index: int = 0, nvml=None,
-                 euid=None, device: str | None = "cuda"):
+                 euid=None, device: str | None = "cuda", state_dir: str | Path | None = None):
         self.lock, self.requested_mhz, self.index, self.device = lock, requested_mhz, index, device
         self._nvml, self._euid = nvml, euid
+        #: what this compare set and must reset, on disk while it holds it: a compare killed before
+        #: its ``finally`` left the clocks locked, which the next one took for the owner's setting
+        #: (NVML reports both alike) — now the next compare resets them (GPU review #9)
+        self.state = Path(state_dir or os.environ.get("PERFGATE_STATE_DIR")
+                          or Path.home() / ".local" / "state" / "perfgate") / f"clocks-{index}.json"
         self._handle = None
         self._set: list[str] = []
         self.record: dict = {}
@@ -54,13 +63,14 @@ class ClockControl:
             return self.record
         try:
             self._nvml, self._handle = open_device(self._nvml, self.index)
+            reclaimed = self._reclaim()
             gpu = gpu_facts(self._nvml, self.index, self._handle, euid=self._euid)
         except Exception as exc:  # noqa: BLE001 - ImportError, no driver, no GPU: nothing to lock or watch
             self._handle = None
             self.record = {**plan(self.lock, self.requested_mhz, None).to_dict(), "error": refusal(exc)}
             return self.record
         chosen = plan(self.lock, self.requested_mhz, gpu)
-        self.record = {**chosen.to_dict(), "restored": None}
+        self.record = {**chosen.to_dict(), "restored": None, **({"reclaimed": reclaimed} if reclaimed else {})}
         if chosen.policy == "lock":
             try:
                 self._apply(chosen)
@@ -71,21 +81,46 @@ class ClockControl:
                                    sm_mhz=None, memory_mhz=None)
         return self.record
 
+    def _reclaim(self) -> str | None:
+        """Reset what a compare that died holding the clocks set (its state file, its pid gone);
+        what was done, in words, or None. A live compare's lock is left to it."""
+        try:
+            left = json.loads(self.state.read_text())
+        except (OSError, ValueError):
+            return None
+        pid = int(left.get("pid") or 0)
+        if pid and pid != os.getpid() and _alive(pid):
+            return None
+        for name in reversed(left.get("resets") or []):
+            try:
+                getattr(self._nvml, name)(self._handle)
+            except Exception:  # noqa: BLE001 - reset what can be; the record says what was tried
+                continue
+        self.state.unlink(missing_ok=True)
+        return f"reset the clocks a compare (pid {pid}) locked and never restored"
+
+    def _holding(self) -> None:
+        self.state.parent.mkdir(parents=True, exist_ok=True)
+        self.state.write_text(json.dumps({"pid": os.getpid(), "resets": list(self._set)}))
+
     def _apply(self, chosen: ClockPlan) -> None:
         nvml, handle = self._nvml, self._handle
         if chosen.method == "locked_clocks":
             nvml.nvmlDeviceSetGpuLockedClocks(handle, chosen.sm_mhz, chosen.sm_mhz)
             self._set.append("nvmlDeviceResetGpuLockedClocks")
+            self._holding()
             if chosen.memory_mhz:
                 try:
                     nvml.nvmlDeviceSetMemoryLockedClocks(handle, chosen.memory_mhz, chosen.memory_mhz)
                     self._set.append("nvmlDeviceResetMemoryLockedClocks")
+                    self._holding()
                 except Exception as exc:  # noqa: BLE001 - many GPUs do not lock memory clocks: SM only
                     self.record["memory_mhz"] = None
                     self.record["reason"] += f" (memory clock not locked: {refusal(exc)})"
         else:
             nvml.nvmlDeviceSetApplicationsClocks(handle, chosen.memory_mhz or 0, chosen.sm_mhz)
             self._set.append("nvmlDeviceResetApplicationsClocks")
+            self._holding()
 
     def restore(self) -> None:
         """Reset the clocks :meth:`start` set, then shut NVML down; ``record["restored"]`` says
@@ -100,7 +135,19 @@ class ClockControl:
             except Exception as exc:  # noqa: BLE001 - say so; the runner's owner must reset them
                 ok = False
                 self.record["restore_error"] = f"{name}: {refusal(exc)}"
+        if ok:
+            self.state.unlink(missing_ok=True)
         if self.record.get("policy") == "lock":
             self.record["restored"] = ok
         nvml_value(self._nvml.nvmlShutdown)
         self._handle = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
