@@ -45,7 +45,7 @@ def profile_callable(fn, *, device: str, trace_path: str, calls: int = 5) -> dic
         KeyError: ``device`` is no registered device; whatever ``fn`` raises (the worker records
             it for this benchmark and side).
     """
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
     backend = devices.get(device)
     sync = backend.synchronize
@@ -55,12 +55,19 @@ def profile_callable(fn, *, device: str, trace_path: str, calls: int = 5) -> dic
     activities = [ProfilerActivity.CPU]
     if backend.profiler_activity is not None:
         activities.append(getattr(ProfilerActivity, backend.profiler_activity))
-    with profile(activities=activities, record_shapes=True, with_flops=True, profile_memory=True) as prof:
+    # one step of the profiler's own warm-up first: CUPTI's start-up cost lands there, not in the
+    # first profiled call (pytorch/kineto#328; GPU review #19)
+    with profile(activities=activities, record_shapes=True, with_flops=True, profile_memory=True,
+                 schedule=schedule(wait=0, warmup=1, active=calls, repeat=1)) as prof:
+        fn()
+        sync()
+        prof.step()
         for _ in range(calls):
             with record_function(CALL_ANNOTATION):
                 fn()
                 with record_function(SYNC_ANNOTATION):
                     sync()
+            prof.step()
     out = Path(trace_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".json", dir=str(out.parent))
