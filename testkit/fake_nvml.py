@@ -127,6 +127,11 @@ class FakeNVML:
     def nvmlDeviceGetPersistenceMode(self, handle):  # noqa: N802
         return self._field(handle, "persistence")
 
+    def nvmlDeviceGetComputeMode(self, handle):  # noqa: N802
+        """NVML_COMPUTEMODE_DEFAULT 0, EXCLUSIVE_THREAD 1 (gone), PROHIBITED 2, EXCLUSIVE_PROCESS 3."""
+        self._require_init()
+        return self.gpus[handle].get("compute_mode", 0)
+
     def nvmlDeviceGetEccMode(self, handle):  # noqa: N802
         return list(self._field(handle, "ecc"))
 

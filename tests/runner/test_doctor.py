@@ -41,7 +41,8 @@ def test_a_tuned_runner_passes_every_check():
     findings = doctor.run_checks(_facts(HEALTHY_H100))
     assert {f.status for f in findings} == {"ok"}, [f for f in findings if f.status != "ok"]
     assert {f.check for f in findings} == {
-        "gpu_processes", "gpu_mig", "gpu_persistence", "gpu_ecc", "gpu_clocks", "gpu_clock_policy", "gpu_throttle",
+        "gpu_processes", "gpu_mig", "gpu_persistence", "gpu_compute_mode", "gpu_ecc", "gpu_clocks",
+        "gpu_clock_policy", "gpu_throttle",
         "gpu_temperature", "gpu_software", "cpu_governor", "cpu_turbo", "cpu_smt", "transparent_hugepages",
         "load_average", "disk_space"}
     assert all(f.fix is None for f in findings)
@@ -90,6 +91,14 @@ def test_idle_temperature(gpu, status, words):
 ])
 def test_other_work_on_the_gpu(gpu, status):
     assert _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, **gpu))))["gpu_processes"].status == status
+
+
+@pytest.mark.parametrize("mode, status", [(0, "ok"), (3, "fail"), (2, "fail")])
+def test_a_gpu_that_takes_one_process_at_a_time_fails_the_doctor(mode, status):
+    # GPU review #12: both sides' workers hold a context at once; in EXCLUSIVE_PROCESS mode every
+    # second one fails, so every benchmark would fail on one side
+    found = _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, compute_mode=mode))))["gpu_compute_mode"]
+    assert found.status == status and (status == "ok" or "nvidia-smi -i 0 -c DEFAULT" in found.fix)
 
 
 @pytest.mark.parametrize("gpu, status", [

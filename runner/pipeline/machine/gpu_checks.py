@@ -79,6 +79,21 @@ def check_gpu_persistence(gpu: dict) -> Finding:
     return Finding("gpu_persistence", subject, "ok", "persistence mode is on")
 
 
+def check_gpu_compute_mode(gpu: dict) -> Finding:
+    """Fail unless the GPU takes several processes at once: base's and head's workers each hold a
+    context on it during a pair, so in ``exclusive_process`` mode every second one fails, and in
+    ``prohibited`` none starts (GPU review 2026-12-06, #12)."""
+    subject, mode, i = _gpu_subject(gpu), gpu.get("compute_mode"), gpu.get("index")
+    if mode is None:
+        return Finding("gpu_compute_mode", subject, "skip", "the compute mode is not reported")
+    if mode != "default":
+        return Finding("gpu_compute_mode", subject, "fail",
+                       f"compute mode is {mode.replace('_', ' ')}: both sides' workers hold a CUDA context at once, "
+                       "and the second cannot get one",
+                       f"sudo nvidia-smi -i {i} -c DEFAULT")
+    return Finding("gpu_compute_mode", subject, "ok", "compute mode is default: both sides' workers can share it")
+
+
 def check_gpu_ecc(gpu: dict) -> Finding:
     """Fail on uncorrected ECC errors; warn on a pending ECC change; record the state."""
     subject, mode, errors, i = _gpu_subject(gpu), gpu.get("ecc_mode"), gpu.get("ecc_uncorrected_volatile"), gpu.get("index")

@@ -116,6 +116,10 @@ def this_euid() -> int | None:
     return os.geteuid() if hasattr(os, "geteuid") else None
 
 
+#: NVML's compute modes (nvml.h ``nvmlComputeMode_t``) by value.
+COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
+
+
 def gpu_facts(nvml, index: int, handle, *, euid: int | None = None) -> dict:
     """The facts of one GPU (see :func:`gather`); ``euid``: the effective user id that decides
     whether clocks may be locked (default: this process's)."""
@@ -137,6 +141,7 @@ def gpu_facts(nvml, index: int, handle, *, euid: int | None = None) -> dict:
         "utilization_pct": sample["gpu_utilization_pct"],
         "mig_mode": _pair(_ask(nvml, "nvmlDeviceGetMigMode", handle)),
         "persistence_mode": None if persistence is None else bool(persistence),
+        "compute_mode": COMPUTE_MODES.get(_ask(nvml, "nvmlDeviceGetComputeMode", handle)),
         "ecc_mode": _pair(_ask(nvml, "nvmlDeviceGetEccMode", handle)),
         "ecc_uncorrected_volatile": None if uncorrected is None else int(uncorrected),
         "sm_clock_mhz": sample["sm_clock_mhz"],
