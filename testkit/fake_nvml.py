@@ -100,10 +100,22 @@ class FakeNVML:
         return len(self.gpus)
 
     def nvmlDeviceGetHandleByIndex(self, index):  # noqa: N802
+        """By NVML's index: PCI bus order, whatever CUDA_VISIBLE_DEVICES says (NVML ignores it)."""
         self._require_init()
         if not 0 <= index < len(self.gpus):
             raise NVMLError("Invalid Argument")
         return index
+
+    def nvmlDeviceGetHandleByUUID(self, uuid):  # noqa: N802
+        self._require_init()
+        for index, gpu in enumerate(self.gpus):
+            if gpu.get("uuid", f"GPU-00000000-0000-0000-0000-{index:012d}") == uuid:
+                return index
+        raise NVMLError("Not Found", 6)  # NVML_ERROR_NOT_FOUND
+
+    def nvmlDeviceGetUUID(self, handle):  # noqa: N802
+        self._require_init()
+        return self.gpus[handle].get("uuid", f"GPU-00000000-0000-0000-0000-{handle:012d}")
 
     # -- device ----------------------------------------------------------------------------------
     def nvmlDeviceGetName(self, handle):  # noqa: N802

@@ -34,6 +34,16 @@ def driver_loaded(maps: str) -> bool:
     return any(line.rstrip().rsplit("/", 1)[-1].startswith("libcuda.so") for line in maps.splitlines())
 
 
+def nvml_uuid(uuid: Any) -> str | None:
+    """A CUDA device's UUID as NVML spells it (``GPU-`` and the hex groups): NVML numbers GPUs in
+    PCI order and ignores ``CUDA_VISIBLE_DEVICES``, so the parent finds the workers' GPU by UUID,
+    never by index 0 (GPU review 2026-12-06, #7). None without one."""
+    text = str(uuid or "").strip()
+    if not text:
+        return None
+    return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
+
+
 class Cuda:
     """:class:`runner.devices.base.Device` for ``torch.cuda``."""
 
@@ -76,6 +86,9 @@ class Cuda:
         name = torch.cuda.get_device_name()
         cap = torch.cuda.get_device_capability()
         out = {"device_name": name, "compute_capability": f"{cap[0]}.{cap[1]}"}
+        uuid = nvml_uuid(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "uuid", None))
+        if uuid:
+            out["gpu_uuid"] = uuid  # the parent's NVML finds this GPU by it (not by index)
         try:
             import pynvml
 

@@ -18,6 +18,7 @@ ones. The imperative shell: what it measures is :mod:`runner.selection`'s, for h
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,10 @@ def bench_dirs(given: str | None, cfg: Config, revs: dict[str, Revision]) -> dic
             "shared": False, "suite": suite.kind}
 
 
+#: An NVML device UUID (``GPU-`` or ``MIG-`` and the hex groups).
+_NVML_UUID = re.compile(r"(GPU|MIG)-[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
 @dataclass
 class Sides:
     """The workers of one compare or run, opened (:func:`open_sides`): ``workers`` by side and
@@ -107,6 +112,16 @@ class Sides:
     env: dict[str, dict]
     options: dict
     doctor: dict
+
+    @property
+    def gpu_uuid(self) -> str | None:
+        """The workers' GPU as NVML names it, for the clocks and the telemetry: where both sides'
+        workers name the same one in NVML's form (a head's preloaded code could answer anything;
+        the lock must not follow it to another GPU), else None (NVML's GPU 0). Kept out of
+        results.json (a machine's serial, not a result)."""
+        named = {(self.env.get(side) or {}).get("gpu_uuid") for side in self.workers}
+        uuid = named.pop() if len(named) == 1 else None
+        return uuid if isinstance(uuid, str) and _NVML_UUID.fullmatch(uuid) else None
 
     def record(self) -> dict:
         """``environment.worker.sides``: each side's processes, preload, and its CPUs and torch
@@ -122,6 +137,8 @@ class Sides:
         """results.json's ``environment``: head's worker's (:func:`runner.environment.capture`,
         with the ``telemetry`` summary), its conditions and sides (:meth:`record`), the doctor's."""
         sides = self.record()
+        for side in self.env:
+            self.env[side].pop("gpu_uuid", None)
         environment = capture(self.env.get("head"), telemetry)
         environment["worker"] = {**self.conditions, "sides": sides,
                                  "timer": conditions.timer_description(environment.get("device"))}
@@ -244,9 +261,9 @@ def time_in_pairs(cfg: Config, sides: Sides, dirs: dict, states: list[BenchState
     (:meth:`.timing.TimingPass.time_all`), then Benjamini–Hochberg across every benchmark of the
     run. Returns the pass (for the profiles), the telemetry summary with its ``clocks`` record,
     and the budget."""
-    device = sides.env["head"].get("device")
-    telemetry = TelemetrySampler()
-    clocks = ClockControl(cfg.lock_clocks, cfg.lock_clocks_mhz, device=device)
+    device, uuid = sides.env["head"].get("device"), sides.gpu_uuid
+    telemetry = TelemetrySampler(device_uuid=uuid)
+    clocks = ClockControl(cfg.lock_clocks, cfg.lock_clocks_mhz, device=device, uuid=uuid)
     record = clocks.start()
     try:
         timing = TimingPass(sides.workers, cfg, {side: dirs[side] for side in sides.workers},

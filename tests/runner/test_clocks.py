@@ -183,3 +183,35 @@ def test_a_measuring_command_ends_on_sigterm_through_its_finally_blocks():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 130 and "restored" in proc.stdout and "interrupted" in proc.stderr
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # this process: untouched
+
+
+def test_the_workers_gpu_is_found_by_its_uuid_not_nvml_index_0():
+    # GPU review #7: NVML numbers GPUs in PCI order and ignores CUDA_VISIBLE_DEVICES; a runner
+    # pinned to GPU 1 sampled, and locked, GPU 0 (maybe another runner's)
+    from runner.devices.cuda import nvml_uuid
+    from runner.pipeline.machine.telemetry import open_device
+
+    ours = "GPU-5e0b4a9c-1f2d-4e3a-9b8c-7d6e5f4a3b2c"
+    nvml = FakeNVML(gpus=[dict(BOOSTING_H100), dict(BOOSTING_H100, uuid=ours)])
+    assert nvml_uuid("5e0b4a9c-1f2d-4e3a-9b8c-7d6e5f4a3b2c") == ours == nvml_uuid(ours)
+    _, handle = open_device(nvml, 0, ours)
+    assert handle == 1
+    nvml.nvmlShutdown()
+    control = clocks.ClockControl(True, nvml=nvml, euid=0, uuid=ours)
+    assert control.start()["policy"] == "lock"
+    assert nvml.gpus[1]["sm_clock"] == 1755 and nvml.gpus[0]["sm_clock"] == 1980  # GPU 0 untouched
+    control.restore()
+
+
+def test_the_gpu_uuid_is_taken_only_where_both_sides_name_the_same_well_formed_one():
+    from runner.pipeline.session import Sides
+
+    ours = "GPU-5e0b4a9c-1f2d-4e3a-9b8c-7d6e5f4a3b2c"
+
+    def sides(base, head):
+        return Sides(workers={"base": None, "head": None}, conditions={}, listings={},
+                     env={"base": {"gpu_uuid": base}, "head": {"gpu_uuid": head}}, options={}, doctor={})
+
+    assert sides(ours, ours).gpu_uuid == ours
+    assert sides(ours, "GPU-00000000-0000-0000-0000-000000000000").gpu_uuid is None  # head's code may lie
+    assert sides("GPU-not-a-uuid", "GPU-not-a-uuid").gpu_uuid is None

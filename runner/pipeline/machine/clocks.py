@@ -45,14 +45,17 @@ class ClockControl:
     """
 
     def __init__(self, lock: bool, requested_mhz: int = LOCK_SM_MHZ, *, index: int = 0, nvml=None,
-                 euid=None, device: str | None = "cuda", state_dir: str | Path | None = None):
+                 euid=None, device: str | None = "cuda", state_dir: str | Path | None = None,
+                 uuid: str | None = None):
         self.lock, self.requested_mhz, self.index, self.device = lock, requested_mhz, index, device
+        #: the workers' GPU as NVML names it: locked by it, never NVML's GPU 0 (review #7)
+        self.uuid = uuid
         self._nvml, self._euid = nvml, euid
         #: what this compare set and must reset, on disk while it holds it: a compare killed before
         #: its ``finally`` left the clocks locked, which the next one took for the owner's setting
         #: (NVML reports both alike) — now the next compare resets them (GPU review #9)
         self.state = Path(state_dir or os.environ.get("PERFGATE_STATE_DIR")
-                          or Path.home() / ".local" / "state" / "perfgate") / f"clocks-{index}.json"
+                          or Path.home() / ".local" / "state" / "perfgate") / f"clocks-{uuid or index}.json"
         self._handle = None
         self._set: list[str] = []
         self.record: dict = {}
@@ -62,7 +65,7 @@ class ClockControl:
             self.record = off_gpu()
             return self.record
         try:
-            self._nvml, self._handle = open_device(self._nvml, self.index)
+            self._nvml, self._handle = open_device(self._nvml, self.index, self.uuid)
             reclaimed = self._reclaim()
             gpu = gpu_facts(self._nvml, self.index, self._handle, euid=self._euid)
         except Exception as exc:  # noqa: BLE001 - ImportError, no driver, no GPU: nothing to lock or watch

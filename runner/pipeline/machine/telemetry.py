@@ -244,9 +244,11 @@ def read_sample(nvml, handle) -> dict:
     }
 
 
-def open_device(nvml, index: int):
-    """``(nvml, handle)`` of GPU ``index`` with NVML initialised: ``nvml`` a ``pynvml``-like module
-    (tests pass a fake), by default ``pynvml`` itself. The caller shuts NVML down.
+def open_device(nvml, index: int, uuid: str | None = None):
+    """``(nvml, handle)`` of the GPU with NVML's ``uuid`` (the workers' own, which their CUDA
+    device reports), else of NVML's GPU ``index``, with NVML initialised: ``nvml`` a
+    ``pynvml``-like module (tests pass a fake), by default ``pynvml`` itself. The caller shuts
+    NVML down.
 
     Raises:
         ImportError: pynvml is not installed; whatever NVML raises (no driver, no such GPU).
@@ -254,6 +256,8 @@ def open_device(nvml, index: int):
     if nvml is None:
         import pynvml as nvml  # noqa: PLC0415 - optional dependency (nvidia-ml-py)
     nvml.nvmlInit()
+    if uuid:
+        return nvml, nvml.nvmlDeviceGetHandleByUUID(uuid)
     return nvml, nvml.nvmlDeviceGetHandleByIndex(index)
 
 
@@ -265,8 +269,11 @@ class TelemetrySampler:
     ``nvml`` may be given (a module-like object) for tests; by default ``pynvml`` is imported.
     """
 
-    def __init__(self, device_index: int = 0, interval_s: float = 0.1, *, nvml=None, clock=time.monotonic):
+    def __init__(self, device_index: int = 0, interval_s: float = 0.1, *, nvml=None, clock=time.monotonic,
+                 device_uuid: str | None = None):
         self.device_index = device_index
+        #: the workers' GPU as NVML names it (runner.devices.cuda.nvml_uuid); wins over the index
+        self.device_uuid = device_uuid
         self.interval_s = interval_s
         self._nvml = nvml
         self._clock = clock
@@ -283,7 +290,7 @@ class TelemetrySampler:
     def start(self) -> "TelemetrySampler":
         """Initialise NVML and start sampling; on any failure record why and do nothing."""
         try:
-            nvml, self._handle = open_device(self._nvml, self.device_index)
+            nvml, self._handle = open_device(self._nvml, self.device_index, self.device_uuid)
             self._nvml = nvml
             self._device_name = nvml_text(nvml_value(nvml.nvmlDeviceGetName, self._handle))
             self._driver = nvml_text(nvml_value(nvml.nvmlSystemGetDriverVersion))
