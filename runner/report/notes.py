@@ -150,6 +150,18 @@ def clock_left_out(facts: NoteFacts) -> str | None:
             + (" or ".join(causes) if causes else "disturbed") + " during them (NVML)")
 
 
+def clock_kept(facts: NoteFacts) -> str | None:
+    """Rounds NVML flagged that were kept: too many of their pairs' to leave out (GPU review #8:
+    every round of a GEMM under a lock above the clock it sustains was flagged, all kept, and the
+    report said all were left out)."""
+    kept, rounds = facts.count("clock_kept"), facts.count("rounds")
+    if not (kept and rounds):
+        return None
+    return (f"NVML saw the GPU's clock held down or moved in {kept} of {rounds} rounds, too many of their "
+            "process pairs' rounds to leave out, so they were kept: the clock this GPU sustains under this "
+            "load is below the reference (perfgate doctor shows the clock policy)")
+
+
 def calls_per_sample_differ(facts: NoteFacts) -> str | None:
     """The sides sampled with different calls per sample (one more than 4× slower)."""
     base_n = (facts.bench.get("base") or {}).get("number")
@@ -172,7 +184,7 @@ def first_pair_dropped(facts: NoteFacts) -> str | None:
 
 
 #: What the measurement left out or did differently: every clause that applies is said.
-CONDITIONS: tuple[Clause, ...] = (disturbed_left_out, disturbed_kept, clock_left_out,
+CONDITIONS: tuple[Clause, ...] = (disturbed_left_out, disturbed_kept, clock_left_out, clock_kept,
                                   calls_per_sample_differ, first_pair_dropped)
 
 

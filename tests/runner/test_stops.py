@@ -112,10 +112,12 @@ def test_the_self_measured_share_of_the_budget_is_by_count():
 
 
 def test_kept_rounds_leave_disturbed_rounds_out_unless_most_of_the_pair_was():
-    assert evidence.kept_rounds(0, 8, [1], []) == ([0, 2, 3, 4, 5, 6, 7], 0)
+    assert evidence.kept_rounds(0, 8, [1], []) == ([0, 2, 3, 4, 5, 6, 7], 0, 0)
     # most of the pair disturbed: the CPU detector's word is set aside, NVML's stands
-    assert evidence.kept_rounds(0, 8, [0, 1, 2, 3, 4, 5], [7]) == ([0, 1, 2, 3, 4, 5, 6], 6)
-    assert evidence.kept_rounds(0, 4, [0, 1, 2], [0, 1, 2]) == ([0, 1, 2, 3], 3)
+    assert evidence.kept_rounds(0, 8, [0, 1, 2, 3, 4, 5], [7]) == ([0, 1, 2, 3, 4, 5, 6], 6, 0)
+    assert evidence.kept_rounds(0, 4, [0, 1, 2], [0, 1, 2]) == ([0, 1, 2, 3], 3, 3)
+    # every round throttled: all kept, and counted as kept, not left out (GPU review #8)
+    assert evidence.kept_rounds(0, 4, [], [0, 1, 2, 3]) == ([0, 1, 2, 3], 0, 4)
 
 
 def _estimate(ci_low, ci_high, blocks, centers=()):

@@ -154,6 +154,17 @@ def test_rounds_the_gpu_throttled_are_left_out_of_the_estimate(reasons):
     assert blind_states[0].verdict == "regression" and not blind_states[0].clock_rounds  # what it would say
 
 
+def test_rounds_the_gpu_throttled_but_the_estimate_kept_are_not_called_left_out():
+    # GPU review #8: a GEMM under a lock above what the GPU sustains had every round flagged; the
+    # pairs kept them all (too few others), and the report said "N of N rounds left out"
+    models = {"b": (SideModel(1e-3, throttled=1.0), SideModel(1e-3, throttled=1.0))}
+    session, states, clock, _ = sim_pass(models, Config(max_time=30.0), seed=1, threads=None,
+                                         telemetry=SimTelemetry())
+    session.time_all(states, end=clock() + 30.0)
+    entry = benchmark_entry(states[0], session.ci_level)["change"]
+    assert entry["clock_rounds"] == 0 and entry["clock_kept"] == sum(p["rounds"] for p in entry["pairs"] if p["used"])
+
+
 def test_disturbed_rounds_need_less_cpu_than_wall_time_and_a_switch():
     quiet = {"wall_s": 0.02, "cpu_s": 0.0199, "switches": 0}
     switched_but_on_cpu = {"wall_s": 0.02, "cpu_s": 0.0199, "switches": 2}

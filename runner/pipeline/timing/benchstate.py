@@ -118,6 +118,8 @@ class BenchState:
     disturbed: list[int] = field(default_factory=list)
     #: of ``disturbed``, the rounds the estimate kept (they were most of their pair's rounds)
     disturbed_kept: int = 0
+    #: rounds NVML flagged that the estimate kept all the same (their pair had too few others)
+    clock_kept: int = 0
     clock_rounds: dict[int, str] = field(default_factory=dict)
     windows: list[tuple[float, float]] = field(default_factory=list)
     futile: bool = False

@@ -83,7 +83,7 @@ def change_entry(state: BenchState, ci_level: float, memory_threshold: float = 0
         rounds_per_pair=state.current_pair_rounds() or None, pairs=pairs_entry(state),
         between_process_sd=est.between_sd if est else None, pair_sd=None if sd is None else round(sd, 6),
         resolvable=round(state.resolvable, 6) if state.resolvable is not None and est else None,
-        disturbed_rounds=len(state.disturbed) - state.disturbed_kept, clock_rounds=len(state.clock_rounds),
+        disturbed_rounds=len(state.disturbed) - state.disturbed_kept, clock_rounds=len(state.clock_rounds) - state.clock_kept,
         clock_reasons={r: reasons.count(r) for r in sorted(set(reasons))}, shared_number=state.shared_number,
         dropped_rounds=state.dropped_rounds, futile=state.futile, budget_cut=state.budget_cut,
         p_adjusted=state.p_adjusted, stop_reason=state.stop_reason, seconds=round(state.seconds, 3),
@@ -92,6 +92,8 @@ def change_entry(state: BenchState, ci_level: float, memory_threshold: float = 0
         **({"compile": compiled} if compiled is not None else {}))
     if state.disturbed_kept:
         change["disturbed_kept"] = state.disturbed_kept
+    if state.clock_kept:
+        change["clock_kept"] = state.clock_kept
     if state.verdict == "inconclusive" and state.short_of_evidence:
         change["short_of_evidence"] = state.short_of_evidence
     return change

@@ -221,9 +221,9 @@ KEEP_AT_LEAST = 0.5
 
 
 def kept_rounds(start: int, end: int, disturbed: Collection[int],
-                throttled: Collection[int]) -> tuple[list[int], int]:
-    """``(rounds kept, of them disturbed)``: the rounds ``start..end-1`` of one process pair the
-    estimate keeps.
+                throttled: Collection[int]) -> tuple[list[int], int, int]:
+    """``(rounds kept, of them disturbed, of them throttled)``: the rounds ``start..end-1`` of one
+    process pair the estimate keeps (the counts are what a report may not call left out).
 
     The rounds another task took the CPU in (``disturbed``,
     :func:`runner.pipeline.timing.schedule.disturbed_rounds`) and those NVML saw the GPU's clocks
@@ -236,11 +236,11 @@ def kept_rounds(start: int, end: int, disturbed: Collection[int],
     out = set(disturbed) | set(throttled)
     keep = [i for i in range(start, end) if i not in out]
     if len(keep) >= max(2, math.ceil(KEEP_AT_LEAST * (end - start))):
-        return keep, 0
+        return keep, 0, 0
     keep = [i for i in range(start, end) if i not in throttled]
     if len(keep) < 2:
         keep = list(range(start, end))
-    return keep, len(set(keep) & set(disturbed))
+    return keep, len(set(keep) & set(disturbed)), len(set(keep) & set(throttled))
 
 
 def gate(verdict: str, estimate, timed: bool, timing_seconds: float, round_seconds: float,
