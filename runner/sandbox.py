@@ -202,11 +202,23 @@ def perfgate_source_paths() -> tuple[str, ...]:
     return (str(Path(__file__).resolve().parent.parent),)
 
 
-def gpu_devices(globs: Iterable[str] = GPU_DEVICE_GLOBS) -> tuple[str, ...]:
+def gpu_devices(globs: Iterable[str] = GPU_DEVICE_GLOBS, *, modprobe: str | None = "nvidia-modprobe",
+                control: str = "/dev/nvidiactl", uvm: str = "/dev/nvidia-uvm") -> tuple[str, ...]:
     """The GPU device nodes present on this machine (:data:`GPU_DEVICE_GLOBS`): character
-    devices only, never a folder."""
-    import glob
+    devices only, never a folder.
 
+    Where the NVIDIA driver is loaded (``/dev/nvidiactl``) but ``/dev/nvidia-uvm`` is not there yet
+    — no CUDA process ran since boot; the setuid ``nvidia-modprobe`` makes it on first use, which
+    it cannot do inside a ``no_new_privs`` sandbox with its own ``/dev``, and CUDA then finds no
+    device (GPU review 2026-12-06, #26) — ``modprobe -u -c=0`` makes the nodes first, here."""
+    import glob
+    import shutil
+    import subprocess
+
+    if modprobe and os.path.exists(control) and not os.path.exists(uvm):
+        tool = shutil.which(modprobe)
+        if tool:
+            subprocess.run([tool, "-u", "-c=0"], capture_output=True, timeout=30, check=False)
     found = set()
     for pattern in globs:
         for path in glob.glob(pattern):

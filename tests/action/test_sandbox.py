@@ -291,3 +291,19 @@ def test_the_gpu_is_reachable_inside(tmp_path):
     assert proc.returncode == 0, proc.stderr
     total, count = proc.stdout.split()
     assert int(total) == 1 << 20 and int(count) >= 1
+
+
+def test_the_uvm_nodes_are_made_before_the_sandbox_where_the_driver_is_loaded_without_them(tmp_path):
+    # GPU review #26: nvidia-modprobe makes /dev/nvidia-uvm on CUDA's first use, which it cannot
+    # do inside the sandbox (no_new_privs, a /dev of its own): CUDA then found no device
+    control, uvm = tmp_path / "nvidiactl", tmp_path / "nvidia-uvm"
+    control.write_text("")
+    called = tmp_path / "called"
+    tool = tmp_path / "fake-nvidia-modprobe"
+    tool.write_text(f"#!/bin/sh\necho \"$@\" > {called}\ntouch {uvm}\n")
+    tool.chmod(0o755)
+    sandbox.gpu_devices((), modprobe=str(tool), control=str(control), uvm=str(uvm))
+    assert called.read_text().split() == ["-u", "-c=0"] and uvm.exists()
+    called.unlink()
+    sandbox.gpu_devices((), modprobe=str(tool), control=str(control), uvm=str(uvm))  # there now: not again
+    assert not called.exists()
