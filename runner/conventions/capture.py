@@ -120,7 +120,8 @@ class Recorder:
                 self.seen_target_family = True
                 if self._names.unique(case_name(family, given)) != self.target["name"]:
                     continue
-                self.collecting = Measured(grad_enabled=modes()[0], inference=modes()[1])
+                grad, inference, autocast = modes()
+                self.collecting = Measured(grad_enabled=grad, inference=inference, autocast_dtype=autocast)
                 try:
                     mark.fn(**kwargs, **dict(getattr(bench, "args", None) or {}), **run_kwargs)
                 finally:

@@ -22,13 +22,23 @@ class Measured:
     graphs: list[bool] = field(default_factory=list)
     grad_enabled: bool = True
     inference: bool = False
+    #: ``torch.autocast``'s dtype on CUDA at the call (None: off): a script that times ``a @ b``
+    #: inside ``torch.autocast("cuda", torch.bfloat16)`` is timed in bf16, not FP32 (GPU review #22)
+    autocast_dtype: Any = None
 
 
-def modes() -> tuple[bool, bool]:
+def modes() -> tuple[bool, bool, Any]:
+    """``(grad enabled, inference mode, CUDA autocast dtype or None)`` at the measuring call."""
     torch = sys.modules.get("torch")
     if torch is None:
-        return True, False
-    return bool(torch.is_grad_enabled()), bool(torch.is_inference_mode_enabled())
+        return True, False, None
+    autocast = None
+    try:
+        if torch.is_autocast_enabled("cuda"):
+            autocast = torch.get_autocast_dtype("cuda")
+    except (AttributeError, TypeError, RuntimeError):  # an older torch: is_autocast_enabled() only
+        autocast = None
+    return bool(torch.is_grad_enabled()), bool(torch.is_inference_mode_enabled()), autocast
 
 
 def timed_callable(measured: Measured, device: str) -> tuple[Callable[[], Any], Callable[[], None]]:
@@ -43,7 +53,9 @@ def timed_callable(measured: Measured, device: str) -> tuple[Callable[[], Any], 
         # one after the other: set_grad_enabled sets the mode when it is made, so it is made
         # inside inference mode, and teardown restores what each found
         for make in ((lambda: torch.inference_mode(True)) if measured.inference else None,
-                     lambda: torch.set_grad_enabled(measured.grad_enabled)):
+                     lambda: torch.set_grad_enabled(measured.grad_enabled),
+                     (lambda: torch.autocast("cuda", dtype=measured.autocast_dtype))
+                     if measured.autocast_dtype is not None else None):
             if make is not None:
                 context = make()
                 context.__enter__()

@@ -213,3 +213,28 @@ def test_the_triton_autotuners_own_do_bench_calls_are_not_the_scripts(monkeypatc
     prepared = convention.prepare(dict(found["benchmarks"][0], dir=folder), "cpu", {})
     assert os.environ["PERFGATE_FIXTURE_AUTOTUNED"] == "128"  # the autotuner timed its configs for real
     prepared.fn()
+
+
+def test_the_autocast_of_the_measuring_call_is_recorded_and_entered_again(monkeypatch):
+    # GPU review #22: a script timing `a @ b` inside torch.autocast("cuda", torch.bfloat16) was
+    # timed in FP32: the call's autocast was lost as its grad mode once was
+    import contextlib
+
+    import torch
+
+    from runner.conventions.replay import Measured, modes, timed_callable
+
+    monkeypatch.setattr(torch, "is_autocast_enabled", lambda device="cuda": device == "cuda")
+    monkeypatch.setattr(torch, "get_autocast_dtype", lambda device: torch.bfloat16)
+    assert modes()[2] == torch.bfloat16
+    entered = []
+
+    @contextlib.contextmanager
+    def autocast(device, dtype=None):
+        entered.append((device, dtype))
+        yield
+
+    monkeypatch.setattr(torch, "autocast", autocast)
+    _, teardown = timed_callable(Measured([lambda: None], [False], autocast_dtype=torch.bfloat16), "cuda")
+    teardown()
+    assert entered == [("cuda", torch.bfloat16)]
