@@ -228,7 +228,8 @@ def _compare_in_sandbox(plan: Plan, base_sha: str, head_sha: str) -> "compare_mo
         read_only.append(str(plan.config.parent))
     spec = sandbox.SandboxSpec(read_only=tuple(dict.fromkeys(read_only)), writable=(str(inner_out),),
                                scratch=str(jail), chdir="/", devices=sandbox.gpu_devices(),
-                               network=plan.sandbox_network, drop_to=owner)
+                               network=plan.sandbox_network, drop_to=owner,
+                               seccomp=sandbox.write_userns_filter(jail))
     argv = compare_mod.compare_argv(plan, base_sha, head_sha, out_dir=inner_out)
     say("::group::perfgate compare (in the sandbox)")
     try:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -114,6 +115,67 @@ class SandboxSpec:
     devices: tuple[str, ...] = field(default=())
     network: bool = True
     drop_to: tuple[int, int] | None = None
+    #: a file of :func:`userns_filter`'s seccomp program (:func:`write_userns_filter`), loaded by
+    #: bubblewrap for the sandboxed process: no user namespaces of its own, in either mode
+    seccomp: str | None = None
+
+
+#: seccomp_data's fields (linux/seccomp.h): the system call's number, its architecture, and the
+#: low 32 bits of its first argument (little-endian).
+_NR, _ARCH, _ARG0 = 0, 4, 16
+#: The architectures the filter knows: ``(AUDIT_ARCH_*, unshare, clone, clone3)``.
+_SYSCALLS = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}
+CLONE_NEWUSER = 0x10000000
+
+
+def userns_filter(machine: str | None = None) -> bytes | None:
+    """A classic-BPF seccomp program (what ``seccomp_export_bpf`` writes, bubblewrap's
+    ``--seccomp FD`` loads) that refuses a new user namespace: ``unshare`` and ``clone`` with
+    ``CLONE_NEWUSER`` get EPERM, ``clone3`` (whose flags a filter cannot read) ENOSYS, so the C
+    library falls back to ``clone``; x32 and other-architecture system calls get ENOSYS.
+    Everything else is allowed. None for an architecture it does not know.
+
+    Why: in root mode the sandboxed code, uid 65534 with no capabilities, could still
+    ``unshare -Ur`` into a user namespace where it is uid 0 with every capability — the door to
+    most recent kernel privilege escalations (security review 2026-12-06, P3); user mode closes it
+    with ``--disable-userns``, which root mode cannot use (no user namespace of bubblewrap's own)."""
+    machine = machine or os.uname().machine
+    if machine not in _SYSCALLS:
+        return None
+    arch, unshare, clone, clone3 = _SYSCALLS[machine]
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
+    program = [
+        (ld, 0, 0, _ARCH),            # 0
+        (jeq, 1, 0, arch),            # 1: native -> 3
+        (ret, 0, 0, enosys),          # 2: another ABI
+        (ld, 0, 0, _NR),              # 3
+        (jge, 0, 1, 0x40000000),      # 4: x32 -> 5, else 6
+        (ret, 0, 0, enosys),          # 5
+        (jeq, 7, 0, clone3),          # 6: -> 14
+        (jeq, 1, 0, unshare),         # 7: -> 9
+        (jeq, 0, 3, clone),           # 8: -> 9, else 12
+        (ld, 0, 0, _ARG0),            # 9: the flags
+        (jset, 1, 0, CLONE_NEWUSER),  # 10: -> 12... (see below)
+        (ret, 0, 0, allow),           # 11
+        (ret, 0, 0, allow),           # 12
+        (ret, 0, 0, eperm),           # 13
+        (ret, 0, 0, enosys),          # 14
+    ]
+    # 10: CLONE_NEWUSER set -> 13 (EPERM), else -> 11 (allow)
+    program[10] = (jset, 2, 0, CLONE_NEWUSER)
+    return b"".join(struct.pack("<HBBI", *instruction) for instruction in program)
+
+
+def write_userns_filter(scratch: str | Path) -> str | None:
+    """Write :func:`userns_filter` beside the sandbox's scratch folders (not inside what the
+    sandbox sees) and return its path for :attr:`SandboxSpec.seccomp`; None where there is none."""
+    program = userns_filter()
+    if program is None:
+        return None
+    path = Path(scratch) / "no-userns.bpf"
+    path.write_bytes(program)
+    return str(path)
 
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
@@ -128,10 +190,14 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], bwrap: str = "bwrap") 
     """
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try"]
+    if spec.seccomp:
+        # bubblewrap reads the program from a descriptor: the shell opens the file as descriptor 9
+        argv = ["/bin/sh", "-c", 'exec "$@" 9<"$0"', spec.seccomp, *argv, "--seccomp", "9"]
     if spec.drop_to is None:
         argv += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
-    else:  # bubblewrap runs as root: keep only what setpriv needs to drop to spec.drop_to
-        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:  # bubblewrap runs as root: keep only what setpriv needs to drop to spec.drop_to and to
+        # clear the bounding set (CAP_SETPCAP), which it does before it changes user
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
     if not spec.network:
         argv.append("--unshare-net")
     argv += ["--hostname", "perfgate-sandbox", "--proc", "/proc"]
@@ -153,7 +219,7 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], bwrap: str = "bwrap") 
     if spec.drop_to is not None:
         uid, gid = spec.drop_to
         argv += ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
-                 "--no-new-privs", "--"]
+                 "--bounding-set=-all", "--no-new-privs", "--"]
     return argv + list(command)
 
 
@@ -282,7 +348,8 @@ def probe(bwrap: str = "bwrap", timeout: float = 30) -> None:
         raise SandboxUnavailable("the runner runs as root and setpriv (util-linux) is not installed to drop to an "
                                  "unprivileged user")
     with _scratch_for_probe(drop_to) as scratch:
-        spec = SandboxSpec(read_only=(), writable=(), scratch=scratch, chdir="/", drop_to=drop_to)
+        spec = SandboxSpec(read_only=(), writable=(), scratch=scratch, chdir="/", drop_to=drop_to,
+                           seccomp=write_userns_filter(scratch))
         try:
             proc = subprocess.run(bwrap_argv(spec, ["/bin/sh", "-c", "exit 0"], bwrap=path), capture_output=True,
                                   text=True, timeout=timeout, env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"})

@@ -24,7 +24,8 @@ def _spec(tmp_path: Path, **kw) -> sandbox.SandboxSpec:
     scratch = sandbox.make_scratch(tmp_path / "jail", owner)
     out = sandbox.make_writable(scratch / "out", owner)
     values = dict(read_only=(*sandbox.interpreter_paths(), *sandbox.perfgate_source_paths()),
-                  writable=(str(out),), scratch=str(scratch), chdir="/", drop_to=owner)
+                  writable=(str(out),), scratch=str(scratch), chdir="/", drop_to=owner,
+                  seccomp=sandbox.write_userns_filter(scratch))
     values.update(kw)
     return sandbox.SandboxSpec(**values)
 
@@ -55,7 +56,13 @@ def test_bwrap_argv_mounts_in_an_order_where_listed_paths_win(tmp_path):
                                                   drop_to=(65534, 65534)), ["true"])
     assert "--unshare-user" not in root and "--unshare-net" in root
     assert root[root.index("--") + 1:] == ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                            "--inh-caps=-all", "--no-new-privs", "--", "true"]
+                                            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+                                            "true"]
+    # with a seccomp program, a shell opens it as descriptor 9 for bubblewrap's --seccomp 9
+    filtered = sandbox.bwrap_argv(sandbox.SandboxSpec(read_only=(), writable=(), scratch="/s", chdir="/",
+                                                      seccomp="/s/no-userns.bpf"), ["true"], bwrap="/usr/bin/bwrap")
+    assert filtered[:5] == ["/bin/sh", "-c", 'exec "$@" 9<"$0"', "/s/no-userns.bpf", "/usr/bin/bwrap"]
+    assert filtered[filtered.index("--seccomp") + 1] == "9"
     assert sandbox.drop_to_for(0) == (65534, 65534) and sandbox.drop_to_for(1000) is None
 
 
@@ -307,3 +314,23 @@ def test_the_uvm_nodes_are_made_before_the_sandbox_where_the_driver_is_loaded_wi
     called.unlink()
     sandbox.gpu_devices((), modprobe=str(tool), control=str(control), uvm=str(uvm))  # there now: not again
     assert not called.exists()
+
+
+@needs_bwrap
+def test_the_sandboxed_code_can_make_no_user_namespace_and_holds_no_capability_bound(tmp_path):
+    # security review P3: in root mode `unshare -Ur` inside gave uid 0 with every capability in a
+    # new user namespace, and the bounding set stayed nearly full
+    proc = _inside(_spec(tmp_path / "a"), "import ctypes, os\n"
+                   "libc = ctypes.CDLL(None, use_errno=True)\n"
+                   "print('unshare', libc.unshare(0x10000000), ctypes.get_errno())\n"
+                   "print('clone-thread', __import__('threading').Thread(target=lambda: None).start() is None)\n"
+                   "print(open('/proc/self/status').read())")
+    assert "unshare -1 1" in proc.stdout, proc.stdout + proc.stderr  # EPERM
+    assert "clone-thread True" in proc.stdout  # threads still start (clone3 falls back to clone)
+    status = dict(line.split(":\t", 1) for line in proc.stdout.splitlines() if ":\t" in line)
+    if sandbox.drop_to_for() is not None:  # root mode: the bounding set is cleared too
+        assert status["CapBnd"].strip() == "0000000000000000"
+    assert status["Seccomp"].strip() == "2"
+    unshared = _inside(_spec(tmp_path / "b"), "import subprocess\n"
+                       "print(subprocess.run(['unshare', '-Ur', 'id'], capture_output=True, text=True).returncode)")
+    assert unshared.stdout.strip() not in ("", "0"), unshared.stdout + unshared.stderr
