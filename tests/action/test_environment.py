@@ -142,6 +142,23 @@ def test_the_comment_phase_names_each_missing_input():
             comment_plan({k: v for k, v in full.items() if k != missing})
     with pytest.raises(ActionInputError, match="pull request number"):
         comment_plan({**full, "INPUT_PR_NUMBER": "12; rm -rf"})
+    # security review P1: the artifact's files in the workspace sat on the import path of the job
+    # that holds the writing token
+    for workspace in (".", "./", "sub/.."):
+        with pytest.raises(ActionInputError, match="the workspace itself"):
+            comment_plan({**full, "INPUT_RESULTS": workspace})
+
+
+def test_the_comment_action_runs_no_python_or_shell_file_the_artifact_could_have_put_in_reach():
+    import yaml
+
+    steps = yaml.safe_load((Path(__file__).resolve().parents[2] / "comment" / "action.yml").read_text())["runs"]["steps"]
+    for step in steps:
+        assert step["working-directory"] == "${{ runner.temp }}", step["name"]
+        assert step["env"]["BASH_ENV"] == step["env"]["ENV"] == step["env"]["LD_PRELOAD"] == "", step["name"]
+        for line in step["run"].splitlines():
+            if "python" in line and " -m " in line:
+                assert " -I -m " in line, line
 
 
 def test_a_bisect_is_asked_for_by_its_input():
