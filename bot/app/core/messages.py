@@ -117,14 +117,16 @@ def approve_command(head_sha: str) -> str:
     return md_code(f"/perf run --sha {head_sha}")
 
 
-def fork_needs_approval(head_sha: str) -> str:
-    """Sticky comment when new commits arrive on a fork PR (fork safety): the full head SHA to
-    approve."""
+def fork_needs_approval(head_sha: str, labeled: bool = False) -> str:
+    """Sticky comment when a fork PR is labeled or new commits arrive on it (fork safety): the
+    full head SHA to approve."""
+    what = ("The label is noted (head" if labeled else "New commits were pushed (head")
     return (f"{MARKER}\n## ⏸️ perfgate: waiting for approval\n\n"
-            f"New commits were pushed (head {md_code(head_sha)}). This PR comes from a fork, so its code runs on "
+            f"{what} {md_code(head_sha)}). This PR comes from a fork, so its code runs on "
             "the GPU runners only after a maintainer has reviewed this commit and comments "
-            f"{approve_command(head_sha)} (the full SHA: a comment that names no commit, or a shortened one, "
-            "is not enough).\n")
+            f"{approve_command(head_sha)} (the full SHA: a label, a comment that names no commit, or a shortened "
+            "one, is not enough — a label approves whatever the head is when it lands, and a fork can push just "
+            "before it).\n")
 
 
 def dispatch_failed(workflow: str, error: str) -> str:

@@ -44,6 +44,12 @@ def on_labeled(event: Event, facts: Facts) -> list[Action]:
     if not may_command(facts.permission):
         # Triage users can label; the label alone must not run (fork) code on the GPU runners.
         return _refuse_once(event, facts, pull.number, messages.label_refusal(event.sender or "someone", label))
+    if pull.is_fork and facts.approved_sha != pull.head_sha:
+        # a label names no commit: on a fork it approves whatever the head is when it lands, and
+        # a force-push two seconds before was dispatched (security review 2026-12-06, P2); the
+        # head the maintainer reviewed is approved by naming it, /perf run --sha
+        return [SavePull(event.repository, pull.number, {"labeled": True, **pull.tracked()}),
+                UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha, labeled=True))]
     save = SavePull(event.repository, pull.number, {"labeled": True, **pull.tracked(), "approved_sha": pull.head_sha})
     return [save, *_auto_run(event, facts, pull, "label")]
 
