@@ -405,6 +405,11 @@ def remove_tree(folder: Path) -> str | None:
     if not folder.exists() and not folder.is_symlink():
         return None
     try:
+        if not folder.is_symlink():
+            # a folder the code made mode 0 stops rm, which does not descend where it may not read:
+            # as their owner, give every folder back its owner's rights first (security review P6;
+            # chmod -R follows no link it meets on the way down)
+            subprocess.run(["chmod", "-R", "u+rwX", "--", str(folder)], capture_output=True, timeout=600)
         proc = subprocess.run(["rm", "-rf", "--one-file-system", "--", str(folder)], capture_output=True, text=True,
                               timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -334,3 +334,29 @@ def test_the_sandboxed_code_can_make_no_user_namespace_and_holds_no_capability_b
     unshared = _inside(_spec(tmp_path / "b"), "import subprocess\n"
                        "print(subprocess.run(['unshare', '-Ur', 'id'], capture_output=True, text=True).returncode)")
     assert unshared.stdout.strip() not in ("", "0"), unshared.stdout + unshared.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="makes a tree as another user: needs root and setpriv")
+def test_a_folder_the_code_made_mode_0_is_removed_all_the_same(tmp_path):
+    # security review P6: in user mode `rm -rf` as the owner does not descend into a folder it
+    # may not read, and what the pull request put there stayed for later jobs
+    import tempfile
+
+    root = Path(__file__).resolve().parents[2]
+    base = Path(tempfile.mkdtemp(prefix="perfgate-p6-", dir="/tmp"))  # a path the other user may pass
+    base.chmod(0o711)
+    os.chown(base, 65534, 65534)  # RUNNER_TEMP: the runner user's, as the sandbox folder is
+    tree = base / "sandbox-folder"
+    tree.mkdir()
+    os.chown(tree, 65534, 65534)
+    code = ("import os, sys; from pathlib import Path; sys.path.insert(0, sys.argv[2])\n"
+            "from runner.sandbox import remove_tree\n"
+            "tree = Path(sys.argv[1]); (tree / 'locked' / 'inner').mkdir(parents=True)\n"
+            "(tree / 'locked' / 'inner' / 'f').write_text('x'); (tree / 'locked' / 'inner').chmod(0)\n"
+            "(tree / 'locked').chmod(0)\n"
+            "print(remove_tree(tree), tree.exists())\n")
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code,
+                           str(tree), str(root)], capture_output=True, text=True, timeout=60)
+    shutil.rmtree(base, ignore_errors=True)
+    assert proc.stdout.split() == ["None", "False"], proc.stdout + proc.stderr
