@@ -360,3 +360,15 @@ def test_a_folder_the_code_made_mode_0_is_removed_all_the_same(tmp_path):
                            str(tree), str(root)], capture_output=True, text=True, timeout=60)
     shutil.rmtree(base, ignore_errors=True)
     assert proc.stdout.split() == ["None", "False"], proc.stdout + proc.stderr
+
+
+@needs_bwrap
+def test_the_sandboxed_code_can_store_no_key_in_the_kernels_keyrings(tmp_path):
+    # security review P7: in root mode every sandbox runs as uid 65534 and shares its user
+    # keyring: a key one job added was read by the next
+    proc = _inside(_spec(tmp_path), "import ctypes\n"
+                   "libc = ctypes.CDLL(None, use_errno=True)\n"
+                   "key = libc.syscall(248 if __import__('os').uname().machine == 'x86_64' else 217, b'user', b'x', "
+                   "b'secret', 6, -4)\n"  # add_key(..., KEY_SPEC_USER_KEYRING)
+                   "print(key, ctypes.get_errno())")
+    assert proc.stdout.split() == ["-1", "1"], proc.stdout + proc.stderr  # EPERM
