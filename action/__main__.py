@@ -39,7 +39,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Mapping
 
-from runner import sandbox
+from runner import sandbox, seccomp
 from runner.config import CONFIG_FILES
 from runner.launder import launder
 from runner.errors import EXIT_INTERNAL, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, UserError
@@ -229,7 +229,7 @@ def _compare_in_sandbox(plan: Plan, base_sha: str, head_sha: str) -> "compare_mo
     spec = sandbox.SandboxSpec(read_only=tuple(dict.fromkeys(read_only)), writable=(str(inner_out),),
                                scratch=str(jail), chdir="/", devices=sandbox.gpu_devices(),
                                network=plan.sandbox_network, drop_to=owner,
-                               seccomp=sandbox.write_userns_filter(jail))
+                               seccomp=seccomp.write_userns_filter(jail))
     argv = compare_mod.compare_argv(plan, base_sha, head_sha, out_dir=inner_out)
     say("::group::perfgate compare (in the sandbox)")
     try:

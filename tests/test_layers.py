@@ -28,7 +28,7 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.sandbox", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.gate", "runner.formats", "runner.measures", "runner.selection",
+                 "runner.sandbox", "runner.seccomp", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.gate", "runner.formats", "runner.measures", "runner.selection",
                  "runner.protocol")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
@@ -52,7 +52,7 @@ RUNNER_WINGS = {
 #: other benchmark tools print (history imports), the one runner of git (the Action's), and the
 #: gate (what fails a check run).
 RUNNER_FACE = ("runner.results", "runner.gate", "runner.report", "runner.config", "runner.config_values",
-               "runner.errors", "runner.child_env", "runner.sandbox", "runner.launder",
+               "runner.errors", "runner.child_env", "runner.sandbox", "runner.seccomp", "runner.launder",
                "runner.formats", "runner.selection", "runner.git")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.

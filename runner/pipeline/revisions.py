@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,11 @@ def source_paths(worktree: Path) -> list[str]:
     """What goes first on a worker's ``sys.path`` for a side without an install step: the
     worktree's ``src/`` when there is one (the src layout), then the worktree itself."""
     return ([str(worktree / "src")] if (worktree / "src").is_dir() else []) + [str(worktree)]
+
+#: Seconds the configuration's install command may take on one side (it ran without a bound: a
+#: hanging one held the runner for the workflow's whole timeout; security review P8).
+INSTALL_TIMEOUT = 1800.0
+
 
 class Checkouts:
     """Context manager owning the temporary worktrees (and venvs) of one run.
@@ -138,7 +144,15 @@ class Checkouts:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"install-{rev.side}.log"
         with open(log, "w") as fh:
-            proc = subprocess.run(command, shell=True, cwd=rev.path, env=env, stdout=fh, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(command, shell=True, cwd=rev.path, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                proc.wait(timeout=INSTALL_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)  # the shell and whatever it started
+                proc.wait()
+                raise UserError(f"install command {command!r} on {rev.side} ({rev.sha[:12]}) took longer than "
+                                f"{INSTALL_TIMEOUT:.0f} s and was stopped; full output in {log}") from None
         if proc.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
             raise UserError(f"install command {command!r} failed on {rev.side} ({rev.sha[:12]}), exit "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import sandbox
+from runner import sandbox, seccomp
 from runner.launder import launder
 from action.environment import ActionInputError, parse_paths
 
@@ -25,7 +25,7 @@ def _spec(tmp_path: Path, **kw) -> sandbox.SandboxSpec:
     out = sandbox.make_writable(scratch / "out", owner)
     values = dict(read_only=(*sandbox.interpreter_paths(), *sandbox.perfgate_source_paths()),
                   writable=(str(out),), scratch=str(scratch), chdir="/", drop_to=owner,
-                  seccomp=sandbox.write_userns_filter(scratch))
+                  seccomp=seccomp.write_userns_filter(scratch))
     values.update(kw)
     return sandbox.SandboxSpec(**values)
 

@@ -385,3 +385,14 @@ def test_a_hanging_benchmark_costs_its_own_share_and_every_other_one_is_measured
     assert by["bench_0_hangs"].verdict == "failed"
     assert "share of the time budget" in by["bench_0_hangs"].sides["head"].error
     assert all(by[f"bench_{i}"].verdict == "unchanged" for i in range(1, 5))
+
+
+def test_a_suites_own_timeout_may_shorten_the_configurations_never_lengthen_it():
+    # security review P8: asv's `timeout` in the head's files chose how long a sample may hang
+    from types import SimpleNamespace
+
+    from runner.pipeline.timing.pairs import ProcessPairs
+
+    pairs = ProcessPairs({}, Config(timeout=60.0), {})
+    assert pairs.limit(SimpleNamespace(case={"timeout": 3600.0}))[0] == 60.0
+    assert pairs.limit(SimpleNamespace(case={"timeout": 5.0}))[0] == 5.0

@@ -99,9 +99,9 @@ class ProcessPairs:
 
     def limit(self, state: BenchState) -> tuple[float, bool]:
         """Seconds a request about ``state`` may take, and whether its share cut them: its
-        ``timeout``, never past its share (:attr:`share_end`) or the budget, so a hang costs its own
-        share (a 300 s timeout in a 60 s budget once starved every other benchmark)."""
-        configured = float(state.case.get("timeout") or self.cfg.timeout)
+        ``timeout`` (a suite's own only shorter: security review P8), never past its share
+        (:attr:`share_end`) or the budget, so a hang costs its own share (issue 47)."""
+        configured = min(float(state.case.get("timeout") or self.cfg.timeout), self.cfg.timeout)
         left = min(self.share_end, self.budget_end) - self.clock()
         if left < configured:
             return max(left, MIN_REQUEST_SECONDS), True
