@@ -60,7 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from runner.errors import UserError
 
@@ -86,7 +86,25 @@ MIN_WEBHOOK_SECRET = 32
 EXAMPLE_SECRETS = frozenset({
     "a-long-random-string", "replace-with-the-apps-webhook-secret",
     "replace-with-the-webhook-secret-of-your-github-app", "replace-with-a-long-random-string",
+    "another-long-random-string", "replace-with-the-redis-password",
 })
+
+
+def check_url_passwords(source: Mapping[str, str]) -> None:
+    """Refuse a database or queue URL whose password is an example value of the deployment files
+    (``.env.example``'s ``REDIS_PASSWORD`` and ``POSTGRES_PASSWORD``, the Kubernetes secret's Redis
+    URL): they were accepted although the files say they are refused (security review N8).
+
+    Raises:
+        UserError: naming the variable."""
+    for name in ("DATABASE_URL", "HUEY_URL", "REDIS_URL"):
+        try:
+            password = urlsplit((source.get(name) or "").strip()).password
+        except ValueError:  # malformed: the variable's own reader says so
+            continue
+        if password and unquote(password).strip().lower() in EXAMPLE_SECRETS:
+            raise UserError(f"{name} holds the example password of the deployment files; set a long random one "
+                            "of your own (and the same in the database's or Redis's own settings)")
 
 
 class MissingSetting(UserError):
@@ -177,6 +195,7 @@ def load_settings(source: Mapping[str, str]) -> Settings:
             signing in is configured without an https ``PERFGATE_PUBLIC_URL`` (:func:`check_sign_in_url`),
             or the key file cannot be read (the message names the variable).
     """
+    check_url_passwords(source)
     public = (source.get("PERFGATE_PUBLIC_URL") or "").strip().rstrip("/") or None
     testing = str(source.get("TESTING", "")).lower() in ("1", "true", "yes")
     mode = (source.get("PERFGATE_READ_ACCESS") or "public").strip().lower()

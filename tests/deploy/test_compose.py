@@ -116,6 +116,18 @@ def test_the_example_secrets_are_refused_by_the_app():
     example = _dotenv(ENV_EXAMPLE)
     with pytest.raises(UserError, match="GITHUB_WEBHOOK_SECRET is the example value"):
         load_settings({"GITHUB_WEBHOOK_SECRET": example["GITHUB_WEBHOOK_SECRET"]})
+    # the database's and the queue's example passwords too, as the compose file puts them in URLs
+    # (they were accepted although .env.example says they are refused)
+    web = compose.service_environment(compose.load(COMPOSE_FILE, example)["services"]["web"])
+    for name in ("DATABASE_URL", "REDIS_URL", "HUEY_URL"):
+        if name in web:
+            with pytest.raises(UserError, match=f"{name} holds the example password"):
+                load_settings({name: web[name]})
+    assert any(name in web for name in ("REDIS_URL", "HUEY_URL")) and "DATABASE_URL" in web
+    secret = (ROOT / "deploy" / "kubernetes" / "secret.yaml").read_text()
+    redis_url = re.search(r"REDIS_URL: (\S+)", secret).group(1)
+    with pytest.raises(UserError, match="REDIS_URL holds the example password"):
+        load_settings({"REDIS_URL": redis_url})
 
 
 def test_secrets_come_only_from_the_env_file():
