@@ -338,9 +338,9 @@ def comment_plan(env: Mapping[str, str]) -> CommentPlan:
     if os.path.realpath(workspace / results) == os.path.realpath(workspace):
         # the artifact's files, which the pull request's code chose, would sit where a Python run
         # in the workspace imports from (security review 2026-12-06, P1: its venv package ran)
-        raise ActionInputError("input results is the workspace itself: download the artifact into a folder of "
-                               "its own (actions/download-artifact with path: perfgate-results), never where "
-                               "this job's own steps run")
+        raise ActionInputError("input results is the workspace itself: download the artifact "
+                               "into a folder of its own (actions/download-artifact with path: "
+                               "perfgate-results), never where this job's own steps run")
     summary = env.get("GITHUB_STEP_SUMMARY", "").strip()
     return CommentPlan(results_dir=workspace / results, repository=repository, pr_number=pr_number, token=token,
                        api_url=env.get("GITHUB_API_URL", "").strip() or "https://api.github.com",

@@ -67,8 +67,9 @@ def _serve_setup(args: argparse.Namespace, settings) -> int:
         # delivers webhooks to a public https address only).
         _logging()
         app = create_app(settings)
-        print(f"perfgate: serving the pages at http://{args.host}:{args.port}/ (no GitHub App: to register one, "
-              "set PERFGATE_PUBLIC_URL to the https:// address where GitHub reaches this server)",
+        print(f"perfgate: serving the pages at http://{args.host}:{args.port}/ (no GitHub App: "
+              "to register one, set PERFGATE_PUBLIC_URL to the https:// address where GitHub "
+              "reaches this server)",
               file=sys.stderr, flush=True)
         app.run(host=args.host, port=args.port, threaded=True)
         return 0

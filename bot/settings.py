@@ -103,8 +103,9 @@ def check_url_passwords(source: Mapping[str, str]) -> None:
         except ValueError:  # malformed: the variable's own reader says so
             continue
         if password and unquote(password).strip().lower() in EXAMPLE_SECRETS:
-            raise UserError(f"{name} holds the example password of the deployment files; set a long random one "
-                            "of your own (and the same in the database's or Redis's own settings)")
+            raise UserError(f"{name} holds the example password of the deployment files; "
+                            "set a long random one of your own (and the same in the database's "
+                            "or Redis's own settings)")
 
 
 class MissingSetting(UserError):

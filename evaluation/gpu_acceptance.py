@@ -249,7 +249,8 @@ AA_MIN_UNCHANGED = 0.75
 
 def aa_gate(verdicts: list[str], minimum: int) -> tuple[bool, str]:
     """``(passes, why not)`` of the A/A step for the identical benchmarks' ``verdicts``: at least
-    ``minimum`` of them, none ``regression``/``improvement``, ≥ :data:`AA_MIN_UNCHANGED` ``unchanged``."""
+    ``minimum`` of them, none ``regression``/``improvement``, ≥ :data:`AA_MIN_UNCHANGED`
+    ``unchanged``."""
     false = sum(v in ("regression", "improvement") for v in verdicts)
     unchanged = verdicts.count("unchanged") / len(verdicts) if verdicts else 0.0
     if len(verdicts) < minimum:
@@ -275,7 +276,8 @@ def step_aa(ctx: Context) -> Step:
     clock_rounds = sum(b["change"].get("clock_rounds") or 0 for b in doc["benchmarks"])
     ok, why = aa_gate(verdicts, len(AA_KINDS) * len(sizes))
     status = "pass" if ok or (ctx.dry_run and len(verdicts) >= 4) else "fail"
-    return Step("aa", status, (f"{why}: " if why else "") + f"{len(false)} false verdicts of {len(verdicts)} identical benchmarks ({counts}); "
+    return Step("aa", status, (f"{why}: " if why else "") + f"{len(false)} false verdicts of "
+                f"{len(verdicts)} identical benchmarks ({counts}); "
                 f"{clock_rounds} rounds left out for the GPU's clocks; {doc['settings']['budget']['spent_s']:.0f} s"
                 + (" (dry run: reported, not enforced)" if ctx.dry_run and false else ""),
                 {"benchmarks": len(verdicts), "false": false, "verdicts": counts, "clock_rounds": clock_rounds,

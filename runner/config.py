@@ -385,9 +385,9 @@ def working_tree_note(working_tree: str | Path, base: str | Path) -> str | None:
     if not (changed := head_changes(base, working_tree)):
         return None
     what = "is not valid TOML" if changed == ["*"] else f"sets {', '.join(changed)} differently"
-    return (f"the configuration in the working tree {what} and is not read: a compare reads the base "
-            "revision's, so a pull request cannot change how it is judged (commit it to the base "
-            "branch, or pass --config FILE)")
+    return (f"the configuration in the working tree {what} and is not read: a compare reads "
+            "the base revision's, so a pull request cannot change how it is judged (commit it to "
+            "the base branch, or pass --config FILE)")
 
 
 def head_changes(base: str | Path, head: str | Path) -> list[str]:

@@ -20,7 +20,8 @@ def regressions_beyond(doc: dict, fail_threshold: float) -> list[dict]:
             continue
         change = change_of(entry)
         ratio = change.get("ratio")
-        if change.get("verdict") == "regression" and isinstance(ratio, (int, float)) and ratio > 1.0 + fail_threshold:
+        if (change.get("verdict") == "regression" and isinstance(ratio, (int, float))
+                and ratio > 1.0 + fail_threshold):
             out.append(entry)
     return out
 
@@ -28,7 +29,8 @@ def regressions_beyond(doc: dict, fail_threshold: float) -> list[dict]:
 def memory_regressions(doc: dict) -> list[dict]:
     """The benchmarks whose memory verdict is ``regression`` (beyond ``memory_threshold``, which
     the verdict already holds): what ``fail_on_memory_regression`` fails the check run on."""
-    return [entry for entry in doc.get("benchmarks") or [] if memory_verdict_of(entry) == "regression"]
+    return [entry for entry in doc.get("benchmarks") or []
+            if memory_verdict_of(entry) == "regression"]
 
 
 def broken_by_head(doc: dict) -> list[dict]:

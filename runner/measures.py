@@ -245,7 +245,8 @@ def memory_change(base: Sequence[dict | None], head: Sequence[dict | None], thre
            "ci_high": round(high, 6), "ci_level": MEMORY_CI_LEVEL if n >= 6 else round(1 - 2 * 0.5 ** n, 6),
            "delta_bytes": int(round(delta)), "base_bytes": _median_int([b["peak_bytes"] for b, _ in pairs]),
            "head_bytes": _median_int([h["peak_bytes"] for _, h in pairs]), "pairs": n, "threshold": threshold,
-           "exact": exact, "verdict": memory_verdict(ratio, low, high, delta, threshold, floor, n, min_pairs, exact)}
+           "exact": exact, "verdict": memory_verdict(ratio, low, high, delta, threshold, floor, n,
+                                                     min_pairs, exact)}
     reserved = [memory_ratio(b["reserved_bytes"], h["reserved_bytes"]) for b, h in pairs
                 if isinstance(b.get("reserved_bytes"), int) and isinstance(h.get("reserved_bytes"), int)]
     if reserved:

@@ -86,8 +86,8 @@ def _absolute(path: str, what: str) -> None:
         ProtocolError: ``path`` is not absolute.
     """
     if not os.path.isabs(path):
-        raise ProtocolError(f"{what} must be an absolute path (the worker runs in its side's worktree), "
-                            f"got {path!r}")
+        raise ProtocolError(f"{what} must be an absolute path (the worker runs in its side's "
+                            f"worktree), got {path!r}")
 
 
 # -- requests (parent → worker) -------------------------------------------------------------------

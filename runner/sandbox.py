@@ -116,8 +116,9 @@ class SandboxSpec:
     devices: tuple[str, ...] = field(default=())
     network: bool = True
     drop_to: tuple[int, int] | None = None
-    #: a file of :func:`runner.seccomp.userns_filter`'s program (``runner.seccomp.write_userns_filter``),
-    #: loaded by bubblewrap for the sandboxed process: no user namespace, no keyring, either mode
+    #: a file of :func:`runner.seccomp.userns_filter`'s program
+    #: (``runner.seccomp.write_userns_filter``), loaded by bubblewrap for the sandboxed process: no
+    #: user namespace, no keyring, either mode
     seccomp: str | None = None
 
 
@@ -140,7 +141,8 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], bwrap: str = "bwrap") 
         argv += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     else:  # bubblewrap runs as root: keep only what setpriv needs to drop to spec.drop_to and to
         # clear the bounding set (CAP_SETPCAP), which it does before it changes user
-        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                 "--cap-add", "CAP_SETPCAP"]
     if not spec.network:
         argv.append("--unshare-net")
     argv += ["--hostname", "perfgate-sandbox", "--proc", "/proc"]
@@ -211,8 +213,9 @@ def perfgate_source_paths() -> tuple[str, ...]:
     return (str(Path(__file__).resolve().parent.parent),)
 
 
-def gpu_devices(globs: Iterable[str] = GPU_DEVICE_GLOBS, *, modprobe: str | None = "nvidia-modprobe",
-                control: str = "/dev/nvidiactl", uvm: str = "/dev/nvidia-uvm") -> tuple[str, ...]:
+def gpu_devices(globs: Iterable[str] = GPU_DEVICE_GLOBS, *,
+                modprobe: str | None = "nvidia-modprobe", control: str = "/dev/nvidiactl",
+                uvm: str = "/dev/nvidia-uvm") -> tuple[str, ...]:
     """The GPU device nodes present on this machine (:data:`GPU_DEVICE_GLOBS`): character
     devices only, never a folder.
 
@@ -352,7 +355,8 @@ def remove_tree(folder: Path) -> str | None:
             # a folder the code made mode 0 stops rm, which does not descend where it may not read:
             # as their owner, give every folder back its owner's rights first (security review P6;
             # chmod -R follows no link it meets on the way down)
-            subprocess.run(["chmod", "-R", "u+rwX", "--", str(folder)], capture_output=True, timeout=600)
+            subprocess.run(["chmod", "-R", "u+rwX", "--", str(folder)], capture_output=True,
+                           timeout=600)
         proc = subprocess.run(["rm", "-rf", "--one-file-system", "--", str(folder)], capture_output=True, text=True,
                               timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:

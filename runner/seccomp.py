@@ -1,7 +1,7 @@
 """The sandbox's seccomp program: the system calls a pull request's code may not make, as the
-classic-BPF program bubblewrap's ``--seccomp FD`` loads (:attr:`runner.sandbox.SandboxSpec.seccomp`).
-A module of its own (moved out of runner/sandbox.py): the program's encoding and its reasons are one
-concept, the mounts and users of the sandbox another.
+classic-BPF program bubblewrap's ``--seccomp FD`` loads
+(:attr:`runner.sandbox.SandboxSpec.seccomp`). A module of its own (moved out of runner/sandbox.py):
+the program's encoding and its reasons are one concept, the mounts and users of the sandbox another.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 _NR, _ARCH, _ARG0 = 0, 4, 16
 #: The architectures the filter knows: ``AUDIT_ARCH_*`` and the system calls it looks at.
 _SYSCALLS = {
-    "x86_64": (0xC000003E, {"unshare": 272, "clone": 56, "clone3": 435, "add_key": 248, "request_key": 249,
-                            "keyctl": 250}),
-    "aarch64": (0xC00000B7, {"unshare": 97, "clone": 220, "clone3": 435, "add_key": 217, "request_key": 218,
-                             "keyctl": 219}),
+    "x86_64": (0xC000003E, {"unshare": 272, "clone": 56, "clone3": 435, "add_key": 248,
+                            "request_key": 249, "keyctl": 250}),
+    "aarch64": (0xC00000B7, {"unshare": 97, "clone": 220, "clone3": 435, "add_key": 217,
+                             "request_key": 218, "keyctl": 219}),
 }
 CLONE_NEWUSER = 0x10000000
 

@@ -140,7 +140,8 @@ class FakeNVML:
         return self._field(handle, "persistence")
 
     def nvmlDeviceGetComputeMode(self, handle):  # noqa: N802
-        """NVML_COMPUTEMODE_DEFAULT 0, EXCLUSIVE_THREAD 1 (gone), PROHIBITED 2, EXCLUSIVE_PROCESS 3."""
+        """NVML_COMPUTEMODE_DEFAULT 0, EXCLUSIVE_THREAD 1 (gone), PROHIBITED 2,
+        EXCLUSIVE_PROCESS 3."""
         self._require_init()
         return self.gpus[handle].get("compute_mode", 0)
 

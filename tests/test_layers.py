@@ -28,8 +28,9 @@ PACKAGES = ("runner", "bot", "action")
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.sandbox", "runner.seccomp", "runner.launder", "runner.config", "runner.config_values", "runner.results", "runner.gate", "runner.formats", "runner.measures", "runner.selection",
-                 "runner.protocol")
+                 "runner.sandbox", "runner.seccomp", "runner.launder", "runner.config",
+                 "runner.config_values", "runner.results", "runner.gate", "runner.formats",
+                 "runner.measures", "runner.selection", "runner.protocol")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -51,17 +52,18 @@ RUNNER_WINGS = {
 #: processes that run the target's code (and the laundering of what leaves the sandbox), the JSON
 #: other benchmark tools print (history imports), the one runner of git (the Action's), and the
 #: gate (what fails a check run).
-RUNNER_FACE = ("runner.results", "runner.gate", "runner.report", "runner.config", "runner.config_values",
-               "runner.errors", "runner.child_env", "runner.sandbox", "runner.seccomp", "runner.launder",
-               "runner.formats", "runner.selection", "runner.git")
+RUNNER_FACE = ("runner.results", "runner.gate", "runner.report", "runner.config",
+               "runner.config_values", "runner.errors", "runner.child_env", "runner.sandbox",
+               "runner.seccomp", "runner.launder", "runner.formats", "runner.selection",
+               "runner.git")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values", "runner.selection",
-        "runner.stats", "runner.measures", "runner.report", "runner.formats",
+PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values",
+        "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats",
         "runner.profile.match",
         "runner.profile.diff",
         "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",

@@ -17,8 +17,8 @@ from runner import results as results_schema
 from .points import Fingerprint, fingerprint_of
 from .series import ChangePoint, Point, Series, prs_merged_between
 from .texts import history_table_markdown, regression_note, series_named
-from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository, Result,
-                     series_time)
+from .tables import (Accept, BenchmarkPoint, ChangePointRow, Environment, PullRequest, Repository,
+                     Result, series_time)
 
 
 # --------------------------------------------------------------------------- reading
@@ -43,8 +43,8 @@ def _pr_dicts(session: Session, repository_id: int) -> list[dict]:
 
 
 def _point(row: BenchmarkPoint, pr_urls: dict[int, str | None]) -> Point:
-    return Point(sha=row.sha, time=row.committed_at or row.measured_at, value=row.value, ci_low=row.ci_low,
-                 ci_high=row.ci_high, kind=row.kind, pr_number=row.pr_number,
+    return Point(sha=row.sha, time=row.committed_at or row.measured_at, value=row.value,
+                 ci_low=row.ci_low, ci_high=row.ci_high, kind=row.kind, pr_number=row.pr_number,
                  pr_url=pr_urls.get(row.pr_number) if row.pr_number else None,
                  fingerprint=row.environment.key, ratio=row.ratio, verdict=row.verdict,
                  run_url=row.result.run_url, benchmark=row.benchmark, measure=row.measure)
@@ -171,7 +171,8 @@ def latest_pr_points(session: Session, repository: str, benchmarks: Sequence[str
         return []
     ranked = _newest_ids(repo.id, benchmarks, main=False)
     rows = session.scalars(_points_query(repo.id, None).join(ranked, ranked.c.id == BenchmarkPoint.id)
-                           .where(ranked.c.rank == 1).order_by(series_time(), BenchmarkPoint.id)).all()
+                           .where(ranked.c.rank == 1)
+                           .order_by(series_time(), BenchmarkPoint.id)).all()
     pr_urls = {p["number"]: p["url"] for p in _pr_dicts(session, repo.id)}
     return [_point(r, pr_urls) for r in rows]
 

@@ -200,7 +200,8 @@ def _add_points(session: Session, doc: dict, result: Result, pr_number: int | No
                                    environment_id=result.environment_id, benchmark=rec.benchmark,
                                    measure=rec.measure, kind=rec.kind, sha=rec.sha,
                                    pr_number=pr_number, measured_at=result.measured_at,
-                                   committed_at=parse_time((doc.get("head") or {}).get("committed_at")),
+                                   committed_at=parse_time(
+                                       (doc.get("head") or {}).get("committed_at")),
                                    value=rec.value, ci_low=rec.ci_low, ci_high=rec.ci_high,
                                    ratio=rec.ratio, verdict=rec.verdict))
         outcome.points += 1

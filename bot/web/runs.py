@@ -37,7 +37,8 @@ def index():
     # Which accounts installed the App is theirs to tell: listed only where everything is open.
     shown = installations if settings.read_access == "all" else []
     return render_template("app/index.html", installations=shown, runs=[r for r in runs if readable[r.repository]],
-                           pages=paging.links(page, more), viewer=signin.viewer(), oauth=settings.oauth,
+                           pages=paging.links(page, more), viewer=signin.viewer(),
+                           oauth=settings.oauth,
                            repositories=[name for name in stored if readable[name]],
                            read_access=settings.read_access, has_app=settings.has_app,
                            setup="app_setup" in current_app.blueprints)

@@ -125,7 +125,8 @@ def main_compare(args) -> int:
             print(f"perfgate: {what} in: {term(', '.join(slower), markup=False)}", file=sys.stderr)
         if broken:
             names = ", ".join(b["name"] for b in tripped if id(b) in broken)
-            print(f"perfgate: runs on base, fails on head: {term(names, markup=False)}", file=sys.stderr)
+            print(f"perfgate: runs on base, fails on head: {term(names, markup=False)}",
+                  file=sys.stderr)
         if tripped:
             return EXIT_REGRESSION
     return 0

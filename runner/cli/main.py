@@ -84,8 +84,9 @@ def _add_measure_options(p: argparse.ArgumentParser) -> None:
                    help="a set-up or sample that takes longer (or past its benchmark's share of "
                         "--max-time) is failed and its worker restarted")
     p.add_argument("--config", metavar="FILE",
-                   help="a perfgate.toml to use instead of the revision's own (compare: the base's, so a "
-                        "pull request cannot change how it is judged; run: the measured revision's)")
+                   help="a perfgate.toml to use instead of the revision's own (compare: the "
+                        "base's, so a pull request cannot change how it is judged; run: the "
+                        "measured revision's)")
     p.add_argument("--out", metavar="DIR", help="output folder (default: .perfgate/<timestamp>)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -98,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("compare", help="benchmark base against head, interleaved and paired")
-    p.add_argument("--base", required=True, metavar="REF", help="the revision compared against (its "
-                   "configuration is the one read)")
+    p.add_argument("--base", required=True, metavar="REF",
+                   help="the revision compared against (its configuration is the one read)")
     p.add_argument("--head", required=True, metavar="REF", help="the revision under test")
     _add_measure_options(p)
     p.add_argument("--threshold", type=_fraction, metavar="FRACTION", help="practical significance (default 0.02)")
@@ -129,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="runner.cli.compare:main_compare")
 
     p = sub.add_parser("run", help="benchmark one revision (history on the default branch)")
-    p.add_argument("--rev", default="HEAD", metavar="REF", help="the revision to measure (default: HEAD)")
+    p.add_argument("--rev", default="HEAD", metavar="REF",
+                   help="the revision to measure (default: HEAD)")
     p.add_argument("--no-map", dest="code_map", action="store_false", default=True,
                    help="skip the code map's pass (which files each benchmark runs; PR selection reads it)")
     _add_measure_options(p)

@@ -121,7 +121,8 @@ class Recorder:
                 if self._names.unique(case_name(family, given)) != self.target["name"]:
                     continue
                 grad, inference, autocast = modes()
-                self.collecting = Measured(grad_enabled=grad, inference=inference, autocast_dtype=autocast)
+                self.collecting = Measured(grad_enabled=grad, inference=inference,
+                                           autocast_dtype=autocast)
                 try:
                     mark.fn(**kwargs, **dict(getattr(bench, "args", None) or {}), **run_kwargs)
                 finally:
@@ -136,7 +137,8 @@ class Recorder:
     def from_suite(self, frame: types.FrameType) -> bool:
         """Whether ``frame`` (a measuring call's caller) runs code of the benchmark directory: a
         library's own call — Triton's autotuner, inductor's benchmarker, which import ``do_bench``
-        lazily and so get the captured one — is not the script's measuring call (GPU review #3)."""
+        lazily and so get the captured one — is not the script's measuring call
+        (GPU review #3)."""
         return self._ours(frame.f_code.co_filename)
 
     def _ours(self, filename: str) -> bool:

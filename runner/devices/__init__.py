@@ -64,8 +64,8 @@ def resolve(requested: str) -> str:
     if requested != "auto":
         # "cuda:1" once became "cuda" (device 0) without a word (GPU review #21): one device a
         # worker, chosen by the environment (CUDA_VISIBLE_DEVICES=1), never an index dropped
-        raise RuntimeError(f"device {requested!r}: not one of {', '.join(names())} (a worker uses one device; "
-                           "choose which GPU with CUDA_VISIBLE_DEVICES)")
+        raise RuntimeError(f"device {requested!r}: not one of {', '.join(names())} (a worker uses "
+                           "one device; choose which GPU with CUDA_VISIBLE_DEVICES)")
     for device in REGISTRY:
         if device.name != DEFAULT and device.unavailable() is None:
             return device.name

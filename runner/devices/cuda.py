@@ -31,7 +31,8 @@ def driver_loaded(maps: str) -> bool:
     (``libcuda.so``) mapped — loaded by ``cuInit``, which is what breaks a forked child. NVML's
     own library (``libnvidia-ml.so``) and ``/dev/nvidiactl`` are not the driver: NVML-based checks
     open them and fork safely."""
-    return any(line.rstrip().rsplit("/", 1)[-1].startswith("libcuda.so") for line in maps.splitlines())
+    return any(line.rstrip().rsplit("/", 1)[-1].startswith("libcuda.so")
+               for line in maps.splitlines())
 
 
 def nvml_uuid(uuid: Any) -> str | None:
@@ -63,8 +64,9 @@ class Cuda:
     def initialised(self) -> bool:
         """torch's CUDA state, or the CUDA driver itself, started in this process: either makes a
         forked child fail its first CUDA call ("initialization error"). torch's flag alone missed
-        the driver that ``torch.cuda.is_available()`` starts (``cuInit``) without setting it — what
-        a preloaded ``skipif(not torch.cuda.is_available())`` does (GPU review 2026-12-06, #1)."""
+        the driver that ``torch.cuda.is_available()`` starts (``cuInit``) without setting
+        it — what a preloaded ``skipif(not torch.cuda.is_available())`` does (GPU review
+        2026-12-06, #1)."""
         torch = sys.modules.get("torch")
         try:
             if torch is not None and torch.cuda.is_initialized():
@@ -86,7 +88,8 @@ class Cuda:
         name = torch.cuda.get_device_name()
         cap = torch.cuda.get_device_capability()
         out = {"device_name": name, "compute_capability": f"{cap[0]}.{cap[1]}"}
-        uuid = nvml_uuid(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "uuid", None))
+        uuid = nvml_uuid(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()),
+                                 "uuid", None))
         if uuid:
             out["gpu_uuid"] = uuid  # the parent's NVML finds this GPU by it (not by index)
         try:

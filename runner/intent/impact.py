@@ -128,12 +128,14 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
             elif harmless.get(kind):
                 hits = harmless[kind]
                 risks.append({"kind": kind, "strategies": [cand["strategy"]], "status": "harmless",
-                              "benchmarks": _unique(n for n, _ in hits), "summary": str(hits[0][1].get("summary") or "")})
+                              "benchmarks": _unique(n for n, _ in hits),
+                              "summary": str(hits[0][1].get("summary") or "")})
             else:
                 risks.append({"kind": kind, "strategies": [cand["strategy"]],
                               "status": "not_seen" if profiled else "unchecked", "benchmarks": [], "summary": ""})
     risk_kinds = {r["kind"] for r in risks}
-    every_hint = {kind: by_kind.get(kind, []) + harmless.get(kind, []) for kind in {*by_kind, *harmless}}
+    every_hint = {kind: by_kind.get(kind, []) + harmless.get(kind, [])
+                  for kind in {*by_kind, *harmless}}
     other = [{"kind": kind, "benchmarks": _unique(n for n, _ in hits)}
              for kind, hits in sorted(every_hint.items()) if kind not in risk_kinds]
 
@@ -162,8 +164,8 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
 def _harmful(bench: Mapping) -> bool:
     """Whether ``bench``'s hints speak of harm: its change is a regression, or, undecided, its
     estimate is slower. A hint explains the change it sits on, so on an improvement it names the
-    cause in its harmless direction — "peak memory fell 91 %", "5,644 fewer operator calls" — which
-    once "confirmed" the risk of that kind (issue 47)."""
+    cause in its harmless direction — "peak memory fell 91 %", "5,644 fewer operator calls" —
+    which once "confirmed" the risk of that kind (issue 47)."""
     change = change_of(bench)
     if change.get("verdict") in ("regression", "improvement"):
         return change.get("verdict") == "regression"
@@ -200,7 +202,8 @@ def _headline(view: dict) -> str:
         parts.append(f"risk {risk['kind']} ({' or '.join(risk['strategies'])}) confirmed on {_names(risk['benchmarks'])}")
     for risk in view["risks"]:
         if risk["status"] == "harmless":
-            parts.append(f"{risk['kind']} seen only in its harmless direction on {_names(risk['benchmarks'])}")
+            parts.append(f"{risk['kind']} seen only in its harmless direction on "
+                         f"{_names(risk['benchmarks'])}")
     if not confirmed and view["risks"]:
         kinds = ", ".join(r["kind"] for r in view["risks"])
         if all(r["status"] == "unchecked" for r in view["risks"]):

@@ -95,7 +95,8 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
                   "config_changed_by_head": config_mod.head_changes(revs["base"].path,
                                                                     revs["head"].path)}
         cfg = req.config or configuration(req.config_file, req.config_overrides, revs["base"])
-        ignored = None if req.config_file or req.config else config_mod.working_tree_note(root, revs["base"].path)
+        ignored = (None if req.config_file or req.config
+                   else config_mod.working_tree_note(root, revs["base"].path))
         if ignored:
             print(f"perfgate: note: {ignored}", file=sys.stderr)
         # deprecated keys: each said once per compare, and recorded (settings.config_deprecated)
@@ -147,8 +148,10 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         settings["config_deprecated"] = list(cfg.deprecated)
     doc = results_mod.new_results(
         repository=str(root),
-        base={"ref": req.base, "sha": revs["base"].sha, "committed_at": commit_time(root, revs["base"].sha)},
-        head={"ref": req.head, "sha": revs["head"].sha, "committed_at": commit_time(root, revs["head"].sha)},
+        base={"ref": req.base, "sha": revs["base"].sha,
+              "committed_at": commit_time(root, revs["base"].sha)},
+        head={"ref": req.head, "sha": revs["head"].sha,
+              "committed_at": commit_time(root, revs["head"].sha)},
         environment=sides.environment(telemetry),
         settings=settings, benchmarks=entries, intent=_intent(req, root, revs),
         **({"selection": selected} if selected is not None else {}),

@@ -144,15 +144,16 @@ class Checkouts:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"install-{rev.side}.log"
         with open(log, "w") as fh:
-            proc = subprocess.Popen(command, shell=True, cwd=rev.path, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(command, shell=True, cwd=rev.path, env=env, stdout=fh,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
             try:
                 proc.wait(timeout=INSTALL_TIMEOUT)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)  # the shell and whatever it started
                 proc.wait()
-                raise UserError(f"install command {command!r} on {rev.side} ({rev.sha[:12]}) took longer than "
-                                f"{INSTALL_TIMEOUT:.0f} s and was stopped; full output in {log}") from None
+                raise UserError(f"install command {command!r} on {rev.side} ({rev.sha[:12]}) took "
+                                f"longer than {INSTALL_TIMEOUT:.0f} s and was stopped; full output "
+                                f"in {log}") from None
         if proc.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
             raise UserError(f"install command {command!r} failed on {rev.side} ({rev.sha[:12]}), exit "

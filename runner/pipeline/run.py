@@ -71,7 +71,8 @@ def run_single(repo: str, rev: str, out: Path, *, benchmarks: str | None = None,
     entries += [results_mod.measured(e["file"], e["file"], results_mod.side(error=e["error"]))
                 for e in found.errors]
     doc = results_mod.new_results(
-        repository=str(root), base=None, head={"ref": rev, "sha": sha, "committed_at": commit_time(root, sha)},
+        repository=str(root), base=None,
+        head={"ref": rev, "sha": sha, "committed_at": commit_time(root, sha)},
         environment=sides.environment(None),
         settings={"threshold": cfg.threshold, "alpha": cfg.alpha, "min_rounds": cfg.min_rounds,
                   "max_time": cfg.max_time, "ci_level": results_mod.MEDIAN_CI_LEVEL,

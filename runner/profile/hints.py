@@ -84,7 +84,8 @@ def _throttling(telemetry: dict | None) -> dict | None:
         text = ("Head ran power-capped (sw_power_cap) and base did not" + (
             f": median SM clock {clocks['head']:.0f} MHz vs base {clocks['base']:.0f} MHz"
             if clocks.get("base") and clocks.get("head") else "")
-            + ": the change draws more power, and at this GPU's power limit that costs clock speed.")
+            + ": the change draws more power, and at this GPU's power limit that costs "
+            "clock speed.")
         return make_hint("throttling", 0.6, text, ev, None)
     text = "The GPU ran at different speeds for the two sides (the environment, not the code): " + "; ".join(parts) + "."
     return make_hint("throttling", 0.85 if flags.get("clocks_differ") else 0.7, text, ev, None)

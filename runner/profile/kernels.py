@@ -116,8 +116,9 @@ def _launch(evs: list[dict], props: dict | None) -> dict:
     est = arg(args0, "est. achieved occupancy %")
     threads = roofline.grid_blocks(block) if block else None
     blocks = roofline.grid_blocks(grid) if grid else None
-    occ = _kineto_occupancy(args0.get("occupancy"), threads, props) or roofline.theoretical_occupancy(
-        int(regs) if regs is not None else None, threads, int(smem) if smem is not None else None, props)
+    occ = (_kineto_occupancy(args0.get("occupancy"), threads, props)
+           or roofline.theoretical_occupancy(int(regs) if regs is not None else None, threads,
+                                             int(smem) if smem is not None else None, props))
     return {
         "registers_per_thread": int(regs) if regs is not None else None,
         "shared_memory_bytes": int(smem) if smem is not None else None,
@@ -144,11 +145,13 @@ def _kineto_occupancy(record, threads: int | None, props: dict | None) -> dict |
     perfgate's recomputation where present (GPU review 2026-12-06, #17); None without it."""
     if not isinstance(record, dict) or not threads or not props:
         return None
-    blocks, most = num(record.get("activeBlocksPerMultiprocessor")), num(props.get("maxThreadsPerMultiprocessor"))
+    blocks, most = (num(record.get("activeBlocksPerMultiprocessor")),
+                    num(props.get("maxThreadsPerMultiprocessor")))
     if not blocks or not most:
         return None
     warp = int(props.get("warpSize") or 32)
-    limits = {name: num(record.get(key)) for key, name in _KINETO_LIMITS.items() if record.get(key) is not None}
+    limits = {name: num(record.get(key)) for key, name in _KINETO_LIMITS.items()
+              if record.get(key) is not None}
     limiter = min(limits, key=lambda k: limits[k]) if limits else None
     return {"occupancy": round(min(1.0, int(blocks) * -(-threads // warp) * warp / most), 4),
             "active_blocks_per_sm": int(blocks), "limiter": limiter}

@@ -208,12 +208,14 @@ def _register_limit(registers_per_thread: int, warps_per_block: int, warp: int, 
     """Blocks per SM its registers allow, as ``cudaOccMaxBlocksPerSMRegsLimit`` (cuda_occupancy.h)
     computes it: registers go to warps per sub-partition (so 40 registers × 64 threads on sm_90
     fit 24 blocks, not the 25 the whole register file would; GPU review 2026-12-06, #17), and a
-    block whose registers — warps rounded up to the sub-partitions, as the hardware checks — exceed
-    ``regsPerBlock``, or a thread over 255 registers, does not launch (0)."""
-    per_warp = math.ceil(registers_per_thread * warp / REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT
+    block whose registers — warps rounded up to the sub-partitions, as the hardware checks —
+    exceed ``regsPerBlock``, or a thread over 255 registers, does not launch (0)."""
+    per_warp = (math.ceil(registers_per_thread * warp / REGISTER_ALLOCATION_UNIT)
+                * REGISTER_ALLOCATION_UNIT)
     parts = register_sub_partitions(cc)
     assumed = per_warp * math.ceil(warps_per_block / parts) * parts
-    if registers_per_thread > MAX_REGISTERS_PER_THREAD or regs_block < max(assumed, per_warp * warps_per_block):
+    if (registers_per_thread > MAX_REGISTERS_PER_THREAD
+            or regs_block < max(assumed, per_warp * warps_per_block)):
         return 0
     return (regs_sm // parts // per_warp) * parts // warps_per_block
 

@@ -175,10 +175,11 @@ def kernel_runs(ctx: HintContext) -> Hints:
         return None
     top = max(ran, key=lambda k: abs(k["delta_us"]))
     more = f" and {len(ran) - 1} more kernel(s)" if len(ran) > 1 else ""
-    text = (f"{display_name(top['name'])} runs {top['base']['count']:g} → {top['head']['count']:g} times {unit}"
-            f"{more} ({fmt_signed_us(contrib)} {unit} of GPU time): head does {'more' if sign > 0 else 'less'} "
-            "of the same GPU work.")
-    ev = {"kernels": [{"name": k["name"], "count": {"base": k["base"]["count"], "head": k["head"]["count"]},
+    text = (f"{display_name(top['name'])} runs {top['base']['count']:g} → "
+            f"{top['head']['count']:g} times {unit}{more} ({fmt_signed_us(contrib)} {unit} of GPU "
+            f"time): head does {'more' if sign > 0 else 'less'} of the same GPU work.")
+    ev = {"kernels": [{"name": k["name"],
+                       "count": {"base": k["base"]["count"], "head": k["head"]["count"]},
                        "delta_us": k["delta_us"]} for k in ran[:5]]}
     return make_hint("kernel_time", 0.6, text, ev, contrib)
 

@@ -63,13 +63,15 @@ def memory_note(bench: dict) -> str | None:
     change, _, _ = memory_of(bench)
     verdict = change.get("verdict")
     what = MEMORY_KINDS.get(change.get("kind"), "peak memory")
-    ratio, threshold, delta = change.get("ratio"), change.get("threshold"), change.get("delta_bytes")
+    ratio, threshold, delta = (change.get("ratio"), change.get("threshold"),
+                               change.get("delta_bytes"))
     if (verdict == "unchanged" and is_number(ratio) and is_number(threshold) and is_number(delta)
             and abs(ratio - 1.0) > threshold
             and abs(delta) < (floor := VALUE_FLOORS.get(change.get("kind"), MEMORY_FLOOR_BYTES))):
         # beyond the threshold but within the floor of page noise: no verdict, and a word why
-        return (f"{what} {fmt_bytes(change.get('base_bytes'))} → {fmt_bytes(change.get('head_bytes'))} "
-                f"({fmt_growth(ratio)}): beyond ±{threshold * 100:g} %, but {fmt_bytes(abs(delta))} is under the "
+        return (f"{what} {fmt_bytes(change.get('base_bytes'))} → "
+                f"{fmt_bytes(change.get('head_bytes'))} ({fmt_growth(ratio)}): beyond "
+                f"±{threshold * 100:g} %, but {fmt_bytes(abs(delta))} is under the "
                 f"{fmt_bytes(floor)} a memory verdict needs (what page-granular noise allows)")
     if verdict not in CHANGED:
         return None

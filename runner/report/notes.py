@@ -157,9 +157,10 @@ def clock_kept(facts: NoteFacts) -> str | None:
     kept, rounds = facts.count("clock_kept"), facts.count("rounds")
     if not (kept and rounds):
         return None
-    return (f"NVML saw the GPU's clock held down or moved in {kept} of {rounds} rounds, too many of their "
-            "process pairs' rounds to leave out, so they were kept: the clock this GPU sustains under this "
-            "load is below the reference (perfgate doctor shows the clock policy)")
+    return (f"NVML saw the GPU's clock held down or moved in {kept} of {rounds} rounds, too many "
+            "of their process pairs' rounds to leave out, so they were kept: the clock "
+            "this GPU sustains under this load is below the reference (perfgate doctor shows "
+            "the clock policy)")
 
 
 def calls_per_sample_differ(facts: NoteFacts) -> str | None:

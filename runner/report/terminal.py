@@ -18,7 +18,8 @@ TABLE_MIN_WIDTH = 100
 #: Failures and hints the terminal quotes (one line each); report.md has them all.
 TERMINAL_QUOTES = 5
 
-_STYLES = {"regression": "bold red", "improvement": "bold green", "failed": "red", "inconclusive": "yellow"}
+_STYLES = {"regression": "bold red", "improvement": "bold green", "failed": "red",
+           "inconclusive": "yellow"}
 
 
 def render_terminal(results: dict, width: int = 120) -> str:
@@ -46,7 +47,8 @@ def print_table(results: dict, console) -> None:
         return
     ctx = view(results)
     t = esc.term
-    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731  (wrapped at words)
+    # say: wrapped at words
+    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731
     base, head, env = results.get("base") or {}, results.get("head") or {}, ctx["env"]
     console.print(f"[bold]perfgate: {t(ctx['gate'])}[/]", highlight=False)
     say(f"base {_revision(base)} → head {_revision(head)} · {t(env.get('device'), markup=False)}"
@@ -56,7 +58,8 @@ def print_table(results: dict, console) -> None:
     everything = len(ctx["news"]) + len(ctx["rest"]) <= TERMINAL_ROWS
     shown = ctx["news"] + ctx["rest"] if everything else ctx["news"][:TERMINAL_ROWS]
     table = _table(ctx, shown) if shown and console.width >= TABLE_MIN_WIDTH else None
-    if table is not None and table.__rich_measure__(console, console.options).maximum <= console.width:
+    if (table is not None
+            and table.__rich_measure__(console, console.options).maximum <= console.width):
         console.print(table)
     elif shown:
         _stacked(ctx, shown, console)
@@ -66,13 +69,15 @@ def print_table(results: dict, console) -> None:
     if ctx["rest_counts"] and not everything:
         undecided = any(change_of(b).get("verdict") == "inconclusive" for b in ctx["rest"])
         say(f"{ctx['rest_counts']}: report.md lists them" + (
-            "; undecided: a larger --max-time, or fewer benchmarks (--filter), gives each more process pairs"
+            "; undecided: a larger --max-time, or fewer benchmarks (--filter), gives each more "
+            "process pairs"
             if undecided else ""))
     for b in ctx["failed"][:TERMINAL_QUOTES]:
         for side in ("base", "head"):
             err = ((b.get(side) or {}).get("error") or "").strip().splitlines()
             if err:
-                console.print(f"[red]{t(b['name'])} failed on {side}:[/] {t(err[-1])}", highlight=False)
+                console.print(f"[red]{t(b['name'])} failed on {side}:[/] {t(err[-1])}",
+                              highlight=False)
     quoted = [(b, (b.get("hints") or [])[0]) for b in ctx["changed"] if b.get("hints")]
     for b, h in quoted[:TERMINAL_QUOTES]:
         console.print(f"why {t(b['name'])}: \\[{t(h['kind'])}] {t(h['summary'])}", highlight=False)
@@ -82,8 +87,9 @@ def print_table(results: dict, console) -> None:
     if len(noted) > TERMINAL_QUOTES:
         say(f"  … and the notes of {len(noted) - TERMINAL_QUOTES} more: report.md")
     fail = ctx["settings"].get("fail_threshold")
-    say(f"change = head/base − 1, {ctx['ci_pct']} CI; threshold ±{fmt_pct(ctx['settings'].get('threshold'))}"
-        f"{ctx['eq_note']}; {TABLE_NOTE}" + (f"; the gate fails beyond {fmt_pct(fail)}" if fail is not None else ""))
+    say(f"change = head/base − 1, {ctx['ci_pct']} CI; threshold "
+        f"±{fmt_pct(ctx['settings'].get('threshold'))}{ctx['eq_note']}; {TABLE_NOTE}"
+        + (f"; the gate fails beyond {fmt_pct(fail)}" if fail is not None else ""))
     if ctx["conditions"]:
         say(t(ctx["conditions"], markup=False))
 
@@ -128,9 +134,10 @@ def _stacked(ctx: dict, benches: list[dict], console) -> None:
         v = change_of(b).get("verdict", "")
         memory = f"  memory {t(memory_cell(b))}" if memory_verdict_of(b) in CHANGED else ""
         console.print(f"{_verdict(v):<12} {t(change_text(b)):>9} {t(interval_text(b))}  "
-                      f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}{memory}", highlight=False,
+                      f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}{memory}",
+                      highlight=False, soft_wrap=True)
+        console.print(f"  {t(b['name'], markup=False)}", markup=False, highlight=False,
                       soft_wrap=True)
-        console.print(f"  {t(b['name'], markup=False)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def print_run_table(results: dict, console) -> None:

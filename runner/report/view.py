@@ -7,11 +7,13 @@ import math
 
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
 from ..gate import broken_by_head, gate_failures
-from ..results import CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of, verdict_of
+from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
+                       verdict_of)
 from .measures import compile_sentence, has_memory, memory_note
 from .notes import verdict_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
-from .units import fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, fmt_value_change, is_number
+from .units import (fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, fmt_value_change,
+                    is_number)
 
 #: Position of each verdict when reports list benchmarks (runner.results.REPORT_ORDER).
 VERDICT_RANK = {v: i for i, v in enumerate(REPORT_ORDER)}
@@ -160,14 +162,18 @@ def gate_sentence(results: dict) -> str:
             parts.append(_counted(memory, "memory change"))
     if not parts:
         threshold = settings.get("threshold")
-        parts.append(f"no change beyond ±{fmt_pct(threshold)}" if is_number(threshold) else "no change")
-    others = [f"{verdicts.count('inconclusive')} undecided" if verdicts.count("inconclusive") else "",
-              f"{verdicts.count('failed') - n_broken} failed" if verdicts.count("failed") > n_broken else "",
+        parts.append(f"no change beyond ±{fmt_pct(threshold)}" if is_number(threshold)
+                     else "no change")
+    others = [f"{verdicts.count('inconclusive')} undecided"
+              if verdicts.count("inconclusive") else "",
+              f"{verdicts.count('failed') - n_broken} failed"
+              if verdicts.count("failed") > n_broken else "",
               f"{verdicts.count('new')} new" if verdicts.count("new") else "",
               f"{verdicts.count('removed')} removed" if verdicts.count("removed") else ""]
     others = [o for o in others if o]
     decision = "gate fails" if failing else "gate passes"
-    return (", ".join(parts) + f": {decision}" + (f" ({', '.join(others)}; {len(benches)} benchmarks)" if others else "")
+    return (", ".join(parts) + f": {decision}"
+            + (f" ({', '.join(others)}; {len(benches)} benchmarks)" if others else "")
             if benches else "no benchmarks")
 
 
@@ -236,12 +242,14 @@ def view(results: dict) -> dict:
     notes = {b["name"]: note for b in benches if (note := bench_note(b, settings, compared))}
     sweep_lines, sweep_more = summary_lines(results.get("benchmarks", []))
     drawn = [s for s in sweeps(results.get("benchmarks", [])) if any(p.change is not None for p in s.points)]
-    news = [b for b in benches if verdict_of(b) in ("regression", "failed", "improvement", "new", "removed")
+    news = [b for b in benches
+            if verdict_of(b) in ("regression", "failed", "improvement", "new", "removed")
             or memory_verdict_of(b) in CHANGED]
     rest = [b for b in benches if all(b is not n for n in news)]
     return {"r": results, "benches": benches, "changed": [b for b in benches if verdict_of(b) in CHANGED],
             "failed": [b for b in benches if verdict_of(b) == "failed"],
-            "news": news, "rest": rest, "first_rows": FIRST_SCREEN_ROWS, "gate": gate_sentence(results),
+            "news": news, "rest": rest, "first_rows": FIRST_SCREEN_ROWS,
+            "gate": gate_sentence(results),
             "rest_counts": ", ".join(f"{sum(1 for b in rest if verdict_of(b) == v)} "
                                      f"{'undecided' if v == 'inconclusive' else v}"
                                      for v in ("unchanged", "inconclusive")

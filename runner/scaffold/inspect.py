@@ -102,8 +102,9 @@ def inspect_repo(root: str | Path, candidates: tuple[str, ...]) -> RepoFacts:
             asv_dir = "benchmarks"
     pytest_files = []
     for folder in ("tests", "test", "benchmarks", "benchmark", "bench"):
+        # pytest's two defaults, as the convention reads them
         found = {*(root / folder).rglob("test_*.py"), *(root / folder).rglob("*_test.py")} \
-            if (root / folder).is_dir() else set()  # pytest's two defaults, as the convention reads them
+            if (root / folder).is_dir() else set()
         for path in sorted(found):
             if _uses_benchmark_fixture(path.read_text("utf-8", "replace")):
                 pytest_files.append(path.relative_to(root).as_posix())

@@ -152,10 +152,12 @@ def test_the_comment_phase_names_each_missing_input():
 def test_the_comment_action_runs_no_python_or_shell_file_the_artifact_could_have_put_in_reach():
     import yaml
 
-    steps = yaml.safe_load((Path(__file__).resolve().parents[2] / "comment" / "action.yml").read_text())["runs"]["steps"]
+    steps = yaml.safe_load((Path(__file__).resolve().parents[2] / "comment" / "action.yml")
+                           .read_text())["runs"]["steps"]
     for step in steps:
         assert step["working-directory"] == "${{ runner.temp }}", step["name"]
-        assert step["env"]["BASH_ENV"] == step["env"]["ENV"] == step["env"]["LD_PRELOAD"] == "", step["name"]
+        assert step["env"]["BASH_ENV"] == step["env"]["ENV"] == step["env"]["LD_PRELOAD"] == "", \
+            step["name"]
         for line in step["run"].splitlines():
             if "python" in line and " -m " in line:
                 assert " -I -m " in line, line

@@ -56,12 +56,14 @@ def test_bwrap_argv_mounts_in_an_order_where_listed_paths_win(tmp_path):
                                                   drop_to=(65534, 65534)), ["true"])
     assert "--unshare-user" not in root and "--unshare-net" in root
     assert root[root.index("--") + 1:] == ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
-                                            "true"]
+                                            "--inh-caps=-all", "--bounding-set=-all",
+                                            "--no-new-privs", "--", "true"]
     # with a seccomp program, a shell opens it as descriptor 9 for bubblewrap's --seccomp 9
-    filtered = sandbox.bwrap_argv(sandbox.SandboxSpec(read_only=(), writable=(), scratch="/s", chdir="/",
-                                                      seccomp="/s/no-userns.bpf"), ["true"], bwrap="/usr/bin/bwrap")
-    assert filtered[:5] == ["/bin/sh", "-c", 'exec "$@" 9<"$0"', "/s/no-userns.bpf", "/usr/bin/bwrap"]
+    filtered = sandbox.bwrap_argv(sandbox.SandboxSpec(read_only=(), writable=(), scratch="/s",
+                                                      chdir="/", seccomp="/s/no-userns.bpf"),
+                                  ["true"], bwrap="/usr/bin/bwrap")
+    assert filtered[:5] == ["/bin/sh", "-c", 'exec "$@" 9<"$0"', "/s/no-userns.bpf",
+                            "/usr/bin/bwrap"]
     assert filtered[filtered.index("--seccomp") + 1] == "9"
     assert sandbox.drop_to_for(0) == (65534, 65534) and sandbox.drop_to_for(1000) is None
 
@@ -300,7 +302,8 @@ def test_the_gpu_is_reachable_inside(tmp_path):
     assert int(total) == 1 << 20 and int(count) >= 1
 
 
-def test_the_uvm_nodes_are_made_before_the_sandbox_where_the_driver_is_loaded_without_them(tmp_path):
+def test_the_uvm_nodes_are_made_before_the_sandbox_where_the_driver_is_loaded_without_them(
+        tmp_path):
     # GPU review #26: nvidia-modprobe makes /dev/nvidia-uvm on CUDA's first use, which it cannot
     # do inside the sandbox (no_new_privs, a /dev of its own): CUDA then found no device
     control, uvm = tmp_path / "nvidiactl", tmp_path / "nvidia-uvm"
@@ -312,7 +315,8 @@ def test_the_uvm_nodes_are_made_before_the_sandbox_where_the_driver_is_loaded_wi
     sandbox.gpu_devices((), modprobe=str(tool), control=str(control), uvm=str(uvm))
     assert called.read_text().split() == ["-u", "-c=0"] and uvm.exists()
     called.unlink()
-    sandbox.gpu_devices((), modprobe=str(tool), control=str(control), uvm=str(uvm))  # there now: not again
+    # there now: not again
+    sandbox.gpu_devices((), modprobe=str(tool), control=str(control), uvm=str(uvm))
     assert not called.exists()
 
 
@@ -323,7 +327,8 @@ def test_the_sandboxed_code_can_make_no_user_namespace_and_holds_no_capability_b
     proc = _inside(_spec(tmp_path / "a"), "import ctypes, os\n"
                    "libc = ctypes.CDLL(None, use_errno=True)\n"
                    "print('unshare', libc.unshare(0x10000000), ctypes.get_errno())\n"
-                   "print('clone-thread', __import__('threading').Thread(target=lambda: None).start() is None)\n"
+                   "print('clone-thread', __import__('threading').Thread(target=lambda: None)"
+                   ".start() is None)\n"
                    "print(open('/proc/self/status').read())")
     assert "unshare -1 1" in proc.stdout, proc.stdout + proc.stderr  # EPERM
     assert "clone-thread True" in proc.stdout  # threads still start (clone3 falls back to clone)
@@ -332,7 +337,8 @@ def test_the_sandboxed_code_can_make_no_user_namespace_and_holds_no_capability_b
         assert status["CapBnd"].strip() == "0000000000000000"
     assert status["Seccomp"].strip() == "2"
     unshared = _inside(_spec(tmp_path / "b"), "import subprocess\n"
-                       "print(subprocess.run(['unshare', '-Ur', 'id'], capture_output=True, text=True).returncode)")
+                       "print(subprocess.run(['unshare', '-Ur', 'id'], capture_output=True, "
+                       "text=True).returncode)")
     assert unshared.stdout.strip() not in ("", "0"), unshared.stdout + unshared.stderr
 
 
@@ -344,7 +350,8 @@ def test_a_folder_the_code_made_mode_0_is_removed_all_the_same(tmp_path):
     import tempfile
 
     root = Path(__file__).resolve().parents[2]
-    base = Path(tempfile.mkdtemp(prefix="perfgate-p6-", dir="/tmp"))  # a path the other user may pass
+    # a path the other user may pass
+    base = Path(tempfile.mkdtemp(prefix="perfgate-p6-", dir="/tmp"))
     base.chmod(0o711)
     os.chown(base, 65534, 65534)  # RUNNER_TEMP: the runner user's, as the sandbox folder is
     tree = base / "sandbox-folder"
@@ -353,11 +360,13 @@ def test_a_folder_the_code_made_mode_0_is_removed_all_the_same(tmp_path):
     code = ("import os, sys; from pathlib import Path; sys.path.insert(0, sys.argv[2])\n"
             "from runner.sandbox import remove_tree\n"
             "tree = Path(sys.argv[1]); (tree / 'locked' / 'inner').mkdir(parents=True)\n"
-            "(tree / 'locked' / 'inner' / 'f').write_text('x'); (tree / 'locked' / 'inner').chmod(0)\n"
+            "(tree / 'locked' / 'inner' / 'f').write_text('x'); "
+            "(tree / 'locked' / 'inner').chmod(0)\n"
             "(tree / 'locked').chmod(0)\n"
             "print(remove_tree(tree), tree.exists())\n")
-    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code,
-                           str(tree), str(root)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           sys.executable, "-c", code, str(tree), str(root)],
+                          capture_output=True, text=True, timeout=60)
     shutil.rmtree(base, ignore_errors=True)
     assert proc.stdout.split() == ["None", "False"], proc.stdout + proc.stderr
 
@@ -368,7 +377,8 @@ def test_the_sandboxed_code_can_store_no_key_in_the_kernels_keyrings(tmp_path):
     # keyring: a key one job added was read by the next
     proc = _inside(_spec(tmp_path), "import ctypes\n"
                    "libc = ctypes.CDLL(None, use_errno=True)\n"
-                   "key = libc.syscall(248 if __import__('os').uname().machine == 'x86_64' else 217, b'user', b'x', "
+                   "key = libc.syscall(248 if __import__('os').uname().machine == 'x86_64' "
+                   "else 217, b'user', b'x', "
                    "b'secret', 6, -4)\n"  # add_key(..., KEY_SPEC_USER_KEYRING)
                    "print(key, ctypes.get_errno())")
     assert proc.stdout.split() == ["-1", "1"], proc.stdout + proc.stderr  # EPERM

@@ -64,7 +64,8 @@ def test_a_push_supersedes_the_running_benchmark(client, gh):
 def test_fork_code_runs_only_at_an_approved_sha(client, gh):
     gh.state.add_pull(P.REPO, 7, head_sha=HEAD, base_sha=BASE, labels=["performance"], head_repo="eve/demo")
     label(client, fork="eve/demo")
-    # a label names no commit: on a fork it only says the maintainer wants a run (security review P2)
+    # a label names no commit: on a fork it only says the maintainer wants a run (security
+    # review P2)
     assert gh.state.dispatches == [] and f"`/perf run --sha {HEAD}`" in sticky(gh).body
     command(client, gh, f"/perf run --sha {HEAD}")
     assert [d["inputs"]["head-sha"] for d in gh.state.dispatches] == [HEAD]

@@ -115,7 +115,8 @@ def test_a_head_sharing_the_prefix_of_the_reviewed_sha_is_not_dispatched(client,
     # the fork force-pushes the colliding commit; the App sees it before the comment
     push(client, gh, COLLIDING, fork="eve/demo", pushed_at=at(-60))
     comment(client, gh, f"/perf run --sha {REVIEWED}", written_at=at(0))
-    assert gh.state.dispatches == []  # a fork's label alone runs nothing, and the colliding head is refused
+    # a fork's label alone runs nothing, and the colliding head is refused
+    assert gh.state.dispatches == []
     (answer,) = replies(gh)
     assert f"The head is now `{COLLIDING}`" in answer.body and f"`/perf run --sha {COLLIDING}`" in answer.body
     assert "waiting for approval" in sticky(gh).body and COLLIDING in sticky(gh).body

@@ -167,7 +167,8 @@ def test_perfgate_serve_without_credentials_serves_the_app_registration(tmp_path
 
 
 @pytest.mark.parametrize("public_url", [None, "http://127.0.0.1:{port}"])
-def test_perfgate_serve_tried_locally_serves_the_pages_and_says_how_to_register(tmp_path, public_url):
+def test_perfgate_serve_tried_locally_serves_the_pages_and_says_how_to_register(tmp_path,
+                                                                                public_url):
     """Issue 47: with no PERFGATE_PUBLIC_URL, or the http loopback address the README allows,
     ``perfgate serve`` served nothing (a manifest needs https); now it serves the pages and the
     history, and its front page says how to register an App."""
@@ -178,8 +179,8 @@ def test_perfgate_serve_tried_locally_serves_the_pages_and_says_how_to_register(
     env.update(PERFGATE_HOME=str(tmp_path), PYTHONPATH=str(root), PERFGATE_LOG_LEVEL="WARNING")
     if public_url:
         env["PERFGATE_PUBLIC_URL"] = public_url.format(port=port)
-    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "serve", "--port", str(port)], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "serve", "--port", str(port)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         printed = proc.stdout.readline()
         while b"serving the pages" not in printed:

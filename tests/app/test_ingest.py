@@ -90,7 +90,8 @@ def test_conclusion():
     assert ingest.conclusion(results_doc([broken]), 0.05) == "neutral"
     # ran on base, fails on head: the PR broke it, which fails the gate like a regression
     broken_by_head = {**bench("a", "failed", 1.0), "change": {"verdict": "failed", "ratio": None}}
-    broken_by_head["head"] = {**broken_by_head["head"], "samples": [], "error": "RuntimeError: boom"}
+    broken_by_head["head"] = {**broken_by_head["head"], "samples": [],
+                              "error": "RuntimeError: boom"}
     assert ingest.conclusion(results_doc([broken_by_head]), 0.05) == "failure"
     assert ingest.conclusion(results_doc([broken_by_head]), 0.05, accepted=["a"]) == "neutral"
     assert ingest.conclusion(results_doc([bench("a", "improvement", 0.7)]), 0.05) == "success"

@@ -175,5 +175,6 @@ def test_read_access_settings_are_checked_at_start(app_env):
 
         history_store.get_or_create_repository(s, "acme/unknown")
     assert everything.test_client().get("/api/acme/unknown").status_code == 200
-    assert '<a href="/acme/unknown">acme/unknown</a>' in everything.test_client().get("/").get_data(as_text=True)
+    assert ('<a href="/acme/unknown">acme/unknown</a>'
+            in everything.test_client().get("/").get_data(as_text=True))
     everything.extensions["perfgate"]["db"].dispose()

@@ -59,7 +59,8 @@ def test_comment_injection_is_inert_in_the_comment_the_check_run_and_the_run_pag
     for text in (sticky(gh).body, check["output"]["summary"]):
         page = inspect(text, links=links)
         assert page.problems == []
-        assert sorted(s for s in page.skeleton if s[0] == "fence") == [("fence", ""), ("fence", "mermaid")]
+        assert (sorted(s for s in page.skeleton if s[0] == "fence")
+                == [("fence", ""), ("fence", "mermaid")])
         assert "bench_norm[mode=x` @octo/security-team" in text  # still shown, as code
     run_page = client.get(f"/runs/{dispatch['inputs']['run-id']}")
     assert run_page.status_code == 200 and run_page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY

@@ -216,9 +216,9 @@ def test_the_runners_reach_the_internet_and_dns_and_nothing_of_the_cluster():
     for outside in ("140.82.112.3", "185.199.108.133", "2606:50c0:8000::153"):  # GitHub, its CDN
         assert connects(policies, runner, Address(outside), 443), outside
     assert connects(policies, runner, dns, 53, "UDP") and connects(policies, runner, dns, 53)
-    for inside in ("169.254.169.254", "fd00:ec2::254", "168.63.129.16", "10.96.0.1", "172.20.0.1", "192.168.1.10",
-                   "100.64.0.1", "127.0.0.1", "fe80::1"):  # metadata (IPv4, IPv6), Azure's platform endpoint, the
-        # API server, nodes, loopback
+    for inside in ("169.254.169.254", "fd00:ec2::254", "168.63.129.16", "10.96.0.1", "172.20.0.1",
+                   "192.168.1.10", "100.64.0.1", "127.0.0.1", "fe80::1"):
+        # metadata (IPv4, IPv6), Azure's platform endpoint, the API server, nodes, loopback
         assert not connects(policies, runner, Address(inside), 80), inside
     assert not connects(policies, runner, redis, 6379) and not connects(policies, runner, dns, 443)
     assert not connects(policies, runner, _perfgate("web"), 8000)

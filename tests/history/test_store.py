@@ -333,7 +333,8 @@ def test_a_series_is_in_commit_order_so_a_backfill_draws_no_false_slowdown(db):
     # (1.2 ms: the code was slower before commit 10). In measurement order that read as a slowdown
     # after commit 19; in commit order it is the improvement commit 10 brought.
     rng = np.random.default_rng(0)
-    docs = {i: run_doc(i if i >= 10 else 30 + i, {"a": 1.2e-3 if i < 10 else 1e-3}, rng=rng) for i in range(20)}
+    docs = {i: run_doc(i if i >= 10 else 30 + i, {"a": 1.2e-3 if i < 10 else 1e-3}, rng=rng)
+            for i in range(20)}
     for i, doc in docs.items():
         doc["head"]["sha"], doc["head"]["committed_at"] = sha(i, "c"), when(i)
     with db.session() as s, s.begin():

@@ -197,7 +197,8 @@ def test_report_says_probably_only_when_the_classifier_earned_it(env):
 
 def test_a_risk_is_confirmed_only_in_its_harmful_direction():
     # issue 47: the demo's "risk memory_growth confirmed ... peak memory fell 91 %"
-    caching = {"strategy": "algorithm_replacement", "confidence": 0.9, "answer": "probably", "signals": []}
+    caching = {"strategy": "algorithm_replacement", "confidence": 0.9, "answer": "probably",
+               "signals": []}
     kind = STRATEGY_RISKS["algorithm_replacement"][0]
     fell = [bench("bench_faster", "improvement", [(kind, 0.6)])]
     view = intent_vs_impact(caching, fell)
@@ -213,7 +214,8 @@ def test_a_risk_is_confirmed_only_in_its_harmful_direction():
 def test_the_report_says_when_no_intent_was_read():
     from runner.report.templating import intent_section
 
-    doc = {"base": {"sha": "a" * 40}, "intent": {"strategy": "unknown", "confidence": 0.0, "signals": []},
+    doc = {"base": {"sha": "a" * 40},
+           "intent": {"strategy": "unknown", "confidence": 0.0, "signals": []},
            "benchmarks": [bench("b", "regression")]}
     assert intent_section(doc)["unstated"] is True
     assert "unstated" not in intent_section({**doc, "base": None})  # perfgate run: no PR to read

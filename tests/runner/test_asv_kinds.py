@@ -219,7 +219,8 @@ def test_compare_finds_each_kinds_change(tmp_path):
         assert bench["unit"] == "items" and bench["change"]["verdict"] == "regression"
         assert bench["change"]["ratio"] == pytest.approx(2.0)
     assert by_name["kinds.Track.track_items(3)"]["head"]["median"] == 60.0
-    assert [b["name"] for b in gate.memory_regressions(doc)] == ["kinds.peakmem_list", "kinds.MemSuite.mem_list"]
+    assert ([b["name"] for b in gate.memory_regressions(doc)]
+            == ["kinds.peakmem_list", "kinds.MemSuite.mem_list"])
     report = (out / "report.md").read_text()
     assert "60 items" in report and "4.1 KiB" in report and "× slower" not in report
 

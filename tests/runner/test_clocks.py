@@ -17,7 +17,8 @@ from testkit.fake_nvml import BOOSTING_H100, HEALTHY_H100, FakeNVML
 
 @pytest.fixture(autouse=True)
 def state_dir(tmp_path, monkeypatch):
-    """Where a compare notes the clocks it holds (never the home folder of whoever runs the tests)."""
+    """Where a compare notes the clocks it holds (never the home folder of whoever runs the
+    tests)."""
     monkeypatch.setenv("PERFGATE_STATE_DIR", str(tmp_path / "state"))
     return tmp_path / "state"
 
@@ -210,8 +211,10 @@ def test_the_gpu_uuid_is_taken_only_where_both_sides_name_the_same_well_formed_o
 
     def sides(base, head):
         return Sides(workers={"base": None, "head": None}, conditions={}, listings={},
-                     env={"base": {"gpu_uuid": base}, "head": {"gpu_uuid": head}}, options={}, doctor={})
+                     env={"base": {"gpu_uuid": base}, "head": {"gpu_uuid": head}}, options={},
+                     doctor={})
 
     assert sides(ours, ours).gpu_uuid == ours
-    assert sides(ours, "GPU-00000000-0000-0000-0000-000000000000").gpu_uuid is None  # head's code may lie
+    # head's code may lie
+    assert sides(ours, "GPU-00000000-0000-0000-0000-000000000000").gpu_uuid is None
     assert sides("GPU-not-a-uuid", "GPU-not-a-uuid").gpu_uuid is None

@@ -28,7 +28,8 @@ COMMENT_WIDTH, WINDOW = 780, (1280, 800)
 
 def _skip_reason() -> str | None:
     if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
-        return "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
+        return ("needs Debian's chromium and chromium-driver "
+                "(apt-get install chromium chromium-driver)")
     try:
         import markdown_it  # noqa: F401
         import selenium  # noqa: F401
@@ -37,7 +38,8 @@ def _skip_reason() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")]
 
 
 def _as_github_renders(markdown: str) -> str:
@@ -45,9 +47,12 @@ def _as_github_renders(markdown: str) -> str:
 
     body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
     return f"""<!doctype html><meta charset="utf-8"><style>
-body {{ font: 14px/1.5 -apple-system, "Segoe UI", "Noto Sans", Helvetica, Arial, sans-serif; margin: 0; }}
-.comment {{ width: {COMMENT_WIDTH}px; margin: 16px auto; padding: 16px; border: 1px solid #d0d7de; }}
-table {{ border-collapse: collapse; display: block; overflow: auto; }} td, th {{ border: 1px solid #d0d7de; padding: 6px 13px; }}
+body {{ font: 14px/1.5 -apple-system, "Segoe UI", "Noto Sans", Helvetica, Arial, sans-serif; \
+margin: 0; }}
+.comment {{ width: {COMMENT_WIDTH}px; margin: 16px auto; padding: 16px; \
+border: 1px solid #d0d7de; }}
+table {{ border-collapse: collapse; display: block; overflow: auto; }} \
+td, th {{ border: 1px solid #d0d7de; padding: 6px 13px; }}
 </style><div class="comment">{body}</div>"""
 
 
@@ -58,8 +63,9 @@ def browser(tmp_path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", f"--window-size={WINDOW[0]},{WINDOW[1]}",
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--no-first-run", "--disable-background-networking",
+                 f"--window-size={WINDOW[0]},{WINDOW[1]}",
                  f"--user-data-dir={tmp_path / 'chromium-profile'}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
@@ -74,7 +80,8 @@ _FIRST_SCREEN = """
 const out = [];
 for (const el of document.querySelectorAll('.comment > *, .comment details > summary')) {
   const box = el.getBoundingClientRect();
-  if (box.height > 0 && box.top < window.innerHeight) out.push([el.tagName, el.innerText.slice(0, 4000)]);
+  if (box.height > 0 && box.top < window.innerHeight) \
+out.push([el.tagName, el.innerText.slice(0, 4000)]);
 }
 return out;
 """
@@ -97,11 +104,13 @@ def test_the_first_screen_is_the_decision_and_what_changed(browser, tmp_path):
     assert "TABLE" in tags[:4]
     opened = [text for tag, text in shown if tag == "DETAILS" and "\n" in text.strip()]
     assert not opened  # every section below the news is collapsed to its summary
-    assert not any("Change = time per call" in text for _, text in shown)  # methodology is one click away
+    # methodology is one click away
+    assert not any("Change = time per call" in text for _, text in shown)
 
 
 def test_a_thousand_benchmarks_show_the_same_first_screen(browser, tmp_path):
-    benches = [bench(f"test_module_{i:04d}[cpu-float32]", ("regression", "unchanged", "inconclusive")[i % 3],
+    benches = [bench(f"test_module_{i:04d}[cpu-float32]",
+                     ("regression", "unchanged", "inconclusive")[i % 3],
                      1.2 if i % 3 == 0 else 1.0) for i in range(1000)]
     shown = _first_screen(browser, tmp_path, results_doc(benches), "thousand")
     assert shown[0][0] == "H2" and "334 regressions beyond 5 %: gate fails" in shown[0][1]

@@ -183,12 +183,15 @@ def test_a_cuda_graph_is_captured_under_the_modes_its_call_ran_in(monkeypatch):
         def wait_stream(self, other):
             pass
 
-    for name, value in {"is_available": lambda: True, "Stream": Stream, "current_stream": lambda *a: Stream(),
-                        "stream": lambda s: contextlib.nullcontext(), "CUDAGraph": Graph, "graph": graph,
-                        "synchronize": lambda *a: None}.items():
+    for name, value in {"is_available": lambda: True, "Stream": Stream,
+                        "current_stream": lambda *a: Stream(),
+                        "stream": lambda s: contextlib.nullcontext(), "CUDAGraph": Graph,
+                        "graph": graph, "synchronize": lambda *a: None}.items():
         monkeypatch.setattr(torch.cuda, name, value)
-    fn = lambda: seen.append(("call", torch.is_grad_enabled(), torch.is_inference_mode_enabled()))  # noqa: E731
-    timed, teardown = timed_callable(Measured([fn], [True], grad_enabled=False, inference=True), "cuda")
+    fn = lambda: seen.append(("call", torch.is_grad_enabled(),  # noqa: E731
+                              torch.is_inference_mode_enabled()))
+    timed, teardown = timed_callable(Measured([fn], [True], grad_enabled=False, inference=True),
+                                     "cuda")
     try:
         assert seen[:2] == [("call", False, True), ("capture", False, True)]
         timed()
@@ -206,12 +209,14 @@ def test_the_triton_autotuners_own_do_bench_calls_are_not_the_scripts(monkeypatc
     from runner import conventions
 
     monkeypatch.delenv("PERFGATE_FIXTURE_AUTOTUNED", raising=False)
-    folder = str(Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "triton_autotune" / "bench")
+    folder = str(Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "triton_autotune"
+                 / "bench")
     convention = conventions.get("triton")
     found = convention.collect(folder, {})
     assert [case["name"] for case in found["benchmarks"]] == ["benchmark_kernel"]
     prepared = convention.prepare(dict(found["benchmarks"][0], dir=folder), "cpu", {})
-    assert os.environ["PERFGATE_FIXTURE_AUTOTUNED"] == "128"  # the autotuner timed its configs for real
+    # the autotuner timed its configs for real
+    assert os.environ["PERFGATE_FIXTURE_AUTOTUNED"] == "128"
     prepared.fn()
 
 
@@ -235,6 +240,7 @@ def test_the_autocast_of_the_measuring_call_is_recorded_and_entered_again(monkey
         yield
 
     monkeypatch.setattr(torch, "autocast", autocast)
-    _, teardown = timed_callable(Measured([lambda: None], [False], autocast_dtype=torch.bfloat16), "cuda")
+    _, teardown = timed_callable(Measured([lambda: None], [False], autocast_dtype=torch.bfloat16),
+                                 "cuda")
     teardown()
     assert entered == [("cuda", torch.bfloat16)]

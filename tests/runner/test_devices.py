@@ -189,9 +189,11 @@ def test_the_cuda_driver_loaded_in_a_fork_server_is_a_hazard_and_nvml_is_not():
     nvml = ("7f00-7f10 r-xp 00000000 08:01 42 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15\n"
             "7f20-7f30 rw-s 00000000 00:05 7 /dev/nvidiactl\n")
     assert not driver_loaded(nvml) and not driver_loaded("")
-    assert driver_loaded(nvml + "7f40-7f50 r-xp 00000000 08:01 43 /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n")
+    assert driver_loaded(nvml + "7f40-7f50 r-xp 00000000 08:01 43 "
+                         "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n")
     assert driver_loaded("7f40-7f50 r-xp 00000000 08:01 43 /usr/lib64/libcuda.so.1\n")
     # this CPU test process has no driver: the hazard check does not cry wolf
     assert "CUDA" not in __import__("runner.devices", fromlist=["initialised"]).initialised()
     env = conditions.worker_env({}, allocator="fresh", cuda_alloc_conf="", threads=None)
-    assert env["PYTORCH_NVML_BASED_CUDA_CHECK"] == conditions.NVML_CHECK["PYTORCH_NVML_BASED_CUDA_CHECK"] == "1"
+    assert (env["PYTORCH_NVML_BASED_CUDA_CHECK"]
+            == conditions.NVML_CHECK["PYTORCH_NVML_BASED_CUDA_CHECK"] == "1")

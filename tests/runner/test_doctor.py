@@ -97,7 +97,8 @@ def test_other_work_on_the_gpu(gpu, status):
 def test_a_gpu_that_takes_one_process_at_a_time_fails_the_doctor(mode, status):
     # GPU review #12: both sides' workers hold a context at once; in EXCLUSIVE_PROCESS mode every
     # second one fails, so every benchmark would fail on one side
-    found = _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100, compute_mode=mode))))["gpu_compute_mode"]
+    found = _by_check(doctor.run_checks(_facts(dict(HEALTHY_H100,
+                                                    compute_mode=mode))))["gpu_compute_mode"]
     assert found.status == status and (status == "ok" or "nvidia-smi -i 0 -c DEFAULT" in found.fix)
 
 
@@ -265,7 +266,8 @@ def test_the_record_is_schema_valid_and_the_report_warns_on_a_failed_check():
     doc = _doc_with(record)
     assert validation_errors(doc) == []
     md, html, term = (report.render(doc, fmt) for fmt in ("md", "html", "term"))
-    assert "> **Warning:** perfgate doctor: 1 check(s) failed on this runner (GPU 0 (NVIDIA H100 80GB HBM3): " in md
+    assert ("> **Warning:** perfgate doctor: 1 check(s) failed on this runner "
+            "(GPU 0 (NVIDIA H100 80GB HBM3): " in md)
     assert "| runner checks (perfgate doctor) | 1 failed (gpu_processes) |" in md
     assert report.view.doctor_counts({"failed": [], "warned": ["aslr"]}) == "1 warning (aslr)"
     assert report.view.doctor_counts({"failed": ["a", "b"], "warned": ["c", "d"]}) == "2 failed (a, b); 2 warnings (c, d)"

@@ -175,7 +175,8 @@ def test_init_outside_a_git_repository_warns(tmp_path, capsys):
 @pytest.mark.parametrize("name", ["test_speed.py", "speed_test.py"])  # pytest's two defaults
 def test_pytest_benchmark_tests_are_run_as_they_are(tmp_path, name):
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / name).write_text("def test_sort(benchmark):\n    benchmark(sorted, [3, 1, 2])\n")
+    (tmp_path / "tests" / name).write_text("def test_sort(benchmark):\n"
+                                           "    benchmark(sorted, [3, 1, 2])\n")
     (tmp_path / "tests" / "test_plain.py").write_text("def test_ok():\n    assert True\n")
     files = {f.path: f for f in plan(inspect_repo(tmp_path, ()))}
     assert BENCHMARK_PATH not in files

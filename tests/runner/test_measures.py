@@ -445,13 +445,15 @@ def test_an_exact_memory_change_is_decided_by_two_pairs_and_a_large_one_earns_it
     change = measures.memory_change(base, head, 0.05, min_pairs=4)
     assert change["exact"] and change["verdict"] == "regression" and change["ratio"] == 5.0
     # one pair proves nothing about exactness; two that differ are not exact either
-    assert measures.memory_change(base[:1], head[:1], 0.05, min_pairs=4)["verdict"] == "inconclusive"
+    assert (measures.memory_change(base[:1], head[:1], 0.05, min_pairs=4)["verdict"]
+            == "inconclusive")
     wobbly = [head[0], {"kind": "cpu", "peak_bytes": 81 * 2**20}]
     assert measures.memory_change(base, wobbly, 0.05, min_pairs=4)["verdict"] == "inconclusive"
     # the rounds' bound, which held the second measure back, is lifted once a change is seen
     assert not measures.memory_due(1, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=1.0)
     assert measures.memory_due(1, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=1.0, change_seen=True)
-    assert not measures.memory_due(2, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=2.0, change_seen=True)
+    assert not measures.memory_due(2, 0.05, 100.0, "cpu", rounds_s=0.5, spent_s=2.0,
+                                   change_seen=True)
     # the budget's share still holds
     assert not measures.memory_due(1, 0.05, 5.0, "cpu", rounds_s=0.5, spent_s=1.0, change_seen=True)
 

@@ -39,7 +39,8 @@ def test_markdown_has_marker_table_chart_and_failures():
     md = report.render(doc, "md")
     assert md.startswith(report.MARKER)
     # the first line: what changed and the gate's decision (a benchmark the head broke fails it)
-    assert md.splitlines()[1] == "## perfgate: 1 regression beyond 5 %, 1 benchmark broken by head: gate fails"
+    assert (md.splitlines()[1]
+            == "## perfgate: 1 regression beyond 5 %, 1 benchmark broken by head: gate fails")
     assert "| 🔴 | `bench_slow` | 1 ms | 1.3 ms | +30.0 % | [+27.4, +32.6] % | regression |" in md
     assert "xychart-beta" in md and "bar [30.00, -30.00, 0.00]" in md
     assert "RuntimeError: boom on head" in md
@@ -265,18 +266,21 @@ def test_a_verdict_held_back_for_too_little_evidence_says_why():
 
 def _first_screen(md: str) -> list[str]:
     """The comment's lines before its first collapsed block."""
-    return md[:md.index("<details>")].rstrip("\n").splitlines() if "<details>" in md else md.splitlines()
+    return (md[:md.index("<details>")].rstrip("\n").splitlines() if "<details>" in md
+            else md.splitlines())
 
 
 @pytest.mark.parametrize("n", [0, 3, 40, 1000])
 def test_the_first_screen_is_the_gate_and_the_news_within_15_lines_for_any_suite(n):
-    benches = [_bench(f"bench_{i:04d}", "regression" if i % 3 == 0 else "unchanged", 1.3 if i % 3 == 0 else 1.0)
+    benches = [_bench(f"bench_{i:04d}", "regression" if i % 3 == 0 else "unchanged",
+                      1.3 if i % 3 == 0 else 1.0)
                for i in range(n)]
     md = report.render(_doc(benches))
     first = _first_screen(md)
     assert len(first) <= 15
     slower = sum(1 for i in range(n) if i % 3 == 0)
-    assert first[1] == (f"## perfgate: {slower} regression{'s' if slower != 1 else ''} beyond 5 %: gate fails"
+    assert first[1] == (f"## perfgate: {slower} regression{'s' if slower != 1 else ''} beyond "
+                        "5 %: gate fails"
                         if slower else "## perfgate: no benchmarks")
     # only changed benchmarks before the fold; the unchanged ones are counted in a collapsed block
     assert not any("unchanged" in line for line in first[2:])
@@ -287,7 +291,8 @@ def test_the_first_screen_is_the_gate_and_the_news_within_15_lines_for_any_suite
 
 def test_the_comment_and_the_terminal_of_a_1000_benchmark_suite_fit():
     benches = [_bench(f"test_module_{i:04d}[cpu-float32-batch{i % 7}]",
-                      ("regression", "unchanged", "inconclusive", "unchanged")[i % 4], 1.2 if i % 4 == 0 else 1.0)
+                      ("regression", "unchanged", "inconclusive", "unchanged")[i % 4],
+                      1.2 if i % 4 == 0 else 1.0)
                for i in range(1000)]
     doc = _doc(benches)
     assert len(report.render(doc, "md", max_chars=report.COMMENT_LIMIT)) <= report.COMMENT_LIMIT
@@ -296,7 +301,8 @@ def test_the_comment_and_the_terminal_of_a_1000_benchmark_suite_fit():
         assert len(text.splitlines()) <= 60
         # no benchmark name wrapped, no verdict cut
         for i in range(15):
-            assert any(f"test_module_{i * 4:04d}[cpu-float32-batch{i * 4 % 7}]" in line for line in text.splitlines())
+            assert any(f"test_module_{i * 4:04d}[cpu-float32-batch{i * 4 % 7}]" in line
+                       for line in text.splitlines())
         assert "regressi…" not in text and "regression" in text
 
 

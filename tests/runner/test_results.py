@@ -52,11 +52,15 @@ def test_the_verdict_subsets_nest_and_keep_the_schema_s_order():
 def test_a_benchmark_the_head_broke_fails_the_gate_and_one_broken_on_both_sides_does_not():
     ran = results.side([1e-3, 1.1e-3])
     broke = results.side(error="RuntimeError: shape mismatch")
-    entries = [results.benchmark("broken_by_head", "f.py", base=ran, head=broke, change=results.change("failed")),
-               results.benchmark("broken_on_both", "f.py", base=broke, head=broke, change=results.change("failed")),
-               results.benchmark("fixed_by_head", "f.py", base=broke, head=ran, change=results.change("failed")),
+    entries = [results.benchmark("broken_by_head", "f.py", base=ran, head=broke,
+                                 change=results.change("failed")),
+               results.benchmark("broken_on_both", "f.py", base=broke, head=broke,
+                                 change=results.change("failed")),
+               results.benchmark("fixed_by_head", "f.py", base=broke, head=ran,
+                                 change=results.change("failed")),
                results.failed_file("bench_y.py", "ImportError: y")]
-    doc = results.new_results(repository="r", base={"ref": "b", "sha": "b" * 40}, head={"ref": "h", "sha": "h" * 40},
+    doc = results.new_results(repository="r", base={"ref": "b", "sha": "b" * 40},
+                              head={"ref": "h", "sha": "h" * 40},
                               environment={}, settings={}, benchmarks=entries)
     assert [e["name"] for e in gate.broken_by_head(doc)] == ["broken_by_head"]
     assert [e["name"] for e in gate.gate_failures(doc, 0.05, False)] == ["broken_by_head"]

@@ -37,7 +37,8 @@ def test_demo_finds_the_regression_and_the_improvement(tmp_path, monkeypatch):
     doc = json.loads((out / "results.json").read_text())
     # every profile landed (a relative trace path once wrote them into the deleted worktrees)
     assert not doc.get("profile_errors"), doc.get("profile_errors")
-    assert all(b["profile"] for b in doc["benchmarks"] if b["change"]["verdict"] in ("regression", "improvement"))
+    assert all(b["profile"] for b in doc["benchmarks"]
+               if b["change"]["verdict"] in ("regression", "improvement"))
     report = (out / "report.md").read_text()
     assert "<details>\n\n</details>" not in report and "no profile" not in report
     by = {b["name"]: b for b in doc["benchmarks"]}

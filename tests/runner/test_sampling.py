@@ -154,4 +154,5 @@ def test_the_first_call_is_timed_to_the_end_of_its_device_work(tmp_path):
                               "name": "bench_gpu", "suite": "perfgate", "min_sample_time": 0.001,
                               "cold_cache": False, "warmup_samples": 1, "number": 2})
         first = fake.log.index("first call's kernel on stream0")
-        assert fake.log[first - 1] == "synchronize device" and fake.log[first + 1] == "synchronize device"
+        assert (fake.log[first - 1] == "synchronize device"
+                and fake.log[first + 1] == "synchronize device")

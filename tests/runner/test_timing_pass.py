@@ -162,7 +162,8 @@ def test_rounds_the_gpu_throttled_but_the_estimate_kept_are_not_called_left_out(
                                          telemetry=SimTelemetry())
     session.time_all(states, end=clock() + 30.0)
     entry = benchmark_entry(states[0], session.ci_level)["change"]
-    assert entry["clock_rounds"] == 0 and entry["clock_kept"] == sum(p["rounds"] for p in entry["pairs"] if p["used"])
+    assert (entry["clock_rounds"] == 0
+            and entry["clock_kept"] == sum(p["rounds"] for p in entry["pairs"] if p["used"]))
 
 
 def test_disturbed_rounds_need_less_cpu_than_wall_time_and_a_switch():
@@ -374,7 +375,8 @@ def test_a_level_too_loose_for_one_sided_tests_falls_back_to_the_reported_interv
 @pytest.mark.parametrize("hang", ["setup", "sample"])
 def test_a_hanging_benchmark_costs_its_own_share_and_every_other_one_is_measured(hang):
     # the configured timeout (300 s) is five times the budget: a hang must still end at its share
-    hangs = (SideModel(1e-3, first_call=1e9) if hang == "setup" else SideModel(1e-3, sample_hang=1e9))
+    hangs = (SideModel(1e-3, first_call=1e9) if hang == "setup"
+             else SideModel(1e-3, sample_hang=1e9))
     models = {"bench_0_hangs": (SideModel(1e-3), hangs)}  # first: its share is 60 s / 5
     models.update({f"bench_{i}": (SideModel(1e-3), SideModel(1e-3)) for i in range(1, 5)})
     session, states, spent, _ = _run(models, max_time=60.0, timeout=300.0)

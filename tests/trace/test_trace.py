@@ -179,8 +179,8 @@ def test_cli_bad_file_exits_2_with_one_line(tmp_path, capsys):
 
 
 H100_PROPS = {"warpSize": 32, "maxThreadsPerMultiprocessor": 2048, "regsPerMultiprocessor": 65536,
-              "regsPerBlock": 65536, "sharedMemPerMultiprocessor": 233472, "computeMajor": 9, "computeMinor": 0,
-              "maxBlocksPerMultiProcessor": 32}
+              "regsPerBlock": 65536, "sharedMemPerMultiprocessor": 233472, "computeMajor": 9,
+              "computeMinor": 0, "maxBlocksPerMultiProcessor": 32}
 
 
 def _calculator(regs: int, threads: int) -> int:
@@ -197,8 +197,10 @@ def _calculator(regs: int, threads: int) -> int:
 
 def test_occupancy_allocates_registers_per_sub_partition_as_the_calculator_does():
     # GPU review #17 (demo D4): 51 of 300 configs on sm_90 got one block too many
-    configs = [(r, t) for r in range(16, 256, 8) for t in (32, 64, 96, 128, 160, 192, 256, 384, 512, 1024)]
-    differ = [(r, t) for r, t in configs if roofline.active_blocks_per_sm(r, t, 0, H100_PROPS)[0] != _calculator(r, t)]
+    configs = [(r, t) for r in range(16, 256, 8)
+               for t in (32, 64, 96, 128, 160, 192, 256, 384, 512, 1024)]
+    differ = [(r, t) for r, t in configs
+              if roofline.active_blocks_per_sm(r, t, 0, H100_PROPS)[0] != _calculator(r, t)]
     assert len(configs) == 300 and differ == []
     assert roofline.active_blocks_per_sm(40, 64, 0, H100_PROPS) == (24, "registers")
     # a block whose registers exceed regsPerBlock does not launch at all
@@ -208,8 +210,9 @@ def test_occupancy_allocates_registers_per_sub_partition_as_the_calculator_does(
 def test_the_traces_own_occupancy_calculator_is_preferred_where_kineto_writes_it():
     b = TraceBuilder()
     b.kernel("k", regs=64, block=(256, 1, 1), grid=(864, 1, 1),
-             occupancy={"activeBlocksPerMultiprocessor": 3, "limitingFactors": 2, "blockLimitRegs": 3,
-                        "blockLimitSharedMem": 7, "blockLimitWarps": 8, "blockLimitBlocks": 32})
+             occupancy={"activeBlocksPerMultiprocessor": 3, "limitingFactors": 2,
+                        "blockLimitRegs": 3, "blockLimitSharedMem": 7, "blockLimitWarps": 8,
+                        "blockLimitBlocks": 32})
     k = trace.summarize(b.build())["kernels"][0]
     assert k["active_blocks_per_sm"] == 3 and k["occupancy_limiter"] == "registers"
     assert k["occupancy"] == 0.375  # 3 blocks x 8 warps x 32 threads / 2048
@@ -218,9 +221,10 @@ def test_the_traces_own_occupancy_calculator_is_preferred_where_kineto_writes_it
 def _doubled_gemm(mms: int) -> dict:
     """GPU review demo D3 in the worker's trace format: five profiled calls, each `mms` SGEMMs of
     400 µs on an H100, then the worker's own cudaDeviceSynchronize inside perfgate::sync."""
-    h100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0, "numSms": 132,
-            "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
-            "regsPerMultiprocessor": 65536, "sharedMemPerMultiprocessor": 233472, "totalGlobalMem": 85029158912}
+    h100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0,
+            "numSms": 132, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+            "regsPerBlock": 65536, "warpSize": 32, "regsPerMultiprocessor": 65536,
+            "sharedMemPerMultiprocessor": 233472, "totalGlobalMem": 85029158912}
     b = TraceBuilder(props=h100)
     for _ in range(5):
         b.step()
@@ -238,7 +242,8 @@ def test_doubled_gpu_work_is_named_as_kernel_time_not_perfgates_own_synchronisat
     base, head = trace.summarize(_doubled_gemm(1)), trace.summarize(_doubled_gemm(2))
     # the worker's own wait is not the benchmark's: no synchronisation counted on either side
     assert all(c["count"] == 0 for c in head["runtime"]["sync"].values())
-    found = hints_for({"ratio": 2.0, "ci_low": 1.9, "ci_high": 2.1, "p_value": 1e-6, "verdict": "regression"},
-                      base, head)
-    assert [h["kind"] for h in found][:1] == ["kernel_time"] and "runs 1 → 2 times per call" in found[0]["summary"]
+    found = hints_for({"ratio": 2.0, "ci_low": 1.9, "ci_high": 2.1, "p_value": 1e-6,
+                       "verdict": "regression"}, base, head)
+    assert ([h["kind"] for h in found][:1] == ["kernel_time"]
+            and "runs 1 → 2 times per call" in found[0]["summary"])
     assert "sync_overhead" not in [h["kind"] for h in found]

@@ -124,9 +124,9 @@ def fork_needs_approval(head_sha: str, labeled: bool = False) -> str:
     return (f"{MARKER}\n## ⏸️ perfgate: waiting for approval\n\n"
             f"{what} {md_code(head_sha)}). This PR comes from a fork, so its code runs on "
             "the GPU runners only after a maintainer has reviewed this commit and comments "
-            f"{approve_command(head_sha)} (the full SHA: a label, a comment that names no commit, or a shortened "
-            "one, is not enough — a label approves whatever the head is when it lands, and a fork can push just "
-            "before it).\n")
+            f"{approve_command(head_sha)} (the full SHA: a label, a comment that names no "
+            "commit, or a shortened one, is not enough — a label approves whatever the head "
+            "is when it lands, and a fork can push just before it).\n")
 
 
 def dispatch_failed(workflow: str, error: str) -> str:

@@ -54,8 +54,9 @@ class ClockControl:
         #: what this compare set and must reset, on disk while it holds it: a compare killed before
         #: its ``finally`` left the clocks locked, which the next one took for the owner's setting
         #: (NVML reports both alike) — now the next compare resets them (GPU review #9)
-        self.state = Path(state_dir or os.environ.get("PERFGATE_STATE_DIR")
-                          or Path.home() / ".local" / "state" / "perfgate") / f"clocks-{uuid or index}.json"
+        self.state = (Path(state_dir or os.environ.get("PERFGATE_STATE_DIR")
+                           or Path.home() / ".local" / "state" / "perfgate")
+                      / f"clocks-{uuid or index}.json")
         self._handle = None
         self._set: list[str] = []
         self.record: dict = {}
@@ -73,7 +74,8 @@ class ClockControl:
             self.record = {**plan(self.lock, self.requested_mhz, None).to_dict(), "error": refusal(exc)}
             return self.record
         chosen = plan(self.lock, self.requested_mhz, gpu)
-        self.record = {**chosen.to_dict(), "restored": None, **({"reclaimed": reclaimed} if reclaimed else {})}
+        self.record = {**chosen.to_dict(), "restored": None,
+                       **({"reclaimed": reclaimed} if reclaimed else {})}
         if chosen.policy == "lock":
             try:
                 self._apply(chosen)

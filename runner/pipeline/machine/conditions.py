@@ -264,7 +264,8 @@ def worker_env(base_env: Mapping[str, str], *, allocator: str, cuda_alloc_conf: 
     Raises:
         AllocatorNotFound, ValueError: see :func:`allocator_env`.
     """
-    env = {"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "OMP_WAIT_POLICY": "PASSIVE", **NVML_CHECK}
+    env = {"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "OMP_WAIT_POLICY": "PASSIVE",
+           **NVML_CHECK}
     env = {key: base_env.get(key, value) for key, value in env.items()}
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)

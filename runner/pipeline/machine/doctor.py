@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from ...environment import LAYOUT_EFFECT
 from .finding import Finding
-from .gpu_checks import (check_gpu_clock_policy, check_gpu_clocks, check_gpu_compute_mode, check_gpu_ecc,
-                         check_gpu_mig, check_gpu_persistence, check_gpu_processes, check_gpu_software,
-                         check_gpu_temperature, check_gpu_throttle)
+from .gpu_checks import (check_gpu_clock_policy, check_gpu_clocks, check_gpu_compute_mode,
+                         check_gpu_ecc, check_gpu_mig, check_gpu_persistence, check_gpu_processes,
+                         check_gpu_software, check_gpu_temperature, check_gpu_throttle)
 
 #: Free disk space (bytes) under which a compare may fail (worktrees, venvs, traces) or warns.
 DISK_FAIL_BYTES, DISK_WARN_BYTES = 2 * 2**30, 10 * 2**30
@@ -171,8 +171,8 @@ def run_checks(facts: dict) -> list[Finding]:
     else:
         for gpu in gpus:
             findings += [check(gpu) for check in (check_gpu_processes, check_gpu_mig, check_gpu_persistence,
-                                                  check_gpu_compute_mode, check_gpu_ecc, check_gpu_clocks,
-                                                  check_gpu_clock_policy,
+                                                  check_gpu_compute_mode, check_gpu_ecc,
+                                                  check_gpu_clocks, check_gpu_clock_policy,
                                                   check_gpu_throttle, check_gpu_temperature)]
         findings.append(check_gpu_software(nvml, facts.get("torch"), gpus))
     host = facts.get("host") or {}

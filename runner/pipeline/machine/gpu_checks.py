@@ -88,10 +88,11 @@ def check_gpu_compute_mode(gpu: dict) -> Finding:
         return Finding("gpu_compute_mode", subject, "skip", "the compute mode is not reported")
     if mode != "default":
         return Finding("gpu_compute_mode", subject, "fail",
-                       f"compute mode is {mode.replace('_', ' ')}: both sides' workers hold a CUDA context at once, "
-                       "and the second cannot get one",
+                       f"compute mode is {mode.replace('_', ' ')}: both sides' workers hold a "
+                       "CUDA context at once, and the second cannot get one",
                        f"sudo nvidia-smi -i {i} -c DEFAULT")
-    return Finding("gpu_compute_mode", subject, "ok", "compute mode is default: both sides' workers can share it")
+    return Finding("gpu_compute_mode", subject, "ok",
+                   "compute mode is default: both sides' workers can share it")
 
 
 def check_gpu_ecc(gpu: dict) -> Finding:

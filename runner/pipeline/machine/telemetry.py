@@ -269,8 +269,8 @@ class TelemetrySampler:
     ``nvml`` may be given (a module-like object) for tests; by default ``pynvml`` is imported.
     """
 
-    def __init__(self, device_index: int = 0, interval_s: float = 0.1, *, nvml=None, clock=time.monotonic,
-                 device_uuid: str | None = None):
+    def __init__(self, device_index: int = 0, interval_s: float = 0.1, *, nvml=None,
+                 clock=time.monotonic, device_uuid: str | None = None):
         self.device_index = device_index
         #: the workers' GPU as NVML names it (runner.devices.cuda.nvml_uuid); wins over the index
         self.device_uuid = device_uuid

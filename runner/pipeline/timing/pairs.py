@@ -60,8 +60,7 @@ class ProcessPairs:
             anything with ``set_side`` and ``samples`` on the same clock): its samples tell the
             rounds the GPU's clocks disturbed, left out of the estimate.
         threads: the workers' intra-op threads on a CPU device (1 lets disturbed rounds be told,
-            :func:`runner.pipeline.timing.schedule.disturbed_rounds`); None on a GPU or when
-            unknown.
+            :func:`runner.pipeline.timing.schedule.disturbed_rounds`); None on a GPU or if unknown.
         device: the workers' device (``cpu``, ``cuda``), for the sample time when it is automatic.
         clock: monotonic seconds (a test passes a simulated one).
         locked_sm_mhz: the SM clock perfgate locked for the run (the reference a round's clock
@@ -112,8 +111,9 @@ class ProcessPairs:
         limit, cut = self.limit(state)
         answer = self.ask(side, message, reply, limit)
         if cut and isinstance(answer, Failure) and "timed out" in (answer.error or ""):
-            return Failure(f"no answer within {limit:.1f} s, what was left of this benchmark's share of the "
-                           "time budget: it hangs, or it needs a larger --max-time (or --filter)")
+            return Failure(f"no answer within {limit:.1f} s, what was left of this benchmark's "
+                           "share of the time budget: it hangs, or it needs a larger --max-time "
+                           "(or --filter)")
         return answer
 
     # -- one side -------------------------------------------------------------------------
@@ -141,10 +141,9 @@ class ProcessPairs:
     def fresh_processes(self, order: tuple[str, ...] | None = None,
                         pair: int | None = None) -> float:
         """End every side's current worker child, in ``order`` (default: the workers' own, base
-        before head); the next request forks new ones,
-        from the fork servers of process pair ``pair``'s layout when it is given
-        (:func:`runner.pipeline.machine.layouts.of_pair`). Returns the seconds spent starting
-        servers."""
+        before head); the next request forks new ones, from the fork servers of process pair
+        ``pair``'s layout when it is given (:func:`runner.pipeline.machine.layouts.of_pair`).
+        Returns the seconds spent starting servers."""
         started = 0.0
         for side in order or tuple(self.workers):
             self.workers[side].end_child()
@@ -321,7 +320,6 @@ class ProcessPairs:
         state.stop(stops.BUDGET_IN_PAIR_SETUP if state.budget_cut else stops.PAIR_SETUP_FAILED)
         return False
 
-
     def end_pair(self, state: BenchState, deadline: float = math.inf) -> None:
         """Before a process pair ends: ask each side whose process holds the benchmark for the
         peak memory of one call and what torch.compile did there (the worker's ``measure``
@@ -339,9 +337,11 @@ class ProcessPairs:
         rounds_s = state.timing_seconds if state.windows or state.dropped_rounds else math.inf
         change = measures.memory_change(state.sides["base"].memory, state.sides["head"].memory,
                                         self.cfg.memory_threshold) or {"verdict": None}
-        seen = change["verdict"] != "unchanged" and abs(change.get("ratio", 1.0) - 1.0) > self.cfg.memory_threshold
+        seen = (change["verdict"] != "unchanged"
+                and abs(change.get("ratio", 1.0) - 1.0) > self.cfg.memory_threshold)
         memory = measures.memory_due(state.memory_pairs, per_call, left, self.device, rounds_s,
-                                     spent_s=state.memory_seconds, sides=len(sides), change_seen=seen)
+                                     spent_s=state.memory_seconds, sides=len(sides),
+                                     change_seen=seen)
         state.memory_pairs += int(memory)
         for side in sides:
             own = state.sides[side]

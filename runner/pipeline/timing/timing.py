@@ -231,7 +231,8 @@ class TimingPass(ProcessPairs):
         blocks, layout_of = [], []
         state.disturbed_kept = state.clock_kept = 0
         for a, b in state.blocks():
-            keep, kept_disturbed, kept_throttled = evidence.kept_rounds(a, b, state.disturbed, state.clock_rounds)
+            keep, kept_disturbed, kept_throttled = evidence.kept_rounds(a, b, state.disturbed,
+                                                                        state.clock_rounds)
             state.disturbed_kept += kept_disturbed
             state.clock_kept += kept_throttled
             blocks.append(stats.block_summary([state.base[i] for i in keep],

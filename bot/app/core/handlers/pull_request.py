@@ -49,7 +49,8 @@ def on_labeled(event: Event, facts: Facts) -> list[Action]:
         # a force-push two seconds before was dispatched (security review 2026-12-06, P2); the
         # head the maintainer reviewed is approved by naming it, /perf run --sha
         return [SavePull(event.repository, pull.number, {"labeled": True, **pull.tracked()}),
-                UpsertComment(event.repository, pull.number, messages.fork_needs_approval(pull.head_sha, labeled=True))]
+                UpsertComment(event.repository, pull.number,
+                              messages.fork_needs_approval(pull.head_sha, labeled=True))]
     save = SavePull(event.repository, pull.number, {"labeled": True, **pull.tracked(), "approved_sha": pull.head_sha})
     return [save, *_auto_run(event, facts, pull, "label")]
 
