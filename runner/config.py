@@ -379,15 +379,16 @@ def _raw_table(root: Path) -> dict | None:
     return {}
 
 
-def working_tree_note(working_tree: str | Path, base: str | Path) -> str | None:
+def working_tree_notes(working_tree: str | Path, base: str | Path, given: bool = False) -> list[str]:
     """A sentence when the working tree's configuration differs from the base revision's, which a
-    compare reads instead (an edited or broken perfgate.toml was ignored without a word)."""
-    if not (changed := head_changes(base, working_tree)):
-        return None
+    compare reads instead (an edited or broken perfgate.toml was ignored without a word); none
+    when the caller ``given`` a configuration (--config) or they agree."""
+    if given or not (changed := head_changes(base, working_tree)):
+        return []
     what = "is not valid TOML" if changed == ["*"] else f"sets {', '.join(changed)} differently"
-    return (f"the configuration in the working tree {what} and is not read: a compare reads "
+    return [f"the configuration in the working tree {what} and is not read: a compare reads "
             "the base revision's, so a pull request cannot change how it is judged (commit it to "
-            "the base branch, or pass --config FILE)")
+            "the base branch, or pass --config FILE)"]
 
 
 def head_changes(base: str | Path, head: str | Path) -> list[str]:

@@ -245,20 +245,24 @@ def _resolve(handler):
 MEASURING = ("compare", "run", "bisect", "demo")
 
 
-def _terminate_as_interrupt() -> None:
+def _terminate_as_interrupt():
+    """Make SIGTERM raise KeyboardInterrupt in this (main) thread; returns the handler it
+    replaced (None off the main thread: nothing changed)."""
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, interrupt)
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``perfgate`` console script; returns the exit status."""
+    previous = None
     try:
         args = build_parser().parse_args(argv)
         if args.command in MEASURING:
-            _terminate_as_interrupt()
+            previous = _terminate_as_interrupt()
         return int(_resolve(args.handler)(args) or 0)
     except UserError as exc:
         print(f"perfgate: error: {exc}", file=sys.stderr)
@@ -276,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         print("perfgate: internal error (a bug in perfgate; please report it with the lines above)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if previous is not None:  # a caller's own handler back (main() called in-process: tests)
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -95,10 +95,9 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
                   "config_changed_by_head": config_mod.head_changes(revs["base"].path,
                                                                     revs["head"].path)}
         cfg = req.config or configuration(req.config_file, req.config_overrides, revs["base"])
-        ignored = (None if req.config_file or req.config
-                   else config_mod.working_tree_note(root, revs["base"].path))
-        if ignored:
-            print(f"perfgate: note: {ignored}", file=sys.stderr)
+        for note in config_mod.working_tree_notes(root, revs["base"].path,
+                                                  bool(req.config_file or req.config)):
+            print(f"perfgate: note: {note}", file=sys.stderr)
         # deprecated keys: each said once per compare, and recorded (settings.config_deprecated)
         for message in cfg.deprecated.values():
             print(f"perfgate: warning: {message}", file=sys.stderr)

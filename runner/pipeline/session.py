@@ -18,7 +18,6 @@ ones. The imperative shell: what it measures is :mod:`runner.selection`'s, for h
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,10 +94,6 @@ def bench_dirs(given: str | None, cfg: Config, revs: dict[str, Revision]) -> dic
             "shared": False, "suite": suite.kind}
 
 
-#: An NVML device UUID (``GPU-`` or ``MIG-`` and the hex groups).
-_NVML_UUID = re.compile(r"(GPU|MIG)-[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
-
-
 @dataclass
 class Sides:
     """The workers of one compare or run, opened (:func:`open_sides`): ``workers`` by side and
@@ -115,13 +110,9 @@ class Sides:
 
     @property
     def gpu_uuid(self) -> str | None:
-        """The workers' GPU as NVML names it, for the clocks and the telemetry: where both sides'
-        workers name the same one in NVML's form (a head's preloaded code could answer anything;
-        the lock must not follow it to another GPU), else None (NVML's GPU 0). Kept out of
-        results.json (a machine's serial, not a result)."""
-        named = {(self.env.get(side) or {}).get("gpu_uuid") for side in self.workers}
-        uuid = named.pop() if len(named) == 1 else None
-        return uuid if isinstance(uuid, str) and _NVML_UUID.fullmatch(uuid) else None
+        """The workers' GPU as NVML names it (:func:`.machine.conditions.workers_gpu`), for the
+        clocks and the telemetry; kept out of results.json (a machine's serial, not a result)."""
+        return conditions.workers_gpu([self.env.get(side) or {} for side in self.workers])
 
     def record(self) -> dict:
         """``environment.worker.sides``: each side's processes, preload, and its CPUs and torch

@@ -165,9 +165,9 @@ def test_a_working_tree_configuration_the_compare_does_not_read_is_named(tmp_pat
     base.mkdir(), tree.mkdir()
     (base / "perfgate.toml").write_text("threshold = 0.02\n")
     (tree / "perfgate.toml").write_text("threshold = 0.02\n")
-    assert config.working_tree_note(tree, base) is None
+    assert config.working_tree_notes(tree, base) == []
     (tree / "perfgate.toml").write_text("threshold = 0.05\nmax_time = 60\n")
     assert ("sets max_time, threshold differently and is not read"
             in config.working_tree_note(tree, base))
     (tree / "perfgate.toml").write_text("threshold = [\n")
-    assert "is not valid TOML and is not read" in config.working_tree_note(tree, base)
+    assert "is not valid TOML and is not read" in config.working_tree_notes(tree, base)[0]

@@ -177,8 +177,9 @@ def test_a_decision_added_to_the_shell_fails(tmp_path, monkeypatch):
     """The check catches a policy added to the timing driver (the kind compare's ``_measure``
     held: a branch on a benchmark's kind)."""
     here = __import__(__name__, fromlist=["ROOT"])
-    start = "        t0 = self.clock()\n        try:\n"
-    policy = ("        t0 = self.clock()\n        if state.case.get('measures') == 'self':\n"
+    start = "        t0 = self.clock()\n        self.share_end = deadline\n        try:\n"
+    policy = ("        t0 = self.clock()\n        self.share_end = deadline\n"
+              "        if state.case.get('measures') == 'self':\n"
               "            return state.verdict\n        try:\n")
     (tmp_path / PIPELINE).mkdir(parents=True)
     for module in SHELL:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -354,3 +355,16 @@ def intra_op_threads(env: Mapping) -> int | None:
     :func:`runner.pipeline.timing.schedule.disturbed_rounds`); None on a GPU (a GPU benchmark waits
     off the CPU) or when unknown."""
     return (env.get("threads") or {}).get("intra_op") if env.get("device") == "cpu" else None
+
+
+#: An NVML device UUID (``GPU-`` or ``MIG-`` and the hex groups).
+_NVML_UUID = re.compile(r"(GPU|MIG)-[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def workers_gpu(envs: list[Mapping]) -> str | None:
+    """The GPU the workers run on as NVML names it (their ``env`` answers' ``gpu_uuid``): where
+    every side names the same one in NVML's form, else None (NVML's GPU 0). A head's preloaded code
+    could answer anything, and the clock lock must not follow it to another GPU."""
+    named = {env.get("gpu_uuid") for env in envs}
+    uuid = named.pop() if len(named) == 1 else None
+    return uuid if isinstance(uuid, str) and _NVML_UUID.fullmatch(uuid) else None
