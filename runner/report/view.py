@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
-from ..gate import broken_by_head, gate_failures
+from ..gate import broken_by_head, gate_failures, memory_regressions, regressions_beyond
 from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
                        verdict_of)
 from .measures import compile_sentence, has_memory, memory_note
@@ -140,17 +140,15 @@ def gate_sentence(results: dict) -> str:
     fail = settings.get("fail_threshold") if is_number(settings.get("fail_threshold")) else 0.05
     on_memory = settings.get("fail_on_memory_regression") is True
     failing = gate_failures(results, fail, on_memory)
-    broken = {id(b) for b in broken_by_head(results)}
     benches = [b for b in results.get("benchmarks") or [] if isinstance(b, dict)]
     verdicts = [verdict_of(b) for b in benches]
-    parts = []
-    n_broken = sum(1 for b in failing if id(b) in broken)
-    n_slower = len(failing) - n_broken
-    if n_slower:
-        parts.append(_counted(n_slower, "regression") + f" beyond {fmt_pct(fail)}"
-                     + (" or in memory" if on_memory and memory_verdict_of_any(benches) else ""))
-    if n_broken:
-        parts.append(_counted(n_broken, "benchmark") + " broken by head")
+    # each reason the gate fails on, counted by its own rule (runner.gate)
+    n_slower = len(regressions_beyond(results, fail))
+    n_broken = len(broken_by_head(results))
+    n_memory = len(memory_regressions(results)) if on_memory else 0
+    parts = [text for n, text in ((n_slower, _counted(n_slower, "regression") + f" beyond {fmt_pct(fail)}"),
+                                  (n_memory, _counted(n_memory, "memory regression")),
+                                  (n_broken, _counted(n_broken, "benchmark") + " broken by head")) if n]
     if not failing:
         if verdicts.count("improvement"):
             parts.append(_counted(verdicts.count("improvement"), "improvement"))
@@ -175,11 +173,6 @@ def gate_sentence(results: dict) -> str:
     return (", ".join(parts) + f": {decision}"
             + (f" ({', '.join(others)}; {len(benches)} benchmarks)" if others else "")
             if benches else "no benchmarks")
-
-
-def memory_verdict_of_any(benches: list[dict]) -> bool:
-    """Whether any of ``benches`` has a memory regression."""
-    return any(memory_verdict_of(b) == "regression" for b in benches)
 
 
 def bench_note(bench: dict, settings: dict, compared: int) -> str | None:

@@ -387,7 +387,7 @@ def test_a_head_that_keeps_an_extra_temporary_alive_is_a_memory_regression(compa
         pytest.approx(2 << 20, rel=0.01)
     # fail_on_memory_regression = true in the base's configuration: the gate names it
     assert code == 1 and "memory regression in:" in err and "bench_temporaries" in err.rsplit("in:", 1)[1]
-    assert "memory regression" in md.splitlines()[1]
+    assert "1 memory regression" in md.splitlines()[1] and ": gate fails" in md.splitlines()[1]
 
 
 @pytest.mark.slow

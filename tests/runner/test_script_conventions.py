@@ -245,7 +245,7 @@ def test_compare_a_grid_finds_where_the_head_stops_paying(tmp_path):
     assert doc["settings"]["suite"] == "triton"
     assert {b["family"] for b in doc["benchmarks"]} == {"scale-performance"}
     report = (out / "report.md").read_text()
-    assert "**Where it stops paying**" in report
+    assert "<summary>Where it stops paying</summary>" in report
     assert ("`scale-performance (provider=Lib)`: head faster for N ≤ 1024 (" in report
             and "slower for N = 16384 (" in report and "crossover between N = 1024 and N = 16384" in report)
     assert '<svg class="sweep"' in (out / "report.html").read_text()
