@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
-from ..gate import broken_by_head, gate_failures, memory_regressions, regressions_beyond
+from ..gate import broken_by_head, memory_regressions, regressions_beyond
 from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
                        verdict_of)
 from .measures import compile_sentence, has_memory, memory_note
@@ -139,7 +139,6 @@ def gate_sentence(results: dict) -> str:
     settings = results.get("settings") or {}
     fail = settings.get("fail_threshold") if is_number(settings.get("fail_threshold")) else 0.05
     on_memory = settings.get("fail_on_memory_regression") is True
-    failing = gate_failures(results, fail, on_memory)
     benches = [b for b in results.get("benchmarks") or [] if isinstance(b, dict)]
     verdicts = [verdict_of(b) for b in benches]
     # each reason the gate fails on, counted by its own rule (runner.gate)
@@ -149,6 +148,7 @@ def gate_sentence(results: dict) -> str:
     parts = [text for n, text in ((n_slower, _counted(n_slower, "regression") + f" beyond {fmt_pct(fail)}"),
                                   (n_memory, _counted(n_memory, "memory regression")),
                                   (n_broken, _counted(n_broken, "benchmark") + " broken by head")) if n]
+    failing = bool(parts)  # gate.gate_failures, its three reasons counted once each above
     if not failing:
         if verdicts.count("improvement"):
             parts.append(_counted(verdicts.count("improvement"), "improvement"))
