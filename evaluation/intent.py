@@ -1,4 +1,5 @@
-"""Evaluate ``runner.intent.classify`` on the labeled PR texts in ``intent_dataset.jsonl``.
+"""Evaluate ``evaluation.intent_model.model.classify`` on the labeled PR texts of
+``intent_dataset.jsonl``.
 
 Usage:
     python evaluation/intent.py [--split dev|dev2|test|test2|test3|test4|all] [--errors] [--no-write] [--smoke]
@@ -30,7 +31,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from runner.intent import STRATEGIES, classify  # noqa: E402
+from runner.intent import STRATEGIES  # noqa: E402
+from evaluation.intent_model.model import classify  # noqa: E402
 
 DATASET = HERE / "intent_dataset.jsonl"
 RESULTS = HERE / "RESULTS_intent.md"

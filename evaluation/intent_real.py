@@ -32,7 +32,8 @@ label conventions' tuning, nor the model see it; it is scored once, at the end. 
 empty this script says so and scores the other splits.
 
 For each classifier (``rules``: the hand rules alone, ``runner.intent.classify_rules``;
-``model``: the learned model, ``runner.intent.classify``) and each split, two modes are scored:
+``model``: the learned model, ``evaluation.intent_model.model.classify``) and each split, two
+modes are scored:
 ``text``: title and description only; ``diff``: title, description and the diff excerpt.
 Printed: top-1 accuracy on pull requests with a strategy (strict, and accepting the listed
 ``also`` label), the label among the first two candidates (top-2), how often a "probably"
@@ -57,7 +58,8 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from runner.intent import STRATEGIES, UNKNOWN, classify, classify_rules  # noqa: E402
+from runner.intent import STRATEGIES, UNKNOWN, classify_rules  # noqa: E402
+from evaluation.intent_model.model import classify  # noqa: E402
 
 CORPUS = HERE / "intent_real.jsonl"
 RESULTS = HERE / "RESULTS_intent.md"

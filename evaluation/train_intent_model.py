@@ -1,4 +1,4 @@
-"""Train the learned intent model (runner/intent/model.json) and measure it against the rules.
+"""Train the learned intent model (evaluation/intent_model/model.json); measure it against rules.
 
 Usage:
     python evaluation/train_intent_model.py [--no-write] [--folds K]     (about 10 minutes)
@@ -6,15 +6,18 @@ Usage:
     python evaluation/train_intent_model.py --smoke [--grouped]   (every step on a few rows per label, nothing written: CI)
 
 Needs scikit-learn (the ``dev`` extra); the model it writes is plain numbers that
-``runner.intent.model`` reads without it. Trains on every pull request of intent_real.jsonl
+``evaluation.intent_model.model`` reads without it. Trains on every pull request of
+intent_real.jsonl
 outside the current blind split (``intent_real.BLIND``, ``real-test6``: every row of round 6, none yet) and on the project's own
 texts of intent_dataset.jsonl except its held-out ``test4``; the blind split is never read here.
 
 Each training pull request is seen twice, as the model meets changes: from its title and
 description, and again with its diff excerpt (``runner.intent.diff.excerpt``) when it has one.
-The features are those of ``runner.intent.features`` (tf-idf of words, diff tokens and title
+The features are those of ``evaluation.intent_model.features`` (tf-idf of words, diff tokens and
+title
 character 4-grams seen in at least ``MIN_DF`` training texts, and the rule scores);
-``runner.intent.model.vector`` turns them into the model's input. Two logistic regressions are
+``evaluation.intent_model.model.vector`` turns them into the model's input. Two logistic
+regressions are
 fitted (scikit-learn, ``C``): the gate (optimisation or not, with balanced class weights) and
 the strategy head (multinomial, optimisations only), whose logits are blended with those of a
 complement naive Bayes over the same input (``NB_SHARE``): both are linear, so the stored head
@@ -50,10 +53,10 @@ sys.path.insert(0, str(HERE))
 
 from intent_real import BLIND, CORPUS, current_split, load, write_section  # noqa: E402
 from runner.intent import STRATEGIES, UNKNOWN  # noqa: E402
-from runner.intent import model as intent_model  # noqa: E402
+from evaluation.intent_model import model as intent_model  # noqa: E402
 from runner.intent.classifier import evidence  # noqa: E402
 from runner.intent.diff import excerpt  # noqa: E402
-from runner.intent.features import extract  # noqa: E402
+from evaluation.intent_model.features import extract  # noqa: E402
 
 OWN = HERE / "intent_dataset.jsonl"
 #: Own-text splits used for training (``test4`` stays held out).

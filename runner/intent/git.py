@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..errors import GitError
 from ..git import git
-from .model import classify
+from .precise import name_strategy
 
 
 def _resolve(repo: Path, ref: str, side: str) -> str:
@@ -40,20 +40,21 @@ def read_change(repo: str | Path, base: str, head: str) -> tuple[list[str], str]
 
 def from_git(repo: str | Path, base: str, head: str, *, title: str = "", body: str = "",
              labels: Iterable[str] = ()) -> dict:
-    """``classify`` the change between two refs of a repository.
+    """The strategy (:func:`.precise.name_strategy`) of the change between two refs.
 
     Args:
         repo: path of the git repository (any directory inside its work tree).
         base, head: refs (branch, tag, SHA); the commits ``base..head`` and the diff
             ``base head`` are read.
-        title, body, labels: the PR's, when one is known; they are classified together with
-            the commit messages.
+        title, body, labels: the PR's, when one is known; they are read together with the
+            commit messages.
 
     Returns:
-        what ``classify`` returns.
+        what ``name_strategy`` returns.
 
     Raises:
         GitError: a bad repository or ref, with a message naming it.
     """
     messages, diff = read_change(repo, base, head)
-    return classify(title=title, body=body, labels=labels, commit_messages=messages, diff=diff)
+    return name_strategy(title=title, body=body, labels=labels, commit_messages=messages,
+                         diff=diff)

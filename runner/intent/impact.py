@@ -1,6 +1,7 @@
 """Intent vs impact: what a change meant to optimise next to what was measured.
 
-Pure functions over plain data: the intent dict (``classify``) and the ``benchmarks`` list
+Pure functions over plain data: the intent dict (``precise.name_strategy``) and the
+``benchmarks`` list
 of a results.json (schema_version 1). Nothing here reads files or imports torch.
 """
 
@@ -9,13 +10,11 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..results import CHANGED, VERDICTS, change_of, verdict_of
-from . import model
-from .rules import STRATEGIES, UNKNOWN
+from .precise import MIN_PRECISION
+from .rules import STRATEGIES
 
-#: Candidates shown and whose risks are checked: the two of "X or Y".
-MAX_SHOWN_CANDIDATES = model.SHOWN
-#: Evidence items quoted per candidate, and the length a quoted item is cut to (it comes from
-#: a results.json, which may be a pull request's artifact).
+#: Evidence items quoted, and the length a quoted item is cut to (it comes from a results.json,
+#: which may be a pull request's artifact).
 MAX_QUOTED = 3
 QUOTE_WIDTH = 160
 
@@ -56,33 +55,32 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     """What the "Intent vs impact" report section shows.
 
     Args:
-        intent: ``{"strategy", "confidence", "signals", "candidates", "answer", "rate", ...}`` as
-            ``classify`` returns it (or the ``intent`` of a results.json, possibly stored by an
-            older perfgate); None or ``unknown`` gives not applicable.
+        intent: ``{"strategy", "confidence", "signals", "precision": {"right", "fired"}}`` as
+            :func:`.precise.name_strategy` returns it (the ``intent`` of a results.json). A
+            strategy without ``precision`` (an older perfgate's learned guess) is not shown.
         benchmarks: results.json ``benchmarks``; each may carry ``change.verdict``,
             ``hints`` ``[{kind, confidence, summary, evidence}]`` and ``profile``.
 
     Returns:
-        ``{"applicable": False}`` when the strategy is unknown or not an id of STRATEGIES.md;
-        else ``{"applicable": True, "strategy", "level", "confidence", "probable", "answer",
-        "intended", "rate", "gate", "candidates", "signals", "counts": {verdict: n} (non-zero
-        only, report order), "outcome": one of helped/neutral/regressed/mixed or None, "risks":
-        [{"kind", "strategies", "status", "benchmarks", "summary"}], "other_hints": [{"kind",
-        "benchmarks"}], "headline": str}``.
-        ``answer`` / ``intended`` / ``rate`` / ``gate`` are ``model.answer_text``: "probably X"
-        only when the classifier earned it (``probable`` is then True), else "X or Y";
-        ``candidates`` the first two ``{"strategy", "level", "what", "confidence", "signals"}``
-        (the named strategy first, at most ``MAX_QUOTED`` evidence items each).
-        The risks are those of both candidates (``STRATEGY_RISKS``), each once, with the
-        candidates it belongs to in ``strategies``. A risk's ``status`` is ``"confirmed"`` (a
-        hint of that kind on ``benchmarks``, its first ``summary`` quoted), ``"not_seen"``
-        (profiles were taken and no hint of that kind appeared), ``"harmless"`` (hints of that
-        kind only on benchmarks that got better: the cause in its harmless direction, never a
-        confirmation) or ``"unchecked"`` (no benchmark has a profile, so nothing shows either way).
+        ``{"applicable": False}`` when no strategy was named on measured evidence; else
+        ``{"applicable": True, "strategy", "level", "what", "confidence", "precision": {"right",
+        "fired"}, "signals", "counts": {verdict: n} (non-zero only, report order), "outcome":
+        one of helped/neutral/regressed/mixed or None, "risks": [{"kind", "strategies",
+        "status", "benchmarks", "summary"}], "other_hints": [{"kind", "benchmarks"}],
+        "headline": str}``. A risk (``STRATEGY_RISKS``) is ``"confirmed"`` (a hint of that kind
+        on a benchmark that got worse, its first ``summary`` quoted), ``"harmless"`` (hints of
+        that kind only on benchmarks that got better: the cause in its harmless direction,
+        never a confirmation), ``"not_seen"`` (profiles were taken and no hint of that kind
+        appeared) or ``"unchecked"`` (no benchmark has a profile).
     """
     intent = intent if isinstance(intent, Mapping) else {}
-    strategy = model.strategy_of(intent.get("strategy"))
-    if strategy not in STRATEGIES:
+    strategy = intent.get("strategy")
+    precision = intent.get("precision")
+    named = isinstance(strategy, str) and strategy in STRATEGIES
+    if not (named and isinstance(precision, Mapping)):
+        return {"applicable": False}
+    right, fired = _count(precision.get("right")), _count(precision.get("fired"))
+    if not fired or right > fired or right < MIN_PRECISION * fired:
         return {"applicable": False}
     benches = list(benchmarks)
     counts = {v: 0 for v in VERDICTS}
@@ -102,56 +100,32 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
                 into.setdefault(kind, []).append((str(bench.get("name", "?")), hint))
     profiled = any(bench.get("profile") for bench in benches) or bool(by_kind) or bool(harmless)
 
-    confidence = _number(intent.get("confidence"))
-    candidates = [{"strategy": str(c.get("strategy")), "confidence": _number(c.get("confidence")),
-                   "signals": _quotes(c.get("signals"))}
-                  for c in _listed(intent.get("candidates"))
-                  if isinstance(c, Mapping) and model.strategy_of(c.get("strategy")) != UNKNOWN]
-    if not candidates or candidates[0]["strategy"] != strategy:
-        candidates = [{"strategy": strategy, "confidence": confidence, "signals": _quotes(intent.get("signals"))}] + [
-            c for c in candidates if c["strategy"] != strategy]
-    candidates = candidates[:MAX_SHOWN_CANDIDATES]
-    for cand in candidates:
-        cand["level"], cand["what"] = STRATEGIES[cand["strategy"]]
-
     risks: list[dict] = []
-    for cand in candidates:
-        for kind in STRATEGY_RISKS.get(cand["strategy"], []):
-            known = next((r for r in risks if r["kind"] == kind), None)
-            if known:
-                known["strategies"].append(cand["strategy"])
-                continue
-            hits = sorted(by_kind.get(kind, []), key=lambda h: -_number(h[1].get("confidence")))
-            if hits:
-                risks.append({"kind": kind, "strategies": [cand["strategy"]], "status": "confirmed",
-                              "benchmarks": _unique(n for n, _ in hits), "summary": str(hits[0][1].get("summary") or "")})
-            elif harmless.get(kind):
-                hits = harmless[kind]
-                risks.append({"kind": kind, "strategies": [cand["strategy"]], "status": "harmless",
-                              "benchmarks": _unique(n for n, _ in hits),
-                              "summary": str(hits[0][1].get("summary") or "")})
-            else:
-                risks.append({"kind": kind, "strategies": [cand["strategy"]],
-                              "status": "not_seen" if profiled else "unchecked", "benchmarks": [], "summary": ""})
+    for kind in STRATEGY_RISKS.get(strategy, []):
+        hits = sorted(by_kind.get(kind, []), key=lambda h: -_number(h[1].get("confidence")))
+        if hits:
+            status = "confirmed"
+        elif harmless.get(kind):
+            status, hits = "harmless", harmless[kind]
+        else:
+            status = "not_seen" if profiled else "unchecked"
+        risks.append({"kind": kind, "strategies": [strategy], "status": status,
+                      "benchmarks": _unique(n for n, _ in hits),
+                      "summary": str(hits[0][1].get("summary") or "") if hits else ""})
     risk_kinds = {r["kind"] for r in risks}
     every_hint = {kind: by_kind.get(kind, []) + harmless.get(kind, [])
                   for kind in {*by_kind, *harmless}}
     other = [{"kind": kind, "benchmarks": _unique(n for n, _ in hits)}
              for kind, hits in sorted(every_hint.items()) if kind not in risk_kinds]
-
-    words = model.answer_text({**intent, "candidates": candidates})
+    level, what = STRATEGIES[strategy]
     view = {
         "applicable": True,
         "strategy": strategy,
-        "level": STRATEGIES[strategy][0],
-        "confidence": confidence,
-        "answer": words["answer"],
-        "probable": words["answer"] == "probably",
-        "intended": words["headline"],
-        "rate": words["rate"],
-        "gate": words["gate"],
-        "candidates": candidates,
-        "signals": candidates[0]["signals"],
+        "level": level,
+        "what": what,
+        "confidence": _number(intent.get("confidence")),
+        "precision": {"right": right, "fired": fired},
+        "signals": _quotes(intent.get("signals")),
         "counts": counts,
         "outcome": outcome_of(counts),
         "risks": risks,
@@ -159,6 +133,11 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
     }
     view["headline"] = _headline(view)
     return view
+
+
+def _count(value: Any) -> int:
+    """A count from untrusted data: a non-negative int, else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _harmful(bench: Mapping) -> bool:
@@ -196,10 +175,10 @@ def _quotes(items: Any) -> list[str]:
 
 def _headline(view: dict) -> str:
     measured = ", ".join(f"{n} {_plural(kind, n)}" for kind, n in view["counts"].items()) or "no benchmarks"
-    parts = [f"{view['intended']} → measured {measured}"]
+    parts = [f"{view['strategy']} → measured {measured}"]
     confirmed = [r for r in view["risks"] if r["status"] == "confirmed"]
     for risk in confirmed:
-        parts.append(f"risk {risk['kind']} ({' or '.join(risk['strategies'])}) confirmed on {_names(risk['benchmarks'])}")
+        parts.append(f"risk {risk['kind']} confirmed on {_names(risk['benchmarks'])}")
     for risk in view["risks"]:
         if risk["status"] == "harmless":
             parts.append(f"{risk['kind']} seen only in its harmless direction on "
@@ -209,8 +188,7 @@ def _headline(view: dict) -> str:
         if all(r["status"] == "unchecked" for r in view["risks"]):
             parts.append(f"known risks ({kinds}) not checked: no profile")
         else:
-            parts.append(f"no sign of their known risks ({kinds})" if len(view["candidates"]) > 1
-                         else f"no sign of its known risks ({kinds})")
+            parts.append(f"no sign of its known risks ({kinds})")
     return "; ".join(parts)
 
 

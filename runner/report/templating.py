@@ -72,17 +72,13 @@ def environment() -> jinja2.Environment:
 def intent_section(results: dict) -> dict:
     """The "Intent vs impact" section (:func:`runner.intent.impact.intent_vs_impact`) of a
     document that records an ``intent``; ``{"applicable": False}`` (nothing shown) for one that
-    does not. The intent classifier's modules are imported only for a document that has one."""
+    does not, or whose strategy no measured rule backs."""
     intent = results.get("intent")
     if not intent:
         return {"applicable": False}
     from ..intent.impact import intent_vs_impact
 
-    view = intent_vs_impact(intent, results.get("benchmarks", []))
-    if not view["applicable"] and results.get("base"):
-        # a compare whose PR names no known strategy: say so rather than drop the section
-        view = {**view, "unstated": True}
-    return view
+    return intent_vs_impact(intent, results.get("benchmarks", []))
 
 
 def template_context(results: dict, details_url: str | None, banner: Markup | None) -> dict:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.intent import STRATEGIES, UNKNOWN, classify, model
+from evaluation.intent_model import model
+from evaluation.intent_model.model import classify
+from runner.intent import STRATEGIES, UNKNOWN
 from runner.intent.classifier import CodeMatch, Evidence, TextMatch
-from runner.intent.features import extract
+from evaluation.intent_model.features import extract
 
 
 def test_stored_model_is_this_format_over_the_strategies():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.intent import STRATEGIES, UNKNOWN, model
+from runner.intent import STRATEGIES, UNKNOWN
 
 EVALUATION = Path(__file__).resolve().parents[2] / "evaluation"
 
@@ -153,28 +153,6 @@ def test_evaluate_counts_top1_unknown_and_reliability(real):
     assert m["unknown_precision"] == 1.0 and m["unknown_recall"] == 0.5
     assert (m["high_n"], m["high_right"]) == (2, 1)
     assert sum(b["n"] for b in m["reliability"]) == 3
-
-
-@pytest.mark.slow
-def test_model_is_reproduced_from_the_corpus(real):
-    """model.json is what evaluation/train_intent_model.py fits from the corpus (never from the
-    blind split): a refit names the same strategies and gives the same gate."""
-    pytest.importorskip("sklearn")
-    train = _module("train_intent_model")
-    real_rows, own = train.training_rows()
-    assert real_rows and all(real.current_split(r) != real.BLIND for r in real_rows)
-    examples = train.Examples()
-    fitted = train.fit(real_rows + own, examples)
-    stored = model.model()
-    assert fitted["vocabulary"] == stored["vocabulary"]
-    probe = real_rows[::25]
-    for row in probe:
-        for view in train.views(row):
-            feats = examples.of(row, view)
-            a = model.predict(model.vector(feats, fitted["vocabulary"], fitted["weights"]), fitted)
-            b = model.predict(model.vector(feats, stored["vocabulary"], stored["weights"]), stored)
-            assert a[0] == pytest.approx(b[0], abs=0.02)
-            assert max(a[1], key=a[1].get) == max(b[1], key=b[1].get)
 
 
 def test_grouped_folds_keep_each_repository_in_one_fold(rows):

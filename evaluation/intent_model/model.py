@@ -49,10 +49,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from . import diff as _diff
-from .classifier import MAX_CANDIDATES, MAX_SIGNALS, Evidence, evidence
+from runner.intent import diff as _diff
+from runner.intent.classifier import MAX_CANDIDATES, MAX_SIGNALS, Evidence, evidence
 from .features import extract
-from .rules import STRATEGIES, UNKNOWN
+from runner.intent.rules import STRATEGIES, UNKNOWN
 
 MODEL_PATH = Path(__file__).with_name("model.json")
 FORMAT = 2

@@ -28,8 +28,9 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from . import diff as _diff
-from .classifier import AUXILIARY_PATH, CODE_CAP, MAX_DIFF_LINES, TEXT_CAP, Evidence, evidence
+from runner.intent import diff as _diff
+from runner.intent.classifier import (
+    AUXILIARY_PATH, CODE_CAP, MAX_DIFF_LINES, TEXT_CAP, Evidence, evidence)
 
 #: Rule scores are divided by this so that a typical strong signal is about 1.
 RULE_SCALE = 4.0
