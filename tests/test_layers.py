@@ -70,7 +70,7 @@ PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_value
         "runner.profile.events", "runner.profile.kernels", "runner.profile.operators", "runner.profile.devices",
         "runner.profile.hint_rule", "runner.profile.rules_device", "runner.profile.rules_host",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier",
-        "runner.intent.precise",
+        "runner.intent.precise", "runner.intent.claim_check",
         "runner.intent.impact",
         "runner.intent.diff", "runner.pipeline.machine.conditions",
         "runner.pipeline.machine.doctor",

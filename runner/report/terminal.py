@@ -53,6 +53,10 @@ def print_table(results: dict, console) -> None:
     console.print(f"[bold]perfgate: {t(ctx['gate'])}[/]", highlight=False)
     say(f"base {_revision(base)} → head {_revision(head)} · {t(env.get('device'), markup=False)}"
         + (f" · torch {t(env.get('torch'), markup=False)}" if env.get("torch") else ""))
+    contradicted = [c for c in ctx["claims"] if c["verdict"] == "contradicted"]
+    if contradicted:
+        say(f"the PR's claim is contradicted: “{t(contradicted[0]['quote'], markup=False)}” — "
+            f"{t(contradicted[0]['why'], markup=False)}")
     if warning:
         say(f"warning: {t(warning, markup=False)}")
     everything = len(ctx["news"]) + len(ctx["rest"]) <= TERMINAL_ROWS

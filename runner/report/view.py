@@ -175,6 +175,28 @@ def gate_sentence(results: dict) -> str:
             if benches else "no benchmarks")
 
 
+def claims_checked(results: dict) -> list[dict]:
+    """The PR's claims (results.json ``claims``) each judged against the measured intervals
+    (:func:`runner.intent.claim_check.check_claims`); ``[]`` for a document without any. The
+    judging module is imported only then (the report loads no intent module otherwise)."""
+    claims = results.get("claims")
+    if not isinstance(claims, list) or not claims:
+        return []
+    from ..intent.claim_check import check_claims
+
+    return check_claims(claims, results.get("benchmarks") or [], results.get("environment"))
+
+
+#: The judgements of claims, in the order the report counts them (runner.intent.claim_check).
+CLAIM_VERDICTS = ("contradicted", "partly", "not_shown", "holds", "untestable")
+
+
+def claim_counts(claims: list[dict]) -> list[tuple[str, int]]:
+    """``[(judgement, n)]`` of the checked claims, non-zero only, contradicted first."""
+    found = [c.get("verdict") for c in claims]
+    return [(v, found.count(v)) for v in CLAIM_VERDICTS if found.count(v)]
+
+
 def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
     """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, then its
     memory verdict when that is a change (:func:`runner.report.measures.memory_note`) and what
@@ -242,7 +264,7 @@ def view(results: dict) -> dict:
     return {"r": results, "benches": benches, "changed": [b for b in benches if verdict_of(b) in CHANGED],
             "failed": [b for b in benches if verdict_of(b) == "failed"],
             "news": news, "rest": rest, "first_rows": FIRST_SCREEN_ROWS,
-            "gate": gate_sentence(results),
+            "gate": gate_sentence(results), "claims": claims_checked(results),
             "rest_counts": ", ".join(f"{sum(1 for b in rest if verdict_of(b) == v)} "
                                      f"{'undecided' if v == 'inconclusive' else v}"
                                      for v in ("unchanged", "inconclusive")
