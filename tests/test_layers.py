@@ -71,7 +71,7 @@ PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_value
         "runner.profile.hint_rule", "runner.profile.rules_device", "runner.profile.rules_host",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier", "runner.intent.features",
         "runner.intent.model", "runner.intent.impact", "runner.intent.claims",
-        "runner.intent.claim_words", "runner.intent.claim_tables",
+        "runner.intent.claim_words", "runner.intent.claim_pairs",
         "runner.intent.diff", "runner.pipeline.machine.conditions",
         "runner.pipeline.machine.doctor",
         "runner.pipeline.machine.finding", "runner.pipeline.machine.gpu_checks",

@@ -34,6 +34,18 @@ UNIT = (r"(?:(?P<unit>" + RATE + r"|ns|us|µs|μs|ms|secs?|seconds?|mins?|minute
         r"|KiB|MiB|GiB|TiB|KB|kB|MB|Mb|GB|Gb|TB|G|B)(?![A-Za-z0-9]))")
 
 
+def number_of(text: str | None) -> float | None:
+    """``"1,394.46"`` → 1394.46; None for None or ``""``."""
+    return float(text.replace(",", "")) if text else None
+
+
+def direction_of(metric: str, better: bool) -> str:
+    """``faster``/``slower`` for the time-like metrics and throughput, else ``less``/``more``."""
+    if metric in TIME_LIKE or metric == "throughput":
+        return "faster" if better else "slower"
+    return "less" if better else "more"
+
+
 def unit_metric(unit: str) -> tuple[str, float] | None:
     """``(metric, scale)`` of a unit: ``("time", seconds)``, ``("memory", bytes)`` or
     ``("throughput", 1.0)``; None for a word that is no unit."""
@@ -49,21 +61,24 @@ def unit_metric(unit: str) -> tuple[str, float] | None:
 # --- the words around a number -------------------------------------------------------------
 
 #: Words that make a multiplier or a percentage a time gain (``3x faster``, ``a 21% speedup``).
-FASTER = r"(?:faster|quicker|speed[- ]?ups?|speed|acceleration|perf(?:ormance)?|improvements?|gains?|better|boost)"
+FASTER = (r"(?:faster|quicker|speed[- ]?ups?|speed|acceleration|perf(?:ormance)?|improvements?|"
+          r"gains?|better|boost)")
 SLOWER = r"(?:slower|slow[- ]?downs?|regressions?)"
 LESS = r"(?:less|lower|fewer|smaller|reductions?|reduced|decrease|shrink|savings?|drop|cut)"
 MORE = r"(?:more|higher|increases?|larger)"
 #: Verbs in front of a quantity (``reduce memory by 30%``, ``speed up X by 2x``).
 VERB_FASTER = (r"(?:speed(?:s|ed|ing)?[- ]?up|speeds|accelerat\w*|improv\w*|optimi[sz]\w*|boost\w*"
                r"|faster|gives?|giving|yield\w*|gain\w*)")
-VERB_LESS = r"(?:reduc\w*|cut(?:s|ting)?\b|lower\w*|shrink\w*|sav\w+|decreas\w*|drops?|trim\w*|shav\w*)"
+VERB_LESS = (r"(?:reduc\w*|cut(?:s|ting)?\b|lower\w*|shrink\w*|sav\w+|decreas\w*|drops?|trim\w*|"
+             r"shav\w*)")
 VERB_MORE = r"(?:increas\w*|rais\w*|grow\w*|doubl\w*)"
 #: A claim about a fixed slowness: ``Fix 20x slowdown`` means head is 20x faster than base.
 REPAIR = r"(?:fix\w*|address\w*|resolv\w*|avoid\w*|remov\w*|eliminat\w*|revert\w*)"
 
 #: What a sentence's words say the metric is, first match wins (checked near the number first).
 METRIC_WORDS = (
-    ("compile_time", r"(?<!with )(?<!using )(?<!torch\.)(?<!\w)compil\w*|build\w*|\bjit\b|warm-?up|start-?up|import time"),
+    ("compile_time", r"(?<!with )(?<!using )(?<!torch\.)(?<!\w)compil\w*|build\w*|\bjit\b|"
+                     r"warm-?up|start-?up|import time"),
     ("latency", r"latency|latencies|\bTTFT\b|\bTPOT\b|\bITL\b|\bE2EL\b|time[- ]to[- ]first"),
     ("throughput", r"throughput|tok(?:en)?s?/s|tokens per second|samples/s|it/s|img/s|"
                    r"\bflops\b|\bTFLOPS\b|bandwidth|\bQPS\b|\bFPS\b|req(?:uest)?s?/s|\bMFU\b"),
@@ -76,13 +91,15 @@ METRIC_WORDS = (
 #: Numbers near these words are not performance claims (quality, tolerances, coverage, ...).
 NOT_PERF = (r"accura\w*|\bloss\b|perplexity|\bppl\b|\bmAP\b|\bBLEU\b|\bF1\b|recall|precision|"
             r"coverage|tolerance|\batol\b|\brtol\b|error rate|\bMSE\b|\bMAE\b|win rate|"
-            r"success rate|pass rate|test(?:s)? pass|headroom|utili[sz]ation|occupancy|of the (?:time|"
+            r"success rate|pass rate|test(?:s)? pass|headroom|utili[sz]ation|occupancy|"
+            r"of the (?:time|"
             r"total|runs)|probability|chance|quantile|percentile|\bp\d\d\b|\bdiscount|prices?\b")
 
 #: Comparison points that are the base revision (``faster than main``).
 BASE_WORDS = (r"(?:the\s+)?(?:main|master|base(?:line)?|before|previous(?:ly)?|prior|current|"
               r"original|old(?:er)?|existing|upstream|trunk|default|unpatched|the (?:old|current|"
-              r"existing|previous|original) (?:\w+ )?(?:implementation|version|code|kernel|path|one)"
+              r"existing|previous|original) (?:\w+ )?"
+              r"(?:implementation|version|code|kernel|path|one)"
               r"|this PR|without this (?:PR|change|patch)|before this (?:PR|change|patch)|"
               r"status quo|nightly|HEAD)\b")
 #: ``than X``, ``vs X``, ``compared to X``, ``over X``, ``relative to X`` after a claim.
@@ -97,7 +114,8 @@ DEVICES = (r"\b(?:[AHBLVT]\d{2,3}[A-Z]?(?:-\w+)?|GB\d{3}|MI\d{3}X?|RTX ?\d{4}(?:
            r"CUDA|ROCm|MPS|XPU|TPU|Intel Arc|Adreno|Apple Silicon|Hopper|Blackwell|Ampere|"
            r"SM_?\d{2,3}[a-z]?|sm_\d{2,3}|W7900|gfx\d+|AVX2|AVX-?512|s390x|WASM|Vulkan|Metal)\b")
 DTYPES = (r"\b(?:[bf]p(?:16|32|64|8|4|6)|bf16|float(?:16|32|64|8)|bfloat16|half|int[48]|u?int\d+|"
-          r"(?:nv|mx)fp[468]|fp8_e4m3|e4m3|e5m2|tf32|w\d+a\d+|q\d_[0-9K](?:_\w)?|Q\d_[0-9K](?:_\w)?)\b")
+          r"(?:nv|mx)fp[468]|fp8_e4m3|e4m3|e5m2|tf32|w\d+a\d+|q\d_[0-9K](?:_\w)?|"
+          r"Q\d_[0-9K](?:_\w)?)\b")
 SHAPES = r"(?:\(\s*\d+(?:\s*,\s*\d+)+\s*\)|\b\d+(?:x\d+)+\b|\[\s*\d+(?:\s*,\s*\d+)+\s*\])"
 BATCH = (r"\b(?:batch(?:[ _-]?sizes?)?|bs|BS)\s*(?:=|:|of|<=|>=|<|>|≤|≥)?\s*"
          r"(?:\d+(?:\s*(?:-|–|to)\s*\d+)?)")

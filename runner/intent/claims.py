@@ -17,8 +17,8 @@ say it does to time, throughput, latency, memory or compile time, and by how muc
   the other implementation named ("2x faster than xformers" → ``xformers``: not testable
   against base); ``source``: ``title``, ``body`` or ``commit``.
 
-Deterministic rules over sentences (:mod:`.claim_words` the vocabulary, :mod:`.claim_tables`
-the tables); code blocks, links and quoted replies are not read. Numbers that are no claims
+Deterministic rules over sentences (:mod:`.claim_words` the vocabulary, :mod:`.claim_pairs`
+before/after pairs and tables); code blocks, links and quoted replies are not read. Numbers that are no claims
 (issue numbers, versions, shapes, tolerances, accuracy, dates) have no claim word beside them.
 Figures: evaluation/RESULTS_claims.md.
 """
@@ -28,10 +28,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from .claim_tables import table_blocks, table_claims
+from .claim_pairs import block_pairs, pair_claims, table_blocks, table_claims
 from .claim_words import (BASE_WORDS, FASTER, LESS, MORE, NOT_PERF, NUMBER, REPAIR, SLOWER,
-                          TIME_LIKE, UNIT, VERB_FASTER, VERB_LESS, VERB_MORE, VERSUS, metric_of,
-                          scope_of, unit_metric)
+                          TIME_LIKE, UNIT, VERB_FASTER, VERB_LESS, VERB_MORE, VERSUS,
+                          direction_of, metric_of, number_of, scope_of, unit_metric)
 
 _RANGE = (r"(?P<n>" + NUMBER + r")(?:\s*[x×%]?\s*(?:-|–|~|to)\s*(?P<n2>" + NUMBER + r"))?")
 _MULT = re.compile(r"(?<![\w.])" + _RANGE + r"\s*(?:[x×X](?![\w\d])|times\b|-?fold\b)"
@@ -43,23 +43,6 @@ _QUAL = r"(?:~|≈|about|approx\.?|approximately|roughly|around|almost|nearly|up
         r"more than|>=?|≥|\+|an? |additional|another|of|by|:)\s*"
 _BY_END = re.compile(r"(?:by|of|:|is|to|at|with|were|was|gives?|giving|yields?)\s*(?:" + _QUAL
                      + r")*$", re.IGNORECASE)
-_VALUE = NUMBER
-_PAIRS = (
-    re.compile(r"\bbefore\b[^\d]{0,30}?(?P<a>" + _VALUE + r")\s*" + UNIT.replace("unit", "ua")
-               + r"?.{0,80}?\bafter\b[^\d]{0,30}?(?P<b>" + _VALUE + r")\s*"
-               + UNIT.replace("unit", "ub") + r"?", re.IGNORECASE | re.DOTALL),
-    re.compile(r"\bfrom\s+(?:~\s*)?(?P<a>" + _VALUE + r")\s*" + UNIT.replace("unit", "ua")
-               + r"?\s+(?:down |up )?to\s+(?:~\s*)?(?P<b>" + _VALUE + r")\s*"
-               + UNIT.replace("unit", "ub") + r"?"),
-    re.compile(r"(?<![\w.])(?P<a>" + _VALUE + r")\s*" + UNIT.replace("unit", "ua")
-               + r"?\s*(?:->|→|=>|⟶|-->)\s*(?P<b>" + _VALUE + r")\s*"
-               + UNIT.replace("unit", "ub") + r"?"),
-    re.compile(r"(?<![\w.])(?P<b>" + _VALUE + r")\s*" + UNIT.replace("unit", "ub")
-               + r"\s*\((?:was|from|vs\.?|before:?)\s*(?P<a>" + _VALUE + r")\s*"
-               + UNIT.replace("unit", "ua") + r"?\)"),
-)
-
-
 def _clean(text: str) -> str:
     """``text`` without code blocks, HTML comments, images, link targets, URLs, quoted replies and
     inline-code backticks."""
@@ -87,16 +70,6 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
-def _num(text: str | None) -> float | None:
-    return float(text.replace(",", "")) if text else None
-
-
-def _direction(metric: str, better: bool) -> str:
-    if metric in TIME_LIKE or metric == "throughput":
-        return "faster" if better else "slower"
-    return "less" if better else "more"
-
-
 def _ratio_fields(metric: str, better: bool, low: float, high: float, kind: str,
                   certain: bool) -> dict | None:
     """``ratio`` or ``ratio_low``/``ratio_high`` for a multiplier (kind ``x``) or a percentage
@@ -114,7 +87,7 @@ def _ratio_fields(metric: str, better: bool, low: float, high: float, kind: str,
         if not certain:
             values += [1 / (1 - v / 100) for v in (low, high) if v < 100]
     values = [v for v in values if v > 0]
-    if not values or min(low, high) <= 0:
+    if not values or high <= 0 or low < 0:
         return None
     lo, hi = min(values), max(values)
     if hi - lo <= 1e-9:
@@ -142,38 +115,71 @@ def _versus(right: str) -> str:
     return name
 
 
+_FIGURE = re.compile(r"\d\s*(?:[x×%]|times\b)")
+_VERB = re.compile(r"\b(?:" + VERB_FASTER + "|" + VERB_LESS + "|" + VERB_MORE + ")", re.IGNORECASE)
+
+
+def _clause(left: str) -> str:
+    """The words before a figure that can say what it measures: its clause, or the clause
+    before it when its own is only a label or empty ("Speed up fwd 15%, bwd 30%") and that
+    clause's verb comes before its own figure ("4x workspace shrink, ~2x kernel": no)."""
+    parts = re.split(r"[,;:(\[\]]|\band\b|\bwhile\b|\bbut\b|\bwhich\b",
+                     re.sub(r"\([^()]*\)", " ", left))
+    clause = parts[-1]
+    if re.search(r"\b(?:another|additional|further)\s*$", clause):
+        return left  # "a speedup of 21% and ... of another 3%"
+    own = re.sub(_QUAL, "", clause).strip(" ~*-")
+    if len(parts) > 1 and len(own.split()) <= 2 and not re.search(r"\d", own) and not \
+            re.search(r"\b(?:" + "|".join((FASTER, SLOWER, LESS, MORE)) + r")\b", own, re.I):
+        previous = parts[-2]
+        figure = _FIGURE.search(previous)
+        if figure is None or _VERB.search(previous[:figure.start()]) or re.search(
+                r"\b(?:speed[- ]?up|improvement|gain)\b", previous[:figure.start()], re.I):
+            return previous + " " + clause  # "a performance gain, roughly 0.5%"
+    return clause
+
+
 def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
     """``(metric, better, certain)`` of a figure from the words around it; None: no claim.
 
     ``certain``: the words fix the reading of a percentage ("30 % less time" is 0.7; "30 %
     faster" is 0.7 or 1/1.3)."""
     after = " ".join(re.findall(r"[\w/-]+", re.split(r"[,;:(]|\.\s", right)[0])[:3])
-    parts = re.split(r"[,;:(\[\]]|\band\b|\bwhile\b|\bbut\b|\bwhich\b",
-                     re.sub(r"\([^()]*\)", " ", left))
-    clause = parts[-1]
-    if len(parts) > 1 and not re.sub(_QUAL, "", clause).strip(" ~"):
-        clause = parts[-2] + " " + clause  # "a performance gain, roughly 0.5%"
-    if re.search(r"\b(?:another|additional|further)\s*$", clause):
-        clause = left  # "a speedup of 21% and ... of another 3%"
+    after = re.sub(r"^times\b\s*", "", after)  # "2-3x times"
+    clause = _clause(left)
     near = clause[-60:] + " " + after
-    if re.search(NOT_PERF, near, re.IGNORECASE) or re.match(r"\s*(?:of|per)\b", right):
+    close = clause[-25:] + " " + " ".join(after.split()[:2])
+    share = re.match(r"\s*of (?:the )?(?:total |overall |peak )?(?:memory|time|runtime)\b", right)
+    if share and re.search(r"\b" + VERB_LESS, clause, re.IGNORECASE):
+        return metric_of(share.group(0)) or "time", True, True  # "save 20% of total memory"
+    if re.search(NOT_PERF, close, re.IGNORECASE) or re.match(r"\s*(?:of|per)\b", right):
         return None
     word = None
     for name, pattern in (("slower", SLOWER), ("less", LESS), ("more", MORE), ("faster", FASTER)):
         hit = re.search(r"\b" + pattern + r"\b", after, re.IGNORECASE)
         if hit and (word is None or hit.start() < word[1]):
             word = (name, hit.start())
+    noun_end = re.search(r"\b(?:speed[- ]?ups?|improvements?|gains?|reductions?|savings?|"
+                         r"slow[- ]?downs?)\s*(?:of\s*)?[:=]?\s*(?:" + _QUAL + r")*$",
+                         clause, re.IGNORECASE)
+    if word is None and noun_end:
+        text = noun_end.group(0).lower()
+        word = ("slower" if "slow" in text else "less" if re.match(r"reduc|sav", text)
+                else "faster", 0)
     verb_end = re.search(r"\b(?:" + VERB_LESS + "|" + VERB_MORE + r")\s*(?:by\s*)?(?:~|about|"
                          r"nearly|almost)?\s*$", clause, re.IGNORECASE)
     arrow = re.search(r"[↓↑]", clause)
     if word is None and arrow:
         word = ("less" if arrow.group(0) == "↓" else "more", 0)
-    if word is None and (_BY_END.search(clause[-40:]) or not after or verb_end):
+    ends = not after or re.match(r"(?:with|on|for|in|at|across|when|using|via)\b", after)
+    if word is None and (_BY_END.search(clause[-40:]) or ends or verb_end):
         for name, pattern in (("slower", SLOWER), ("less", VERB_LESS), ("more", VERB_MORE),
                               ("faster", VERB_FASTER), ("less", LESS), ("faster", FASTER)):
             if re.search(r"\b" + pattern, clause[-70:], re.IGNORECASE):
                 word = (name, 0)
                 break
+    if word is None and kind == "x" and re.match(r"\s*(?:over|vs\.?|than|compared)\b", right):
+        word = ("faster", 0)  # "3.2-4.5x over the generic kernel"
     if word is None:
         return None
     name = word[0]
@@ -182,6 +188,10 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
                                     r"iteration)\b", near, re.IGNORECASE):
         metric = "time"
     metric = metric or metric_of(clause[-70:])
+    if name in ("faster", "slower") and metric in ("memory", "other") and \
+            re.search(r"\b" + (FASTER if name == "faster" else SLOWER), after, re.IGNORECASE) and \
+            not metric_of(after):
+        metric = "time"  # "memory access optimization (~1.9x faster)"
     if metric is None:
         metric = "time" if name in ("faster", "slower") else "other"
     repaired = name == "slower" and re.search(r"\b" + REPAIR, clause, re.IGNORECASE)
@@ -190,7 +200,7 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
         better = name == "more"
     if repaired:
         better = True
-    certain = name in ("less", "more") or metric == "throughput" or bool(repaired)
+    certain = name in ("less", "more") or metric not in TIME_LIKE or bool(repaired)
     if kind == "%" and name == "faster" and metric in TIME_LIKE:
         certain = bool(re.search(r"\b" + VERB_LESS, clause[-60:], re.IGNORECASE))
     return metric, better, certain
@@ -205,15 +215,15 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
             left, right = sentence[:match.start()], sentence[match.end():]
             if re.search(r"\d[x×]?$", left) or (kind == "x" and re.match(r"\s*[\d(]", right)):
                 continue
-            low = _num(match.group("p") if "p" in match.groupdict() and match.group("p")
+            low = number_of(match.group("p") if "p" in match.groupdict() and match.group("p")
                        else match.group("n"))
-            high = _num(match.groupdict().get("n2")) or low
+            high = number_of(match.groupdict().get("n2")) or low
             if kind == "amount" and (not re.search(VERB_LESS + r"|" + VERB_MORE, left[-50:],
                                                    re.IGNORECASE)
                                      or re.search(r"\bto\s+(?:(?:less than|under|below)\s*|"
                                                   + _QUAL + r")*$", left)):
                 continue
-            if low is None or (kind == "x" and min(low, high) < 1) or \
+            if low is None or (kind == "x" and min(low, high) < 1) or low == high == 0 or \
                     (kind == "%" and match.group("sign") and not re.match(r"\s", right)):
                 continue
             sense = _sense(left, right, kind)
@@ -230,7 +240,7 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
                 metric = known[0] if metric != "time" or known[0] != "time" else metric
                 taken.append(match.span())
                 claims.append({"quote": sentence[:200], "metric": metric,
-                               "direction": _direction(metric, better), "ratio": None,
+                               "direction": direction_of(metric, better), "ratio": None,
                                "bound": _bound(left, right), "scope": scope_of(sentence),
                                "vs": _versus(right)})
                 continue
@@ -242,76 +252,9 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
                 continue
             taken.append(match.span())
             claims.append({"quote": sentence[:200], "metric": metric,
-                           "direction": _direction(metric, better), **fields,
+                           "direction": direction_of(metric, better), **fields,
                            "bound": _bound(left, right), "scope": scope_of(sentence),
                            "vs": _versus(right)})
-    return claims
-
-
-def _pair_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
-    claims = []
-    for pattern in _PAIRS:
-        for match in pattern.finditer(sentence):
-            if any(a <= match.start() < b for a, b in taken):
-                continue
-            ua, ub = match.group("ua"), match.group("ub")
-            known_a, known_b = (unit_metric(ua) if ua else None), (unit_metric(ub) if ub else None)
-            known = known_a or known_b
-            if known is None or (known_a and known_b and known_a[0] != known_b[0]):
-                continue
-            a = _num(match.group("a")) * (known_a or known)[1]
-            b = _num(match.group("b")) * (known_b or known)[1]
-            if a <= 0 or b <= 0 or a == b:
-                continue
-            metric = known[0]
-            if metric == "time":
-                metric = metric_of(sentence[:match.end() + 20]) or "time"
-                if metric not in TIME_LIKE:
-                    metric = "time"
-            ratio = b / a
-            better = ratio > 1 if metric == "throughput" else ratio < 1
-            taken.append(match.span())
-            around = sentence[max(0, match.start() - 80):match.end() + 40]
-            claims.append({"quote": match.group(0).strip()[:200], "metric": metric,
-                           "direction": _direction(metric, better), "ratio": round(ratio, 4),
-                           "bound": None, "scope": scope_of(around), "vs": "base"})
-    return claims
-
-
-_HEADING = re.compile(r"^[ \t#*]*(before|after)\b[^\n\d]{0,30}?[:*]*[ \t]*$",
-                      re.IGNORECASE | re.MULTILINE)
-_MEASURE = re.compile(r"(?<![\w.])(?P<n>" + NUMBER + r")\s*" + UNIT + r"(?P<what>[ \w]{0,20})")
-
-
-def _block_pairs(text: str) -> list[dict]:
-    """Claims of a "Before" heading and an "After" heading each over the same list of measures
-    ("22.8 s duration, 6.79 GB peak memory" then "20.4 s duration, 5.40 GB peak memory")."""
-    heads = list(_HEADING.finditer(text))
-    claims = []
-    for first, second in zip(heads, heads[1:]):
-        if first.group(1).lower() != "before" or second.group(1).lower() != "after":
-            continue
-        end = heads[heads.index(second) + 1].start() if second is not heads[-1] else len(text)
-        old = list(_MEASURE.finditer(text[first.end():second.start()]))
-        new = list(_MEASURE.finditer(text[second.end():end][:600]))
-        if not old or len(old) != len(new):
-            continue
-        for a, b in zip(old, new):
-            known_a, known_b = unit_metric(a.group("unit")), unit_metric(b.group("unit"))
-            if not known_a or not known_b or known_a[0] != known_b[0]:
-                continue
-            ratio = _num(b.group("n")) * known_b[1] / (_num(a.group("n")) * known_a[1])
-            metric = known_a[0]
-            if metric == "time":
-                metric = metric_of(a.group("what")) or "time"
-                metric = metric if metric in TIME_LIKE else "time"
-            better = ratio > 1 if metric == "throughput" else ratio < 1
-            if ratio > 0 and ratio != 1 and not any(
-                    c["metric"] == metric and c["ratio"] == round(ratio, 4) for c in claims):
-                claims.append({"quote": f"before {a.group(0).strip()}, after {b.group(0).strip()}",
-                               "metric": metric, "direction": _direction(metric, better),
-                               "ratio": round(ratio, 4), "bound": None,
-                               "scope": scope_of(a.group("what")), "vs": "base"})
     return claims
 
 
@@ -337,14 +280,19 @@ def _text_claims(text: str, source: str) -> list[dict]:
     claims = []
     for block in table_blocks(text):
         claims += table_claims(block)
-    claims += _block_pairs(text)
+    claims += block_pairs(text)
     for paragraph in re.split(r"\n\s*\n", text):
         flat = " ".join(line for line in paragraph.splitlines()
                         if not line.strip().startswith("|"))
         taken: list[tuple[int, int]] = []
-        pairs = _pair_claims(flat, taken)
+        pairs = pair_claims(flat, taken)
+        lead = re.search(r"\bvs\.?\s+([\w.+-]+(?: [\w.+-]+)?)\)?:\s*$",
+                         paragraph.splitlines()[0] if paragraph.strip() else "")
         for sentence in _sentences(paragraph):
             found = _figure_claims(sentence, [])
+            if lead and not re.match(BASE_WORDS, lead.group(1), re.IGNORECASE):
+                # "Benchmark results (B200, BF16 state vs FP32 state):" then one line a claim
+                found = [{**c, "vs": lead.group(1)} if c["vs"] == "base" else c for c in found]
             claims += [c for c in found if not any(
                 _same(c, p, 0.1) or c["ratio"] is None and "ratio_low" not in c
                 and c["metric"] == p["metric"] for p in pairs)]

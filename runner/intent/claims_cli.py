@@ -55,7 +55,8 @@ def claim_line(claim: dict, width: int = 80) -> str:
     comparison point, then as much of the quote as fits."""
     bound = {"up_to": " up to", "at_least": " at least"}.get(claim.get("bound") or "", "")
     vs = "" if claim["vs"] == "base" else f" vs {claim['vs']}"
-    head = f"{claim['source']:<6} {claim['metric']} {claim['direction']} {_figure(claim)}{bound}{vs}"
+    head = (f"{claim['source']:<6} {claim['metric']} {claim['direction']} {_figure(claim)}"
+            f"{bound}{vs}")
     quote = " ".join(claim["quote"].split())
     room = width - len(head) - 4
     if room >= 12:
