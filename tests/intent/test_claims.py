@@ -159,7 +159,8 @@ def test_compare_stores_the_claims_of_the_text_and_the_commits(tmp_path):
     base = git("rev-parse", "HEAD")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
         "-m", "Fuse the epilogue\n\ncuts peak memory by 30%")
-    revs = {"base": SimpleNamespace(sha=base), "head": SimpleNamespace(sha=git("rev-parse", "HEAD"))}
+    revs = {"base": SimpleNamespace(sha=base),
+            "head": SimpleNamespace(sha=git("rev-parse", "HEAD"))}
     req = CompareRequest(repo=str(tmp_path), base="HEAD~1", head="HEAD", config=None,
                          out=tmp_path / "out", pr=PullRequestText("2x faster epilogue", ""))
     claims = _claims(req, tmp_path, revs)
