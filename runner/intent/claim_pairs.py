@@ -161,8 +161,11 @@ _PAIRS = (
                + r"?.{0,80}?\bafter\b[^\d]{0,30}?(?P<b>" + NUMBER + r")\s*"
                + UNIT.replace("unit", "ub") + r"?", re.IGNORECASE | re.DOTALL),
     re.compile(r"\bfrom\s+(?:~\s*)?(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
-               + r"?\s+(?:down |up )?to\s+(?:~\s*)?(?P<b>" + NUMBER + r")\s*"
-               + UNIT.replace("unit", "ub") + r"?"),
+               + r"?\s+(?:down |up )?to\s+(?:~\s*)?(?P<b>" + NUMBER + r")(?:\s*[-–]\s*(?P<b2>"
+               + NUMBER + r"))?\s*" + UNIT.replace("unit", "ub") + r"?"),
+    re.compile(r"(?<![\w.])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
+               + r"\s+(?:down |up )?to\s+(?:~\s*)?(?P<b>" + NUMBER + r")\s*"
+               + UNIT.replace("unit", "ub")),
     re.compile(r"(?<![\w.])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
                + r"?\s*(?:->|→|=>|⟶|-->)\s*(?P<b>" + NUMBER + r")\s*"
                + UNIT.replace("unit", "ub") + r"?"),
@@ -175,7 +178,35 @@ _PAIRS = (
 )
 
 
+#: "reduces barriers from 9 to 3": a count without a unit, after a verb of change.
+_COUNTS = re.compile(r"(?P<what>[A-Za-z][\w-]*(?: [A-Za-z][\w-]*)?) from (?P<a>" + NUMBER
+                     + r") to (?P<b>" + NUMBER + r")(?![\w%×]|\s*(?:[x×%]|"
+                     + UNIT.replace("?P<unit>", "?:") + r"))")
+_CHANGE = re.compile(r"\b(?:reduc|cut|lower|decreas|drop|increas|rais|improv|shr[iu]nk)\w*",
+                     re.IGNORECASE)
+
+
+def _count_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
+    claims = []
+    for match in _COUNTS.finditer(sentence):
+        if any(a <= match.start() < b for a, b in taken) or \
+                not _CHANGE.search(sentence[max(0, match.start() - 40):match.start() + 20]):
+            continue
+        a, b = number_of(match.group("a")), number_of(match.group("b"))
+        if not a or not b or a == b:
+            continue
+        metric = metric_of(match.group("what")) or "other"
+        ratio = b / a
+        better = ratio > 1 if metric == "throughput" else ratio < 1
+        taken.append(match.span())
+        claims.append({"quote": match.group(0).strip()[:200], "metric": metric,
+                       "direction": direction_of(metric, better), "ratio": round(ratio, 4),
+                       "bound": None, "scope": scope_of(match.group(0)), "vs": "base"})
+    return claims
+
+
 def pair_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
+    """The claims of the pairs of one sentence (or paragraph); ``taken`` gets their spans."""
     claims = []
     for pattern in _PAIRS:
         for match in pattern.finditer(sentence):
@@ -199,14 +230,20 @@ def pair_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
             better = ratio > 1 if metric == "throughput" else ratio < 1
             if any(c["metric"] == metric and c["ratio"] == round(ratio, 4) for c in claims):
                 continue  # "Before 7186MB. After 2758MB ... from 7186MB to 2758MB"
+            upper = number_of(match.groupdict().get("b2"))
+            span = {"ratio": round(ratio, 4)}
+            if upper:  # "from 12 iter/sec to 15-16 iter/sec"
+                ends = sorted((ratio, upper * (known_b or known)[1] / a))
+                span = {"ratio": None, "ratio_low": round(ends[0], 4),
+                        "ratio_high": round(ends[1], 4)}
             name = (match.groupdict().get("name") or "").strip().removesuffix("'s")
             taken.append(match.span())
             around = sentence[max(0, match.start() - 80):match.end() + 40]
             claims.append({"quote": match.group(0).strip()[:200], "metric": metric,
-                           "direction": direction_of(metric, better), "ratio": round(ratio, 4),
+                           "direction": direction_of(metric, better), **span,
                            "bound": None, "scope": scope_of(around),
                            "vs": name if name and not re.match(BASE_WORDS, name, re.I) else "base"})
-    return claims
+    return claims + _count_claims(sentence, taken)
 
 
 _HEADING = re.compile(r"^[ \t#*]*(before|after)\b[^\n\d]{0,30}?[:*]*[ \t]*$",

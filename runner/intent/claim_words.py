@@ -25,13 +25,14 @@ TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s":
               "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0,
               "hour": 3600.0, "hours": 3600.0}
 #: Memory units in bytes (``Mb`` read as megabytes: PR texts rarely mean bits).
-MEMORY_UNITS = {"B": 1, "KB": 1e3, "KiB": 1024, "kB": 1e3, "MB": 1e6, "MiB": 2 ** 20, "Mb": 1e6,
+MEMORY_UNITS = {"B": 1, "bytes": 1, "byte": 1, "KB": 1e3, "KiB": 1024, "kB": 1e3, "MB": 1e6,
+                "MiB": 2 ** 20, "Mb": 1e6,
                 "GB": 1e9, "GiB": 2 ** 30, "G": 1e9, "Gb": 1e9, "TB": 1e12, "TiB": 2 ** 40}
 #: Rates: anything per second, and the FLOP rates.
 RATE = (r"(?:[A-Za-z]+/s(?:ec)?|[A-Za-z]+ per (?:second|sec)|G?FLOPS|GFLOP/s|T?FLOPS|TFLOP/s|TF"
         r"|fps|FPS|qps|QPS|GB/s|TB/s)")
 UNIT = (r"(?:(?P<unit>" + RATE + r"|ns|us|µs|μs|ms|secs?|seconds?|mins?|minutes?|hrs?|hours?|h|s"
-        r"|KiB|MiB|GiB|TiB|KB|kB|MB|Mb|GB|Gb|TB|G|B)(?![A-Za-z0-9]))")
+        r"|KiB|MiB|GiB|TiB|KB|kB|MB|Mb|GB|Gb|TB|G|bytes?|B)(?![A-Za-z0-9]))")
 
 
 def number_of(text: str | None) -> float | None:
@@ -64,7 +65,8 @@ def unit_metric(unit: str) -> tuple[str, float] | None:
 FASTER = (r"(?:faster|quicker|speed[- ]?ups?|speed|acceleration|perf(?:ormance)?|improvements?|"
           r"gains?|better|boost)")
 SLOWER = r"(?:slower|slow[- ]?downs?|regressions?)"
-LESS = r"(?:less|lower|fewer|smaller|reductions?|reduced|decrease|shrink|savings?|drop|cut)"
+LESS = (r"(?:less|lower|fewer|smaller|reductions?|reduced|decrease|shrink|savings?|saved|freed|"
+        r"drop|cut)")
 MORE = r"(?:more|higher|increases?|larger)"
 #: Verbs in front of a quantity (``reduce memory by 30%``, ``speed up X by 2x``).
 VERB_FASTER = (r"(?:speed(?:s|ed|ing)?[- ]?up|speeds|accelerat\w*|improv\w*|optimi[sz]\w*|boost\w*"

@@ -18,9 +18,9 @@ say it does to time, throughput, latency, memory or compile time, and by how muc
   against base); ``source``: ``title``, ``body`` or ``commit``.
 
 Deterministic rules over sentences (:mod:`.claim_words` the vocabulary, :mod:`.claim_pairs`
-before/after pairs and tables); code blocks, links and quoted replies are not read. Numbers that are no claims
-(issue numbers, versions, shapes, tolerances, accuracy, dates) have no claim word beside them.
-Figures: evaluation/RESULTS_claims.md.
+before/after pairs and tables); code blocks, links and quoted replies are not read. Numbers
+that are no claims (issue numbers, versions, shapes, tolerances, accuracy, dates) have no claim
+word beside them. Figures: evaluation/RESULTS_claims.md.
 """
 
 from __future__ import annotations
@@ -33,13 +33,14 @@ from .claim_words import (BASE_WORDS, FASTER, LESS, MORE, NOT_PERF, NUMBER, REPA
                           TIME_LIKE, UNIT, VERB_FASTER, VERB_LESS, VERB_MORE, VERSUS,
                           direction_of, metric_of, number_of, scope_of, unit_metric)
 
-_RANGE = (r"(?P<n>" + NUMBER + r")(?:\s*[x×%]?\s*(?:-|–|~|to)\s*(?P<n2>" + NUMBER + r"))?")
+_RANGE = (r"(?P<n>" + NUMBER + r")(?:\s*[x×%]?\s*(?:-|–|~|to)\s*\+?(?P<n2>" + NUMBER + r"))?")
 _MULT = re.compile(r"(?<![\w.])" + _RANGE + r"\s*(?:[x×X](?![\w\d])|times\b|-?fold\b)"
                    r"|(?<![\w.])[x×](?P<p>" + NUMBER + r")(?=\s)")
 _PCT = re.compile(r"(?<![\w.])(?P<sign>[+-])?" + _RANGE + r"\s*(?:%|percent\b)")
 _AMOUNT = re.compile(r"(?<![\w.])(?P<n>" + NUMBER + r")\s*" + UNIT)
 _BARE = re.compile(r"(?<![\w.])(?P<n>\d+\.\d+)\s+(?=faster|slower)")
-_QUAL = r"(?:~|≈|about|approx\.?|approximately|roughly|around|almost|nearly|up to|at least|over|" \
+_QUAL = r"(?:~|≈|about|approx\.?|approximately|roughly|around|almost|nearly|up to|at least|" \
+        r"over|" \
         r"more than|>=?|≥|\+|an? |additional|another|of|by|:)\s*"
 _BY_END = re.compile(r"(?:by|of|:|is|to|at|with|were|was|gives?|giving|yields?)\s*(?:" + _QUAL
                      + r")*$", re.IGNORECASE)
@@ -53,6 +54,8 @@ def _clean(text: str) -> str:
     text = re.sub(r"https?://\S+", " ", text)
     text = re.sub(r"^\s*>.*$", "", text, flags=re.MULTILINE)
     text = re.sub(r"</?\w+[^>]*>", " ", text)
+    text = re.sub(r"\bbetween\s+(" + NUMBER + r")\s*([%x×]?)\s+and\s+(" + NUMBER + r")\s*([%x×])",
+                  r"\1\2-\3\4", text)  # "improved between 2.5 and 7%"
     text = text.replace(":arrow_down:", "↓").replace(":arrow_up:", "↑")
     text = re.sub(r"⬇️?|🔽", "↓", re.sub(r"⬆️?|🔼", "↑", text))
     return text.replace("`", "").replace("**", "").replace("\u00a0", " ")
@@ -152,6 +155,9 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
     share = re.match(r"\s*of (?:the )?(?:total |overall |peak )?(?:memory|time|runtime)\b", right)
     if share and re.search(r"\b" + VERB_LESS, clause, re.IGNORECASE):
         return metric_of(share.group(0)) or "time", True, True  # "save 20% of total memory"
+    if re.search(r"\b(?:last|previous|old|original)\s+(?:version|code|implementation)\s+"
+                 r"(?:\w+\s+){0,2}(?:was|were)\b", clause, re.IGNORECASE):
+        return None  # "the last version really was around 50% worse": not this change
     if re.search(NOT_PERF, close, re.IGNORECASE) or re.match(r"\s*(?:of|per)\b", right):
         return None
     word = None
@@ -218,8 +224,9 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
             low = number_of(match.group("p") if "p" in match.groupdict() and match.group("p")
                        else match.group("n"))
             high = number_of(match.groupdict().get("n2")) or low
-            if kind == "amount" and (not re.search(VERB_LESS + r"|" + VERB_MORE, left[-50:],
-                                                   re.IGNORECASE)
+            saved = re.match(r"\s*(?:[\w-]+\s+){0,3}(?:saved|freed|less|fewer)\b", right)
+            if kind == "amount" and (not saved and not re.search(VERB_LESS + r"|" + VERB_MORE,
+                                                                  left[-50:], re.IGNORECASE)
                                      or re.search(r"\bto\s+(?:(?:less than|under|below)\s*|"
                                                   + _QUAL + r")*$", left)):
                 continue
@@ -228,7 +235,8 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
                 continue
             sense = _sense(left, right, kind)
             if sense is None and kind == "%" and match.group("sign"):
-                sense = (metric_of(sentence) or "throughput", True, True)
+                metric = metric_of(sentence) or "throughput"  # "+25% at batch 96-512"
+                sense = (metric, (match.group("sign") == "+") == (metric == "throughput"), True)
             if sense is None:
                 continue
             metric, better, certain = sense
@@ -244,9 +252,6 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
                                "bound": _bound(left, right), "scope": scope_of(sentence),
                                "vs": _versus(right)})
                 continue
-            if kind == "%" and match.group("sign"):
-                better = (match.group("sign") == "+") == (metric == "throughput")
-                certain = True
             fields = _ratio_fields(metric, better, min(low, high), max(low, high), kind, certain)
             if fields is None:
                 continue
