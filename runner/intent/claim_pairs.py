@@ -179,7 +179,7 @@ _PAIRS = (
 
 
 #: "reduces barriers from 9 to 3": a count without a unit, after a verb of change.
-_COUNTS = re.compile(r"(?P<what>[A-Za-z][\w-]*(?: [A-Za-z][\w-]*)?) from (?P<a>" + NUMBER
+_COUNTS = re.compile(r"(?P<what>[A-Za-z][\w-]{0,30}(?: [A-Za-z][\w-]{0,30})?) from (?P<a>" + NUMBER
                      + r") to (?P<b>" + NUMBER + r")(?![\w%×]|\s*(?:[x×%]|"
                      + UNIT.replace("?P<unit>", "?:") + r"))")
 _CHANGE = re.compile(r"\b(?:reduc|cut|lower|decreas|drop|increas|rais|improv|shr[iu]nk)\w*",

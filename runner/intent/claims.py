@@ -37,6 +37,11 @@ _RANGE = (r"(?P<n>" + NUMBER + r")(?:\s*[x×%]?\s*(?:-|–|~|to)\s*\+?(?P<n2>" +
 _MULT = re.compile(r"(?<![\w.])" + _RANGE + r"\s*(?:[x×X](?![\w\d])|times\b|-?fold\b)"
                    r"|(?<![\w.])[x×](?P<p>" + NUMBER + r")(?=\s)")
 _PCT = re.compile(r"(?<![\w.])(?P<sign>[+-])?" + _RANGE + r"\s*(?:%|percent\b)")
+#: Characters read each side of a figure, and of a text (GitHub caps a PR body at 65,536).
+_WINDOW = 300
+MAX_TEXT = 65_536
+#: Figures read in one text at most (a log pasted as prose has thousands; a description a few).
+MAX_FIGURES = 2_000
 _AMOUNT = re.compile(r"(?<![\w.])(?P<n>" + NUMBER + r")\s*" + UNIT)
 _BARE = re.compile(r"(?<![\w.])(?P<n>\d+\.\d+)\s+(?=faster|slower)")
 _QUAL = r"(?:~|≈|about|approx\.?|approximately|roughly|around|almost|nearly|up to|at least|" \
@@ -212,13 +217,20 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
     return metric, better, certain
 
 
-def _figure_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
+def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int]) -> list[dict]:
+    """The claims of the multipliers, percentages and amounts of one sentence; ``budget[0]``
+    counts down the figures a text may still read."""
     claims = []
     for pattern, kind in ((_MULT, "x"), (_PCT, "%"), (_BARE, "x"), (_AMOUNT, "amount")):
         for match in pattern.finditer(sentence):
             if any(a <= match.start() < b or a < match.end() <= b for a, b in taken):
                 continue
-            left, right = sentence[:match.start()], sentence[match.end():]
+            budget[0] -= 1
+            if budget[0] < 0:
+                return claims
+            # the words around a figure, at most a window each side (linear in the text's length)
+            left = sentence[max(0, match.start() - _WINDOW):match.start()]
+            right = sentence[match.end():match.end() + _WINDOW]
             if re.search(r"\d[x×]?$", left) or (kind == "x" and re.match(r"\s*[\d(]", right)):
                 continue
             low = number_of(match.group("p") if "p" in match.groupdict() and match.group("p")
@@ -282,7 +294,7 @@ def _same(one: dict, other: dict, tolerance: float, overlap: bool = True) -> boo
 
 def _text_claims(text: str, source: str) -> list[dict]:
     text = _clean(text)
-    claims = []
+    claims, budget = [], [MAX_FIGURES]
     for block in table_blocks(text):
         claims += table_claims(block)
     claims += block_pairs(text)
@@ -294,7 +306,7 @@ def _text_claims(text: str, source: str) -> list[dict]:
         lead = re.search(r"\bvs\.?\s+([\w.+-]+(?: [\w.+-]+)?)\)?:\s*$",
                          paragraph.splitlines()[0] if paragraph.strip() else "")
         for sentence in _sentences(paragraph):
-            found = _figure_claims(sentence, [])
+            found = _figure_claims(sentence, [], budget)
             if lead and not re.match(BASE_WORDS, lead.group(1), re.IGNORECASE):
                 # "Benchmark results (B200, BF16 state vs FP32 state):" then one line a claim
                 found = [{**c, "vs": lead.group(1)} if c["vs"] == "base" else c for c in found]
@@ -312,7 +324,7 @@ def parse_claims(title: str = "", body: str = "", commits: Iterable[str] = ()) -
     claims: list[dict] = []
     texts = [(title, "title"), (body, "body")] + [(message, "commit") for message in commits]
     for text, source in texts:
-        for claim in _text_claims(text or "", source):
+        for claim in _text_claims((text or "")[:MAX_TEXT], source):
             if not any(_same(claim, seen, 0.02, overlap=False) and claim["vs"] == seen["vs"]
                        and (claim["source"] != seen["source"] or claim["quote"] == seen["quote"])
                        for seen in claims):

@@ -188,3 +188,13 @@ def test_evaluation_script_scores_the_development_set(tmp_path):
     rows = module.load("dev") + module.load("test")
     assert all(row["url"].startswith("https://github.com/") for row in rows)
     assert not {r["url"] for r in module.load("dev")} & {r["url"] for r in module.load("test")}
+
+
+def test_a_long_or_adversarial_text_is_read_only_so_far():
+    from runner.intent import claims as module
+
+    # GitHub caps a PR body at 65,536 characters; past that, nothing is read
+    assert parse_claims(body="x" * module.MAX_TEXT + " 2x faster") == []
+    # a log pasted as prose: at most MAX_FIGURES figures are looked at, each in a bounded window
+    assert parse_claims(body="3% " * (module.MAX_FIGURES + 10) + "\n\n2x faster") == []
+    assert len(parse_claims(body="3% " * 50 + "\n\n2x faster")) == 1
