@@ -182,6 +182,11 @@ _PAIRS = (
 _COUNTS = re.compile(r"(?P<what>[A-Za-z][\w-]{0,30}(?: [A-Za-z][\w-]{0,30})?) from (?P<a>" + NUMBER
                      + r") to (?P<b>" + NUMBER + r")(?![\w%×]|\s*(?:[x×%]|"
                      + UNIT.replace("?P<unit>", "?:") + r"))")
+#: Counts that cost time when there are more of them.
+_COSTS = re.compile(r"\b(?:barriers?|instructions?|kernels?|launch(?:es)?|calls?|syncs?|"
+                    r"synchroni[sz]ations?|copies|allocations?|registers?|round[- ]trips?|"
+                    r"conversions?|passes|reads|writes|transactions|bank conflicts|"
+                    r"recompil\w*|graph breaks?|memory|time|latency|bytes)\b", re.IGNORECASE)
 _CHANGE = re.compile(r"\b(?:reduc|cut|lower|decreas|drop|increas|rais|improv|shr[iu]nk)\w*",
                      re.IGNORECASE)
 
@@ -193,8 +198,8 @@ def _count_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
                 not _CHANGE.search(sentence[max(0, match.start() - 40):match.start() + 20]):
             continue
         a, b = number_of(match.group("a")), number_of(match.group("b"))
-        if not a or not b or a == b:
-            continue
+        if not a or not b or a == b or not _COSTS.search(match.group("what")):
+            continue  # "Increased num_warps from 4 to 8": a setting, not a cost
         metric = metric_of(match.group("what")) or "other"
         ratio = b / a
         better = ratio > 1 if metric == "throughput" else ratio < 1

@@ -71,8 +71,8 @@ MORE = r"(?:more|higher|increases?|larger)"
 #: Verbs in front of a quantity (``reduce memory by 30%``, ``speed up X by 2x``).
 VERB_FASTER = (r"(?:speed(?:s|ed|ing)?[- ]?up|speeds|accelerat\w*|improv\w*|optimi[sz]\w*|boost\w*"
                r"|faster|gives?|giving|yield\w*|gain\w*)")
-VERB_LESS = (r"(?:reduc\w*|cut(?:s|ting)?\b|lower\w*|shrink\w*|sav\w+|decreas\w*|drops?|trim\w*|"
-             r"shav\w*)")
+VERB_LESS = (r"(?:reduc\w*|cut(?:s|ting)?\b|br(?:ing|ings|ought) down|lower\w*|shrink\w*|sav\w+|"
+             r"decreas\w*|drops?|trim\w*|shav\w*)")
 VERB_MORE = r"(?:increas\w*|rais\w*|grow\w*|doubl\w*)"
 #: A claim about a fixed slowness: ``Fix 20x slowdown`` means head is 20x faster than base.
 REPAIR = r"(?:fix\w*|address\w*|resolv\w*|avoid\w*|remov\w*|eliminat\w*|revert\w*)"
@@ -80,7 +80,7 @@ REPAIR = r"(?:fix\w*|address\w*|resolv\w*|avoid\w*|remov\w*|eliminat\w*|revert\w
 #: What a sentence's words say the metric is, first match wins (checked near the number first).
 METRIC_WORDS = (
     ("compile_time", r"(?<!with )(?<!using )(?<!torch\.)(?<!\w)compil\w*|build\w*|\bjit\b|"
-                     r"warm-?up|start-?up|import time"),
+                     r"warm-?up|start-?up|(?:warm|cold) start|import time"),
     ("latency", r"latency|latencies|\bTTFT\b|\bTPOT\b|\bITL\b|\bE2EL\b|time[- ]to[- ]first"),
     ("throughput", r"throughput|tok(?:en)?s?/s|tokens per second|samples/s|it/s|img/s|"
                    r"\bflops\b|\bTFLOPS\b|bandwidth|\bQPS\b|\bFPS\b|req(?:uest)?s?/s|\bMFU\b"),

@@ -61,6 +61,7 @@ def _clean(text: str) -> str:
     text = re.sub(r"</?\w+[^>]*>", " ", text)
     text = re.sub(r"\bbetween\s+(" + NUMBER + r")\s*([%x×]?)\s+and\s+(" + NUMBER + r")\s*([%x×])",
                   r"\1\2-\3\4", text)  # "improved between 2.5 and 7%"
+    text = re.sub(r"\s*\$\s*\\times\s*\$", "x", text)  # "5 $\\times$ speed up"
     text = text.replace(":arrow_down:", "↓").replace(":arrow_up:", "↑")
     text = re.sub(r"⬇️?|🔽", "↓", re.sub(r"⬆️?|🔼", "↑", text))
     return text.replace("`", "").replace("**", "").replace("\u00a0", " ")
@@ -157,7 +158,7 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
     clause = _clause(left)
     near = clause[-60:] + " " + after
     close = clause[-25:] + " " + " ".join(after.split()[:2])
-    share = re.match(r"\s*of (?:the )?(?:total |overall |peak )?(?:memory|time|runtime)\b", right)
+    share = re.match(r"\s*of (?:the )?(?:[\w-]+ ){0,2}(?:memory|time|runtime)\b", right)
     if share and re.search(r"\b" + VERB_LESS, clause, re.IGNORECASE):
         return metric_of(share.group(0)) or "time", True, True  # "save 20% of total memory"
     if re.search(r"\b(?:last|previous|old|original)\s+(?:version|code|implementation)\s+"
@@ -179,6 +180,12 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
                 else "faster", 0)
     verb_end = re.search(r"\b(?:" + VERB_LESS + "|" + VERB_MORE + r")\s*(?:by\s*)?(?:~|about|"
                          r"nearly|almost)?\s*$", clause, re.IGNORECASE)
+    cost = re.search(r"\b(?:at the cost of|costs?|cost of|overhead of|penalty of|extra|"
+                     r"additional)\b[^.]{0,40}$", clause, re.IGNORECASE)
+    if word is None and cost:
+        word = ("slower" if metric_of(after + " " + cost.group(0)) in (None, "time", "latency",
+                                                                       "compile_time")
+                else "more", 0)  # "at the cost of 1.29x training-step time"
     arrow = re.search(r"[↓↑]", clause)
     if word is None and arrow:
         word = ("less" if arrow.group(0) == "↓" else "more", 0)
@@ -211,7 +218,7 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
         better = name == "more"
     if repaired:
         better = True
-    certain = name in ("less", "more") or metric not in TIME_LIKE or bool(repaired)
+    certain = name in ("less", "more") or metric not in TIME_LIKE or bool(repaired or cost)
     if kind == "%" and name == "faster" and metric in TIME_LIKE:
         certain = bool(re.search(r"\b" + VERB_LESS, clause[-60:], re.IGNORECASE))
     return metric, better, certain
@@ -242,6 +249,10 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int
                                      or re.search(r"\bto\s+(?:(?:less than|under|below)\s*|"
                                                   + _QUAL + r")*$", left)):
                 continue
+            below = kind == "x" and low is not None and max(low, high or low) < 1 and \
+                re.match(r"\s*speed[- ]?ups?\b", right, re.IGNORECASE)  # "~0.63X speedup"
+            if below:
+                low, high = 1 / max(low, high or low), 1 / low
             if low is None or (kind == "x" and min(low, high) < 1) or low == high == 0 or \
                     (kind == "%" and match.group("sign") and not re.match(r"\s", right)):
                 continue
@@ -252,6 +263,8 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int
             if sense is None:
                 continue
             metric, better, certain = sense
+            if below:
+                better = False
             if kind == "amount":
                 known = unit_metric(match.group("unit"))
                 if known is None or known[0] == "throughput" or metric not in (known[0], "time",
@@ -292,6 +305,25 @@ def _same(one: dict, other: dict, tolerance: float, overlap: bool = True) -> boo
     return c / (1 + tolerance) <= b and a <= d * (1 + tolerance)
 
 
+def _restated(claim: dict, found: list[dict]) -> bool:
+    """A range or two readings that an exact figure of the same sentence restates ("1.29x
+    training-step time, or a 29% slowdown")."""
+    if claim.get("ratio_low") is None:
+        return False
+    return any(other.get("ratio") is not None and other["metric"] == claim["metric"]
+               and other["direction"] == claim["direction"]
+               and claim["ratio_low"] / 1.02 <= other["ratio"] <= claim["ratio_high"] * 1.02
+               for other in found)
+
+
+#: A text about an option that stays off unless asked for: its figures compare the option on
+#: with off, not head with base ("Adds opt-in activation checkpointing ... 3.3x less memory").
+_OPTION = re.compile(r"\bopt-in\b|\b(?:off|disabled) by default\b|\bpreserves? (?:the )?default "
+                     r"behaviou?r\b|\bto enable\b|\bwhen enabled\b|\b(?:activation|gradient) "
+                     r"checkpointing\b", re.IGNORECASE)
+OPTION_OFF = "the option off"
+
+
 def _text_claims(text: str, source: str) -> list[dict]:
     text = _clean(text)
     claims, budget = [], [MAX_FIGURES]
@@ -310,10 +342,13 @@ def _text_claims(text: str, source: str) -> list[dict]:
             if lead and not re.match(BASE_WORDS, lead.group(1), re.IGNORECASE):
                 # "Benchmark results (B200, BF16 state vs FP32 state):" then one line a claim
                 found = [{**c, "vs": lead.group(1)} if c["vs"] == "base" else c for c in found]
+            found = [c for c in found if not _restated(c, found)]
             claims += [c for c in found if not any(
                 _same(c, p, 0.1) or c["ratio"] is None and "ratio_low" not in c
                 and c["metric"] == p["metric"] for p in pairs)]
         claims += pairs
+    if _OPTION.search(text):
+        claims = [{**c, "vs": OPTION_OFF} if c["vs"] == "base" else c for c in claims]
     return [{**claim, "source": source} for claim in claims]
 
 

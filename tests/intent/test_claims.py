@@ -198,3 +198,17 @@ def test_a_long_or_adversarial_text_is_read_only_so_far():
     # a log pasted as prose: at most MAX_FIGURES figures are looked at, each in a bounded window
     assert parse_claims(body="3% " * (module.MAX_FIGURES + 10) + "\n\n2x faster") == []
     assert len(parse_claims(body="3% " * 50 + "\n\n2x faster")) == 1
+
+
+def test_an_option_against_itself_off_is_not_base_and_its_cost_is_slower():
+    # https://github.com/NVIDIA/physicsnemo/pull/1897
+    memory, time = parse_claims(body=(
+        "Adds opt-in activation checkpointing to Transolver.\n\nTransolver activation "
+        "checkpointing uses 3.3× less peak memory, at the cost of 1.29× training-step time, or a "
+        "29% slowdown."))
+    assert (memory["metric"], memory["direction"], memory["ratio"]) == ("memory", "less", 0.303)
+    assert (time["direction"], time["ratio"]) == ("slower", 1.29)  # the 29 % restates it
+    assert memory["vs"] == time["vs"] == "the option off"
+    # https://github.com/NVIDIA/physicsnemo/pull/722: a speed-up below 1 is a slow-down
+    claim = _one("with ~0.63X speedup on DGX-A100")
+    assert (claim["direction"], claim["ratio"]) == ("slower", 1.5873)
