@@ -98,6 +98,7 @@ def compare_and_show(req, *, quiet: bool = False, reports: bool = True) -> dict:
 
 
 def main_compare(args) -> int:
+    from ..intent.claims_cli import read_body_file
     from ..pipeline.compare import CompareRequest, PullRequestText
 
     overrides = overrides_from_args(args)
@@ -107,7 +108,8 @@ def main_compare(args) -> int:
     labels = [s.strip() for s in (args.labels or "").split(",") if s.strip()]
     req = CompareRequest(repo=args.repo, base=args.base, head=args.head, config=None, out=out,
                          benchmarks=args.benchmarks, filter=args.filter,
-                         pr=PullRequestText(args.title or "", args.body or "", labels),
+                         pr=PullRequestText(args.title or "", args.body or read_body_file(
+                             getattr(args, "body_file", None)), labels),
                          config_overrides=overrides, config_file=args.config,
                          affected=getattr(args, "affected", None), map_file=getattr(args, "map_file", None),
                          force_run=list(getattr(args, "force_run", None) or []))

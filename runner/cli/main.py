@@ -112,8 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a regression beyond fail_threshold is found (or a memory regression, "
                         "with fail_on_memory_regression)")
-    p.add_argument("--title", help="PR title, for the intent section")
-    p.add_argument("--body", help="PR body, for the intent section")
+    p.add_argument("--title", help="PR title, for the intent section and the claims")
+    body = p.add_mutually_exclusive_group()
+    body.add_argument("--body", help="PR body, for the intent section and the claims")
+    body.add_argument("--body-file", metavar="FILE",
+                      help="PR body read from FILE ('-' for standard input), instead of --body")
     p.add_argument("--labels", help="comma-separated PR labels, for the intent section")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--affected", dest="affected", action="store_true", default=None,
@@ -193,6 +196,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--head", metavar="REF")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler="runner.intent.cli:main_intent")
+
+    p = sub.add_parser("claims", help="the quantitative performance claims of a PR's text")
+    p.add_argument("--title", default="", help="the PR's title")
+    body = p.add_mutually_exclusive_group()
+    body.add_argument("--body", default="", help="the PR's description")
+    body.add_argument("--body-file", metavar="FILE",
+                      help="the PR's description read from FILE ('-' for standard input)")
+    p.add_argument("--json", metavar="FILE", help="also write the claims to FILE (a JSON list)")
+    p.set_defaults(handler="runner.intent.claims_cli:main_claims")
 
     p = sub.add_parser("doctor", help="is this runner fit to measure? GPU and CPU checks, each with a fix")
     p.add_argument("--json", action="store_true", help="print JSON {checks, failed, warned}")

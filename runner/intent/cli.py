@@ -4,10 +4,9 @@ where a rule measured precise on real pull requests backs it, beside the hand ru
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 from ..errors import UserError
+from .claims_cli import read_text_file
 from .git import read_change
 from .classifier import classify_rules
 from .precise import MIN_PRECISION, name_strategy
@@ -15,16 +14,7 @@ from .rules import STRATEGIES
 
 
 def _read_diff(name: str | None) -> str:
-    if not name:
-        return ""
-    if name == "-":
-        return sys.stdin.read()
-    path = Path(name)
-    if path.is_dir():
-        raise UserError(f"--diff {name!r} is a directory; give a diff file (git diff BASE HEAD > change.diff)")
-    if not path.is_file():
-        raise UserError(f"--diff {name!r}: no such file")
-    return path.read_text(encoding="utf-8", errors="replace")
+    return read_text_file("--diff", name, "a diff file (git diff BASE HEAD > change.diff)")
 
 
 def _check_diff(name: str, text: str) -> None:

@@ -18,7 +18,7 @@ from .. import config as config_mod
 from .. import results as results_mod
 from .. import selection
 from ..config import Config
-from ..git import commit_time, repo_root, resolve
+from ..git import commit_time, git, repo_root, resolve
 from .timing import benchstate
 from .timing.benchstate import BenchState
 from .timing.entries import benchmark_entry, skipped_apart
@@ -153,10 +153,22 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
               "committed_at": commit_time(root, revs["head"].sha)},
         environment=sides.environment(telemetry),
         settings=settings, benchmarks=entries, intent=_intent(req, root, revs),
+        claims=_claims(req, root, revs),
         **({"selection": selected} if selected is not None else {}),
         **({"code_map": code_map} if code_map is not None else {}))
     results_mod.dump(doc, req.out / "results.json")
     return doc
+
+
+def _claims(req: CompareRequest, root: Path, revs: dict[str, Revision]) -> list[dict]:
+    """``claims`` of results.json: the quantitative claims of the PR's title and body and of the
+    head's commit messages (:func:`runner.intent.claims.parse_claims`)."""
+    from ..intent.claims import parse_claims
+
+    log = git(root, "log", "--no-color", "--format=%B%x00", "--end-of-options",
+              f"{revs['base'].sha}..{revs['head'].sha}", strip=False)
+    messages = [message.strip() for message in log.split("\x00") if message.strip()]
+    return parse_claims(title=req.pr.title, body=req.pr.body, commits=messages)
 
 
 def _intent(req: CompareRequest, root: Path, revs: dict[str, Revision]) -> dict:
