@@ -135,6 +135,7 @@ SMOKES = {
     "evaluation/intent.py": Smoke(("evaluation/intent.py", "--smoke")),
     "evaluation/intent_real.py": Smoke(("evaluation/intent_real.py", "--smoke")),
     "evaluation/intent_precision.py": Smoke(("evaluation/intent_precision.py", "--smoke")),
+    "evaluation/claim_checks.py": Smoke(("evaluation/claim_checks.py", "--smoke")),
     "evaluation/isolation.py": Smoke(("evaluation/isolation.py", "--smoke")),
     "evaluation/pair_estimators.py": Smoke(("evaluation/pair_estimators.py", "--smoke")),
     "evaluation/peers.py": Smoke(("evaluation/peers.py", "--smoke")),

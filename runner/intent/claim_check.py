@@ -200,14 +200,45 @@ def _untestable(claim: Mapping[str, Any], metric: str, device: str) -> str | Non
         return f"compared with {str(vs)[:40]}, not with base"
     if metric not in (*TIME_METRICS, "throughput", "memory"):
         return f"perfgate does not measure {metric.replace('_', ' ')}"
-    devices = " ".join(map(str, (claim.get("scope") or {}).get("device") or [])) \
-        if isinstance(claim.get("scope"), Mapping) else ""
-    on_gpu = bool(GPU_WORDS.search(devices))
-    on_cpu = "cpu" in devices.lower()
-    if device == "cpu" and on_gpu and not on_cpu:
-        return f"about {devices[:40]}; this run measured on CPU: untestable here"
-    if device and device != "cpu" and on_cpu and not on_gpu:
+    named = claim_device(claim)
+    if device == "cpu" and named and GPU_WORDS.search(named):
+        return f"about {named[:40]}; this run measured on CPU: untestable here"
+    if device and device != "cpu" and named.lower() == "cpu":
         return "about the CPU; this run measured on the GPU: untestable here"
+    return None
+
+
+def claim_device(claim: Mapping[str, Any]) -> str:
+    """The device a claim is about: of the devices its scope names, the one its quote names
+    nearest to the claim's own figure (a sentence may name two: "~34% on CUDA (CPU 7022 ->
+    5845 ms)"); all of them, joined, when the quote places none; ``""`` when the scope names
+    none."""
+    scope = claim.get("scope") if isinstance(claim.get("scope"), Mapping) else {}
+    devices = [str(d) for d in scope.get("device") or [] if isinstance(d, str)]
+    if len(devices) < 2:
+        return devices[0] if devices else ""
+    quote = str(claim.get("quote") or "")
+    at = _figure_at(quote, *_ratios(claim))
+    places = [(abs(m.start() - at), d) for d in devices
+              for m in re.finditer(re.escape(d), quote)]
+    return min(places)[1] if at is not None and places else " and ".join(devices)
+
+
+def _figure_at(quote: str, low: float | None, high: float | None) -> int | None:
+    """Where in ``quote`` the number stands that gives the claimed ratio (as a factor, a
+    percentage either way, or the second of a before/after pair), None if none does."""
+    if low is None:
+        return None
+    numbers = [(m.start(), float(m.group(1))) for m in _NUMBER.finditer(quote)]
+
+    def near(r: float) -> bool:
+        return low / 1.02 <= r <= high * 1.02
+
+    for i, (at, n) in enumerate(numbers):
+        if n > 0 and any(near(r) for r in (n, 1 / n, 1 - n / 100, 1 / (1 + n / 100))):
+            return at
+        if n > 0 and i and numbers[i - 1][1] > 0 and near(n / numbers[i - 1][1]):
+            return numbers[i - 1][0]
     return None
 
 

@@ -164,3 +164,21 @@ def test_the_terminal_says_a_contradicted_claim_under_the_gate():
     assert lines[0].startswith("perfgate: ")
     assert any(line.startswith("the PR's claim is contradicted: “optimize the function")
                for line in lines[1:5])
+
+
+def test_of_two_devices_in_a_sentence_the_one_beside_the_claims_figure_is_its_device():
+    # kornia #3474: "~34% speedup on CUDA by avoiding intermediate memory allocations (CPU 7022
+    # -> 5845 ms)": the 34 % is about CUDA, the 7022 -> 5845 ms about the CPU
+    quote = ("~34% speedup on CUDA by avoiding intermediate memory allocations "
+             "(CPU 7022 -> 5845 ms)")
+    scope = {"device": ["CUDA", "CPU"]}
+    cuda = claim(quote, low=0.66, high=0.7463, scope=scope)
+    cpu = claim(quote, 0.8324, scope=scope)
+    unplaced = claim("7022 -> 5845 ms", 0.8324, scope=scope)
+    measured = [bench("b", 0.8, 0.7, 0.92)]
+    checked = check_claims([cuda, cpu, unplaced], measured, {"device": "cpu"})
+    assert checked[0]["verdict"] == UNTESTABLE and checked[0]["why"].startswith("about CUDA;")
+    assert checked[1]["verdict"] == HOLDS
+    # a quote that names neither: the sentence's devices both, so not judged on this CPU
+    assert checked[2]["verdict"] == UNTESTABLE
+    assert checked[2]["why"].startswith("about CUDA and CPU; this run measured on CPU")

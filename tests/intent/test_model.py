@@ -1,4 +1,4 @@
-"""runner.intent.model: the learned intent model (gate + strategy head) and ``classify``."""
+"""evaluation.intent_model.model: the learned intent model (gate + strategy head), ``classify``."""
 
 from __future__ import annotations
 
