@@ -67,11 +67,14 @@ def _clean(text: str) -> str:
     return text.replace("`", "").replace("**", "").replace("\u00a0", " ")
 
 
+_TABLE_ROW = re.compile(r"^[^|]*\|[^|]*\|")  # a row of a table without leading pipes
+
+
 def _sentences(text: str) -> list[str]:
     """Lines split at sentence ends (``. `` before a capital, ``;``); table lines left out."""
     out = []
     for line in text.splitlines():
-        if line.strip().startswith("|"):
+        if line.strip().startswith("|") or _TABLE_ROW.match(line):
             continue
         for part in re.split(r"(?<=[.!?;])\s+(?=[A-Z(\[*-])|;\s*", line):
             if part.strip():
@@ -180,8 +183,9 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
                 else "faster", 0)
     verb_end = re.search(r"\b(?:" + VERB_LESS + "|" + VERB_MORE + r")\s*(?:by\s*)?(?:~|about|"
                          r"nearly|almost)?\s*$", clause, re.IGNORECASE)
-    cost = re.search(r"\b(?:at the cost of|costs?|cost of|overhead of|penalty of|extra|"
-                     r"additional)\b[^.]{0,40}$", clause, re.IGNORECASE)
+    cost = re.search(r"\b(?:at the cost of|(?:performance )?cost of|overhead of|penalty of|"
+                     r"(?:extra|additional) [\w-]+(?: [\w-]+)? of)\s*(?:" + _QUAL + r")*$",
+                     clause, re.IGNORECASE)
     if word is None and cost:
         word = ("slower" if metric_of(after + " " + cost.group(0)) in (None, "time", "latency",
                                                                        "compile_time")
@@ -218,7 +222,8 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
         better = name == "more"
     if repaired:
         better = True
-    certain = name in ("less", "more") or metric not in TIME_LIKE or bool(repaired or cost)
+    certain = name in ("less", "more") or metric not in TIME_LIKE or bool(repaired) or bool(
+        cost and re.search(r"\btime\b", cost.group(0) + " " + after))
     if kind == "%" and name == "faster" and metric in TIME_LIKE:
         certain = bool(re.search(r"\b" + VERB_LESS, clause[-60:], re.IGNORECASE))
     return metric, better, certain
@@ -243,7 +248,8 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int
             low = number_of(match.group("p") if "p" in match.groupdict() and match.group("p")
                        else match.group("n"))
             high = number_of(match.groupdict().get("n2")) or low
-            saved = re.match(r"\s*(?:[\w-]+\s+){0,3}(?:saved|freed|less|fewer)\b", right)
+            saved = re.match(r"\s*(?:[\w-]+\s+){0,3}(?:saved|freed|less|fewer|faster|quicker)\b",
+                             right)
             if kind == "amount" and (not saved and not re.search(VERB_LESS + r"|" + VERB_MORE,
                                                                   left[-50:], re.IGNORECASE)
                                      or re.search(r"\bto\s+(?:(?:less than|under|below)\s*|"

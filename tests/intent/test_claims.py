@@ -212,3 +212,16 @@ def test_an_option_against_itself_off_is_not_base_and_its_cost_is_slower():
     # https://github.com/NVIDIA/physicsnemo/pull/722: a speed-up below 1 is a slow-down
     claim = _one("with ~0.63X speedup on DGX-A100")
     assert (claim["direction"], claim["ratio"]) == ("slower", 1.5873)
+
+
+def test_tables_without_leading_pipes_and_pairs_without_a_name():
+    # https://github.com/PaddlePaddle/Paddle/pull/16745 (a GitHub table without leading pipes)
+    body = ("  | 1 card throughput(img/s) | 4 card throughput(img/s)\n-- | -- | --\n"
+            "before fuse optimizer ops | 242.7921093 | 1555.285541\n"
+            "after fuse optimizer ops | 246.7232074 | 1720.430108\n")
+    assert [c["ratio"] for c in parse_claims(body=body)] == [1.0162, 1.1062]
+    # https://github.com/deepmodeling/deepmd-kit/pull/4463: "A vs. B" ordered by the sentence
+    claim = _one("this modification brings an 2.75x improvement on optimizer update "
+                 "(22ms vs. 8ms)")
+    assert (claim["direction"], claim["ratio"]) == ("faster", 0.3636)
+    assert parse_claims(body="measured 22ms vs. 8ms") == []  # which is head? nothing says
