@@ -141,6 +141,9 @@ def table_claims(block: list[str]) -> list[dict]:
     header_unit = re.search(r"\(\s*" + UNIT + r"\s*\)|\[\s*" + UNIT.replace("?P<unit>", "?:")
                             + r"\s*\]", header_text)
     claims = []
+    # a table of counts names its metric in some rows ("host syncs / iteration") and not others
+    rows_metric = next((metric_of(_cells(line)[0]) for line in block[2:]
+                        if metric_of(_cells(line)[0])), None)
     for line in block[2:]:
         cells = _cells(line)
         if len(cells) < len(header) or not cells[0]:
@@ -150,13 +153,20 @@ def table_claims(block: list[str]) -> list[dict]:
             old, new = _number(cells[before]), _number(cells[after])
             if not old or not new or old[0] <= 0:
                 continue
-            unit = old[1] or new[1] or (header_unit.group("unit") if header_unit else None)
+            # the unit: in the cells, else their columns' headers ("t/s master"), else the row's
+            # words ("NSYS Avg Kernel time (us)"), else the table's header ("Time (ms)")
+            words = [header[before], header[after]] + [c for c in cells if not _number(c)]
+            named = next((m.group("unit") for w in words
+                          for m in [re.search(r"(?<![A-Za-z/])" + UNIT, w)] if m
+                          and unit_metric(m.group("unit"))), None)
+            unit = old[1] or new[1] or named or (header_unit.group("unit") if header_unit
+                                                 else None)
             known = unit_metric(unit) if unit else None
-            metric = metric_of(header_text) or (known[0] if known else None) or \
-                metric_of(label) or "time"
-            if known and metric != known[0] and not (known[0] == "time"
-                                                     and metric in ("latency", "compile_time")):
-                metric = known[0]
+            metric = (known[0] if known else None) or metric_of(header_text) or \
+                metric_of(label) or rows_metric or "time"
+            if known and known[0] == "time":
+                metric = metric_of(" ".join(words + [header_text])) or "time"
+                metric = metric if metric in ("latency", "compile_time") else "time"
             scale_old = unit_metric(old[1])[1] if old[1] and unit_metric(old[1]) else 1.0
             scale_new = unit_metric(new[1])[1] if new[1] and unit_metric(new[1]) else 1.0
             if old[1] and new[1] and unit_metric(old[1])[0] != unit_metric(new[1])[0]:
@@ -183,7 +193,7 @@ _PAIRS = (
     re.compile(r"(?<![\w.])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
                + r"\s+(?:down |up )?to\s+(?:~\s*)?(?P<b>" + NUMBER + r")\s*"
                + UNIT.replace("unit", "ub")),
-    re.compile(r"(?<![\w.])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
+    re.compile(r"(?<![\w.…])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
                + r"?\s*(?:->|→|=>|⟶|-->)\s*(?P<b>" + NUMBER + r")\s*"
                + UNIT.replace("unit", "ub") + r"?"),
     re.compile(r"(?<![\w.])(?P<b>" + NUMBER + r")\s*" + UNIT.replace("unit", "ub")

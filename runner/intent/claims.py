@@ -151,7 +151,8 @@ def _clause(left: str) -> str:
     return clause
 
 
-def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
+def _sense(left: str, right: str, kind: str,
+           decimal: bool = False) -> tuple[str, bool, bool] | None:
     """``(metric, better, certain)`` of a figure from the words around it; None: no claim.
 
     ``certain``: the words fix the reading of a percentage ("30 % less time" is 0.7; "30 %
@@ -202,6 +203,8 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
                 break
     if word is None and kind == "x" and re.match(r"\s*(?:over|vs\.?|than|compared)\b", right):
         word = ("faster", 0)  # "3.2-4.5x over the generic kernel"
+    if word is None and kind == "x" and decimal and re.match(r"\s*(?:on|at|for|across)\b", right):
+        word = ("faster", 0)  # "(1.2-1.9x on B200/GB300)", "Isolated 1.3-2.55x at M>=1024"
     if word is None:
         return None
     name = word[0]
@@ -262,7 +265,8 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int
             if low is None or (kind == "x" and min(low, high) < 1) or low == high == 0 or \
                     (kind == "%" and match.group("sign") and not re.match(r"\s", right)):
                 continue
-            sense = _sense(left, right, kind)
+            decimal = bool(re.search(r"[.\-–~]|to", match.group(0)))  # "1.9x", "1-2x", not "8x"
+            sense = _sense(left, right, kind, decimal)
             if sense is None and kind == "%" and match.group("sign"):
                 metric = metric_of(sentence) or "throughput"  # "+25% at batch 96-512"
                 sense = (metric, (match.group("sign") == "+") == (metric == "throughput"), True)
@@ -317,7 +321,7 @@ def _restated(claim: dict, found: list[dict]) -> bool:
     if claim.get("ratio_low") is None:
         return False
     return any(other.get("ratio") is not None and other["metric"] == claim["metric"]
-               and other["direction"] == claim["direction"]
+               and other["direction"] == claim["direction"] and other["vs"] == claim["vs"]
                and claim["ratio_low"] / 1.02 <= other["ratio"] <= claim["ratio_high"] * 1.02
                for other in found)
 

@@ -225,3 +225,11 @@ def test_tables_without_leading_pipes_and_pairs_without_a_name():
                  "(22ms vs. 8ms)")
     assert (claim["direction"], claim["ratio"]) == ("faster", 0.3636)
     assert parse_claims(body="measured 22ms vs. 8ms") == []  # which is head? nothing says
+
+
+def test_a_rate_table_is_throughput_from_its_column_headers():
+    # https://github.com/ikawrakow/ik_llama.cpp/pull/541: "t/s (main)" against "t/s (PR)"
+    body = ("| model | threads | t/s (main) | t/s (PR) | Speedup |\n|---|---|---|---|---|\n"
+            "| llama 8B IQ2_KT | 2 | 3.28 ± 0.00 | 4.11 ± 0.00 | 1.253 |\n")
+    claim = _one(body)
+    assert (claim["metric"], claim["direction"], claim["ratio"]) == ("throughput", "faster", 1.253)
