@@ -233,3 +233,17 @@ def test_a_rate_table_is_throughput_from_its_column_headers():
             "| llama 8B IQ2_KT | 2 | 3.28 ± 0.00 | 4.11 ± 0.00 | 1.253 |\n")
     claim = _one(body)
     assert (claim["metric"], claim["direction"], claim["ratio"]) == ("throughput", "faster", 1.253)
+
+
+def test_claims_are_valid_in_results_json():
+    import jsonschema
+
+    from runner import results
+
+    claims = parse_claims(title="2x faster", body="Before: 93.8 ms, After: 36.8 ms (A100)\n\n"
+                          "~30% speedup\n\nreduce memory by 2GB\n\nup to 20% throughput gains")
+    assert len(claims) == 5
+    schema = {**results.schema(), "required": []}
+    jsonschema.validate({"claims": claims}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"claims": [{**claims[0], "metric": "speed"}]}, schema)
