@@ -4,9 +4,9 @@ Usage:
     python evaluation/claims.py [--set dev|test|all] [--errors] [--json FILE]
 
 ``evaluation/claims/dev.jsonl`` is the development set (the parser's rules were written and
-tuned while reading it): rows with ``set`` ``dev``, and ``test1`` to ``test3``, the blind sets
-of rounds 1 to 3, each scored once and read since; ``test.jsonl`` (``set`` ``test4``) is the
-blind set of round 4, labelled before the parser read it, scored once with the rules frozen and
+tuned while reading it): rows with ``set`` ``dev``, and ``test1`` to ``test5``, the blind sets
+of rounds 1 to 5, each scored once and read since; ``test.jsonl`` (``set`` ``test6``) is the
+blind set of round 6, labelled before the parser read it, scored once with the rules frozen and
 never used to change them. A row: ``{url, repo, pr, title, body, text, set, labels}``, each label
 ``{metric, direction, ratio | ratio_low + ratio_high, bound, vs}``; ``text`` says what was kept
 (the title alone where the harvested description is a paraphrase, else a verbatim excerpt).

@@ -24,6 +24,8 @@ _AFTER = re.compile(r"\b(?:after|this pr|pr|new|optimi[sz]ed|head|ours|patched|p
                     r"branch|fused|with|w/)\b", re.IGNORECASE)
 _SPEEDUP = re.compile(r"speed-?up|\bratio\b", re.IGNORECASE)
 _CELL_NUMBER = re.compile(r"(?P<num>" + NUMBER + r")\s*" + UNIT + r"?")
+_OFF = re.compile(r"\s*(?:false|off|disabled|no|without)\s*", re.IGNORECASE)
+_ON = re.compile(r"\s*(?:true|on|enabled|yes|with)\s*", re.IGNORECASE)
 _RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 
 
@@ -39,18 +41,22 @@ def _number(cell: str) -> tuple[float, str | None] | None:
     return float(match.group("num").replace(",", "")), match.group("unit")
 
 
+_RULE_LINE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
+
+
 def table_blocks(text: str) -> list[list[str]]:
-    """The Markdown tables of ``text``: each a list of its lines (header, rule, rows)."""
-    blocks, current = [], []
-    for line in text.splitlines():
-        if line.strip().startswith("|"):
-            current.append(line)
-            continue
-        if len(current) >= 3:
-            blocks.append(current)
-        current = []
-    if len(current) >= 3:
-        blocks.append(current)
+    """The Markdown tables of ``text``, leading pipes or not (GitHub renders both): each a list
+    of its lines (header, rule, rows)."""
+    lines, blocks, index = text.splitlines(), [], 1
+    while index < len(lines):
+        if _RULE_LINE.match(lines[index]) and "|" in lines[index - 1]:
+            end = index + 1
+            while end < len(lines) and "|" in lines[end] and lines[end].strip():
+                end += 1
+            if end - index > 1:
+                blocks.append(lines[index - 1:end])
+            index = end
+        index += 1
     return blocks
 
 
@@ -97,6 +103,11 @@ def _row_pairs(header: list[str], block: list[str]) -> list[dict]:
     rows = [_cells(line) for line in block[2:]]
     old = next((r for r in rows if r and _BEFORE.search(r[0]) and not _AFTER.search(r[0])), None)
     new = next((r for r in rows if r and _AFTER.search(r[0]) and r is not old), None)
+    vs = "base"
+    if old is None or new is None:  # "| True | 4849 |" and "| False | 3954 |": an option
+        old = next((r for r in rows if r and _OFF.fullmatch(r[0])), None)
+        new = next((r for r in rows if r and _ON.fullmatch(r[0])), None)
+        vs = "the option off"
     if old is None or new is None:
         return []
     claims = []
@@ -110,14 +121,17 @@ def _row_pairs(header: list[str], block: list[str]) -> list[dict]:
         if not a or not b or a[0] <= 0 or metric is None:
             continue
         line = f"{old[0]}: {old[index]} → {new[0]}: {new[index]} ({name})"
-        claims.append(_row_claim(name, b[0] / a[0], metric, line, name))
+        if b[0] != a[0]:
+            claims.append({**_row_claim(name, b[0] / a[0], metric, line, name), "vs": vs})
     return claims
 
 
 def table_claims(block: list[str]) -> list[dict]:
     """One claim per row of a before/after or speed-up table (without ``source``); [] for a
     table that compares nothing (a list of shapes, a feature matrix)."""
-    header = _cells(block[0])
+    header, first = _cells(block[0]), _cells(block[2])
+    if len(header) < len(first):  # "  | 1 card | 4 card" over "before | 242.8 | 1555.3"
+        header = [""] * (len(first) - len(header)) + header
     if not _RULE.match(block[1]):
         return []
     before, after, speedup = _columns(header)
@@ -127,6 +141,9 @@ def table_claims(block: list[str]) -> list[dict]:
     header_unit = re.search(r"\(\s*" + UNIT + r"\s*\)|\[\s*" + UNIT.replace("?P<unit>", "?:")
                             + r"\s*\]", header_text)
     claims = []
+    # a table of counts names its metric in some rows ("host syncs / iteration") and not others
+    rows_metric = next((metric_of(_cells(line)[0]) for line in block[2:]
+                        if metric_of(_cells(line)[0])), None)
     for line in block[2:]:
         cells = _cells(line)
         if len(cells) < len(header) or not cells[0]:
@@ -136,16 +153,26 @@ def table_claims(block: list[str]) -> list[dict]:
             old, new = _number(cells[before]), _number(cells[after])
             if not old or not new or old[0] <= 0:
                 continue
-            unit = old[1] or new[1] or (header_unit.group("unit") if header_unit else None)
+            # the unit: in the cells, else their columns' headers ("t/s master"), else the row's
+            # words ("NSYS Avg Kernel time (us)"), else the table's header ("Time (ms)")
+            words = [header[before], header[after]] + [c for c in cells if not _number(c)]
+            named = next((m.group("unit") for w in words
+                          for m in [re.search(r"(?<![A-Za-z/])" + UNIT, w)] if m
+                          and unit_metric(m.group("unit"))), None)
+            unit = old[1] or new[1] or named or (header_unit.group("unit") if header_unit
+                                                 else None)
             known = unit_metric(unit) if unit else None
-            metric = metric_of(header_text) or (known[0] if known else "time")
-            if known and metric != known[0] and not (known[0] == "time"
-                                                     and metric in ("latency", "compile_time")):
-                metric = known[0]
+            metric = (known[0] if known else None) or metric_of(header_text) or \
+                metric_of(label) or rows_metric or "time"
+            if known and known[0] == "time":
+                metric = metric_of(" ".join(words + [header_text])) or "time"
+                metric = metric if metric in ("latency", "compile_time") else "time"
             scale_old = unit_metric(old[1])[1] if old[1] and unit_metric(old[1]) else 1.0
             scale_new = unit_metric(new[1])[1] if new[1] and unit_metric(new[1]) else 1.0
             if old[1] and new[1] and unit_metric(old[1])[0] != unit_metric(new[1])[0]:
                 continue
+            if new[0] * scale_new == old[0] * scale_old:
+                continue  # "| dynamic-shape sites | 35 | 35 |": no change claimed
             claims.append(_row_claim(label, new[0] * scale_new / (old[0] * scale_old), metric,
                                      line, header_text))
         else:
@@ -166,7 +193,7 @@ _PAIRS = (
     re.compile(r"(?<![\w.])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
                + r"\s+(?:down |up )?to\s+(?:~\s*)?(?P<b>" + NUMBER + r")\s*"
                + UNIT.replace("unit", "ub")),
-    re.compile(r"(?<![\w.])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
+    re.compile(r"(?<![\w.…])(?P<a>" + NUMBER + r")\s*" + UNIT.replace("unit", "ua")
                + r"?\s*(?:->|→|=>|⟶|-->)\s*(?P<b>" + NUMBER + r")\s*"
                + UNIT.replace("unit", "ub") + r"?"),
     re.compile(r"(?<![\w.])(?P<b>" + NUMBER + r")\s*" + UNIT.replace("unit", "ub")
@@ -228,11 +255,18 @@ def pair_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
                 continue
             metric = known[0]
             if metric == "time":
-                metric = metric_of(sentence[:match.end() + 20]) or "time"
+                metric = metric_of(sentence[max(0, match.start() - 60):match.end() + 20]) or "time"
                 if metric not in TIME_LIKE:
                     metric = "time"
             ratio = b / a
             better = ratio > 1 if metric == "throughput" else ratio < 1
+            if "name" in match.groupdict() and not match.group("name"):
+                # "(22ms vs. 8ms)": which side is head the sentence's words say, or nothing does
+                said = _SAID.search(sentence[max(0, match.start() - 120):match.start()])
+                if said is None:
+                    continue
+                if bool(re.match(r"slow|regress|wors", said.group(0), re.I)) == better:
+                    ratio, better = 1 / ratio, not better
             if any(c["metric"] == metric and c["ratio"] == round(ratio, 4) for c in claims):
                 continue  # "Before 7186MB. After 2758MB ... from 7186MB to 2758MB"
             upper = number_of(match.groupdict().get("b2"))
@@ -249,6 +283,11 @@ def pair_claims(sentence: str, taken: list[tuple[int, int]]) -> list[dict]:
                            "bound": None, "scope": scope_of(around),
                            "vs": name if name and not re.match(BASE_WORDS, name, re.I) else "base"})
     return claims + _count_claims(sentence, taken)
+
+
+#: The words that say which way a change went, for "A vs. B" without a name.
+_SAID = re.compile(r"\b(?:improv\w*|faster|speed[- ]?ups?|reduc\w*|sav\w+|less|lower|fewer|"
+                   r"slow\w*|regress\w*|wors\w*)\b", re.IGNORECASE)
 
 
 _HEADING = re.compile(r"^[ \t#*]*(before|after)\b[^\n\d]{0,30}?[:*]*[ \t]*$",

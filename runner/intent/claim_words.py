@@ -79,7 +79,8 @@ REPAIR = r"(?:fix\w*|address\w*|resolv\w*|avoid\w*|remov\w*|eliminat\w*|revert\w
 
 #: What a sentence's words say the metric is, first match wins (checked near the number first).
 METRIC_WORDS = (
-    ("compile_time", r"(?<!with )(?<!using )(?<!torch\.)(?<!\w)compil\w*|build\w*|\bjit\b|"
+    ("compile_time", r"(?<!with )(?<!using )(?<!torch\.)(?<!\w)compil\w*|"
+                     r"\bbuild(?:s|ing)?\b(?! ?er)|\bjit\b|"
                      r"warm-?up|start-?up|(?:warm|cold) start|import time"),
     ("latency", r"latency|latencies|\bTTFT\b|\bTPOT\b|\bITL\b|\bE2EL\b|time[- ]to[- ]first"),
     ("throughput", r"throughput|tok(?:en)?s?/s|tokens per second|samples/s|it/s|img/s|"

@@ -15,7 +15,9 @@ say it does to time, throughput, latency, memory or compile time, and by how muc
 * ``bound``: ``up_to``, ``at_least`` or None; ``scope``: ``claim_words.scope_of`` of the
   sentence (device, dtype, shape, batch, model; ``case`` for a table row); ``vs``: ``base`` or
   the other implementation named ("2x faster than xformers" → ``xformers``: not testable
-  against base); ``source``: ``title``, ``body`` or ``commit``.
+  against base), ``the option off`` for the figures of a text about an opt-in option ("Adds
+  opt-in activation checkpointing ... 3.3x less peak memory"); ``source``: ``title``, ``body``
+  or ``commit``.
 
 Deterministic rules over sentences (:mod:`.claim_words` the vocabulary, :mod:`.claim_pairs`
 before/after pairs and tables); code blocks, links and quoted replies are not read. Numbers
@@ -67,11 +69,14 @@ def _clean(text: str) -> str:
     return text.replace("`", "").replace("**", "").replace("\u00a0", " ")
 
 
+_TABLE_ROW = re.compile(r"^[^|]*\|[^|]*\|")  # a row of a table without leading pipes
+
+
 def _sentences(text: str) -> list[str]:
     """Lines split at sentence ends (``. `` before a capital, ``;``); table lines left out."""
     out = []
     for line in text.splitlines():
-        if line.strip().startswith("|"):
+        if line.strip().startswith("|") or _TABLE_ROW.match(line):
             continue
         for part in re.split(r"(?<=[.!?;])\s+(?=[A-Z(\[*-])|;\s*", line):
             if part.strip():
@@ -148,7 +153,8 @@ def _clause(left: str) -> str:
     return clause
 
 
-def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
+def _sense(left: str, right: str, kind: str,
+           decimal: bool = False) -> tuple[str, bool, bool] | None:
     """``(metric, better, certain)`` of a figure from the words around it; None: no claim.
 
     ``certain``: the words fix the reading of a percentage ("30 % less time" is 0.7; "30 %
@@ -180,8 +186,9 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
                 else "faster", 0)
     verb_end = re.search(r"\b(?:" + VERB_LESS + "|" + VERB_MORE + r")\s*(?:by\s*)?(?:~|about|"
                          r"nearly|almost)?\s*$", clause, re.IGNORECASE)
-    cost = re.search(r"\b(?:at the cost of|costs?|cost of|overhead of|penalty of|extra|"
-                     r"additional)\b[^.]{0,40}$", clause, re.IGNORECASE)
+    cost = re.search(r"\b(?:at the cost of|(?:performance )?cost of|overhead of|penalty of|"
+                     r"(?:extra|additional) [\w-]+(?: [\w-]+)? of)\s*(?:" + _QUAL + r")*$",
+                     clause, re.IGNORECASE)
     if word is None and cost:
         word = ("slower" if metric_of(after + " " + cost.group(0)) in (None, "time", "latency",
                                                                        "compile_time")
@@ -198,6 +205,8 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
                 break
     if word is None and kind == "x" and re.match(r"\s*(?:over|vs\.?|than|compared)\b", right):
         word = ("faster", 0)  # "3.2-4.5x over the generic kernel"
+    if word is None and kind == "x" and decimal and re.match(r"\s*(?:on|at|for|across)\b", right):
+        word = ("faster", 0)  # "(1.2-1.9x on B200/GB300)", "Isolated 1.3-2.55x at M>=1024"
     if word is None:
         return None
     name = word[0]
@@ -218,7 +227,8 @@ def _sense(left: str, right: str, kind: str) -> tuple[str, bool, bool] | None:
         better = name == "more"
     if repaired:
         better = True
-    certain = name in ("less", "more") or metric not in TIME_LIKE or bool(repaired or cost)
+    certain = name in ("less", "more") or metric not in TIME_LIKE or bool(repaired) or bool(
+        cost and re.search(r"\btime\b", cost.group(0) + " " + after))
     if kind == "%" and name == "faster" and metric in TIME_LIKE:
         certain = bool(re.search(r"\b" + VERB_LESS, clause[-60:], re.IGNORECASE))
     return metric, better, certain
@@ -243,7 +253,8 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int
             low = number_of(match.group("p") if "p" in match.groupdict() and match.group("p")
                        else match.group("n"))
             high = number_of(match.groupdict().get("n2")) or low
-            saved = re.match(r"\s*(?:[\w-]+\s+){0,3}(?:saved|freed|less|fewer)\b", right)
+            saved = re.match(r"\s*(?:[\w-]+\s+){0,3}(?:saved|freed|less|fewer|faster|quicker)\b",
+                             right)
             if kind == "amount" and (not saved and not re.search(VERB_LESS + r"|" + VERB_MORE,
                                                                   left[-50:], re.IGNORECASE)
                                      or re.search(r"\bto\s+(?:(?:less than|under|below)\s*|"
@@ -256,7 +267,8 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int
             if low is None or (kind == "x" and min(low, high) < 1) or low == high == 0 or \
                     (kind == "%" and match.group("sign") and not re.match(r"\s", right)):
                 continue
-            sense = _sense(left, right, kind)
+            decimal = bool(re.search(r"[.\-–~]|to", match.group(0)))  # "1.9x", "1-2x", not "8x"
+            sense = _sense(left, right, kind, decimal)
             if sense is None and kind == "%" and match.group("sign"):
                 metric = metric_of(sentence) or "throughput"  # "+25% at batch 96-512"
                 sense = (metric, (match.group("sign") == "+") == (metric == "throughput"), True)
@@ -311,7 +323,7 @@ def _restated(claim: dict, found: list[dict]) -> bool:
     if claim.get("ratio_low") is None:
         return False
     return any(other.get("ratio") is not None and other["metric"] == claim["metric"]
-               and other["direction"] == claim["direction"]
+               and other["direction"] == claim["direction"] and other["vs"] == claim["vs"]
                and claim["ratio_low"] / 1.02 <= other["ratio"] <= claim["ratio_high"] * 1.02
                for other in found)
 

@@ -212,3 +212,38 @@ def test_an_option_against_itself_off_is_not_base_and_its_cost_is_slower():
     # https://github.com/NVIDIA/physicsnemo/pull/722: a speed-up below 1 is a slow-down
     claim = _one("with ~0.63X speedup on DGX-A100")
     assert (claim["direction"], claim["ratio"]) == ("slower", 1.5873)
+
+
+def test_tables_without_leading_pipes_and_pairs_without_a_name():
+    # https://github.com/PaddlePaddle/Paddle/pull/16745 (a GitHub table without leading pipes)
+    body = ("  | 1 card throughput(img/s) | 4 card throughput(img/s)\n-- | -- | --\n"
+            "before fuse optimizer ops | 242.7921093 | 1555.285541\n"
+            "after fuse optimizer ops | 246.7232074 | 1720.430108\n")
+    assert [c["ratio"] for c in parse_claims(body=body)] == [1.0162, 1.1062]
+    # https://github.com/deepmodeling/deepmd-kit/pull/4463: "A vs. B" ordered by the sentence
+    claim = _one("this modification brings an 2.75x improvement on optimizer update "
+                 "(22ms vs. 8ms)")
+    assert (claim["direction"], claim["ratio"]) == ("faster", 0.3636)
+    assert parse_claims(body="measured 22ms vs. 8ms") == []  # which is head? nothing says
+
+
+def test_a_rate_table_is_throughput_from_its_column_headers():
+    # https://github.com/ikawrakow/ik_llama.cpp/pull/541: "t/s (main)" against "t/s (PR)"
+    body = ("| model | threads | t/s (main) | t/s (PR) | Speedup |\n|---|---|---|---|---|\n"
+            "| llama 8B IQ2_KT | 2 | 3.28 ± 0.00 | 4.11 ± 0.00 | 1.253 |\n")
+    claim = _one(body)
+    assert (claim["metric"], claim["direction"], claim["ratio"]) == ("throughput", "faster", 1.253)
+
+
+def test_claims_are_valid_in_results_json():
+    import jsonschema
+
+    from runner import results
+
+    claims = parse_claims(title="2x faster", body="Before: 93.8 ms, After: 36.8 ms (A100)\n\n"
+                          "~30% speedup\n\nreduce memory by 2GB\n\nup to 20% throughput gains")
+    assert len(claims) == 5
+    schema = {**results.schema(), "required": []}
+    jsonschema.validate({"claims": claims}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"claims": [{**claims[0], "metric": "speed"}]}, schema)
