@@ -210,6 +210,14 @@ def test_the_gate_fails_on_a_changed_result_only_when_asked_and_the_report_alway
     assert gate_sentence(_doc("improvement", None)) == "1 improvement: gate passes"
 
 
+def test_the_apps_check_run_fails_on_a_changed_result_where_the_base_configuration_says_so():
+    from bot.app.core import ingest
+
+    assert ingest.conclusion(_doc("improvement", "changed"), 0.05) == "success"
+    assert ingest.conclusion(_doc("improvement", "changed", fail_on_output_change=True),
+                             0.05) == "failure"
+
+
 def test_the_schema_takes_the_output_record_and_the_key_is_a_boolean():
     record = output_record([([_summary(_leaf([1.0]))], [_summary(_leaf([2.0]))])])
     bench = results_mod.benchmark("b", "f.py", base=results_mod.side([1e-3, 1e-3]),
