@@ -16,9 +16,9 @@ Markdown of evaluation/RESULTS_outputs.md. The goals:
   regulariser of weight 0.01) or change a dtype or shape.
 
 How. Each case builds base's and head's zero-argument callables from inputs drawn with the case's
-seed; each pair is then summarised by the worker's own code (:func:`runner.worker.outputs.summarize`,
-after :func:`runner.worker.outputs.seed_all`, as the ``output`` request does: base called twice,
-head once), the summaries sent through the protocol's JSON check
+seed; each pair is then summarised by the worker's own code
+(:func:`runner.worker.outputs.summarize`, after :func:`runner.worker.outputs.seed_all`, as
+the ``output`` request does: base called twice, head once), the summaries sent through the protocol's JSON check
 (:class:`runner.output_summary.OutputReply`) and compared by :func:`runner.outputs.output_record`
 — the same code as a compare, without the timing around it. The "limits" cases are what no
 output comparison can tell from a reordered reduction (a term of relative weight 5e-6; float16
@@ -205,9 +205,9 @@ def conv_im2col(seed):
 
 
 SAME = [identical, sum_flip, sum_chunked, sum_permuted, sum_float64, rowsum_chunked,
-        rowsum_sequential_chunks, matmul_ksplit, matmul_threads, index_add, scatter_add, index_add_nondeterministic,
-        loss_nondeterministic, softmax_manual, layernorm_manual, variance_manual,
-        attention_einsum, conv_im2col]
+        rowsum_sequential_chunks, matmul_ksplit, matmul_threads, index_add, scatter_add,
+        index_add_nondeterministic, loss_nondeterministic, softmax_manual, layernorm_manual,
+        variance_manual, attention_einsum, conv_im2col]
 
 
 # -- heads that change the result ------------------------------------------------------------
@@ -411,12 +411,20 @@ def compare(case, seed: int) -> tuple[dict, bool, float]:
     base.append(summarize(base_fn()))
     seed_all(OUTPUT_SEED)
     head = [summarize(head_fn())]
-    base = list(OutputReply.from_json(json.loads(json.dumps(OutputReply(tuple(base)).to_json()))).summaries)
-    head = list(OutputReply.from_json(json.loads(json.dumps(OutputReply(tuple(head)).to_json()))).summaries)
-    differs = [leaf.get("hash") for leaf in base[0]["leaves"]] != [leaf.get("hash") for leaf in head[0]["leaves"]] \
-        or [leaf.get("values") for leaf in base[0]["leaves"]] != [leaf.get("values") for leaf in head[0]["leaves"]]
+    base, head = _over_the_pipe(base), _over_the_pipe(head)
+    differs = any(_bytes_of(base[0], key) != _bytes_of(head[0], key) for key in ("hash", "values"))
     margin = max((d.err / d.tol for d in compare_pair(base, head).diffs if d.tol), default=0.0)
     return output_record([(base, head)]), differs, margin
+
+
+def _over_the_pipe(summaries: list[dict]) -> list[dict]:
+    """The summaries as the parent reads them: JSON, checked by the protocol."""
+    sent = json.loads(json.dumps(OutputReply(tuple(summaries)).to_json()))
+    return list(OutputReply.from_json(sent).summaries)
+
+
+def _bytes_of(summary: dict, key: str) -> list:
+    return [leaf.get(key) for leaf in summary["leaves"]]
 
 
 def run(same_seeds: int, changed_seeds: int) -> dict:
@@ -465,15 +473,18 @@ def markdown(result: dict) -> str:
                      f"{v.get('same', 0)} | {v.get('changed', 0)} | {v.get('not_compared', 0)} | "
                      f"{r['max_spread']:.2g} | {r['max_rel_diff']:.2g} | "
                      f"{r['err_over_tol'][0]:.2g}–{r['err_over_tol'][1]:.2g} |")
-    lines += ["", "| a 65,536-element float32 sum | seeds | torch.testing flags | perfgate: changed "
-              "| max abs diff | max rel diff |", "|---|---:|---:|---:|---:|---:|"]
+    lines += ["", "| a 65,536-element float32 sum | seeds | torch.testing flags "
+              "| perfgate: changed | max abs diff | max rel diff |",
+              "|---|---:|---:|---:|---:|---:|"]
     for r in result["sums"]:
         lines.append(f"| {r['order']} | {r['seeds']} | {r['torch_testing_flags']} | "
-                     f"{r['perfgate_changed']} | {r['max_abs_diff']:.2g} | {r['max_rel_diff']:.2g} |")
+                     f"{r['perfgate_changed']} | {r['max_abs_diff']:.2g} | "
+                     f"{r['max_rel_diff']:.2g} |")
     lines.append("")
-    lines.append(f"Same computation: {s['false_changed']} of {s['same_pairs']} pairs called changed "
-                 f"({s['same_bytes_differ']} of them differ in some byte; {s['same_not_compared']} not "
-                 f"compared). Changed computation: {s['caught']} of {s['changed_pairs']} caught. "
+    lines.append(f"Same computation: {s['false_changed']} of {s['same_pairs']} pairs called "
+                 f"changed ({s['same_bytes_differ']} of them differ in some byte; "
+                 f"{s['same_not_compared']} not compared). Changed computation: "
+                 f"{s['caught']} of {s['changed_pairs']} caught. "
                  f"{s['seconds']:.1f} s in all.")
     return "\n".join(lines)
 

@@ -55,7 +55,8 @@ class OutputRequest:
 
     @classmethod
     def from_json(cls, data: dict) -> "OutputRequest":
-        return cls(int(data.get("seed", OUTPUT_SEED)), max(1, min(MAX_CALLS, int(data.get("calls", 1)))))
+        calls = max(1, min(MAX_CALLS, int(data.get("calls", 1))))
+        return cls(int(data.get("seed", OUTPUT_SEED)), calls)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,9 @@ SPREAD_FACTOR = 4.0
 MAX_SPREAD = 0.01
 #: Output calls are asked for only while this many calls' time is left before the deadline.
 DUE_CALLS = 6
+#: A call slower than this (seconds) gets its output compared in its first :data:`SLOW_PAIRS`
+#: process pairs only: three more calls a pair would cost a slow benchmark a third of its rounds.
+SLOW_CALL_S, SLOW_PAIRS = 0.05, 3
 
 
 def tolerance(dtype: str, m: int) -> float:
@@ -62,9 +65,12 @@ def tolerance(dtype: str, m: int) -> float:
     return c * eps * (1.0 + 20.0 / math.sqrt(max(m, 1)))
 
 
-def output_due(per_call_s: float | None, left_s: float) -> bool:
-    """Whether a pair's output calls fit the ``left_s`` seconds left (three calls, with room)."""
-    return left_s > DUE_CALLS * (per_call_s or 0.0)
+def output_due(per_call_s: float | None, left_s: float, pairs_done: int = 0) -> bool:
+    """Whether a process pair's output calls are due: they fit the ``left_s`` seconds left (three
+    calls, with room), and the benchmark is fast or ``pairs_done`` (pairs whose outputs were
+    asked for) is below :data:`SLOW_PAIRS`."""
+    per_call = per_call_s or 0.0
+    return left_s > DUE_CALLS * per_call and (per_call <= SLOW_CALL_S or pairs_done < SLOW_PAIRS)
 
 
 def is_float(dtype: str) -> bool:
@@ -124,7 +130,8 @@ def compare_leaf(b: dict, h: dict, spread: float = 0.0) -> LeafDiff:
             d.notes.append(f"{key} {_shown(b.get(key))} → {_shown(h.get(key))}")
     if b.get("unreadable") or h.get("unreadable"):
         if d.status == "same":
-            d.status, d.notes = "skipped", [f"unreadable: {b.get('unreadable') or h.get('unreadable')}"]
+            why = b.get("unreadable") or h.get("unreadable")
+            d.status, d.notes = "skipped", [f"unreadable: {why}"]
         return d
     if d.status == "changed" and b.get("n") != h.get("n"):
         return d
@@ -225,8 +232,8 @@ def leaf_spread(first: dict, second: dict) -> float:
         return 1.0
     d = compare_leaf(first, second)
     total = abs(float(first.get("abs_sum") or 0.0))
-    moves = [abs(float(second[k]) - float(first[k])) / total
-             for k in ("sum", "abs_sum") if total and first.get(k) is not None and second.get(k) is not None]
+    moves = [abs(float(second[k]) - float(first[k])) / total for k in ("sum", "abs_sum")
+             if total and first.get(k) is not None and second.get(k) is not None]
     return max([d.err, *moves])
 
 
@@ -306,7 +313,8 @@ def output_record(pairs: list) -> dict:
     spreads = [c.spread for c in compared if c.spread is not None]
     record = {"verdict": "changed" if changed else "same" if same else "not_compared",
               "max_abs_diff": None, "max_rel_diff": None, "share_changed": None,
-              "reason": None, "notes": [], "skipped_leaves": max((c.skipped for c in compared), default=0),
+              "reason": None, "notes": [],
+              "skipped_leaves": max((c.skipped for c in compared), default=0),
               "nondeterminism": ({"spread": _round(max(spreads)),
                                   "varying_leaves": max(c.varying for c in compared)}
                                  if spreads else None),

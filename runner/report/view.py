@@ -101,13 +101,17 @@ def headline(summary: dict | None, benchmarks: list | None = None) -> str:
     """``"1 regression, 1 failed, 1 unchanged, 1 memory regression"``: the verdict counts in report
     order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``. A
     memory-valued benchmark's change (asv's ``peakmem_*``/``mem_*``, ``measure: memory``) is counted
-    once, as a memory one."""
+    once, as a memory one; a benchmark whose head changes the result is counted as such last, and
+    never as an improvement."""
     parts = []
     as_memory = [verdict_of(b) for b in benchmarks or [] if isinstance(b, dict) and is_memory_valued(b)]
+    changing = [verdict_of(b) for b in benchmarks or []
+                if isinstance(b, dict) and output_changed(b)]
     for key in REPORT_ORDER:
         n = (summary or {}).get(key) or 0
         if isinstance(n, int) and key in CHANGED:
-            n = max(0, n - as_memory.count(key))
+            faster_changing = changing.count(key) if key == "improvement" else 0
+            n = max(0, n - as_memory.count(key) - faster_changing)
         if isinstance(n, int) and n:
             plural = "s" if n != 1 and key in CHANGED else ""
             parts.append(f"{n} {key}{plural}")
@@ -116,6 +120,8 @@ def headline(summary: dict | None, benchmarks: list | None = None) -> str:
         n = memory.count(key)
         if n:
             parts.append(f"{n} memory {key}{'s' if n != 1 else ''}")
+    if changing:
+        parts.append(f"{len(changing)} changing the result")
     return ", ".join(parts) or "no benchmarks"
 
 
@@ -158,7 +164,8 @@ def gate_sentence(results: dict) -> str:
     if n_output and settings.get("fail_on_output_change") is not True:
         parts.append(_counted(n_output, "benchmark") + " changing the result")
     if not failing:
-        improved = sum(1 for b in benches if verdict_of(b) == "improvement" and not output_changed(b))
+        improved = sum(1 for b in benches
+                       if verdict_of(b) == "improvement" and not output_changed(b))
         if improved:  # a faster head that changes the result is no plain improvement
             parts.append(_counted(improved, "improvement"))
         if verdicts.count("regression"):
@@ -186,8 +193,9 @@ def gate_sentence(results: dict) -> str:
 
 def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
     """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, whether
-    head changes the result (:func:`runner.report.outputs.output_note`), then its memory verdict when that is a change (:func:`runner.report.measures.memory_note`) and what
-    head's torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
+    head changes the result (:func:`runner.report.outputs.output_note`), then its memory verdict
+    when that is a change (:func:`runner.report.measures.memory_note`) and what head's
+    torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
     parts = [verdict_note(bench, settings, compared), output_note(bench), memory_note(bench),
              compile_sentence(change_of(bench))]
     parts = [p.rstrip(".") for p in parts if p]

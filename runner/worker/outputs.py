@@ -80,8 +80,8 @@ def _walk(value, path: str, depth: int, out: dict) -> None:
     numpy = sys.modules.get("numpy")
     if torch is not None and isinstance(value, torch.Tensor):
         out["leaves"].append(_tensor_leaf(torch, value, path))
-    elif numpy is not None and isinstance(value, (numpy.ndarray, numpy.generic)) and torch is not None \
-            and value.dtype.kind in "biufc":
+    elif (numpy is not None and torch is not None
+          and isinstance(value, (numpy.ndarray, numpy.generic)) and value.dtype.kind in "biufc"):
         leaf = _tensor_leaf(torch, torch.from_numpy(numpy.ascontiguousarray(value)), path)
         out["leaves"].append({**leaf, "device": "numpy"})
     elif isinstance(value, (bool, int, float, complex)):
@@ -177,7 +177,7 @@ def _checksums(torch, flat, floating: bool) -> dict:
         return {"sum": int(work.sum()), "abs_sum": sum(blocks), "min": int(work.min()),
                 "max": int(work.max()), "blocks": blocks}
     work = flat.float() if flat.element_size() < 4 else flat  # half's sums overflow early
-    blocks = torch.stack([p.sum() for p in torch.tensor_split(work.abs(), BLOCKS)]).double().tolist()
+    blocks = _block_sums(torch, work)
     counts, kept = {"nan": 0, "posinf": 0, "neginf": 0}, flat
     if not math.isfinite(sum(blocks)):  # a NaN or an infinity (a NaN poisons every sum it meets)
         finite = torch.isfinite(work)
@@ -185,8 +185,14 @@ def _checksums(torch, flat, floating: bool) -> dict:
                   "neginf": int((work == -math.inf).sum())}
         work = torch.where(finite, work, torch.zeros((), dtype=work.dtype, device=work.device))
         kept = flat[finite]
-        blocks = torch.stack([p.sum() for p in torch.tensor_split(work.abs(), BLOCKS)]).double().tolist()
+        blocks = _block_sums(torch, work)
     lo, hi = (float(kept.min()), float(kept.max())) if kept.numel() else (None, None)
     return {"sum": float(work.sum()), "abs_sum": sum(blocks),
             "sq_sum": float(torch.linalg.vector_norm(work).double()) ** 2, "min": lo, "max": hi,
             "blocks": blocks, **counts}
+
+
+def _block_sums(torch, work) -> list[float]:
+    """The abs-sums of the :data:`BLOCKS` slices of ``work``, one device sync for all."""
+    sums = [p.sum() for p in torch.tensor_split(work.abs(), BLOCKS)]
+    return torch.stack(sums).double().tolist()

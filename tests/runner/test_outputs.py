@@ -18,7 +18,7 @@ from runner.output_summary import (EXACT_MAX, SAMPLES, OutputReply, OutputReques
 from runner.outputs import compare_leaf, output_due, output_record, tolerance
 from runner.protocol import ProtocolError
 from runner.report.outputs import output_note, verdict_text
-from runner.report.view import gate_sentence
+from runner.report.view import gate_sentence, headline
 from testkit.gitrepo import make_repo
 
 torch = pytest.importorskip("torch")
@@ -126,6 +126,8 @@ def test_any_changed_pair_makes_the_benchmark_changed_with_its_figures():
 
 def test_output_calls_are_asked_for_only_when_they_fit():
     assert output_due(0.01, 1.0) and not output_due(1.0, 2.0) and output_due(None, 0.1)
+    assert output_due(0.01, 1.0, pairs_done=20)  # a fast benchmark: every pair
+    assert output_due(1.0, 60.0, pairs_done=2) and not output_due(1.0, 60.0, pairs_done=3)
 
 
 # -- the summaries, the worker's own code -----------------------------------------------------
@@ -141,7 +143,8 @@ def test_a_summary_holds_small_tensors_whole_and_samples_large_ones_and_crosses_
     assert s["skipped"] == [{"path": "[2]", "type": "NoneType"}]
     reply = OutputReply.from_json(json.loads(json.dumps(OutputReply((s,)).to_json())))
     assert reply.summaries[0]["leaves"] == s["leaves"]
-    assert sample_indices(10**9) == sample_indices(10**9) and len(set(sample_indices(5000))) == SAMPLES
+    assert sample_indices(10**9) == sample_indices(10**9)
+    assert len(set(sample_indices(5000))) == SAMPLES
     nan = summarize(torch.tensor([float("nan"), float("inf"), 1.0]))["leaves"][0]
     assert nan["values"] == ["nan", "inf", 1.0]
 
@@ -187,7 +190,8 @@ def test_lower_precision_a_dropped_term_skipped_work_and_a_dtype_change_are_caug
 
 # -- the gate, the report, the configuration --------------------------------------------------
 def _doc(verdict: str, output: str | None, **settings) -> dict:
-    bench = results_mod.benchmark("b", "f.py", base=results_mod.side([1.0]), head=results_mod.side([0.5]),
+    bench = results_mod.benchmark("b", "f.py", base=results_mod.side([1.0]),
+                                  head=results_mod.side([0.5]),
                                   change=results_mod.change(verdict, ratio=0.5),
                                   output=None if output is None else {"verdict": output,
                                                                       "max_abs_diff": 0.25,
@@ -208,6 +212,9 @@ def test_the_gate_fails_on_a_changed_result_only_when_asked_and_the_report_alway
     assert gate_sentence(on) == "1 benchmark changing the result: gate fails"
     assert verdict_text(_doc("improvement", "same")["benchmarks"][0]) == "improvement"
     assert gate_sentence(_doc("improvement", None)) == "1 improvement: gate passes"
+    assert headline({"improvement": 1}, doc["benchmarks"]) == "1 changing the result"
+    same = _doc("improvement", "same")["benchmarks"]
+    assert headline({"improvement": 1}, same) == "1 improvement"
 
 
 def test_the_apps_check_run_fails_on_a_changed_result_where_the_base_configuration_says_so():
@@ -271,7 +278,8 @@ def test_end_to_end_a_reordered_sum_is_the_same_and_a_dropped_term_changes_the_r
     out = tmp_path / "out"
     with contextlib.redirect_stderr(io.StringIO()) as err:
         code = main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out",
-                     str(out), "--max-time", "60", "--no-profile", "--quiet", "--fail-on-regression"])
+                     str(out), "--max-time", "60", "--no-profile", "--quiet",
+                     "--fail-on-regression"])
     doc = results_mod.load(out / "results.json")
     by = {b["name"]: b for b in doc["benchmarks"]}
     reordered, dropped = by["bench_reordered"]["output"], by["bench_dropped_term"]["output"]

@@ -18,12 +18,13 @@ CALLS = {"base": 2, "head": 1}
 def ask_outputs(pairs, state: BenchState, deadline: float) -> None:
     """Ask both sides of ``state``'s open process pair (``pairs``, a
     :class:`.pairs.ProcessPairs`) for their outputs, when both are open, the benchmark did not
-    fail and the calls fit before ``deadline``; append ``(base calls, head calls)`` to
-    ``state.outputs``, or the text of why they could not be had."""
+    fail and :func:`runner.outputs.output_due` finds them due before ``deadline``; append
+    ``(base calls, head calls)`` to ``state.outputs``, or the text of why they could not be had."""
     if state.verdict == "failed" or sorted(state.open_sides) != ["base", "head"]:
         return
     per_call = max(state.sides[side].per_call or 0.0 for side in CALLS)
-    if not output_due(per_call, min(deadline, pairs.budget_end) - pairs.clock()):
+    left = min(deadline, pairs.budget_end) - pairs.clock()
+    if not output_due(per_call, left, len(state.outputs)):
         return
     seed = OUTPUT_SEED + len(state.outputs)  # the pair's own seed: a cached output shows
     got = {}
