@@ -1,7 +1,8 @@
 """Outputs compared, base against head: the goals of issue 50, part 3, measured.
 
-A benchmark, not a test: it prints a table and one summary line, and with ``--write`` the
-Markdown of evaluation/RESULTS_outputs.md. The goals:
+A benchmark, not a test: it prints the tables of evaluation/RESULTS_outputs.md and one summary
+line (``--write FILE``: the same Markdown to a file); exit status 1 when a goal is missed. The
+goals:
 
 * 0 false "changes the result" over >= 200 benchmark pairs whose head computes the same thing:
   identical code, and reductions computed in another order — a 65,536-element float32 sum flipped,
@@ -28,7 +29,7 @@ counted in the goals.
 Usage::
 
     python evaluation/outputs.py                       # 16 seeds a same-case, 10 a changed one
-    python evaluation/outputs.py --write evaluation/RESULTS_outputs.md
+    python evaluation/outputs.py --write tables.md     # the tables of RESULTS_outputs.md
 """
 
 from __future__ import annotations

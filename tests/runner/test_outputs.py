@@ -188,6 +188,27 @@ def test_lower_precision_a_dropped_term_skipped_work_and_a_dtype_change_are_caug
         assert record["verdict"] == "changed", record
 
 
+def test_the_worker_seeds_the_inputs_and_answers_the_output_request(tmp_path):
+    from runner.worker.child import Worker
+
+    (tmp_path / "bench_r.py").write_text(
+        "import random\nimport torch\n"
+        "def bench_r(device):\n"
+        "    x = torch.randn(8)  # no seed of its own\n"
+        "    return lambda: (x * random.random() + torch.rand(8), None)\n")
+    request = {"dir": str(tmp_path), "file": "bench_r.py", "func": "bench_r", "name": "bench_r",
+               "suite": "perfgate", "min_sample_time": 0.001, "warmup_samples": 1, "number": 2}
+    answers = []
+    for _ in range(2):  # two processes' worth: a fresh worker each, as base and head
+        worker = Worker("cpu")
+        assert worker.setup(request).get("number") == 2
+        worker.sample({"cmd": "sample", "count": 3})  # timed calls move every generator
+        answers.append(OutputReply.from_json(worker.output(OutputRequest(99, 2).to_json())))
+    (b1, b2), (h1, _) = (a.summaries for a in answers)
+    assert b1["leaves"] == b2["leaves"] == h1["leaves"] and b1["skipped"][0]["type"] == "NoneType"
+    assert output_record([([b1, b2], [h1])])["verdict"] == "same"
+
+
 # -- the gate, the report, the configuration --------------------------------------------------
 def _doc(verdict: str, output: str | None, **settings) -> dict:
     bench = results_mod.benchmark("b", "f.py", base=results_mod.side([1.0]),
