@@ -325,14 +325,20 @@ def output_record(pairs: list) -> dict:
             value = max((getattr(d, attr) for d in leaves), default=0.0)
             record[key] = _round(value) if math.isfinite(value) else None
         record["share_changed"] = _round(_share(worst))
-        record["notes"] = [n[:300] for n in worst.notes[:10]]
+        record["notes"] = [_storable(n) for n in worst.notes[:10]]
     elif compared:
         record["reason"] = compared[0].reason
-        record["notes"] = [n[:300] for n in compared[0].notes[:10]]
+        record["notes"] = [_storable(n) for n in compared[0].notes[:10]]
     else:
-        record["reason"] = (failures[0][:300] if failures else
+        record["reason"] = (_storable(failures[0]) if failures else
                             "no output call was made (the budget, or the benchmark failed)")
     return record
+
+
+def _storable(text: str) -> str:
+    """``text`` cut to 300 characters, with no NUL or lone surrogate (paths and errors come from
+    the PR's code; results.json refuses both, :func:`runner.results.text_problem`)."""
+    return text[:300].encode("utf-8", "backslashreplace").decode().replace("\x00", "\\x00")
 
 
 def _share(c: PairComparison) -> float:

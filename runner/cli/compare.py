@@ -121,7 +121,9 @@ def main_compare(args) -> int:
         tripped = gate.gate_failures(doc, fail_threshold, on_memory, on_output)
         broken = {id(b) for b in gate.broken_by_head(doc)}
         changed = {id(b) for b in gate.output_changes(doc)} if on_output else set()
-        slower = [b["name"] for b in tripped if id(b) not in broken | changed]
+        regressed = {id(b) for b in gate.regressions_beyond(doc, fail_threshold)
+                     + (gate.memory_regressions(doc) if on_memory else [])}
+        slower = [b["name"] for b in tripped if id(b) in regressed]
         if slower:
             what = f"regression beyond {fail_threshold:.0%}" + (" or memory regression" if on_memory else "")
             print(f"perfgate: {what} in: {term(', '.join(slower), markup=False)}", file=sys.stderr)

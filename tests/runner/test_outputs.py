@@ -90,8 +90,9 @@ def test_none_and_objects_are_skipped_and_counted_and_nothing_comparable_is_not_
     record = output_record([([none, none], [none])])
     assert record["verdict"] == "not_compared" and record["skipped_leaves"] == 1
     assert "None" in record["reason"]
-    record = output_record(["base: ValueError: boom"])
+    record = output_record(["base: ValueError: boom \x00\ud800"])
     assert record["verdict"] == "not_compared" and "boom" in record["reason"]
+    assert "\x00" not in record["reason"] and "\ud800" not in record["reason"]
     assert output_record([])["verdict"] == "not_compared"
 
 
