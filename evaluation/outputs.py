@@ -205,10 +205,24 @@ def conv_im2col(seed):
     return (lambda: F.conv2d(x, w, padding=1)), im2col
 
 
+def bf16_work_float32_output(seed):
+    """Autocast-style: bfloat16 work, a float32 output; head splits K (its sums round in
+    bfloat16 elsewhere)."""
+    a, b = _rand(seed, 128, 512).bfloat16(), _rand(seed + 1, 512, 128).bfloat16()
+    return ((lambda: (a @ b).float()),
+            (lambda: (a[:, :256] @ b[:256] + a[:, 256:] @ b[256:]).float()))
+
+
+def float64_of_float32_sum(seed):
+    x = _rand(seed, N)
+    return (lambda: x.sum().double()), (lambda: x.flip(0).sum().double())
+
+
 SAME = [identical, sum_flip, sum_chunked, sum_permuted, sum_float64, rowsum_chunked,
         rowsum_sequential_chunks, matmul_ksplit, matmul_threads, index_add, scatter_add,
         index_add_nondeterministic, loss_nondeterministic, softmax_manual, layernorm_manual,
-        variance_manual, attention_einsum, conv_im2col]
+        variance_manual, attention_einsum, conv_im2col, bf16_work_float32_output,
+        float64_of_float32_sum]
 
 
 # -- heads that change the result ------------------------------------------------------------
@@ -308,6 +322,12 @@ def drop_regulariser(seed):
             (lambda: F.mse_loss(pred, target)))
 
 
+def bf16_work_drop_bias(seed):
+    a, b = _rand(seed, 128, 512).bfloat16(), _rand(seed + 1, 512, 128).bfloat16()
+    c = _rand(seed + 2, 128).bfloat16()
+    return (lambda: (a @ b + c).float()), (lambda: (a @ b).float())
+
+
 def dtype_half(seed):
     x = _rand(seed, 128, 128)
     return (lambda: x @ x), (lambda: (x @ x).half())
@@ -342,7 +362,7 @@ CHANGED = {"skip work": [skip_half_rows, skip_one_row_in_1024, skip_reduction_ta
                          stale_cached_output],
            "lower precision": [fp16_matmul, bf16_matmul, fp16_elementwise, bf16_softmax,
                                fp16_layernorm, bf16_conv],
-           "drop a term": [drop_bias, drop_residual, drop_regulariser],
+           "drop a term": [drop_bias, drop_residual, drop_regulariser, bf16_work_drop_bias],
            "dtype or shape": [dtype_half, dtype_double, dtype_int32, dtype_bool_uint8,
                               shape_keepdim, shape_transposed]}
 

@@ -15,7 +15,8 @@ from runner import results as results_mod
 from runner.config import ConfigError, parse_table
 from runner.output_summary import (EXACT_MAX, SAMPLES, OutputReply, OutputRequest, check_summary,
                                    sample_indices)
-from runner.outputs import compare_leaf, output_due, output_record, tolerance
+from runner.outputs import (carried_precision, compare_leaf, output_due, output_record,
+                            tolerance)
 from runner.protocol import ProtocolError
 from runner.report.outputs import output_note, verdict_text
 from runner.report.view import gate_sentence, headline
@@ -71,6 +72,21 @@ def test_cancellation_in_one_element_is_judged_against_the_outputs_scale():
     head = [100.0, -50.0, 1e-4 + 2e-5]  # 20 % of that element, 3e-7 of the output's scale
     d = compare_leaf(_leaf(base), _leaf(head))
     assert d.status == "same" and d.max_rel == pytest.approx(0.2)
+
+
+def test_the_precision_base_carries_sets_the_tolerance_and_whole_numbers_stay_exact():
+    a, b = torch.randn(64, 256).bfloat16(), torch.randn(256, 64).bfloat16()
+    base = (a @ b).float()  # bfloat16 work, a float32 output
+    head = (a[:, :128] @ b[:128] + a[:, 128:] @ b[128:]).float()  # reordered in bfloat16
+    values = summarize(base)["leaves"][0]["values"]
+    assert carried_precision("float32", values) == "bfloat16"
+    assert _record(lambda: base, lambda: head)["verdict"] == "same"
+    assert carried_precision("float32", [1.0, 2.0, 3.0]) == "float32"  # counts
+    assert carried_precision("float64", [0.1]) == "float64"
+    assert carried_precision("float64", [float(torch.tensor(0.1))]) == "float32"
+    full = torch.randn(64, 64)
+    assert _record(lambda: full @ full, lambda: (full.bfloat16() @ full.bfloat16()).float())[
+        "verdict"] == "changed"  # base's values are float32's: bfloat16 work is a change
 
 
 def test_dtype_shape_device_and_structure_changes_are_named():
