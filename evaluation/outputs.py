@@ -19,9 +19,9 @@ goals:
 How. Each case builds base's and head's zero-argument callables from inputs drawn with the case's
 seed; each pair is then summarised by the worker's own code
 (:func:`runner.worker.outputs.summarize`, after :func:`runner.worker.outputs.seed_all`, as
-the ``output`` request does: base called twice, head once), the summaries sent through the protocol's JSON check
-(:class:`runner.output_summary.OutputReply`) and compared by :func:`runner.outputs.output_record`
-— the same code as a compare, without the timing around it. The "limits" cases are what no
+the ``output`` request does: base called twice, head once), the summaries sent through the
+protocol's JSON check (:class:`runner.output_summary.OutputReply`) and compared by
+:func:`runner.outputs.output_record` — the same code as a compare, without the timing around it. The "limits" cases are what no
 output comparison can tell from a reordered reduction (a term of relative weight 5e-6; float16
 rounding of the terms of one scalar sum, which averages out); they are measured and reported, not
 counted in the goals.
