@@ -343,7 +343,8 @@ def output_record(pairs: list) -> dict:
     else ``same`` when any pair compared, else ``not_compared`` with the ``reason``.
 
     Returns: ``{verdict, max_abs_diff, max_rel_diff, share_changed, reason, notes,
-    skipped_leaves, nondeterminism: {spread, varying_leaves} | None, pairs, changed_pairs}``:
+    skipped_leaves, nondeterminism: {spread (at most 1: moved entirely), varying_leaves} | None,
+    pairs, changed_pairs}``:
     diffs absolute in the output's units, relative and share as fractions (None where no element
     was compared, or a NaN met a number)."""
     compared = [compare_pair(*p) for p in pairs if not isinstance(p, str)]
@@ -356,7 +357,7 @@ def output_record(pairs: list) -> dict:
               "max_abs_diff": None, "max_rel_diff": None, "share_changed": None,
               "reason": None, "notes": [],
               "skipped_leaves": max((c.skipped for c in compared), default=0),
-              "nondeterminism": ({"spread": _round(max(spreads)),
+              "nondeterminism": ({"spread": _round(min(max(spreads), 1.0)),
                                   "varying_leaves": max(c.varying for c in compared)}
                                  if spreads else None),
               "pairs": len(compared), "changed_pairs": len(changed)}

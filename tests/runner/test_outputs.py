@@ -128,6 +128,8 @@ def test_a_leaf_that_varies_between_two_base_calls_is_not_compared_with_the_reas
     record = output_record([([one, two], [one])])
     assert record["verdict"] == "not_compared" and record["nondeterminism"]["varying_leaves"] == 1
     assert "varies between two base calls" in record["reason"]
+    zeros, ones = _summary(_leaf([0.0, 0.0])), _summary(_leaf([1.0, 1.0]))
+    assert output_record([([zeros, ones], [zeros])])["nondeterminism"]["spread"] == 1.0
     ints = (_summary(_leaf([1], "int64")), _summary(_leaf([2], "int64")))
     assert output_record([(list(ints), [ints[0]])])["verdict"] == "not_compared"
 
