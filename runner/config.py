@@ -28,7 +28,6 @@ from .config_values import check_webhook_url, is_fraction, parse_runners, parse_
 from .selection import Rules as SelectionRules
 
 
-
 def suite_names() -> tuple[str, ...]:
     """The values of the key ``suite``: ``auto`` and every registered benchmark convention
     (:data:`runner.conventions.REGISTRY`; "auto" tries them in its order, runner.pipeline.suites)."""
@@ -77,6 +76,7 @@ class Config:
         fail_threshold: a regression beyond this fraction fails the check, ``--fail-on-regression``.
         memory_threshold: a peak-memory change beyond this fraction of base's is a memory verdict.
         fail_on_memory_regression: a memory regression fails as a time regression does.
+        fail_on_output_change: a head that changes a benchmark's result fails (runner.outputs).
         max_time: seconds budget of one compare, the ``install`` command's own time excluded.
         label: the PR label that triggers the App.
         alpha: family-wise level of one benchmark's sequential test (runner.stats).
@@ -115,6 +115,7 @@ class Config:
     fail_threshold: float = 0.05
     memory_threshold: float = 0.05
     fail_on_memory_regression: bool = False
+    fail_on_output_change: bool = False
     max_time: float = 900.0
     label: str = "performance"
     alpha: float = 0.05
@@ -157,7 +158,6 @@ class Config:
 #: The keys of the file: every field of :class:`Config` but ``deprecated``.
 KEYS = tuple(f.name for f in fields(Config) if f.name != "deprecated")
 
-
 #: ``min_sample_time`` by device when it is 0 (auto), seconds.
 #:
 #: CPU, 2 ms: on shared 2-vCPU VMs the noise of one round's ratio is 8–19 % whatever the sample's
@@ -179,7 +179,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
     "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
     "lock_clocks": (bool,), "lock_clocks_mhz": (int,), "runners": (dict,), "regression_webhook": (str,),
-    "selection": (dict,),
+    "selection": (dict,), "fail_on_output_change": (bool,),
 }
 
 def _check_values(cfg: Config, where: str) -> None:

@@ -1,13 +1,14 @@
 """The gate: what fails ``--fail-on-regression`` and the App's check run, over a results
 document (pure). A time regression beyond ``fail_threshold``, a benchmark the head broke, and,
-with ``fail_on_memory_regression``, a memory regression.
+with ``fail_on_memory_regression``, a memory regression, with ``fail_on_output_change``, a
+benchmark whose head changes the result (:mod:`runner.outputs`).
 
 Moved out of :mod:`runner.results` (the document's model) when the gate grew its third reason.
 """
 
 from __future__ import annotations
 
-from .results import change_of, is_memory_valued, memory_verdict_of, verdict_of
+from .results import change_of, is_memory_valued, memory_verdict_of, output_changed, verdict_of
 
 
 def regressions_beyond(doc: dict, fail_threshold: float) -> list[dict]:
@@ -48,12 +49,22 @@ def broken_by_head(doc: dict) -> list[dict]:
     return out
 
 
-def gate_failures(doc: dict, fail_threshold: float, fail_on_memory: bool) -> list[dict]:
+def output_changes(doc: dict) -> list[dict]:
+    """The benchmarks whose head changes the result (``output.verdict`` ``changed``): what
+    ``fail_on_output_change`` fails the check run on. A faster head among them is no plain
+    improvement (the report says so whether or not the gate fails on it)."""
+    return [entry for entry in doc.get("benchmarks") or [] if output_changed(entry)]
+
+
+def gate_failures(doc: dict, fail_threshold: float, fail_on_memory: bool,
+                  fail_on_output: bool = False) -> list[dict]:
     """What fails the gate (``--fail-on-regression``, the App's check run): the time regressions
     beyond ``fail_threshold`` (:func:`regressions_beyond`), the benchmarks the head broke
-    (:func:`broken_by_head`), and with ``fail_on_memory`` the memory regressions
-    (:func:`memory_regressions`); each benchmark once, in document order."""
+    (:func:`broken_by_head`), with ``fail_on_memory`` the memory regressions
+    (:func:`memory_regressions`) and with ``fail_on_output`` the benchmarks whose head changes
+    the result (:func:`output_changes`); each benchmark once, in document order."""
     failing = (regressions_beyond(doc, fail_threshold) + broken_by_head(doc)
-               + (memory_regressions(doc) if fail_on_memory else []))
+               + (memory_regressions(doc) if fail_on_memory else [])
+               + (output_changes(doc) if fail_on_output else []))
     ids = {id(e) for e in failing}
     return [entry for entry in doc.get("benchmarks") or [] if id(entry) in ids]

@@ -117,19 +117,22 @@ DIRECTIONS = ("smaller", "bigger")
 
 def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | None, change: dict | None,
               hints: list | None = None, profile: dict | None = None, family: str | None = None,
-              params: dict | None = None, unit: str = "s", direction: str = "smaller") -> dict:
+              params: dict | None = None, unit: str = "s", direction: str = "smaller",
+              output: dict | None = None) -> dict:
     """One ``benchmarks[]`` entry ``{name, file, unit, base, head, change, hints, profile}``.
 
     ``unit`` is ``s`` (seconds per call) unless the benchmark reports another measure itself; then
     ``direction`` (``smaller``/``bigger``, :data:`DIRECTIONS`) is added when bigger is better. ``family``
     (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
     family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
-    the report reads sweeps from them (:mod:`runner.report.sweeps`)."""
+    the report reads sweeps from them (:mod:`runner.report.sweeps`). ``output``: base's output
+    against head's (:func:`runner.outputs.output_record`), added when compared."""
     return {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head,
             "change": change, "hints": list(hints or []), "profile": profile,
             **({"direction": direction} if direction != "smaller" else {}),
             **({"family": family} if family else {}),
-            **({"params": {str(k): str(v) for k, v in params.items()}} if params else {})}
+            **({"params": {str(k): str(v) for k, v in params.items()}} if params else {}),
+            **({"output": output} if output is not None else {})}
 
 
 def direction_of(entry: dict) -> str:
@@ -153,6 +156,11 @@ def measured(name: str, file: str | None, head: dict) -> dict:
 
 
 # -- accessors and derived rules ------------------------------------------------------------------
+def output_changed(entry: dict) -> bool:
+    """Whether the benchmark's head changes the result (``output.verdict`` ``changed``)."""
+    return (entry.get("output") or {}).get("verdict") == "changed"
+
+
 def change_of(entry: dict) -> dict:
     """``entry["change"]``, or ``{}`` for a benchmark without one (a single run)."""
     return entry.get("change") or {}

@@ -30,7 +30,8 @@ PACKAGES = ("runner", "bot", "action")
 RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
                  "runner.sandbox", "runner.seccomp", "runner.launder", "runner.config",
                  "runner.config_values", "runner.results", "runner.gate", "runner.formats",
-                 "runner.measures", "runner.selection", "runner.protocol")
+                 "runner.measures", "runner.selection", "runner.protocol", "runner.outputs",
+                 "runner.output_summary")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -63,6 +64,7 @@ IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", 
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
 PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values",
+        "runner.outputs", "runner.output_summary",
         "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats",
         "runner.profile.match",
         "runner.profile.diff",
@@ -317,7 +319,7 @@ def test_each_pure_crossing_is_an_import():
 
 def test_the_verdicts_are_the_schemas():
     """``runner.results.VERDICTS`` and results-v1.json's verdict enum of a change are one list;
-    a memory change's verdicts are among them."""
+    a memory change's verdicts are among them; an output's are runner.outputs.OUTPUT_VERDICTS."""
     import json
 
     from runner.results import VERDICTS
@@ -335,6 +337,11 @@ def test_the_verdicts_are_the_schemas():
             for value in node:
                 walk(value)
 
+    from runner.outputs import OUTPUT_VERDICTS
+
+    # an output's verdict (runner.outputs) is a vocabulary of its own, tied here too
+    output = schema["$defs"].pop("output")
+    assert output["properties"]["verdict"]["enum"] == list(OUTPUT_VERDICTS)
     walk(schema)
     verdicts = [str(getattr(v, "value", v)) for v in VERDICTS]
     assert len(enums) >= 2 and len(set(verdicts)) == len(verdicts)

@@ -119,15 +119,23 @@ def main_compare(args) -> int:
     if args.fail_on_regression:
         fail_threshold = doc["settings"].get("fail_threshold", config_mod.Config.fail_threshold)
         on_memory = bool(doc["settings"].get("fail_on_memory_regression"))
-        tripped = gate.gate_failures(doc, fail_threshold, on_memory)
+        on_output = bool(doc["settings"].get("fail_on_output_change"))
+        tripped = gate.gate_failures(doc, fail_threshold, on_memory, on_output)
         broken = {id(b) for b in gate.broken_by_head(doc)}
-        slower = [b["name"] for b in tripped if id(b) not in broken]
+        changed = {id(b) for b in gate.output_changes(doc)} if on_output else set()
+        regressed = {id(b) for b in gate.regressions_beyond(doc, fail_threshold)
+                     + (gate.memory_regressions(doc) if on_memory else [])}
+        slower = [b["name"] for b in tripped if id(b) in regressed]
         if slower:
             what = f"regression beyond {fail_threshold:.0%}" + (" or memory regression" if on_memory else "")
             print(f"perfgate: {what} in: {term(', '.join(slower), markup=False)}", file=sys.stderr)
         if broken:
             names = ", ".join(b["name"] for b in tripped if id(b) in broken)
             print(f"perfgate: runs on base, fails on head: {term(names, markup=False)}",
+                  file=sys.stderr)
+        if changed:
+            names = ", ".join(b["name"] for b in tripped if id(b) in changed)
+            print(f"perfgate: head changes the result of: {term(names, markup=False)}",
                   file=sys.stderr)
         if tripped:
             return EXIT_REGRESSION

@@ -18,6 +18,7 @@ from .measures import memory_cell
 from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .sweeps import sweep_svg
 from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, short_sha
+from .outputs import verdict_text
 from .view import (TABLE_NOTE, VERDICT_ICON, change_text, claim_counts, head_time, interval_text,
                    value_text, view)
 
@@ -66,7 +67,8 @@ def environment() -> jinja2.Environment:
     env.globals.update(paired_plot_svg=paired_plot_svg, mermaid_chart=mermaid_chart,
                        head_time=head_time, table_note=TABLE_NOTE, value_text=value_text,
                        change_text=change_text, interval_text=interval_text, sweep_svg=sweep_svg,
-                       memory_cell=memory_cell, claim_counts=claim_counts)
+                       memory_cell=memory_cell, claim_counts=claim_counts,
+                       verdict_text=verdict_text)
     return env
 
 

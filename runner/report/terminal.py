@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..results import CHANGED, change_of, memory_verdict_of
+from ..results import CHANGED, change_of, memory_verdict_of, output_changed
 from . import escape as esc
 from .measures import memory_cell
+from .outputs import verdict_text
 from .units import fmt_pct, fmt_quantity, plural, short_sha
 from .view import TABLE_NOTE, change_text, doctor_warning, interval_text, value_text, view
 
@@ -105,8 +106,10 @@ def _revision(side: dict) -> str:
     return short if not ref or sha.startswith(ref) else f"{esc.term(ref, markup=False)} ({short})"
 
 
-def _verdict(v: str) -> str:
-    return f"[{_STYLES[v]}]{v}[/]" if v in _STYLES else v
+def _verdict(v: str, bench: dict) -> str:
+    """The verdict, styled, and "changes the result" beside it (:func:`.outputs.verdict_text`)."""
+    shown = verdict_text(bench) if output_changed(bench) else v
+    return f"[{_STYLES[v]}]{shown}[/]" if v in _STYLES else shown
 
 
 def _table(ctx: dict, benches: list[dict]):
@@ -123,7 +126,7 @@ def _table(ctx: dict, benches: list[dict]):
         table.add_column("peak memory", justify="right", no_wrap=True)
     for b in benches:
         row = [t(b["name"]), t(value_text(b, "base")), t(value_text(b, "head")), t(change_text(b)),
-               t(interval_text(b)), _verdict(change_of(b).get("verdict", ""))]
+               t(interval_text(b)), _verdict(change_of(b).get("verdict", ""), b)]
         if ctx["memory"]:
             row.append(t(memory_cell(b)))
         table.add_row(*row)
@@ -137,7 +140,7 @@ def _stacked(ctx: dict, benches: list[dict], console) -> None:
     for b in benches:
         v = change_of(b).get("verdict", "")
         memory = f"  memory {t(memory_cell(b))}" if memory_verdict_of(b) in CHANGED else ""
-        console.print(f"{_verdict(v):<12} {t(change_text(b)):>9} {t(interval_text(b))}  "
+        console.print(f"{_verdict(v, b):<12} {t(change_text(b)):>9} {t(interval_text(b))}  "
                       f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}{memory}",
                       highlight=False, soft_wrap=True)
         console.print(f"  {t(b['name'], markup=False)}", markup=False, highlight=False,

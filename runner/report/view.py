@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 
 from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
-from ..gate import broken_by_head, memory_regressions, regressions_beyond
+from ..gate import broken_by_head, memory_regressions, output_changes, regressions_beyond
 from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
-                       verdict_of)
+                       output_changed, verdict_of)
 from .measures import compile_sentence, has_memory, memory_note
 from .notes import verdict_note
+from .outputs import output_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
 from .units import (fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, fmt_value_change,
                     is_number)
@@ -100,13 +101,17 @@ def headline(summary: dict | None, benchmarks: list | None = None) -> str:
     """``"1 regression, 1 failed, 1 unchanged, 1 memory regression"``: the verdict counts in report
     order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``. A
     memory-valued benchmark's change (asv's ``peakmem_*``/``mem_*``, ``measure: memory``) is counted
-    once, as a memory one."""
+    once, as a memory one; a benchmark whose head changes the result is counted as such last, and
+    never as an improvement."""
     parts = []
     as_memory = [verdict_of(b) for b in benchmarks or [] if isinstance(b, dict) and is_memory_valued(b)]
+    changing = [verdict_of(b) for b in benchmarks or []
+                if isinstance(b, dict) and output_changed(b)]
     for key in REPORT_ORDER:
         n = (summary or {}).get(key) or 0
         if isinstance(n, int) and key in CHANGED:
-            n = max(0, n - as_memory.count(key))
+            faster_changing = changing.count(key) if key == "improvement" else 0
+            n = max(0, n - as_memory.count(key) - faster_changing)
         if isinstance(n, int) and n:
             plural = "s" if n != 1 and key in CHANGED else ""
             parts.append(f"{n} {key}{plural}")
@@ -115,6 +120,8 @@ def headline(summary: dict | None, benchmarks: list | None = None) -> str:
         n = memory.count(key)
         if n:
             parts.append(f"{n} memory {key}{'s' if n != 1 else ''}")
+    if changing:
+        parts.append(f"{len(changing)} changing the result")
     return ", ".join(parts) or "no benchmarks"
 
 
@@ -134,11 +141,14 @@ def gate_sentence(results: dict) -> str:
     ``"2 regressions beyond 5 %, 1 benchmark broken by head: gate fails"``; ``"no change beyond
     ±2 %: gate passes"``; ``"1 improvement, 1 regression within the 5 % the gate allows: gate
     passes"``; then what is undecided, failed on both sides, new or removed, in parentheses. The
-    gate is :func:`runner.gate.gate_failures` with the document's ``fail_threshold`` and
-    ``fail_on_memory_regression``: what ``--fail-on-regression`` and the App's check run fail on."""
+    gate is :func:`runner.gate.gate_failures` with the document's ``fail_threshold``,
+    ``fail_on_memory_regression`` and ``fail_on_output_change``: what ``--fail-on-regression`` and
+    the App's check run fail on. Heads that change the result are counted whether or not the gate
+    fails on them (:mod:`runner.outputs`)."""
     settings = results.get("settings") or {}
     fail = settings.get("fail_threshold") if is_number(settings.get("fail_threshold")) else 0.05
     on_memory = settings.get("fail_on_memory_regression") is True
+    n_output = len(output_changes(results))
     benches = [b for b in results.get("benchmarks") or [] if isinstance(b, dict)]
     verdicts = [verdict_of(b) for b in benches]
     # each reason the gate fails on, counted by its own rule (runner.gate)
@@ -147,11 +157,17 @@ def gate_sentence(results: dict) -> str:
     n_memory = len(memory_regressions(results)) if on_memory else 0
     parts = [text for n, text in ((n_slower, _counted(n_slower, "regression") + f" beyond {fmt_pct(fail)}"),
                                   (n_memory, _counted(n_memory, "memory regression")),
-                                  (n_broken, _counted(n_broken, "benchmark") + " broken by head")) if n]
-    failing = bool(parts)  # gate.gate_failures, its three reasons counted once each above
+                                  (n_broken, _counted(n_broken, "benchmark") + " broken by head"),
+                                  (n_output if settings.get("fail_on_output_change") is True else 0,
+                                   _counted(n_output, "benchmark") + " changing the result")) if n]
+    failing = bool(parts)  # gate.gate_failures, its four reasons counted once each above
+    if n_output and settings.get("fail_on_output_change") is not True:
+        parts.append(_counted(n_output, "benchmark") + " changing the result")
     if not failing:
-        if verdicts.count("improvement"):
-            parts.append(_counted(verdicts.count("improvement"), "improvement"))
+        improved = sum(1 for b in benches
+                       if verdict_of(b) == "improvement" and not output_changed(b))
+        if improved:  # a faster head that changes the result is no plain improvement
+            parts.append(_counted(improved, "improvement"))
         if verdicts.count("regression"):
             parts.append(_counted(verdicts.count("regression"), "regression")
                          + f" within the {fmt_pct(fail)} the gate allows")
@@ -198,10 +214,11 @@ def claim_counts(claims: list[dict]) -> list[tuple[str, int]]:
 
 
 def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
-    """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, then its
-    memory verdict when that is a change (:func:`runner.report.measures.memory_note`) and what
-    head's torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
-    parts = [verdict_note(bench, settings, compared), memory_note(bench),
+    """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, whether
+    head changes the result (:func:`runner.report.outputs.output_note`), then its memory verdict
+    when that is a change (:func:`runner.report.measures.memory_note`) and what head's
+    torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
+    parts = [verdict_note(bench, settings, compared), output_note(bench), memory_note(bench),
              compile_sentence(change_of(bench))]
     parts = [p.rstrip(".") for p in parts if p]
     if not parts:
@@ -259,7 +276,7 @@ def view(results: dict) -> dict:
     drawn = [s for s in sweeps(results.get("benchmarks", [])) if any(p.change is not None for p in s.points)]
     news = [b for b in benches
             if verdict_of(b) in ("regression", "failed", "improvement", "new", "removed")
-            or memory_verdict_of(b) in CHANGED]
+            or memory_verdict_of(b) in CHANGED or output_changed(b)]
     rest = [b for b in benches if all(b is not n for n in news)]
     return {"r": results, "benches": benches, "changed": [b for b in benches if verdict_of(b) in CHANGED],
             "failed": [b for b in benches if verdict_of(b) == "failed"],
@@ -278,7 +295,7 @@ def view(results: dict) -> dict:
             "conditions": conditions_line(env),
             "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
             "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
-            "compared": compared}
+            "compared": compared, "output_changes": sum(1 for b in benches if output_changed(b))}
 
 
 def eq_note(settings: dict) -> str:

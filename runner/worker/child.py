@@ -15,7 +15,9 @@ from .. import conventions, devices
 from ..conventions.base import Skipped, format_error
 from ..protocol import (Failure, ListRequest, MeasureReply, MeasureRequest, ProfileRequest, SampleReply,
                         SampleRequest, SetupReply, SetupRequest)
+from ..output_summary import SETUP_SEED, OutputReply, OutputRequest
 from .measures import CompileWatch, measure_memory, remove_compile_caches
+from .outputs import seed_all, summarize
 from .sampling import Timer, calibrate, recalibrate, warm_up
 
 
@@ -141,6 +143,7 @@ class Worker:
         if self.compile_watch is None:
             self.compile_watch = CompileWatch()
             self.compile_watch.install()  # before the set-up: a benchmark may compile in it
+        seed_all(SETUP_SEED)  # inputs drawn without a seed alike on both sides (runner.outputs)
         try:
             prepared = prepare(req, self.device)
         except Skipped as exc:
@@ -225,6 +228,23 @@ class Worker:
                            tuple(s.cpu_s for s in taken), tuple(s.switches for s in taken),
                            tuple(s.others_busy for s in taken), tuple(s.steal for s in taken),
                            number, self.timer.peak_memory()).to_json()
+
+    def output(self, req: dict) -> dict:
+        """After a pair's samples, untimed: ``calls`` calls of the benchmark, each after seeding
+        every generator with ``seed``, each return value summarised
+        (:func:`runner.worker.outputs.summarize`) for :mod:`runner.outputs` to compare."""
+        if self.fn is None:
+            raise RuntimeError("no benchmark is set up" if self.self_measure is None
+                               else "the benchmark measures itself: no output to compare")
+        asked = OutputRequest.from_json(req)
+        summaries = []
+        for _ in range(asked.calls):
+            seed_all(asked.seed)
+            value = self.fn()
+            self.backend.synchronize()
+            summaries.append(summarize(value))
+            del value
+        return OutputReply(tuple(summaries)).to_json()
 
     def measure(self, req: dict) -> dict:
         """After the timing, in the same process: what torch.compile did here (None when nothing

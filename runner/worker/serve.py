@@ -93,7 +93,7 @@ class Channel:
             data = data[os.write(self.write_fd, data):]
 
 
-_CHILD_REQUESTS = ("env", "list", "setup", "sample", "measure", "profile", "trace")
+_CHILD_REQUESTS = ("env", "list", "setup", "sample", "output", "measure", "profile", "trace")
 
 
 def serve(worker: Worker, requests, respond) -> None:

@@ -241,12 +241,14 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
 
     ``accepted``: benchmark names whose regression was accepted for this document's head
     (None: every benchmark). ``failure``: a regression beyond ``fail_threshold`` — or, with
-    ``fail_on_memory`` (the configuration's ``fail_on_memory_regression``), a memory regression —
+    ``fail_on_memory`` (the configuration's ``fail_on_memory_regression``), a memory regression,
+    or, with the document's ``settings.fail_on_output_change``, a head that changes the result —
     that is not accepted; ``neutral``: no such regression but something undecided
     (``inconclusive``) or broken (``failed``); ``success`` otherwise (accepted regressions included).
     """
     accepted = set(accepted)
-    failing = gate.gate_failures(doc, fail_threshold, fail_on_memory)
+    on_output = (doc.get("settings") or {}).get("fail_on_output_change") is True  # base's config
+    failing = gate.gate_failures(doc, fail_threshold, fail_on_memory, on_output)
     if any(None not in accepted and b.get("name") not in accepted for b in failing):
         return "failure"
     summary = doc.get("summary") or {}

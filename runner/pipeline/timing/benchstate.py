@@ -118,6 +118,9 @@ class BenchState:
     disturbed: list[int] = field(default_factory=list)
     #: of ``disturbed``, the rounds the estimate kept (they were most of their pair's rounds)
     disturbed_kept: int = 0
+    #: per process pair whose outputs were asked for: ``(base's call summaries, head's)``, or the
+    #: text of why they could not be had (:mod:`.outputs`, compared by :mod:`runner.outputs`)
+    outputs: list = field(default_factory=list)
     #: rounds NVML flagged that the estimate kept all the same (their pair had too few others)
     clock_kept: int = 0
     clock_rounds: dict[int, str] = field(default_factory=dict)

@@ -9,6 +9,7 @@ import math
 from ... import measures
 from ... import results as results_mod
 from ... import stats
+from ...outputs import output_record
 from ...results import PAIRED
 from . import schedule
 from .benchstate import BenchState, SideState
@@ -27,12 +28,16 @@ def skipped_apart(states: list[BenchState],
 def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float = 0.05,
                     min_pairs: int = 2) -> dict:
     """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`: each side
-    (:func:`side_entry`) and the change (:func:`change_entry`)."""
+    (:func:`side_entry`), the change (:func:`change_entry`) and, for a benchmark timed on both
+    sides or whose pairs' outputs were asked for, base's output against head's
+    (:func:`runner.outputs.output_record`)."""
+    compared = state.outputs or state.verdict in PAIRED
     return results_mod.benchmark(state.name, state.case.get("file"),
                                  base=side_entry(state.sides["base"]),
                                  head=side_entry(state.sides["head"]),
                                  change=change_entry(state, ci_level, memory_threshold, min_pairs),
-                                 family=state.case.get("family"), params=state.case.get("params"))
+                                 family=state.case.get("family"), params=state.case.get("params"),
+                                 output=output_record(state.outputs) if compared else None)
 
 
 def one_side_entry(state: BenchState) -> dict:

@@ -28,6 +28,7 @@ from . import evidence, schedule, stops
 from ..machine import layouts
 from ..machine import telemetry as telemetry_mod
 from .benchstate import BenchState
+from .outputs import ask_outputs
 from .pairs import ProcessPairs
 
 
@@ -36,6 +37,12 @@ class TimingPass(ProcessPairs):
     sends the requests), looks, stops, the second pass for inconclusive ones and
     Benjamini–Hochberg across the run; or, over one side's worker, ``perfgate run``'s samples
     (:meth:`time_one_side`). Arguments as :class:`.pairs.ProcessPairs`."""
+
+    def end_pair(self, state: BenchState, deadline: float = math.inf) -> None:
+        """Before a process pair ends: both sides' outputs (:func:`.outputs.ask_outputs`), then
+        the measures (:meth:`.pairs.ProcessPairs.end_pair`)."""
+        ask_outputs(self, state, deadline)
+        super().end_pair(state, deadline)
 
     def run_benchmark(self, state: BenchState, deadline: float) -> str:
         """Set up both sides in fresh processes and take rounds until decided, failed, futile,
