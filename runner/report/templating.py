@@ -15,10 +15,10 @@ from markupsafe import Markup, escape
 
 from . import escape as esc
 from .measures import memory_cell
+from .outputs import verdict_text
 from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .sweeps import sweep_svg
 from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, short_sha
-from .outputs import verdict_text
 from .view import (TABLE_NOTE, VERDICT_ICON, change_text, claim_counts, head_time, interval_text,
                    value_text, view)
 
