@@ -18,7 +18,7 @@ from .. import config as config_mod
 from .. import results as results_mod
 from .. import selection
 from ..config import Config
-from ..git import commit_time, git, repo_root, resolve
+from ..git import commit_time, repo_root, resolve
 from .timing import benchstate
 from .timing.benchstate import BenchState
 from .timing.entries import benchmark_entry, skipped_apart
@@ -153,30 +153,25 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         head={"ref": req.head, "sha": revs["head"].sha,
               "committed_at": commit_time(root, revs["head"].sha)},
         environment=sides.environment(telemetry),
-        settings=settings, benchmarks=entries, intent=_intent(req, root, revs),
-        claims=_claims(req, root, revs),
+        settings=settings, benchmarks=entries, **_intent(req, root, revs),
         **({"selection": selected} if selected is not None else {}),
         **({"code_map": code_map} if code_map is not None else {}))
     results_mod.dump(doc, req.out / "results.json")
     return doc
 
 
-def _claims(req: CompareRequest, root: Path, revs: dict[str, Revision]) -> list[dict]:
-    """``claims`` of results.json: the quantitative claims of the PR's title and body and of the
-    head's commit messages (:func:`runner.intent.claims.parse_claims`)."""
-    from ..intent.claims import parse_claims
-
-    log = git(root, "log", "--no-color", "--format=%B%x00", "--end-of-options",
-              f"{revs['base'].sha}..{revs['head'].sha}", strip=False)
-    messages = [message.strip() for message in log.split("\x00") if message.strip()]
-    return parse_claims(title=req.pr.title, body=req.pr.body, commits=messages)
-
-
 def _intent(req: CompareRequest, root: Path, revs: dict[str, Revision]) -> dict:
-    """``intent`` of results.json: the PR's text when given, always with the commits and the diff."""
-    from ..intent.git import from_git
+    """``intent`` and ``claims`` of results.json, from the PR's text when given and always from
+    the commits ``base..head`` and the diff (read once): the strategy a measured rule backs
+    (:func:`runner.intent.precise.name_strategy`) and the quantitative claims of the text and
+    the commit messages (:func:`runner.intent.claims.parse_claims`)."""
+    from ..intent.claims import parse_claims
+    from ..intent.git import read_change
+    from ..intent.precise import name_strategy
 
-    found = from_git(root, revs["base"].sha, revs["head"].sha, title=req.pr.title,
-                     body=req.pr.body, labels=req.pr.labels)
+    messages, diff = read_change(root, revs["base"].sha, revs["head"].sha)
+    found = name_strategy(title=req.pr.title, body=req.pr.body, labels=req.pr.labels,
+                          commit_messages=messages, diff=diff)
     found["source"] = "pull request and commits" if req.pr.given() else "commits"
-    return found
+    return {"intent": found,
+            "claims": parse_claims(title=req.pr.title, body=req.pr.body, commits=messages)}

@@ -14,13 +14,13 @@ import jinja2
 from markupsafe import Markup, escape
 
 from . import escape as esc
+from .claims import claim_counts
 from .measures import memory_cell
 from .outputs import verdict_text
 from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .sweeps import sweep_svg
 from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, short_sha
-from .view import (TABLE_NOTE, VERDICT_ICON, change_text, claim_counts, head_time, interval_text,
-                   value_text, view)
+from .view import TABLE_NOTE, VERDICT_ICON, change_text, head_time, interval_text, value_text, view
 
 #: Rounds the HTML report's plots draw in all, shared among its benchmarks (a page's size and
 #: time bounded whatever the document holds).

@@ -9,6 +9,7 @@ from ..environment import ASLR_LEFT_ON, LAYOUT_EFFECT
 from ..gate import broken_by_head, memory_regressions, output_changes, regressions_beyond
 from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
                        output_changed, verdict_of)
+from .claims import claims_checked
 from .measures import compile_sentence, has_memory, memory_note
 from .notes import verdict_note
 from .outputs import output_note
@@ -189,28 +190,6 @@ def gate_sentence(results: dict) -> str:
     return (", ".join(parts) + f": {decision}"
             + (f" ({', '.join(others)}; {len(benches)} benchmarks)" if others else "")
             if benches else "no benchmarks")
-
-
-def claims_checked(results: dict) -> list[dict]:
-    """The PR's claims (results.json ``claims``) each judged against the measured intervals
-    (:func:`runner.intent.claim_check.check_claims`); ``[]`` for a document without any. The
-    judging module is imported only then (the report loads no intent module otherwise)."""
-    claims = results.get("claims")
-    if not isinstance(claims, list) or not claims:
-        return []
-    from ..intent.claim_check import check_claims
-
-    return check_claims(claims, results.get("benchmarks") or [], results.get("environment"))
-
-
-#: The judgements of claims, in the order the report counts them (runner.intent.claim_check).
-CLAIM_VERDICTS = ("contradicted", "partly", "not_shown", "holds", "untestable")
-
-
-def claim_counts(claims: list[dict]) -> list[tuple[str, int]]:
-    """``[(judgement, n)]`` of the checked claims, non-zero only, contradicted first."""
-    found = [c.get("verdict") for c in claims]
-    return [(v, found.count(v)) for v in CLAIM_VERDICTS if found.count(v)]
 
 
 def bench_note(bench: dict, settings: dict, compared: int) -> str | None:

@@ -148,7 +148,7 @@ def test_compare_stores_the_claims_of_the_text_and_the_commits(tmp_path):
     import subprocess
     from types import SimpleNamespace
 
-    from runner.pipeline.compare import CompareRequest, PullRequestText, _claims
+    from runner.pipeline.compare import CompareRequest, PullRequestText, _intent
 
     def git(*args):
         return subprocess.run(["git", "-C", str(tmp_path), *args], check=True,
@@ -163,7 +163,7 @@ def test_compare_stores_the_claims_of_the_text_and_the_commits(tmp_path):
             "head": SimpleNamespace(sha=git("rev-parse", "HEAD"))}
     req = CompareRequest(repo=str(tmp_path), base="HEAD~1", head="HEAD", config=None,
                          out=tmp_path / "out", pr=PullRequestText("2x faster epilogue", ""))
-    claims = _claims(req, tmp_path, revs)
+    claims = _intent(req, tmp_path, revs)["claims"]
     assert [(c["source"], c["metric"], c["ratio"]) for c in claims] == [
         ("title", "time", 0.5), ("commit", "memory", 0.7)]
 
