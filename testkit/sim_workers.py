@@ -170,6 +170,14 @@ class SimWorker:
             memory = None if m.memory is None else {
                 "kind": "cpu", "peak_bytes": int(m.memory * math.exp(self.rng.gauss(0.0, m.memory_sd))), "rss_bytes": None}
             return {"ok": True, "memory": memory, "compile": m.compile}
+        if cmd == "output":
+            # untimed calls whose return value is None, as a benchmark that returns nothing
+            # (runner.worker.outputs.summarize(None)): compared as "not_compared"
+            assert self._model is not None, "output before setup"
+            calls = int(fields.get("calls", 1))
+            self.clock.advance(calls * self._model.per_call)
+            none = {"leaves": [], "skipped": [{"path": "", "type": "NoneType"}], "truncated": False}
+            return {"ok": True, "summaries": [none] * calls}
         raise AssertionError(f"unexpected request {cmd}")
 
     def _setup(self, req: dict) -> dict:
