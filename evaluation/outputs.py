@@ -515,7 +515,10 @@ def main(argv=None) -> int:
     parser.add_argument("--same-seeds", type=int, default=16)
     parser.add_argument("--changed-seeds", type=int, default=10)
     parser.add_argument("--write", help="write the table (Markdown) to this file")
+    parser.add_argument("--smoke", action="store_true", help="one seed of each (CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.same_seeds, args.changed_seeds = 1, 1
     torch.set_num_threads(2)
     result = run(args.same_seeds, args.changed_seeds)
     text = markdown(result)

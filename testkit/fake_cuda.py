@@ -125,6 +125,11 @@ class FakeTorch(types.SimpleNamespace):
             is_initialized=lambda: self.initialised, get_device_name=lambda device=None: "Fake GPU",
             get_device_capability=lambda device=None: (9, 0))
 
+    def manual_seed(self, seed: int) -> None:
+        """``torch.manual_seed``: seeds the CPU's and every device's generator (host work only,
+        no launch; the worker seeds before each set-up and output call)."""
+        self.seed = seed
+
     # -- the device, as a benchmark drives it ---------------------------------------------------
     def kernel(self, us: float, *, stream: FakeStream | None = None, name: str = "kernel") -> None:
         """Launch a kernel of ``us`` device µs on ``stream`` (default: the current one)."""

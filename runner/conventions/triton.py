@@ -173,16 +173,11 @@ def install_stand_in() -> types.ModuleType:
 
 
 def install() -> types.ModuleType:
-    """Make ``triton.testing`` capture (idempotent): patch the real module where Triton imports,
-    else install the stand-in; returns the module."""
+    """Make ``triton.testing`` capture (idempotent): patch the real module where Triton imports
+    and a GPU can run it, else install the stand-in; returns the module."""
     testing = sys.modules.get("triton.testing")
     if testing is None:
-        try:
-            import triton.testing as testing  # noqa: F811 - the real one, when installed
-        except Exception:  # noqa: BLE001 - not installed, or broken without a GPU: the stand-in
-            for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
-                del sys.modules[name]
-            testing = install_stand_in()
+        testing = _real_testing() or install_stand_in()
     for name, graph in (("do_bench", False), ("do_bench_cudagraph", True)):
         current = getattr(testing, name, None)
         if current is not None and not getattr(current, "__perfgate__", False):
@@ -190,6 +185,21 @@ def install() -> types.ModuleType:
     mark = getattr(testing, "Mark", None)
     if mark is not None and not getattr(mark.run, "__perfgate__", False):
         mark.run = _captured_run(mark.run)
+    return testing
+
+
+def _real_testing() -> types.ModuleType | None:
+    """The real ``triton.testing`` where Triton is installed and torch sees a GPU, else None.
+    Real Triton on a machine without a GPU cannot run ``do_bench`` ("0 active drivers"), and
+    is not imported there to find out: its C extension cannot be imported twice in a process,
+    so a probe that failed could not be undone (the worker imports torch before this)."""
+    cuda = getattr(sys.modules.get("torch"), "cuda", None)
+    if cuda is None or not cuda.is_available():
+        return None
+    try:
+        import triton.testing as testing
+    except Exception:  # noqa: BLE001 - not installed, or broken: the stand-in
+        return None
     return testing
 
 

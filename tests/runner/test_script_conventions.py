@@ -59,7 +59,8 @@ def test_grids_are_named_as_their_tables_and_loops_by_what_tells_their_calls_apa
     assert listing["errors"] == []
     assert listing["skipped"] == [{"name": "bench_nothing.py", "file": "bench_nothing.py",
                                    "reason": "the script made no measuring call perfgate can capture"}]
-    assert sys.modules["triton"].__version__ == triton_convention.STAND_IN_VERSION  # Triton is not installed here
+    # Triton is not installed here, or is, without a GPU to run it (CI installs the kernels extra)
+    assert sys.modules["triton"].__version__ == triton_convention.STAND_IN_VERSION
 
 
 def test_a_case_times_what_its_script_handed_to_do_bench(example, monkeypatch):
