@@ -1,0 +1,34 @@
+"""Handler of ``perfgate kernels``: the static pass (:mod:`runner.kernels.analysis`) over two
+revisions checked out as the compare checks them out (:class:`runner.pipeline.revisions.Checkouts`),
+printed (:func:`runner.kernels.words.lines`) and, with ``--json FILE``, written as results.json's
+``kernels`` section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import UserError
+from ..git import repo_root, resolve
+from ..kernels.analysis import analyse, archs_for, triton_version
+from ..kernels.occupancy import ARCHS
+from ..kernels.words import lines
+from ..pipeline.revisions import Checkouts
+
+
+def main_kernels(args) -> int:
+    if triton_version() is None:
+        raise UserError("kernels: Triton is not installed (pip install 'perfgate[kernels]')")
+    unknown = [a for a in args.arch or [] if a not in ARCHS]
+    if unknown:
+        raise UserError(f"kernels: --arch {unknown[0]}: not one of {', '.join(ARCHS)}")
+    root = repo_root(args.repo)
+    shas = {"base": resolve(root, args.base), "head": resolve(root, args.head)}
+    with Checkouts(root, root / ".perfgate") as checkouts:
+        trees = {side: checkouts.add(side, getattr(args, side), sha).path for side, sha in shas.items()}
+        section = analyse(trees, archs_for(args.arch, None))
+    section["shas"] = shas
+    print("\n".join(lines(section)))
+    if args.json:
+        Path(args.json).write_text(json.dumps(section, indent=1) + "\n")
+    return 0

@@ -1,0 +1,125 @@
+"""The static pass: every Triton kernel a change touches, compiled for each target arch on both
+sides, read and compared (the shell around :mod:`runner.kernels.plan`, :mod:`.compile`,
+:mod:`.cache` and :mod:`.table`).
+
+It reads two checked-out trees (the compare's worktrees, or those ``perfgate kernels`` makes),
+never a GPU. The section it returns is results.json's ``kernels`` (runner/schema/results-v1.json).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+from . import cache
+from .compile import run_jobs
+from .plan import diff_kernels, jobs_for, module_name, read_side
+from .table import findings, rows
+
+#: Target architectures when the configuration names none and no GPU is present.
+DEFAULT_ARCHS = ["sm_80", "sm_90"]
+#: Folders never read for kernels.
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".tox"}
+
+
+def triton_version() -> str | None:
+    """The installed Triton's version, or None (without importing it)."""
+    try:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def archs_for(configured: list[str] | None, gpu_capability: str | None) -> list[str]:
+    """The configured ``gpu_arch``, else the runner's GPU (``"9.0"`` → ``["sm_90"]``), else
+    :data:`DEFAULT_ARCHS`."""
+    if configured:
+        return list(configured)
+    if gpu_capability:
+        return ["sm_" + gpu_capability.replace(".", "")]
+    return list(DEFAULT_ARCHS)
+
+
+def not_run(why: str, archs: list[str]) -> dict:
+    """The section when the static pass did not run, saying why."""
+    return {"ran": False, "why_not": why, "archs": archs, "kernels": [], "findings": []}
+
+
+def _tree(root: Path) -> tuple[dict[str, str], set[str]]:
+    """The Python files under ``root`` that mention triton (relative path → text) and the
+    folders holding an ``__init__.py``."""
+    files, packages = {}, set()
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+        rel = Path(folder).relative_to(root).as_posix()
+        if "__init__.py" in names and rel != ".":
+            packages.add(rel)
+        for n in names:
+            if n.endswith(".py"):
+                try:
+                    text = (Path(folder) / n).read_text("utf-8", errors="replace")
+                except OSError:
+                    continue
+                if "triton" in text:
+                    files[n if rel == "." else f"{rel}/{n}"] = text
+    return files, packages
+
+
+def _where(root: Path, paths: list[str], packages: set[str]) -> dict[str, dict]:
+    out = {}
+    for p in paths:
+        module, top = module_name(p, packages)
+        src = [str(root / "src")] if (root / "src").is_dir() else []
+        out[p] = {"paths": [str(root / top) if top else str(root), *src, str(root)],
+                  "module": module, "file": str(root / p)}
+    return out
+
+
+def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float("inf"),
+            python: str = sys.executable, cache_dir: Path | None = None) -> dict:
+    """results.json's ``kernels`` section for ``trees`` (``{"base": dir, "head": dir}``):
+    ``{ran, why_not, triton, archs, seconds, jobs: {compiled, cached, failed, skipped},
+    unchanged, errors, kernels: [...], findings: [...]}``; ``not_run`` without Triton."""
+    version = triton_version()
+    if version is None:
+        return not_run("Triton is not installed (pip install 'perfgate[kernels]')", archs)
+    t0 = time.monotonic()
+    read, where, errors = {}, {}, {}
+    for side, root in trees.items():
+        files, packages = _tree(Path(root))
+        read[side] = read_side(files)
+        where[side] = _where(Path(root), list(files), packages)
+        errors.update({f"{side}:{p}": e for p, e in read[side]["errors"].items()})
+    kernels = diff_kernels(read["base"], read["head"])
+    listed = [k for k in kernels if k["status"] != "unchanged"]
+    jobs = jobs_for(listed, archs, where)
+    root = cache_dir or cache.folder()
+    answers, todo = {}, []
+    for job in jobs:
+        job["cache"] = cache.key(job["fingerprint"], job, job["arch"], version)
+        hit = cache.get(root, job["cache"])
+        if hit is not None:
+            answers[job["id"]] = hit
+        else:
+            todo.append(job)
+    if todo:
+        with tempfile.TemporaryDirectory(prefix="perfgate-triton-") as triton_cache:
+            fresh = run_jobs(todo, Path(triton_cache), python=python, deadline=deadline)
+        for job in todo:
+            answers[job["id"]] = fresh[job["id"]]
+            cache.put(root, job["cache"], fresh[job["id"]])
+    for k in listed:
+        k["changed"] = True
+        k["rows"] = rows(k, archs, answers)
+        del k["specs"], k["fingerprints"]
+    failed = sum(not a.get("ok") and a.get("stage") != "skipped" for a in answers.values())
+    return {"ran": True, "why_not": None, "triton": version, "archs": archs,
+            "seconds": round(time.monotonic() - t0, 2),
+            "jobs": {"compiled": len(todo), "cached": len(jobs) - len(todo), "failed": failed,
+                     "skipped": sum(a.get("stage") == "skipped" for a in answers.values())},
+            "unchanged": len(kernels) - len(listed), "errors": errors, "kernels": listed,
+            "findings": findings(listed)}

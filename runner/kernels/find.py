@@ -1,0 +1,250 @@
+"""Triton kernels in Python source, read with :mod:`ast` (pure: text in, plain data out).
+
+A kernel is a module-level function decorated with ``triton.jit`` (``@triton.jit``, ``@jit``,
+``@triton.jit(...)``), possibly under ``@triton.autotune(...)`` and ``@triton.heuristics(...)``.
+For each, :func:`kernels_in` records what decides its machine code and can be read without
+running anything: its parameters (which are ``tl.constexpr``, their defaults), its source with its
+decorators, the source of the module-level names it reads (constants, a ``CONFIGS`` list, a
+``get_configs()`` function), the names it calls (other ``@triton.jit`` helpers: a kernel changes
+when one of them does, :func:`fingerprints`), and its autotune configs when they are written
+literally. :func:`launch_sites` reads the calls ``kernel[grid](args..., BLOCK=128, num_warps=4)``
+of a file: the literal values passed, and the dtype of a tensor argument made in the same
+function with ``dtype=torch.float16``.
+
+Why source (and not the compiled cache of a run): it needs no GPU, no run of the benchmark and
+no import of the target's code, so the command answers for a PR nobody has run yet; the launch
+capture that gives the exact specialisations is the better source when a benchmark runs (see
+:mod:`runner.kernels.specs`).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+
+_TRITON_NAMES = ("jit", "autotune", "heuristics")
+
+
+@dataclass
+class Kernel:
+    """One ``@triton.jit`` function of one file (``path``: repository-relative, ``/``).
+
+    ``params``: ``[(name, is_constexpr, default or None)]``; ``source``: the function with its
+    decorators; ``uses``: the source of each module-level name it reads (decorators included);
+    ``calls``: the bare names it calls; ``configs``: the autotune configs as
+    ``[{"kwargs": {...}, "num_warps": int | None, "num_stages": int | None}]`` (None: no
+    autotune), ``configs_note``: why configs could not be read; ``heuristics``: the names a
+    ``@triton.heuristics`` computes. Helpers (``@triton.jit`` functions other kernels call) are
+    kernels too: a launch site or the calls of the others tell them apart."""
+
+    name: str
+    path: str
+    line: int
+    params: list = field(default_factory=list)
+    source: str = ""
+    uses: dict = field(default_factory=dict)
+    calls: list = field(default_factory=list)
+    configs: list | None = None
+    configs_note: str = ""
+    heuristics: list = field(default_factory=list)
+
+
+def _decorator_name(node: ast.expr) -> str:
+    """``triton.jit`` / ``jit`` / ``triton.autotune(...)`` → ``jit`` / ``autotune``; else ''."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr if node.attr in _TRITON_NAMES else ""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in _TRITON_NAMES else ""
+    return ""
+
+
+def _is_constexpr(annotation: ast.expr | None) -> bool:
+    return annotation is not None and "constexpr" in ast.unparse(annotation)
+
+
+def _literal(node: ast.expr | None):
+    """A literal's value (numbers, strings, booleans, None, tuples, dicts of them); else raises
+    ValueError."""
+    if node is None:
+        raise ValueError("no value")
+    return ast.literal_eval(node)
+
+
+def _config(call: ast.expr) -> dict:
+    """One ``triton.Config({...}, num_warps=4, num_stages=2)`` written literally; ValueError else."""
+    if not (isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1] == "Config"):
+        raise ValueError(f"not a triton.Config: {ast.unparse(call)[:60]}")
+    kw = {k.arg: k.value for k in call.keywords}
+    values = _literal(call.args[0] if call.args else kw.get("kwargs"))
+    out = {"kwargs": dict(values), "num_warps": None, "num_stages": None}
+    for key in ("num_warps", "num_stages"):
+        if key in kw:
+            out[key] = _literal(kw[key])
+        elif len(call.args) > (1 if key == "num_warps" else 2):
+            out[key] = _literal(call.args[1 if key == "num_warps" else 2])
+    return out
+
+
+def _configs(node: ast.expr, assigned: dict[str, ast.expr]) -> list[dict]:
+    """The configs an ``autotune(configs=...)`` argument names: a literal list of Configs, or a
+    module-level name bound to one. ValueError when neither."""
+    if isinstance(node, ast.Name) and node.id in assigned:
+        node = assigned[node.id]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_config(c) for c in node.elts]
+    raise ValueError(f"configs={ast.unparse(node)[:60]} is not a literal list")
+
+
+def _module_names(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr]]:
+    """Module-level names → their statement's source; names bound by a plain assignment → the
+    assigned expression."""
+    sources: dict[str, str] = {}
+    assigned: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets = [stmt.target]
+        elif isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and not any(
+                _decorator_name(d) for d in getattr(stmt, "decorator_list", [])):
+            sources[stmt.name] = ast.unparse(stmt)
+        for t in targets:
+            if isinstance(t, ast.Name):
+                sources[t.id] = ast.unparse(stmt)
+                assigned[t.id] = stmt.value
+    return sources, assigned
+
+
+def kernels_in(text: str, path: str) -> list[Kernel]:
+    """Every ``@triton.jit`` function at the top level of ``text`` (the file ``path``).
+
+    Raises:
+        SyntaxError: ``text`` is not Python.
+    """
+    tree = ast.parse(text)
+    names, assigned = _module_names(tree)
+    out = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        decorators = [_decorator_name(d) for d in stmt.decorator_list]
+        if "jit" not in decorators:
+            continue
+        k = Kernel(stmt.name, path, stmt.lineno)
+        args = stmt.args.args
+        defaults = [None] * (len(args) - len(stmt.args.defaults)) + list(stmt.args.defaults)
+        for a, d in zip(args, defaults):
+            try:
+                value = _literal(d) if d is not None else None
+            except ValueError:
+                value = None
+            k.params.append((a.arg, _is_constexpr(a.annotation), value))
+        k.source = "\n".join(ast.unparse(d) for d in stmt.decorator_list) + "\n" + ast.unparse(stmt)
+        read = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        k.uses = {n: names[n] for n in sorted(read & names.keys())}
+        k.calls = sorted({n.func.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                          and isinstance(n.func, ast.Name)} - {stmt.name})
+        for d in stmt.decorator_list:
+            if _decorator_name(d) == "autotune" and isinstance(d, ast.Call):
+                kw = {x.arg: x.value for x in d.keywords}
+                try:
+                    k.configs = _configs(kw.get("configs", d.args[0] if d.args else None), assigned)
+                except (ValueError, SyntaxError, TypeError, IndexError) as exc:
+                    k.configs, k.configs_note = [], f"autotune configs not read statically: {exc}"
+            elif _decorator_name(d) == "heuristics" and isinstance(d, ast.Call) and d.args:
+                if isinstance(d.args[0], ast.Dict):
+                    k.heuristics = [ast.literal_eval(key) for key in d.args[0].keys
+                                    if isinstance(key, ast.Constant)]
+        out.append(k)
+    return out
+
+
+def fingerprints(kernels: list[Kernel]) -> dict[tuple[str, str], str]:
+    """``(path, name)`` → a SHA-256 of what decides the kernel's code: its source and decorators,
+    the module-level names it reads, and (transitively) the fingerprints of the ``@triton.jit``
+    functions it calls, found by name in the same file first, else anywhere in ``kernels``."""
+    by_key = {(k.path, k.name): k for k in kernels}
+    by_name: dict[str, list[Kernel]] = {}
+    for k in kernels:
+        by_name.setdefault(k.name, []).append(k)
+    done: dict[tuple[str, str], str] = {}
+
+    def of(k: Kernel, seen: frozenset) -> str:
+        key = (k.path, k.name)
+        if key in done:
+            return done[key]
+        h = hashlib.sha256(k.source.encode())
+        for name, src in k.uses.items():
+            h.update(f"\0{name}\0{src}".encode())
+        for callee in k.calls:
+            dep = by_key.get((k.path, callee)) or next(iter(by_name.get(callee, [])), None)
+            if dep is not None and (dep.path, dep.name) not in seen:
+                h.update(f"\0call\0{callee}\0{of(dep, seen | {key})}".encode())
+        done[key] = h.hexdigest()
+        return done[key]
+
+    for k in kernels:
+        of(k, frozenset())
+    return done
+
+
+_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32",
+           "float": "fp32", "float64": "fp64", "double": "fp64", "int32": "i32", "int64": "i64",
+           "int8": "i8", "uint8": "u8", "int16": "i16", "bool": "i1", "float8_e4m3fn": "fp8e4nv",
+           "float8_e5m2": "fp8e5"}
+
+
+def _tensor_dtypes(func: ast.AST) -> dict[str, str]:
+    """Names bound in ``func`` to a call with ``dtype=torch.X`` → X in Triton's words."""
+    out = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+            for kw in n.value.keywords:
+                if kw.arg == "dtype" and isinstance(kw.value, ast.Attribute) and kw.value.attr in _DTYPES:
+                    for t in n.targets:
+                        if isinstance(t, ast.Name):
+                            out[t.id] = _DTYPES[kw.value.attr]
+    return out
+
+
+def _site_value(node: ast.expr, dtypes: dict[str, str]):
+    """A launch argument: ``("value", v)`` for a literal, ``("tensor", dtype)`` for a tensor of
+    known dtype, None else."""
+    try:
+        return ("value", _literal(node))
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    if isinstance(node, ast.Name) and node.id in dtypes:
+        return ("tensor", dtypes[node.id])
+    return None
+
+
+def launch_sites(text: str, path: str) -> list[dict]:
+    """Every ``name[grid](...)`` / ``mod.name[grid](...)`` call in ``text``: ``{kernel, path,
+    line, args: [value or None], kwargs: {name: value}}``, each value ``("value", v)`` or
+    ``("tensor", dtype)`` (:func:`_site_value`), None where it cannot be read statically.
+
+    Raises:
+        SyntaxError: ``text`` is not Python.
+    """
+    tree = ast.parse(text)
+    found: dict[tuple[int, int], dict] = {}
+    scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in [tree, *scopes]:  # outer scopes first (breadth first): the innermost one wins
+        dtypes = _tensor_dtypes(scope) if scope is not tree else {}
+        for n in ast.walk(scope):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)):
+                continue
+            target = n.func.value
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+            if name is None or any(isinstance(a, ast.Starred) for a in n.args):
+                continue
+            found[(n.lineno, n.col_offset)] = {
+                "kernel": name, "path": path, "line": n.lineno,
+                "args": [_site_value(a, dtypes) for a in n.args],
+                "kwargs": {k.arg: _site_value(k.value, dtypes) for k in n.keywords if k.arg}}
+    return [found[k] for k in sorted(found)]

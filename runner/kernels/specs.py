@@ -1,0 +1,153 @@
+"""The specialisations a kernel is compiled with (pure): argument types, ``tl.constexpr`` values,
+``num_warps`` and ``num_stages``, and how each was found.
+
+Triton compiles one binary per specialisation, and registers, spills and shared memory are
+properties of that binary, so a kernel is compared per specialisation. The sources, best first:
+
+1. ``launch`` — the benchmark's own calls, captured where Triton decides to compile
+   (``triton.knobs.runtime.jit_cache_hook`` gets ``signature, constexprs, options, attrs`` of every
+   compile and may answer "done" so nothing is built or launched). It needs the benchmark to run
+   as far as the launch, which on a machine without a GPU it does not (the tensors are made on
+   ``cuda``), so this module takes the captured specialisations as input
+   (:func:`from_capture`) and the static sources below stand in without them;
+2. ``autotune config`` — every ``triton.Config`` of an ``@triton.autotune`` written literally
+   (each config is a binary the autotuner compiles, so each is reported);
+3. ``launch site`` — the literal values of ``kernel[grid](..., BLOCK=128, num_warps=4)`` and the
+   dtypes of tensors made in the same function with ``dtype=torch.X``;
+4. ``default`` — a parameter's default, else a stated guess (below), Triton's own
+   ``num_warps=4, num_stages=3``.
+
+Guesses, named in ``guessed``: a non-constexpr parameter whose name holds ``ptr`` or starts with
+a capital letter (``X_ptr``, ``Q``, ``Out``) is a pointer to fp32 (16-byte aligned, as a fresh
+torch tensor is: Triton's ``tt.divisibility=16``); a ``stride*``/``n_*``/other parameter is an
+``i32``; ``eps``, ``scale``, ``alpha`` ... are ``fp32``; a constexpr without a value is 64 (a block
+size) or False when named ``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``. A guess changes only the
+absolute numbers: base and head are compiled with the same one.
+"""
+
+from __future__ import annotations
+
+from .find import Kernel
+
+#: Triton's defaults for CUDA targets.
+NUM_WARPS, NUM_STAGES = 4, 3
+#: Specialisations per kernel read from launch sites at most (each is compiled per arch).
+MAX_SITES = 4
+_FLOATS = ("eps", "scale", "alpha", "beta", "gamma", "temperature", "softcap", "momentum", "lr",
+           "weight_decay", "p", "dropout_p", "sm_scale", "softmax_scale", "label_smoothing")
+_FLAGS = ("HAS_", "IS_", "USE_", "EVEN_", "ENABLE_", "RETURN_", "DO_", "APPLY_")
+
+
+def _guess_type(name: str) -> str:
+    if "ptr" in name.lower() or name[:1].isupper():
+        return "*fp32"
+    if name.lower() in _FLOATS or name.lower().endswith(("_scale", "_eps")):
+        return "fp32"
+    return "i32"
+
+
+def _guess_constexpr(name: str):
+    return False if name.startswith(_FLAGS) else 64
+
+
+def _type_of(value) -> str | None:
+    """A launch argument's Triton type, from :func:`runner.kernels.find._site_value`."""
+    if value is None:
+        return None
+    kind, v = value
+    if kind == "tensor":
+        return f"*{v}"
+    if isinstance(v, bool):
+        return "i1"
+    if isinstance(v, int):
+        return "i32" if -2**31 <= v < 2**31 else "i64"
+    return "fp32" if isinstance(v, float) else None
+
+
+def _spec(kernel: Kernel, given: dict, types: dict, warps, stages, how: str) -> dict:
+    """One specialisation: ``given`` constexpr values and ``types`` over the guesses."""
+    signature, constexprs, guessed = {}, {}, []
+    for name, is_constexpr, default in kernel.params:
+        if is_constexpr:
+            signature[name] = "constexpr"
+            if name in given:
+                constexprs[name] = given[name]
+            elif default is not None:
+                constexprs[name] = default
+            else:  # a @triton.heuristics value or none at all
+                constexprs[name] = _guess_constexpr(name)
+                guessed.append(name)
+        elif name in types:
+            signature[name] = types[name]
+        else:
+            signature[name] = _guess_type(name)
+            guessed.append(name)
+    pointers = [i for i, (name, _, _) in enumerate(kernel.params)
+                if signature[name].startswith("*")]
+    spec = {"signature": signature, "constexprs": constexprs,
+            "num_warps": int(warps or NUM_WARPS), "num_stages": int(stages or NUM_STAGES),
+            "pointers": pointers, "how": how, "guessed": guessed}
+    spec["label"] = label(spec)
+    return spec
+
+
+def label(spec: dict) -> str:
+    """A short name of a specialisation: ``BLOCK=128 num_warps=4 num_stages=3``."""
+    values = " ".join(f"{k}={v}" for k, v in spec["constexprs"].items())
+    return f"{values} num_warps={spec['num_warps']} num_stages={spec['num_stages']}".strip()
+
+
+def _from_site(kernel: Kernel, site: dict) -> tuple[dict, dict, object, object]:
+    """A launch site's constexpr values, argument types, num_warps and num_stages."""
+    names = [p[0] for p in kernel.params]
+    bound = dict(zip(names, site["args"]))
+    bound.update({k: v for k, v in site["kwargs"].items() if k in names})
+    constexpr = {p[0] for p in kernel.params if p[1]}
+    given = {k: v[1] for k, v in bound.items() if k in constexpr and v and v[0] == "value"}
+    types = {k: t for k, v in bound.items() if k not in constexpr and (t := _type_of(v))}
+    warps, stages = (site["kwargs"].get(k) for k in ("num_warps", "num_stages"))
+    return (given, types, warps[1] if warps and warps[0] == "value" else None,
+            stages[1] if stages and stages[0] == "value" else None)
+
+
+def specs_for(kernel: Kernel, sites: list[dict]) -> list[dict]:
+    """The specialisations of ``kernel`` from its autotune configs and its launch ``sites``
+    (those of :func:`runner.kernels.find.launch_sites` naming it), else one by default; each
+    ``{signature, constexprs, num_warps, num_stages, pointers, how, guessed, label}``,
+    duplicates dropped."""
+    out: list[dict] = []
+    site_given, site_types, warps, stages = ({}, {}, None, None)
+    if sites:
+        site_given, site_types, warps, stages = _from_site(kernel, sites[0])
+    if kernel.configs:
+        for c in kernel.configs:
+            given = {**site_given, **c["kwargs"]}
+            out.append(_spec(kernel, given, site_types, c["num_warps"], c["num_stages"],
+                             "autotune config"))
+    elif sites:
+        for site in sites[:MAX_SITES]:
+            given, types, w, s = _from_site(kernel, site)
+            out.append(_spec(kernel, given, types, w, s, "launch site"))
+    else:
+        out.append(_spec(kernel, {}, {}, None, None, "default"))
+    unique: dict[str, dict] = {}
+    for s in out:
+        unique.setdefault(repr((s["signature"], s["constexprs"], s["num_warps"],
+                                s["num_stages"])), s)
+    return list(unique.values())
+
+
+def from_capture(kernel: Kernel, captured: list[dict]) -> list[dict]:
+    """Specialisations captured at launch (``{signature, constexprs, num_warps, num_stages}`` as
+    the ``jit_cache_hook`` saw them), marked ``how="launch"``."""
+    out = []
+    for c in captured:
+        spec = {"signature": dict(c["signature"]), "constexprs": dict(c["constexprs"]),
+                "num_warps": int(c.get("num_warps", NUM_WARPS)),
+                "num_stages": int(c.get("num_stages", NUM_STAGES)),
+                "pointers": [i for i, (name, _, _) in enumerate(kernel.params)
+                             if str(c["signature"].get(name, "")).startswith("*")],
+                "how": "launch", "guessed": []}
+        spec["label"] = label(spec)
+        out.append(spec)
+    return out
