@@ -1,0 +1,108 @@
+"""Kernels read from source (runner.kernels.find, .specs, .plan), no Triton needed."""
+
+from __future__ import annotations
+
+import textwrap
+
+from runner.kernels.find import kernels_in, launch_sites
+from runner.kernels.plan import diff_kernels, module_name, read_side
+from runner.kernels.specs import specs_for
+
+SOURCE = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    SCALE = 2.0
+    CONFIGS = [triton.Config({"BLOCK": 128}, num_warps=4, num_stages=2),
+               triton.Config({"BLOCK": 256}, num_warps=8)]
+
+
+    @triton.jit
+    def _square(x):
+        return x * x * SCALE
+
+
+    @triton.autotune(configs=CONFIGS, key=["n"])
+    @triton.jit
+    def tuned(X, out_ptr, n, eps, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, _square(tl.load(X + offs)) + eps)
+
+
+    @triton.jit
+    def plain(x_ptr, n, BLOCK: tl.constexpr, HAS_BIAS: tl.constexpr, ROWS: tl.constexpr = 4):
+        pass
+
+
+    def launch(n):
+        x = torch.empty(n, dtype=torch.float16, device="cuda")
+        plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=2)
+''')
+
+
+def test_kernels_configs_and_what_they_read():
+    found = {k.name: k for k in kernels_in(SOURCE, "lib/ops.py")}
+    assert set(found) == {"_square", "tuned", "plain"}
+    tuned = found["tuned"]
+    assert tuned.configs == [{"kwargs": {"BLOCK": 128}, "num_warps": 4, "num_stages": 2},
+                             {"kwargs": {"BLOCK": 256}, "num_warps": 8, "num_stages": None}]
+    assert "CONFIGS" in tuned.uses and tuned.calls == ["_square"]
+    assert found["plain"].params[-1] == ("ROWS", True, 4)
+
+
+def test_specs_from_configs_sites_and_defaults():
+    found = {k.name: k for k in kernels_in(SOURCE, "lib/ops.py")}
+    sites = launch_sites(SOURCE, "lib/ops.py")
+    assert [s["kernel"] for s in sites] == ["plain"]
+    tuned = specs_for(found["tuned"], [])
+    assert [(s["constexprs"], s["num_warps"], s["num_stages"], s["how"]) for s in tuned] == [
+        ({"BLOCK": 128}, 4, 2, "autotune config"), ({"BLOCK": 256}, 8, 3, "autotune config")]
+    assert tuned[0]["signature"] == {"X": "*fp32", "out_ptr": "*fp32", "n": "i32", "eps": "fp32",
+                                     "BLOCK": "constexpr"}
+    assert tuned[0]["pointers"] == [0, 1]
+    (plain,) = specs_for(found["plain"], sites)
+    assert plain["how"] == "launch site"
+    assert plain["signature"]["x_ptr"] == "*fp16" and plain["signature"]["n"] == "i32"
+    assert plain["constexprs"] == {"BLOCK": 512, "HAS_BIAS": True, "ROWS": 4}
+    assert plain["num_warps"] == 2 and plain["guessed"] == []
+    (default,) = specs_for(found["plain"], [])
+    assert default["how"] == "default" and default["constexprs"] == {
+        "BLOCK": 64, "HAS_BIAS": False, "ROWS": 4}
+    assert default["guessed"] == ["x_ptr", "n", "BLOCK", "HAS_BIAS"]
+
+
+def _diff(base: str, head: str) -> dict:
+    kernels = diff_kernels(read_side({"lib/ops.py": base}), read_side({"lib/ops.py": head}))
+    return {k["name"]: k for k in kernels}
+
+
+def test_a_helper_change_changes_its_callers_and_nothing_else():
+    d = _diff(SOURCE, SOURCE.replace("x * x * SCALE", "x * SCALE * x"))
+    assert {n: k["status"] for n, k in d.items()} == {
+        "_square": "changed", "tuned": "changed", "plain": "unchanged"}
+    assert d["_square"]["helper_of"] == ["tuned"] and d["_square"]["specs"] == {}
+    assert d["tuned"]["why"] == ["source"]
+
+
+def test_a_constant_a_config_or_a_launch_change_is_a_change():
+    assert _diff(SOURCE, SOURCE.replace("SCALE = 2.0", "SCALE = 3.0"))["tuned"]["status"] == "changed"
+    d = _diff(SOURCE, SOURCE.replace("num_warps=8", "num_warps=4"))
+    assert d["tuned"]["why"] == ["source", "specialisations"]
+    d = _diff(SOURCE, SOURCE.replace("BLOCK=512", "BLOCK=1024"))
+    assert d["plain"]["why"] == ["specialisations"] and d["tuned"]["status"] == "unchanged"
+    d = _diff(SOURCE, SOURCE.replace("def plain", "def plain2").replace("plain[", "plain2["))
+    assert (d["plain"]["status"], d["plain2"]["status"]) == ("removed", "added")
+
+
+def test_comments_and_other_functions_change_no_kernel():
+    head = SOURCE.replace("def launch(n):", "def launch(n):  # a comment\n    n = n + 0")
+    assert {k["status"] for k in _diff(SOURCE, "# header\n" + head).values()} == {"unchanged"}
+
+
+def test_module_names():
+    packages = {"src/pkg", "src/pkg/ops", "tools"}
+    assert module_name("src/pkg/ops/k.py", packages) == ("pkg.ops.k", "src")
+    assert module_name("src/pkg/__init__.py", packages) == ("pkg", "src")
+    assert module_name("tools/k.py", packages) == ("tools.k", "")
+    assert module_name("scripts/k.py", packages) == (None, "")

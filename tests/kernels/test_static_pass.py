@@ -1,0 +1,188 @@
+"""The static pass with real Triton: real kernels compiled for sm_80/sm_90 without a GPU, in a
+real git repository made here (base and head commits), through ``perfgate kernels``.
+
+The kernels are written here (this project's own, MIT): a vector add, a row normalisation whose
+``BLOCK=8192, num_warps=1`` launch holds 8192/32 fp32 values a thread live across a reduction
+(255 registers and a spilled stack on sm_80 and sm_90; ``BLOCK=1024`` needs 80 and no stack),
+and a matmul tile (slow lane) whose 256x256x64 fp16 variant spills on sm_90.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.cli.main import main
+from runner.kernels.analysis import analyse
+from testkit.gitrepo import make_repo
+
+triton = pytest.importorskip("triton")
+
+OPS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def norm_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=m, other=0.0)
+    s = tl.sum(x * x, axis=0)
+    tl.store(out_ptr + tl.program_id(0) * n + offs, x / s, mask=m)
+
+
+def add(x, y, out):
+    add_kernel[(1,)](x, y, out, x.numel(), BLOCK=1024)
+
+
+def norm(x, out):
+    norm_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=1024, num_warps=1)
+'''
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PERFGATE_KERNEL_CACHE", str(folder))
+    return folder
+
+
+def _repo(tmp_path: Path, head_ops: str) -> Path:
+    return make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS},
+                     {"lib/ops.py": head_ops})
+
+
+@pytest.mark.slow
+def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys):
+    repo = _repo(tmp_path, OPS.replace("BLOCK=1024, num_warps=1", "BLOCK=8192, num_warps=1"))
+    out = tmp_path / "kernels.json"
+    argv = ["kernels", "--repo", str(repo), "--base", "base", "--head", "head", "--arch", "sm_80",
+            "--arch", "sm_90", "--json", str(out)]
+    t0 = time.monotonic()
+    assert main(argv) == 0
+    first_s = time.monotonic() - t0
+    section = json.loads(out.read_text())
+    assert section["unchanged"] == 1  # add_kernel: neither its source nor its launch changed
+    (kernel,) = section["kernels"]
+    assert (kernel["name"], kernel["changed"], kernel["why"]) == ("norm_kernel", True,
+                                                                  ["specialisations"])
+    rows = {r["arch"]: r for r in kernel["rows"]}
+    for arch in ("sm_80", "sm_90"):
+        base, head = rows[arch]["base"], rows[arch]["head"]
+        assert base["stack"] == 0 and head["stack"] > 0 and head["registers"] == 255
+        assert head["local_stores"] > 0 and base["local_stores"] == 0
+        assert head["occupancy"]["blocks"] < base["occupancy"]["blocks"]
+        assert rows[arch]["worse"] == ["registers", "spills", "occupancy"]
+        assert rows[arch]["how"] == "launch site" and not rows[arch]["identical"]
+    (finding,) = section["findings"]
+    assert finding["summary"].startswith("head's `norm_kernel` uses 255 registers/thread and spills")
+    printed = capsys.readouterr().out
+    assert "norm_kernel: changed (specialisations), changed: true" in printed
+    assert section["jobs"] == {"compiled": 4, "cached": 0, "failed": 0, "skipped": 0}
+    t0 = time.monotonic()
+    assert main(argv) == 0  # a rerun compiles nothing
+    again = json.loads(out.read_text())
+    assert again["jobs"]["cached"] == 4 and again["kernels"] == section["kernels"]
+    print(f"first run {first_s:.2f} s, cached rerun {time.monotonic() - t0:.2f} s")
+
+
+def test_a_head_that_no_longer_compiles_is_a_finding(tmp_path, cache):
+    base, head = tmp_path / "base", tmp_path / "head"
+    for root, text in ((base, OPS), (head, OPS.replace("x.numel(), BLOCK=1024", "x.numel(), BLOCK=1000"))):
+        (root / "lib").mkdir(parents=True)
+        (root / "lib" / "__init__.py").write_text("")
+        (root / "lib" / "ops.py").write_text(text)
+    section = analyse({"base": base, "head": head}, ["sm_80"])
+    (kernel,) = section["kernels"]
+    (row,) = kernel["rows"]
+    assert row["base"]["registers"] > 0 and row["head"]["stage"] == "compile"
+    assert "power of 2" in row["head"]["error"]
+    (finding,) = section["findings"]
+    assert finding["worse"] == ["does not compile"]
+    assert finding["summary"].startswith("head's `add_kernel` no longer compiles on sm_80")
+
+
+def test_an_import_failure_costs_its_kernel_only(tmp_path, cache):
+    base, head = tmp_path / "base", tmp_path / "head"
+    for root, text in ((base, OPS), (head, "import no_such_module_xyz\n" + OPS.replace(
+            "BLOCK=1024)", "BLOCK=2048)"))):
+        (root / "k").mkdir(parents=True)
+        (root / "k" / "ops.py").write_text(text)  # not a package: imported from its file
+    section = analyse({"base": base, "head": head}, ["sm_90"])
+    (row,) = section["kernels"][0]["rows"]
+    assert row["base"]["registers"] > 0
+    assert row["head"]["stage"] == "import" and "no_such_module_xyz" in row["head"]["error"]
+    assert section["findings"] == [] and section["jobs"]["failed"] == 1
+
+
+MATMUL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, K, sam, sak, sbk, sbn, scm, scn,
+       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc += tl.dot(tl.load(a), tl.load(b))
+        a += BK * sak
+        b += BK * sbk
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc.to(tl.float16))
+
+
+def matmul(a, b, c):
+    a = torch.empty((512, 512), dtype=torch.float16)
+    b = torch.empty((512, 512), dtype=torch.float16)
+    c = torch.empty((512, 512), dtype=torch.float16)
+    mm[(2, 2)](a, b, c, 512, 512, 1, 512, 1, 512, 1, BM=128, BN=128, BK=64)
+'''
+
+
+@pytest.mark.slow
+def test_a_256x256x64_fp16_tile_spills_on_sm_90(tmp_path, cache):
+    """ptxas takes about a minute on it on a 2-CPU machine: the slow lane."""
+    repo = _repo(tmp_path, MATMUL.replace("BM=128, BN=128", "BM=256, BN=256"))
+    (repo / "lib" / "ops.py").write_text(MATMUL)
+    from testkit.gitrepo import git
+    git(repo, "checkout", "-q", "base")
+    git(repo, "commit", "-qam", "matmul")
+    git(repo, "checkout", "-q", "head")
+    git(repo, "rebase", "-q", "base")
+    section = analyse_repo(repo)
+    (kernel,) = [k for k in section["kernels"] if k["name"] == "mm"]
+    (row,) = kernel["rows"]
+    assert row["base"]["stack"] == 0 and row["head"]["stack"] > 0
+    assert row["head"]["registers"] == 255 and row["how"] == "launch site"
+    assert section["findings"][0]["worse"][:2] == ["registers", "spills"]
+
+
+def analyse_repo(repo: Path) -> dict:
+    from runner.pipeline.revisions import Checkouts
+    from testkit.gitrepo import git
+    with Checkouts(repo, repo / ".perfgate") as c:
+        trees = {s: c.add(s, s, git(repo, "rev-parse", s)).path for s in ("base", "head")}
+        return analyse(trees, ["sm_90"])
+
+
+def test_without_triton_the_command_says_so(monkeypatch, capsys):
+    import runner.cli.kernels as cli
+    monkeypatch.setattr(cli, "triton_version", lambda: None)
+    assert main(["kernels", "--base", "a", "--head", "b"]) == 2
+    assert "Triton is not installed" in capsys.readouterr().err
