@@ -25,7 +25,8 @@ def main_kernels(args) -> int:
     root = repo_root(args.repo)
     shas = {"base": resolve(root, args.base), "head": resolve(root, args.head)}
     with Checkouts(root, root / ".perfgate") as checkouts:
-        trees = {side: checkouts.add(side, getattr(args, side), sha).path for side, sha in shas.items()}
+        trees = {side: checkouts.add(side, getattr(args, side), sha).path
+                 for side, sha in shas.items()}
         section = analyse(trees, archs_for(args.arch, None))
     section["shas"] = shas
     print("\n".join(lines(section)))

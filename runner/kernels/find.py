@@ -74,7 +74,8 @@ def _literal(node: ast.expr | None):
 
 
 def _config(call: ast.expr) -> dict:
-    """One ``triton.Config({...}, num_warps=4, num_stages=2)`` written literally; ValueError else."""
+    """One ``triton.Config({...}, num_warps=4, num_stages=2)`` written literally; ValueError
+    else."""
     if not (isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1] == "Config"):
         raise ValueError(f"not a triton.Config: {ast.unparse(call)[:60]}")
     kw = {k.arg: k.value for k in call.keywords}
@@ -204,7 +205,8 @@ def _tensor_dtypes(func: ast.AST) -> dict[str, str]:
     for n in ast.walk(func):
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
             for kw in n.value.keywords:
-                if kw.arg == "dtype" and isinstance(kw.value, ast.Attribute) and kw.value.attr in _DTYPES:
+                if (kw.arg == "dtype" and isinstance(kw.value, ast.Attribute)
+                        and kw.value.attr in _DTYPES):
                     for t in n.targets:
                         if isinstance(t, ast.Name):
                             out[t.id] = _DTYPES[kw.value.attr]

@@ -65,7 +65,8 @@ def _round_up(value: int, unit: int) -> int:
     return -(-value // unit) * unit
 
 
-def occupancy(arch: str, regs_per_thread: int, threads_per_block: int, shared_per_block: int) -> dict:
+def occupancy(arch: str, regs_per_thread: int, threads_per_block: int,
+              shared_per_block: int) -> dict:
     """Blocks and warps per SM for one launch on ``arch`` (a key of :data:`ARCHS`).
 
     Returns:

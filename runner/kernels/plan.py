@@ -30,8 +30,8 @@ def read_side(files: dict[str, str]) -> dict:
                 sites.setdefault(site["kernel"], []).append(site)
         except (SyntaxError, ValueError) as exc:
             errors[path] = f"{type(exc).__name__}: {exc}"
-    return {"kernels": {(k.path, k.name): k for k in kernels}, "fingerprints": fingerprints(kernels),
-            "sites": sites, "errors": errors}
+    return {"kernels": {(k.path, k.name): k for k in kernels},
+            "fingerprints": fingerprints(kernels), "sites": sites, "errors": errors}
 
 
 def _helpers(side: dict) -> dict[tuple[str, str], list[str]]:
@@ -57,14 +57,16 @@ def diff_kernels(base: dict, head: dict) -> list[dict]:
         have = {s: sides[s]["kernels"].get(key) for s in SIDES}
         helper_of = helpers["head"].get(key) or helpers["base"].get(key) or []
         specs = {} if helper_of else {
-            s: specs_for(k, sides[s]["sites"].get(k.name, [])) for s, k in have.items() if k is not None}
+            s: specs_for(k, sides[s]["sites"].get(k.name, []))
+            for s, k in have.items() if k is not None}
         why = []
         if have["base"] is None or have["head"] is None:
             status = "added" if have["base"] is None else "removed"
         else:
             if base["fingerprints"][key] != head["fingerprints"][key]:
                 why.append("source")
-            if [_core(s) for s in specs.get("base", [])] != [_core(s) for s in specs.get("head", [])]:
+            cores = {s: [_core(x) for x in specs.get(s, [])] for s in SIDES}
+            if cores["base"] != cores["head"]:
                 why.append("specialisations")
             status = "changed" if why else "unchanged"
         line = (have["head"] or have["base"]).line

@@ -86,8 +86,9 @@ def rows(kernel: dict, archs: list[str], answers: dict[str, dict]) -> list[dict]
                     sides[side] = None
             b, h = sides["base"], sides["head"]
             identical = bool(b and h and b.get("sha256") and b.get("sha256") == h.get("sha256"))
-            out.append({"spec": " → ".join(labels), "how": spec["how"], "guessed": spec["guessed"],
-                        "arch": arch, "base": b, "head": h, "identical": identical,
+            out.append({"spec": " → ".join(labels), "how": spec["how"],
+                        "guessed": spec["guessed"], "arch": arch, "base": b, "head": h,
+                        "identical": identical,
                         "worse": _worse(b, h)})
     return out
 
@@ -151,3 +152,15 @@ def hints(found: list[dict], paths: set[str] | None = None) -> list[dict]:
     return [make_hint("register_pressure", CONFIDENCE, f["summary"] + " (compiler, static)",
                       {k: f[k] for k in ("kernel", "path", "arch", "spec", "worse")})
             for f in found if paths is None or f["path"] in paths]
+
+
+def attach(entries: list[dict], section: dict, code_map: dict | None) -> None:
+    """Add the :func:`hints` of ``section``'s findings to each results.json benchmark entry whose
+    code map (``code_map["benchmarks"][name]``, repository-relative paths) runs the kernel's file;
+    without a map no entry gets them (the section's own findings say them)."""
+    mapped = (code_map or {}).get("benchmarks") or {}
+    for entry in entries:
+        files = mapped.get(entry.get("name"))
+        found = hints(section.get("findings") or [], set(files)) if files else []
+        if found:
+            entry["hints"] = [*found, *(entry.get("hints") or [])]

@@ -65,7 +65,8 @@ def _compile(job: dict) -> dict:
     try:
         fn = getattr(_module(job), job["kernel"])
     except BaseException as exc:  # the target's import: anything may fail there
-        return {"ok": False, "stage": "import", "error": f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]}
+        return {"ok": False, "stage": "import",
+                "error": f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]}
     while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
         fn = fn.fn  # Autotuner, Heuristics: the JITFunction they wrap
     attrs = {(i,): [["tt.divisibility", 16]] for i in job["pointers"]}
@@ -75,7 +76,8 @@ def _compile(job: dict) -> dict:
         compiled = triton.compile(src, target=target, options={
             "num_warps": job["num_warps"], "num_stages": job["num_stages"]})
     except BaseException as exc:
-        return {"ok": False, "stage": "compile", "error": f"{type(exc).__name__}: {exc}"[-MESSAGE_CHARS:]}
+        return {"ok": False, "stage": "compile",
+                "error": f"{type(exc).__name__}: {exc}"[-MESSAGE_CHARS:]}
     cubin = compiled.asm["cubin"]
     with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
         fh.write(cubin)

@@ -25,6 +25,7 @@ from .timing.entries import benchmark_entry, skipped_apart
 from .mapping import affected
 from .timing.measured import entry as measured_entry
 from .timing.pairs import NoProgress, Progress
+from .kernel_pass import kernel_pass
 from .profiling import hint_entries
 from .revisions import Checkouts, Revision
 from .session import BudgetClock, bench_dirs, configuration, install, open_sides, time_in_pairs
@@ -133,6 +134,9 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
                                                    progress, budget.profile_end, cfg.profile)
     finally:
         sides.close()
+    environment = sides.environment(telemetry)
+    kernels = kernel_pass(cfg.gpu_arch, cfg.max_time, revs, environment, entries, code_map,
+                          progress)
     settings = dict(
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
         max_rounds=cfg.max_rounds, pair_rounds=cfg.pair_rounds, looks=timing.looks,
@@ -151,8 +155,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
               "committed_at": commit_time(root, revs["base"].sha)},
         head={"ref": req.head, "sha": revs["head"].sha,
               "committed_at": commit_time(root, revs["head"].sha)},
-        environment=sides.environment(telemetry),
-        settings=settings, benchmarks=entries, intent=_intent(req, root, revs),
+        environment=environment,
+        settings=settings, benchmarks=entries, intent=_intent(req, root, revs), kernels=kernels,
         **({"selection": selected} if selected is not None else {}),
         **({"code_map": code_map} if code_map is not None else {}))
     results_mod.dump(doc, req.out / "results.json")

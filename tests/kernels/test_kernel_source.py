@@ -86,7 +86,8 @@ def test_a_helper_change_changes_its_callers_and_nothing_else():
 
 
 def test_a_constant_a_config_or_a_launch_change_is_a_change():
-    assert _diff(SOURCE, SOURCE.replace("SCALE = 2.0", "SCALE = 3.0"))["tuned"]["status"] == "changed"
+    d = _diff(SOURCE, SOURCE.replace("SCALE = 2.0", "SCALE = 3.0"))
+    assert d["tuned"]["status"] == "changed"
     d = _diff(SOURCE, SOURCE.replace("num_warps=8", "num_warps=4"))
     assert d["tuned"]["why"] == ["source", "specialisations"]
     d = _diff(SOURCE, SOURCE.replace("BLOCK=512", "BLOCK=1024"))
@@ -106,3 +107,19 @@ def test_module_names():
     assert module_name("src/pkg/__init__.py", packages) == ("pkg", "src")
     assert module_name("tools/k.py", packages) == ("tools.k", "")
     assert module_name("scripts/k.py", packages) == (None, "")
+
+
+def test_findings_become_hints_of_the_benchmarks_that_run_the_kernel():
+    from runner.kernels.table import attach
+
+    finding = {"kernel": "k", "path": "lib/ops.py", "arch": "sm_90", "spec": "BLOCK=64",
+               "worse": ["spills"], "summary": "head's `k` uses 255 registers/thread"}
+    entries = [{"name": "runs_it", "hints": [{"kind": "kernel_time"}]}, {"name": "does_not"},
+               {"name": "unmapped"}]
+    code_map = {"benchmarks": {"runs_it": ["lib/ops.py", "b.py"], "does_not": ["b.py"]}}
+    attach(entries, {"findings": [finding]}, code_map)
+    assert [h["kind"] for h in entries[0]["hints"]] == ["register_pressure", "kernel_time"]
+    assert entries[0]["hints"][0]["summary"].endswith("(compiler, static)")
+    assert "hints" not in entries[1] and "hints" not in entries[2]
+    attach(entries[1:], {"findings": [finding]}, None)
+    assert "hints" not in entries[1]

@@ -86,7 +86,8 @@ def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys)
         assert rows[arch]["worse"] == ["registers", "spills", "occupancy"]
         assert rows[arch]["how"] == "launch site" and not rows[arch]["identical"]
     (finding,) = section["findings"]
-    assert finding["summary"].startswith("head's `norm_kernel` uses 255 registers/thread and spills")
+    assert finding["summary"].startswith(
+        "head's `norm_kernel` uses 255 registers/thread and spills")
     printed = capsys.readouterr().out
     assert "norm_kernel: changed (specialisations), changed: true" in printed
     assert section["jobs"] == {"compiled": 4, "cached": 0, "failed": 0, "skipped": 0}
@@ -99,7 +100,8 @@ def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys)
 
 def test_a_head_that_no_longer_compiles_is_a_finding(tmp_path, cache):
     base, head = tmp_path / "base", tmp_path / "head"
-    for root, text in ((base, OPS), (head, OPS.replace("x.numel(), BLOCK=1024", "x.numel(), BLOCK=1000"))):
+    broken = OPS.replace("x.numel(), BLOCK=1024", "x.numel(), BLOCK=1000")
+    for root, text in ((base, OPS), (head, broken)):
         (root / "lib").mkdir(parents=True)
         (root / "lib" / "__init__.py").write_text("")
         (root / "lib" / "ops.py").write_text(text)
