@@ -253,10 +253,26 @@ def view(results: dict) -> dict:
             "doctor_line": doctor_counts(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "eq_note": eq_note(settings), "policy_note": policy_note(settings),
             "skipped_note": skipped_note(settings), "selection": selection_view(results.get("selection")),
+            "kernels": kernels_view(results.get("kernels")),
             "conditions": conditions_line(env),
             "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
             "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
             "compared": compared}
+
+
+def kernels_view(section: dict | None) -> dict | None:
+    """The static pass (results.json ``kernels``, runner.kernels): a sentence of what it did and
+    its findings' sentences; None without the section."""
+    if not isinstance(section, dict):
+        return None
+    if not section.get("ran"):
+        return {"note": f"Static analysis not run: {section.get('why_not')}.", "findings": []}
+    kernels, archs = section.get("kernels") or [], ", ".join(section.get("archs") or [])
+    found = [f["summary"] for f in section.get("findings") or []]
+    note = (f"{len(kernels)} Triton kernel(s) changed, compiled for {archs} on both sides "
+            f"({section.get('unchanged', 0)} untouched); "
+            + (f"{len(found)} got worse on head:" if found else "none got worse on head."))
+    return {"note": note, "findings": found}
 
 
 def eq_note(settings: dict) -> str:

@@ -123,3 +123,23 @@ def test_findings_become_hints_of_the_benchmarks_that_run_the_kernel():
     assert "hints" not in entries[1] and "hints" not in entries[2]
     attach(entries[1:], {"findings": [finding]}, None)
     assert "hints" not in entries[1]
+
+
+def test_the_report_says_the_findings_and_a_pass_not_run():
+    from runner import report, results
+    from tests.runner.test_report import _doc
+
+    finding = {"kernel": "k", "path": "lib/ops.py",
+               "summary": "head's `k` uses 255 registers/thread"}
+    doc = _doc([])
+    doc["kernels"] = {"ran": True, "archs": ["sm_80", "sm_90"], "unchanged": 3,
+                      "findings": [finding],
+                      "kernels": [{"path": "lib/ops.py", "name": "k", "status": "changed",
+                                   "changed": True, "rows": []}]}
+    results.validate(doc)
+    md = report.render(doc, "md")
+    assert "1 Triton kernel(s) changed, compiled for sm_80, sm_90 on both sides" in md
+    assert "uses 255 registers/thread" in md
+    doc["kernels"] = {"ran": False, "why_not": "Triton is not installed", "archs": [],
+                      "kernels": [], "findings": []}
+    assert "Static analysis not run: Triton is not installed." in report.render(doc, "md")
