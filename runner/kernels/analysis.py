@@ -116,10 +116,13 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
         k["changed"] = True
         k["rows"] = rows(k, archs, answers)
         del k["specs"], k["fingerprints"]
-    failed = sum(not a.get("ok") and a.get("stage") != "skipped" for a in answers.values())
+    stages = [answers[j["id"]].get("stage") for j in todo]
     return {"ran": True, "why_not": None, "triton": version, "archs": archs,
             "seconds": round(time.monotonic() - t0, 2),
-            "jobs": {"compiled": len(todo), "cached": len(jobs) - len(todo), "failed": failed,
-                     "skipped": sum(a.get("stage") == "skipped" for a in answers.values())},
+            "jobs": {"compiled": sum(s in (None, "compile") for s in stages),
+                     "cached": len(jobs) - len(todo),
+                     "failed": sum(not a.get("ok") and a.get("stage") != "skipped"
+                                   for a in answers.values()),
+                     "skipped": stages.count("skipped")},
             "unchanged": len(kernels) - len(listed), "errors": errors, "kernels": listed,
             "findings": findings(listed)}

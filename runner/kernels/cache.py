@@ -28,7 +28,7 @@ def folder() -> Path:
 
 def key(fingerprint: str, spec: dict, arch: str, triton_version: str) -> str:
     """The entry's name: a SHA-256 over what decides the cubin."""
-    core = {k: spec[k] for k in ("signature", "constexprs", "num_warps", "num_stages", "pointers")}
+    core = {k: spec[k] for k in ("signature", "constexprs", "num_warps", "num_stages", "aligned")}
     text = json.dumps([VERSION, fingerprint, core, arch, triton_version], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 

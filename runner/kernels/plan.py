@@ -78,7 +78,8 @@ def diff_kernels(base: dict, head: dict) -> list[dict]:
 
 
 def _core(spec: dict) -> tuple:
-    return (spec["signature"], spec["constexprs"], spec["num_warps"], spec["num_stages"])
+    return (spec["signature"], spec["constexprs"], spec["num_warps"], spec["num_stages"],
+            spec["aligned"])
 
 
 def module_name(path: str, packages: set[str]) -> tuple[str | None, str]:
@@ -109,7 +110,7 @@ def jobs_for(kernels: list[dict], archs: list[str], where: dict) -> list[dict]:
                     jobs.append({"id": f"{side}|{k['path']}|{k['name']}|{i}|{arch}",
                                  **where[side][k["path"]], "kernel": k["name"],
                                  "signature": spec["signature"], "constexprs": spec["constexprs"],
-                                 "pointers": spec["pointers"], "num_warps": spec["num_warps"],
+                                 "aligned": spec["aligned"], "num_warps": spec["num_warps"],
                                  "num_stages": spec["num_stages"], "arch": arch,
                                  "fingerprint": k["fingerprints"][side]})
     return jobs

@@ -51,24 +51,27 @@ def _guess_constexpr(name: str):
 
 
 def _type_of(value) -> str | None:
-    """A launch argument's Triton type, from :func:`runner.kernels.find._site_value`."""
+    """A launch argument's Triton type, from :func:`runner.kernels.find._site_value`, as Triton's
+    ``specialize_impl`` types it (a bool is ``u1``)."""
     if value is None:
         return None
     kind, v = value
     if kind == "tensor":
         return f"*{v}"
     if isinstance(v, bool):
-        return "i1"
+        return "u1"
     if isinstance(v, int):
         return "i32" if -2**31 <= v < 2**31 else "i64"
     return "fp32" if isinstance(v, float) else None
 
 
-def _spec(kernel: Kernel, given: dict, types: dict, warps, stages, how: str) -> dict:
-    """One specialisation: ``given`` constexpr values and ``types`` over the guesses."""
+def _spec(kernel: Kernel, site: dict, warps, stages, how: str) -> dict:
+    """One specialisation: ``site`` (:func:`_from_site`: ``given`` constexpr values, ``types``,
+    ``aligned`` names) over the defaults and guesses."""
     signature, constexprs, guessed = {}, {}, []
+    given, types = site["given"], site["types"]
     for name, is_constexpr, default in kernel.params:
-        if is_constexpr:
+        if is_constexpr or name in given:  # an int argument of 1 is a constexpr to Triton
             signature[name] = "constexpr"
             if name in given:
                 constexprs[name] = given[name]
@@ -82,11 +85,12 @@ def _spec(kernel: Kernel, given: dict, types: dict, warps, stages, how: str) -> 
         else:
             signature[name] = _guess_type(name)
             guessed.append(name)
-    pointers = [i for i, (name, _, _) in enumerate(kernel.params)
-                if signature[name].startswith("*")]
+    aligned = [i for i, (name, _, _) in enumerate(kernel.params)
+               if signature[name].startswith("*") or name in site["aligned"]]
     spec = {"signature": signature, "constexprs": constexprs,
-            "num_warps": int(warps or NUM_WARPS), "num_stages": int(stages or NUM_STAGES),
-            "pointers": pointers, "how": how, "guessed": guessed}
+            "num_warps": int(warps or site["warps"] or NUM_WARPS),
+            "num_stages": int(stages or site["stages"] or NUM_STAGES),
+            "aligned": aligned, "how": how, "guessed": guessed}
     spec["label"] = label(spec)
     return spec
 
@@ -97,56 +101,63 @@ def label(spec: dict) -> str:
     return f"{values} num_warps={spec['num_warps']} num_stages={spec['num_stages']}".strip()
 
 
-def _from_site(kernel: Kernel, site: dict) -> tuple[dict, dict, object, object]:
-    """A launch site's constexpr values, argument types, num_warps and num_stages."""
+_NO_SITE = {"given": {}, "types": {}, "aligned": set(), "warps": None, "stages": None}
+
+
+def _from_site(kernel: Kernel, site: dict) -> dict:
+    """A launch site's ``{given (constexpr values), types, aligned (int arguments divisible by
+    16: Triton's ``tt.divisibility``), warps, stages}``; an int argument of 1 is given as a
+    constexpr, as Triton specialises it."""
     names = [p[0] for p in kernel.params]
     bound = dict(zip(names, site["args"]))
     bound.update({k: v for k, v in site["kwargs"].items() if k in names})
     constexpr = {p[0] for p in kernel.params if p[1]}
+    ints = {k: v[1] for k, v in bound.items() if k not in constexpr and v and v[0] == "value"
+            and isinstance(v[1], int) and not isinstance(v[1], bool)}
     given = {k: v[1] for k, v in bound.items() if k in constexpr and v and v[0] == "value"}
+    given.update({k: 1 for k, v in ints.items() if v == 1})
     types = {k: t for k, v in bound.items() if k not in constexpr and (t := _type_of(v))}
     warps, stages = (site["kwargs"].get(k) for k in ("num_warps", "num_stages"))
-    return (given, types, warps[1] if warps and warps[0] == "value" else None,
-            stages[1] if stages and stages[0] == "value" else None)
+    return {"given": given, "types": types,
+            "aligned": {k for k, v in ints.items() if v != 1 and v % 16 == 0},
+            "warps": warps[1] if warps and warps[0] == "value" else None,
+            "stages": stages[1] if stages and stages[0] == "value" else None}
 
 
 def specs_for(kernel: Kernel, sites: list[dict]) -> list[dict]:
     """The specialisations of ``kernel`` from its autotune configs and its launch ``sites``
     (those of :func:`runner.kernels.find.launch_sites` naming it), else one by default; each
-    ``{signature, constexprs, num_warps, num_stages, pointers, how, guessed, label}``,
-    duplicates dropped."""
+    ``{signature, constexprs, num_warps, num_stages, aligned (argument indices), how, guessed,
+    label}``, duplicates dropped. An autotuned kernel's launch site gives its arguments, each
+    config its constexprs, warps and stages."""
     out: list[dict] = []
-    site_given, site_types, warps, stages = ({}, {}, None, None)
-    if sites:
-        site_given, site_types, warps, stages = _from_site(kernel, sites[0])
+    first = _from_site(kernel, sites[0]) if sites else _NO_SITE
     if kernel.configs:
         for c in kernel.configs:
-            given = {**site_given, **c["kwargs"]}
-            out.append(_spec(kernel, given, site_types, c["num_warps"], c["num_stages"],
-                             "autotune config"))
+            site = {**first, "given": {**first["given"], **c["kwargs"]}, "warps": None,
+                    "stages": None}
+            out.append(_spec(kernel, site, c["num_warps"], c["num_stages"], "autotune config"))
     elif sites:
         for site in sites[:MAX_SITES]:
-            given, types, w, s = _from_site(kernel, site)
-            out.append(_spec(kernel, given, types, w, s, "launch site"))
+            out.append(_spec(kernel, _from_site(kernel, site), None, None, "launch site"))
     else:
-        out.append(_spec(kernel, {}, {}, None, None, "default"))
+        out.append(_spec(kernel, _NO_SITE, None, None, "default"))
     unique: dict[str, dict] = {}
     for s in out:
         unique.setdefault(repr((s["signature"], s["constexprs"], s["num_warps"],
-                                s["num_stages"])), s)
+                                s["num_stages"], s["aligned"])), s)
     return list(unique.values())
 
 
 def from_capture(kernel: Kernel, captured: list[dict]) -> list[dict]:
-    """Specialisations captured at launch (``{signature, constexprs, num_warps, num_stages}`` as
-    the ``jit_cache_hook`` saw them), marked ``how="launch"``."""
+    """Specialisations captured at launch (``{signature, constexprs, num_warps, num_stages,
+    aligned}`` as the ``jit_cache_hook`` saw them), marked ``how="launch"``."""
     out = []
     for c in captured:
         spec = {"signature": dict(c["signature"]), "constexprs": dict(c["constexprs"]),
                 "num_warps": int(c.get("num_warps", NUM_WARPS)),
                 "num_stages": int(c.get("num_stages", NUM_STAGES)),
-                "pointers": [i for i, (name, _, _) in enumerate(kernel.params)
-                             if str(c["signature"].get(name, "")).startswith("*")],
+                "aligned": list(c.get("aligned", [])),
                 "how": "launch", "guessed": []}
         spec["label"] = label(spec)
         out.append(spec)

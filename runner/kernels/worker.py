@@ -3,7 +3,8 @@ line on stdin, one JSON answer a line on stdout (the process :mod:`runner.kernel
 starts, so that a hanging or crashing compiler costs one kernel, not the run).
 
 A job: ``{id, paths (sys.path entries, first), module (dotted name) or file, kernel, signature,
-constexprs, pointers (argument indices: 16-byte aligned), num_warps, num_stages, arch ("sm_90")}``.
+constexprs, aligned (argument indices: 16-byte aligned pointers, ints divisible by 16: Triton's
+``tt.divisibility``), num_warps, num_stages, arch ("sm_90")}``.
 An answer: ``{id, ok, seconds, ...}``: with ``ok`` the cubin's ``sha256``, ``usage`` (cuobjdump's
 resource usage, read by :func:`runner.kernels.usage.resource_usage`), ``sass``
 (:func:`runner.kernels.usage.sass_counts`), ``shared_dynamic`` (Triton's ``metadata.shared``,
@@ -69,7 +70,7 @@ def _compile(job: dict) -> dict:
                 "error": f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]}
     while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
         fn = fn.fn  # Autotuner, Heuristics: the JITFunction they wrap
-    attrs = {(i,): [["tt.divisibility", 16]] for i in job["pointers"]}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in job["aligned"]}
     src = ASTSource(fn, job["signature"], constexprs=job["constexprs"], attrs=attrs)
     target = GPUTarget("cuda", int(job["arch"].removeprefix("sm_")), 32)
     try:

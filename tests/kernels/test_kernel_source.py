@@ -60,7 +60,7 @@ def test_specs_from_configs_sites_and_defaults():
         ({"BLOCK": 128}, 4, 2, "autotune config"), ({"BLOCK": 256}, 8, 3, "autotune config")]
     assert tuned[0]["signature"] == {"X": "*fp32", "out_ptr": "*fp32", "n": "i32", "eps": "fp32",
                                      "BLOCK": "constexpr"}
-    assert tuned[0]["pointers"] == [0, 1]
+    assert tuned[0]["aligned"] == [0, 1]
     (plain,) = specs_for(found["plain"], sites)
     assert plain["how"] == "launch site"
     assert plain["signature"]["x_ptr"] == "*fp16" and plain["signature"]["n"] == "i32"
@@ -143,3 +143,21 @@ def test_the_report_says_the_findings_and_a_pass_not_run():
     doc["kernels"] = {"ran": False, "why_not": "Triton is not installed", "archs": [],
                       "kernels": [], "findings": []}
     assert "Static analysis not run: Triton is not installed." in report.render(doc, "md")
+
+
+def test_launch_literals_specialise_as_triton_does():
+    """Triton's ``specialize_impl``: an int of 1 is a constexpr, one divisible by 16 is aligned
+    (``tt.divisibility``), a bool is ``u1``."""
+    text = textwrap.dedent('''
+        @triton.jit
+        def k(a_ptr, n, stride, flag, BLOCK: tl.constexpr):
+            pass
+
+        def go(a):
+            k[(1,)](a, 512, 1, True, BLOCK=32)
+    ''')
+    (kernel,) = kernels_in(text, "k.py")
+    (spec,) = specs_for(kernel, launch_sites(text, "k.py"))
+    assert spec["signature"] == {"a_ptr": "*fp32", "n": "i32", "stride": "constexpr",
+                                 "flag": "u1", "BLOCK": "constexpr"}
+    assert spec["constexprs"] == {"stride": 1, "BLOCK": 32} and spec["aligned"] == [0, 1]

@@ -98,7 +98,11 @@ def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys)
     print(f"first run {first_s:.2f} s, cached rerun {time.monotonic() - t0:.2f} s")
 
 
-def test_a_head_that_no_longer_compiles_is_a_finding(tmp_path, cache):
+@pytest.mark.slow
+def test_a_head_that_no_longer_compiles_is_a_finding(tmp_path, cache, monkeypatch):
+    """And base's numbers are a hand compile's, to the cubin's hash (about 6 s: two compiles
+    and Triton imported here too)."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     base, head = tmp_path / "base", tmp_path / "head"
     broken = OPS.replace("x.numel(), BLOCK=1024", "x.numel(), BLOCK=1000")
     for root, text in ((base, OPS), (head, broken)):
@@ -113,6 +117,38 @@ def test_a_head_that_no_longer_compiles_is_a_finding(tmp_path, cache):
     (finding,) = section["findings"]
     assert finding["worse"] == ["does not compile"]
     assert finding["summary"].startswith("head's `add_kernel` no longer compiles on sm_80")
+    assert row["base"] == {**row["base"], **_hand_compile(base / "lib" / "ops.py", "sm_80")}
+
+
+def _hand_compile(path: Path, arch: str) -> dict:
+    """add_kernel compiled here, outside perfgate, as its launch site asks (BLOCK=1024, Triton's
+    default 4 warps and 3 stages, 16-byte aligned pointers), read with the wheel's cuobjdump."""
+    import hashlib
+    import importlib.util
+    import subprocess
+
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    spec = importlib.util.spec_from_file_location("hand_ops", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                 "BLOCK": "constexpr"}
+    src = ASTSource(module.add_kernel, signature, constexprs={"BLOCK": 1024},
+                    attrs={(i,): [["tt.divisibility", 16]] for i in range(3)})
+    compiled = triton.compile(src, target=GPUTarget("cuda", int(arch[3:]), 32),
+                              options={"num_warps": 4, "num_stages": 3})
+    cubin = path.parent / "hand.cubin"
+    cubin.write_bytes(compiled.asm["cubin"])
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    text = subprocess.run([str(tool), "--dump-resource-usage", str(cubin)], capture_output=True,
+                          text=True, check=True).stdout
+    fields = dict(f.split(":") for f in text.split("Function add_kernel:")[1].split()[:4])
+    return {"registers": int(fields["REG"]), "stack": int(fields["STACK"]),
+            "shared_static": int(fields["SHARED"]), "local": int(fields["LOCAL"]),
+            "shared_dynamic": compiled.metadata.shared,
+            "sha256": hashlib.sha256(compiled.asm["cubin"]).hexdigest()}
 
 
 def test_an_import_failure_costs_its_kernel_only(tmp_path, cache):
@@ -160,24 +196,22 @@ def matmul(a, b, c):
 @pytest.mark.slow
 def test_a_256x256x64_fp16_tile_spills_on_sm_90(tmp_path, cache):
     """ptxas takes about a minute on it on a 2-CPU machine: the slow lane."""
-    repo = _repo(tmp_path, MATMUL.replace("BM=128, BN=128", "BM=256, BN=256"))
-    (repo / "lib" / "ops.py").write_text(MATMUL)
-    from testkit.gitrepo import git
-    git(repo, "checkout", "-q", "base")
-    git(repo, "commit", "-qam", "matmul")
-    git(repo, "checkout", "-q", "head")
-    git(repo, "rebase", "-q", "base")
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": MATMUL},
+                     {"lib/ops.py": MATMUL.replace("BM=128, BN=128", "BM=256, BN=256")})
     section = analyse_repo(repo)
     (kernel,) = [k for k in section["kernels"] if k["name"] == "mm"]
     (row,) = kernel["rows"]
     assert row["base"]["stack"] == 0 and row["head"]["stack"] > 0
     assert row["head"]["registers"] == 255 and row["how"] == "launch site"
+    assert row["guessed"] == [] and row["head"]["shared_dynamic"] > row["base"]["shared_dynamic"]
     assert section["findings"][0]["worse"][:2] == ["registers", "spills"]
 
 
 def analyse_repo(repo: Path) -> dict:
+    """The static pass over the branches ``base`` and ``head`` of ``repo``, for sm_90."""
     from runner.pipeline.revisions import Checkouts
     from testkit.gitrepo import git
+
     with Checkouts(repo, repo / ".perfgate") as c:
         trees = {s: c.add(s, s, git(repo, "rev-parse", s)).path for s in ("base", "head")}
         return analyse(trees, ["sm_90"])
@@ -188,3 +222,39 @@ def test_without_triton_the_command_says_so(monkeypatch, capsys):
     monkeypatch.setattr(cli, "triton_version", lambda: None)
     assert main(["kernels", "--base", "a", "--head", "b"]) == 2
     assert "Triton is not installed" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_compare_records_the_section_and_hints_the_benchmark_that_runs_the_kernel(
+        tmp_path, cache):
+    """The whole compare on a CPU: the benchmark imports the kernels' file (the code map of
+    ``--affected`` sees it), head's launch spills; its verdict stays the timing's own."""
+    head_ops = OPS.replace("BLOCK=1024, num_warps=1", "BLOCK=8192, num_warps=1")
+    work = "\n\ndef work():\n    return sum(range(2000))\n"
+    bench = '''
+        from lib import ops
+
+
+        def bench_work(device):
+            return lambda: ops.work()
+    '''
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS + work,
+                                         "benchmarks/bench_k.py": bench,
+                                         "perfgate.toml": 'gpu_arch = ["sm_90"]\nmax_time = 30\n'},
+                     {"lib/ops.py": head_ops + work})
+    # the compare's static pass gets 10 % of max_time (3 s): `perfgate kernels` fills the cache
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--arch", "sm_90"]) == 0
+    out = tmp_path / "out"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out",
+                 str(out), "--no-profile", "--affected", "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    section = doc["kernels"]
+    assert section["ran"] and section["archs"] == ["sm_90"]
+    assert section["jobs"] == {"compiled": 0, "cached": 2, "failed": 0, "skipped": 0}
+    assert [k["name"] for k in section["kernels"]] == ["norm_kernel"]
+    (finding,) = section["findings"]
+    (entry,) = doc["benchmarks"]
+    assert entry["hints"][0]["kind"] == "register_pressure"
+    assert entry["hints"][0]["summary"].startswith(finding["summary"])
+    assert "uses 255 registers/thread" in (out / "report.md").read_text()
