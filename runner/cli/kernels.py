@@ -1,6 +1,7 @@
 """Handler of ``perfgate kernels``: the static pass (:mod:`runner.kernels.analysis`) over two
 revisions checked out as the compare checks them out (:class:`runner.pipeline.revisions.Checkouts`),
-printed (:func:`runner.kernels.words.lines`) and, with ``--json FILE``, written as results.json's
+for ``--arch``, else the base's ``gpu_arch``, else sm_80 and sm_90; printed
+(:func:`runner.kernels.words.lines`) and, with ``--json FILE``, written as results.json's
 ``kernels`` section."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..config import load
 from ..errors import UserError
 from ..git import repo_root, resolve
 from ..kernels.analysis import analyse, archs_for, triton_version
@@ -27,7 +29,8 @@ def main_kernels(args) -> int:
     with Checkouts(root, root / ".perfgate") as checkouts:
         trees = {side: checkouts.add(side, getattr(args, side), sha).path
                  for side, sha in shas.items()}
-        section = analyse(trees, archs_for(args.arch, None))
+        configured = list(load(trees["base"])[0].gpu_arch)  # the base's policy, as a compare's
+        section = analyse(trees, archs_for(args.arch or configured, None))
     section["shas"] = shas
     print("\n".join(lines(section)))
     if args.json:

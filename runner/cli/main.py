@@ -178,8 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", required=True, metavar="REF", help="the revision compared against")
     p.add_argument("--head", required=True, metavar="REF", help="the revision under test")
     p.add_argument("--arch", action="append", metavar="SM",
-                   help="target architecture, repeatable (sm_80, sm_86, sm_89, sm_90; "
-                        "default sm_80 and sm_90)")
+                   help="target architecture, repeatable (sm_80, sm_86, sm_89, sm_90; default: "
+                        "the base's gpu_arch, else sm_80 and sm_90)")
     p.add_argument("--json", metavar="FILE", help="also write the section as JSON")
     p.set_defaults(handler="runner.cli.kernels:main_kernels")
 

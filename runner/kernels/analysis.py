@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import cache
 from .compile import run_jobs
-from .plan import diff_kernels, jobs_for, module_name, read_side
+from .plan import diff_kernels, jobs_for, module_name, read_side, same_machine_code
 from .table import findings, rows
 
 #: Target architectures when the configuration names none and no GPU is present.
@@ -83,14 +83,17 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
             python: str = sys.executable, cache_dir: Path | None = None) -> dict:
     """results.json's ``kernels`` section for ``trees`` (``{"base": dir, "head": dir}``):
     ``{ran, why_not, triton, archs, seconds, jobs: {compiled, cached, failed, skipped},
-    unchanged, errors, kernels: [...], findings: [...]}``; ``not_run`` without Triton."""
+    unchanged, errors, kernels: [...], findings: [...], same_code: {path: why}}`` (``same_code``:
+    :func:`runner.kernels.plan.same_machine_code`, what the selection may skip); ``not_run``
+    without Triton."""
     version = triton_version()
     if version is None:
         return not_run("Triton is not installed (pip install 'perfgate[kernels]')", archs)
     t0 = time.monotonic()
-    read, where, errors = {}, {}, {}
+    read, where, errors, texts = {}, {}, {}, {}
     for side, root in trees.items():
         files, packages = _tree(Path(root))
+        texts[side] = files
         read[side] = read_side(files)
         where[side] = _where(Path(root), list(files), packages)
         errors.update({f"{side}:{p}": e for p, e in read[side]["errors"].items()})
@@ -125,4 +128,4 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
                                    for a in answers.values()),
                      "skipped": stages.count("skipped")},
             "unchanged": len(kernels) - len(listed), "errors": errors, "kernels": listed,
-            "findings": findings(listed)}
+            "findings": findings(listed), "same_code": same_machine_code(listed, texts)}

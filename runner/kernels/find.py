@@ -50,7 +50,7 @@ class Kernel:
     heuristics: list = field(default_factory=list)
 
 
-def _decorator_name(node: ast.expr) -> str:
+def decorator_name(node: ast.expr) -> str:
     """``triton.jit`` / ``jit`` / ``triton.autotune(...)`` → ``jit`` / ``autotune``; else ''."""
     if isinstance(node, ast.Call):
         node = node.func
@@ -111,7 +111,7 @@ def _module_names(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr]
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
             targets = [stmt.target]
         elif isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and not any(
-                _decorator_name(d) for d in getattr(stmt, "decorator_list", [])):
+                decorator_name(d) for d in getattr(stmt, "decorator_list", [])):
             sources[stmt.name] = ast.unparse(stmt)
         for t in targets:
             if isinstance(t, ast.Name):
@@ -132,7 +132,7 @@ def kernels_in(text: str, path: str) -> list[Kernel]:
     for stmt in tree.body:
         if not isinstance(stmt, ast.FunctionDef):
             continue
-        decorators = [_decorator_name(d) for d in stmt.decorator_list]
+        decorators = [decorator_name(d) for d in stmt.decorator_list]
         if "jit" not in decorators:
             continue
         k = Kernel(stmt.name, path, stmt.lineno)
@@ -150,13 +150,13 @@ def kernels_in(text: str, path: str) -> list[Kernel]:
         k.calls = sorted({n.func.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
                           and isinstance(n.func, ast.Name)} - {stmt.name})
         for d in stmt.decorator_list:
-            if _decorator_name(d) == "autotune" and isinstance(d, ast.Call):
+            if decorator_name(d) == "autotune" and isinstance(d, ast.Call):
                 kw = {x.arg: x.value for x in d.keywords}
                 try:
                     k.configs = _configs(kw.get("configs", d.args[0] if d.args else None), assigned)
                 except (ValueError, SyntaxError, TypeError, IndexError) as exc:
                     k.configs, k.configs_note = [], f"autotune configs not read statically: {exc}"
-            elif _decorator_name(d) == "heuristics" and isinstance(d, ast.Call) and d.args:
+            elif decorator_name(d) == "heuristics" and isinstance(d, ast.Call) and d.args:
                 if isinstance(d.args[0], ast.Dict):
                     k.heuristics = [ast.literal_eval(key) for key in d.args[0].keys
                                     if isinstance(key, ast.Constant)]

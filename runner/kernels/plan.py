@@ -10,7 +10,9 @@ is compiled through its callers, which its change makes ``changed`` too.
 
 from __future__ import annotations
 
-from .find import Kernel, fingerprints, kernels_in, launch_sites
+import ast
+
+from .find import Kernel, decorator_name, fingerprints, kernels_in, launch_sites
 from .specs import specs_for
 
 SIDES = ("base", "head")
@@ -114,3 +116,46 @@ def jobs_for(kernels: list[dict], archs: list[str], where: dict) -> list[dict]:
                                  "num_stages": spec["num_stages"], "arch": arch,
                                  "fingerprint": k["fingerprints"][side]})
     return jobs
+
+
+def _outside_kernels(text: str) -> str:
+    """The module with its ``@triton.jit`` functions left out, as :func:`ast.dump` writes it
+    (comments and formatting do not count)."""
+    tree = ast.parse(text)
+    tree.body = [s for s in tree.body if not (isinstance(s, ast.FunctionDef) and any(
+        decorator_name(d) == "jit" for d in s.decorator_list))]
+    return ast.dump(tree)
+
+
+def same_machine_code(kernels: list[dict], files: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The files whose change is only to kernels that compile to the same cubins: ``{path:
+    why}`` for each path where every listed kernel (``kernels``: those of :func:`diff_kernels`
+    with their ``rows``, runner.kernels.table.rows) is ``changed`` with every row ``identical``
+    (a helper: every row of the kernels that call it), and the module outside its kernels is
+    the same on both sides (``files[side][path]``, the text)."""
+    by_name: dict[str, list[dict]] = {}
+    for k in kernels:
+        by_name.setdefault(k["name"], []).append(k)
+
+    def identical(k: dict) -> bool:
+        if k["status"] != "changed":
+            return False
+        if k["helper_of"]:
+            callers = [c for name in k["helper_of"] for c in by_name.get(name, [])]
+            return bool(callers) and all(c is not k and identical(c) for c in callers)
+        return bool(k.get("rows")) and all(r["identical"] for r in k["rows"])
+
+    out = {}
+    for path in sorted({k["path"] for k in kernels}):
+        here = [k for k in kernels if k["path"] == path]
+        texts = [files[side].get(path) for side in SIDES]
+        if None in texts or not all(identical(k) for k in here):
+            continue
+        try:
+            if _outside_kernels(texts[0]) != _outside_kernels(texts[1]):
+                continue
+        except SyntaxError:
+            continue
+        names = ", ".join(k["name"] for k in here)
+        out[path] = f"{names}: the same machine code on both sides, nothing else changed"
+    return out

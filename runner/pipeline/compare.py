@@ -19,6 +19,7 @@ from .. import results as results_mod
 from .. import selection
 from ..config import Config
 from ..git import commit_time, repo_root, resolve
+from ..kernels.table import attach
 from .timing import benchstate
 from .timing.benchstate import BenchState
 from .timing.entries import benchmark_entry, skipped_apart
@@ -114,6 +115,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
     dirs = bench_dirs(req.benchmarks, cfg, revs)
     sides = open_sides(revs, dirs, cfg, req.out, progress)
     try:
+        kernels = kernel_pass(cfg.gpu_arch, cfg.max_time, revs, sides.env.get("head") or {},
+                              progress)
         found = sides.listed(dirs, req.filter, req.names)
         cases, code_map = found.cases, None
         selected = selection.unselected(cfg.selection.enabled, len(found.cases))
@@ -121,7 +124,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
             cases, selected, code_map = affected(
                 cases, revs, dirs, sides.workers["base"], sides.listings["base"], cfg,
                 map_file=req.map_file, force_run=req.force_run, options=sides.options,
-                progress=progress, root=root)
+                progress=progress, root=root, same_code=kernels.get("same_code"))
         states = [BenchState(case=c) for c in cases]
         timing, telemetry, budget = time_in_pairs(cfg, sides, dirs, states, progress, clock)
         states, skipped = skipped_apart(states, found.skipped)
@@ -132,11 +135,10 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         entries += [results_mod.removed(c["name"], c["file"]) for c in found.removed]
         unprofiled, clock.profile_s = hint_entries(timing, states, entries, req.out, telemetry,
                                                    progress, budget.profile_end, cfg.profile)
+        attach(entries, kernels, code_map)
     finally:
         sides.close()
     environment = sides.environment(telemetry)
-    kernels = kernel_pass(cfg.gpu_arch, cfg.max_time, revs, environment, entries, code_map,
-                          progress)
     settings = dict(
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
         max_rounds=cfg.max_rounds, pair_rounds=cfg.pair_rounds, looks=timing.looks,

@@ -353,10 +353,11 @@ def selection_view(selection: dict | None, limit: int = 20) -> dict | None:
     rows = []
     for s in skipped[:limit]:
         last = s.get("last") if isinstance(s.get("last"), dict) else None
+        reason = str(s.get("reason") or "not affected")
         if last and last.get("sha"):
-            text = f"not affected (last measured at {str(last['sha'])[:12]})"
+            text = f"{reason} (last measured at {str(last['sha'])[:12]})"
         else:
-            text = "not affected (not measured in this run)"
+            text = f"{reason} (not measured in this run)"
         value = fmt_time(last.get("median")) if last and is_number(last.get("median")) and \
             (last.get("unit") or "s") == "s" else (f"{last['median']:.4g} {last.get('unit')}" if last and
                                                     is_number(last.get("median")) else "")

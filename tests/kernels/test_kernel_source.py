@@ -161,3 +161,37 @@ def test_launch_literals_specialise_as_triton_does():
     assert spec["signature"] == {"a_ptr": "*fp32", "n": "i32", "stride": "constexpr",
                                  "flag": "u1", "BLOCK": "constexpr"}
     assert spec["constexprs"] == {"stride": 1, "BLOCK": 32} and spec["aligned"] == [0, 1]
+
+
+def _row(identical: bool) -> dict:
+    return {"identical": identical}
+
+
+def test_same_machine_code_only_where_every_kernel_compiles_alike_and_nothing_else_changed():
+    from runner.kernels.plan import same_machine_code
+
+    head = SOURCE.replace("x * x * SCALE", "(x * x) * SCALE")
+    kernels = [{"path": "lib/ops.py", "name": "_square", "status": "changed",
+                "helper_of": ["tuned"], "rows": []},
+               {"path": "lib/ops.py", "name": "tuned", "status": "changed", "helper_of": [],
+                "rows": [_row(True), _row(True)]}]
+    files = {"base": {"lib/ops.py": SOURCE}, "head": {"lib/ops.py": head}}
+    assert list(same_machine_code(kernels, files)) == ["lib/ops.py"]
+    kernels[1]["rows"][1] = _row(False)  # one arch or config compiled differently
+    assert same_machine_code(kernels, files) == {}
+    kernels[1]["rows"][1] = _row(True)
+    files["head"]["lib/ops.py"] = head.replace("x = torch.empty(n,", "x = torch.zeros(n,")
+    assert same_machine_code(kernels, files) == {}  # the code around the kernels changed too
+
+
+def test_selection_skips_a_benchmark_whose_changed_files_compile_alike():
+    from runner import selection
+
+    code_map = {"benchmarks": {"a": ["lib/ops.py", "b/bench_a.py"],
+                               "b": ["lib/ops.py", "lib/other.py", "b/bench_b.py"]}}
+    plan = selection.select([("a", "b/bench_a.py"), ("b", "b/bench_b.py")],
+                            ["lib/ops.py", "lib/other.py"], code_map, selection.Rules(),
+                            bench_dir="b", same_code={"lib/ops.py": "tuned: the same machine code"})
+    assert [(c.name, c.run, c.reason, c.detail) for c in plan.choices] == [
+        ("a", False, selection.SAME_MACHINE_CODE, "lib/ops.py"),
+        ("b", True, selection.CHANGED, "lib/other.py")]

@@ -189,7 +189,7 @@ def matmul(a, b, c):
     a = torch.empty((512, 512), dtype=torch.float16)
     b = torch.empty((512, 512), dtype=torch.float16)
     c = torch.empty((512, 512), dtype=torch.float16)
-    mm[(2, 2)](a, b, c, 512, 512, 1, 512, 1, 512, 1, BM=128, BN=128, BK=64)
+    mm[(2, 2)](a, b, c, 512, 512, 1, 512, 1, 512, 1, BM=64, BN=64, BK=64)
 '''
 
 
@@ -197,7 +197,7 @@ def matmul(a, b, c):
 def test_a_256x256x64_fp16_tile_spills_on_sm_90(tmp_path, cache):
     """ptxas takes about a minute on it on a 2-CPU machine: the slow lane."""
     repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": MATMUL},
-                     {"lib/ops.py": MATMUL.replace("BM=128, BN=128", "BM=256, BN=256")})
+                     {"lib/ops.py": MATMUL.replace("BM=64, BN=64", "BM=256, BN=256")})
     section = analyse_repo(repo)
     (kernel,) = [k for k in section["kernels"] if k["name"] == "mm"]
     (row,) = kernel["rows"]
@@ -224,12 +224,11 @@ def test_without_triton_the_command_says_so(monkeypatch, capsys):
     assert "Triton is not installed" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_a_compare_records_the_section_and_hints_the_benchmark_that_runs_the_kernel(
-        tmp_path, cache):
-    """The whole compare on a CPU: the benchmark imports the kernels' file (the code map of
-    ``--affected`` sees it), head's launch spills; its verdict stays the timing's own."""
-    head_ops = OPS.replace("BLOCK=1024, num_warps=1", "BLOCK=8192, num_warps=1")
+def _compare_affected(tmp_path: Path, head_ops: str) -> tuple[dict, Path]:
+    """``perfgate compare --affected`` on a CPU (sm_90 configured) of a repository whose one
+    benchmark imports the kernels' file (its code map sees it), head's ``lib/ops.py`` being
+    ``head_ops``: results.json and the output folder. ``perfgate kernels`` fills the cache first
+    (the compare's static pass gets 10 % of max_time, 3 s)."""
     work = "\n\ndef work():\n    return sum(range(2000))\n"
     bench = '''
         from lib import ops
@@ -242,13 +241,20 @@ def test_a_compare_records_the_section_and_hints_the_benchmark_that_runs_the_ker
                                          "benchmarks/bench_k.py": bench,
                                          "perfgate.toml": 'gpu_arch = ["sm_90"]\nmax_time = 30\n'},
                      {"lib/ops.py": head_ops + work})
-    # the compare's static pass gets 10 % of max_time (3 s): `perfgate kernels` fills the cache
     assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
                  "--arch", "sm_90"]) == 0
     out = tmp_path / "out"
     assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out",
                  str(out), "--no-profile", "--affected", "--quiet"]) == 0
-    doc = json.loads((out / "results.json").read_text())
+    return json.loads((out / "results.json").read_text()), out
+
+
+@pytest.mark.slow
+def test_a_compare_records_the_section_and_hints_the_benchmark_that_runs_the_kernel(
+        tmp_path, cache):
+    """Head's launch spills; the benchmark's verdict stays the timing's own, the hint beside it."""
+    doc, out = _compare_affected(tmp_path, OPS.replace("BLOCK=1024, num_warps=1",
+                                                       "BLOCK=8192, num_warps=1"))
     section = doc["kernels"]
     assert section["ran"] and section["archs"] == ["sm_90"]
     assert section["jobs"] == {"compiled": 0, "cached": 2, "failed": 0, "skipped": 0}
@@ -258,3 +264,34 @@ def test_a_compare_records_the_section_and_hints_the_benchmark_that_runs_the_ker
     assert entry["hints"][0]["kind"] == "register_pressure"
     assert entry["hints"][0]["summary"].startswith(finding["summary"])
     assert "uses 255 registers/thread" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_kernel_edit_that_compiles_alike_takes_no_benchmark_time(tmp_path, cache):
+    """Head renames a kernel's local variable: the same cubins on sm_90, so the benchmark that
+    runs that file is skipped, said as such."""
+    renamed = OPS.replace("    m = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, "
+                          "mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)",
+                          "    inside = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + "
+                          "offs, mask=inside) + tl.load(y_ptr + offs, mask=inside), mask=inside)")
+    assert renamed != OPS
+    doc, out = _compare_affected(tmp_path, renamed)
+    assert list(doc["kernels"]["same_code"]) == ["lib/ops.py"]
+    assert doc["selection"]["skipped"] == [{"name": "bench_work", "file": "benchmarks/bench_k.py",
+                                            "reason": "same machine code"}]
+    assert "same machine code (not measured in this run)" in (out / "report.md").read_text()
+
+
+def test_the_command_reads_the_base_s_gpu_arch_and_refuses_an_unknown_one(tmp_path, cache,
+                                                                           capsys):
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS,
+                                         "perfgate.toml": 'gpu_arch = ["sm_86"]\n'},
+                     {"notes.md": "no kernel changed\n"})
+    out = tmp_path / "k.json"
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--json", str(out)]) == 0
+    section = json.loads(out.read_text())
+    assert section["archs"] == ["sm_86"] and section["kernels"] == [] and section["unchanged"] == 2
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--arch", "sm_75"]) == 2
+    assert "--arch sm_75: not one of sm_80, sm_86, sm_89, sm_90" in capsys.readouterr().err
