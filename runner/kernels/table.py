@@ -15,8 +15,9 @@ from ..profile.hint_rule import make_hint
 from .occupancy import ARCHS, WARP, occupancy
 
 #: Confidence of a hint read from the compiler's own numbers: the cause is certain, its share of
-#: a timing change is not (occupancy is not speed).
-CONFIDENCE = 0.7
+#: a timing change is not (occupancy is not speed); lower where only registers grew (no spill,
+#: the same blocks per SM: often harmless).
+CONFIDENCE, REGISTERS_ONLY_CONFIDENCE = 0.7, 0.4
 
 
 def side_row(answer: dict | None, spec: dict, arch: str) -> dict | None:
@@ -149,7 +150,9 @@ def findings(kernels: list[dict]) -> list[dict]:
 def hints(found: list[dict], paths: set[str] | None = None) -> list[dict]:
     """``register_pressure`` hints (:func:`runner.profile.hint_rule.make_hint`) of the findings
     whose kernel lives in one of ``paths`` (all of them when None)."""
-    return [make_hint("register_pressure", CONFIDENCE, f["summary"] + " (compiler, static)",
+    return [make_hint("register_pressure",
+                      REGISTERS_ONLY_CONFIDENCE if f["worse"] == ["registers"] else CONFIDENCE,
+                      f["summary"] + " (compiler, static)",
                       {k: f[k] for k in ("kernel", "path", "arch", "spec", "worse")})
             for f in found if paths is None or f["path"] in paths]
 

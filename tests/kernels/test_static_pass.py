@@ -295,3 +295,27 @@ def test_the_command_reads_the_base_s_gpu_arch_and_refuses_an_unknown_one(tmp_pa
     assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
                  "--arch", "sm_75"]) == 2
     assert "--arch sm_75: not one of sm_80, sm_86, sm_89, sm_90" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_crashing_or_hanging_compile_costs_its_job_only(tmp_path):
+    """A worker that dies and one that hangs (8 s) each cost their job; the next job gets a fresh
+    worker; a job not begun by the deadline is skipped."""
+    from runner.kernels.compile import run_jobs
+
+    def job(name: str, text: str) -> dict:
+        (tmp_path / f"{name}.py").write_text(text)
+        return {"id": name, "paths": [str(tmp_path)], "module": None,
+                "file": str(tmp_path / f"{name}.py"), "kernel": "k", "signature": {},
+                "constexprs": {}, "aligned": [], "num_warps": 4, "num_stages": 3,
+                "arch": "sm_90"}
+
+    jobs = [job("dies", "import os\nos._exit(3)\n"), job("hangs", "import time\ntime.sleep(60)\n"),
+            job("missing", "import no_such_module_xyz\n")]
+    answers = run_jobs(jobs, tmp_path / "triton", timeout=8)
+    assert answers["dies"]["stage"] == "crash"
+    assert answers["hangs"] == {"ok": False, "stage": "timeout",
+                                "error": "the compiler ran past 8 s and was stopped"}
+    assert answers["missing"]["stage"] == "import"
+    assert "no_such_module_xyz" in answers["missing"]["error"]
+    assert run_jobs(jobs[2:], tmp_path / "triton", deadline=0)["missing"]["stage"] == "skipped"
