@@ -180,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", action="append", metavar="SM",
                    help="target architecture, repeatable (sm_80, sm_86, sm_89, sm_90; default: "
                         "the base's gpu_arch, else sm_80 and sm_90)")
+    p.add_argument("--capture", metavar="CMD",
+                   help="a command run in each side's worktree whose Triton launches give the "
+                        "specialisations (without a GPU: launches with CPU tensors, nothing run)")
     p.add_argument("--json", metavar="FILE", help="also write the section as JSON")
     p.set_defaults(handler="runner.cli.kernels:main_kernels")
 

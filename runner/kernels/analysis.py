@@ -79,13 +79,27 @@ def _where(root: Path, paths: list[str], packages: set[str]) -> dict[str, dict]:
     return out
 
 
+def _by_kernel(records: list[dict], root: Path) -> dict[tuple[str, str], list[dict]]:
+    """Captured launches (runner.kernels.capture) by ``(repository-relative path, kernel)``;
+    a launch of a file outside ``root`` (an installed package's) is left out."""
+    out: dict[tuple[str, str], list[dict]] = {}
+    base = Path(root).resolve()
+    for r in records:
+        path = Path(r["file"]).resolve()
+        if base in path.parents:
+            out.setdefault((path.relative_to(base).as_posix(), r["kernel"]), []).append(r)
+    return out
+
+
 def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float("inf"),
-            python: str = sys.executable, cache_dir: Path | None = None) -> dict:
+            python: str = sys.executable, cache_dir: Path | None = None,
+            captured: dict[str, list[dict]] | None = None) -> dict:
     """results.json's ``kernels`` section for ``trees`` (``{"base": dir, "head": dir}``):
     ``{ran, why_not, triton, archs, seconds, jobs: {compiled, cached, failed, skipped},
     unchanged, errors, kernels: [...], findings: [...], same_code: {path: why}}`` (``same_code``:
     :func:`runner.kernels.plan.same_machine_code`, what the selection may skip); ``not_run``
-    without Triton."""
+    without Triton. ``captured``: each side's launch records
+    (:func:`runner.kernels.capture.run`)."""
     version = triton_version()
     if version is None:
         return not_run("Triton is not installed (pip install 'perfgate[kernels]')", archs)
@@ -97,7 +111,9 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
         read[side] = read_side(files)
         where[side] = _where(Path(root), list(files), packages)
         errors.update({f"{side}:{p}": e for p, e in read[side]["errors"].items()})
-    kernels = diff_kernels(read["base"], read["head"])
+    launches = {side: _by_kernel(records, trees[side])
+                for side, records in (captured or {}).items()}
+    kernels = diff_kernels(read["base"], read["head"], launches)
     listed = [k for k in kernels if k["status"] != "unchanged"]
     jobs = jobs_for(listed, archs, where)
     root = cache_dir or cache.folder()

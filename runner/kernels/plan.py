@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from .find import Kernel, decorator_name, fingerprints, kernels_in, launch_sites
-from .specs import specs_for
+from .specs import from_capture, specs_for
 
 SIDES = ("base", "head")
 
@@ -46,20 +46,24 @@ def _helpers(side: dict) -> dict[tuple[str, str], list[str]]:
             if k.name in callers and k.name not in side["sites"] and k.configs is None}
 
 
-def diff_kernels(base: dict, head: dict) -> list[dict]:
+def diff_kernels(base: dict, head: dict, captured: dict | None = None) -> list[dict]:
     """Every kernel of either side (:func:`read_side`): ``{path, name, line, status, why,
     helper_of, specs: {side: [spec]}, fingerprints, configs_note}``; ``status`` one of changed /
     added / removed / unchanged, ``why`` what changed (``source``: the kernel, its decorators or
     what it reads or calls; ``specialisations``: its autotune configs or launch sites);
-    ``helper_of``: the callers that compile it (then no specs of its own)."""
+    ``helper_of``: the callers that compile it (then no specs of its own). ``captured``:
+    ``{side: {(path, name): [record]}}``, launches captured (runner.kernels.capture); a kernel
+    with some is specialised from them (``how="launch"``), the others from their source."""
     sides = {"base": base, "head": head}
     helpers = {s: _helpers(sides[s]) for s in SIDES}
     out = []
     for key in sorted(base["kernels"].keys() | head["kernels"].keys()):
         have = {s: sides[s]["kernels"].get(key) for s in SIDES}
         helper_of = helpers["head"].get(key) or helpers["base"].get(key) or []
+        launches = {s: ((captured or {}).get(s) or {}).get(key) for s in SIDES}
         specs = {} if helper_of else {
-            s: specs_for(k, sides[s]["sites"].get(k.name, []))
+            s: (from_capture(k, launches[s]) if launches[s]
+                else specs_for(k, sides[s]["sites"].get(k.name, [])))
             for s, k in have.items() if k is not None}
         why = []
         if have["base"] is None or have["head"] is None:

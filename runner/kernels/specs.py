@@ -4,12 +4,13 @@
 Triton compiles one binary per specialisation, and registers, spills and shared memory are
 properties of that binary, so a kernel is compared per specialisation. The sources, best first:
 
-1. ``launch`` — the benchmark's own calls, captured where Triton decides to compile
+1. ``launch`` — a program's own calls, captured where Triton decides to compile
    (``triton.knobs.runtime.jit_cache_hook`` gets ``signature, constexprs, options, attrs`` of every
-   compile and may answer "done" so nothing is built or launched). It needs the benchmark to run
-   as far as the launch, which on a machine without a GPU it does not (the tensors are made on
-   ``cuda``), so this module takes the captured specialisations as input
-   (:func:`from_capture`) and the static sources below stand in without them;
+   compile and may answer "done" so nothing is built or launched: :mod:`runner.kernels.capture`,
+   ``perfgate kernels --capture CMD``, :func:`from_capture`). It needs the program to get as far
+   as the launch, which without a GPU only one whose tensors live on the CPU does (a benchmark
+   that makes its tensors on ``cuda`` does not; on a GPU runner every launch is captured), so
+   the static sources below stand in for the kernels it did not launch;
 2. ``autotune config`` — every ``triton.Config`` of an ``@triton.autotune`` written literally
    (each config is a binary the autotuner compiles, so each is reported);
 3. ``launch site`` — the literal values of ``kernel[grid](..., BLOCK=128, num_warps=4)`` and the
@@ -160,5 +161,6 @@ def from_capture(kernel: Kernel, captured: list[dict]) -> list[dict]:
                 "aligned": list(c.get("aligned", [])),
                 "how": "launch", "guessed": []}
         spec["label"] = label(spec)
-        out.append(spec)
+        if spec not in out:
+            out.append(spec)
     return out

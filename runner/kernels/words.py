@@ -26,6 +26,10 @@ def lines(section: dict) -> list[str]:
            f"{len(section['kernels'])} kernel(s) changed, {section['unchanged']} unchanged; "
            f"{jobs['compiled']} compiled, {jobs['cached']} cached, {jobs['failed']} failed, "
            f"{jobs['skipped']} skipped in {section['seconds']} s"]
+    for side, c in (section.get("capture") or {}).items():
+        status = "stopped (time)" if c["exit"] is None else f"exit {c['exit']}"
+        out.append(f"  {side}: {c['launches']} launch(es) captured from `{c['command']}` "
+                   f"({status})")
     for path, error in section["errors"].items():
         out.append(f"  not read: {path}: {error}")
     for k in section["kernels"]:

@@ -195,3 +195,31 @@ def test_selection_skips_a_benchmark_whose_changed_files_compile_alike():
     assert [(c.name, c.run, c.reason, c.detail) for c in plan.choices] == [
         ("a", False, selection.SAME_MACHINE_CODE, "lib/ops.py"),
         ("b", True, selection.CHANGED, "lib/other.py")]
+
+
+def test_a_captured_compile_becomes_a_launch_specialisation():
+    """The hook's ``compile`` argument as Triton 3.9 gives it (read from a real capture)."""
+    from runner.kernels.capture import record
+    from runner.kernels.specs import from_capture
+
+    compile_kwargs = {
+        "name": "plain", "num_warps": 8, "num_stages": 3,
+        "signature": {"x_ptr": "*fp16", "n": "i32", "BLOCK": "constexpr",
+                      "HAS_BIAS": "constexpr", "ROWS": "constexpr"},
+        "constants": {(2,): 1024, (3,): True, (4,): 4},
+        "configs": [{(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]],
+                     (2,): []}]}
+    names = ["x_ptr", "n", "BLOCK", "HAS_BIAS", "ROWS"]
+    r = record(compile_kwargs, names, "/repo/lib/ops.py")
+    assert r == {"file": "/repo/lib/ops.py", "kernel": "plain",
+                 "signature": compile_kwargs["signature"],
+                 "constexprs": {"BLOCK": 1024, "HAS_BIAS": True, "ROWS": 4},
+                 "num_warps": 8, "num_stages": 3, "aligned": [0, 1]}
+    (kernel,) = [k for k in kernels_in(SOURCE, "lib/ops.py") if k.name == "plain"]
+    (spec,) = from_capture(kernel, [r, dict(r)])  # the same launch twice: one specialisation
+    assert (spec["how"], spec["label"]) == ("launch", "BLOCK=1024 HAS_BIAS=True ROWS=4 "
+                                                      "num_warps=8 num_stages=3")
+    base = read_side({"lib/ops.py": SOURCE})
+    head = read_side({"lib/ops.py": SOURCE})
+    d = {k["name"]: k for k in diff_kernels(base, head, {"head": {("lib/ops.py", "plain"): [r]}})}
+    assert d["plain"]["why"] == ["specialisations"] and d["tuned"]["status"] == "unchanged"

@@ -10,6 +10,7 @@ and a matmul tile (slow lane) whose 256x256x64 fp16 variant spills on sm_90.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -319,3 +320,32 @@ def test_a_crashing_or_hanging_compile_costs_its_job_only(tmp_path):
     assert answers["missing"]["stage"] == "import"
     assert "no_such_module_xyz" in answers["missing"]["error"]
     assert run_jobs(jobs[2:], tmp_path / "triton", deadline=0)["missing"]["stage"] == "skipped"
+
+
+@pytest.mark.slow
+def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
+    """``--capture``: a script launches the kernels with CPU tensors of fp16 (nothing compiles
+    or runs: the stand-in driver); the kernels are specialised as launched (``how: launch``)."""
+    script = '''
+        import torch
+        from lib import ops
+
+        x = torch.zeros(4096, dtype=torch.float16)
+        ops.add(x, x, torch.empty_like(x))
+    '''
+    head = OPS.replace("x.numel(), BLOCK=1024)", "x.numel(), BLOCK=2048)")
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS,
+                                         "launch.py": script}, {"lib/ops.py": head})
+    out = tmp_path / "k.json"
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--arch", "sm_90", "--capture", f"{sys.executable} launch.py",
+                 "--json", str(out)]) == 0
+    section = json.loads(out.read_text())
+    launches = {side: c["launches"] for side, c in section["capture"].items()}
+    assert launches == {"base": 1, "head": 1}
+    (kernel,) = section["kernels"]
+    (row,) = kernel["rows"]
+    assert (kernel["name"], row["how"], row["guessed"]) == ("add_kernel", "launch", [])
+    assert row["spec"] == ("BLOCK=1024 num_warps=4 num_stages=3 → BLOCK=2048 num_warps=4 "
+                           "num_stages=3")
+    assert row["base"]["registers"] > 0 and row["head"]["registers"] > 0
