@@ -56,18 +56,17 @@ def _tool(name: str) -> str:
 
 
 def _compile(job: dict) -> dict:
+    try:  # the target's module first: what it does on import is its own (it may hang or die)
+        fn = getattr(_module(job), job["kernel"])
+    except BaseException as exc:  # the target's import: anything may fail there
+        return {"ok": False, "stage": "import",
+                "error": f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]}
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from triton.runtime.jit import JITFunction
 
     from .usage import resource_usage, sass_counts
-
-    try:
-        fn = getattr(_module(job), job["kernel"])
-    except BaseException as exc:  # the target's import: anything may fail there
-        return {"ok": False, "stage": "import",
-                "error": f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]}
     while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
         fn = fn.fn  # Autotuner, Heuristics: the JITFunction they wrap
     attrs = {(i,): [["tt.divisibility", 16]] for i in job["aligned"]}

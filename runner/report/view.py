@@ -269,8 +269,11 @@ def kernels_view(section: dict | None) -> dict | None:
         return {"note": f"Static analysis not run: {section.get('why_not')}.", "findings": []}
     kernels, archs = section.get("kernels") or [], ", ".join(section.get("archs") or [])
     found = [f["summary"] for f in section.get("findings") or []]
+    skipped = (section.get("jobs") or {}).get("skipped") or 0
     note = (f"{len(kernels)} Triton kernel(s) changed, compiled for {archs} on both sides "
-            f"({section.get('unchanged', 0)} untouched); "
+            f"({section.get('unchanged', 0)} untouched"
+            + (f"; {skipped} compile(s) skipped: the static pass's time was spent" if skipped
+               else "") + "); "
             + (f"{len(found)} got worse on head:" if found else "none got worse on head."))
     return {"note": note, "findings": found}
 

@@ -223,3 +223,17 @@ def test_a_captured_compile_becomes_a_launch_specialisation():
     head = read_side({"lib/ops.py": SOURCE})
     d = {k["name"]: k for k in diff_kernels(base, head, {"head": {("lib/ops.py", "plain"): [r]}})}
     assert d["plain"]["why"] == ["specialisations"] and d["tuned"]["status"] == "unchanged"
+
+
+def test_the_report_says_what_the_static_pass_skipped():
+    from runner import report
+    from tests.runner.test_report import _doc
+
+    doc = _doc([])
+    doc["kernels"] = {"ran": True, "archs": ["sm_90"], "unchanged": 0, "findings": [],
+                      "jobs": {"compiled": 1, "cached": 0, "failed": 0, "skipped": 3},
+                      "kernels": [{"path": "a.py", "name": "k", "status": "changed",
+                                   "changed": True, "rows": []}]}
+    md = report.render(doc, "md")
+    assert "3 compile(s) skipped: the static pass's time was spent" in md
+    assert "none got worse on head." in md
