@@ -49,16 +49,27 @@ def not_run(why: str, archs: list[str]) -> dict:
     return {"ran": False, "why_not": why, "archs": archs, "kernels": [], "findings": []}
 
 
-def _tree(root: Path) -> tuple[dict[str, str], set[str]]:
-    """The Python files under ``root`` that mention triton (relative path → text) and the
-    folders holding an ``__init__.py``."""
-    files, packages = {}, set()
+#: CUDA C++ sources: not compiled here (``nvcc --resource-usage`` would read them; not done).
+_CUDA = (".cu", ".cuh")
+CUDA_WHY_NOT = ("CUDA C++ sources are not compiled by the static pass (only Triton kernels are); "
+                "their registers and spills are not reported")
+
+
+def _tree(root: Path) -> tuple[dict[str, str], set[str], dict[str, bytes]]:
+    """The Python files under ``root`` that mention triton (relative path → text), the
+    folders holding an ``__init__.py`` and the CUDA C++ sources (relative path → bytes)."""
+    files, packages, cuda = {}, set(), {}
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
         rel = Path(folder).relative_to(root).as_posix()
         if "__init__.py" in names and rel != ".":
             packages.add(rel)
         for n in names:
+            if n.endswith(_CUDA):
+                try:
+                    cuda[n if rel == "." else f"{rel}/{n}"] = (Path(folder) / n).read_bytes()
+                except OSError:
+                    continue
             if n.endswith(".py"):
                 try:
                     text = (Path(folder) / n).read_text("utf-8", errors="replace")
@@ -66,7 +77,7 @@ def _tree(root: Path) -> tuple[dict[str, str], set[str]]:
                     continue
                 if "triton" in text:
                     files[n if rel == "." else f"{rel}/{n}"] = text
-    return files, packages
+    return files, packages, cuda
 
 
 def _where(root: Path, paths: list[str], packages: set[str]) -> dict[str, dict]:
@@ -96,7 +107,8 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
             captured: dict[str, list[dict]] | None = None) -> dict:
     """results.json's ``kernels`` section for ``trees`` (``{"base": dir, "head": dir}``):
     ``{ran, why_not, triton, archs, seconds, jobs: {compiled, cached, failed, skipped},
-    unchanged, errors, kernels: [...], findings: [...], same_code: {path: why}}`` (``same_code``:
+    unchanged, errors, kernels: [...], findings: [...], same_code: {path: why}, cuda_sources:
+    {changed, why_not}}`` (``same_code``:
     :func:`runner.kernels.plan.same_machine_code`, what the selection may skip); ``not_run``
     without Triton. ``captured``: each side's launch records
     (:func:`runner.kernels.capture.run`)."""
@@ -104,9 +116,9 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
     if version is None:
         return not_run("Triton is not installed (pip install 'perfgate[kernels]')", archs)
     t0 = time.monotonic()
-    read, where, errors, texts = {}, {}, {}, {}
+    read, where, errors, texts, cuda = {}, {}, {}, {}, {}
     for side, root in trees.items():
-        files, packages = _tree(Path(root))
+        files, packages, cuda[side] = _tree(Path(root))
         texts[side] = files
         read[side] = read_side(files)
         where[side] = _where(Path(root), list(files), packages)
@@ -144,4 +156,12 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
                                    for a in answers.values()),
                      "skipped": stages.count("skipped")},
             "unchanged": len(kernels) - len(listed), "errors": errors, "kernels": listed,
-            "findings": findings(listed), "same_code": same_machine_code(listed, texts)}
+            "findings": findings(listed), "same_code": same_machine_code(listed, texts),
+            "cuda_sources": cuda_changes(cuda.get("base", {}), cuda.get("head", {}))}
+
+
+def cuda_changes(base: dict[str, bytes], head: dict[str, bytes]) -> dict:
+    """``{changed: [paths], why_not}``: the CUDA C++ sources that differ between the sides, not
+    analysed (:data:`CUDA_WHY_NOT`)."""
+    changed = sorted(p for p in base.keys() | head.keys() if base.get(p) != head.get(p))
+    return {"changed": changed, "why_not": CUDA_WHY_NOT}

@@ -49,4 +49,8 @@ def lines(section: dict) -> list[str]:
             out.append(f"    head: {_side(r['head'])}")
     for f in section["findings"]:
         out.append(f"finding: {f['summary']}")
+    cuda = (section.get("cuda_sources") or {}).get("changed") or []
+    if cuda:
+        out.append(f"not analysed: {len(cuda)} changed CUDA C++ source(s) ({', '.join(cuda[:5])}"
+                   f"{', ...' if len(cuda) > 5 else ''}): {section['cuda_sources']['why_not']}")
     return out

@@ -275,6 +275,10 @@ def kernels_view(section: dict | None) -> dict | None:
             + (f"; {skipped} compile(s) skipped: the static pass's time was spent" if skipped
                else "") + "); "
             + (f"{len(found)} got worse on head:" if found else "none got worse on head."))
+    cuda = (section.get("cuda_sources") or {}).get("changed") or []
+    if cuda:
+        note += (f" {len(cuda)} changed CUDA C++ source(s) not analysed: "
+                 f"{section['cuda_sources'].get('why_not')}.")
     return {"note": note, "findings": found}
 
 

@@ -237,3 +237,18 @@ def test_the_report_says_what_the_static_pass_skipped():
     md = report.render(doc, "md")
     assert "3 compile(s) skipped: the static pass's time was spent" in md
     assert "none got worse on head." in md
+
+
+def test_changed_cuda_sources_are_said_not_analysed():
+    from runner import report
+    from runner.kernels.analysis import cuda_changes
+    from tests.runner.test_report import _doc
+
+    cuda = cuda_changes({"csrc/a.cu": b"x", "csrc/b.cuh": b"y"},
+                        {"csrc/a.cu": b"x2", "csrc/b.cuh": b"y", "csrc/c.cu": b"z"})
+    assert cuda["changed"] == ["csrc/a.cu", "csrc/c.cu"]
+    doc = _doc([])
+    doc["kernels"] = {"ran": True, "archs": ["sm_90"], "unchanged": 0, "findings": [],
+                      "kernels": [], "cuda_sources": cuda}
+    assert "2 changed CUDA C++ source(s) not analysed: CUDA C++ sources are not compiled" in (
+        report.render(doc, "md"))
