@@ -137,12 +137,15 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
             answers[job["id"]] = hit
         else:
             todo.append(job)
-    if todo:
-        with tempfile.TemporaryDirectory(prefix="perfgate-triton-") as triton_cache:
-            fresh = run_jobs(todo, Path(triton_cache), python=python, deadline=deadline)
-        for job in todo:
-            answers[job["id"]] = fresh[job["id"]]
-            cache.put(root, job["cache"], fresh[job["id"]])
+    fresh: dict[str, dict] = {}
+    for side in trees:  # a worker a side: both sides' modules have the same names
+        batch = [j for j in todo if j["id"].startswith(f"{side}|")]
+        if batch:
+            with tempfile.TemporaryDirectory(prefix="perfgate-triton-") as triton_cache:
+                fresh.update(run_jobs(batch, Path(triton_cache), python=python, deadline=deadline))
+    for job in todo:
+        answers[job["id"]] = fresh[job["id"]]
+        cache.put(root, job["cache"], fresh[job["id"]])
     for k in listed:
         k["changed"] = True
         k["rows"] = rows(k, archs, answers)

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 #: Bumped when what an entry holds changes.
-VERSION = 1
+VERSION = 2
 
 
 def folder() -> Path:

@@ -132,7 +132,7 @@ def _outside_kernels(text: str) -> str:
 
 
 def same_machine_code(kernels: list[dict], files: dict[str, dict[str, str]]) -> dict[str, str]:
-    """The files whose change is only to kernels that compile to the same cubins: ``{path:
+    """The files whose change is only to kernels that compile to the same machine code: ``{path:
     why}`` for each path where every listed kernel (``kernels``: those of :func:`diff_kernels`
     with their ``rows``, runner.kernels.table.rows) is ``changed`` with every row ``identical``
     (a helper: every row of the kernels that call it), and the module outside its kernels is

@@ -1,8 +1,9 @@
 """The compiler's answers in rows, base against head, and what got worse (pure).
 
 A row is one kernel, one specialisation, one arch: each side's ``{registers, stack, local,
-shared_static, shared_dynamic, instructions, local_stores, local_loads, sha256, threads,
-occupancy}`` (or ``{error, stage}``), ``identical`` (same cubin) and ``worse``: the reasons head
+shared_static, shared_dynamic, instructions, local_stores, local_loads, sass_sha256, sha256,
+threads, occupancy}`` (or ``{error, stage}``), ``identical`` (the same machine code and
+resources: :data:`SAME`) and ``worse``: the reasons head
 is worse — more registers per thread, a larger stack (spills), fewer blocks per SM, or a head that
 no longer compiles. Only a ``worse`` row makes a finding (:func:`findings`) and a
 ``register_pressure`` hint (:func:`hints`): a kernel that got better or only changed is reported
@@ -13,6 +14,10 @@ from __future__ import annotations
 
 from ..profile.hint_rule import make_hint
 from .occupancy import ARCHS, WARP, occupancy
+
+#: What two compiles share when they are the same machine code: the SASS and every resource
+#: (the cubins' own hashes may differ by their line tables alone).
+SAME = ("sass_sha256", "registers", "stack", "local", "shared_static", "shared_dynamic")
 
 #: Confidence of a hint read from the compiler's own numbers: the cause is certain, its share of
 #: a timing change is not (occupancy is not speed); lower where only registers grew (no spill,
@@ -86,7 +91,8 @@ def rows(kernel: dict, archs: list[str], answers: dict[str, dict]) -> list[dict]
                 else:
                     sides[side] = None
             b, h = sides["base"], sides["head"]
-            identical = bool(b and h and b.get("sha256") and b.get("sha256") == h.get("sha256"))
+            identical = bool(b and h and "error" not in b and "error" not in h
+                             and all(b[f] == h[f] for f in SAME))
             out.append({"spec": " → ".join(labels), "how": spec["how"],
                         "guessed": spec["guessed"], "arch": arch, "base": b, "head": h,
                         "identical": identical,

@@ -14,6 +14,7 @@ driver, so without a GPU they are absent: the cubin is the source, read by NVIDI
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 _FUNCTION = re.compile(r"^\s*Function\s+(\S+):\s*$")
@@ -42,10 +43,14 @@ def resource_usage(text: str, function: str | None = None) -> dict:
 
 
 def sass_counts(text: str) -> dict:
-    """``{instructions, local_stores, local_loads}`` in ``nvdisasm`` output (``NOP`` padding
-    not counted)."""
-    ops = [m.group(2) for m in map(_INSTRUCTION.search, text.splitlines()) if m]
-    ops = [op for op in ops if op != "NOP"]
+    """``{instructions, local_stores, local_loads, sass_sha256}`` in ``nvdisasm`` output
+    (``NOP`` padding not counted); ``sass_sha256``: a SHA-256 of the instructions as written
+    (addresses included): the machine code, which two cubins can share while their line tables
+    (the source's columns, which Triton records) differ."""
+    found = [m for m in map(_INSTRUCTION.search, text.splitlines()) if m]
+    ops = [m.group(2) for m in found if m.group(2) != "NOP"]
+    code = "\n".join(m.string[m.start():].split(";")[0].strip() for m in found)
     return {"instructions": len(ops),
             "local_stores": sum(op.split(".")[0] == "STL" for op in ops),
-            "local_loads": sum(op.split(".")[0] == "LDL" for op in ops)}
+            "local_loads": sum(op.split(".")[0] == "LDL" for op in ops),
+            "sass_sha256": hashlib.sha256(code.encode()).hexdigest()}

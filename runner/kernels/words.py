@@ -42,7 +42,7 @@ def lines(section: dict) -> list[str]:
             out.append(f"  {k['configs_note']}")
         for r in k["rows"]:
             guessed = f"; guessed: {', '.join(r['guessed'])}" if r["guessed"] else ""
-            same = " (identical cubin)" if r["identical"] else ""
+            same = " (the same machine code)" if r["identical"] else ""
             worse = f"  WORSE: {', '.join(r['worse'])}" if r["worse"] else ""
             out.append(f"  {r['arch']} [{r['spec']}] by {r['how']}{guessed}{same}{worse}")
             out.append(f"    base: {_side(r['base'])}")

@@ -252,3 +252,21 @@ def test_changed_cuda_sources_are_said_not_analysed():
                       "kernels": [], "cuda_sources": cuda}
     assert "2 changed CUDA C++ source(s) not analysed: CUDA C++ sources are not compiled" in (
         report.render(doc, "md"))
+
+
+def test_sass_is_read_from_nvdisasm_output():
+    from runner.kernels.usage import resource_usage, sass_counts
+
+    sass = ("        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+            "        /*0010*/                   STL [R1+0xba8], R159 ;\n"
+            "        /*0020*/              @!P0 LDL.64 R2, [R1+0x8] ;\n"
+            "        /*0030*/                   NOP;\n"
+            "	.section	.text.norm,\"ax\",@progbits\n")
+    counts = sass_counts(sass)
+    assert {k: counts[k] for k in ("instructions", "local_stores", "local_loads")} == {
+        "instructions": 3, "local_stores": 1, "local_loads": 1}
+    assert sass_counts(sass.replace("R159", "R158"))["sass_sha256"] != counts["sass_sha256"]
+    usage = ("Resource usage:\n Common:\n  GLOBAL:0\n Function mm:\n"
+             "  REG:255 STACK:5336 SHARED:1024 LOCAL:0 CONSTANT[0]:608 TEXTURE:0\n")
+    assert resource_usage(usage, "mm") == {"registers": 255, "stack": 5336,
+                                           "shared_static": 1024, "local": 0}

@@ -105,7 +105,9 @@ def test_a_head_that_no_longer_compiles_is_a_finding(tmp_path, cache, monkeypatc
     and Triton imported here too)."""
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     base, head = tmp_path / "base", tmp_path / "head"
-    broken = OPS.replace("x.numel(), BLOCK=1024", "x.numel(), BLOCK=1000")
+    # head's own source, not base's: both sides' modules are named lib.ops (a worker a side)
+    broken = OPS.replace("* BLOCK + tl.arange(0, BLOCK)", "* BLOCK + tl.arange(0, BLOCK - 1)")
+    assert broken != OPS
     for root, text in ((base, OPS), (head, broken)):
         (root / "lib").mkdir(parents=True)
         (root / "lib" / "__init__.py").write_text("")
