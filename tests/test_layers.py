@@ -81,7 +81,7 @@ PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_value
         "runner.pipeline.timing.schedule", "runner.pipeline.timing.evidence",
         "runner.pipeline.bisect.bisect",
         "runner.pipeline.timing.stops", "runner.pipeline.timing.benchstate", "runner.scaffold.plan",
-        "runner.kernels.find", "runner.kernels.specs", "runner.kernels.plan", "runner.kernels.usage",
+        "runner.kernels.find", "runner.kernels.evaluate", "runner.kernels.specs", "runner.kernels.plan", "runner.kernels.usage",
         "runner.kernels.occupancy", "runner.kernels.table", "runner.kernels.words")
 
 

@@ -7,9 +7,11 @@ running anything: its parameters (which are ``tl.constexpr``, their defaults), i
 decorators, the source of the module-level names it reads (constants, a ``CONFIGS`` list, a
 ``get_configs()`` function), the names it calls (other ``@triton.jit`` helpers: a kernel changes
 when one of them does, :func:`fingerprints`), and its autotune configs when they are written
-literally. :func:`launch_sites` reads the calls ``kernel[grid](args..., BLOCK=128, num_warps=4)``
-of a file: the literal values passed, and the dtype of a tensor argument made in the same
-function with ``dtype=torch.float16``.
+where simple code makes them (a list, a comprehension, a function of loops and appends:
+:mod:`runner.kernels.evaluate`). :func:`launch_sites` reads the calls ``kernel[grid](args...,
+BLOCK=128, num_warps=4)`` of a file: the values passed where literals, constants and arithmetic
+make them, and the dtype of a tensor argument made in the same function with
+``dtype=torch.float16``.
 
 Why source (and not the compiled cache of a run): it needs no GPU, no run of the benchmark and
 no import of the target's code, so the command answers for a PR nobody has run yet; the launch
@@ -22,6 +24,8 @@ from __future__ import annotations
 import ast
 import hashlib
 from dataclasses import dataclass, field
+
+from .evaluate import STEPS, evaluate, run_body
 
 _TRITON_NAMES = ("jit", "autotune", "heuristics")
 
@@ -65,45 +69,26 @@ def _is_constexpr(annotation: ast.expr | None) -> bool:
     return annotation is not None and "constexpr" in ast.unparse(annotation)
 
 
-def _literal(node: ast.expr | None):
-    """A literal's value (numbers, strings, booleans, None, tuples, dicts of them); else raises
-    ValueError."""
-    if node is None:
-        raise ValueError("no value")
-    return ast.literal_eval(node)
+def _configs(node: ast.expr, env: dict, functions: dict[str, ast.FunctionDef]) -> list[dict]:
+    """The configs an ``autotune(configs=...)`` argument gives: an expression :func:`evaluate`
+    follows (a list, a comprehension, a module-level name bound to one), or a call of a
+    module-level function without arguments that :func:`run_body` follows. ValueError else."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args
+            and node.func.id in functions):
+        value = run_body(functions[node.func.id].body, dict(env))
+    else:
+        value = evaluate(node, env)
+    if not (isinstance(value, list) and all(isinstance(c, dict) and "kwargs" in c
+                                            for c in value)):
+        raise ValueError(f"configs={ast.unparse(node)[:60]} is not a list of triton.Config")
+    return value
 
 
-def _config(call: ast.expr) -> dict:
-    """One ``triton.Config({...}, num_warps=4, num_stages=2)`` written literally; ValueError
-    else."""
-    if not (isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1] == "Config"):
-        raise ValueError(f"not a triton.Config: {ast.unparse(call)[:60]}")
-    kw = {k.arg: k.value for k in call.keywords}
-    values = _literal(call.args[0] if call.args else kw.get("kwargs"))
-    out = {"kwargs": dict(values), "num_warps": None, "num_stages": None}
-    for key in ("num_warps", "num_stages"):
-        if key in kw:
-            out[key] = _literal(kw[key])
-        elif len(call.args) > (1 if key == "num_warps" else 2):
-            out[key] = _literal(call.args[1 if key == "num_warps" else 2])
-    return out
-
-
-def _configs(node: ast.expr, assigned: dict[str, ast.expr]) -> list[dict]:
-    """The configs an ``autotune(configs=...)`` argument names: a literal list of Configs, or a
-    module-level name bound to one. ValueError when neither."""
-    if isinstance(node, ast.Name) and node.id in assigned:
-        node = assigned[node.id]
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [_config(c) for c in node.elts]
-    raise ValueError(f"configs={ast.unparse(node)[:60]} is not a literal list")
-
-
-def _module_names(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr]]:
-    """Module-level names → their statement's source; names bound by a plain assignment → the
-    assigned expression."""
+def _module_names(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.FunctionDef]]:
+    """Module-level names → their statement's source; functions (not ``@triton.jit``) → their
+    definition."""
     sources: dict[str, str] = {}
-    assigned: dict[str, ast.expr] = {}
+    functions: dict[str, ast.FunctionDef] = {}
     for stmt in tree.body:
         targets: list[ast.expr] = []
         if isinstance(stmt, ast.Assign):
@@ -113,11 +98,12 @@ def _module_names(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr]
         elif isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and not any(
                 decorator_name(d) for d in getattr(stmt, "decorator_list", [])):
             sources[stmt.name] = ast.unparse(stmt)
+            if isinstance(stmt, ast.FunctionDef):
+                functions[stmt.name] = stmt
         for t in targets:
             if isinstance(t, ast.Name):
                 sources[t.id] = ast.unparse(stmt)
-                assigned[t.id] = stmt.value
-    return sources, assigned
+    return sources, functions
 
 
 def kernels_in(text: str, path: str) -> list[Kernel]:
@@ -127,7 +113,9 @@ def kernels_in(text: str, path: str) -> list[Kernel]:
         SyntaxError: ``text`` is not Python.
     """
     tree = ast.parse(text)
-    names, assigned = _module_names(tree)
+    names, functions = _module_names(tree)
+    env: dict = {}
+    run_body([st for st in tree.body if isinstance(st, (ast.Assign, ast.AugAssign))], env)
     out = []
     for stmt in tree.body:
         if not isinstance(stmt, ast.FunctionDef):
@@ -140,8 +128,8 @@ def kernels_in(text: str, path: str) -> list[Kernel]:
         defaults = [None] * (len(args) - len(stmt.args.defaults)) + list(stmt.args.defaults)
         for a, d in zip(args, defaults):
             try:
-                value = _literal(d) if d is not None else None
-            except ValueError:
+                value = evaluate(d, env) if d is not None else None
+            except (ValueError, TypeError, ZeroDivisionError, KeyError, IndexError):
                 value = None
             k.params.append((a.arg, _is_constexpr(a.annotation), value))
         k.source = "\n".join(ast.unparse(d) for d in stmt.decorator_list) + "\n" + ast.unparse(stmt)
@@ -153,8 +141,9 @@ def kernels_in(text: str, path: str) -> list[Kernel]:
             if decorator_name(d) == "autotune" and isinstance(d, ast.Call):
                 kw = {x.arg: x.value for x in d.keywords}
                 try:
-                    k.configs = _configs(kw.get("configs", d.args[0] if d.args else None), assigned)
-                except (ValueError, SyntaxError, TypeError, IndexError) as exc:
+                    k.configs = _configs(kw.get("configs", d.args[0] if d.args else None),
+                                         env, functions)
+                except (ValueError, SyntaxError, TypeError, IndexError, KeyError) as exc:
                     k.configs, k.configs_note = [], f"autotune configs not read statically: {exc}"
             elif decorator_name(d) == "heuristics" and isinstance(d, ast.Call) and d.args:
                 if isinstance(d.args[0], ast.Dict):
@@ -213,12 +202,15 @@ def _tensor_dtypes(func: ast.AST) -> dict[str, str]:
     return out
 
 
-def _site_value(node: ast.expr, dtypes: dict[str, str]):
-    """A launch argument: ``("value", v)`` for a literal, ``("tensor", dtype)`` for a tensor of
-    known dtype, None else."""
+def _site_value(node: ast.expr, dtypes: dict[str, str], env: dict):
+    """A launch argument: ``("value", v)`` for a value :func:`evaluate` finds (a literal, a
+    constant of the module or of the function, arithmetic over them), ``("tensor", dtype)`` for
+    a tensor of known dtype, None else."""
     try:
-        return ("value", _literal(node))
-    except (ValueError, SyntaxError, TypeError):
+        value = evaluate(node, env)
+        if isinstance(value, (bool, int, float, str)):
+            return ("value", value)
+    except (ValueError, TypeError, ZeroDivisionError, KeyError, IndexError):
         pass
     if isinstance(node, ast.Name) and node.id in dtypes:
         return ("tensor", dtypes[node.id])
@@ -235,9 +227,14 @@ def launch_sites(text: str, path: str) -> list[dict]:
     """
     tree = ast.parse(text)
     found: dict[tuple[int, int], dict] = {}
+    module_env: dict = {}
+    run_body([st for st in tree.body if isinstance(st, (ast.Assign, ast.AugAssign))], module_env)
     scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for scope in [tree, *scopes]:  # outer scopes first (breadth first): the innermost one wins
         dtypes = _tensor_dtypes(scope) if scope is not tree else {}
+        env = {**module_env, STEPS: [0]}
+        if scope is not tree:
+            run_body(scope.body, env)  # the function's constants (its last binding of each)
         for n in ast.walk(scope):
             if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)):
                 continue
@@ -247,6 +244,7 @@ def launch_sites(text: str, path: str) -> list[dict]:
                 continue
             found[(n.lineno, n.col_offset)] = {
                 "kernel": name, "path": path, "line": n.lineno,
-                "args": [_site_value(a, dtypes) for a in n.args],
-                "kwargs": {k.arg: _site_value(k.value, dtypes) for k in n.keywords if k.arg}}
+                "args": [_site_value(a, dtypes, env) for a in n.args],
+                "kwargs": {k.arg: _site_value(k.value, dtypes, env) for k in n.keywords
+                           if k.arg}}
     return [found[k] for k in sorted(found)]

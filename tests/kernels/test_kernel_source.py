@@ -270,3 +270,60 @@ def test_sass_is_read_from_nvdisasm_output():
              "  REG:255 STACK:5336 SHARED:1024 LOCAL:0 CONSTANT[0]:608 TEXTURE:0\n")
     assert resource_usage(usage, "mm") == {"registers": 255, "stack": 5336,
                                            "shared_static": 1024, "local": 0}
+
+
+CONFIGS_BY_CODE = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    WARPS = [4, 8]
+
+
+    def get_configs():
+        configs = []
+        for bm in [64, 128]:
+            for stages in range(2, 4):
+                if bm * stages <= 256:
+                    configs.append(triton.Config({"BM": bm}, num_warps=4, num_stages=stages))
+        return configs
+
+
+    @triton.autotune(configs=[triton.Config({"BM": b}, num_warps=w) for b in (32, 64)
+                              for w in WARPS if b * w < 512], key=["n"])
+    @triton.jit
+    def by_comprehension(x_ptr, n, BM: tl.constexpr):
+        pass
+
+
+    @triton.autotune(configs=get_configs(), key=["n"])
+    @triton.jit
+    def by_function(x_ptr, n, BM: tl.constexpr):
+        pass
+
+
+    @triton.autotune(configs=make_configs(torch.cuda.get_device_capability()), key=["n"])
+    @triton.jit
+    def by_device(x_ptr, n, BM: tl.constexpr):
+        pass
+
+
+    def launch(x, n):
+        BLOCK = triton.next_power_of_2(1000)
+        warps = 4 if BLOCK < 2048 else 8
+        settings, other = calculate_settings(n)
+        by_device[(1,)](x, n, BM=BLOCK * 2, num_warps=warps)
+        by_device[(1,)](x, settings, BM=other)
+''')
+
+
+def test_configs_and_launch_values_computed_by_simple_code():
+    found = {k.name: k for k in kernels_in(CONFIGS_BY_CODE, "k.py")}
+    assert [(c["kwargs"]["BM"], c["num_warps"]) for c in found["by_comprehension"].configs] == [
+        (32, 4), (32, 8), (64, 4)]
+    assert [(c["kwargs"]["BM"], c["num_stages"]) for c in found["by_function"].configs] == [
+        (64, 2), (64, 3), (128, 2)]
+    assert found["by_device"].configs == []
+    assert found["by_device"].configs_note.startswith("autotune configs not read statically")
+    first, second = launch_sites(CONFIGS_BY_CODE, "k.py")
+    assert first["kwargs"]["BM"] == ("value", 2048) and first["kwargs"]["num_warps"] == ("value", 4)
+    assert second["args"][1] is None and second["kwargs"]["BM"] is None
