@@ -39,7 +39,7 @@ class Kernel:
     ``calls``: the bare names it calls; ``configs``: the autotune configs as
     ``[{"kwargs": {...}, "num_warps": int | None, "num_stages": int | None}]`` (None: no
     autotune), ``configs_note``: why configs could not be read; ``heuristics``: the names a
-    ``@triton.heuristics`` computes. Helpers (``@triton.jit`` functions other kernels call) are
+    ``@triton.heuristics`` computes; ``addresses``: :func:`address_params`. Helpers (``@triton.jit`` functions other kernels call) are
     kernels too: a launch site or the calls of the others tell them apart."""
 
     name: str
@@ -52,6 +52,7 @@ class Kernel:
     configs: list | None = None
     configs_note: str = ""
     heuristics: list = field(default_factory=list)
+    addresses: dict = field(default_factory=dict)
 
 
 def decorator_name(node: ast.expr) -> str:
@@ -135,6 +136,7 @@ def kernels_in(text: str, path: str) -> list[Kernel]:
         k.source = "\n".join(ast.unparse(d) for d in stmt.decorator_list) + "\n" + ast.unparse(stmt)
         read = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
         k.uses = {n: names[n] for n in sorted(read & names.keys())}
+        k.addresses = address_params(stmt)
         k.calls = sorted({n.func.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
                           and isinstance(n.func, ast.Name)} - {stmt.name})
         for d in stmt.decorator_list:
@@ -151,6 +153,61 @@ def kernels_in(text: str, path: str) -> list[Kernel]:
                                     if isinstance(key, ast.Constant)]
         out.append(k)
     return out
+
+
+#: Triton calls whose first argument is an address (a pointer, or a tensor of pointers).
+_MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
+           "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor")
+
+
+def _terms(node: ast.expr) -> list[ast.expr]:
+    """The operands of a ``+``/``-`` chain (``X + row * stride + cols`` → X, row * stride,
+    cols); a pointer is one of them, never inside a product."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _terms(node.left) + _terms(node.right)
+    if isinstance(node, ast.Subscript):  # ptrs[:, None]
+        return _terms(node.value)
+    return [node]
+
+
+def address_params(fn: ast.FunctionDef) -> dict:
+    """``{"pointers": [...], "opaque": [...], "reads_memory": bool}`` of a kernel: the parameters
+    that reach the address of a ``tl.load``/``tl.store``/... as a term of a sum, through local
+    names (``a_ptrs = a_ptr + offs``, ``X += row * stride``); ``opaque``: the parameters passed
+    on to another function (a helper may load through them); ``reads_memory``: the kernel itself
+    loads or stores."""
+    params = {a.arg for a in fn.args.args}
+    feeds: dict[str, set[str]] = {}
+    for n in ast.walk(fn):
+        targets, value = [], None
+        if isinstance(n, ast.Assign):
+            targets, value = n.targets, n.value
+        elif isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub)):
+            targets, value = [n.target], n.value
+            feeds.setdefault(getattr(n.target, "id", ""), set()).add(getattr(n.target, "id", ""))
+        for t in targets:
+            if isinstance(t, ast.Name):
+                feeds.setdefault(t.id, set()).update(
+                    x.id for x in _terms(value) if isinstance(x, ast.Name))
+    start, opaque, memory = set(), set(), False
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        name = ast.unparse(n.func).split(".")[-1]
+        if name in _MEMORY and (n.args or n.keywords):
+            memory = True
+            first = n.args[0] if n.args else n.keywords[0].value
+            start.update(x.id for x in _terms(first) if isinstance(x, ast.Name))
+        elif isinstance(n.func, ast.Name):
+            opaque.update(a.id for a in n.args if isinstance(a, ast.Name) and a.id in params)
+    seen, todo = set(), list(start)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += [x for x in feeds.get(name, ()) if x != name]
+    return {"pointers": sorted(seen & params), "opaque": sorted(opaque - seen),
+            "reads_memory": memory}
 
 
 def fingerprints(kernels: list[Kernel]) -> dict[tuple[str, str], str]:

@@ -18,11 +18,15 @@ properties of that binary, so a kernel is compared per specialisation. The sourc
 4. ``default`` — a parameter's default, else a stated guess (below), Triton's own
    ``num_warps=4, num_stages=3``.
 
-Guesses, named in ``guessed``: a non-constexpr parameter whose name holds ``ptr`` or starts with
-a capital letter (``X_ptr``, ``Q``, ``Out``) is a pointer to fp32 (16-byte aligned, as a fresh
-torch tensor is: Triton's ``tt.divisibility=16``); a ``stride*``/``n_*``/other parameter is an
-``i32``; ``eps``, ``scale``, ``alpha`` ... are ``fp32``; a constexpr without a value is 64 (a block
-size) or False when named ``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``. A guess changes only the
+Guesses, named in ``guessed``: a non-constexpr parameter that reaches a ``tl.load``/``tl.store``
+address as a term of a sum (:func:`runner.kernels.find.address_params`: ``Q`` in ``tl.load(Q +
+offs)``, not ``D`` nor ``stride`` in ``row * stride``), whose name holds ``ptr``, or that starts
+with a capital letter and is handed on to a helper (a lone capital only when it is one of Q, V,
+O, X, Y, W, A, B: ``D``, ``N``, ``K`` handed on are sizes as often), is a pointer to fp32 (16-byte aligned, as a
+fresh torch tensor is: Triton's ``tt.divisibility=16``); a ``stride``/``n_cols``/other parameter
+is an ``i32``; ``eps``, ``scale``, ``alpha`` ... are ``fp32``; a constexpr without a value is 64 (a block
+size), False when named ``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``, ``tl.float32`` when its name
+holds ``dtype``, 1e-6 for an ``eps`` and 1.0 for another float's name. A guess changes only the
 absolute numbers: base and head are compiled with the same one.
 """
 
@@ -39,16 +43,33 @@ _FLOATS = ("eps", "scale", "alpha", "beta", "gamma", "temperature", "softcap", "
 _FLAGS = ("HAS_", "IS_", "USE_", "EVEN_", "ENABLE_", "RETURN_", "DO_", "APPLY_")
 
 
-def _guess_type(name: str) -> str:
-    if "ptr" in name.lower() or name[:1].isupper():
+_INTS = ("stride", "size", "numel", "len", "count", "num_", "n_", "offset")
+
+
+def _guess_type(name: str, addresses: dict) -> str:
+    lower = name.lower()
+    if "ptr" in lower or name in addresses.get("pointers", ()):
         return "*fp32"
+    if any(word in lower for word in _INTS) or lower.startswith("n"):
+        return "i32"
+    if name[:1].isupper() and (name in addresses.get("opaque", ())
+                               or not addresses.get("reads_memory", True)):
+        # a lone capital handed on is a size as often as a tensor (M, N, K, D): it is one
+        # where it reaches no address; longer capitalised names (Out, DO, Bias) are tensors
+        return "*fp32" if len(name) > 1 or name in "QVOXYWAB" else "i32"
     if name.lower() in _FLOATS or name.lower().endswith(("_scale", "_eps")):
         return "fp32"
     return "i32"
 
 
 def _guess_constexpr(name: str):
-    return False if name.startswith(_FLAGS) else 64
+    if name.startswith(_FLAGS):
+        return False
+    if "dtype" in name.lower():
+        return "tl.float32"  # a tl.dtype, named (the worker makes it one)
+    if name.lower() in _FLOATS or name.lower().endswith(("_scale", "eps")):
+        return 1e-6 if "eps" in name.lower() else 1.0
+    return 64
 
 
 def _type_of(value) -> str | None:
@@ -84,7 +105,7 @@ def _spec(kernel: Kernel, site: dict, warps, stages, how: str) -> dict:
         elif name in types:
             signature[name] = types[name]
         else:
-            signature[name] = _guess_type(name)
+            signature[name] = _guess_type(name, kernel.addresses)
             guessed.append(name)
     aligned = [i for i, (name, _, _) in enumerate(kernel.params)
                if signature[name].startswith("*") or name in site["aligned"]]

@@ -50,6 +50,15 @@ def _module(job: dict):
     return module
 
 
+def _dtype(value):
+    """``"tl.float16"`` → ``triton.language.float16`` (a dtype constexpr travels by name)."""
+    import triton.language as tl
+
+    if isinstance(value, str) and value.startswith("tl.") and hasattr(tl, value[3:]):
+        return getattr(tl, value[3:])
+    return value
+
+
 def _tool(name: str) -> str:
     import triton
     return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name)
@@ -70,7 +79,8 @@ def _compile(job: dict) -> dict:
     while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
         fn = fn.fn  # Autotuner, Heuristics: the JITFunction they wrap
     attrs = {(i,): [["tt.divisibility", 16]] for i in job["aligned"]}
-    src = ASTSource(fn, job["signature"], constexprs=job["constexprs"], attrs=attrs)
+    constexprs = {k: _dtype(v) for k, v in job["constexprs"].items()}
+    src = ASTSource(fn, job["signature"], constexprs=constexprs, attrs=attrs)
     target = GPUTarget("cuda", int(job["arch"].removeprefix("sm_")), 32)
     try:
         compiled = triton.compile(src, target=target, options={

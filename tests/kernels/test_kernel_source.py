@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 from runner.kernels.find import kernels_in, launch_sites
@@ -327,3 +328,27 @@ def test_configs_and_launch_values_computed_by_simple_code():
     first, second = launch_sites(CONFIGS_BY_CODE, "k.py")
     assert first["kwargs"]["BM"] == ("value", 2048) and first["kwargs"]["num_warps"] == ("value", 4)
     assert second["args"][1] is None and second["kwargs"]["BM"] is None
+
+
+def test_pointers_are_the_parameters_that_reach_an_address():
+    from runner.kernels.find import address_params
+
+    fn = ast.parse(textwrap.dedent('''
+        @triton.jit
+        def attn(Q, K, V, Out, D, stride_qm, scale, N_CTX, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            q_ptrs = Q + offs[:, None] * stride_qm + offs[None, :]
+            q = tl.load(q_ptrs)
+            k_block = tl.make_block_ptr(base=K, shape=(N_CTX, D), strides=(stride_qm, 1),
+                                        offsets=(0, 0), block_shape=(BLOCK, BLOCK), order=(1, 0))
+            acc = _inner(q, V, D) * scale
+            Out += offs * D
+            tl.store(Out + offs, acc)
+    ''')).body[0]
+    assert address_params(fn) == {"pointers": ["K", "Out", "Q"], "opaque": ["D", "V"],
+                                  "reads_memory": True}
+    (kernel,) = kernels_in("import triton\n" + ast.unparse(fn), "a.py")
+    (spec,) = specs_for(kernel, [])
+    assert {n: t for n, t in spec["signature"].items() if t != "constexpr"} == {
+        "Q": "*fp32", "K": "*fp32", "V": "*fp32", "Out": "*fp32", "D": "i32", "stride_qm": "i32",
+        "scale": "fp32", "N_CTX": "i32"}
