@@ -39,8 +39,9 @@ class Kernel:
     ``calls``: the bare names it calls; ``configs``: the autotune configs as
     ``[{"kwargs": {...}, "num_warps": int | None, "num_stages": int | None}]`` (None: no
     autotune), ``configs_note``: why configs could not be read; ``heuristics``: the names a
-    ``@triton.heuristics`` computes; ``addresses``: :func:`address_params`. Helpers (``@triton.jit`` functions other kernels call) are
-    kernels too: a launch site or the calls of the others tell them apart."""
+    ``@triton.heuristics`` computes; ``addresses``: :func:`address_params`. Helpers
+    (``@triton.jit`` functions other kernels call) are kernels too: a launch site or the calls of
+    the others tell them apart."""
 
     name: str
     path: str

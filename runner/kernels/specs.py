@@ -22,11 +22,12 @@ Guesses, named in ``guessed``: a non-constexpr parameter that reaches a ``tl.loa
 address as a term of a sum (:func:`runner.kernels.find.address_params`: ``Q`` in ``tl.load(Q +
 offs)``, not ``D`` nor ``stride`` in ``row * stride``), whose name holds ``ptr``, or that starts
 with a capital letter and is handed on to a helper (a lone capital only when it is one of Q, V,
-O, X, Y, W, A, B: ``D``, ``N``, ``K`` handed on are sizes as often), is a pointer to fp32 (16-byte aligned, as a
-fresh torch tensor is: Triton's ``tt.divisibility=16``); a ``stride``/``n_cols``/other parameter
-is an ``i32``; ``eps``, ``scale``, ``alpha`` ... are ``fp32``; a constexpr without a value is 64 (a block
-size), False when named ``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``, ``tl.float32`` when its name
-holds ``dtype``, 1e-6 for an ``eps`` and 1.0 for another float's name. A guess changes only the
+O, X, Y, W, A, B: ``D``, ``N``, ``K`` handed on are sizes as often), is a pointer to fp32
+(16-byte aligned, as a fresh torch tensor is: Triton's ``tt.divisibility=16``); a
+``stride``/``n_cols``/other parameter is an ``i32``; ``eps``, ``scale``, ``alpha`` ... are
+``fp32``; a constexpr without a value is 64 (a block size), False when named
+``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``, ``tl.float32`` when its name holds ``dtype``, 1e-6 for
+an ``eps`` and 1.0 for another float's name. A guess changes only the
 absolute numbers: base and head are compiled with the same one.
 """
 
