@@ -172,17 +172,26 @@ def _terms(node: ast.expr) -> list[ast.expr]:
 
 
 def address_params(fn: ast.FunctionDef) -> dict:
-    """``{"pointers": [...], "opaque": [...], "reads_memory": bool}`` of a kernel: the parameters
-    that reach the address of a ``tl.load``/``tl.store``/... as a term of a sum, through local
-    names (``a_ptrs = a_ptr + offs``, ``X += row * stride``); ``opaque``: the parameters passed
+    """``{"pointers": [...], "index_pointers": [...], "opaque": [...], "reads_memory": bool}`` of
+    a kernel: the parameters that reach the address of a ``tl.load``/``tl.store``/... as a term of
+    a sum, through local names (``a_ptrs = a_ptr + offs``, ``X += row * stride``);
+    ``index_pointers``: those whose loaded values are themselves address terms (``y =
+    tl.load(Y_ptr)``, ``tl.load(X_ptr + y)``: labels, indices); ``opaque``: the parameters passed
     on to another function (a helper may load through them); ``reads_memory``: the kernel itself
     loads or stores."""
     params = {a.arg for a in fn.args.args}
     feeds: dict[str, set[str]] = {}
+    loaded: dict[str, set[str]] = {}  # a name bound to tl.load(address): the address's names
     for n in ast.walk(fn):
         targets, value = [], None
         if isinstance(n, ast.Assign):
             targets, value = n.targets, n.value
+            inner = _unwrap(value)
+            if isinstance(inner, ast.Call) and ast.unparse(inner.func).split(".")[-1] == "load":
+                for t in targets:
+                    if isinstance(t, ast.Name) and inner.args:
+                        loaded.setdefault(t.id, set()).update(
+                            x.id for x in _terms(inner.args[0]) if isinstance(x, ast.Name))
         elif isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub)):
             targets, value = [n.target], n.value
             feeds.setdefault(getattr(n.target, "id", ""), set()).add(getattr(n.target, "id", ""))
@@ -201,14 +210,29 @@ def address_params(fn: ast.FunctionDef) -> dict:
             start.update(x.id for x in _terms(first) if isinstance(x, ast.Name))
         elif isinstance(n.func, ast.Name):
             opaque.update(a.id for a in n.args if isinstance(a, ast.Name) and a.id in params)
+    seen = _reach(start, feeds)
+    index = _reach({p for n in seen for p in loaded.get(n, ())}, feeds)
+    return {"pointers": sorted(seen & params), "index_pointers": sorted(index & params),
+            "opaque": sorted(opaque - seen), "reads_memory": memory}
+
+
+def _reach(start: set[str], feeds: dict[str, set[str]]) -> set[str]:
+    """``start`` and every name that feeds one of them, transitively."""
     seen, todo = set(), list(start)
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
             todo += [x for x in feeds.get(name, ()) if x != name]
-    return {"pointers": sorted(seen & params), "opaque": sorted(opaque - seen),
-            "reads_memory": memory}
+    return seen
+
+
+def _unwrap(node: ast.expr) -> ast.expr:
+    """``tl.load(p).to(tl.float32)`` → ``tl.load(p)`` (casts chained on a value)."""
+    while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+           and node.func.attr in ("to", "cast", "astype")):
+        node = node.func.value
+    return node
 
 
 def fingerprints(kernels: list[Kernel]) -> dict[tuple[str, str], str]:
@@ -277,7 +301,8 @@ def _site_value(node: ast.expr, dtypes: dict[str, str], env: dict):
 
 def launch_sites(text: str, path: str) -> list[dict]:
     """Every ``name[grid](...)`` / ``mod.name[grid](...)`` call in ``text``: ``{kernel, path,
-    line, args: [value or None], kwargs: {name: value}}``, each value ``("value", v)`` or
+    line, text (the call, as ast.unparse writes it), args: [value or None], kwargs: {name:
+    value}}``, each value ``("value", v)`` or
     ``("tensor", dtype)`` (:func:`_site_value`), None where it cannot be read statically.
 
     Raises:
@@ -301,7 +326,7 @@ def launch_sites(text: str, path: str) -> list[dict]:
             if name is None or any(isinstance(a, ast.Starred) for a in n.args):
                 continue
             found[(n.lineno, n.col_offset)] = {
-                "kernel": name, "path": path, "line": n.lineno,
+                "kernel": name, "path": path, "line": n.lineno, "text": ast.unparse(n),
                 "args": [_site_value(a, dtypes, env) for a in n.args],
                 "kwargs": {k.arg: _site_value(k.value, dtypes, env) for k in n.keywords
                            if k.arg}}

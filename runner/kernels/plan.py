@@ -50,7 +50,8 @@ def diff_kernels(base: dict, head: dict, captured: dict | None = None) -> list[d
     """Every kernel of either side (:func:`read_side`): ``{path, name, line, status, why,
     helper_of, specs: {side: [spec]}, fingerprints, configs_note}``; ``status`` one of changed /
     added / removed / unchanged, ``why`` what changed (``source``: the kernel, its decorators or
-    what it reads or calls; ``specialisations``: its autotune configs or launch sites);
+    what it reads or calls; ``specialisations``: its autotune configs or launch sites; ``launch
+    site``: the text of a call ``kernel[grid](...)``, whether or not its values can be read);
     ``helper_of``: the callers that compile it (then no specs of its own). ``captured``:
     ``{side: {(path, name): [record]}}``, launches captured (runner.kernels.capture); a kernel
     with some is specialised from them (``how="launch"``), the others from their source."""
@@ -74,6 +75,9 @@ def diff_kernels(base: dict, head: dict, captured: dict | None = None) -> list[d
             cores = {s: [_core(x) for x in specs.get(s, [])] for s in SIDES}
             if cores["base"] != cores["head"]:
                 why.append("specialisations")
+            calls = {s: sorted(x["text"] for x in sides[s]["sites"].get(key[1], [])) for s in SIDES}
+            if calls["base"] != calls["head"]:  # values it may not read: num_warps=f(dtype)
+                why.append("launch site")
             status = "changed" if why else "unchanged"
         line = (have["head"] or have["base"]).line
         out.append({"path": key[0], "name": key[1], "line": line, "status": status, "why": why,

@@ -23,7 +23,8 @@ address as a term of a sum (:func:`runner.kernels.find.address_params`: ``Q`` in
 offs)``, not ``D`` nor ``stride`` in ``row * stride``), whose name holds ``ptr``, or that starts
 with a capital letter and is handed on to a helper (a lone capital only when it is one of Q, V,
 O, X, Y, W, A, B: ``D``, ``N``, ``K`` handed on are sizes as often), is a pointer to fp32
-(16-byte aligned, as a fresh torch tensor is: Triton's ``tt.divisibility=16``); a
+(16-byte aligned, as a fresh torch tensor is: Triton's ``tt.divisibility=16``), to i64 where what it holds is loaded
+and used as an offset (labels, indices); a
 ``stride``/``n_cols``/other parameter is an ``i32``; ``eps``, ``scale``, ``alpha`` ... are
 ``fp32``; a constexpr without a value is 64 (a block size), False when named
 ``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``, ``tl.float32`` when its name holds ``dtype``, 1e-6 for
@@ -49,6 +50,8 @@ _INTS = ("stride", "size", "numel", "len", "count", "num_", "n_", "offset")
 
 def _guess_type(name: str, addresses: dict) -> str:
     lower = name.lower()
+    if name in addresses.get("index_pointers", ()):
+        return "*i64"  # indices and labels: torch's long
     if "ptr" in lower or name in addresses.get("pointers", ()):
         return "*fp32"
     if any(word in lower for word in _INTS) or lower.startswith("n"):

@@ -92,7 +92,8 @@ def test_a_constant_a_config_or_a_launch_change_is_a_change():
     d = _diff(SOURCE, SOURCE.replace("num_warps=8", "num_warps=4"))
     assert d["tuned"]["why"] == ["source", "specialisations"]
     d = _diff(SOURCE, SOURCE.replace("BLOCK=512", "BLOCK=1024"))
-    assert d["plain"]["why"] == ["specialisations"] and d["tuned"]["status"] == "unchanged"
+    assert d["plain"]["why"] == ["specialisations", "launch site"]
+    assert d["tuned"]["status"] == "unchanged"
     d = _diff(SOURCE, SOURCE.replace("def plain", "def plain2").replace("plain[", "plain2["))
     assert (d["plain"]["status"], d["plain2"]["status"]) == ("removed", "added")
 
@@ -335,20 +336,37 @@ def test_pointers_are_the_parameters_that_reach_an_address():
 
     fn = ast.parse(textwrap.dedent('''
         @triton.jit
-        def attn(Q, K, V, Out, D, stride_qm, scale, N_CTX, BLOCK: tl.constexpr):
+        def attn(Q, K, V, Out, Labels, D, stride_qm, scale, N_CTX, BLOCK: tl.constexpr):
             offs = tl.arange(0, BLOCK)
             q_ptrs = Q + offs[:, None] * stride_qm + offs[None, :]
             q = tl.load(q_ptrs)
             k_block = tl.make_block_ptr(base=K, shape=(N_CTX, D), strides=(stride_qm, 1),
                                         offsets=(0, 0), block_shape=(BLOCK, BLOCK), order=(1, 0))
             acc = _inner(q, V, D) * scale
+            label = tl.load(Labels + offs).to(tl.int64)
+            tl.store(Out + label, acc)
             Out += offs * D
             tl.store(Out + offs, acc)
     ''')).body[0]
-    assert address_params(fn) == {"pointers": ["K", "Out", "Q"], "opaque": ["D", "V"],
-                                  "reads_memory": True}
+    assert address_params(fn) == {"pointers": ["K", "Labels", "Out", "Q"],
+                                  "index_pointers": ["Labels"],
+                                  "opaque": ["D", "V"], "reads_memory": True}
     (kernel,) = kernels_in("import triton\n" + ast.unparse(fn), "a.py")
     (spec,) = specs_for(kernel, [])
     assert {n: t for n, t in spec["signature"].items() if t != "constexpr"} == {
-        "Q": "*fp32", "K": "*fp32", "V": "*fp32", "Out": "*fp32", "D": "i32", "stride_qm": "i32",
-        "scale": "fp32", "N_CTX": "i32"}
+        "Q": "*fp32", "K": "*fp32", "V": "*fp32", "Out": "*fp32", "Labels": "*i64", "D": "i32",
+        "stride_qm": "i32", "scale": "fp32", "N_CTX": "i32"}
+
+
+def test_a_launch_whose_values_cannot_be_read_still_changes_its_kernel():
+    """Liger-Kernel #1267: ``num_warps=32 if not is_hip() else 16`` became
+    ``num_warps=ce_num_warps`` (dtype- and arch-aware): neither is read, the launch changed."""
+    base = SOURCE.replace("plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=2)",
+                          "plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, "
+                          "num_warps=32 if not is_hip() else 16)")
+    head = SOURCE.replace("plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=2)",
+                          "plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=warps(x))")
+    d = _diff(base, head)
+    assert d["plain"]["status"] == "changed" and d["plain"]["why"] == ["launch site"]
+    assert [s["num_warps"] for s in d["plain"]["specs"]["head"]] == [4]  # Triton's default
+    assert d["tuned"]["status"] == "unchanged"
