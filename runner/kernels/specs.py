@@ -23,8 +23,8 @@ address as a term of a sum (:func:`runner.kernels.find.address_params`: ``Q`` in
 offs)``, not ``D`` nor ``stride`` in ``row * stride``), whose name holds ``ptr``, or that starts
 with a capital letter and is handed on to a helper (a lone capital only when it is one of Q, V,
 O, X, Y, W, A, B: ``D``, ``N``, ``K`` handed on are sizes as often), is a pointer to fp32
-(16-byte aligned, as a fresh torch tensor is: Triton's ``tt.divisibility=16``), to i64 where what it holds is loaded
-and used as an offset (labels, indices); a
+(16-byte aligned, as a fresh torch tensor is: Triton's ``tt.divisibility=16``), to i64 where
+what it holds is loaded and used as an offset (labels, indices); a
 ``stride``/``n_cols``/other parameter is an ``i32``; ``eps``, ``scale``, ``alpha`` ... are
 ``fp32``; a constexpr without a value is 64 (a block size), False when named
 ``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``, ``tl.float32`` when its name holds ``dtype``, 1e-6 for
