@@ -76,8 +76,8 @@ def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys)
     section = json.loads(out.read_text())
     assert section["unchanged"] == 1  # add_kernel: neither its source nor its launch changed
     (kernel,) = section["kernels"]
-    assert (kernel["name"], kernel["changed"], kernel["why"]) == ("norm_kernel", True,
-                                                                  ["specialisations"])
+    assert (kernel["name"], kernel["changed"], kernel["why"]) == (
+        "norm_kernel", True, ["specialisations", "launch site"])
     rows = {r["arch"]: r for r in kernel["rows"]}
     for arch in ("sm_80", "sm_90"):
         base, head = rows[arch]["base"], rows[arch]["head"]
@@ -90,7 +90,7 @@ def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys)
     assert finding["summary"].startswith(
         "head's `norm_kernel` uses 255 registers/thread and spills")
     printed = capsys.readouterr().out
-    assert "norm_kernel: changed (specialisations), changed: true" in printed
+    assert "norm_kernel: changed (specialisations, launch site), changed: true" in printed
     assert section["jobs"] == {"compiled": 4, "cached": 0, "failed": 0, "skipped": 0}
     t0 = time.monotonic()
     assert main(argv) == 0  # a rerun compiles nothing
