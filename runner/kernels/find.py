@@ -108,13 +108,14 @@ def _module_names(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.Funct
     return sources, functions
 
 
-def kernels_in(text: str, path: str) -> list[Kernel]:
-    """Every ``@triton.jit`` function at the top level of ``text`` (the file ``path``).
+def kernels_in(text: str, path: str, tree: ast.Module | None = None) -> list[Kernel]:
+    """Every ``@triton.jit`` function at the top level of ``text`` (the file ``path``; ``tree``:
+    its parse, when the caller has it).
 
     Raises:
         SyntaxError: ``text`` is not Python.
     """
-    tree = ast.parse(text)
+    tree = tree or ast.parse(text)
     names, functions = _module_names(tree)
     env: dict = {}
     run_body([st for st in tree.body if isinstance(st, (ast.Assign, ast.AugAssign))], env)
@@ -299,7 +300,7 @@ def _site_value(node: ast.expr, dtypes: dict[str, str], env: dict):
     return None
 
 
-def launch_sites(text: str, path: str) -> list[dict]:
+def launch_sites(text: str, path: str, tree: ast.Module | None = None) -> list[dict]:
     """Every ``name[grid](...)`` / ``mod.name[grid](...)`` call in ``text``: ``{kernel, path,
     line, text (the call, as ast.unparse writes it), args: [value or None], kwargs: {name:
     value}}``, each value ``("value", v)`` or
@@ -308,26 +309,34 @@ def launch_sites(text: str, path: str) -> list[dict]:
     Raises:
         SyntaxError: ``text`` is not Python.
     """
-    tree = ast.parse(text)
-    found: dict[tuple[int, int], dict] = {}
+    tree = tree or ast.parse(text)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Subscript) and not any(
+                 isinstance(a, ast.Starred) for a in n.args)]
+    if not calls:
+        return []
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     module_env: dict = {}
     run_body([st for st in tree.body if isinstance(st, (ast.Assign, ast.AugAssign))], module_env)
-    scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    for scope in [tree, *scopes]:  # outer scopes first (breadth first): the innermost one wins
-        dtypes = _tensor_dtypes(scope) if scope is not tree else {}
-        env = {**module_env, STEPS: [0]}
-        if scope is not tree:
-            run_body(scope.body, env)  # the function's constants (its last binding of each)
-        for n in ast.walk(scope):
-            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)):
-                continue
-            target = n.func.value
-            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-            if name is None or any(isinstance(a, ast.Starred) for a in n.args):
-                continue
-            found[(n.lineno, n.col_offset)] = {
-                "kernel": name, "path": path, "line": n.lineno, "text": ast.unparse(n),
-                "args": [_site_value(a, dtypes, env) for a in n.args],
-                "kwargs": {k.arg: _site_value(k.value, dtypes, env) for k in n.keywords
-                           if k.arg}}
+    scopes: dict[ast.AST, tuple[dict, dict]] = {}
+    found: dict[tuple[int, int], dict] = {}
+    for n in calls:
+        target = n.func.value
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+        if name is None:
+            continue
+        scope = parents.get(n)
+        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope = parents.get(scope)
+        if scope not in scopes:  # the innermost function: its constants and tensors' dtypes
+            env = {**module_env, STEPS: [0]}
+            if scope is not None:
+                run_body(scope.body, env)
+            scopes[scope] = (env, _tensor_dtypes(scope) if scope is not None else {})
+        env, dtypes = scopes[scope]
+        found[(n.lineno, n.col_offset)] = {
+            "kernel": name, "path": path, "line": n.lineno, "text": ast.unparse(n),
+            "args": [_site_value(a, dtypes, env) for a in n.args],
+            "kwargs": {k.arg: _site_value(k.value, dtypes, env) for k in n.keywords
+                       if k.arg}}
     return [found[k] for k in sorted(found)]

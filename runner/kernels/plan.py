@@ -27,8 +27,9 @@ def read_side(files: dict[str, str]) -> dict:
     errors: dict[str, str] = {}
     for path, text in sorted(files.items()):
         try:
-            kernels += kernels_in(text, path)
-            for site in launch_sites(text, path):
+            tree = ast.parse(text)
+            kernels += kernels_in(text, path, tree)
+            for site in launch_sites(text, path, tree):
                 sites.setdefault(site["kernel"], []).append(site)
         except (SyntaxError, ValueError) as exc:
             errors[path] = f"{type(exc).__name__}: {exc}"
