@@ -140,8 +140,12 @@ def same_machine_code(kernels: list[dict], files: dict[str, dict[str, str]]) -> 
     """The files whose change is only to kernels that compile to the same machine code: ``{path:
     why}`` for each path where every listed kernel (``kernels``: those of :func:`diff_kernels`
     with their ``rows``, runner.kernels.table.rows) is ``changed`` with every row ``identical``
-    (a helper: every row of the kernels that call it), and the module outside its kernels is
-    the same on both sides (``files[side][path]``, the text)."""
+    and nothing of it guessed (a helper: every row of the kernels that call it), and the module
+    outside its kernels is the same on both sides (``files[side][path]``, the text).
+
+    Nothing guessed: a change inside ``if HAS_BIAS:`` compiles alike when ``HAS_BIAS`` is guessed
+    False, and a cast compiles to nothing for the fp32 a pointer is guessed to hold; only the
+    specialisations the program really launches (read, or captured) may skip a benchmark."""
     by_name: dict[str, list[dict]] = {}
     for k in kernels:
         by_name.setdefault(k["name"], []).append(k)
@@ -152,7 +156,8 @@ def same_machine_code(kernels: list[dict], files: dict[str, dict[str, str]]) -> 
         if k["helper_of"]:
             callers = [c for name in k["helper_of"] for c in by_name.get(name, [])]
             return bool(callers) and all(c is not k and identical(c) for c in callers)
-        return bool(k.get("rows")) and all(r["identical"] for r in k["rows"])
+        rows = k.get("rows") or []
+        return bool(rows) and all(r["identical"] and not r["guessed"] for r in rows)
 
     out = {}
     for path in sorted({k["path"] for k in kernels}):

@@ -165,8 +165,8 @@ def test_launch_literals_specialise_as_triton_does():
     assert spec["constexprs"] == {"stride": 1, "BLOCK": 32} and spec["aligned"] == [0, 1]
 
 
-def _row(identical: bool) -> dict:
-    return {"identical": identical}
+def _row(identical: bool, guessed: tuple = ()) -> dict:
+    return {"identical": identical, "guessed": list(guessed)}
 
 
 def test_same_machine_code_only_where_every_kernel_compiles_alike_and_nothing_else_changed():
@@ -180,6 +180,8 @@ def test_same_machine_code_only_where_every_kernel_compiles_alike_and_nothing_el
     files = {"base": {"lib/ops.py": SOURCE}, "head": {"lib/ops.py": head}}
     assert list(same_machine_code(kernels, files)) == ["lib/ops.py"]
     kernels[1]["rows"][1] = _row(False)  # one arch or config compiled differently
+    assert same_machine_code(kernels, files) == {}
+    kernels[1]["rows"][1] = _row(True, ["HAS_BIAS"])  # alike, but under a guess
     assert same_machine_code(kernels, files) == {}
     kernels[1]["rows"][1] = _row(True)
     files["head"]["lib/ops.py"] = head.replace("x = torch.empty(n,", "x = torch.zeros(n,")

@@ -227,11 +227,11 @@ def test_without_triton_the_command_says_so(monkeypatch, capsys):
     assert "Triton is not installed" in capsys.readouterr().err
 
 
-def _compare_affected(tmp_path: Path, head_ops: str) -> tuple[dict, Path]:
+def _compare_affected(tmp_path: Path, head_ops: str, base_ops: str = OPS) -> tuple[dict, Path]:
     """``perfgate compare --affected`` on a CPU (sm_90 configured) of a repository whose one
-    benchmark imports the kernels' file (its code map sees it), head's ``lib/ops.py`` being
-    ``head_ops``: results.json and the output folder. ``perfgate kernels`` fills the cache first
-    (the compare's static pass gets 10 % of max_time, 3 s)."""
+    benchmark imports the kernels' file (its code map sees it), ``lib/ops.py`` being
+    ``base_ops`` then ``head_ops``: results.json and the output folder. ``perfgate kernels``
+    fills the cache first (the compare's static pass gets 10 % of max_time, 3 s)."""
     work = "\n\ndef work():\n    return sum(range(2000))\n"
     bench = '''
         from lib import ops
@@ -240,7 +240,7 @@ def _compare_affected(tmp_path: Path, head_ops: str) -> tuple[dict, Path]:
         def bench_work(device):
             return lambda: ops.work()
     '''
-    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS + work,
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": base_ops + work,
                                          "benchmarks/bench_k.py": bench,
                                          "perfgate.toml": 'gpu_arch = ["sm_90"]\nmax_time = 30\n'},
                      {"lib/ops.py": head_ops + work})
@@ -273,12 +273,16 @@ def test_a_compare_records_the_section_and_hints_the_benchmark_that_runs_the_ker
 def test_a_kernel_edit_that_compiles_alike_takes_no_benchmark_time(tmp_path, cache):
     """Head renames a kernel's local variable: the same cubins on sm_90, so the benchmark that
     runs that file is skipped, said as such."""
-    renamed = OPS.replace("    m = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, "
-                          "mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)",
-                          "    inside = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + "
-                          "offs, mask=inside) + tl.load(y_ptr + offs, mask=inside), mask=inside)")
-    assert renamed != OPS
-    doc, out = _compare_affected(tmp_path, renamed)
+    known = OPS.replace("    add_kernel[(1,)](x, y, out, x.numel(), BLOCK=1024)",
+                        "    x = torch.empty(4096, dtype=torch.float32)\n"
+                        "    add_kernel[(1,)](x, x, x, 4097, BLOCK=1024)")  # nothing guessed
+    renamed = known.replace("    m = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, "
+                            "mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)",
+                            "    inside = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr "
+                            "+ offs, mask=inside) + tl.load(y_ptr + offs, mask=inside), "
+                            "mask=inside)")
+    assert known != OPS and renamed != known
+    doc, out = _compare_affected(tmp_path, renamed, base_ops=known)
     assert list(doc["kernels"]["same_code"]) == ["lib/ops.py"]
     assert doc["selection"]["skipped"] == [{"name": "bench_work", "file": "benchmarks/bench_k.py",
                                             "reason": "same machine code"}]
