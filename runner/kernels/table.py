@@ -22,7 +22,7 @@ SAME = ("sass_sha256", "registers", "stack", "local", "shared_static", "shared_d
 #: Confidence of a hint read from the compiler's own numbers: the cause is certain, its share of
 #: a timing change is not (occupancy is not speed); lower where only registers grew (no spill,
 #: the same blocks per SM: often harmless).
-CONFIDENCE, REGISTERS_ONLY_CONFIDENCE = 0.7, 0.4
+CONFIDENCE, REGISTERS_ONLY_CONFIDENCE, GUESSED_FACTOR = 0.7, 0.4, 0.75
 
 
 def side_row(answer: dict | None, spec: dict, arch: str) -> dict | None:
@@ -141,14 +141,14 @@ def _severity(row: dict) -> tuple:
 def findings(kernels: list[dict]) -> list[dict]:
     """One finding per kernel whose head got worse: its worst row (a head that does not compile,
     then the most spill growth, then the most registers) as ``{kernel, path, arch, spec, worse,
-    summary}``."""
+    guessed, summary}``."""
     out = []
     for k in kernels:
         worse = [r for r in k.get("rows", []) if r["worse"]]
         if worse:
             row = max(worse, key=_severity)
             out.append({"kernel": k["name"], "path": k["path"], "arch": row["arch"],
-                        "spec": row["spec"], "worse": row["worse"],
+                        "spec": row["spec"], "worse": row["worse"], "guessed": row["guessed"],
                         "summary": sentence(k["name"], row)})
     return out
 
@@ -156,11 +156,18 @@ def findings(kernels: list[dict]) -> list[dict]:
 def hints(found: list[dict], paths: set[str] | None = None) -> list[dict]:
     """``register_pressure`` hints (:func:`runner.profile.hint_rule.make_hint`) of the findings
     whose kernel lives in one of ``paths`` (all of them when None)."""
-    return [make_hint("register_pressure",
-                      REGISTERS_ONLY_CONFIDENCE if f["worse"] == ["registers"] else CONFIDENCE,
+    return [make_hint("register_pressure", confidence(f),
                       f["summary"] + " (compiler, static)",
-                      {k: f[k] for k in ("kernel", "path", "arch", "spec", "worse")})
+                      {k: f.get(k) for k in ("kernel", "path", "arch", "spec", "worse", "guessed")})
             for f in found if paths is None or f["path"] in paths]
+
+
+def confidence(finding: dict) -> float:
+    """:data:`CONFIDENCE`, :data:`REGISTERS_ONLY_CONFIDENCE` where only registers grew, and
+    :data:`GUESSED_FACTOR` of it where the specialisation was partly guessed (the real launch
+    may compile otherwise)."""
+    base = REGISTERS_ONLY_CONFIDENCE if finding["worse"] == ["registers"] else CONFIDENCE
+    return round(base * (GUESSED_FACTOR if finding.get("guessed") else 1.0), 2)
 
 
 def attach(entries: list[dict], section: dict, code_map: dict | None) -> None:

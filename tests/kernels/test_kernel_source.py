@@ -372,3 +372,15 @@ def test_a_launch_whose_values_cannot_be_read_still_changes_its_kernel():
     assert d["plain"]["status"] == "changed" and d["plain"]["why"] == ["launch site"]
     assert [s["num_warps"] for s in d["plain"]["specs"]["head"]] == [4]  # Triton's default
     assert d["tuned"]["status"] == "unchanged"
+
+
+def test_a_hint_is_less_sure_where_only_registers_grew_or_the_launch_was_guessed():
+    from runner.kernels.table import hints
+
+    def conf(worse, guessed=()):
+        finding = {"kernel": "k", "path": "a.py", "arch": "sm_90", "spec": "", "worse": worse,
+                   "guessed": list(guessed), "summary": "s"}
+        return hints([finding])[0]["confidence"]
+
+    assert conf(["registers", "spills"]) == 0.7 and conf(["registers"]) == 0.4
+    assert conf(["occupancy"], ["BLOCK"]) == 0.53 and conf(["registers"], ["x_ptr"]) == 0.3
