@@ -32,6 +32,10 @@ def side_row(answer: dict | None, spec: dict, arch: str) -> dict | None:
     if not answer.get("ok"):
         return {"error": answer.get("error", ""), "stage": answer.get("stage", "compile")}
     u, threads = answer["usage"], spec["num_warps"] * WARP
+    # On sm_90 ptxas often writes the runtime's reserved 1 KB into the cubin (a section
+    # .nv.shared.reserved.0, counted in cuobjdump's SHARED) while the calculator adds 1 KB per
+    # block too: up to 1 KB a block may be counted twice (not checked on a GPU; it moves the
+    # blocks per SM only where shared memory is the limit, within 1 KB)
     shared = u["shared_static"] + answer["shared_dynamic"]
     row = {**u, "shared_dynamic": answer["shared_dynamic"], **answer["sass"],
            "sha256": answer["sha256"], "threads": threads, "compile_s": answer.get("seconds")}
