@@ -24,7 +24,8 @@ else:  # pragma: no cover
 
 from . import stats
 from .errors import ConfigError
-from .config_values import check_webhook_url, is_fraction, parse_runners, parse_selection
+from .config_values import (check_webhook_url, is_fraction, parse_gpu_arch, parse_runners,
+                            parse_selection)
 from .selection import Rules as SelectionRules
 
 
@@ -96,6 +97,7 @@ class Config:
         regression_webhook: an ``https://`` address for the App's messages about regressions on the
             default branch; "" = none.
         selection: ``[selection]``: run only what a pull request can affect (selection.Rules).
+        gpu_arch: what runner.kernels compiles for (``["sm_90"]``; empty: the GPU, or sm_80+sm_90).
         max_rounds: deprecated key (:data:`INTERNALS`), default ``stats.MAX_ROUNDS``.
         pair_rounds: deprecated key (:data:`INTERNALS`), default ``stats.PAIR_ROUNDS``.
         process_noise: deprecated key (:data:`INTERNALS`), default ``stats.PROCESS_NOISE``.
@@ -131,6 +133,7 @@ class Config:
     runners: tuple[tuple[str, tuple[str, ...]], ...] = ()
     regression_webhook: str = ""
     selection: SelectionRules = SelectionRules()
+    gpu_arch: tuple[str, ...] = ()
     max_rounds: int = stats.MAX_ROUNDS
     pair_rounds: int = stats.PAIR_ROUNDS
     process_noise: float = stats.PROCESS_NOISE
@@ -179,8 +182,9 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
     "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
     "lock_clocks": (bool,), "lock_clocks_mhz": (int,), "runners": (dict,), "regression_webhook": (str,),
-    "selection": (dict,), "fail_on_output_change": (bool,),
+    "selection": (dict,), "fail_on_output_change": (bool,), "gpu_arch": (list,),
 }
+_PARSED = {"runners": parse_runners, "selection": parse_selection, "gpu_arch": parse_gpu_arch}
 
 def _check_values(cfg: Config, where: str) -> None:
     if cfg.suite not in suite_names():
@@ -241,11 +245,8 @@ def parse_table(table: dict, where: str) -> Config:
         if key not in KEYS:
             documented = sorted(set(KEYS) - set(INTERNALS))
             raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(documented)})")
-        if key == "runners":
-            values[key] = parse_runners(value, where)
-            continue
-        if key == "selection":
-            values[key] = parse_selection(value, where)
+        if key in _PARSED:  # tables and lists, read by runner.config_values
+            values[key] = _PARSED[key](value, where)
             continue
         expected = _TYPES[key]
         # bool is an int in Python: reject true/false for numeric keys, and numbers for bool keys.

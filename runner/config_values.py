@@ -41,6 +41,21 @@ _RUNNER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 _RUNNER_LABEL = re.compile(r"[^\s,\x00-\x1f\x7f]{1,100}")
 
 
+#: A target architecture as ``gpu_arch`` names it: sm_80, sm_90a.
+_ARCH = re.compile(r"sm_\d{2,3}a?")
+
+
+def parse_gpu_arch(value: Any, where: str) -> tuple[str, ...]:
+    """``gpu_arch`` (a list of architectures, runner.kernels) as a tuple.
+
+    Raises:
+        ConfigError: not a list of names like ``sm_90``.
+    """
+    if not (isinstance(value, list) and all(isinstance(v, str) and _ARCH.fullmatch(v) for v in value)):
+        raise ConfigError(f'{where}: gpu_arch must be a list like ["sm_80", "sm_90"], got {value!r}')
+    return tuple(value)
+
+
 def parse_runners(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``[runners.NAME] labels = [...]`` → ``((NAME, (label, ...)), ...)`` (pure).
 

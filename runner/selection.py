@@ -57,6 +57,9 @@ INERT = INERT_DIRS + ("*.md", "*.rst", "*.txt", "*.png", "*.jpg", "*.jpeg", "*.g
 #: Reasons, in the order a benchmark's is decided (the report and the tests use these words).
 FULL, ALWAYS, FORCED, OWN_FILE, UNMAPPED, CHANGED, NOT_AFFECTED = (
     "full run", "always", "selection miss", "own file changed", "no map entry", "executes changed code", "not affected")
+#: The reason of a benchmark whose changed files changed only Triton kernels that compile to the
+#: same cubins on both sides (runner.kernels.plan.same_machine_code): its GPU time is not needed.
+SAME_MACHINE_CODE = "same machine code"
 
 
 @dataclass(frozen=True)
@@ -225,7 +228,8 @@ def unseen_change(path: str, rules: Rules, bench_dir: str, bench_files: set[str]
 
 
 def select(benchmarks: Sequence[tuple[str, str]], changed: Sequence[str], code_map: Mapping | None, rules: Rules,
-           *, bench_dir: str = "", forced: Mapping[str, str] | None = None) -> Plan:
+           *, bench_dir: str = "", forced: Mapping[str, str] | None = None,
+           same_code: Mapping[str, str] | None = None) -> Plan:
     """Decide which benchmarks a change can affect.
 
     Args:
@@ -237,6 +241,9 @@ def select(benchmarks: Sequence[tuple[str, str]], changed: Sequence[str], code_m
         rules: :class:`Rules` from the base branch.
         bench_dir: the benchmarks' directory, repository-relative.
         forced: ``{name: why}`` of benchmarks a selection miss switched to always-run.
+        same_code: ``{path: why}`` of changed files whose kernels compile to the same cubins and
+            whose other code is unchanged (the static pass's ``same_code``): a benchmark whose
+            changed files are all there is skipped, :data:`SAME_MACHINE_CODE`.
 
     Returns:
         A :class:`Plan` with one :class:`Choice` per benchmark.
@@ -272,8 +279,12 @@ def select(benchmarks: Sequence[tuple[str, str]], changed: Sequence[str], code_m
             choices.append(Choice(name, True, UNMAPPED, (code_map.get("unmapped") or {}).get(name, "")))
         else:
             hit = sorted(changed_set.intersection(mapped[name]))
-            if hit:
-                choices.append(Choice(name, True, CHANGED, ", ".join(hit[:5]) + (" …" if len(hit) > 5 else "")))
+            real = [p for p in hit if p not in (same_code or {})]
+            if real:
+                more = " …" if len(real) > 5 else ""
+                choices.append(Choice(name, True, CHANGED, ", ".join(real[:5]) + more))
+            elif hit:
+                choices.append(Choice(name, False, SAME_MACHINE_CODE, ", ".join(hit[:5])))
             else:
                 choices.append(Choice(name, False, NOT_AFFECTED, ""))
     return Plan(full, tuple(choices), changed)

@@ -43,9 +43,12 @@ RUNNER_WINGS = {
     "runner.scaffold": (),                                   # perfgate init: files for a target repository
     "runner.report": ("runner.intent",),                     # rendering a stored result
     "runner.profile": ("runner.report",),                    # trace analysis, hints
+    # Triton kernels compiled without a GPU, base vs head (issue 49); hints through profile's
+    "runner.kernels": ("runner.profile", "runner.report"),
     # the parent of a compare; it records facts and never renders them (the CLI writes the reports)
-    "runner.pipeline": ("runner.profile", "runner.intent"),
-    "runner.cli": ("runner.pipeline", "runner.profile", "runner.report", "runner.intent", "runner.scaffold"),
+    "runner.pipeline": ("runner.kernels", "runner.profile", "runner.intent"),
+    "runner.cli": ("runner.pipeline", "runner.kernels", "runner.profile", "runner.report",
+                   "runner.intent", "runner.scaffold"),
 }
 
 #: What the App and the Action may take from the engine: the data model, its rendering, the
@@ -80,7 +83,9 @@ PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_value
         "runner.pipeline.machine.clock_plan",
         "runner.pipeline.timing.schedule", "runner.pipeline.timing.evidence",
         "runner.pipeline.bisect.bisect",
-        "runner.pipeline.timing.stops", "runner.pipeline.timing.benchstate", "runner.scaffold.plan")
+        "runner.pipeline.timing.stops", "runner.pipeline.timing.benchstate", "runner.scaffold.plan",
+        "runner.kernels.find", "runner.kernels.evaluate", "runner.kernels.specs", "runner.kernels.plan", "runner.kernels.usage",
+        "runner.kernels.occupancy", "runner.kernels.table", "runner.kernels.words")
 
 
 #: The App's wings, lowest first: a module may import its own wing, the wings below it and the

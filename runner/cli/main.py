@@ -175,6 +175,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(handler="runner.cli.demo:main_demo")
 
+    p = sub.add_parser("kernels", help="registers, spills, shared memory and occupancy of the Triton "
+                                       "kernels a change touches, base vs head, compiled without a GPU")
+    p.add_argument("--repo", default=".", help="the target git repository (default: .)")
+    p.add_argument("--base", required=True, metavar="REF", help="the revision compared against")
+    p.add_argument("--head", required=True, metavar="REF", help="the revision under test")
+    p.add_argument("--arch", action="append", metavar="SM",
+                   help="target architecture, repeatable (sm_80, sm_86, sm_89, sm_90; default: "
+                        "the base's gpu_arch, else sm_80 and sm_90)")
+    p.add_argument("--capture", metavar="CMD",
+                   help="a command run in each side's worktree whose Triton launches give the "
+                        "specialisations (without a GPU: launches with CPU tensors, nothing run)")
+    p.add_argument("--json", metavar="FILE", help="also write the section as JSON")
+    p.set_defaults(handler="runner.cli.kernels:main_kernels")
+
     p = sub.add_parser("trace-summary", help="summarise a Kineto trace (.json/.json.gz)")
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--json", action="store_true", help="print JSON")

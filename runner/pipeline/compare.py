@@ -19,12 +19,14 @@ from .. import results as results_mod
 from .. import selection
 from ..config import Config
 from ..git import commit_time, repo_root, resolve
+from ..kernels.table import attach
 from .timing import benchstate
 from .timing.benchstate import BenchState
 from .timing.entries import benchmark_entry, skipped_apart
 from .mapping import affected
 from .timing.measured import entry as measured_entry
 from .timing.pairs import NoProgress, Progress
+from .kernel_pass import kernel_pass
 from .profiling import hint_entries
 from .revisions import Checkouts, Revision
 from .session import BudgetClock, bench_dirs, configuration, install, open_sides, time_in_pairs
@@ -113,6 +115,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
     dirs = bench_dirs(req.benchmarks, cfg, revs)
     sides = open_sides(revs, dirs, cfg, req.out, progress)
     try:
+        kernels = kernel_pass(cfg.gpu_arch, cfg.max_time, revs, sides.env.get("head") or {},
+                              progress)
         found = sides.listed(dirs, req.filter, req.names)
         cases, code_map = found.cases, None
         selected = selection.unselected(cfg.selection.enabled, len(found.cases))
@@ -120,7 +124,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
             cases, selected, code_map = affected(
                 cases, revs, dirs, sides.workers["base"], sides.listings["base"], cfg,
                 map_file=req.map_file, force_run=req.force_run, options=sides.options,
-                progress=progress, root=root)
+                progress=progress, root=root, same_code=kernels.get("same_code"))
         states = [BenchState(case=c) for c in cases]
         timing, telemetry, budget = time_in_pairs(cfg, sides, dirs, states, progress, clock)
         states, skipped = skipped_apart(states, found.skipped)
@@ -131,8 +135,10 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         entries += [results_mod.removed(c["name"], c["file"]) for c in found.removed]
         unprofiled, clock.profile_s = hint_entries(timing, states, entries, req.out, telemetry,
                                                    progress, budget.profile_end, cfg.profile)
+        attach(entries, kernels, code_map)
     finally:
         sides.close()
+    environment = sides.environment(telemetry)
     settings = dict(
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
         max_rounds=cfg.max_rounds, pair_rounds=cfg.pair_rounds, looks=timing.looks,
@@ -152,8 +158,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
               "committed_at": commit_time(root, revs["base"].sha)},
         head={"ref": req.head, "sha": revs["head"].sha,
               "committed_at": commit_time(root, revs["head"].sha)},
-        environment=sides.environment(telemetry),
-        settings=settings, benchmarks=entries, **_intent(req, root, revs),
+        environment=environment,
+        settings=settings, benchmarks=entries, **_intent(req, root, revs), kernels=kernels,
         **({"selection": selected} if selected is not None else {}),
         **({"code_map": code_map} if code_map is not None else {}))
     results_mod.dump(doc, req.out / "results.json")

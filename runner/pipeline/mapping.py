@@ -151,12 +151,14 @@ def load_map(path: str) -> tuple[dict, dict]:
 
 def affected(cases: list[dict], revs: dict[str, Revision], dirs: dict, worker: WorkerProcess,
              listing: dict | None, cfg: Config, *, map_file: str | None, force_run: list[str],
-             options: dict, progress, root: Path) -> tuple[list[dict], dict, dict | None]:
+             options: dict, progress, root: Path,
+             same_code: dict | None = None) -> tuple[list[dict], dict, dict | None]:
     """A selecting compare's ``(cases to measure, the selection record, the code map made here or
     None)``: the base's code map (``map_file``, ``--map FILE``; else a map pass over the base's
     benchmarks in base's ``worker``, from its ``listing``, within :data:`MAP_BUDGET_SHARE` of
     ``max_time``; none without a base listing), the paths base..head changed, the benchmarks
-    ``force_run`` names forced back (selection misses), and :func:`runner.selection.select`."""
+    ``force_run`` names forced back (selection misses), the files whose kernels compile alike
+    (``same_code``, the static pass's), and :func:`runner.selection.select`."""
     base_rev = revs["base"]
     rel_bench = "" if dirs["shared"] else relative_dir(dirs["base"], base_rev.path)
     made, code_map, last = None, None, {}
@@ -174,7 +176,7 @@ def affected(cases: list[dict], revs: dict[str, Revision], dirs: dict, worker: W
     forced = {c["name"]: "a selection miss: it runs until the map is rebuilt" for c in cases
               if any(selection.matches(c["name"], p) for p in force_run)}
     plan = selection.select([(c["name"], files[c["name"]]) for c in cases], changed, code_map,
-                            cfg.selection, bench_dir=rel_bench, forced=forced)
+                            cfg.selection, bench_dir=rel_bench, forced=forced, same_code=same_code)
     record = selection.record(plan, mode="affected", map_sha=(code_map or {}).get("sha"), last=last,
                               files=files)
     if made is not None:

@@ -271,10 +271,33 @@ def view(results: dict) -> dict:
             "doctor_line": doctor_counts(env.get("doctor")),
             "ci_pct": f"{settings.get('ci_level', 0.95) * 100:.3g} %", "eq_note": eq_note(settings), "policy_note": policy_note(settings),
             "skipped_note": skipped_note(settings), "selection": selection_view(results.get("selection")),
+            "kernels": kernels_view(results.get("kernels")),
             "conditions": conditions_line(env),
             "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
             "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
             "compared": compared, "output_changes": sum(1 for b in benches if output_changed(b))}
+
+
+def kernels_view(section: dict | None) -> dict | None:
+    """The static pass (results.json ``kernels``, runner.kernels): a sentence of what it did and
+    its findings' sentences; None without the section."""
+    if not isinstance(section, dict):
+        return None
+    if not section.get("ran"):
+        return {"note": f"Static analysis not run: {section.get('why_not')}.", "findings": []}
+    kernels, archs = section.get("kernels") or [], ", ".join(section.get("archs") or [])
+    found = [f["summary"] for f in section.get("findings") or []]
+    skipped = (section.get("jobs") or {}).get("skipped") or 0
+    note = (f"{len(kernels)} Triton kernel(s) changed, compiled for {archs} on both sides "
+            f"({section.get('unchanged', 0)} untouched"
+            + (f"; {skipped} compile(s) skipped: the static pass's time was spent" if skipped
+               else "") + "); "
+            + (f"{len(found)} got worse on head:" if found else "none got worse on head."))
+    cuda = (section.get("cuda_sources") or {}).get("changed") or []
+    if cuda:
+        note += (f" {len(cuda)} changed CUDA C++ source(s) not analysed: "
+                 f"{section['cuda_sources'].get('why_not')}.")
+    return {"note": note, "findings": found}
 
 
 def eq_note(settings: dict) -> str:
@@ -355,10 +378,11 @@ def selection_view(selection: dict | None, limit: int = 20) -> dict | None:
     rows = []
     for s in skipped[:limit]:
         last = s.get("last") if isinstance(s.get("last"), dict) else None
+        reason = str(s.get("reason") or "not affected")
         if last and last.get("sha"):
-            text = f"not affected (last measured at {str(last['sha'])[:12]})"
+            text = f"{reason} (last measured at {str(last['sha'])[:12]})"
         else:
-            text = "not affected (not measured in this run)"
+            text = f"{reason} (not measured in this run)"
         value = fmt_time(last.get("median")) if last and is_number(last.get("median")) and \
             (last.get("unit") or "s") == "s" else (f"{last['median']:.4g} {last.get('unit')}" if last and
                                                     is_number(last.get("median")) else "")

@@ -1,0 +1,186 @@
+"""The compiler's answers in rows, base against head, and what got worse (pure).
+
+A row is one kernel, one specialisation, one arch: each side's ``{registers, stack, local,
+shared_static, shared_dynamic, instructions, local_stores, local_loads, sass_sha256, sha256,
+threads, occupancy}`` (or ``{error, stage}``), ``identical`` (the same machine code and
+resources: :data:`SAME`) and ``worse``: the reasons head
+is worse — more registers per thread, a larger stack (spills), fewer blocks per SM, or a head that
+no longer compiles. Only a ``worse`` row makes a finding (:func:`findings`) and a
+``register_pressure`` hint (:func:`hints`): a kernel that got better or only changed is reported
+and never hinted.
+"""
+
+from __future__ import annotations
+
+from ..profile.hint_rule import make_hint
+from .occupancy import ARCHS, WARP, occupancy
+
+#: What two compiles share when they are the same machine code: the SASS and every resource
+#: (the cubins' own hashes may differ by their line tables alone).
+SAME = ("sass_sha256", "registers", "stack", "local", "shared_static", "shared_dynamic")
+
+#: Confidence of a hint read from the compiler's own numbers: the cause is certain, its share of
+#: a timing change is not (occupancy is not speed); lower where only registers grew (no spill,
+#: the same blocks per SM: often harmless).
+CONFIDENCE, REGISTERS_ONLY_CONFIDENCE, GUESSED_FACTOR = 0.7, 0.4, 0.75
+
+
+def side_row(answer: dict | None, spec: dict, arch: str) -> dict | None:
+    """One side's numbers for one job's ``answer`` (:mod:`runner.kernels.worker`)."""
+    if answer is None:
+        return None
+    if not answer.get("ok"):
+        return {"error": answer.get("error", ""), "stage": answer.get("stage", "compile")}
+    u, threads = answer["usage"], spec["num_warps"] * WARP
+    # On sm_90 ptxas often writes the runtime's reserved 1 KB into the cubin (a section
+    # .nv.shared.reserved.0, counted in cuobjdump's SHARED) while the calculator adds 1 KB per
+    # block too: up to 1 KB a block may be counted twice (not checked on a GPU; it moves the
+    # blocks per SM only where shared memory is the limit, within 1 KB)
+    shared = u["shared_static"] + answer["shared_dynamic"]
+    row = {**u, "shared_dynamic": answer["shared_dynamic"], **answer["sass"],
+           "sha256": answer["sha256"], "threads": threads, "compile_s": answer.get("seconds")}
+    if arch in ARCHS:
+        row["occupancy"] = occupancy(arch, u["registers"], threads, shared)
+    return row
+
+
+def _worse(base: dict | None, head: dict | None) -> list[str]:
+    if not head or not base or "error" in base:
+        return []
+    if "error" in head:  # an import or a timeout says nothing of the kernel
+        return ["does not compile"] if head.get("stage") == "compile" else []
+    out = []
+    if head["registers"] > base["registers"]:
+        out.append("registers")
+    if head["stack"] + head["local"] > base["stack"] + base["local"]:
+        out.append("spills")
+    ob, oh = base.get("occupancy"), head.get("occupancy")
+    if ob and oh and oh["blocks"] < ob["blocks"]:
+        out.append("occupancy")
+    return out
+
+
+def pairs(specs: dict[str, list[dict]]) -> list[dict[str, tuple[int, dict]]]:
+    """Base's and head's specialisations paired: the same label first, then the rest in order
+    (a launch site whose ``BLOCK`` changed is one launch, compiled two ways); ``{side: (index,
+    spec)}``, a side missing where it has none left."""
+    base, head = (list(enumerate(specs.get(s, []))) for s in ("base", "head"))
+    head_labels = {spec["label"] for _, spec in head}
+    out = []
+    for item in [b for b in base if b[1]["label"] in head_labels]:
+        match = next(h for h in head if h[1]["label"] == item[1]["label"])
+        out.append({"base": item, "head": match})
+    paired = {id(x) for p in out for x in p.values()}
+    rest_b = [b for b in base if id(b) not in paired]
+    rest_h = [h for h in head if id(h) not in paired]
+    for i in range(max(len(rest_b), len(rest_h))):
+        out.append({s: lst[i] for s, lst in (("base", rest_b), ("head", rest_h)) if i < len(lst)})
+    return out
+
+
+def rows(kernel: dict, archs: list[str], answers: dict[str, dict]) -> list[dict]:
+    """The rows of one kernel of :func:`runner.kernels.plan.diff_kernels` (specialisations paired
+    by :func:`pairs`; ``spec``: the label, ``base → head`` where they differ)."""
+    out = []
+    for by_side in pairs(kernel["specs"]):
+        spec = (by_side.get("head") or by_side["base"])[1]
+        labels = list(dict.fromkeys(s["label"] for _, s in by_side.values()))
+        for arch in archs:
+            sides = {}
+            for side in ("base", "head"):
+                if side in by_side:
+                    i, s = by_side[side]
+                    job = f"{side}|{kernel['path']}|{kernel['name']}|{i}|{arch}"
+                    sides[side] = side_row(answers.get(job), s, arch)
+                else:
+                    sides[side] = None
+            b, h = sides["base"], sides["head"]
+            identical = bool(b and h and "error" not in b and "error" not in h
+                             and all(b[f] == h[f] for f in SAME))
+            out.append({"spec": " → ".join(labels), "how": spec["how"],
+                        "guessed": spec["guessed"], "arch": arch, "base": b, "head": h,
+                        "identical": identical,
+                        "worse": _worse(b, h)})
+    return out
+
+
+def _kb(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def _spill(side: dict) -> str:
+    stack = side["stack"] + side["local"]
+    return f"spills {_kb(stack)}" if stack else "no spill"
+
+
+def _blocks(side: dict) -> str:
+    o = side["occupancy"]
+    return f"{o['blocks']} block{'s' if o['blocks'] != 1 else ''} of {side['threads']} threads"
+
+
+def sentence(name: str, row: dict) -> str:
+    """The finding of one worse row, in words: "head's `k` uses 255 registers/thread and spills
+    5.2 KB (base 168, no spill): occupancy 1 block of 256 threads per SM on sm_90 (base 2)"."""
+    b, h = row["base"], row["head"]
+    if "error" in h:
+        return (f"head's `{name}` no longer compiles on {row['arch']} [{row['spec']}]: "
+                f"{h['error'].strip().splitlines()[-1][:200]}")
+    text = (f"head's `{name}` uses {h['registers']} registers/thread and {_spill(h)} "
+            f"(base {b['registers']}, {_spill(b)})")
+    if h.get("occupancy") and b.get("occupancy"):
+        text += (f": occupancy {_blocks(h)} per SM on {row['arch']} "
+                 f"(base {b['occupancy']['blocks']}), limited by {h['occupancy']['limited_by']}")
+    else:
+        text += f" on {row['arch']}"
+    return f"{text} [{row['spec']}]"
+
+
+def _severity(row: dict) -> tuple:
+    b, h = row["base"], row["head"]
+    if "error" in h:
+        return (1, 0, 0)
+    return (0, h["stack"] - b["stack"], h["registers"] - b["registers"])
+
+
+def findings(kernels: list[dict]) -> list[dict]:
+    """One finding per kernel whose head got worse: its worst row (a head that does not compile,
+    then the most spill growth, then the most registers) as ``{kernel, path, arch, spec, worse,
+    guessed, summary}``."""
+    out = []
+    for k in kernels:
+        worse = [r for r in k.get("rows", []) if r["worse"]]
+        if worse:
+            row = max(worse, key=_severity)
+            out.append({"kernel": k["name"], "path": k["path"], "arch": row["arch"],
+                        "spec": row["spec"], "worse": row["worse"], "guessed": row["guessed"],
+                        "summary": sentence(k["name"], row)})
+    return out
+
+
+def hints(found: list[dict], paths: set[str] | None = None) -> list[dict]:
+    """``register_pressure`` hints (:func:`runner.profile.hint_rule.make_hint`) of the findings
+    whose kernel lives in one of ``paths`` (all of them when None)."""
+    return [make_hint("register_pressure", confidence(f),
+                      f["summary"] + " (compiler, static)",
+                      {k: f.get(k) for k in ("kernel", "path", "arch", "spec", "worse", "guessed")})
+            for f in found if paths is None or f["path"] in paths]
+
+
+def confidence(finding: dict) -> float:
+    """:data:`CONFIDENCE`, :data:`REGISTERS_ONLY_CONFIDENCE` where only registers grew, and
+    :data:`GUESSED_FACTOR` of it where the specialisation was partly guessed (the real launch
+    may compile otherwise)."""
+    base = REGISTERS_ONLY_CONFIDENCE if finding["worse"] == ["registers"] else CONFIDENCE
+    return round(base * (GUESSED_FACTOR if finding.get("guessed") else 1.0), 2)
+
+
+def attach(entries: list[dict], section: dict, code_map: dict | None) -> None:
+    """Add the :func:`hints` of ``section``'s findings to each results.json benchmark entry whose
+    code map (``code_map["benchmarks"][name]``, repository-relative paths) runs the kernel's file;
+    without a map no entry gets them (the section's own findings say them)."""
+    mapped = (code_map or {}).get("benchmarks") or {}
+    for entry in entries:
+        files = mapped.get(entry.get("name"))
+        found = hints(section.get("findings") or [], set(files)) if files else []
+        if found:
+            entry["hints"] = [*found, *(entry.get("hints") or [])]

@@ -1,0 +1,386 @@
+"""Kernels read from source (runner.kernels.find, .specs, .plan), no Triton needed."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from runner.kernels.find import kernels_in, launch_sites
+from runner.kernels.plan import diff_kernels, module_name, read_side
+from runner.kernels.specs import specs_for
+
+SOURCE = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    SCALE = 2.0
+    CONFIGS = [triton.Config({"BLOCK": 128}, num_warps=4, num_stages=2),
+               triton.Config({"BLOCK": 256}, num_warps=8)]
+
+
+    @triton.jit
+    def _square(x):
+        return x * x * SCALE
+
+
+    @triton.autotune(configs=CONFIGS, key=["n"])
+    @triton.jit
+    def tuned(X, out_ptr, n, eps, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, _square(tl.load(X + offs)) + eps)
+
+
+    @triton.jit
+    def plain(x_ptr, n, BLOCK: tl.constexpr, HAS_BIAS: tl.constexpr, ROWS: tl.constexpr = 4):
+        pass
+
+
+    def launch(n):
+        x = torch.empty(n, dtype=torch.float16, device="cuda")
+        plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=2)
+''')
+
+
+def test_kernels_configs_and_what_they_read():
+    found = {k.name: k for k in kernels_in(SOURCE, "lib/ops.py")}
+    assert set(found) == {"_square", "tuned", "plain"}
+    tuned = found["tuned"]
+    assert tuned.configs == [{"kwargs": {"BLOCK": 128}, "num_warps": 4, "num_stages": 2},
+                             {"kwargs": {"BLOCK": 256}, "num_warps": 8, "num_stages": None}]
+    assert "CONFIGS" in tuned.uses and tuned.calls == ["_square"]
+    assert found["plain"].params[-1] == ("ROWS", True, 4)
+
+
+def test_specs_from_configs_sites_and_defaults():
+    found = {k.name: k for k in kernels_in(SOURCE, "lib/ops.py")}
+    sites = launch_sites(SOURCE, "lib/ops.py")
+    assert [s["kernel"] for s in sites] == ["plain"]
+    tuned = specs_for(found["tuned"], [])
+    assert [(s["constexprs"], s["num_warps"], s["num_stages"], s["how"]) for s in tuned] == [
+        ({"BLOCK": 128}, 4, 2, "autotune config"), ({"BLOCK": 256}, 8, 3, "autotune config")]
+    assert tuned[0]["signature"] == {"X": "*fp32", "out_ptr": "*fp32", "n": "i32", "eps": "fp32",
+                                     "BLOCK": "constexpr"}
+    assert tuned[0]["aligned"] == [0, 1]
+    (plain,) = specs_for(found["plain"], sites)
+    assert plain["how"] == "launch site"
+    assert plain["signature"]["x_ptr"] == "*fp16" and plain["signature"]["n"] == "i32"
+    assert plain["constexprs"] == {"BLOCK": 512, "HAS_BIAS": True, "ROWS": 4}
+    assert plain["num_warps"] == 2 and plain["guessed"] == []
+    (default,) = specs_for(found["plain"], [])
+    assert default["how"] == "default" and default["constexprs"] == {
+        "BLOCK": 64, "HAS_BIAS": False, "ROWS": 4}
+    assert default["guessed"] == ["x_ptr", "n", "BLOCK", "HAS_BIAS"]
+
+
+def _diff(base: str, head: str) -> dict:
+    kernels = diff_kernels(read_side({"lib/ops.py": base}), read_side({"lib/ops.py": head}))
+    return {k["name"]: k for k in kernels}
+
+
+def test_a_helper_change_changes_its_callers_and_nothing_else():
+    d = _diff(SOURCE, SOURCE.replace("x * x * SCALE", "x * SCALE * x"))
+    assert {n: k["status"] for n, k in d.items()} == {
+        "_square": "changed", "tuned": "changed", "plain": "unchanged"}
+    assert d["_square"]["helper_of"] == ["tuned"] and d["_square"]["specs"] == {}
+    assert d["tuned"]["why"] == ["source"]
+
+
+def test_a_constant_a_config_or_a_launch_change_is_a_change():
+    d = _diff(SOURCE, SOURCE.replace("SCALE = 2.0", "SCALE = 3.0"))
+    assert d["tuned"]["status"] == "changed"
+    d = _diff(SOURCE, SOURCE.replace("num_warps=8", "num_warps=4"))
+    assert d["tuned"]["why"] == ["source", "specialisations"]
+    d = _diff(SOURCE, SOURCE.replace("BLOCK=512", "BLOCK=1024"))
+    assert d["plain"]["why"] == ["specialisations", "launch site"]
+    assert d["tuned"]["status"] == "unchanged"
+    d = _diff(SOURCE, SOURCE.replace("def plain", "def plain2").replace("plain[", "plain2["))
+    assert (d["plain"]["status"], d["plain2"]["status"]) == ("removed", "added")
+
+
+def test_comments_and_other_functions_change_no_kernel():
+    head = SOURCE.replace("def launch(n):", "def launch(n):  # a comment\n    n = n + 0")
+    assert {k["status"] for k in _diff(SOURCE, "# header\n" + head).values()} == {"unchanged"}
+
+
+def test_module_names():
+    packages = {"src/pkg", "src/pkg/ops", "tools"}
+    assert module_name("src/pkg/ops/k.py", packages) == ("pkg.ops.k", "src")
+    assert module_name("src/pkg/__init__.py", packages) == ("pkg", "src")
+    assert module_name("tools/k.py", packages) == ("tools.k", "")
+    assert module_name("scripts/k.py", packages) == (None, "")
+
+
+def test_findings_become_hints_of_the_benchmarks_that_run_the_kernel():
+    from runner.kernels.table import attach
+
+    finding = {"kernel": "k", "path": "lib/ops.py", "arch": "sm_90", "spec": "BLOCK=64",
+               "worse": ["spills"], "summary": "head's `k` uses 255 registers/thread"}
+    entries = [{"name": "runs_it", "hints": [{"kind": "kernel_time"}]}, {"name": "does_not"},
+               {"name": "unmapped"}]
+    code_map = {"benchmarks": {"runs_it": ["lib/ops.py", "b.py"], "does_not": ["b.py"]}}
+    attach(entries, {"findings": [finding]}, code_map)
+    assert [h["kind"] for h in entries[0]["hints"]] == ["register_pressure", "kernel_time"]
+    assert entries[0]["hints"][0]["summary"].endswith("(compiler, static)")
+    assert "hints" not in entries[1] and "hints" not in entries[2]
+    attach(entries[1:], {"findings": [finding]}, None)
+    assert "hints" not in entries[1]
+
+
+def test_the_report_says_the_findings_and_a_pass_not_run():
+    from runner import report, results
+    from tests.runner.test_report import _doc
+
+    finding = {"kernel": "k", "path": "lib/ops.py",
+               "summary": "head's `k` uses 255 registers/thread"}
+    doc = _doc([])
+    doc["kernels"] = {"ran": True, "archs": ["sm_80", "sm_90"], "unchanged": 3,
+                      "findings": [finding],
+                      "kernels": [{"path": "lib/ops.py", "name": "k", "status": "changed",
+                                   "changed": True, "rows": []}]}
+    results.validate(doc)
+    md = report.render(doc, "md")
+    assert "1 Triton kernel(s) changed, compiled for sm_80, sm_90 on both sides" in md
+    assert "uses 255 registers/thread" in md
+    doc["kernels"] = {"ran": False, "why_not": "Triton is not installed", "archs": [],
+                      "kernels": [], "findings": []}
+    assert "Static analysis not run: Triton is not installed." in report.render(doc, "md")
+
+
+def test_launch_literals_specialise_as_triton_does():
+    """Triton's ``specialize_impl``: an int of 1 is a constexpr, one divisible by 16 is aligned
+    (``tt.divisibility``), a bool is ``u1``."""
+    text = textwrap.dedent('''
+        @triton.jit
+        def k(a_ptr, n, stride, flag, BLOCK: tl.constexpr):
+            pass
+
+        def go(a):
+            k[(1,)](a, 512, 1, True, BLOCK=32)
+    ''')
+    (kernel,) = kernels_in(text, "k.py")
+    (spec,) = specs_for(kernel, launch_sites(text, "k.py"))
+    assert spec["signature"] == {"a_ptr": "*fp32", "n": "i32", "stride": "constexpr",
+                                 "flag": "u1", "BLOCK": "constexpr"}
+    assert spec["constexprs"] == {"stride": 1, "BLOCK": 32} and spec["aligned"] == [0, 1]
+
+
+def _row(identical: bool, guessed: tuple = ()) -> dict:
+    return {"identical": identical, "guessed": list(guessed)}
+
+
+def test_same_machine_code_only_where_every_kernel_compiles_alike_and_nothing_else_changed():
+    from runner.kernels.plan import same_machine_code
+
+    head = SOURCE.replace("x * x * SCALE", "(x * x) * SCALE")
+    kernels = [{"path": "lib/ops.py", "name": "_square", "status": "changed",
+                "helper_of": ["tuned"], "rows": []},
+               {"path": "lib/ops.py", "name": "tuned", "status": "changed", "helper_of": [],
+                "rows": [_row(True), _row(True)]}]
+    files = {"base": {"lib/ops.py": SOURCE}, "head": {"lib/ops.py": head}}
+    assert list(same_machine_code(kernels, files)) == ["lib/ops.py"]
+    kernels[1]["rows"][1] = _row(False)  # one arch or config compiled differently
+    assert same_machine_code(kernels, files) == {}
+    kernels[1]["rows"][1] = _row(True, ["HAS_BIAS"])  # alike, but under a guess
+    assert same_machine_code(kernels, files) == {}
+    kernels[1]["rows"][1] = _row(True)
+    files["head"]["lib/ops.py"] = head.replace("x = torch.empty(n,", "x = torch.zeros(n,")
+    assert same_machine_code(kernels, files) == {}  # the code around the kernels changed too
+
+
+def test_selection_skips_a_benchmark_whose_changed_files_compile_alike():
+    from runner import selection
+
+    code_map = {"benchmarks": {"a": ["lib/ops.py", "b/bench_a.py"],
+                               "b": ["lib/ops.py", "lib/other.py", "b/bench_b.py"]}}
+    plan = selection.select([("a", "b/bench_a.py"), ("b", "b/bench_b.py")],
+                            ["lib/ops.py", "lib/other.py"], code_map, selection.Rules(),
+                            bench_dir="b", same_code={"lib/ops.py": "tuned: the same machine code"})
+    assert [(c.name, c.run, c.reason, c.detail) for c in plan.choices] == [
+        ("a", False, selection.SAME_MACHINE_CODE, "lib/ops.py"),
+        ("b", True, selection.CHANGED, "lib/other.py")]
+
+
+def test_a_captured_compile_becomes_a_launch_specialisation():
+    """The hook's ``compile`` argument as Triton 3.9 gives it (read from a real capture)."""
+    from runner.kernels.capture import record
+    from runner.kernels.specs import from_capture
+
+    compile_kwargs = {
+        "name": "plain", "num_warps": 8, "num_stages": 3,
+        "signature": {"x_ptr": "*fp16", "n": "i32", "BLOCK": "constexpr",
+                      "HAS_BIAS": "constexpr", "ROWS": "constexpr"},
+        "constants": {(2,): 1024, (3,): True, (4,): 4},
+        "configs": [{(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]],
+                     (2,): []}]}
+    names = ["x_ptr", "n", "BLOCK", "HAS_BIAS", "ROWS"]
+    r = record(compile_kwargs, names, "/repo/lib/ops.py")
+    assert r == {"file": "/repo/lib/ops.py", "kernel": "plain",
+                 "signature": compile_kwargs["signature"],
+                 "constexprs": {"BLOCK": 1024, "HAS_BIAS": True, "ROWS": 4},
+                 "num_warps": 8, "num_stages": 3, "aligned": [0, 1]}
+    (kernel,) = [k for k in kernels_in(SOURCE, "lib/ops.py") if k.name == "plain"]
+    (spec,) = from_capture(kernel, [r, dict(r)])  # the same launch twice: one specialisation
+    assert (spec["how"], spec["label"]) == ("launch", "BLOCK=1024 HAS_BIAS=True ROWS=4 "
+                                                      "num_warps=8 num_stages=3")
+    base = read_side({"lib/ops.py": SOURCE})
+    head = read_side({"lib/ops.py": SOURCE})
+    d = {k["name"]: k for k in diff_kernels(base, head, {"head": {("lib/ops.py", "plain"): [r]}})}
+    assert d["plain"]["why"] == ["specialisations"] and d["tuned"]["status"] == "unchanged"
+
+
+def test_the_report_says_what_the_static_pass_skipped():
+    from runner import report
+    from tests.runner.test_report import _doc
+
+    doc = _doc([])
+    doc["kernels"] = {"ran": True, "archs": ["sm_90"], "unchanged": 0, "findings": [],
+                      "jobs": {"compiled": 1, "cached": 0, "failed": 0, "skipped": 3},
+                      "kernels": [{"path": "a.py", "name": "k", "status": "changed",
+                                   "changed": True, "rows": []}]}
+    md = report.render(doc, "md")
+    assert "3 compile(s) skipped: the static pass's time was spent" in md
+    assert "none got worse on head." in md
+
+
+def test_changed_cuda_sources_are_said_not_analysed():
+    from runner import report
+    from runner.kernels.analysis import cuda_changes
+    from tests.runner.test_report import _doc
+
+    cuda = cuda_changes({"csrc/a.cu": b"x", "csrc/b.cuh": b"y"},
+                        {"csrc/a.cu": b"x2", "csrc/b.cuh": b"y", "csrc/c.cu": b"z"})
+    assert cuda["changed"] == ["csrc/a.cu", "csrc/c.cu"]
+    doc = _doc([])
+    doc["kernels"] = {"ran": True, "archs": ["sm_90"], "unchanged": 0, "findings": [],
+                      "kernels": [], "cuda_sources": cuda}
+    assert "2 changed CUDA C++ source(s) not analysed: CUDA C++ sources are not compiled" in (
+        report.render(doc, "md"))
+
+
+def test_sass_is_read_from_nvdisasm_output():
+    from runner.kernels.usage import resource_usage, sass_counts
+
+    sass = ("        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+            "        /*0010*/                   STL [R1+0xba8], R159 ;\n"
+            "        /*0020*/              @!P0 LDL.64 R2, [R1+0x8] ;\n"
+            "        /*0030*/                   NOP;\n"
+            "	.section	.text.norm,\"ax\",@progbits\n")
+    counts = sass_counts(sass)
+    assert {k: counts[k] for k in ("instructions", "local_stores", "local_loads")} == {
+        "instructions": 3, "local_stores": 1, "local_loads": 1}
+    assert sass_counts(sass.replace("R159", "R158"))["sass_sha256"] != counts["sass_sha256"]
+    usage = ("Resource usage:\n Common:\n  GLOBAL:0\n Function mm:\n"
+             "  REG:255 STACK:5336 SHARED:1024 LOCAL:0 CONSTANT[0]:608 TEXTURE:0\n")
+    assert resource_usage(usage, "mm") == {"registers": 255, "stack": 5336,
+                                           "shared_static": 1024, "local": 0}
+
+
+CONFIGS_BY_CODE = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    WARPS = [4, 8]
+
+
+    def get_configs():
+        configs = []
+        for bm in [64, 128]:
+            for stages in range(2, 4):
+                if bm * stages <= 256:
+                    configs.append(triton.Config({"BM": bm}, num_warps=4, num_stages=stages))
+        return configs
+
+
+    @triton.autotune(configs=[triton.Config({"BM": b}, num_warps=w) for b in (32, 64)
+                              for w in WARPS if b * w < 512], key=["n"])
+    @triton.jit
+    def by_comprehension(x_ptr, n, BM: tl.constexpr):
+        pass
+
+
+    @triton.autotune(configs=get_configs(), key=["n"])
+    @triton.jit
+    def by_function(x_ptr, n, BM: tl.constexpr):
+        pass
+
+
+    @triton.autotune(configs=make_configs(torch.cuda.get_device_capability()), key=["n"])
+    @triton.jit
+    def by_device(x_ptr, n, BM: tl.constexpr):
+        pass
+
+
+    def launch(x, n):
+        BLOCK = triton.next_power_of_2(1000)
+        warps = 4 if BLOCK < 2048 else 8
+        settings, other = calculate_settings(n)
+        by_device[(1,)](x, n, BM=BLOCK * 2, num_warps=warps)
+        by_device[(1,)](x, settings, BM=other)
+''')
+
+
+def test_configs_and_launch_values_computed_by_simple_code():
+    found = {k.name: k for k in kernels_in(CONFIGS_BY_CODE, "k.py")}
+    assert [(c["kwargs"]["BM"], c["num_warps"]) for c in found["by_comprehension"].configs] == [
+        (32, 4), (32, 8), (64, 4)]
+    assert [(c["kwargs"]["BM"], c["num_stages"]) for c in found["by_function"].configs] == [
+        (64, 2), (64, 3), (128, 2)]
+    assert found["by_device"].configs == []
+    assert found["by_device"].configs_note.startswith("autotune configs not read statically")
+    first, second = launch_sites(CONFIGS_BY_CODE, "k.py")
+    assert first["kwargs"]["BM"] == ("value", 2048) and first["kwargs"]["num_warps"] == ("value", 4)
+    assert second["args"][1] is None and second["kwargs"]["BM"] is None
+
+
+def test_pointers_are_the_parameters_that_reach_an_address():
+    from runner.kernels.find import address_params
+
+    fn = ast.parse(textwrap.dedent('''
+        @triton.jit
+        def attn(Q, K, V, Out, Labels, D, stride_qm, scale, N_CTX, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            q_ptrs = Q + offs[:, None] * stride_qm + offs[None, :]
+            q = tl.load(q_ptrs)
+            k_block = tl.make_block_ptr(base=K, shape=(N_CTX, D), strides=(stride_qm, 1),
+                                        offsets=(0, 0), block_shape=(BLOCK, BLOCK), order=(1, 0))
+            acc = _inner(q, V, D) * scale
+            label = tl.load(Labels + offs).to(tl.int64)
+            tl.store(Out + label, acc)
+            Out += offs * D
+            tl.store(Out + offs, acc)
+    ''')).body[0]
+    assert address_params(fn) == {"pointers": ["K", "Labels", "Out", "Q"],
+                                  "index_pointers": ["Labels"],
+                                  "opaque": ["D", "V"], "reads_memory": True}
+    (kernel,) = kernels_in("import triton\n" + ast.unparse(fn), "a.py")
+    (spec,) = specs_for(kernel, [])
+    assert {n: t for n, t in spec["signature"].items() if t != "constexpr"} == {
+        "Q": "*fp32", "K": "*fp32", "V": "*fp32", "Out": "*fp32", "Labels": "*i64", "D": "i32",
+        "stride_qm": "i32", "scale": "fp32", "N_CTX": "i32"}
+
+
+def test_a_launch_whose_values_cannot_be_read_still_changes_its_kernel():
+    """Liger-Kernel #1267: ``num_warps=32 if not is_hip() else 16`` became
+    ``num_warps=ce_num_warps`` (dtype- and arch-aware): neither is read, the launch changed."""
+    base = SOURCE.replace("plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=2)",
+                          "plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, "
+                          "num_warps=32 if not is_hip() else 16)")
+    head = SOURCE.replace("plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=2)",
+                          "plain[(1,)](x, 7, BLOCK=512, HAS_BIAS=True, num_warps=warps(x))")
+    d = _diff(base, head)
+    assert d["plain"]["status"] == "changed" and d["plain"]["why"] == ["launch site"]
+    assert [s["num_warps"] for s in d["plain"]["specs"]["head"]] == [4]  # Triton's default
+    assert d["tuned"]["status"] == "unchanged"
+
+
+def test_a_hint_is_less_sure_where_only_registers_grew_or_the_launch_was_guessed():
+    from runner.kernels.table import hints
+
+    def conf(worse, guessed=()):
+        finding = {"kernel": "k", "path": "a.py", "arch": "sm_90", "spec": "", "worse": worse,
+                   "guessed": list(guessed), "summary": "s"}
+        return hints([finding])[0]["confidence"]
+
+    assert conf(["registers", "spills"]) == 0.7 and conf(["registers"]) == 0.4
+    assert conf(["occupancy"], ["BLOCK"]) == 0.52 and conf(["registers"], ["x_ptr"]) == 0.3

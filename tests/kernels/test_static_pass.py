@@ -1,0 +1,357 @@
+"""The static pass with real Triton: real kernels compiled for sm_80/sm_90 without a GPU, in a
+real git repository made here (base and head commits), through ``perfgate kernels``.
+
+The kernels are written here (this project's own, MIT): a vector add, a row normalisation whose
+``BLOCK=8192, num_warps=1`` launch holds 8192/32 fp32 values a thread live across a reduction
+(255 registers and a spilled stack on sm_80 and sm_90; ``BLOCK=1024`` needs 80 and no stack),
+and a matmul tile (slow lane) whose 256x256x64 fp16 variant spills on sm_90.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.cli.main import main
+from runner.kernels.analysis import analyse
+from testkit.gitrepo import make_repo
+
+triton = pytest.importorskip("triton")
+
+OPS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def norm_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=m, other=0.0)
+    s = tl.sum(x * x, axis=0)
+    tl.store(out_ptr + tl.program_id(0) * n + offs, x / s, mask=m)
+
+
+def add(x, y, out):
+    add_kernel[(1,)](x, y, out, x.numel(), BLOCK=1024)
+
+
+def norm(x, out):
+    norm_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=1024, num_warps=1)
+'''
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PERFGATE_KERNEL_CACHE", str(folder))
+    return folder
+
+
+def _repo(tmp_path: Path, head_ops: str) -> Path:
+    return make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS},
+                     {"lib/ops.py": head_ops})
+
+
+@pytest.mark.slow
+def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys):
+    repo = _repo(tmp_path, OPS.replace("BLOCK=1024, num_warps=1", "BLOCK=8192, num_warps=1"))
+    out = tmp_path / "kernels.json"
+    argv = ["kernels", "--repo", str(repo), "--base", "base", "--head", "head", "--arch", "sm_80",
+            "--arch", "sm_90", "--json", str(out)]
+    t0 = time.monotonic()
+    assert main(argv) == 0
+    first_s = time.monotonic() - t0
+    section = json.loads(out.read_text())
+    assert section["unchanged"] == 1  # add_kernel: neither its source nor its launch changed
+    (kernel,) = section["kernels"]
+    assert (kernel["name"], kernel["changed"], kernel["why"]) == (
+        "norm_kernel", True, ["specialisations", "launch site"])
+    rows = {r["arch"]: r for r in kernel["rows"]}
+    for arch in ("sm_80", "sm_90"):
+        base, head = rows[arch]["base"], rows[arch]["head"]
+        assert base["stack"] == 0 and head["stack"] > 0 and head["registers"] == 255
+        assert head["local_stores"] > 0 and base["local_stores"] == 0
+        assert head["occupancy"]["blocks"] < base["occupancy"]["blocks"]
+        assert rows[arch]["worse"] == ["registers", "spills", "occupancy"]
+        assert rows[arch]["how"] == "launch site" and not rows[arch]["identical"]
+    (finding,) = section["findings"]
+    assert finding["summary"].startswith(
+        "head's `norm_kernel` uses 255 registers/thread and spills")
+    printed = capsys.readouterr().out
+    assert "norm_kernel: changed (specialisations, launch site), changed: true" in printed
+    assert section["jobs"] == {"compiled": 4, "cached": 0, "failed": 0, "skipped": 0}
+    t0 = time.monotonic()
+    assert main(argv) == 0  # a rerun compiles nothing
+    again = json.loads(out.read_text())
+    assert again["jobs"]["cached"] == 4 and again["kernels"] == section["kernels"]
+    print(f"first run {first_s:.2f} s, cached rerun {time.monotonic() - t0:.2f} s")
+
+
+@pytest.mark.slow
+def test_a_head_that_no_longer_compiles_is_a_finding(tmp_path, cache, monkeypatch):
+    """And base's numbers are a hand compile's, to the cubin's hash (about 6 s: two compiles
+    and Triton imported here too)."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    base, head = tmp_path / "base", tmp_path / "head"
+    # head's own source, not base's: both sides' modules are named lib.ops (a worker a side)
+    broken = OPS.replace("* BLOCK + tl.arange(0, BLOCK)", "* BLOCK + tl.arange(0, BLOCK - 1)")
+    assert broken != OPS
+    for root, text in ((base, OPS), (head, broken)):
+        (root / "lib").mkdir(parents=True)
+        (root / "lib" / "__init__.py").write_text("")
+        (root / "lib" / "ops.py").write_text(text)
+    section = analyse({"base": base, "head": head}, ["sm_80"])
+    (kernel,) = section["kernels"]
+    (row,) = kernel["rows"]
+    assert row["base"]["registers"] > 0 and row["head"]["stage"] == "compile"
+    assert "power of 2" in row["head"]["error"]
+    (finding,) = section["findings"]
+    assert finding["worse"] == ["does not compile"]
+    assert finding["summary"].startswith("head's `add_kernel` no longer compiles on sm_80")
+    assert row["base"] == {**row["base"], **_hand_compile(base / "lib" / "ops.py", "sm_80")}
+
+
+def _hand_compile(path: Path, arch: str) -> dict:
+    """add_kernel compiled here, outside perfgate, as its launch site asks (BLOCK=1024, Triton's
+    default 4 warps and 3 stages, 16-byte aligned pointers), read with the wheel's cuobjdump."""
+    import hashlib
+    import importlib.util
+    import subprocess
+
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    spec = importlib.util.spec_from_file_location("hand_ops", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                 "BLOCK": "constexpr"}
+    src = ASTSource(module.add_kernel, signature, constexprs={"BLOCK": 1024},
+                    attrs={(i,): [["tt.divisibility", 16]] for i in range(3)})
+    compiled = triton.compile(src, target=GPUTarget("cuda", int(arch[3:]), 32),
+                              options={"num_warps": 4, "num_stages": 3})
+    cubin = path.parent / "hand.cubin"
+    cubin.write_bytes(compiled.asm["cubin"])
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    text = subprocess.run([str(tool), "--dump-resource-usage", str(cubin)], capture_output=True,
+                          text=True, check=True).stdout
+    fields = dict(f.split(":") for f in text.split("Function add_kernel:")[1].split()[:4])
+    return {"registers": int(fields["REG"]), "stack": int(fields["STACK"]),
+            "shared_static": int(fields["SHARED"]), "local": int(fields["LOCAL"]),
+            "shared_dynamic": compiled.metadata.shared,
+            "sha256": hashlib.sha256(compiled.asm["cubin"]).hexdigest()}
+
+
+def test_an_import_failure_costs_its_kernel_only(tmp_path, cache):
+    base, head = tmp_path / "base", tmp_path / "head"
+    for root, text in ((base, OPS), (head, "import no_such_module_xyz\n" + OPS.replace(
+            "BLOCK=1024)", "BLOCK=2048)"))):
+        (root / "k").mkdir(parents=True)
+        (root / "k" / "ops.py").write_text(text)  # not a package: imported from its file
+    section = analyse({"base": base, "head": head}, ["sm_90"])
+    (row,) = section["kernels"][0]["rows"]
+    assert row["base"]["registers"] > 0
+    assert row["head"]["stage"] == "import" and "no_such_module_xyz" in row["head"]["error"]
+    assert section["findings"] == [] and section["jobs"]["failed"] == 1
+
+
+MATMUL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, K, sam, sak, sbk, sbn, scm, scn,
+       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc += tl.dot(tl.load(a), tl.load(b))
+        a += BK * sak
+        b += BK * sbk
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc.to(tl.float16))
+
+
+def matmul(a, b, c):
+    a = torch.empty((512, 512), dtype=torch.float16)
+    b = torch.empty((512, 512), dtype=torch.float16)
+    c = torch.empty((512, 512), dtype=torch.float16)
+    mm[(2, 2)](a, b, c, 512, 512, 1, 512, 1, 512, 1, BM=64, BN=64, BK=64)
+'''
+
+
+@pytest.mark.slow
+def test_a_256x256x64_fp16_tile_spills_on_sm_90(tmp_path, cache):
+    """ptxas takes about a minute on it on a 2-CPU machine: the slow lane."""
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": MATMUL},
+                     {"lib/ops.py": MATMUL.replace("BM=64, BN=64", "BM=256, BN=256")})
+    section = analyse_repo(repo)
+    (kernel,) = [k for k in section["kernels"] if k["name"] == "mm"]
+    (row,) = kernel["rows"]
+    assert row["base"]["stack"] == 0 and row["head"]["stack"] > 0
+    assert row["head"]["registers"] == 255 and row["how"] == "launch site"
+    assert row["guessed"] == [] and row["head"]["shared_dynamic"] > row["base"]["shared_dynamic"]
+    assert section["findings"][0]["worse"][:2] == ["registers", "spills"]
+
+
+def analyse_repo(repo: Path) -> dict:
+    """The static pass over the branches ``base`` and ``head`` of ``repo``, for sm_90."""
+    from runner.pipeline.revisions import Checkouts
+    from testkit.gitrepo import git
+
+    with Checkouts(repo, repo / ".perfgate") as c:
+        trees = {s: c.add(s, s, git(repo, "rev-parse", s)).path for s in ("base", "head")}
+        return analyse(trees, ["sm_90"])
+
+
+def test_without_triton_the_command_says_so(monkeypatch, capsys):
+    import runner.cli.kernels as cli
+    monkeypatch.setattr(cli, "triton_version", lambda: None)
+    assert main(["kernels", "--base", "a", "--head", "b"]) == 2
+    assert "Triton is not installed" in capsys.readouterr().err
+
+
+def _compare_affected(tmp_path: Path, head_ops: str, base_ops: str = OPS) -> tuple[dict, Path]:
+    """``perfgate compare --affected`` on a CPU (sm_90 configured) of a repository whose one
+    benchmark imports the kernels' file (its code map sees it), ``lib/ops.py`` being
+    ``base_ops`` then ``head_ops``: results.json and the output folder. ``perfgate kernels``
+    fills the cache first (the compare's static pass gets 10 % of max_time, 3 s)."""
+    work = "\n\ndef work():\n    return sum(range(2000))\n"
+    bench = '''
+        from lib import ops
+
+
+        def bench_work(device):
+            return lambda: ops.work()
+    '''
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": base_ops + work,
+                                         "benchmarks/bench_k.py": bench,
+                                         "perfgate.toml": 'gpu_arch = ["sm_90"]\nmax_time = 30\n'},
+                     {"lib/ops.py": head_ops + work})
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--arch", "sm_90"]) == 0
+    out = tmp_path / "out"
+    assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out",
+                 str(out), "--no-profile", "--affected", "--quiet"]) == 0
+    return json.loads((out / "results.json").read_text()), out
+
+
+@pytest.mark.slow
+def test_a_compare_records_the_section_and_hints_the_benchmark_that_runs_the_kernel(
+        tmp_path, cache):
+    """Head's launch spills; the benchmark's verdict stays the timing's own, the hint beside it."""
+    doc, out = _compare_affected(tmp_path, OPS.replace("BLOCK=1024, num_warps=1",
+                                                       "BLOCK=8192, num_warps=1"))
+    section = doc["kernels"]
+    assert section["ran"] and section["archs"] == ["sm_90"]
+    assert section["jobs"] == {"compiled": 0, "cached": 2, "failed": 0, "skipped": 0}
+    assert [k["name"] for k in section["kernels"]] == ["norm_kernel"]
+    (finding,) = section["findings"]
+    (entry,) = doc["benchmarks"]
+    assert entry["hints"][0]["kind"] == "register_pressure"
+    assert entry["hints"][0]["summary"].startswith(finding["summary"])
+    assert "uses 255 registers/thread" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_kernel_edit_that_compiles_alike_takes_no_benchmark_time(tmp_path, cache):
+    """Head renames a kernel's local variable: the same cubins on sm_90, so the benchmark that
+    runs that file is skipped, said as such."""
+    known = OPS.replace("    add_kernel[(1,)](x, y, out, x.numel(), BLOCK=1024)",
+                        "    x = torch.empty(4096, dtype=torch.float32)\n"
+                        "    add_kernel[(1,)](x, x, x, 4097, BLOCK=1024)")  # nothing guessed
+    renamed = known.replace("    m = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, "
+                            "mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)",
+                            "    inside = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr "
+                            "+ offs, mask=inside) + tl.load(y_ptr + offs, mask=inside), "
+                            "mask=inside)")
+    assert known != OPS and renamed != known
+    doc, out = _compare_affected(tmp_path, renamed, base_ops=known)
+    assert list(doc["kernels"]["same_code"]) == ["lib/ops.py"]
+    assert doc["selection"]["skipped"] == [{"name": "bench_work", "file": "benchmarks/bench_k.py",
+                                            "reason": "same machine code"}]
+    assert "same machine code (not measured in this run)" in (out / "report.md").read_text()
+
+
+def test_the_command_reads_the_base_s_gpu_arch_and_refuses_an_unknown_one(tmp_path, cache,
+                                                                           capsys):
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS,
+                                         "perfgate.toml": 'gpu_arch = ["sm_86"]\n'},
+                     {"notes.md": "no kernel changed\n"})
+    out = tmp_path / "k.json"
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--json", str(out)]) == 0
+    section = json.loads(out.read_text())
+    assert section["archs"] == ["sm_86"] and section["kernels"] == [] and section["unchanged"] == 2
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--arch", "sm_75"]) == 2
+    assert "--arch sm_75: not one of sm_80, sm_86, sm_89, sm_90" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_crashing_or_hanging_compile_costs_its_job_only(tmp_path):
+    """A worker that dies and one that hangs (8 s) each cost their job; the next job gets a fresh
+    worker; a job not begun by the deadline is skipped."""
+    from runner.kernels.compile import run_jobs
+
+    def job(name: str, text: str) -> dict:
+        (tmp_path / f"{name}.py").write_text(text)
+        return {"id": name, "paths": [str(tmp_path)], "module": None,
+                "file": str(tmp_path / f"{name}.py"), "kernel": "k", "signature": {},
+                "constexprs": {}, "aligned": [], "num_warps": 4, "num_stages": 3,
+                "arch": "sm_90"}
+
+    jobs = [job("dies", "import os\nos._exit(3)\n"), job("hangs", "import time\ntime.sleep(60)\n"),
+            job("missing", "import no_such_module_xyz\n")]
+    answers = run_jobs(jobs, tmp_path / "triton", timeout=8)
+    assert answers["dies"]["stage"] == "crash"
+    assert answers["hangs"] == {"ok": False, "stage": "timeout",
+                                "error": "the compiler ran past 8 s and was stopped"}
+    assert answers["missing"]["stage"] == "import"
+    assert "no_such_module_xyz" in answers["missing"]["error"]
+    assert run_jobs(jobs[2:], tmp_path / "triton", deadline=0)["missing"]["stage"] == "skipped"
+
+
+@pytest.mark.slow
+def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
+    """``--capture``: a script launches the kernels with CPU tensors of fp16 (nothing compiles
+    or runs: the stand-in driver); the kernels are specialised as launched (``how: launch``)."""
+    script = '''
+        import torch
+        from lib import ops
+
+        x = torch.zeros(4096, dtype=torch.float16)
+        ops.add(x, x, torch.empty_like(x))
+    '''
+    head = OPS.replace("x.numel(), BLOCK=1024)", "x.numel(), BLOCK=2048)")
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS,
+                                         "launch.py": script}, {"lib/ops.py": head})
+    out = tmp_path / "k.json"
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--arch", "sm_90", "--capture", f"{sys.executable} launch.py",
+                 "--json", str(out)]) == 0
+    section = json.loads(out.read_text())
+    launches = {side: c["launches"] for side, c in section["capture"].items()}
+    assert launches == {"base": 1, "head": 1}
+    (kernel,) = section["kernels"]
+    (row,) = kernel["rows"]
+    assert (kernel["name"], row["how"], row["guessed"]) == ("add_kernel", "launch", [])
+    assert row["spec"] == ("BLOCK=1024 num_warps=4 num_stages=3 → BLOCK=2048 num_warps=4 "
+                           "num_stages=3")
+    assert row["base"]["registers"] > 0 and row["head"]["registers"] > 0
