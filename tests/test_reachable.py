@@ -161,6 +161,8 @@ COVERED_ELSEWHERE = {
     "evaluation/gpu_acceptance.py": "tests/runner/test_gpu_acceptance.py",
     "evaluation/ingest_cost.py": "tests/app/test_ingest.py",
     "evaluation/measures.py": "tests/runner/test_measures.py",
+    "evaluation/static_kernels_hand.py": "tests/evaluation/test_static_kernels_smoke.py",
+    "evaluation/static_kernels.py": "tests/evaluation/test_static_kernels_smoke.py",
 }
 
 
