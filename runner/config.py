@@ -186,6 +186,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 _PARSED = {"runners": parse_runners, "selection": parse_selection, "gpu_arch": parse_gpu_arch}
 
+
 def _check_values(cfg: Config, where: str) -> None:
     if cfg.suite not in suite_names():
         raise ConfigError(f"{where}: suite must be one of {', '.join(suite_names())} (got {cfg.suite!r})")
@@ -356,7 +357,7 @@ def _read_text(path: Path) -> str | None:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -364,38 +365,3 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def _raw_table(root: Path) -> dict | None:
-    """The perfgate table of the repository at ``root`` as written, unvalidated ({} without
-    one); None when the file is not valid TOML."""
-    try:
-        for name in (n for n in CONFIG_FILES if (root / n).is_file()):
-            if name != "pyproject.toml":
-                return _read_toml(root / name)
-            table = _read_toml(root / name).get("tool", {}).get("perfgate", {})
-            return table if isinstance(table, dict) else None
-    except ConfigError:
-        return None
-    return {}
-
-
-def working_tree_notes(working_tree: str | Path, base: str | Path, given: bool = False) -> list[str]:
-    """A sentence when the working tree's configuration differs from the base revision's, which a
-    compare reads instead (an edited or broken perfgate.toml was ignored without a word); none
-    when the caller ``given`` a configuration (--config) or they agree."""
-    if given or not (changed := head_changes(base, working_tree)):
-        return []
-    what = "is not valid TOML" if changed == ["*"] else f"sets {', '.join(changed)} differently"
-    return [f"the configuration in the working tree {what} and is not read: a compare reads "
-            "the base revision's, so a pull request cannot change how it is judged (commit it to "
-            "the base branch, or pass --config FILE)"]
-
-
-def head_changes(base: str | Path, head: str | Path) -> list[str]:
-    """Keys whose value the head revision's configuration sets differently from the base's
-    (added, removed or changed; sorted). ``["*"]`` when the head's file is not valid TOML."""
-    base_table, head_table = _raw_table(Path(base)) or {}, _raw_table(Path(head))
-    if head_table is None:
-        return ["*"]
-    return sorted(k for k in set(base_table) | set(head_table) if base_table.get(k) != head_table.get(k))

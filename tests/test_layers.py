@@ -31,7 +31,7 @@ RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats"
                  "runner.sandbox", "runner.seccomp", "runner.launder", "runner.config",
                  "runner.config_values", "runner.results", "runner.gate", "runner.formats",
                  "runner.measures", "runner.selection", "runner.protocol", "runner.outputs",
-                 "runner.output_summary")
+                 "runner.output_summary", "runner.policy_source")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).

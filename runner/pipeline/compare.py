@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import config as config_mod
 from .. import results as results_mod
-from .. import selection
+from .. import policy_source, selection
 from ..config import Config
 from ..git import commit_time, repo_root, resolve
 from ..kernels.table import attach
@@ -94,10 +94,10 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
         revs = {side: co.add(side, getattr(req, side), sha) for side, sha in shas.items()}
         # The policy is the maintainers': --config FILE, else the base revision's file, never the head's.
         policy = {"config_source": "file" if req.config_file else "base",
-                  "config_changed_by_head": config_mod.head_changes(revs["base"].path,
+                  "config_changed_by_head": policy_source.head_changes(revs["base"].path,
                                                                     revs["head"].path)}
         cfg = req.config or configuration(req.config_file, req.config_overrides, revs["base"])
-        for note in config_mod.working_tree_notes(root, revs["base"].path,
+        for note in policy_source.working_tree_notes(root, revs["base"].path,
                                                   bool(req.config_file or req.config)):
             print(f"perfgate: note: {note}", file=sys.stderr)
         # deprecated keys: each said once per compare, and recorded (settings.config_deprecated)

@@ -1,8 +1,10 @@
-"""Peak memory and torch.compile in words: the memory column, its verdict, and the sentence that
-says what head's torch.compile does beyond base's (pure; plain text, escaped where it is shown).
+"""Peak memory and the compilers in words: the memory column, its verdict, the sentence that says
+what head's torch.compile does beyond base's, and the Triton compiler's static pass (registers,
+spills, occupancy: :func:`kernels_view`) (pure; plain text, escaped where it is shown).
 
-Reads the ``memory`` and ``compile`` records :mod:`runner.measures` puts in results.json; a result
-without them (an older one) renders as before.
+Reads the ``memory`` and ``compile`` records :mod:`runner.measures` puts in results.json and its
+``kernels`` section (:mod:`runner.kernels`); a result without them (an older one) renders as
+before.
 """
 
 from __future__ import annotations
@@ -147,3 +149,25 @@ def compile_sentence(change: dict | None) -> str | None:
     if change.get("verdict") in CHANGED and is_number(change.get("ratio")):
         parts.append(f"a call is {fmt_change(change['ratio'])}")
     return "; ".join(parts)
+
+
+def kernels_view(section: dict | None) -> dict | None:
+    """The static pass (results.json ``kernels``, runner.kernels): a sentence of what it did and
+    its findings' sentences; None without the section."""
+    if not isinstance(section, dict):
+        return None
+    if not section.get("ran"):
+        return {"note": f"Static analysis not run: {section.get('why_not')}.", "findings": []}
+    kernels, archs = section.get("kernels") or [], ", ".join(section.get("archs") or [])
+    found = [f["summary"] for f in section.get("findings") or []]
+    skipped = (section.get("jobs") or {}).get("skipped") or 0
+    note = (f"{len(kernels)} Triton kernel(s) changed, compiled for {archs} on both sides "
+            f"({section.get('unchanged', 0)} untouched"
+            + (f"; {skipped} compile(s) skipped: the static pass's time was spent" if skipped
+               else "") + "); "
+            + (f"{len(found)} got worse on head:" if found else "none got worse on head."))
+    cuda = (section.get("cuda_sources") or {}).get("changed") or []
+    if cuda:
+        note += (f" {len(cuda)} changed CUDA C++ source(s) not analysed: "
+                 f"{section['cuda_sources'].get('why_not')}.")
+    return {"note": note, "findings": found}

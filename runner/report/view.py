@@ -10,7 +10,7 @@ from ..gate import broken_by_head, memory_regressions, output_changes, regressio
 from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
                        output_changed, verdict_of)
 from .claims import claims_checked
-from .measures import compile_sentence, has_memory, memory_note
+from .measures import compile_sentence, has_memory, kernels_view, memory_note
 from .notes import verdict_note
 from .outputs import output_note
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
@@ -276,28 +276,6 @@ def view(results: dict) -> dict:
             "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
             "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
             "compared": compared, "output_changes": sum(1 for b in benches if output_changed(b))}
-
-
-def kernels_view(section: dict | None) -> dict | None:
-    """The static pass (results.json ``kernels``, runner.kernels): a sentence of what it did and
-    its findings' sentences; None without the section."""
-    if not isinstance(section, dict):
-        return None
-    if not section.get("ran"):
-        return {"note": f"Static analysis not run: {section.get('why_not')}.", "findings": []}
-    kernels, archs = section.get("kernels") or [], ", ".join(section.get("archs") or [])
-    found = [f["summary"] for f in section.get("findings") or []]
-    skipped = (section.get("jobs") or {}).get("skipped") or 0
-    note = (f"{len(kernels)} Triton kernel(s) changed, compiled for {archs} on both sides "
-            f"({section.get('unchanged', 0)} untouched"
-            + (f"; {skipped} compile(s) skipped: the static pass's time was spent" if skipped
-               else "") + "); "
-            + (f"{len(found)} got worse on head:" if found else "none got worse on head."))
-    cuda = (section.get("cuda_sources") or {}).get("changed") or []
-    if cuda:
-        note += (f" {len(cuda)} changed CUDA C++ source(s) not analysed: "
-                 f"{section['cuda_sources'].get('why_not')}.")
-    return {"note": note, "findings": found}
 
 
 def eq_note(settings: dict) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner import config
+from runner import config, policy_source
 from runner.errors import ConfigError
 
 
@@ -165,10 +165,11 @@ def test_a_working_tree_configuration_the_compare_does_not_read_is_named(tmp_pat
     base.mkdir(), tree.mkdir()
     (base / "perfgate.toml").write_text("threshold = 0.02\n")
     (tree / "perfgate.toml").write_text("threshold = 0.02\n")
-    assert config.working_tree_notes(tree, base) == []
+    assert policy_source.working_tree_notes(tree, base) == []
     (tree / "perfgate.toml").write_text("threshold = 0.05\nmax_time = 60\n")
-    [note] = config.working_tree_notes(tree, base)
+    [note] = policy_source.working_tree_notes(tree, base)
     assert "sets max_time, threshold differently and is not read" in note
-    assert config.working_tree_notes(tree, base, given=True) == []  # --config: nothing ignored
+    # --config: nothing ignored
+    assert policy_source.working_tree_notes(tree, base, given=True) == []
     (tree / "perfgate.toml").write_text("threshold = [\n")
-    assert "is not valid TOML and is not read" in config.working_tree_notes(tree, base)[0]
+    assert "is not valid TOML and is not read" in policy_source.working_tree_notes(tree, base)[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from runner import config as config_mod
+from runner import policy_source
 from runner import results as results_mod
 from runner.cli.main import main
 from runner.report import render
@@ -96,10 +97,10 @@ def test_head_changes_lists_added_removed_and_changed_keys(tmp_path):
     head.mkdir()
     (base / "perfgate.toml").write_text('alpha = 0.05\nbenchmarks = "benchmarks"\n')
     (head / "pyproject.toml").write_text('[tool.perfgate]\nalpha = 0.05\nthreshold = 0.5\n')
-    assert config_mod.head_changes(base, head) == ["benchmarks", "threshold"]
+    assert policy_source.head_changes(base, head) == ["benchmarks", "threshold"]
     (head / "perfgate.toml").write_text("alpha = [")
-    assert config_mod.head_changes(base, head) == ["*"]
-    assert config_mod.head_changes(base, base) == []
+    assert policy_source.head_changes(base, head) == ["*"]
+    assert policy_source.head_changes(base, base) == []
 
 
 def test_the_note_names_only_known_keys():
