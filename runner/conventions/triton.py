@@ -178,6 +178,10 @@ def install() -> types.ModuleType:
     testing = sys.modules.get("triton.testing")
     if testing is None:
         testing = _real_testing() or install_stand_in()
+    elif not _gpu():  # real Triton imported already (by the benchmark's library), no GPU to run
+        for name in ("do_bench", "do_bench_cudagraph"):
+            if not getattr(getattr(testing, name, None), "__perfgate__", False):
+                setattr(testing, name, _stand_in_do_bench)
     for name, graph in (("do_bench", False), ("do_bench_cudagraph", True)):
         current = getattr(testing, name, None)
         if current is not None and not getattr(current, "__perfgate__", False):
@@ -188,13 +192,18 @@ def install() -> types.ModuleType:
     return testing
 
 
+def _gpu() -> bool:
+    """Whether torch (imported by the worker before this) sees a GPU that Triton could run on."""
+    cuda = getattr(sys.modules.get("torch"), "cuda", None)
+    return cuda is not None and bool(cuda.is_available())
+
+
 def _real_testing() -> types.ModuleType | None:
     """The real ``triton.testing`` where Triton is installed and torch sees a GPU, else None.
     Real Triton on a machine without a GPU cannot run ``do_bench`` ("0 active drivers"), and
     is not imported there to find out: its C extension cannot be imported twice in a process,
     so a probe that failed could not be undone (the worker imports torch before this)."""
-    cuda = getattr(sys.modules.get("torch"), "cuda", None)
-    if cuda is None or not cuda.is_available():
+    if not _gpu():
         return None
     try:
         import triton.testing as testing
