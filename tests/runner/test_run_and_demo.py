@@ -46,6 +46,13 @@ def test_demo_finds_the_regression_and_the_improvement(tmp_path, monkeypatch):
     assert by["bench_pairwise_distance"]["change"]["verdict"] == "improvement"
     assert by["bench_softmax"]["change"]["verdict"] in ("unchanged", "inconclusive")
     assert doc["intent"]["strategy"] == "unknown"    # no rule measured 90 % precise fires
+    # the PR text's claim, judged in the report against the measured interval (issue 50)
+    [claim] = doc["claims"]
+    assert claim["metric"] == "time" and abs(claim["ratio"] - 1 / 3) < 0.01
+    assert "- Claim “pairwise_distance is about 3x faster on CPU.” (body; 0.333x time): **" in report
+    # outputs compared, base against head: the matmul form computes the same distances
+    assert {b["name"]: b["output"]["verdict"] for b in doc["benchmarks"]} == {
+        n: "same" for n in by}
     kinds = [h["kind"] for h in by["bench_rms_norm[rows=32]"]["hints"]]
     assert kinds and "unexplained" not in kinds
     assert (out / "traces" / "head").is_dir()
