@@ -49,7 +49,8 @@ def test_demo_finds_the_regression_and_the_improvement(tmp_path, monkeypatch):
     # the PR text's claim, judged in the report against the measured interval (issue 50)
     [claim] = doc["claims"]
     assert claim["metric"] == "time" and abs(claim["ratio"] - 1 / 3) < 0.01
-    assert "- Claim “pairwise_distance is about 3x faster on CPU.” (body; 0.333x time): **" in report
+    line = "- Claim “pairwise_distance is about 3x faster on CPU.” (body; 0.333x time): **"
+    assert line in report
     # outputs compared, base against head: the matmul form computes the same distances
     assert {b["name"]: b["output"]["verdict"] for b in doc["benchmarks"]} == {
         n: "same" for n in by}
