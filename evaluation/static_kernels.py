@@ -6,25 +6,31 @@ For each case of ``evaluation/static_kernels/cases.toml`` this runs the product 
 
 - the ground truth read from each PR's diff (``kernels_changed``): every changed kernel must be
   reported ``changed`` (misses), and no other kernel may be (false ``changed``; on the controls,
-  any at all);
+  any at all), except one whose launch the diff changed (``launch_changed``), said apart;
 - the hand check's numbers (``evaluation/static_kernels_hand.py``, rows in
   ``evaluation/static_kernels/hand.json``): registers, stack bytes and shared memory must be equal
   where the product compiled the same specialisation (kernel, arch, num_warps, num_stages and the
   constexprs both name); a row of the product with no such twin is counted, not compared.
 
-The product's JSON is not fixed yet; ``product_rows`` is the one place that reads it, written
-against this expected shape::
+``product_rows`` is the one place that reads the product's JSON (results.json's ``kernels``
+section, ``runner/kernels/analysis.py``)::
 
-    {"kernels": [{"name": "_rms_norm_forward_kernel", "file": "src/.../rms_norm.py",
-                  "arch": "sm_90", "config": {"num_warps": 8, "num_stages": 3,
-                                              "constexprs": {"BLOCK_SIZE": 4096}},
-                  "changed": true,
-                  "base": {"registers": 56, "stack_bytes": 0, "shared_bytes": 32,
-                           "cubin_sha256": "..."},
-                  "head": {...}}]}
+    {"ran": true, "seconds": 7.9, "jobs": {"compiled": 8, "cached": 0, ...},
+     "kernels": [{"path": "src/.../rms_norm.py", "name": "_rms_norm_forward_kernel",
+                  "status": "changed", "why": ["source", "launch site"], "changed": true,
+                  "rows": [{"spec": "BLOCK_SIZE=64 num_warps=4 num_stages=3" (base's label
+                            " → " head's where they differ), "how": "launch site",
+                            "guessed": [...], "arch": "sm_90", "identical": false,
+                            "base": {"registers", "stack", "local", "shared_static",
+                                     "shared_dynamic", "sha256", "sass_sha256", "compile_s",
+                                     "occupancy", ...} or {"error", "stage"} or null,
+                            "head": {...}}]}]}
 
-``base``/``head`` may be null (a kernel added or removed) or carry ``"error"`` (a side that does
-not compile). Exit 2 when the command does not exist yet.
+Only kernels that differ are listed (``unchanged`` counts the others). Shared memory is compared
+as Triton's ``metadata.shared``: the product's ``shared_dynamic``, the hand check's
+``meta_shared``. The mirrors lack a few large blobs (Liger-Kernel's LFS test data), which
+``git worktree add`` refuses: :func:`stand_in` passes, for such a side, a commit of the same tree
+without them (the kernels' files are all there). Exit 2 when the command does not exist.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -43,47 +50,71 @@ CASES = ROOT / "evaluation" / "static_kernels" / "cases.toml"
 HAND = ROOT / "evaluation" / "static_kernels" / "hand.json"
 
 
+def _label(text: str) -> dict:
+    """``"BLOCK=64 X_dtype=tl.float32 num_warps=4 num_stages=3"`` → constexprs, warps, stages."""
+    values = dict(t.split("=", 1) for t in text.split() if "=" in t)
+    warps, stages = values.pop("num_warps", None), values.pop("num_stages", None)
+    return {"constexprs": values, "num_warps": int(warps) if warps else None,
+            "num_stages": int(stages) if stages else None}
+
+
+def _side(s: dict | None) -> dict | None:
+    if not s:
+        return None
+    if "error" in s:
+        return {"error": s["error"], "stage": s.get("stage")}
+    return {"regs": s["registers"], "stack": s["stack"], "local": s.get("local", 0),
+            "shared": s["shared_dynamic"], "shared_static": s.get("shared_static"),
+            "cubin_sha256": s.get("sha256"), "sass_sha256": s.get("sass_sha256"),
+            "compile_s": s.get("compile_s"), "blocks": (s.get("occupancy") or {}).get("blocks")}
+
+
 def product_rows(payload: dict) -> list[dict]:
-    """The product's kernels as flat rows: the adapter to change when its JSON shape settles."""
+    """The product's rows, flat: one per kernel, specialisation, arch (each side's label parsed
+    into its own ``spec``, since a row pairs base's and head's specialisations)."""
     rows = []
     for k in payload.get("kernels", []):
-        config = k.get("config") or {}
-        sides = {}
-        for side in ("base", "head"):
-            s = k.get(side) or {}
-            sides[side] = None if not s or "error" in s else {
-                "regs": s.get("registers"), "stack": s.get("stack_bytes"),
-                "shared": s.get("shared_bytes"), "cubin_sha256": s.get("cubin_sha256")}
-        rows.append({"name": k["name"], "file": k.get("file", ""), "arch": k["arch"],
-                     "num_warps": config.get("num_warps"), "num_stages": config.get("num_stages"),
-                     "constexprs": config.get("constexprs", {}), "changed": bool(k.get("changed")),
-                     **sides})
+        for r in k.get("rows") or [{"spec": "", "arch": None, "base": None, "head": None}]:
+            labels = r.get("spec", "").split(" → ")
+            specs = {"base": _label(labels[0]), "head": _label(labels[-1])}
+            rows.append({"name": k["name"], "file": k["path"], "arch": r.get("arch"),
+                         "status": k.get("status"), "why": k.get("why", []),
+                         "changed": bool(k.get("changed")), "how": r.get("how"),
+                         "guessed": r.get("guessed", []), "label": r.get("spec", ""),
+                         "identical": r.get("identical"), "worse": r.get("worse", []),
+                         "specs": specs, "base": _side(r.get("base")),
+                         "head": _side(r.get("head"))})
     return rows
 
 
-def truth(case: dict) -> set[str]:
+def truth(case: dict, key: str = "kernels_changed") -> set[str]:
     """``file::name`` of the kernels the PR changed (the notes in brackets dropped)."""
-    return {re.sub(r"\s*\(.*\)$", "", k) for k in case.get("kernels_changed", [])}
+    return {re.sub(r"\s*\(.*\)$", "", k) for k in case.get(key, [])}
 
 
 def detection(case: dict, rows: list[dict]) -> dict:
+    """Misses and false ``changed``, by ``file::name`` (a name alone would let a namesake in
+    another file, e.g. a backend's copy of the kernel, hide a miss or a false ``changed``). A
+    kernel whose source is the same and whose launch the diff changed (``launch_changed``) is
+    neither: it is reported ``changed`` for its launch (``launch_only``), said apart."""
     changed = {f"{r['file']}::{r['name']}" for r in rows if r["changed"]}
-    by_name = {n.split("::")[-1] for n in changed}
-    expected = truth(case)
-    misses = sorted(k for k in expected if k not in changed and k.split("::")[-1] not in by_name)
-    false = sorted(k for k in changed if k not in expected
-                   and k.split("::")[-1] not in {e.split("::")[-1] for e in expected})
+    why = {f"{r['file']}::{r['name']}": r["why"] for r in rows}
+    expected, launched = truth(case), truth(case, "launch_changed")
     return {"expected": sorted(expected), "reported_changed": sorted(changed),
-            "misses": misses, "false_changed": false}
+            "why": {k: why[k] for k in sorted(changed)},
+            "misses": sorted(expected - changed),
+            "false_changed": sorted(changed - expected - launched),
+            "launch_only": sorted((changed & launched) - expected)}
 
 
-def _same_config(hand: dict, row: dict) -> bool:
-    if row["num_warps"] not in (None, hand.get("num_warps")):
+def _same_config(hand: dict, spec: dict) -> bool:
+    """The product's side ``spec`` (:func:`_label`) is the hand row's specialisation: the same
+    warps and stages, every constexpr both name equal (the pointer types are not in the
+    product's JSON: they are not compared)."""
+    if (spec["num_warps"], spec["num_stages"]) != (hand.get("num_warps"), hand.get("num_stages")):
         return False
-    if row["num_stages"] not in (None, hand.get("num_stages")):
-        return False
-    given = hand.get("constexprs", {})
-    return all(str(given[k]) == str(v) for k, v in row["constexprs"].items() if k in given)
+    given = {k: str(v) for k, v in hand.get("constexprs", {}).items()}
+    return all(given[k] == v for k, v in spec["constexprs"].items() if k in given)
 
 
 def numbers(case_id: str, hand_rows: list[dict], rows: list[dict]) -> dict:
@@ -91,7 +122,8 @@ def numbers(case_id: str, hand_rows: list[dict], rows: list[dict]) -> dict:
     agree, differ, unmatched = 0, [], 0
     for h in (r for r in hand_rows if r["case"] == case_id and "error" not in r):
         twins = [r for r in rows if r["name"] == h["kernel"] and r["arch"] == h["arch"]
-                 and r.get(h["side"]) and _same_config(h, r)]
+                 and r.get(h["side"]) and "error" not in r[h["side"]]
+                 and _same_config(h, r["specs"][h["side"]])]
         if not twins:
             unmatched += 1
             continue
@@ -102,8 +134,31 @@ def numbers(case_id: str, hand_rows: list[dict], rows: list[dict]) -> dict:
             agree += 1
         else:
             differ.append({"kernel": h["kernel"], "arch": h["arch"], "side": h["side"],
-                           "config": h["config"], "hand": mine, "product": theirs})
+                           "config": h["config"], "hand": mine, "product": theirs,
+                           "product_spec": twins[0]["label"]})
     return {"agree": agree, "differ": differ, "hand_rows_without_twin": unmatched}
+
+
+def stand_in(repo: Path, sha: str) -> str:
+    """``sha``, or where the clone lacks some of its tree's blobs (a mirror without its LFS-size
+    files) a commit of the same tree less those files, whose worktree git can check out."""
+    def git(*args, **kw) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              check=True, **kw).stdout
+
+    listing = [line.split(None, 3) for line in git("ls-tree", "-r", sha).splitlines()]
+    blobs = {obj: path for _, kind, obj, path in listing if kind == "blob"}
+    checked = git("cat-file", "--batch-check", input="\n".join(blobs) + "\n")
+    missing = [blobs[line.split()[0]] for line in checked.splitlines() if "missing" in line]
+    if not missing:
+        return sha
+    env = dict(os.environ, GIT_INDEX_FILE=str(repo / ".git" / "perfgate-eval-index"))
+    run = {"env": env}
+    git("read-tree", sha, **run)
+    git("update-index", "--force-remove", "--", *missing, **run)
+    tree = git("write-tree", **run).strip()
+    return git("commit-tree", tree, "-p", sha, "-m", f"{sha} less {len(missing)} missing blob(s)",
+               **run).strip()
 
 
 def command_exists(env: dict) -> bool:
@@ -112,15 +167,41 @@ def command_exists(env: dict) -> bool:
     return probe.returncode == 0
 
 
-def run_case(case: dict, mirrors: Path, out: Path, env: dict) -> tuple[dict | None, str]:
+def run_case(case: dict, mirrors: Path, out: Path, env: dict,
+             timeout: int = 600) -> tuple[dict | None, str]:
     target = out / f"{case['id']}.json"
-    cmd = [sys.executable, "-m", "runner.cli", "kernels", "--repo", str(mirrors / case["clone"]),
-           "--base", case["base"], "--head", case["head"], "--arch", "sm_80", "--arch", "sm_90",
-           "--json", str(target)]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    repo = mirrors / case["clone"]
+    cmd = [sys.executable, "-m", "runner.cli", "kernels", "--repo", str(repo),
+           "--base", stand_in(repo, case["base"]), "--head", stand_in(repo, case["head"]),
+           "--arch", "sm_80", "--arch", "sm_90", "--json", str(target)]
+    t0 = time.monotonic()
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"skipped: no answer in {timeout} s"
+    (out / f"{case['id']}.txt").write_text(done.stdout + done.stderr)
     if done.returncode != 0 or not target.exists():
         return None, f"exit {done.returncode}: {done.stderr.strip()[-500:]}"
-    return json.loads(target.read_text()), ""
+    payload = json.loads(target.read_text())
+    payload["wall_s"] = round(time.monotonic() - t0, 2)
+    return payload, ""
+
+
+def cost(payload: dict, rows: list[dict]) -> dict:
+    """The static pass's own time, its jobs, and each compile's seconds (cached ones have the
+    seconds of the run that compiled them)."""
+    seconds = [s["compile_s"] for r in rows for s in (r["base"], r["head"])
+               if s and "error" not in s and s.get("compile_s") is not None]
+    return {"seconds": payload.get("seconds"), "wall_s": payload.get("wall_s"),
+            "jobs": payload.get("jobs"), "unchanged": payload.get("unchanged"),
+            "compile_s": seconds, "over_2s": sum(x > 2 for x in seconds),
+            "max_compile_s": max(seconds, default=None),
+            "not_compiled": sorted({f"{r['name']} {r['arch']} {side}: {s.get('stage')}: "
+                                    f"{s['error'].strip().splitlines()[-1][:160]}"
+                                    for r in rows for side in ("base", "head")
+                                    if (s := r[side]) and "error" in s}),
+            "findings": [f.get("summary") for f in payload.get("findings", [])]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirrors", type=Path, required=True, help="folder of the cases' clones")
     parser.add_argument("--out", type=Path, default=Path("/tmp/perfgate-kernels-eval"))
     parser.add_argument("--case", action="append", help="only these case ids")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds a case may take")
+    parser.add_argument("--reuse", action="store_true",
+                        help="compare the JSON an earlier run left in --out, run nothing")
     args = parser.parse_args(argv)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if not command_exists(env):
@@ -142,8 +226,14 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     report, totals = [], {"misses": 0, "false_changed": 0, "agree": 0, "differ": 0, "failed": 0}
     for case in cases:
-        payload, error = run_case(case, args.mirrors, args.out, env)
+        saved = args.out / f"{case['id']}.json"
+        if args.reuse:
+            payload, error = (json.loads(saved.read_text()), "") if saved.exists() else (
+                None, "no JSON from an earlier run")
+        else:
+            payload, error = run_case(case, args.mirrors, args.out, env, args.timeout)
         if payload is None:
+            print(f"{case['id']}: {error}", flush=True)
             totals["failed"] += 1
             report.append({"case": case["id"], "error": error})
             continue
@@ -153,10 +243,11 @@ def main(argv: list[str] | None = None) -> int:
         totals["false_changed"] += len(found["false_changed"])
         totals["agree"] += nums["agree"]
         totals["differ"] += len(nums["differ"])
-        report.append({"case": case["id"], **found, **nums})
+        report.append({"case": case["id"], **found, **nums, **cost(payload, rows)})
         print(f"{case['id']}: misses {found['misses'] or 0}, false changed "
               f"{found['false_changed'] or 0}, numbers {nums['agree']} equal, "
-              f"{len(nums['differ'])} differ, {nums['hand_rows_without_twin']} not compiled alike")
+              f"{len(nums['differ'])} differ, {nums['hand_rows_without_twin']} not compiled alike;"
+              f" {payload.get('seconds')} s, jobs {payload.get('jobs')}", flush=True)
     (args.out / "comparison.json").write_text(json.dumps({"totals": totals, "cases": report},
                                                          indent=1) + "\n")
     print(json.dumps(totals))

@@ -47,6 +47,16 @@ def _helpers(side: dict) -> dict[tuple[str, str], list[str]]:
             if k.name in callers and k.name not in side["sites"] and k.configs is None}
 
 
+def sites_of(side: dict, key: tuple[str, str]) -> list[dict]:
+    """The launch sites (:func:`read_side`'s ``sites``) of the kernel ``key`` (path, name): the
+    calls of its name, less those in another file that defines a kernel of that name itself (a
+    backend's copy, ``ops/backends/_ascend/ops/dyt.py`` beside ``ops/dyt.py``: each file's calls
+    launch its own)."""
+    path, name = key
+    others = {p for p, n in side["kernels"] if n == name and p != path}
+    return [s for s in side["sites"].get(name, []) if s["path"] not in others]
+
+
 def diff_kernels(base: dict, head: dict, captured: dict | None = None) -> list[dict]:
     """Every kernel of either side (:func:`read_side`): ``{path, name, line, status, why,
     helper_of, specs: {side: [spec]}, fingerprints, configs_note}``; ``status`` one of changed /
@@ -65,7 +75,7 @@ def diff_kernels(base: dict, head: dict, captured: dict | None = None) -> list[d
         launches = {s: ((captured or {}).get(s) or {}).get(key) for s in SIDES}
         specs = {} if helper_of else {
             s: (from_capture(k, launches[s]) if launches[s]
-                else specs_for(k, sides[s]["sites"].get(k.name, [])))
+                else specs_for(k, sites_of(sides[s], key)))
             for s, k in have.items() if k is not None}
         why = []
         if have["base"] is None or have["head"] is None:
@@ -76,7 +86,7 @@ def diff_kernels(base: dict, head: dict, captured: dict | None = None) -> list[d
             cores = {s: [_core(x) for x in specs.get(s, [])] for s in SIDES}
             if cores["base"] != cores["head"]:
                 why.append("specialisations")
-            calls = {s: sorted(x["text"] for x in sides[s]["sites"].get(key[1], [])) for s in SIDES}
+            calls = {s: sorted(x["text"] for x in sites_of(sides[s], key)) for s in SIDES}
             if calls["base"] != calls["head"]:  # values it may not read: num_warps=f(dtype)
                 why.append("launch site")
             status = "changed" if why else "unchanged"

@@ -384,3 +384,19 @@ def test_a_hint_is_less_sure_where_only_registers_grew_or_the_launch_was_guessed
 
     assert conf(["registers", "spills"]) == 0.7 and conf(["registers"]) == 0.4
     assert conf(["occupancy"], ["BLOCK"]) == 0.52 and conf(["registers"], ["x_ptr"]) == 0.3
+
+
+def test_a_kernel_s_launch_sites_are_not_those_of_its_namesake_in_another_file():
+    """Liger-Kernel #1208 changed ``ops/dyt.py``'s ``_dyt_fwd_kernel`` and its launch; the
+    Ascend backend's own ``_dyt_fwd_kernel`` (``ops/backends/_ascend/ops/dyt.py``, launched in
+    that file) did not change and must not take the other file's launch sites."""
+    backend = SOURCE.replace("BLOCK=512", "BLOCK=2048")
+    base = read_side({"lib/ops.py": SOURCE, "lib/npu/ops.py": backend})
+    head = read_side({"lib/ops.py": SOURCE.replace("BLOCK=512", "BLOCK=1024"),
+                      "lib/npu/ops.py": backend})
+    d = {(k["path"], k["name"]): k for k in diff_kernels(base, head)}
+    assert d[("lib/npu/ops.py", "plain")]["status"] == "unchanged"
+    main = d[("lib/ops.py", "plain")]
+    assert main["why"] == ["specialisations", "launch site"]
+    assert [s["constexprs"]["BLOCK"] for s in main["specs"]["base"]] == [512]
+    assert [s["constexprs"]["BLOCK"] for s in main["specs"]["head"]] == [1024]
