@@ -163,6 +163,7 @@ COVERED_ELSEWHERE = {
     "evaluation/measures.py": "tests/runner/test_measures.py",
     "evaluation/static_kernels_hand.py": "tests/evaluation/test_static_kernels_smoke.py",
     "evaluation/static_kernels.py": "tests/evaluation/test_static_kernels_smoke.py",
+    "evaluation/static_kernels_same_spec.py": "tests/evaluation/test_static_kernels_smoke.py",
 }
 
 

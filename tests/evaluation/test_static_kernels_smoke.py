@@ -70,19 +70,22 @@ def test_a_tiny_kernel_compiles_for_sm_90_and_the_tools_agree(hand, tmp_path, mo
     assert again["ptxas_regs"] == row["ptxas_regs"] and again["sass_sha256"] == row["sass_sha256"]
 
 
-def test_the_comparison_reads_the_expected_shape_and_counts_misses(tmp_path):
-    """evaluation/static_kernels.py's adapter and counts on a made-up product answer; and its
-    exit 2 while `runner.cli kernels` does not exist."""
+def test_the_comparison_reads_the_products_json_and_counts_misses():
+    """evaluation/static_kernels.py's adapter and counts on a product answer of the shape
+    ``perfgate kernels --json`` writes (``kernels[].rows[]``, a side's ``spec`` label)."""
     compare = _load(ROOT / "evaluation" / "static_kernels.py", "static_kernels_smoke")
-    side = {"registers": 56, "stack_bytes": 0, "shared_bytes": 32, "cubin_sha256": "a" * 64}
+    side = {"registers": 56, "stack": 0, "shared_dynamic": 32, "sha256": "a" * 64}
     payload = {"kernels": [
-        {"name": "k1", "file": "ops/a.py", "arch": "sm_90", "changed": True,
-         "config": {"num_warps": 8, "num_stages": 3, "constexprs": {"BLOCK_SIZE": 4096}},
-         "base": side, "head": dict(side, registers=60)},
-        {"name": "k2", "file": "ops/a.py", "arch": "sm_90", "changed": True, "config": {},
-         "base": None, "head": side},
+        {"name": "k1", "path": "ops/a.py", "changed": True, "why": ["source"],
+         "rows": [{"spec": "BLOCK_SIZE=4096 num_warps=8 num_stages=3", "arch": "sm_90",
+                   "base": side, "head": dict(side, registers=60)}]},
+        {"name": "k2", "path": "ops/a.py", "changed": True, "why": ["launch"],
+         "rows": [{"spec": "num_warps=4 num_stages=3", "arch": "sm_90", "base": None,
+                   "head": side}]},
     ]}
     rows = compare.product_rows(payload)
+    assert rows[0]["specs"]["head"] == {"constexprs": {"BLOCK_SIZE": "4096"}, "num_warps": 8,
+                                        "num_stages": 3}
     case = {"id": "c", "kernels_changed": ["ops/a.py::k1", "ops/b.py::k3 (new)"]}
     found = compare.detection(case, rows)
     assert found["misses"] == ["ops/b.py::k3"] and found["false_changed"] == ["ops/a.py::k2"]
@@ -93,6 +96,24 @@ def test_the_comparison_reads_the_expected_shape_and_counts_misses(tmp_path):
     numbers = compare.numbers("c", hand, rows)
     assert numbers["agree"] == 1 and len(numbers["differ"]) == 1
     assert numbers["differ"][0]["product"]["regs"] == 60
-    env = dict(__import__("os").environ, PYTHONPATH=str(ROOT))
-    if not compare.command_exists(env):
-        assert compare.main(["--mirrors", str(tmp_path), "--hand", str(tmp_path / "none")]) == 2
+
+
+def test_the_products_compile_worker_equals_the_hand_check_on_one_specialisation(
+        hand, tmp_path, monkeypatch):
+    """evaluation/static_kernels_same_spec.py's worker: the product's compile path
+    (runner.kernels.worker) at the hand check's specialisation gives the hand check's registers,
+    stack and shared memory (unaligned pointers, as the hand check compiles)."""
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    copy = tmp_path / "tiny_kernel_same.py"
+    shutil.copy(FIXTURE, copy)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(ROOT / "evaluation"))
+    same = _load(ROOT / "evaluation" / "static_kernels_same_spec.py", "static_same_spec_smoke")
+    spec = {"name": "tiny_scaled_add", "module": "tiny_kernel_same", "ptr_type": "*fp32",
+            "types": {"alpha": "fp32"}, "constexprs": {"BLOCK": 1024, "USE_ALPHA": True},
+            "num_warps": 4, "archs": [90]}
+    [row] = same.worker([spec])
+    kernel = _load(copy, "tiny_kernel_same_hand").tiny_scaled_add
+    mine = hand.compile_one(kernel, spec, 90, str(tmp_path))
+    assert row["plain"] == {"regs": mine["regs"], "stack": mine["stack"],
+                            "shared": mine["meta_shared"]}
