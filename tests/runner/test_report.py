@@ -75,6 +75,21 @@ def test_terminal_table_and_unknown_format():
         report.render(_doc([]), "pdf")
 
 
+def test_a_narrow_terminal_says_faster_once_per_benchmark():
+    import io
+
+    from rich.console import Console
+
+    doc = _doc([_bench("bench_fast", "improvement", 0.0918),
+                _bench("bench_slow", "regression", 1.3)])
+    out = io.StringIO()
+    report.print_table(doc, Console(file=out, width=80, color_system=None))
+    [line] = [x for x in out.getvalue().splitlines() if x.startswith("improvement")]
+    assert line.count("faster") == 1 and "10.9× faster [" in line
+    [slow] = [x for x in out.getvalue().splitlines() if x.startswith("regression")]
+    assert "+30.0 %" in slow and "] %" in slow          # a percentage keeps its unit
+
+
 def test_old_documents_without_optional_settings_still_render():
     doc = _doc([_bench("bench_slow", "regression", 1.3)])
     assert "min_sample_time" not in doc["settings"]
