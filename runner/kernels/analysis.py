@@ -138,14 +138,19 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
         else:
             todo.append(job)
     fresh: dict[str, dict] = {}
+    names = {job["id"]: job["cache"] for job in todo}
+
+    def keep(job_id: str, answer: dict) -> None:  # cached as it arrives
+        cache.put(root, names[job_id], answer)
+
     for side in trees:  # a worker a side: both sides' modules have the same names
         batch = [j for j in todo if j["id"].startswith(f"{side}|")]
         if batch:
             with tempfile.TemporaryDirectory(prefix="perfgate-triton-") as triton_cache:
-                fresh.update(run_jobs(batch, Path(triton_cache), python=python, deadline=deadline))
+                fresh.update(run_jobs(batch, Path(triton_cache), python=python,
+                                      deadline=deadline, on_answer=keep))
     for job in todo:
         answers[job["id"]] = fresh[job["id"]]
-        cache.put(root, job["cache"], fresh[job["id"]])
     for k in listed:
         k["changed"] = True
         k["rows"] = rows(k, archs, answers)

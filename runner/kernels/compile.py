@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from ..child_env import child_environment
 
@@ -48,11 +49,13 @@ def _stop(proc: subprocess.Popen) -> str:
 
 
 def run_jobs(jobs: list[dict], triton_cache: Path, *, python: str = sys.executable,
-             timeout: float = JOB_TIMEOUT, deadline: float = float("inf")) -> dict[str, dict]:
+             timeout: float = JOB_TIMEOUT, deadline: float = float("inf"),
+             on_answer: Callable[[str, dict], None] | None = None) -> dict[str, dict]:
     """Each job's answer by its ``id`` (see :mod:`runner.kernels.worker`); a job that ran past
     ``timeout`` seconds or whose worker died is ``{ok: False, stage: "timeout" | "crash",
     error}``; one not begun before ``deadline`` (monotonic seconds) ``{ok: False, stage:
-    "skipped"}``."""
+    "skipped"}``. ``on_answer(id, answer)`` is called as each compiled answer arrives (the
+    cache keeps it then: a run stopped later keeps what it compiled)."""
     answers: dict[str, dict] = {}
     pending = list(jobs)
     while pending:
@@ -69,6 +72,8 @@ def run_jobs(jobs: list[dict], triton_cache: Path, *, python: str = sys.executab
             if line:
                 answer = json.loads(line)
                 answers[answer["id"]] = answer
+                if on_answer is not None:
+                    on_answer(answer["id"], answer)
                 pending = [j for j in pending if j["id"] != answer["id"]]
                 continue
             job = pending.pop(0)

@@ -400,3 +400,28 @@ def test_a_kernel_s_launch_sites_are_not_those_of_its_namesake_in_another_file()
     assert main["why"] == ["specialisations", "launch site"]
     assert [s["constexprs"]["BLOCK"] for s in main["specs"]["base"]] == [512]
     assert [s["constexprs"]["BLOCK"] for s in main["specs"]["head"]] == [1024]
+
+
+def test_each_compiled_answer_is_handed_on_as_it_arrives(tmp_path):
+    """runner.kernels.compile.run_jobs: the cache keeps what a run compiled before its worker
+    died or hung (it was written only when the whole run completed: a stopped run saved
+    nothing)."""
+    import json
+    import sys
+
+    from runner.kernels.compile import run_jobs
+
+    fake = tmp_path / "python"   # stands in for "python -m runner.kernels.worker"
+    fake.write_text(f"#!{sys.executable}\n"
+                    "import json, sys\n"
+                    "first = json.loads(sys.stdin.readline())\n"
+                    "print(json.dumps({'id': first['id'], 'ok': True}), flush=True)\n"
+                    "sys.exit(3)\n")   # dies before the second job
+    fake.chmod(0o755)
+    seen = []
+    answers = run_jobs([{"id": "base|a"}, {"id": "base|b"}], tmp_path / "triton",
+                       python=str(fake), timeout=120.0,
+                       on_answer=lambda job_id, answer: seen.append((job_id, answer["ok"])))
+    assert seen == [("base|a", True)]
+    assert answers["base|a"]["ok"] and answers["base|b"]["stage"] == "crash"
+    assert json.dumps(answers)  # plain data
