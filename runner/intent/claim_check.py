@@ -35,7 +35,7 @@ import math
 import re
 from typing import Any, Iterable, Mapping
 
-from ..results import change_of
+from ..results import change_of, output_changed
 
 HOLDS, PARTLY, NOT_SHOWN, CONTRADICTED, UNTESTABLE = (
     "holds", "partly", "not_shown", "contradicted", "untestable")
@@ -97,16 +97,23 @@ def check_claim(claim: Mapping[str, Any], benchmarks: list[Mapping], device: str
         if interval is not None:
             verdict = judge(span, interval, claim.get("bound"))
             measured.append({"name": str(bench.get("name", "?")), "verdict": verdict,
-                             "measured": measured_text(interval, metric)})
+                             "measured": measured_text(interval, metric),
+                             "beyond": verdict == PARTLY and _beyond(span, interval),
+                             "output_changed": output_changed(bench)})
     if not measured:
         what = "memory" if metric == "memory" else "time"
         return {**result, "verdict": UNTESTABLE, "why": f"no benchmark measured its {what}"}
     measured.sort(key=lambda m: ORDER.index(m["verdict"]))
     best = measured[0]
     why = f"{best['name']} measured {best['measured']}"
+    if best["verdict"] == PARTLY:
+        why = ("more than claimed: " if best["beyond"] else "less than claimed: ") + why
     against = [m for m in measured[1:] if m["verdict"] == CONTRADICTED]
     if best["verdict"] != CONTRADICTED and against:
         why += f"; contradicted on {', '.join(m['name'] for m in against[:3])}"
+    changed = [m["name"] for m in measured if m["output_changed"]]
+    if changed:   # a speed-up that changes the answer is no speed-up (runner.outputs)
+        why += f"; head changes the result of {', '.join(changed[:3])}"
     return {**result, "verdict": best["verdict"], "why": why, "benchmarks": measured}
 
 
@@ -140,6 +147,16 @@ def judge(span: tuple[float, float], interval: tuple[float, float, float],
     return HOLDS if ci_low <= high and ci_high >= low else PARTLY
 
 
+def _beyond(span: tuple[float, float], interval: tuple[float, float, float]) -> bool:
+    """Whether a ``PARTLY`` interval lies beyond the claimed size (more than claimed) rather
+    than short of it."""
+    low, high = span
+    _, ci_low, ci_high = interval
+    if low >= 1.0:
+        low, ci_high = 1 / high, 1 / ci_low
+    return ci_high < low
+
+
 def claimed_span(claim: Mapping[str, Any]) -> tuple[float, float] | None:
     """The claimed head/base ratio in the measured sense (time for throughput), widened by the
     claim's precision: ``(low, high)``, or None when the claim gives no usable ratio."""
@@ -165,23 +182,39 @@ def precision_of(quote: str) -> float:
 
 
 def claimed_text(claim: Mapping[str, Any]) -> str:
-    """The claim's size in words: ``"0.005-0.01x time"``, ``"1.10x throughput"``, ``"?"``."""
+    """What the claim says, in words: ``"100-200× faster"``, ``"1.1× the throughput"``,
+    ``"up to 6.4× less memory"``, ``"no size"``."""
     low, high = _ratios(claim)
     metric = str(claim.get("metric") or "")
     if low is None:
-        return f"no size ({metric})"
-    size = f"{_g(low)}x" if low == high else f"{_g(low)}-{_g(high)}x"
+        return "no size"
     bound = {"up_to": "up to ", "at_least": "at least "}.get(claim.get("bound"), "")
-    return f"{bound}{size} {metric}".strip()
+    less, more = {"throughput": ("less throughput", "the throughput"),
+                  "memory": ("less memory", "more memory")}.get(
+        metric, ("faster", "slower") if metric in TIME_METRICS
+        else (f"less {metric.replace('_', ' ')}", f"more {metric.replace('_', ' ')}"))
+    if high <= 1.0:   # head below base: say the factor the other way round
+        low, high, word = 1 / high, 1 / low, less
+    else:
+        word = more
+    size = f"{_g(low)}×" if _g(low) == _g(high) else f"{_g(low)}-{_g(high)}×"
+    return f"{bound}{size} {word}"
 
 
 def measured_text(interval: tuple[float, float, float], metric: str) -> str:
-    """``"5.52x slower [5.31x, 5.74x]"``: the measured change in words, in its own sense."""
+    """``"5.52× slower [5.31×, 5.74×]"``: the measured change in words, in its own sense; an
+    interval that includes no change in percent (``"+0.0 % [-49.0 %, +96.0 %]"``)."""
     point, ci_low, ci_high = interval
+    if ci_low <= 1.0 <= ci_high:
+        return f"{_pct(point)} [{_pct(ci_low)}, {_pct(ci_high)}]"
     noun = ("smaller", "larger") if metric == "memory" else ("faster", "slower")
     if point <= 1.0:
         return f"{_x(1 / point)} {noun[0]} [{_x(1 / ci_high)}, {_x(1 / ci_low)}]"
     return f"{_x(point)} {noun[1]} [{_x(ci_low)}, {_x(ci_high)}]"
+
+
+def _pct(ratio: float) -> str:
+    return f"{(ratio - 1) * 100:+.1f} %"
 
 
 def _ratios(claim: Mapping[str, Any]) -> tuple[float | None, float | None]:
@@ -276,5 +309,5 @@ def _g(value: float) -> str:
 
 
 def _x(value: float) -> str:
-    """A measured factor: ``"5.52x"``, ``"1.00x"``, ``"123x"``."""
-    return f"{value:.2f}x" if value < 10 else f"{value:.3g}x"
+    """A measured factor: ``"5.52×"``, ``"123×"``."""
+    return f"{value:.2f}×" if value < 10 else f"{value:.3g}×"

@@ -139,6 +139,7 @@ def name_strategy(title: str = "", body: str = "", labels: Iterable[str] = (),
     best = max(hits, key=lambda k: (measured[k]["right"] / measured[k]["fired"],
                                     measured[k]["fired"]))
     rule = measured[best]
-    signals = [f'matched "{text[:QUOTE_WIDTH]}"' for text in list(hits.values())[:MAX_QUOTES]]
+    quotes = list(dict.fromkeys(text[:QUOTE_WIDTH] for text in hits.values()))  # once each
+    signals = [f'matched "{text}"' for text in quotes[:MAX_QUOTES]]
     return {"strategy": rule["strategy"], "confidence": round(rule["right"] / rule["fired"], 3),
             "signals": signals, "precision": {"right": rule["right"], "fired": rule["fired"]}}

@@ -135,16 +135,18 @@ def _table(ctx: dict, benches: list[dict]):
 
 def _stacked(ctx: dict, benches: list[dict], console) -> None:
     """``benches`` two lines each (a narrow terminal): the verdict, change, interval and times,
-    then the name on its own line — never wrapped into a column, never a verdict cut."""
+    then the name on its own line — never wrapped into a column, never a verdict cut; a memory
+    change a third line (it took the first past 80 columns)."""
     t = esc.term
     for b in benches:
         v = change_of(b).get("verdict", "")
-        memory = f"  memory {t(memory_cell(b))}" if memory_verdict_of(b) in CHANGED else ""
         console.print(f"{_verdict(v, b):<12} {t(change_text(b)):>9} {t(_bare_interval(b))}  "
-                      f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}{memory}",
+                      f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}",
                       highlight=False, soft_wrap=True)
         console.print(f"  {t(b['name'], markup=False)}", markup=False, highlight=False,
                       soft_wrap=True)
+        if memory_verdict_of(b) in CHANGED:
+            console.print(f"  memory {t(memory_cell(b))}", highlight=False, soft_wrap=True)
 
 
 def _bare_interval(bench: dict) -> str:

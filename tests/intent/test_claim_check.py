@@ -31,8 +31,8 @@ def test_kornia_3269_a_100_200x_claim_on_a_head_5_5x_slower_is_contradicted():
     [checked] = check_claims(claims, [bench("bench_bbox_to_mask", 5.52, 5.31, 5.74, "regression")],
                              {"device": "cpu"})
     assert checked["verdict"] == CONTRADICTED
-    assert checked["why"] == "bench_bbox_to_mask measured 5.52x slower [5.31x, 5.74x]"
-    assert checked["claimed"] == "0.005-0.01x time"
+    assert checked["why"] == "bench_bbox_to_mask measured 5.52× slower [5.31×, 5.74×]"
+    assert checked["claimed"] == "100-200× faster"
 
 
 @pytest.mark.parametrize("quote, ratio, measured, verdict", [
@@ -72,7 +72,7 @@ def test_throughput_and_memory_are_held_in_their_own_sense():
     memory = claim("memory 6.4x reduction", 1 / 6.4, metric="memory")
     held = check_claims([memory], [bench("b", 1.0, 0.98, 1.02, "unchanged",
                                          memory=(0.16, 0.155, 0.165))])[0]
-    assert held["verdict"] == HOLDS and held["why"] == "b measured 6.25x smaller [6.06x, 6.45x]"
+    assert held["verdict"] == HOLDS and held["why"] == "b measured 6.25× smaller [6.06×, 6.45×]"
     none = check_claims([memory], [bench("b", 1.0, 0.98, 1.02, "unchanged")])[0]
     assert none["verdict"] == UNTESTABLE and none["why"] == "no benchmark measured its memory"
 
@@ -141,9 +141,9 @@ def test_the_report_says_a_contradicted_claim_first_and_each_claim_in_its_sectio
     alert = next(line for line in lines[at:at + 8] if "claim is contradicted" in line)
     assert alert.startswith("> **The PR's claim is contradicted:** “optimize the function by "
                             "100-200x &lt;b&gt;” — ")
-    assert f"{name} measured 5.52x slower" in alert
+    assert f"{name} measured 5.52× slower" in alert
     assert ("(1 contradicted, 1 untestable)</summary>" in text)
-    assert "- Claim “2x faster than xformers” (body; 0.5x time): **untestable** — compared with " \
+    assert "- Claim “2x faster than xformers” (body: 2× faster): **untestable** — compared with " \
            "xformers, not with base" in text
     html = render(doc, "html")
     assert "claim is contradicted:</strong> &ldquo;optimize the function by 100-200x &lt;b&gt;" in html
@@ -182,3 +182,26 @@ def test_of_two_devices_in_a_sentence_the_one_beside_the_claims_figure_is_its_de
     # a quote that names neither: the sentence's devices both, so not judged on this CPU
     assert checked[2]["verdict"] == UNTESTABLE
     assert checked[2]["why"].startswith("about CUDA and CPU; this run measured on CPU")
+
+
+def test_the_judgement_says_more_or_less_than_claimed_and_a_changed_result():
+    beaten = check_claims([claim("50x faster", 0.02)], [bench("b", 1 / 195, 1 / 346, 1 / 110)])[0]
+    assert beaten["verdict"] == PARTLY and beaten["claimed"] == "50× faster"
+    assert beaten["why"] == "more than claimed: b measured 195× faster [110×, 346×]"
+    short = check_claims([claim("50x faster", 0.02)], [bench("b", 0.5, 0.45, 0.55)])[0]
+    assert short["why"].startswith("less than claimed: b measured 2.00× faster")
+    dropped = dict(bench("b", 0.5, 0.45, 0.55), output={"verdict": "changed"})
+    why = check_claims([claim("2x faster", 0.5)], [dropped])[0]["why"]
+    assert why.endswith("; head changes the result of b")
+    spread = check_claims([claim("2x faster", 0.5)], [bench("b", 1.0, 0.51, 1.96)])[0]
+    assert spread["why"] == "b measured +0.0 % [-49.0 %, +96.0 %]"
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"ratio": 1.1021, "metric": "throughput"}, "1.1× the throughput"),
+    ({"ratio": 1 / 6.4, "metric": "memory", "bound": "up_to"}, "up to 6.4× less memory"),
+    ({"ratio": 1.3}, "1.3× slower"),
+    ({"ratio": None}, "no size"),
+])
+def test_the_claimed_size_in_words(extra, words):
+    assert check_claims([{**claim("q", 0.5), **extra}], [])[0]["claimed"] == words

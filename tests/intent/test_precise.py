@@ -40,6 +40,8 @@ def test_the_stored_counts_are_recounted_from_the_corpus():
 
 
 def test_a_measured_rule_names_its_strategy_with_the_match_and_its_record():
+    # two measured rules match "exp2": it is quoted once
+    assert name_strategy(title="Use exp2 instead of exp")["signals"] == ['matched "exp2"']
     named = name_strategy(title="Softmax: fold the log2(e) scale into exp2")
     assert named["strategy"] == "math_simplification"
     assert named["signals"][0].startswith('matched "')

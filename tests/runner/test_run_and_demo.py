@@ -49,7 +49,7 @@ def test_demo_finds_the_regression_and_the_improvement(tmp_path, monkeypatch):
     # the PR text's claim, judged in the report against the measured interval (issue 50)
     [claim] = doc["claims"]
     assert claim["metric"] == "time" and abs(claim["ratio"] - 1 / 3) < 0.01
-    line = "- Claim “pairwise_distance is about 3x faster on CPU.” (body; 0.333x time): **"
+    line = "- Claim “pairwise_distance is about 3x faster on CPU.” (body: 3× faster): **"
     assert line in report
     # outputs compared, base against head: the matmul form computes the same distances
     assert {b["name"]: b["output"]["verdict"] for b in doc["benchmarks"]} == {
