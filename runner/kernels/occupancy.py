@@ -102,7 +102,7 @@ def occupancy(arch: str, regs_per_thread: int, threads_per_block: int,
     limited = [k for k, v in limits.items() if v == blocks]
     return {"blocks": blocks, "warps": blocks * warps_per_block,
             "occupancy": round(blocks * warps_per_block / a.max_warps, 3),
-            "limited_by": ", ".join(limited), "limits": limits}
+            "limited_by": ", ".join(k.replace("_", " ") for k in limited), "limits": limits}
 
 
 def _none(a: Arch, why: str) -> dict:

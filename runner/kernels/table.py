@@ -127,7 +127,10 @@ def sentence(name: str, row: dict) -> str:
                 f"{h['error'].strip().splitlines()[-1][:200]}")
     text = (f"head's `{name}` uses {h['registers']} registers/thread and {_spill(h)} "
             f"(base {b['registers']}, {_spill(b)})")
-    if h.get("occupancy") and b.get("occupancy"):
+    if h.get("occupancy") and not h["occupancy"]["blocks"]:
+        text += (f": it cannot launch on {row['arch']} ({h['occupancy']['limited_by']} beyond "
+                 "what one SM gives a block)")
+    elif h.get("occupancy") and b.get("occupancy"):
         text += (f": occupancy {_blocks(h)} per SM on {row['arch']} "
                  f"(base {b['occupancy']['blocks']}), limited by {h['occupancy']['limited_by']}")
     else:

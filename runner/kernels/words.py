@@ -25,7 +25,9 @@ def lines(section: dict) -> list[str]:
     out = [f"Triton {section['triton']}, {', '.join(section['archs'])}: "
            f"{len(section['kernels'])} kernel(s) changed, {section['unchanged']} unchanged; "
            f"{jobs['compiled']} compiled, {jobs['cached']} cached, {jobs['failed']} failed, "
-           f"{jobs['skipped']} skipped in {section['seconds']} s"]
+           f"{jobs['skipped']} skipped in {section['seconds']} s"
+           + ("; no @triton.jit kernel in either revision" if not section["kernels"]
+              and not section["unchanged"] else "")]
     for side, c in (section.get("capture") or {}).items():
         status = "stopped (time)" if c["exit"] is None else f"exit {c['exit']}"
         out.append(f"  {side}: {c['launches']} launch(es) captured from `{c['command']}` "
@@ -33,9 +35,11 @@ def lines(section: dict) -> list[str]:
     for path, error in section["errors"].items():
         out.append(f"  not read: {path}: {error}")
     for k in section["kernels"]:
-        why = f" ({', '.join(k['why'])})" if k.get("why") else ""
-        out.append(f"{k['path']}:{k['line']} {k['name']}: {k['status']}{why}, changed: "
-                   f"{str(k['changed']).lower()}")
+        detail = ", ".join(k.get("why") or [])
+        if k["status"] != "changed":
+            detail = k["status"] + (f": {detail}" if detail else "")
+        out.append(f"{k['path']}:{k['line']} {k['name']}: changed: {str(k['changed']).lower()}"
+                   + (f" ({detail})" if detail else ""))
         if k["helper_of"]:
             out.append(f"  a helper: compiled inside {', '.join(k['helper_of'])}")
         if k.get("configs_note"):

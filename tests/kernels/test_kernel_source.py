@@ -425,3 +425,27 @@ def test_each_compiled_answer_is_handed_on_as_it_arrives(tmp_path):
     assert seen == [("base|a", True)]
     assert answers["base|a"]["ok"] and answers["base|b"]["stage"] == "crash"
     assert json.dumps(answers)  # plain data
+
+
+def test_a_head_whose_block_no_sm_can_hold_is_said_not_to_launch():
+    from runner.kernels.occupancy import occupancy
+    from runner.kernels.table import sentence
+
+    base = {"registers": 128, "stack": 0, "local": 0, "threads": 128,
+            "occupancy": occupancy("sm_90", 128, 128, 64 * 1024)}
+    head = {"registers": 128, "stack": 0, "local": 0, "threads": 128,
+            "occupancy": occupancy("sm_90", 128, 128, 384 * 1024)}   # 256x256x64 fp16 tiles
+    assert head["occupancy"]["blocks"] == 0
+    text = sentence("matmul_kernel", {"base": base, "head": head, "arch": "sm_90",
+                                      "spec": "BLOCK_M=256"})
+    assert "it cannot launch on sm_90 (shared memory per block beyond what one SM gives" in text
+
+
+def test_a_repository_without_triton_kernels_is_said_so():
+    from runner.kernels.words import lines
+
+    section = {"ran": True, "triton": "3.9.0", "archs": ["sm_90"], "kernels": [], "unchanged": 0,
+               "jobs": {"compiled": 0, "cached": 0, "failed": 0, "skipped": 0}, "seconds": 0.1,
+               "errors": {}, "findings": []}
+    assert lines(section)[0].endswith("; no @triton.jit kernel in either revision")
+    assert "no @triton.jit" not in lines(dict(section, unchanged=2))[0]

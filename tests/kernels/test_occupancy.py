@@ -20,8 +20,8 @@ from runner.kernels.occupancy import occupancy
     ("sm_86", 0, 256, 0, 6, "warps"),                    # 48 warps a SM
     ("sm_89", 32, 128, 0, 12, "warps"),
     ("sm_86", 16, 32, 0, 16, "blocks"),                  # 16 blocks a SM
-    ("sm_80", 32, 128, 65536, 2, "shared_memory"),       # 66560 B a block of 167936
-    ("sm_90", 32, 128, 65536 + 1024, 3, "shared_memory"),  # 67584 B a block of 233472
+    ("sm_80", 32, 128, 65536, 2, "shared memory"),       # 66560 B a block of 167936
+    ("sm_90", 32, 128, 65536 + 1024, 3, "shared memory"),  # 67584 B a block of 233472
 ])
 def test_calculator_values(arch, regs, threads, shared, blocks, limited):
     o = occupancy(arch, regs, threads, shared)

@@ -90,7 +90,7 @@ def test_kernels_command_reports_the_spill_head_brought(tmp_path, cache, capsys)
     assert finding["summary"].startswith(
         "head's `norm_kernel` uses 255 registers/thread and spills")
     printed = capsys.readouterr().out
-    assert "norm_kernel: changed (specialisations, launch site), changed: true" in printed
+    assert "norm_kernel: changed: true (specialisations, launch site)" in printed
     assert section["jobs"] == {"compiled": 4, "cached": 0, "failed": 0, "skipped": 0}
     t0 = time.monotonic()
     assert main(argv) == 0  # a rerun compiles nothing
