@@ -217,7 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     body.add_argument("--body", default="", help="the PR's description")
     body.add_argument("--body-file", metavar="FILE",
                       help="the PR's description read from FILE ('-' for standard input)")
-    p.add_argument("--json", metavar="FILE", help="also write the claims to FILE (a JSON list)")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the claims to FILE (a JSON list; - prints it alone)")
     p.set_defaults(handler="runner.intent.claims_cli:main_claims")
 
     p = sub.add_parser("doctor", help="is this runner fit to measure? GPU and CPU checks, each with a fix")

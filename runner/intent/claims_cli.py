@@ -69,7 +69,7 @@ def main_claims(args) -> int:
 
     Uses ``args.title``, ``args.body``, ``args.body_file`` (a file, ``-`` for standard input)
     and ``args.json`` (a file the list of claims is written to, the objects of
-    :func:`runner.intent.claims.parse_claims`).
+    :func:`runner.intent.claims.parse_claims`; ``-``: printed instead of the lines).
 
     Raises:
         UserError: no text at all (neither title nor body), an unreadable ``--body-file``, a
@@ -80,6 +80,9 @@ def main_claims(args) -> int:
     if not title.strip() and not body.strip():
         raise UserError("nothing to read: give --title, --body or --body-file")
     claims = parse_claims(title=title, body=body)
+    if getattr(args, "json", None) == "-":   # the list alone on standard output, for a pipe
+        print(json.dumps(claims, indent=1, ensure_ascii=False))
+        return 0
     if not claims:
         print("no quantitative performance claim found")
     for claim in claims:

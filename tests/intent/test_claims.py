@@ -128,6 +128,12 @@ def test_cli_prints_one_line_a_claim_and_writes_json(tmp_path, capsys):
                                "source"}
 
 
+def test_cli_json_dash_prints_the_list_alone(capsys):
+    assert main(["claims", "--title", "2x faster epilogue", "--json", "-"]) == 0
+    [claim] = json.loads(capsys.readouterr().out)      # nothing but the JSON on stdout
+    assert claim["ratio"] == 0.5 and claim["source"] == "title"
+
+
 def test_cli_without_a_claim_says_so(capsys):
     assert main(["claims", "--title", "Fix a typo in the docs"]) == 0
     assert "no quantitative performance claim" in capsys.readouterr().out
