@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import diff as _diff
+from .classifier import MAX_DIFF_LINES
 from .rules import CODE_RULES, STRATEGIES, TEXT_RULES, UNKNOWN
 
 PRECISE_PATH = Path(__file__).with_name("precise.json")
@@ -37,8 +38,6 @@ PRECISE_PATH = Path(__file__).with_name("precise.json")
 MIN_PRECISION = 0.9
 #: ... over at least this many real pull requests.
 MIN_FIRED = 10
-#: A diff longer than this many changed lines is read only up to it (as the hand rules do).
-MAX_DIFF_LINES = 20000
 #: Evidence quotes kept, each cut to this many characters.
 MAX_QUOTES = 3
 QUOTE_WIDTH = 80
