@@ -294,6 +294,35 @@ def text_evidence(title: str = "", body: str = "", labels: Iterable[str] = (),
     return out
 
 
+def code_rule_matches(lines, rules, side: str | None = None) -> Iterable[tuple]:
+    """Every match of the code rules on diff lines: ``(line, rule index, match, location)``.
+
+    The one scan :func:`code_evidence` and :func:`runner.intent.precise.fired_rules` share.
+
+    Args:
+        lines: :class:`runner.intent.diff` lines, in diff order (at most :data:`MAX_DIFF_LINES`
+            are read).
+        rules: ``(index, CodeRule)`` pairs to try, in the order tried on each line; a rule whose
+            ``triggers`` name no word of the line (lower-cased) is skipped there.
+        side: only lines of this side (``"+"``, ``"-"`` or ``" "``) of the first
+            :data:`MAX_DIFF_LINES`; None reads every side.
+
+    Yields:
+        In line order, then rule order, then match order: the line, the rule's index, the
+        ``re.Match`` and where it lies (``code``, ``comment`` or ``string``).
+    """
+    rules = list(rules)
+    for line in lines[:MAX_DIFF_LINES]:
+        if side is not None and line.side != side:
+            continue
+        low = line.text.lower()
+        for index, rule in rules:
+            if rule.triggers is not None and not any(t in low for t in rule.triggers):
+                continue
+            for match in rule.pattern.finditer(line.text):
+                yield line, index, match, _diff.location(line.mask, match.start(), match.end())
+
+
 def code_evidence(diff: str, matches: dict | None = None) -> dict[str, tuple[float, list[str]]]:
     """Code channel: strategy -> (score, signals) from a unified diff (see the module docstring).
 
@@ -303,23 +332,21 @@ def code_evidence(diff: str, matches: dict | None = None) -> dict[str, tuple[flo
         return {}
     lines, paths = _diff.parse(diff)
     found: dict[int, list] = {}       # rule index -> [sum of factors, best (factor, signal), its CodeMatch]
-    for line in lines[:MAX_DIFF_LINES]:
-        low = line.text.lower()
-        for index, rule in enumerate(CODE_RULES):
-            if rule.triggers is not None and not any(t in low for t in rule.triggers):
-                continue
-            side_factor = rule.added if line.side == "+" else rule.removed
-            for match in rule.pattern.finditer(line.text):
-                where = _diff.location(line.mask, match.start(), match.end())
-                factor = side_factor * LOCATION_FACTOR[where] * _path_factor(line.path)
-                entry = found.setdefault(index, [0.0, (0.0, ""), None])
-                entry[0] += factor
-                if factor > entry[1][0]:
-                    kind = "code" if where == "code" else where
-                    at = f" {line.path}" if line.path else ""
-                    entry[1] = (factor, f'{line.side}{kind}{at}: "{_clip(match.group(0))}"')
-                    entry[2] = CodeMatch(line.side, line.path, line.text, match.group(0), where, rule.weight, factor)
-                break     # one match per rule and line is enough
+    last = None
+    for line, index, match, where in code_rule_matches(lines, enumerate(CODE_RULES)):
+        if last == (id(line), index):
+            continue      # one match per rule and line is enough
+        last = (id(line), index)
+        rule = CODE_RULES[index]
+        side_factor = rule.added if line.side == "+" else rule.removed
+        factor = side_factor * LOCATION_FACTOR[where] * _path_factor(line.path)
+        entry = found.setdefault(index, [0.0, (0.0, ""), None])
+        entry[0] += factor
+        if factor > entry[1][0]:
+            kind = "code" if where == "code" else where
+            at = f" {line.path}" if line.path else ""
+            entry[1] = (factor, f'{line.side}{kind}{at}: "{_clip(match.group(0))}"')
+            entry[2] = CodeMatch(line.side, line.path, line.text, match.group(0), where, rule.weight, factor)
     out: dict[str, tuple[float, list[str]]] = {}
     for index, (total, (_, signal), best) in sorted(found.items(), key=lambda kv: -kv[1][0]):
         rule = CODE_RULES[index]

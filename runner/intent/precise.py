@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import diff as _diff
-from .classifier import MAX_DIFF_LINES
+from .classifier import code_rule_matches
 from .rules import CODE_RULES, STRATEGIES, TEXT_RULES, UNKNOWN
 
 PRECISE_PATH = Path(__file__).with_name("precise.json")
@@ -80,19 +80,10 @@ def fired_rules(title: str = "", body: str = "", labels: Iterable[str] = (),
     if not (diff and codes):
         return out
     lines, _ = _diff.parse(diff)
-    for line in lines[:MAX_DIFF_LINES]:
-        if line.side != "+":
-            continue
-        low = line.text.lower()
-        for index, rule in codes:
-            key = rule_key("code", index)
-            triggered = rule.triggers is None or any(t in low for t in rule.triggers)
-            if key in out or not triggered:
-                continue
-            for match in rule.pattern.finditer(line.text):
-                if _diff.location(line.mask, match.start(), match.end()) == "code":
-                    out[key] = f"{line.path}: {line.text.strip()}"
-                    break
+    for line, index, _match, where in code_rule_matches(lines, codes, side="+"):
+        key = rule_key("code", index)
+        if where == "code" and key not in out:
+            out[key] = f"{line.path}: {line.text.strip()}"
     return out
 
 
