@@ -227,6 +227,22 @@ def unseen_change(path: str, rules: Rules, bench_dir: str, bench_files: set[str]
     return None
 
 
+def _why_full(changed: Sequence[str], code_map: Mapping | None, rules: Rules, bench_dir: str,
+              bench_files: set[str]) -> str | None:
+    """Why every benchmark runs (no map, a map blind to the repository, a change the map cannot
+    follow), or None: the map decides per benchmark (a part of :func:`select`)."""
+    if code_map is None:
+        return "no code map exists for the base"
+    if not blind_spots_clear(code_map, bench_dir, bench_files):
+        return ("the code map saw no file of the repository outside the benchmarks "
+                "(an installed package?)")
+    for path in changed:
+        why = unseen_change(path, rules, bench_dir, bench_files)
+        if why:
+            return why
+    return None
+
+
 def select(benchmarks: Sequence[tuple[str, str]], changed: Sequence[str], code_map: Mapping | None, rules: Rules,
            *, bench_dir: str = "", forced: Mapping[str, str] | None = None,
            same_code: Mapping[str, str] | None = None) -> Plan:
@@ -251,19 +267,8 @@ def select(benchmarks: Sequence[tuple[str, str]], changed: Sequence[str], code_m
     changed = tuple(sorted(set(changed)))
     forced = dict(forced or {})
     bench_files = {f for _, f in benchmarks if f}
-    full = None
-    mapped: Mapping = {}
-    if code_map is None:
-        full = "no code map exists for the base"
-    else:
-        mapped = code_map.get("benchmarks") or {}
-        if not blind_spots_clear(code_map, bench_dir, bench_files):
-            full = "the code map saw no file of the repository outside the benchmarks (an installed package?)"
-    if full is None:
-        for path in changed:
-            full = unseen_change(path, rules, bench_dir, bench_files)
-            if full:
-                break
+    full = _why_full(changed, code_map, rules, bench_dir, bench_files)
+    mapped: Mapping = (code_map.get("benchmarks") or {}) if code_map is not None else {}
     changed_set = set(changed)
     choices = []
     for name, own in benchmarks:

@@ -153,25 +153,14 @@ def _clause(left: str) -> str:
     return clause
 
 
-def _sense(left: str, right: str, kind: str,
-           decimal: bool = False) -> tuple[str, bool, bool] | None:
-    """``(metric, better, certain)`` of a figure from the words around it; None: no claim.
+def _direction_word(clause: str, after: str, right: str, kind: str,
+                    decimal: bool) -> tuple[str | None, re.Match | None]:
+    """Which way a figure goes, from the words around it (a part of :func:`_sense`).
 
-    ``certain``: the words fix the reading of a percentage ("30 % less time" is 0.7; "30 %
-    faster" is 0.7 or 1/1.3)."""
-    after = " ".join(re.findall(r"[\w/-]+", re.split(r"[,;:(]|\.\s", right)[0])[:3])
-    after = re.sub(r"^times\b\s*", "", after)  # "2-3x times"
-    clause = _clause(left)
-    near = clause[-60:] + " " + after
-    close = clause[-25:] + " " + " ".join(after.split()[:2])
-    share = re.match(r"\s*of (?:the )?(?:[\w-]+ ){0,2}(?:memory|time|runtime)\b", right)
-    if share and re.search(r"\b" + VERB_LESS, clause, re.IGNORECASE):
-        return metric_of(share.group(0)) or "time", True, True  # "save 20% of total memory"
-    if re.search(r"\b(?:last|previous|old|original)\s+(?:version|code|implementation)\s+"
-                 r"(?:\w+\s+){0,2}(?:was|were)\b", clause, re.IGNORECASE):
-        return None  # "the last version really was around 50% worse": not this change
-    if re.search(NOT_PERF, close, re.IGNORECASE) or re.match(r"\s*(?:of|per)\b", right):
-        return None
+    Returns:
+        ``(word, cost)``: word is ``slower``, ``less``, ``more``, ``faster`` or None (no
+        direction: no claim); cost is the "at the cost of ..." match the clause ends with, if any.
+    """
     word = None
     for name, pattern in (("slower", SLOWER), ("less", LESS), ("more", MORE), ("faster", FASTER)):
         hit = re.search(r"\b" + pattern + r"\b", after, re.IGNORECASE)
@@ -207,9 +196,31 @@ def _sense(left: str, right: str, kind: str,
         word = ("faster", 0)  # "3.2-4.5x over the generic kernel"
     if word is None and kind == "x" and decimal and re.match(r"\s*(?:on|at|for|across)\b", right):
         word = ("faster", 0)  # "(1.2-1.9x on B200/GB300)", "Isolated 1.3-2.55x at M>=1024"
-    if word is None:
+    return (word[0] if word else None), cost
+
+
+def _sense(left: str, right: str, kind: str,
+           decimal: bool = False) -> tuple[str, bool, bool] | None:
+    """``(metric, better, certain)`` of a figure from the words around it; None: no claim.
+
+    ``certain``: the words fix the reading of a percentage ("30 % less time" is 0.7; "30 %
+    faster" is 0.7 or 1/1.3)."""
+    after = " ".join(re.findall(r"[\w/-]+", re.split(r"[,;:(]|\.\s", right)[0])[:3])
+    after = re.sub(r"^times\b\s*", "", after)  # "2-3x times"
+    clause = _clause(left)
+    near = clause[-60:] + " " + after
+    close = clause[-25:] + " " + " ".join(after.split()[:2])
+    share = re.match(r"\s*of (?:the )?(?:[\w-]+ ){0,2}(?:memory|time|runtime)\b", right)
+    if share and re.search(r"\b" + VERB_LESS, clause, re.IGNORECASE):
+        return metric_of(share.group(0)) or "time", True, True  # "save 20% of total memory"
+    if re.search(r"\b(?:last|previous|old|original)\s+(?:version|code|implementation)\s+"
+                 r"(?:\w+\s+){0,2}(?:was|were)\b", clause, re.IGNORECASE):
+        return None  # "the last version really was around 50% worse": not this change
+    if re.search(NOT_PERF, close, re.IGNORECASE) or re.match(r"\s*(?:of|per)\b", right):
         return None
-    name = word[0]
+    name, cost = _direction_word(clause, after, right, kind, decimal)
+    if name is None:
+        return None
     metric = metric_of(after) or metric_of(clause[-35:])
     if metric is None and re.search(r"\b(?:time|overhead|duration|runtime|wall|step|"
                                     r"iteration)\b", near, re.IGNORECASE):
@@ -232,6 +243,19 @@ def _sense(left: str, right: str, kind: str,
     if kind == "%" and name == "faster" and metric in TIME_LIKE:
         certain = bool(re.search(r"\b" + VERB_LESS, clause[-60:], re.IGNORECASE))
     return metric, better, certain
+
+
+def _amount_claim(sentence: str, match: re.Match, left: str, right: str, metric: str,
+                  better: bool) -> dict | None:
+    """The claim of an amount without its base ("saves 448 MiB": no ratio), or None when its
+    unit names no metric the words allow (a part of :func:`_figure_claims`)."""
+    known = unit_metric(match.group("unit"))
+    if known is None or known[0] == "throughput" or metric not in (known[0], "time", "other"):
+        return None
+    metric = known[0] if metric != "time" or known[0] != "time" else metric
+    return {"quote": sentence[:200], "metric": metric, "direction": direction_of(metric, better),
+            "ratio": None, "bound": _bound(left, right), "scope": scope_of(sentence),
+            "vs": _versus(right)}
 
 
 def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int]) -> list[dict]:
@@ -278,16 +302,10 @@ def _figure_claims(sentence: str, taken: list[tuple[int, int]], budget: list[int
             if below:
                 better = False
             if kind == "amount":
-                known = unit_metric(match.group("unit"))
-                if known is None or known[0] == "throughput" or metric not in (known[0], "time",
-                                                                               "other"):
-                    continue
-                metric = known[0] if metric != "time" or known[0] != "time" else metric
-                taken.append(match.span())
-                claims.append({"quote": sentence[:200], "metric": metric,
-                               "direction": direction_of(metric, better), "ratio": None,
-                               "bound": _bound(left, right), "scope": scope_of(sentence),
-                               "vs": _versus(right)})
+                claim = _amount_claim(sentence, match, left, right, metric, better)
+                if claim is not None:
+                    taken.append(match.span())
+                    claims.append(claim)
                 continue
             fields = _ratio_fields(metric, better, min(low, high), max(low, high), kind, certain)
             if fields is None:

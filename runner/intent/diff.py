@@ -177,23 +177,31 @@ def parse(diff: str) -> tuple[list[DiffLine], list[str]]:
             new_left = int(hunk.group(2) or 1)
             state = {"+": None, "-": None}
             continue
-        if raw.startswith("diff --git "):
-            match = re.match(r"diff --git a/(.*?) b/(.*)$", raw)
-            path = match.group(2) if match else ""
-            lang = language(path)
-            _remember(paths, path)
+        header = _file_header(raw)
+        if header is None:
             continue
-        if raw.startswith("--- ") or raw.startswith("+++ "):
-            name = raw[4:].split("\t")[0].strip()
-            name = name[2:] if name[:2] in ("a/", "b/") else name
-            if raw.startswith("--- "):
-                old_name = name
-            else:
-                path = old_name if name == "/dev/null" else name
-                lang = language(path)
-                _remember(paths, path)
+        kind, name = header
+        if kind == "old":
+            old_name = name
             continue
+        path = old_name if kind == "new" and name == "/dev/null" else name
+        lang = language(path)
+        _remember(paths, path)
     return lines, paths
+
+
+def _file_header(raw: str) -> tuple[str, str] | None:
+    """``("git" | "old" | "new", path)`` of a ``diff --git`` / ``---`` / ``+++`` line, else None.
+
+    ``a/`` and ``b/`` prefixes are dropped; ``/dev/null`` is kept as it is."""
+    if raw.startswith("diff --git "):
+        match = re.match(r"diff --git a/(.*?) b/(.*)$", raw)
+        return "git", match.group(2) if match else ""
+    if raw.startswith("--- ") or raw.startswith("+++ "):
+        name = raw[4:].split("\t")[0].strip()
+        name = name[2:] if name[:2] in ("a/", "b/") else name
+        return ("old" if raw.startswith("--- ") else "new"), name
+    return None
 
 
 def _bare_lines(diff: str) -> list[DiffLine]:

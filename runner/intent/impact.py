@@ -90,6 +90,31 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
             counts[verdict] += 1
     counts = {k: v for k, v in counts.items() if v}
 
+    risks, other = _risks(strategy, benches)
+    level, what = STRATEGIES[strategy]
+    view = {
+        "applicable": True,
+        "strategy": strategy,
+        "level": level,
+        "what": what,
+        "confidence": _number(intent.get("confidence")),
+        "precision": {"right": right, "fired": fired},
+        "signals": _quotes(intent.get("signals")),
+        "counts": counts,
+        "outcome": outcome_of(counts),
+        "risks": risks,
+        "other_hints": other,
+    }
+    view["headline"] = _headline(view)
+    return view
+
+
+def _risks(strategy: str, benches: list[Mapping[str, Any]]) -> tuple[list[dict], list[dict]]:
+    """The strategy's known risks with their status, and the other hints' kinds.
+
+    Returns:
+        ``(risks, other_hints)`` as :func:`intent_vs_impact` describes them.
+    """
     by_kind: dict[str, list[tuple[str, dict]]] = {}
     harmless: dict[str, list[tuple[str, dict]]] = {}  # hints of a benchmark that got better
     for bench in benches:
@@ -117,22 +142,7 @@ def intent_vs_impact(intent: Mapping[str, Any] | None, benchmarks: Iterable[Mapp
                   for kind in {*by_kind, *harmless}}
     other = [{"kind": kind, "benchmarks": _unique(n for n, _ in hits)}
              for kind, hits in sorted(every_hint.items()) if kind not in risk_kinds]
-    level, what = STRATEGIES[strategy]
-    view = {
-        "applicable": True,
-        "strategy": strategy,
-        "level": level,
-        "what": what,
-        "confidence": _number(intent.get("confidence")),
-        "precision": {"right": right, "fired": fired},
-        "signals": _quotes(intent.get("signals")),
-        "counts": counts,
-        "outcome": outcome_of(counts),
-        "risks": risks,
-        "other_hints": other,
-    }
-    view["headline"] = _headline(view)
-    return view
+    return risks, other
 
 
 def _count(value: Any) -> int:

@@ -102,6 +102,35 @@ def _by_kernel(records: list[dict], root: Path) -> dict[tuple[str, str], list[di
     return out
 
 
+def _answers(jobs: list[dict], sides: list[str], version: str, root: Path, *, python: str,
+             deadline: float) -> tuple[dict[str, dict], list[dict]]:
+    """Every job's answer, from the cache or compiled now (a worker a side), and the jobs
+    that were compiled: ``({job id: answer}, [job])``. Fresh answers are cached as they arrive."""
+    answers, todo = {}, []
+    for job in jobs:
+        job["cache"] = cache.key(job["fingerprint"], job, job["arch"], version)
+        hit = cache.get(root, job["cache"])
+        if hit is not None:
+            answers[job["id"]] = hit
+        else:
+            todo.append(job)
+    fresh: dict[str, dict] = {}
+    names = {job["id"]: job["cache"] for job in todo}
+
+    def keep(job_id: str, answer: dict) -> None:  # cached as it arrives
+        cache.put(root, names[job_id], answer)
+
+    for side in sides:  # a worker a side: both sides' modules have the same names
+        batch = [j for j in todo if j["id"].startswith(f"{side}|")]
+        if batch:
+            with tempfile.TemporaryDirectory(prefix="perfgate-triton-") as triton_cache:
+                fresh.update(run_jobs(batch, Path(triton_cache), python=python,
+                                      deadline=deadline, on_answer=keep))
+    for job in todo:
+        answers[job["id"]] = fresh[job["id"]]
+    return answers, todo
+
+
 def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float("inf"),
             python: str = sys.executable, cache_dir: Path | None = None,
             captured: dict[str, list[dict]] | None = None) -> dict:
@@ -128,29 +157,8 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
     kernels = diff_kernels(read["base"], read["head"], launches)
     listed = [k for k in kernels if k["status"] != "unchanged"]
     jobs = jobs_for(listed, archs, where)
-    root = cache_dir or cache.folder()
-    answers, todo = {}, []
-    for job in jobs:
-        job["cache"] = cache.key(job["fingerprint"], job, job["arch"], version)
-        hit = cache.get(root, job["cache"])
-        if hit is not None:
-            answers[job["id"]] = hit
-        else:
-            todo.append(job)
-    fresh: dict[str, dict] = {}
-    names = {job["id"]: job["cache"] for job in todo}
-
-    def keep(job_id: str, answer: dict) -> None:  # cached as it arrives
-        cache.put(root, names[job_id], answer)
-
-    for side in trees:  # a worker a side: both sides' modules have the same names
-        batch = [j for j in todo if j["id"].startswith(f"{side}|")]
-        if batch:
-            with tempfile.TemporaryDirectory(prefix="perfgate-triton-") as triton_cache:
-                fresh.update(run_jobs(batch, Path(triton_cache), python=python,
-                                      deadline=deadline, on_answer=keep))
-    for job in todo:
-        answers[job["id"]] = fresh[job["id"]]
+    answers, todo = _answers(jobs, list(trees), version, cache_dir or cache.folder(),
+                             python=python, deadline=deadline)
     for k in listed:
         k["changed"] = True
         k["rows"] = rows(k, archs, answers)
