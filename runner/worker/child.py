@@ -16,7 +16,8 @@ from ..conventions.base import Skipped, format_error
 from ..protocol import (Failure, ListRequest, MeasureReply, MeasureRequest, ProfileRequest, SampleReply,
                         SampleRequest, SetupReply, SetupRequest)
 from ..output_summary import SETUP_SEED, OutputReply, OutputRequest
-from .measures import CompileWatch, measure_memory, remove_compile_caches
+from .caches import remove_compile_caches
+from .measures import CompileWatch, measure_memory
 from .outputs import seed_all, summarize
 from .sampling import Timer, calibrate, recalibrate, warm_up
 

@@ -30,7 +30,7 @@ recompilations it logs (``torch._logging`` artifacts ``graph_breaks`` and ``reco
 with its user frame and reason, or its guard failures), the graphs it counted
 (``torch._dynamo.utils.counters``), and the compile time of each frame it compiled
 (``torch._dynamo.utils.get_compilation_metrics``: ``entire_frame_compile_time_s``). Each worker
-child gets empty compile caches of its own (:func:`isolate_compile_caches`), so a first call
+child gets an empty torch.compile cache of its own (:mod:`runner.worker.caches`), so a first call
 compiles cold in every process and no process — of either side — reads what another compiled.
 
 Imports torch only when it is already imported (the worker's server imports it).
@@ -42,9 +42,7 @@ import gc
 import logging
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -373,28 +371,3 @@ def _most(sites, order) -> list[dict]:
 def short_guard(text: str) -> str:
     """A guard failure as torch words it, at most :data:`REASON_CHARS` characters."""
     return text.strip()[:REASON_CHARS]
-
-
-def isolate_compile_caches() -> str | None:
-    """Give this process empty compile caches of its own: a fresh ``TORCHINDUCTOR_CACHE_DIR``
-    (inductor's FX-graph, AOTAutograd and autotuning caches, and dynamo's profile-guided dynamic
-    shapes, which live there) and ``TRITON_CACHE_DIR`` under it. Returns the directory (remove it
-    with :func:`remove_compile_caches`), None where no temporary directory can be made.
-
-    Why: with a shared cache the second process's first call reads what the first compiled (and
-    the other side's identical graphs), so its compile time and even its recompilations (dynamic
-    shapes remembered from an earlier process) would depend on which processes ran before.
-    """
-    try:
-        path = tempfile.mkdtemp(prefix="perfgate-compile-")
-    except OSError:
-        return None
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(path, "triton")
-    return path
-
-
-def remove_compile_caches(path: str | None) -> None:
-    """Remove a directory :func:`isolate_compile_caches` made (errors ignored)."""
-    if path:
-        shutil.rmtree(path, ignore_errors=True)

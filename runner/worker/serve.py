@@ -1,7 +1,7 @@
 """The worker side: one fork server per revision, one fresh child per benchmark and process pair.
 
-Run as ``python -m runner.worker --sys-path P [--sys-path P ...] --device D [--cpus 1,2]`` with
-the revision's worktree as the working directory; :mod:`runner.pipeline.timing.workers` is the
+Run as ``python -m runner.worker --sys-path P [--sys-path P ...] --device D [--cpus 1,2]
+[--triton-cache DIR]`` with the revision's worktree as the working directory; :mod:`runner.pipeline.timing.workers` is the
 parent side.
 
 Why a fork server. A benchmark's speed must not depend on what ran before it in the same
@@ -57,7 +57,7 @@ from ..conventions.base import format_error
 from ..protocol import Failure, Listing, ListRequest
 from .child import Worker, list_suite
 from .forking import fork_hazards, shift_heap, thread_count
-from .measures import isolate_compile_caches, remove_compile_caches
+from .caches import isolate_compile_caches, remove_compile_caches
 
 
 class Channel:
@@ -118,9 +118,10 @@ def serve(worker: Worker, requests, respond) -> None:
             respond(Failure(format_error(exc)).to_json())
 
 
-def _run_child(chan: Channel, device: str) -> int:
+def _run_child(chan: Channel, device: str, triton_cache: str | None = None) -> int:
     """Body of a forked child: a fresh process group (so the parent can kill whatever the
-    benchmark spawned), then the request loop."""
+    benchmark spawned), its compile caches (``triton_cache``: the side's Triton cache), then the
+    request loop."""
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -134,7 +135,8 @@ def _run_child(chan: Channel, device: str) -> int:
     # the server's objects and copies their pages.
     gc.unfreeze()
     shift_heap()
-    caches = isolate_compile_caches()  # a cold torch.compile in every process (runner.worker.measures)
+    # a cold torch.compile in every process, the side's Triton cache (runner.worker.caches)
+    caches = isolate_compile_caches(triton_cache)
     try:
         worker = Worker(device, compile_cache=caches)
     except Exception as exc:  # noqa: BLE001
@@ -149,7 +151,7 @@ def _run_child(chan: Channel, device: str) -> int:
     return 0
 
 
-def serve_forks(chan: Channel, device: str) -> None:
+def serve_forks(chan: Channel, device: str, triton_cache: str | None = None) -> None:
     """The fork server's loop: ``preload``, ``fork`` (a child serves until it quits), ``quit``."""
     threads_before = thread_count()
     for line in chan.requests():
@@ -188,7 +190,7 @@ def serve_forks(chan: Channel, device: str) -> None:
         if pid == 0:
             code = 1
             try:
-                code = _run_child(chan, device)
+                code = _run_child(chan, device, triton_cache)
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
@@ -202,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sys-path", action="append", default=[])
     parser.add_argument("--device", default="auto")
     parser.add_argument("--cpus", default="", help="comma-separated CPU ids to pin this worker to")
+    parser.add_argument("--triton-cache", default=None,
+                        help="this side's Triton cache folder, shared by its children (runner.worker.caches)")
     args = parser.parse_args(argv)
 
     if args.cpus and hasattr(os, "sched_setaffinity"):
@@ -220,5 +224,5 @@ def main(argv: list[str] | None = None) -> int:
         chan.respond(Failure(f"import torch failed: {format_error(exc, 3)}", fatal=True).to_json())
         return 1
     chan.respond({"ok": True, "ready": True, "server": True, "pid": os.getpid()})
-    serve_forks(chan, args.device)
+    serve_forks(chan, args.device, args.triton_cache)
     return 0

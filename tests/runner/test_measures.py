@@ -17,6 +17,7 @@ from runner import measures, report
 from runner import gate
 from runner import results as results_mod
 from runner.config import ConfigError, parse_table
+from runner.worker import caches
 from runner.worker import measures as worker_measures
 from testkit.fake_cuda import FakeTorch, installed
 from testkit.gitrepo import make_repo
@@ -238,8 +239,8 @@ def test_graph_breaks_and_recompiles_are_read_from_torchs_messages_with_their_fr
 def test_every_worker_process_gets_empty_compile_caches_of_its_own(monkeypatch):
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
-    first = worker_measures.isolate_compile_caches()
-    second = worker_measures.isolate_compile_caches()
+    first = caches.isolate_compile_caches()
+    second = caches.isolate_compile_caches()
     try:
         assert first != second and Path(second).is_dir() and not any(Path(second).iterdir())
         import os
@@ -247,8 +248,8 @@ def test_every_worker_process_gets_empty_compile_caches_of_its_own(monkeypatch):
         assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == second
         assert os.environ["TRITON_CACHE_DIR"].startswith(second)
     finally:
-        worker_measures.remove_compile_caches(first)
-        worker_measures.remove_compile_caches(second)
+        caches.remove_compile_caches(first)
+        caches.remove_compile_caches(second)
     assert not Path(first).exists()
 
 

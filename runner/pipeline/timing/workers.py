@@ -16,8 +16,10 @@ import json
 import os
 import selectors
 import secrets
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,6 +76,9 @@ class WorkerProcess:
         self.layout = 0
         self._parked: dict[int, tuple] = {}
         self.layout_seed = layout_seed
+        #: this side's Triton cache for the compare, shared by its children, never the other
+        #: side's (runner.worker.caches); made when a server starts, removed by :meth:`close`
+        self.triton_cache: str | None = None
 
     # -- the fork server ------------------------------------------------------------------
     def _start_server(self) -> None:
@@ -82,6 +87,9 @@ class WorkerProcess:
             cmd += ["--cpus", ",".join(map(str, self.cpus))]
         for p in self.rev.sys_path:
             cmd += ["--sys-path", p]
+        if self.triton_cache is None:
+            self.triton_cache = tempfile.mkdtemp(prefix=f"perfgate-triton-{self.rev.side}-")
+        cmd += ["--triton-cache", self.triton_cache]
         env = {**self.env, **layouts.layout_env(self.layout, self.layout_seed)}
         # The worker must import perfgate's own runner package even from a per-revision venv.
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_RUNNER_PARENT, env.get("PYTHONPATH")]))
@@ -206,13 +214,17 @@ class WorkerProcess:
         return self._read(timeout or self.timeout, expect_child=True)
 
     def close(self) -> None:
-        """End the child and every layout's fork server, and whatever is left in their sessions."""
+        """End the child and every layout's fork server, and whatever is left in their sessions;
+        remove the side's Triton cache."""
         self.end_child()
         self._close_server()
         for server, buf, log in self._parked.values():
             self.server, self._buf, self._log = server, buf, log
             self._close_server()
         self._parked.clear()
+        if self.triton_cache is not None:
+            shutil.rmtree(self.triton_cache, ignore_errors=True)
+            self.triton_cache = None
 
     def _close_server(self) -> None:
         if self.server is not None:
