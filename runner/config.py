@@ -84,7 +84,9 @@ class Config:
         min_rounds: rounds (base+head pairs) before the first look.
         min_sample_time: seconds one sample lasts at least; 0 = by device: 2 ms on a CPU, 20 ms
             on a GPU.
-        cold_cache: flush the GPU L2 cache before every timed call (CUDA only).
+        cold_cache: flush the GPU L2 cache before every timed call (CUDA only): ``true``,
+            ``false`` or ``auto`` (as the convention's own harness times: on for the calls a script
+            hands to ``triton.testing.do_bench``, off elsewhere).
         timeout: seconds a set-up or one sample may take before the worker is killed.
         profile: run the profiling pass after timing.
         allocator: host allocator of both workers: ``fresh``, ``system``, ``steady``,
@@ -123,7 +125,7 @@ class Config:
     alpha: float = 0.05
     min_rounds: int = 16
     min_sample_time: float = 0.0
-    cold_cache: bool = False
+    cold_cache: bool | str = "auto"
     timeout: float = 300.0
     profile: bool = True
     allocator: str = "fresh"
@@ -149,6 +151,11 @@ class Config:
         if self.min_sample_time > 0:
             return float(self.min_sample_time)
         return AUTO_SAMPLE_TIME["cuda" if str(device or "").startswith("cuda") else "cpu"]
+
+    def timer_cold_cache(self) -> bool | None:
+        """``cold_cache`` as the worker takes it: None for ``auto`` (the convention's own timing,
+        :attr:`runner.conventions.base.Prepared.cold_cache`)."""
+        return None if self.cold_cache == "auto" else bool(self.cold_cache)
 
     def override(self, **values: Any) -> "Config":
         """A copy with the given non-None values replaced (command-line flags), validated."""
@@ -179,7 +186,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "memory_threshold": (int, float), "fail_on_memory_regression": (bool,),
     "alpha": (int, float), "min_sample_time": (int, float), "timeout": (int, float),
     "process_noise": (int, float), "min_process_pairs": (int,),
-    "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "cold_cache": (bool,), "profile": (bool,),
+    "min_rounds": (int,), "max_rounds": (int,), "pair_rounds": (int,), "profile": (bool,),
+    "cold_cache": (bool, str),
     "allocator": (str,), "cuda_alloc_conf": (str,), "cpus": (str,), "threads": (int,),
     "lock_clocks": (bool,), "lock_clocks_mhz": (int,), "runners": (dict,), "regression_webhook": (str,),
     "selection": (dict,), "fail_on_output_change": (bool,), "gpu_arch": (list,),
@@ -229,6 +237,9 @@ def _check_values(cfg: Config, where: str) -> None:
     if cfg.lock_clocks_mhz < 0:
         raise ConfigError(f"{where}: lock_clocks_mhz must be >= 0 (0 = the GPU's default application clock), "
                           f"got {cfg.lock_clocks_mhz}")
+    if isinstance(cfg.cold_cache, str) and cfg.cold_cache != "auto":
+        raise ConfigError(f'{where}: cold_cache must be true, false or "auto" '
+                          f'(got {cfg.cold_cache!r})')
     if cfg.allocator not in ALLOCATORS:
         raise ConfigError(f"{where}: allocator must be one of {', '.join(ALLOCATORS)} (got {cfg.allocator!r})")
 

@@ -117,7 +117,9 @@ class SetupRequest:
     """``setup``: the case ``name`` (``file``, ``func``; the listed ``case`` when known) set up in
     the side's directory ``dir``. ``number`` calls per sample (None: calibrate to
     ``min_sample_time`` seconds), ``warmup_samples`` a fixed warm-up (None: adaptive, at most
-    ``warmup_seconds``). (The code map's ``trace`` request carries these fields too, with the
+    ``warmup_seconds``), ``cold_cache`` the L2 flushed before every call or not (None: as the
+    convention's own harness times it, :attr:`runner.conventions.base.Prepared.cold_cache`). (The
+    code map's ``trace`` request carries these fields too, with the
     repository ``root``: :mod:`runner.pipeline.mapping`.)"""
 
     dir: str
@@ -128,7 +130,7 @@ class SetupRequest:
     case: dict | None = None
     options: dict = field(default_factory=dict)
     min_sample_time: float = 0.0
-    cold_cache: bool = False
+    cold_cache: bool | None = None
     number: int | None = None
     warmup_samples: int | None = None
     warmup_seconds: float | None = None
@@ -269,8 +271,9 @@ class Listing:
 class SetupReply:
     """The reply to ``setup``: ``number`` calls per sample, ``per_call`` warm seconds per call
     (the median of the last warm-up samples; ``estimate_s`` the calibration's), ``first_call_s``,
-    ``warmup_calls`` and ``warmup_samples``; ``self_measured`` for a benchmark that measures itself
-    (nothing was timed)."""
+    ``warmup_calls`` and ``warmup_samples``, ``cold_cache`` whether each timed call ran after an L2
+    flush (do_bench's device time per call) or back to back with warm caches; ``self_measured`` for
+    a benchmark that measures itself (nothing was timed)."""
 
     number: int = 1
     per_call: float | None = None
@@ -279,6 +282,7 @@ class SetupReply:
     warmup_calls: int | None = None
     warmup_samples: int | None = None
     self_measured: bool = False
+    cold_cache: bool = False
 
     def to_json(self) -> dict:
         if self.self_measured:
@@ -289,7 +293,8 @@ class SetupReply:
     def from_json(cls, data: dict) -> "SetupReply":
         return cls(_count(data, "number", minimum=1, required=True), _seconds(data, "per_call"),
                    _seconds(data, "estimate_s"), _seconds(data, "first_call_s"), _count(data, "warmup_calls"),
-                   _count(data, "warmup_samples"), bool(data.get("self_measured")))
+                   _count(data, "warmup_samples"), bool(data.get("self_measured")),
+                   data.get("cold_cache") is True)
 
     @property
     def seconds_per_call(self) -> float | None:

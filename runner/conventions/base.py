@@ -79,12 +79,16 @@ class Prepared:
     * ``measure``: for a benchmark that measures itself, one run of it → ``{name: Reading}`` for
       every benchmark name that run reports (one run = one sample set per side).
 
-    ``teardown`` (or None) runs when the worker process ends.
+    ``teardown`` (or None) runs when the worker process ends. ``cold_cache``: how the benchmark's
+    own harness times ``fn``, the timer's default where the configuration leaves it to the
+    convention (``cold_cache = "auto"``): True for a call handed to ``triton.testing.do_bench``
+    (an L2 flush before every call), None where the convention has no timing of its own (warm).
     """
 
     fn: Callable[[], Any] | None = None
     teardown: Callable[[], None] | None = None
     measure: Callable[[], Mapping[str, Reading]] | None = None
+    cold_cache: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -313,6 +313,11 @@ class ScriptConvention:
         """What a captured call hands over, made callable (as it is, by default)."""
         return measured
 
+    def cold_cache(self, measured: Measured) -> bool | None:
+        """Whether the script's own measuring call flushed the L2 cache before every call
+        (:attr:`runner.conventions.base.Prepared.cold_cache`); None: its calls ran warm."""
+        return None
+
     def scripts(self, directory: Path) -> list[Path]:
         """The scripts of ``directory`` that use this convention's measuring calls: their text
         matches ``uses``, or they import a module of the directory whose text does (Liger-Kernel's
@@ -349,5 +354,6 @@ class ScriptConvention:
     def prepare(self, case: dict, device: str, options: dict) -> Prepared:
         """Run the case's script up to its measuring call; time what that call was handed."""
         self.install()
-        fn, teardown = timed_callable(self.callables(find_case(case, Path(case["dir"]))), device)
-        return Prepared(fn, teardown)
+        measured = self.callables(find_case(case, Path(case["dir"])))
+        fn, teardown = timed_callable(measured, device)
+        return Prepared(fn, teardown, cold_cache=self.cold_cache(measured))

@@ -8,8 +8,10 @@ sglang's ``sgl-kernel/benchmark/bench_*.py``, vLLM's and flash-attention's newer
   named as the grid's printed table names it, ``plot_name[N=4096,provider=Triton]``;
 * ``triton.testing.do_bench(fn, …)`` / ``do_bench_cudagraph(fn, …)`` called anywhere — inside a grid
   function, or in ``main()`` over a loop: the callable is captured and timed by perfgate's sampler
-  in the paired workers; ``warmup``, ``rep``, ``quantiles`` and ``return_mode`` belong to perfgate's
-  sampler and are ignored; ``grad_to_none`` is honoured (those tensors' ``.grad`` is reset before
+  in the paired workers, as ``do_bench`` times it (``cold_cache``: the L2 flushed before every call,
+  unless the configuration sets ``cold_cache = false``; ``do_bench_cudagraph``'s calls warm);
+  ``warmup``, ``rep``, ``quantiles`` and ``return_mode`` belong to perfgate's sampler and are
+  ignored; ``grad_to_none`` is honoured (those tensors' ``.grad`` is reset before
   every timed call, as ``do_bench`` does); ``do_bench_cudagraph`` callables are replayed as a CUDA
   graph on a CUDA device.
 
@@ -34,6 +36,7 @@ from typing import Any, Callable
 
 from . import capture
 from .labels import benchmarks_of, grid_points
+from .replay import Measured
 
 #: A script that uses triton.testing's timing (its text).
 USES = re.compile(r"\b(?:do_bench(?:_cudagraph)?|perf_report)\b")
@@ -222,6 +225,13 @@ class TritonConvention(capture.ScriptConvention):
     def install(self) -> None:
         """:func:`install`."""
         install()
+
+    def cold_cache(self, measured: Measured) -> bool | None:
+        """``do_bench`` zeroes a 256 MB buffer before every call (a cold L2, and the launch hidden
+        behind the flush: the call's device time), ``do_bench_cudagraph`` flushes nothing: a case
+        whose callables were all handed to ``do_bench`` is timed with ``cold_cache`` unless the
+        configuration says otherwise (GPU review #6)."""
+        return True if measured.graphs and not any(measured.graphs) else None
 
 
 CONVENTION = TritonConvention()

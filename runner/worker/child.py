@@ -155,7 +155,8 @@ class Worker:
             self.self_measure = prepared.measure
             return SetupReply(number=1, self_measured=True).to_json()
         fn = prepared.fn
-        self.timer = Timer(self.device, cold_cache=bool(asked.cold_cache))
+        cold = prepared.cold_cache if asked.cold_cache is None else asked.cold_cache
+        self.timer = Timer(self.device, cold_cache=bool(cold))
         min_sample_time = float(asked.min_sample_time)
         self.backend.synchronize()
         t0 = time.perf_counter()
@@ -170,7 +171,7 @@ class Worker:
         per_call = tail[len(tail) // 2] if tail else None
         return SetupReply(number=self.number, warmup_calls=1 + self.timer.calls,
                           warmup_samples=len(warm), estimate_s=estimate, per_call=per_call,
-                          first_call_s=first_call).to_json()
+                          first_call_s=first_call, cold_cache=self.timer.cold_cache).to_json()
 
     def _calibrate_and_warm_up(self, asked: SetupRequest, fn,
                                min_sample_time: float) -> tuple[float | None, list[float]]:

@@ -40,6 +40,7 @@ def test_from_texts_is_the_rule_of_which_file_and_table_hold_the_config():
     ("treshold = 0.05\n", "unknown key 'treshold'"),
     ('threshold = "2%"\n', "key 'threshold' must be a number"),
     ("cold_cache = 1\n", "key 'cold_cache' must be a bool"),
+    ('cold_cache = "yes"\n', 'cold_cache must be true, false or "auto"'),
     ("min_rounds = true\n", "key 'min_rounds'"),
     ("threshold = 2\n", "threshold must be a fraction"),
     ('device = "tpu"\n', "device must be one of"),
@@ -54,6 +55,14 @@ def test_errors_name_key_and_file(tmp_path, text, needle):
         config.load(tmp_path)
     assert needle in str(err.value)
     assert "perfgate.toml" in str(err.value)
+
+
+def test_cold_cache_is_the_conventions_own_unless_the_file_or_the_command_line_says():
+    # "auto": a call handed to triton.testing.do_bench is timed cold, as do_bench times it
+    assert config.Config().cold_cache == "auto" and config.Config().timer_cold_cache() is None
+    assert config.parse_table({"cold_cache": "auto"}, "perfgate.toml").timer_cold_cache() is None
+    assert config.parse_table({"cold_cache": False}, "perfgate.toml").timer_cold_cache() is False
+    assert config.Config().override(cold_cache=True).timer_cold_cache() is True
 
 
 def test_command_line_overrides_and_is_checked():

@@ -5,6 +5,7 @@ sizes and loses large ones."""
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 import types
@@ -180,6 +181,62 @@ def test_where_triton_is_installed_its_module_is_patched_not_replaced(monkeypatc
     assert len(recorder.calls) == 1
 
 
+DO_BENCH_ON_A_TOY = """
+import triton
+
+from runner import devices
+
+toy = devices.get("toy")
+
+if __name__ == "__main__":
+    triton.testing.do_bench(lambda: toy.run(50.0))
+    triton.testing.do_bench_cudagraph(lambda: toy.run(50.0))
+"""
+
+
+def test_a_do_bench_call_is_timed_as_do_bench_times_it_unless_the_config_says_otherwise(
+        tmp_path, monkeypatch):
+    # do_bench zeroes a buffer before every call (a cold L2, the call's device time); the worker's
+    # default is back-to-back warm calls: a script's do_bench call defaults to cold_cache (GPU
+    # review #6), on a device with an L2 (the toy's: each flush a 40 µs kernel of its own)
+    from runner import devices
+    from runner.worker.child import Worker
+    from runner.worker.serve import serve
+
+    from .toy_device import ToyDevice
+
+    toy = ToyDevice()
+    toy.l2 = True
+    monkeypatch.setattr(devices, "REGISTRY", devices.REGISTRY + (toy,))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bench_toy.py").write_text(DO_BENCH_ON_A_TOY)
+    worker = Worker("toy")
+
+    def ask(**request) -> dict:
+        replies: list[dict] = []
+        serve(worker, iter([json.dumps(request)]), replies.append)
+        return replies[0]
+
+    cases = ask(cmd="list", dir=str(tmp_path), suite="triton")["benchmarks"]
+    assert [c["name"] for c in cases] == ["bench_toy", "bench_toy#2"]
+    timed = {}
+    for case, cold_cache in ((cases[0], None), (cases[0], False), (cases[1], None)):
+        setup = ask(cmd="setup", dir=str(tmp_path), file=case["file"], func=case["func"],
+                    name=case["name"], suite="triton", case=case, min_sample_time=0.001,
+                    cold_cache=cold_cache)
+        assert setup["ok"], setup
+        toy.log.clear()
+        sample = ask(cmd="sample", count=1, number=2)
+        timed[case["name"], cold_cache] = (setup["cold_cache"], toy.log.count("flush"),
+                                           sample["samples"][0])
+    # do_bench's quantity: each call after a flush, the flush outside the call's events
+    assert timed["bench_toy", None] == (True, 2, pytest.approx(50e-6))
+    assert timed["bench_toy", False] == (False, 0, pytest.approx(50e-6))  # the config's warm calls
+    # do_bench_cudagraph flushes nothing: its calls back to back, as Triton replays them
+    assert timed["bench_toy#2", None] == (False, 0, pytest.approx(50e-6))
+    worker.close()
+
+
 def test_nominal_results_and_grid_points_as_triton_shapes_them():
     assert triton_convention.nominal() == 1.0
     assert triton_convention.nominal([0.5]) == 1.0
@@ -258,6 +315,11 @@ def test_compare_a_grid_finds_where_the_head_stops_paying(tmp_path):
     verdicts = {b["name"]: b["change"]["verdict"] for b in doc["benchmarks"]}
     assert verdicts == {GRID[0]: "improvement", GRID[2]: "improvement", GRID[4]: "regression"}
     assert doc["settings"]["suite"] == "triton"
+    # what each side timed: do_bench's cold calls asked for (cold_cache "auto"), nothing to flush
+    # on a CPU, so back to back; the setting left to the convention
+    assert doc["settings"]["cold_cache"] is None
+    timed = {b[side]["cold_cache"] for b in doc["benchmarks"] for side in ("base", "head")}
+    assert timed == {False}
     assert {b["family"] for b in doc["benchmarks"]} == {"scale-performance"}
     report = (out / "report.md").read_text()
     assert "<summary>Where it stops paying</summary>" in report

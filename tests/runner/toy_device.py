@@ -33,6 +33,20 @@ class ToyEvent:
         return (other.at - self.at) / 1000.0
 
 
+class ToyL2Flush:
+    """The buffer the timer zeroes to evict the toy's L2 (a toy with an L2): each ``zero_()`` is a
+    flush kernel of :data:`FLUSH_US` device µs on the toy's one stream."""
+
+    FLUSH_US = 40.0
+
+    def __init__(self, device: "ToyDevice"):
+        self.device = device
+
+    def zero_(self) -> None:
+        self.device.clock_us += self.FLUSH_US
+        self.device.log.append("flush")
+
+
 class ToyDevice:
     """:class:`runner.devices.base.Device` for the toy accelerator."""
 
@@ -47,6 +61,8 @@ class ToyDevice:
         self.allocated = self.peak = self.reserved = 0
         self.started = False
         self.log: list[str] = []
+        #: whether the toy has an L2 cache for the timer to flush (``cold_cache``); off by default
+        self.l2 = False
 
     # -- what a benchmark on the toy does -------------------------------------------------------
     def run(self, us: float, nbytes: int = 0) -> None:
@@ -78,8 +94,8 @@ class ToyDevice:
     def synchronize(self) -> None:
         self.log.append("synchronize")
 
-    def l2_flush_buffer(self, device: str) -> None:
-        return None
+    def l2_flush_buffer(self, device: str) -> ToyL2Flush | None:
+        return ToyL2Flush(self) if self.l2 else None
 
     def reset_peak_memory(self) -> None:
         self.peak = self.allocated

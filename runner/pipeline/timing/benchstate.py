@@ -53,10 +53,23 @@ class SideState:
     memory: list[dict | None] = field(default_factory=list)
     compile: list[dict | None] = field(default_factory=list)
     measure_error: str | None = None
+    #: whether the timed calls ran after an L2 flush each (``cold_cache``), as the worker said
+    cold_cache: bool | None = None
+
+    def set_up(self, reply) -> None:
+        """A set-up's reply (:class:`runner.protocol.SetupReply`): the process's set-up calls and
+        the timer's cache mode; on the first pair, the calibration."""
+        self.setup_calls = reply.warmup_calls or 1
+        self.cold_cache = reply.cold_cache
+        if self.calibrated is None:
+            self.calibrated = reply.number
+            self.per_call = reply.seconds_per_call
+            self.first_call_s = reply.first_call_s
 
     def info(self) -> dict:
+        first = None if self.first_call_s is None else round(self.first_call_s, 6)
         return {k: v for k, v in (("number", self.number), ("warmup_calls", self.warmup_calls),
-                                  ("first_call_s", None if self.first_call_s is None else round(self.first_call_s, 6)))
+                                  ("first_call_s", first), ("cold_cache", self.cold_cache))
                 if v is not None}
 
     def sample_info(self, i: int) -> dict:

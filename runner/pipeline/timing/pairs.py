@@ -160,8 +160,8 @@ class ProcessPairs:
         case, own = state.case, state.sides[side]
         request = SetupRequest(dir=self.bench_dirs[side], file=case["file"], func=case["func"], name=case["name"],
                                suite=case.get("suite"), case=case, options=self.options,
-                               min_sample_time=self.min_sample_time, cold_cache=self.cfg.cold_cache,
-                               number=own.number, warmup_samples=0)
+                               min_sample_time=self.min_sample_time, number=own.number,
+                               cold_cache=self.cfg.timer_cold_cache(), warmup_samples=0)
         reply = self.ask_about(state, side, request, SetupReply)
         if isinstance(reply, Failure):
             if state.block_starts and "share of the time budget" in reply.error:
@@ -171,11 +171,7 @@ class ProcessPairs:
                 own.skipped = reply.skipped
             own.error = reply.error or "set-up failed"
             return False
-        own.setup_calls = reply.warmup_calls or 1
-        if own.calibrated is None:
-            own.calibrated = reply.number
-            own.per_call = reply.seconds_per_call
-            own.first_call_s = reply.first_call_s
+        own.set_up(reply)
         return True
 
     def warm_up(self, state: BenchState, order: tuple[str, ...], deadline: float = math.inf) -> bool:
