@@ -10,22 +10,32 @@ in this order, and writes ``OUT/acceptance.json`` and ``OUT/acceptance.md``:
    head must be slower and rank its own root cause first; their traces are kept under
    ``OUT/scenarios/`` (the recorded traces a CPU run analyses until then come from
    examples/scenarios/recorded.py);
-4. ``aa`` — ``perfgate compare`` of 24 identical CUDA benchmarks: 0 false verdicts;
+4. ``aa`` — ``perfgate compare`` of 6 identical CUDA benchmarks: 0 false verdicts, ≥ 75 %
+   unchanged;
 5. ``injected`` — ``perfgate compare`` (threshold 0.5 %) of kernels doing 1 % and 5 % more work
    (``add_`` passes over a 64 MiB tensor: 100 on base, 101 and 105 on head): both must be called
    regressions; the seconds to each verdict are reported;
-6. ``overhead`` — the harness's cost per timed call: an empty callable and a kernel of ~5 µs
-   (``torch.cuda._sleep``), with and without ``cold_cache``; the goal is ≤ 2 µs per call
-   without cold cache for the empty callable;
+6. ``overhead`` — what the harness adds to a GPU-bound kernel (``torch.cuda._sleep`` of ~50 µs):
+   its warm time per call within 2 % of the kernel's device time (an unrolled CUDA graph of 200
+   calls, replayed), its cold time within 3 % of ``triton.testing.do_bench``'s where Triton is
+   installed, and the fixed cost of a sample (its sync latency); not run in a dry run (a simulated
+   device's times are what it was told);
 7. ``telemetry`` — the NVML sampler during 2 s of matmuls: samples, clocks, power, reasons,
    violation counters;
 8. ``clocks`` — the clock policy (runner.pipeline.machine.clocks) this runner gets; with
-   ``--try-lock`` the clocks are locked, read back under load and restored (never without it: the
-   lent machine's settings are not ours to change).
+   ``--try-lock`` the clocks are locked, read back during a loop of bf16 GEMMs (each reading within
+   2 % of the lock) and restored (never without it: the lent machine's settings are not ours to
+   change).
 
-``--dry-run`` runs every step on a CPU in under a minute, against the fakes the tests use (a
-simulated ``torch.cuda``, testkit/fake_cuda.py; a fake NVML, testkit/fake_nvml.py),
-the scenarios' recorded traces and small CPU compares, so the script itself is proven in CI.
+Every step runs in a process of its own (``--step NAME``, its record in ``OUT/steps/``), and
+this one imports no torch: it holds no CUDA context while the compares run (their doctor would
+count it as another process on the GPU), and no step inherits another's state (the scenarios'
+profiler, whose CUPTI can stay active after profiling, never shares a process with
+``overhead``) (GPU review #24).
+
+``--dry-run`` runs every step but ``overhead`` on a CPU in about a minute, against the fakes the
+tests use (a fake NVML, testkit/fake_nvml.py), the scenarios' recorded traces and small CPU
+compares, so the script itself is proven in CI.
 Its numbers are the fakes', not a GPU's; the timing gates (A/A, injected) are reported, not
 enforced, in a dry run (a shared CPU is not what they judge).
 
@@ -42,6 +52,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -75,6 +86,8 @@ class Step:
     summary: str
     figures: dict = field(default_factory=dict)
     seconds: float = 0.0
+    #: the process the step ran in (never the acceptance's own)
+    pid: int | None = None
 
 
 @dataclass
@@ -314,42 +327,88 @@ def step_injected(ctx: Context) -> Step:
                 {"rows": rows, "threshold": 0.005})
 
 
-def _overhead_figures(torch, timer_cls, sleep_cycles: int | None, kernel: Callable | None) -> dict:
-    from runner.worker.sampling import calibrate
+#: How far the harness's warm time per call may read from the device's own for a GPU-bound
+#: kernel, and cold mode from ``triton.testing.do_bench`` (the review's plan: 2 %, 3 %).
+OVERHEAD_TOLERANCE, DO_BENCH_TOLERANCE = 0.02, 0.03
 
-    def per_call_us(fn, cold: bool, repeats: int = 5) -> float:
-        timer = timer_cls("cuda", cold_cache=cold)
-        number, _ = calibrate(timer, fn, 0.02, max_number=20_000)
-        return statistics.median(timer.time(fn, number) for _ in range(repeats)) * 1e6
+#: The GPU-bound kernel the overhead step times: ``torch.cuda._sleep`` of about this many µs (its
+#: launch, a few µs of host time, hides behind the previous call's device time).
+OVERHEAD_KERNEL_US = 50.0
 
-    empty = lambda: None  # noqa: E731
-    figures = {"empty_us": per_call_us(empty, False), "empty_cold_us": per_call_us(empty, True)}
-    if kernel is not None:
-        figures["kernel_us"] = per_call_us(kernel, False)
-        figures["kernel_cold_us"] = per_call_us(kernel, True)
-        figures["sleep_cycles"] = sleep_cycles
+
+def overhead_gate(figures: dict) -> tuple[bool, str]:
+    """``(passes, why not)`` of the overhead step: the warm time per call of a GPU-bound kernel
+    within :data:`OVERHEAD_TOLERANCE` of its device time (``reference_us``, an unrolled CUDA graph
+    of it), and, where Triton gave one, the cold time within :data:`DO_BENCH_TOLERANCE` of
+    ``do_bench``'s. It measured an empty callable before and could not fail (GPU review #14)."""
+    why = []
+    for key, ref, tolerance in (("warm_us", "reference_us", OVERHEAD_TOLERANCE),
+                                ("cold_us", "do_bench_us", DO_BENCH_TOLERANCE)):
+        if figures.get(ref) is None and ref == "do_bench_us":
+            continue
+        if not figures.get(key) or not figures.get(ref):
+            why.append(f"no {key} or {ref}")
+        elif abs(figures[key] / figures[ref] - 1) >= tolerance:
+            why.append(f"{key} {figures[key]:.2f} µs is ×{figures[key] / figures[ref]:.3f} "
+                       f"{ref} {figures[ref]:.2f} µs (within {tolerance:.0%} needed)")
+    return not why, "; ".join(why)
+
+
+def _graph_us_per_call(torch, fn: Callable, calls: int = 200, replays: int = 10) -> float:
+    """Device µs per call of ``fn``: a CUDA graph of ``calls`` unrolled calls, its median replay
+    over ``calls`` (no host launch inside: the reference ``timer_check.py`` uses)."""
+    from examples.scenarios.run import time_ms
+    from runner.conventions.replay import cuda_graph
+
+    def unrolled() -> None:
+        for _ in range(calls):
+            fn()
+
+    # warmed up on a side stream and captured, then replays timed with CUDA events
+    return time_ms(cuda_graph(unrolled, torch), repeats=replays) * 1000 / calls
+
+
+def _overhead_figures(torch, cycles: int) -> dict:
+    from runner.worker.sampling import Timer, calibrate
+
+    kernel = lambda: torch.cuda._sleep(cycles)  # noqa: E731
+
+    def per_call_us(cold: bool, repeats: int = 5) -> tuple[float, int]:
+        timer = Timer("cuda", cold_cache=cold)
+        number, _ = calibrate(timer, kernel, 0.02)
+        return statistics.median(timer.time(kernel, number) for _ in range(repeats)) * 1e6, number
+
+    warm, number = per_call_us(False)
+    cold, _ = per_call_us(True)
+    reference = _graph_us_per_call(torch, kernel)
+    try:
+        from triton.testing import do_bench
+
+        do_bench_us = float(do_bench(kernel, warmup=25, rep=200, return_mode="median")) * 1000
+    except Exception:  # noqa: BLE001 - no Triton here: the cold check is not made, and said so
+        do_bench_us = None
+    figures = {"kernel_cycles": cycles, "number": number, "warm_us": warm, "cold_us": cold,
+               "reference_us": reference, "do_bench_us": do_bench_us,
+               # what one warm sample pays beyond its calls' device time (its sync latency)
+               "fixed_per_sample_us": (warm - reference) * number}
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
 
 
 def step_overhead(ctx: Context) -> Step:
-    from runner.worker.sampling import Timer
+    if ctx.dry_run:  # a simulated device's times are whatever it was told: nothing to check
+        return Step("overhead", "skip", "not run: its reference is a GPU's own device time (an "
+                    "unrolled CUDA graph), and there is no GPU in a dry run")
+    import torch
 
-    if ctx.dry_run:
-        from testkit.fake_cuda import FakeTorch, installed
-
-        with installed(FakeTorch(launch_us=2.0, sync_us=8.0, flush_us=30.0)) as fake:
-            figures = _overhead_figures(fake, Timer, None, lambda: fake.kernel(5.0))
-        figures["simulated"] = True
-    else:
-        import torch
-
-        cycles = _cycles_for_us(torch, 5.0)
-        figures = _overhead_figures(torch, Timer, cycles, lambda: torch.cuda._sleep(cycles))
-    ok = figures["empty_us"] <= 2.0
-    line = (f"empty callable {figures['empty_us']:.2f} µs per call ({figures['empty_cold_us']:.2f} µs with cold_cache); "
-            + (f"~5 µs kernel {figures['kernel_us']:.2f} µs ({figures['kernel_cold_us']:.2f} µs with cold_cache)"
-               if "kernel_us" in figures else "") + (" [simulated device]" if ctx.dry_run else ""))
-    return Step("overhead", "pass" if ok else "fail", line + ("" if ok else "; goal ≤ 2 µs without cold cache"), figures)
+    figures = _overhead_figures(torch, _cycles_for_us(torch, OVERHEAD_KERNEL_US))
+    ok, why = overhead_gate(figures)
+    do_bench = (f"; cold {figures['cold_us']:.2f} µs vs do_bench {figures['do_bench_us']:.2f} µs"
+                if figures["do_bench_us"] else "; cold vs do_bench not checked (no Triton)")
+    line = (f"~{OVERHEAD_KERNEL_US:.0f} µs kernel: warm {figures['warm_us']:.2f} µs per call vs "
+            f"{figures['reference_us']:.2f} µs of device time (unrolled CUDA graph, "
+            f"×{figures['warm_us'] / figures['reference_us']:.4f}){do_bench}; "
+            f"{figures['fixed_per_sample_us']:.1f} µs fixed per sample")
+    return Step("overhead", "pass" if ok else "fail", line + (f"; {why}" if why else ""), figures)
 
 
 def _cycles_for_us(torch, target_us: float) -> int:
@@ -427,15 +486,75 @@ def step_clocks(ctx: Context) -> Step:
                     f"lock_clocks = true would give '{chosen.policy}': {chosen.reason}{why}", figures)
     control = ClockControl(True, nvml=nvml, euid=euid)
     record = control.start()
-    under_load = _sm_clock_now(nvml)
-    control.restore()
+    try:
+        enqueue, wait = _gemm_load(ctx)
+        under_load = clocks_during_load(enqueue, wait, lambda: _sm_clock_now(nvml))
+    finally:
+        control.restore()
     after = _sm_clock_now(nvml)
-    figures.update(record=control.record, sm_clock_locked_mhz=under_load, sm_clock_after_mhz=after)
-    ok = record["policy"] == "lock" and control.record.get("restored") is True and under_load == record["sm_mhz"]
+    held, why = lock_holds(under_load, record.get("sm_mhz"))
+    figures.update(record=control.record, sm_clock_under_load_mhz=under_load,
+                   sm_clock_after_mhz=after)
+    ok = record["policy"] == "lock" and control.record.get("restored") is True and held
     return Step("clocks", "pass" if ok else "fail",
-                f"locked SM {record.get('sm_mhz')} MHz (read back {under_load}), restored: "
-                f"{control.record.get('restored')} (SM clock after: {after} MHz)" + (" [fake NVML]" if ctx.dry_run else ""),
+                f"locked SM {record.get('sm_mhz')} MHz (read back during GEMMs: {under_load}"
+                f"{'; ' + why if why else ''}), restored: {control.record.get('restored')} "
+                f"(SM clock after: {after} MHz)" + (" [fake NVML]" if ctx.dry_run else ""),
                 figures)
+
+
+#: How far a locked SM clock may read from the lock under load (the review's plan: 2 %).
+LOCK_TOLERANCE = 0.02
+
+
+def lock_holds(readings: list, target) -> tuple[bool, str]:
+    """``(held, why not)``: every SM clock read under load within :data:`LOCK_TOLERANCE` of the
+    lock ``target`` (MHz); no reading, or one NVML did not give, is not a lock shown to hold."""
+    if not readings or not target or any(r is None for r in readings):
+        return False, f"no clock read under load ({readings})"
+    off = [r for r in readings if abs(r / target - 1) > LOCK_TOLERANCE]
+    if off:
+        return False, f"{off} MHz off the lock by more than {LOCK_TOLERANCE:.0%}"
+    return True, ""
+
+
+def clocks_during_load(enqueue: Callable[[], None], wait: Callable[[], None],
+                       read: Callable[[], object], reads: int = 8, gap_s: float = 0.1) -> list:
+    """``reads`` SM clock readings taken while the GPU works: ``enqueue`` queues the load (GEMMs,
+    asynchronous), the readings come ``gap_s`` apart while it runs, then ``wait`` for it (a lock
+    read at idle passed where the clock under power draw does not hold it: GPU review #24)."""
+    enqueue()
+    try:
+        got = []
+        for i in range(reads):
+            if i:
+                time.sleep(gap_s)
+            got.append(read())
+        return got
+    finally:
+        wait()
+
+
+def _gemm_load(ctx: Context) -> tuple[Callable[[], None], Callable[[], None]]:
+    """``(enqueue, wait)``: bf16 GEMMs for about 1.5 s on the GPU, queued without waiting (sized
+    by timing a few first); nothing on a dry run."""
+    if ctx.dry_run:
+        return (lambda: None), (lambda: None)
+    import torch
+
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(10):
+        a @ a
+    torch.cuda.synchronize()
+    count = max(10, int(1.5 / max((time.perf_counter() - t0) / 10, 1e-6)))
+
+    def enqueue() -> None:
+        for _ in range(count):
+            a @ a
+
+    return enqueue, torch.cuda.synchronize
 
 
 def _sm_clock_now(nvml=None) -> int | None:
@@ -482,6 +601,45 @@ def _commit() -> str:
         return "unknown"
 
 
+#: What runs one step in a process of its own (``--step NAME`` and the run's options follow).
+STEP_COMMAND = [sys.executable, "-m", "evaluation.gpu_acceptance"]
+
+#: Seconds a step's process may take (the longest, ``aa``, is a 120 s compare plus its start).
+STEP_TIMEOUT = 900
+
+
+def run_step(name: str, run: Callable[[Context], Step], ctx: Context) -> Step:
+    """One step in this process: a step that raises is a failed step with its reason."""
+    t0 = time.monotonic()
+    try:
+        step = run(ctx)
+    except Exception as exc:  # noqa: BLE001 - a step that breaks is a failed step
+        step = Step(name, "fail", f"{type(exc).__name__}: {exc}",
+                    {"traceback": traceback.format_exc(limit=6)})
+    step.seconds, step.pid = round(time.monotonic() - t0, 2), os.getpid()
+    return step
+
+
+def step_in_own_process(name: str, ctx: Context) -> Step:
+    """One step run by :data:`STEP_COMMAND` ``--step NAME`` (its record ``OUT/steps/NAME.json``, its
+    output ``NAME.log``); a process that died, hung or wrote no record is a failed step."""
+    folder = ctx.out / "steps"
+    folder.mkdir(parents=True, exist_ok=True)
+    record = folder / f"{name}.json"
+    record.unlink(missing_ok=True)
+    cmd = [*STEP_COMMAND, "--step", name, "--out", str(ctx.out)]
+    cmd += ["--dry-run"] * ctx.dry_run + ["--try-lock"] * ctx.try_lock
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return Step(name, "fail", f"its process ran past {STEP_TIMEOUT} s")
+    (folder / f"{name}.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0 or not record.exists():
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+        return Step(name, "fail", f"its process exited {proc.returncode}: {' '.join(last)}")
+    return Step(**json.loads(record.read_text()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="every step on a CPU, against the fakes (CI)")
@@ -489,10 +647,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", choices=[name for name, _ in STEPS], help="run only these steps")
     parser.add_argument("--try-lock", action="store_true",
                         help="lock the clocks, read them back and restore them (only on a runner you own)")
+    parser.add_argument("--step", choices=[name for name, _ in STEPS],
+                        help="run this one step here, its record in OUT/steps/STEP.json "
+                             "(what the acceptance runs for each step)")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="perfgate-acceptance-"))
     out.mkdir(parents=True, exist_ok=True)
     ctx = Context(dry_run=args.dry_run, out=out, try_lock=args.try_lock, device="cpu" if args.dry_run else "cuda")
+    if args.step:
+        step = run_step(args.step, dict(STEPS)[args.step], ctx)
+        (out / "steps").mkdir(exist_ok=True)
+        (out / "steps" / f"{args.step}.json").write_text(json.dumps(asdict(step), default=str))
+        return 0
     print(f"perfgate GPU acceptance, {ctx.mode}: writing {out}", flush=True)
     started = time.monotonic()
     steps = []
@@ -500,17 +666,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.only and name not in args.only:
             continue
         t0 = time.monotonic()
-        try:
-            step = run(ctx)
-        except Exception as exc:  # noqa: BLE001 - a step that breaks is a failed step; the others still run
-            step = Step(name, "fail", f"{type(exc).__name__}: {exc}",
-                        {"traceback": traceback.format_exc(limit=6)})
-        step.seconds = round(time.monotonic() - t0, 2)
+        step = step_in_own_process(name, ctx)
+        step.seconds = round(time.monotonic() - t0, 2)  # its process's start included
         steps.append(step)
         print(f"{step.status.upper():4} {step.name}: {step.summary} ({step.seconds:.1f} s)", flush=True)
     doc = {"mode": ctx.mode, "dry_run": ctx.dry_run, "commit": _commit(), "seconds": round(time.monotonic() - started, 1),
            "passed": sum(s.status == "pass" for s in steps), "failed": sum(s.status == "fail" for s in steps),
-           "skipped": sum(s.status == "skip" for s in steps), "steps": [asdict(s) for s in steps]}
+           "skipped": sum(s.status == "skip" for s in steps), "steps": [asdict(s) for s in steps],
+           "pid": os.getpid(), "imported_torch": "torch" in sys.modules}
     (out / "acceptance.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     (out / "acceptance.md").write_text(render_markdown(doc))
     failed = [s.name for s in steps if s.status == "fail"]

@@ -137,3 +137,12 @@ def test_nvml_telemetry_and_the_clock_plan_on_this_gpu():
     record = control.start()
     control.restore()
     assert record["policy"] in ("held", "monitor") and record["reason"]
+
+
+def test_the_harness_times_a_gpu_bound_kernel_as_the_device_does(tmp_path):
+    # the acceptance's overhead step (GPU review #14): warm within 2 % of an unrolled CUDA graph's
+    # device time per call, cold within 3 % of do_bench's where Triton is installed
+    from evaluation import gpu_acceptance as acc
+
+    step = acc.step_overhead(acc.Context(dry_run=False, out=tmp_path))
+    assert step.status == "pass", step.summary
