@@ -21,7 +21,9 @@ How both hold at once: the side's folder is ``TRITON_HOME`` (Triton 3's default 
 own Triton kernels in ``TRITON_CACHE_DIR`` where it is set and else in its cache folder
 (``torch._inductor.runtime.cache_dir_utils.triton_cache_dir``), the process's fresh one. A Triton
 older than 3 has no ``TRITON_HOME`` (its cache would be the user's home, both sides'): there every
-process gets an empty ``TRITON_CACHE_DIR`` of its own, as before.
+process gets an empty ``TRITON_CACHE_DIR`` of its own, as before. Triton's dump and override
+folders follow ``TRITON_HOME`` too: where the runner does not name them they stay where they were
+(``~/.triton/dump``, ``~/.triton/override``), so a kernel override the runner keeps still applies.
 """
 
 from __future__ import annotations
@@ -29,21 +31,29 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from importlib import metadata
 
 #: The first Triton major version whose default cache folder follows ``TRITON_HOME``.
 TRITON_HOME_SINCE = 3
 
 
-def cache_env(side: str | None, fresh: str, triton_version: str | None) -> dict[str, str | None]:
+def cache_env(side: str | None, fresh: str, triton_version: str | None,
+              environ: Mapping[str, str] | None = None) -> dict[str, str | None]:
     """The compile caches' variables of one worker process (None: unset): ``fresh`` (the process's
     empty folder) for torch.compile, ``side`` (the side's folder for the compare, None: none) as
     Triton's home where the installed Triton (``triton_version``, None: none) follows it, else a
-    Triton cache under ``fresh``."""
+    Triton cache under ``fresh``; ``environ`` the process's (its home, and the dump and override
+    folders it names)."""
+    environ = {} if environ is None else environ
     env: dict[str, str | None] = {"TORCHINDUCTOR_CACHE_DIR": fresh}
     major = (triton_version or "0").split(".")[0]
     if side and major.isdigit() and int(major) >= TRITON_HOME_SINCE:
         env.update(TRITON_HOME=side, TRITON_CACHE_DIR=None)
+        home = environ.get("TRITON_HOME") or environ.get("HOME") or "~"
+        for name, folder in (("TRITON_DUMP_DIR", "dump"), ("TRITON_OVERRIDE_DIR", "override")):
+            if not environ.get(name):
+                env[name] = os.path.join(home, ".triton", folder)
     else:
         env["TRITON_CACHE_DIR"] = os.path.join(fresh, "triton")
     return env
@@ -65,7 +75,7 @@ def isolate_compile_caches(side: str | None = None) -> str | None:
         path = tempfile.mkdtemp(prefix="perfgate-compile-")
     except OSError:
         return None
-    for name, value in cache_env(side, path, _triton_version()).items():
+    for name, value in cache_env(side, path, _triton_version(), os.environ).items():
         if value is None:
             os.environ.pop(name, None)
         else:

@@ -19,11 +19,15 @@ from testkit.gitrepo import make_repo
 
 
 def test_a_side_folder_becomes_tritons_home_and_torch_compile_keeps_a_fresh_cache():
-    env = caches.cache_env("/side", "/fresh", "3.9.0")
+    env = caches.cache_env("/side", "/fresh", "3.9.0", {"HOME": "/home/ci"})
     # Triton's own default cache ($TRITON_HOME/.triton/cache) is the side's; TRITON_CACHE_DIR left
-    # unset, so that inductor puts its kernels in its own (fresh) cache
+    # unset, so that inductor puts its kernels in its own (fresh) cache; Triton's dump and
+    # override folders stay where they were
     assert env == {"TORCHINDUCTOR_CACHE_DIR": "/fresh", "TRITON_HOME": "/side",
-                   "TRITON_CACHE_DIR": None}
+                   "TRITON_CACHE_DIR": None, "TRITON_DUMP_DIR": "/home/ci/.triton/dump",
+                   "TRITON_OVERRIDE_DIR": "/home/ci/.triton/override"}
+    named = {"HOME": "/home/ci", "TRITON_OVERRIDE_DIR": "/mine"}
+    assert "TRITON_OVERRIDE_DIR" not in caches.cache_env("/side", "/fresh", "3.9.0", named)
 
 
 def test_without_a_side_folder_or_with_a_triton_before_triton_home_every_process_is_cold():
