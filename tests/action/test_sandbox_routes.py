@@ -280,11 +280,14 @@ def _run_job(tmp_path: Path, fake_github, sandbox: str, linger: float = 12.0):
                    runner.workspace / ".git" / "hooks")
         skip = (site / "pip",)  # the pip stand-in records what action.yml's install step asked for
         before = _tree_digest(*guarded, skip=skip)
+        overrides = {"sandbox": sandbox}
+        if sandbox == "none":  # inside Actions only with the workflow's statement (inputs.py)
+            overrides["unsafe-no-sandbox-job-is-read-only"] = "true"
         inputs = {"base-sha": base_sha, "head-sha": head_sha, "pr-number": "7", "run-id": "pg-1", "filter": "",
                   "rounds": "", "threshold": "", "profile": "", "runs-on": "", "runner": "", "bisect": ""}
         try:
             contexts = run_workflow_job(runner, REPO_ROOT / "examples" / "workflows" / "perfgate.yml", "compare",
-                                        inputs, action_overrides={"sandbox": sandbox})
+                                        inputs, action_overrides=overrides)
         finally:
             survivors = processes_with(MARKER + "=1")
             for pid in survivors:
