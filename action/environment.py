@@ -32,8 +32,8 @@ from typing import Any, Mapping
 
 from runner.config import DEVICES
 
-from .inputs import (ActionInputError, get_input, parse_bool, parse_fraction, parse_names, parse_paths, parse_rounds,
-                     parse_seconds)
+from .inputs import (ActionInputError, check_no_sandbox, get_input, parse_bool, parse_fraction,
+                     parse_names, parse_paths, parse_rounds, parse_seconds)
 
 #: Events whose payload names both commits of a pull request.
 PR_EVENTS = ("pull_request", "pull_request_target")
@@ -276,6 +276,8 @@ def _gate_inputs(env: Mapping[str, str]) -> dict[str, Any]:
     sandbox = get_input(env, "sandbox") or "bwrap"
     if sandbox not in ("bwrap", "none"):
         raise ActionInputError(f"input sandbox must be bwrap or none, got {sandbox!r}")
+    if sandbox == "none":
+        check_no_sandbox(env)
     profile_text = get_input(env, "profile")
     return dict(
         device=device, sandbox=sandbox,

@@ -141,3 +141,53 @@ def parse_paths(value: str | None, name: str, env: Mapping[str, str] | None = No
             pass
         resolved.append(real)
     return tuple(dict.fromkeys(resolved))
+
+
+#: The input that lets ``sandbox: none`` run inside GitHub Actions (:func:`check_no_sandbox`).
+NO_SANDBOX_ACK = "unsafe-no-sandbox-job-is-read-only"
+
+#: What a step's environment holds only when the workflow handed the job a credential beyond its
+#: own token: the OIDC request (``permissions: id-token: write``: cloud roles) and upload-artifact's
+#: runtime token (given to JavaScript actions only, so in a ``run`` step only when exported).
+NO_SANDBOX_NEVER = ("ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+                    "ACTIONS_RUNTIME_TOKEN")
+
+
+def check_no_sandbox(env: Mapping[str, str]) -> None:
+    """May ``sandbox: none`` run here? (security review 2026-12-06, N1/F1)
+
+    Without the sandbox the pull request's code runs as the runner's user beside the job's other
+    steps and takes what they hold: the job's token (from checkout's post step), upload-artifact's
+    ``ACTIONS_RUNTIME_TOKEN`` (artifact and Actions-cache writes: in every job), the runner's
+    registration credentials, and ``BASH_ENV``/``LD_PRELOAD`` planted for later steps. perfgate
+    cannot see the token's permissions from a step, so the rule is:
+
+    - outside GitHub Actions (``GITHUB_ACTIONS`` is not ``true``: a developer's machine) it runs;
+    - in a job whose step environment holds :data:`NO_SANDBOX_NEVER` it never runs (an OIDC
+      request can mint cloud credentials; nothing makes giving that to a fork acceptable);
+    - otherwise only with :data:`NO_SANDBOX_ACK` ``true``: the workflow's author states that the
+      job's token is read-only and the runner ephemeral (a runner used for one job), and accepts
+      that the code can write this job's artifacts and caches.
+
+    Raises:
+        ActionInputError: the refusal, saying why and what to do instead.
+    """
+    if env.get("GITHUB_ACTIONS", "").strip().lower() != "true":
+        return
+    held = [name for name in NO_SANDBOX_NEVER if env.get(name, "").strip()]
+    bwrap = "Use sandbox: bwrap (on Kubernetes: deploy/kubernetes/runners/values.yaml runs it)"
+    if held:
+        raise ActionInputError(
+            f"sandbox: none is refused: this job's steps hold {', '.join(held)}, which the pull "
+            "request's code would take without the sandbox (an OIDC request mints cloud "
+            f"credentials). {bwrap}, or remove id-token: write from this job's permissions and "
+            "stop exporting ACTIONS_RUNTIME_TOKEN")
+    if not parse_bool(get_input(env, NO_SANDBOX_ACK), NO_SANDBOX_ACK, False):
+        raise ActionInputError(
+            "sandbox: none is refused inside GitHub Actions: without the sandbox the pull "
+            "request's code runs as the runner's user and takes this job's token, "
+            "upload-artifact's ACTIONS_RUNTIME_TOKEN (artifact and cache writes) and a self-hosted "
+            "runner's credentials, and can plant BASH_ENV or LD_PRELOAD for the later steps; "
+            f"perfgate cannot see the token's permissions. {bwrap}, or, only if this job's "
+            "permissions are read-only, the runner ephemeral and nothing runs after perfgate, set "
+            f"{NO_SANDBOX_ACK}: true")

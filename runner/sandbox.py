@@ -83,7 +83,9 @@ SANDBOX_UID = SANDBOX_GID = 65534
 #: Where the sandbox's home folder appears inside (its content is the scratch folder's ``home``).
 SANDBOX_HOME = "/home/perfgate-sandbox"
 
-#: Sandbox modes of the action's ``sandbox`` input.
+#: Sandbox modes of the action's ``sandbox`` input. ``none`` runs the code beside the job's
+#: other steps, with what they hold: inside GitHub Actions the action refuses it unless the
+#: workflow acknowledges that (``action.inputs.check_no_sandbox``).
 MODES = ("bwrap", "none")
 
 

@@ -56,6 +56,17 @@ def userns_filter(machine: str | None = None) -> bytes | None:
         "FLAGS", (ld, 0, 0, _ARG0), (jset, "EPERM", "ALLOW", CLONE_NEWUSER),
         "ALLOW", (ret, 0, 0, allow), "EPERM", (ret, 0, 0, eperm), "ENOSYS", (ret, 0, 0, enosys),
     ]
+    return assemble(body)
+
+
+def assemble(body: list) -> bytes:
+    """A classic-BPF program from ``body``: instructions ``(code, jt, jf, k)`` whose ``jt``/``jf``
+    may name a label (a string item of ``body``, marking the next instruction), and
+    ``("JA", label)``, the unconditional jump that reaches further than a conditional one.
+
+    Raises:
+        ValueError: a conditional jump further than the 255 instructions cBPF can count.
+    """
     labels, program = {}, []
     for item in body:
         if isinstance(item, str):
@@ -64,10 +75,15 @@ def userns_filter(machine: str | None = None) -> bytes | None:
             program.append(item)
 
     def offset(target, at: int) -> int:
-        return labels[target] - at - 1 if isinstance(target, str) else target
+        jump = labels[target] - at - 1 if isinstance(target, str) else target
+        if not 0 <= jump <= 255:
+            raise ValueError(f"a conditional jump of {jump} instructions")
+        return jump
 
-    return b"".join(struct.pack("<HBBI", code, offset(jt, i), offset(jf, i), k)
-                    for i, (code, jt, jf, k) in enumerate(program))
+    return b"".join(
+        struct.pack("<HBBI", 0x05, 0, 0, labels[item[1]] - at - 1) if item[0] == "JA"  # BPF_JA
+        else struct.pack("<HBBI", item[0], offset(item[1], at), offset(item[2], at), item[3])
+        for at, item in enumerate(program))
 
 
 def write_userns_filter(scratch: str | Path) -> str | None:

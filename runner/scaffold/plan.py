@@ -181,23 +181,58 @@ def benchmark_text(module: ModuleClass | None, others: tuple[ModuleClass, ...] =
             f'{func}.params = {{"batch": [32]}}\n')
 
 
-_PERFGATE_USES = re.compile(r"uses: (perfgate/perfgate(?:/comment)?)@v1\b")
+_PERFGATE_USES = re.compile(r"^(\s*)(-\s+)?uses: (perfgate/perfgate(?:/comment)?)@v1\b[^\n]*$",
+                            re.M)
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+
+#: The repository and tag of perfgate's own actions (``perfgate/perfgate``, ``.../comment``).
+ACTION_REMOTE = "https://github.com/perfgate/perfgate"
+ACTION_TAG = "v1"
+
+
+def tag_commit(ls_remote: str, tag: str = ACTION_TAG) -> str | None:
+    """The commit ``tag`` names in the output of ``git ls-remote REMOTE refs/tags/TAG
+    'refs/tags/TAG^{}'``: an annotated tag's peeled line (the commit, not the tag object), else
+    the lightweight tag's own; None when neither is there as a full SHA."""
+    refs = {}
+    for line in ls_remote.splitlines():
+        sha, _, ref = line.partition("\t")
+        refs[ref.strip()] = sha.strip()
+    commit = refs.get(f"refs/tags/{tag}^{{}}") or refs.get(f"refs/tags/{tag}")
+    return commit if commit and _SHA.match(commit) else None
+
+
+def pin_command(tag: str = ACTION_TAG) -> str:
+    """The command that prints the commit to pin perfgate's actions to by hand."""
+    return f"git ls-remote {ACTION_REMOTE} refs/tags/{tag} 'refs/tags/{tag}^{{}}'"
 
 
 def pin_perfgate(text: str, commit: str | None) -> str:
     """``text`` with its ``uses: perfgate/perfgate[/comment]@v1`` pinned to ``commit`` (a full
-    40-digit SHA; the tag kept as a comment), so that a moved tag cannot change what runs on the
-    GPU runners (security review N11). Unchanged when ``commit`` is None.
+    40-digit SHA), written as Dependabot and pinact write a pin: ``@<sha>  # v1`` (the tag in the
+    comment is what Dependabot updates the pin from), so that a moved tag cannot change what runs
+    on the GPU runners or in the job that may comment (security review N11).
+
+    With no ``commit`` (perfgate could not find one: not installed from git, no network) each
+    such line keeps the tag under a comment that says it is not pinned and how to pin it.
 
     Raises:
         ValueError: ``commit`` is not a full lower-case SHA-1.
     """
-    if commit is None:
-        return text
-    if not _SHA.match(commit):
+    if commit is not None and not _SHA.match(commit):
         raise ValueError(f"not a full commit SHA: {commit!r}")
-    return _PERFGATE_USES.sub(lambda m: f"uses: {m.group(1)}@{commit}  # v1", text)
+
+    def pinned(match: re.Match) -> str:
+        indent, dash, action = match.group(1), match.group(2) or "", match.group(3)
+        if commit is not None:
+            return f"{indent}{dash}uses: {action}@{commit}  # {ACTION_TAG}"
+        return (f"{indent}# NOT PINNED: {action}@{ACTION_TAG} is a tag, which can be moved to "
+                "other code.\n"
+                f"{indent}# Pin it to the commit you reviewed: {pin_command()}\n"
+                f"{indent}# then write uses: {action}@<that sha>  # {ACTION_TAG}\n"
+                f"{indent}{dash}uses: {action}@{ACTION_TAG}")
+
+    return _PERFGATE_USES.sub(pinned, text)
 
 
 def plan(facts: RepoFacts, *, mode: str = "app", runs_on: tuple[str, ...] = DEFAULT_RUNS_ON,

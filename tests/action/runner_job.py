@@ -134,11 +134,17 @@ class EmulatedRunner:
         self.worker: subprocess.Popen | None = None
         #: More variables of every step (the event, the API URL of the fake GitHub).
         self.extra_env: dict[str, str] = {}
+        #: A command prefix every process of the runner runs under (the Kubernetes runner pod's
+        #: user, no_new_privs and seccomp profile: tests/deploy/runner_pod.py); empty: as is.
+        self.wrap: list[str] = []
+        #: (uid, gid) the step command files are given to: the user ``wrap`` runs as.
+        self.owner: tuple[int, int] | None = None
 
     # -- the runner's processes -------------------------------------------------------------
     def __enter__(self) -> "EmulatedRunner":
         env = {"PATH": os.environ["PATH"], "HOME": str(self.home), "RUNNER_WORKER_SECRET": self.secrets.worker_secret}
-        self.worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", "Runner.Worker"],
+        self.worker = subprocess.Popen([*self.wrap, sys.executable, "-c",
+                                        "import time; time.sleep(3600)", "Runner.Worker"],
                                        env=env, start_new_session=True)
         return self
 
@@ -168,6 +174,8 @@ class EmulatedRunner:
                  "GITHUB_STATE": folder / f"save_state_{guid}"}
         for path in files.values():
             path.touch()
+            if self.owner is not None:
+                os.chown(path, *self.owner)
         return files
 
     def _apply_file_commands(self, files: dict[str, Path]) -> dict[str, str]:
@@ -186,7 +194,8 @@ class EmulatedRunner:
     def run_step(self, name: str, script: str, *, job_env: dict[str, str], env: dict[str, str], cwd: Path,
                  timeout: float = 600) -> Step:
         files = self._file_commands()
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd,
+        bash = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script]
+        proc = subprocess.run([*self.wrap, *bash], cwd=cwd,
                               env=self.step_env(job_env, env, files), capture_output=True, text=True, timeout=timeout)
         step = Step(name, proc.returncode, proc.stdout, proc.stderr, self._apply_file_commands(files))
         step.summary = files["GITHUB_STEP_SUMMARY"].read_text("utf-8", "replace")
@@ -202,7 +211,8 @@ class EmulatedRunner:
         full = self.step_env(job_env, own, files)
         # The runner starts its own node by absolute path; the stand-in likewise. Like any
         # dynamically linked program it gets LD_PRELOAD and the like from GITHUB_ENV.
-        proc = subprocess.run([sys.executable, "-c", NODE_STANDIN, role, str(record)], env=full,
+        standin = [sys.executable, "-c", NODE_STANDIN, role, str(record)]
+        proc = subprocess.run([*self.wrap, *standin], env=full,
                               capture_output=True, text=True, timeout=120)
         step = Step(name, proc.returncode, proc.stdout, proc.stderr, self._apply_file_commands(files))
         step.record = json.loads(record.read_text()) if record.is_file() else {}

@@ -24,7 +24,9 @@ REPO = "octo/demo"
 def run_action(env: dict[str, str], cwd: Path, *phase: str) -> subprocess.CompletedProcess:
     # Installed in a real run; here the source tree is the installation. cwd is neutral, as in action.yml.
     # The sandbox where bubblewrap is installed (CI installs it); test_sandbox*.py test it apart.
-    sandboxed = {"INPUT_SANDBOX": "bwrap" if shutil.which("bwrap") else "none"}
+    # (without it, sandbox: none, which inside Actions needs the workflow's acknowledgement)
+    sandboxed = {"INPUT_SANDBOX": "bwrap"} if shutil.which("bwrap") else {
+        "INPUT_SANDBOX": "none", "INPUT_UNSAFE_NO_SANDBOX_JOB_IS_READ_ONLY": "true"}
     full = subprocess_env({**sandboxed, **env, "PYTHONPATH": str(REPO_ROOT)})
     return subprocess.run([sys.executable, "-m", "action", *phase], cwd=cwd, env=full, capture_output=True,
                           text=True, timeout=300)
@@ -88,3 +90,28 @@ def test_bad_input_is_one_error_line_without_traceback(tmp_path, fake_github, ev
     assert len(errors(proc)) == 1 and message in errors(proc)[0], proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
     assert fake_github.requests == []
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({}, "set unsafe-no-sandbox-job-is-read-only: true"),
+    ({"INPUT_UNSAFE_NO_SANDBOX_JOB_IS_READ_ONLY": "true",
+      "ACTIONS_ID_TOKEN_REQUEST_URL": "https://x/"},
+     "hold ACTIONS_ID_TOKEN_REQUEST_URL"),
+])
+def test_sandbox_none_stops_before_any_code_runs_inside_actions(tmp_path, fake_github, extra,
+                                                                message):
+    """Security review 2026-12-06 N1/F1: the prepare step (the first) refuses sandbox: none in one
+    line, before it fetches anything or calls GitHub; nothing is written for the artifact."""
+    target = make_target_repo(tmp_path / "target")
+    env = actions_env(tmp_path / "run", api_url=fake_github.url, workspace=target.checkout,
+                      event_name="workflow_dispatch", github_token="ghs_write",
+                      event=workflow_dispatch(base_sha=target.base_sha, head_sha=target.head_sha,
+                                              pr_number=5))
+    for phase in ("prepare", "compare"):
+        proc = run_action({**env, "INPUT_SANDBOX": "none", **extra}, tmp_path, phase)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert len(errors(proc)) == 1 and message in errors(proc)[0], proc.stdout
+        assert "Traceback" not in proc.stdout + proc.stderr
+    assert fake_github.requests == []
+    out = Path(env["PERFGATE_OUT_DIR"])
+    assert not out.exists() or not any(out.iterdir())

@@ -171,3 +171,36 @@ def test_a_bisect_is_asked_for_by_its_input():
     assert not plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch"), event).bisect
     with pytest.raises(ActionInputError, match="bisect"):
         plan_from_environment(env(GITHUB_EVENT_NAME="workflow_dispatch", INPUT_BISECT="maybe"), event)
+
+
+def test_sandbox_none_refuses_to_start_inside_github_actions_without_the_acknowledgement():
+    """Security review 2026-12-06 N1/F1: with sandbox: none the PR's code took upload-artifact's
+    runtime token, the job token and the runner's credentials. Inside Actions it now needs the
+    workflow's explicit statement; an OIDC-capable job never; a developer's machine as before."""
+    event = workflow_dispatch(base_sha=BASE, head_sha=HEAD)
+    actions = dict(GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_ACTIONS="true",
+                   INPUT_SANDBOX="none")
+    ack = "unsafe-no-sandbox-job-is-read-only: true"
+    with pytest.raises(ActionInputError, match=ack) as refused:
+        plan_from_environment(env(**actions), event)
+    assert "ACTIONS_RUNTIME_TOKEN" in str(refused.value) and "sandbox: bwrap" in str(refused.value)
+    for said in ("false", "no"):
+        with pytest.raises(ActionInputError, match="refused"):
+            plan_from_environment(env(**actions, INPUT_UNSAFE_NO_SANDBOX_JOB_IS_READ_ONLY=said),
+                                  event)
+    said = dict(actions, INPUT_UNSAFE_NO_SANDBOX_JOB_IS_READ_ONLY="true")
+    ok = plan_from_environment(env(**said), event)
+    assert ok.sandbox == "none"
+    # a job that can mint an OIDC token (cloud credentials), or that exported the runtime token
+    for held in ("ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+                 "ACTIONS_RUNTIME_TOKEN"):
+        with pytest.raises(ActionInputError, match=f"hold {held}"):
+            plan_from_environment(env(**said, **{held: "https://x/"}), event)
+    # the sandbox needs no acknowledgement, and outside Actions none runs as before
+    sandboxed = dict(actions, INPUT_SANDBOX="bwrap")
+    assert plan_from_environment(env(**sandboxed), event).sandbox == "bwrap"
+    local = dict(actions, GITHUB_ACTIONS="")
+    assert plan_from_environment(env(**local), event).sandbox == "none"
+    with pytest.raises(ActionInputError, match="must be true or false"):
+        plan_from_environment(env(**actions, INPUT_UNSAFE_NO_SANDBOX_JOB_IS_READ_ONLY="yes please"),
+                              event)

@@ -256,8 +256,13 @@ def _target(runner: EmulatedRunner, origin: Path, collector: Collector, site: Pa
     return base_sha, head_sha
 
 
-def _run_job(tmp_path: Path, fake_github, sandbox: str, linger: float = 12.0):
+def _run_job(tmp_path: Path, fake_github, sandbox: str, linger: float = 12.0, pod=None):
+    """The job on the emulated runner; with ``pod`` (:class:`tests.deploy.runner_pod.RunnerPod`)
+    every process of the runner runs as that Kubernetes pod's container (``tmp_path`` must then
+    be a folder the pod's uid reaches; the runner's files become the pod user's)."""
     import sysconfig
+
+    from runner.sandbox import interpreter_paths
 
     from tests.action.events import workflow_dispatch
 
@@ -266,6 +271,9 @@ def _run_job(tmp_path: Path, fake_github, sandbox: str, linger: float = 12.0):
                                           "platbase": str(python.parent.parent)})["purelib"])
     collector = Collector()
     runner = EmulatedRunner(tmp_path / "machine", python)
+    if pod is not None:
+        runner.wrap = pod.prefix(tmp_path, interpreter_paths(str(python)))
+        runner.owner = (pod.uid, pod.gid)
     with runner:
         base_sha, head_sha = _target(runner, tmp_path / "origin", collector, site, linger)
         fake_github.state.add_token(runner.secrets.github_token)
@@ -275,22 +283,29 @@ def _run_job(tmp_path: Path, fake_github, sandbox: str, linger: float = 12.0):
                                                       run_id="pg-1")))
         runner.extra_env = {"GITHUB_API_URL": fake_github.url, "GITHUB_EVENT_NAME": "workflow_dispatch",
                             "GITHUB_EVENT_PATH": str(event), "GITHUB_SHA": base_sha}
+        if pod is not None:  # the runner's files are its user's, as in the pod
+            subprocess.run(["chown", "-R", f"{pod.uid}:{pod.gid}", str(tmp_path)], check=True,
+                           timeout=120)
         # what a later step runs or reads: (prepare's fetch legitimately adds objects and refs)
         guarded = (runner.runner_dir / ".credentials_rsaparams", runner.home, site, runner.workspace / ".git" / "config",
                    runner.workspace / ".git" / "hooks")
         skip = (site / "pip",)  # the pip stand-in records what action.yml's install step asked for
         before = _tree_digest(*guarded, skip=skip)
+        overrides = {"sandbox": sandbox}
+        if sandbox == "none":  # inside Actions only with the workflow's statement (inputs.py)
+            overrides["unsafe-no-sandbox-job-is-read-only"] = "true"
         inputs = {"base-sha": base_sha, "head-sha": head_sha, "pr-number": "7", "run-id": "pg-1", "filter": "",
                   "rounds": "", "threshold": "", "profile": "", "runs-on": "", "runner": "", "bisect": ""}
         try:
             contexts = run_workflow_job(runner, REPO_ROOT / "examples" / "workflows" / "perfgate.yml", "compare",
-                                        inputs, action_overrides={"sandbox": sandbox})
+                                        inputs, action_overrides=overrides)
         finally:
             survivors = processes_with(MARKER + "=1")
             for pid in survivors:
                 os.kill(pid, signal.SIGKILL)
         after = _tree_digest(*guarded, skip=skip)
         worker_state = Path(f"/proc/{runner.worker.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        runner.worker_status = Path(f"/proc/{runner.worker.pid}/status").read_text()  # whose it was
     collector.__exit__()
     return runner, collector, contexts, survivors, before, after, site, worker_state
 
@@ -303,9 +318,65 @@ def clean_litter():
 
 
 def test_pull_request_code_in_the_sandbox_reaches_nothing(tmp_path, fake_github, clean_litter):
-    runner, collector, contexts, survivors, before, after, site, worker_state = _run_job(tmp_path, fake_github,
-                                                                                        "bwrap")
+    _assert_reaches_nothing(*_run_job(tmp_path, fake_github, "bwrap"))
+
+
+needs_the_pod = pytest.mark.skipif(
+    os.geteuid() != 0 or os.uname().machine != "x86_64"
+    or not Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h").exists(),
+    reason="runs the job as the pod's uid under its compiled seccomp profile: root, x86_64 headers")
+
+
+def _in_the_pod(fake_github, sandbox: str, **kw):
+    """_run_job with every runner process as values.yaml's runner container; also returns the
+    Runner.Worker's /proc status (whose process it was)."""
+    import tempfile
+
+    yaml = pytest.importorskip("yaml")
+    from tests.deploy.runner_pod import RUNNERS, runner_pod
+
+    pod = runner_pod(yaml.safe_load((RUNNERS / "values.yaml").read_text()))
+    folder = Path(tempfile.mkdtemp(prefix="perfgate-pod-job-", dir="/tmp"))  # tmp_path: root's only
+    folder.chmod(0o711)
+    try:
+        result = _run_job(folder, fake_github, sandbox, pod=pod, **kw)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    lines = result[0].worker_status.splitlines()
+    status = dict(line.split(":\t", 1) for line in lines if ":\t" in line)
+    # the runner's processes did run as the pod's container: its uid, no capability, the profile
+    assert status["Uid"].split()[0] == "1001" and status["CapBnd"].strip() == "0" * 16, status
+    assert status["NoNewPrivs"].strip() == "1" and status["Seccomp"].strip() == "2"
+    return result
+
+
+@needs_the_pod
+def test_the_kubernetes_runner_pod_reaches_nothing_either(fake_github, clean_litter):
+    """Security review 2026-12-06 N1/F1 on the documented ARC deployment: the same job, every
+    process of the runner run as deploy/kubernetes/runners/values.yaml's runner container runs it
+    (uid 1001, no_new_privs, no capabilities, its Localhost seccomp profile compiled to BPF:
+    tests/deploy/runner_pod.py) and the sandbox on — user mode, as uid 1001 has it. The PR's code
+    reaches none of the 6 secrets, as on a VM runner. (No kubelet here: not the runtime's /proc
+    masks, AppArmor or the pod's user namespace; tests/deploy/test_runner_pod_sandbox.py.)"""
+    _assert_reaches_nothing(*_in_the_pod(fake_github, "bwrap"))
+
+
+@needs_the_pod
+def test_the_kubernetes_runner_pod_without_the_sandbox_is_wide_open(fake_github, clean_litter):
+    """The control, and the finding itself: the pod's own settings (its user, no capabilities, its
+    seccomp profile) do not stop the attack — with sandbox: none (the old advice) the PR's code in
+    the same pod takes the runner's secrets and plants code for the later steps."""
+    runner, collector, _contexts, _survivors, before, after, _site, _state = _in_the_pod(
+        fake_github, "none", linger=6)
+    found = runner.secrets.found_in(collector.text())
+    assert {"runner_credentials", "worker_secret", "home_credentials"} <= set(found), found
+    assert "BASH_ENV" in runner.env_from_files and after != before
+
+
+def _assert_reaches_nothing(runner, collector, contexts, survivors, before, after, site,
+                            worker_state):
     secrets = runner.secrets
+    assert len(secrets.all()) == 6
     everything = "".join([collector.text(), *(s.stdout + s.stderr + getattr(s, "summary", "") for s in runner.steps),
                           json.dumps([getattr(s, "record", {}) for s in runner.steps])])
     assert secrets.found_in(everything) == [], secrets.found_in(everything)

@@ -194,11 +194,83 @@ def test_init_pins_perfgates_own_actions_when_it_knows_its_commit(tmp_path):
         assert "@v1\n" not in text and f"perfgate/perfgate@{commit}  # v1" in text
         if mode == "standalone":
             assert f"perfgate/perfgate/comment@{commit}  # v1" in text
-    assert pin_perfgate("uses: perfgate/perfgate@v1\n", None) == "uses: perfgate/perfgate@v1\n"
+    unpinned = pin_perfgate("      - uses: perfgate/perfgate/comment@v1\n", None)
+    assert unpinned.startswith("      # NOT PINNED: perfgate/perfgate/comment@v1 is a tag")
+    assert unpinned.endswith("      - uses: perfgate/perfgate/comment@v1\n")
     with pytest.raises(ValueError):
         pin_perfgate("uses: perfgate/perfgate@v1\n", "b1c2d3e")
     files = {f.path: f for f in plan(inspect_repo(tmp_path, ()), mode="standalone", perfgate_commit=commit)}
     assert f"perfgate/perfgate@{commit}" in files[WORKFLOW_PATH].text
+
+
+@pytest.fixture(autouse=True)
+def _no_network_for_the_pin(monkeypatch, tmp_path_factory):
+    """perfgate init asks GitHub for v1's commit (git ls-remote): here a repository that is not
+    there."""
+    from runner.cli import init as init_cli
+
+    missing = tmp_path_factory.mktemp("none") / "missing.git"
+    monkeypatch.setattr(init_cli, "ACTION_REMOTE", str(missing))
+
+
+def test_tag_commit_reads_git_ls_remote():
+    from runner.scaffold.plan import tag_commit
+
+    tag, peeled = "1" * 40, "2" * 40
+    assert tag_commit(f"{tag}\trefs/tags/v1\n{peeled}\trefs/tags/v1^{{}}\n") == peeled  # annotated
+    assert tag_commit(f"{tag}\trefs/tags/v1\n") == tag  # lightweight
+    assert tag_commit(f"{tag}\trefs/tags/v10\n") is None
+    assert tag_commit("") is None and tag_commit("abc\trefs/tags/v1\n") is None
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.email=t@example.org", "-c", "user.name=t", *args],
+                          cwd=cwd, check=True, capture_output=True, text=True,
+                          timeout=60).stdout.strip()
+
+
+@pytest.mark.parametrize("mode", ["app", "standalone"])
+def test_init_pins_perfgates_actions_to_the_commit_of_v1_when_not_installed_from_git(
+        tmp_path, capsys, monkeypatch, mode):
+    """Security review N11: perfgate/perfgate@v1 and perfgate/perfgate/comment@v1 stayed tags
+    unless perfgate was installed from git; the comment job runs that tag with pull-requests:
+    write. Now init asks the actions' repository (git ls-remote) for v1's commit and pins it;
+    where it cannot, the tag is kept under a comment and a warning names the command."""
+    import yaml
+
+    from runner.cli import init as init_cli
+
+    monkeypatch.setattr(init_cli, "installed_commit", lambda: None)
+    upstream = tmp_path / "perfgate-actions"
+    upstream.mkdir()
+    _git(upstream, "init", "-q")
+    _git(upstream, "commit", "-q", "--allow-empty", "-m", "v1")
+    _git(upstream, "tag", "-a", "v1", "-m", "release v1")  # annotated: the pin is the commit
+    commit = _git(upstream, "rev-parse", "HEAD")
+    _git(upstream, "commit", "-q", "--allow-empty", "-m", "later")
+    _git(upstream, "tag", "v10")
+    monkeypatch.setattr(init_cli, "ACTION_REMOTE", str(upstream))
+    root = _library(tmp_path / "target")
+    assert main(["init", str(root), "--mode", mode]) == 0
+    out = capsys.readouterr().out
+    text = (root / WORKFLOW_PATH).read_text()
+    uses = [line.split("uses:")[1].strip() for line in text.splitlines()
+            if "uses: perfgate/" in line]
+    assert uses and all(u.endswith(f"@{commit}  # v1") for u in uses), uses
+    assert len(uses) == (2 if mode == "standalone" else 1)
+    assert f"pinned   perfgate/perfgate and perfgate/perfgate/comment to {commit}" in out
+    assert "NOT PINNED" not in text
+
+    # offline: the tag stays, said loudly in the file and on the terminal; the file still parses
+    monkeypatch.setattr(init_cli, "ACTION_REMOTE", str(tmp_path / "missing.git"))
+    assert main(["init", str(root), "--mode", mode, "--force"]) == 0
+    out = capsys.readouterr().out
+    text = (root / WORKFLOW_PATH).read_text()
+    assert "warning: perfgate/perfgate@v1 is NOT pinned" in out and "git ls-remote" in out
+    assert text.count("# NOT PINNED:") == len(uses) and "refs/tags/v1^{}" in text
+    steps = [s for job in yaml.safe_load(text)["jobs"].values() for s in job["steps"]]
+    assert [s["uses"] for s in steps if str(s.get("uses", "")).startswith("perfgate/")] == [
+        u.replace(f"{commit}  # v1", "v1") for u in uses]
 
 
 def test_init_reads_the_commit_pip_recorded(monkeypatch):

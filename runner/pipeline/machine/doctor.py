@@ -127,7 +127,8 @@ def check_sandbox(sandbox: dict | None) -> Finding:
     if sandbox.get("available"):
         return Finding("sandbox", "host", "ok", "bubblewrap can confine the pull request's code (the Action's sandbox)")
     fix = ("install bubblewrap (apt-get install bubblewrap) and allow unprivileged user namespaces "
-           "(README, 'The runner needs bubblewrap'), or set the action's sandbox: none on an ephemeral runner")
+           "(README, 'The runner needs bubblewrap'); in a Kubernetes pod, give it the seccomp "
+           "profile and unmasked /proc of deploy/kubernetes/runners/values.yaml")
     line = f"the Action's sandbox cannot run here: {sandbox.get('reason')}"
     if sandbox.get("in_actions"):
         return Finding("sandbox", "host", "fail", line + "; the Action will not run pull request code", fix)
