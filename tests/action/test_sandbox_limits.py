@@ -125,3 +125,47 @@ def test_with_a_scratch_size_tmp_and_home_are_one_tmpfs_given_to_the_sandboxs_us
     user = sandbox.bwrap_argv(sandbox.SandboxSpec(read_only=(), writable=(), scratch="/s",
                                                   chdir="/", scratch_size=1 << 30), ["true"])
     assert "CAP_CHOWN" not in user and "chown" not in " ".join(user)
+
+
+BOMB = '''\
+import os
+
+
+def go(where):
+    if where == "benchmark":
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+'''
+
+
+@pytest.mark.slow
+def test_a_benchmark_that_fork_bombs_fails_the_action_with_the_process_limit(tmp_path, fake_github,
+                                                                            capsys):
+    """The whole Action, a real ``perfgate compare`` in the real sandbox: the head's benchmark
+    module forks without end; the step ends with the limit named, and the runner goes on."""
+    from action.__main__ import main
+    from tests.action.events import workflow_dispatch
+    from tests.action.harness import actions_env
+    from tests.action.target_repo import probing_files, two_commit_repo
+
+    checkout = tmp_path / "checkout"
+    base_sha, head_sha = two_commit_repo(tmp_path / "origin", checkout,
+                                         probing_files("bomb", "go"), {"bomb.py": BOMB})
+    fake_github.state.add_pull("octo/demo", 7, head_sha=head_sha, base_sha=base_sha)
+    event = workflow_dispatch(base_sha=base_sha, head_sha=head_sha, pr_number=7, run_id="pg-7")
+    env = actions_env(tmp_path / "job", api_url=fake_github.url, workspace=checkout,
+                      event_name="workflow_dispatch", event=event, github_token="ghs_any",
+                      sandbox_pids="256", sandbox_time="10m", sandbox_disk="256MiB")
+    env["GITHUB_SHA"] = base_sha
+    start = time.monotonic()
+    assert main(env) == 2
+    seconds = time.monotonic() - start
+    out = capsys.readouterr().out
+    errors = [line for line in out.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1
+    assert "process limit (256 processes and threads, input sandbox-pids)" in errors[0]
+    assert "in perfgate compare" in errors[0] and seconds < 600  # the deadline was 10 min
+    _then_a_sandboxed_step_still_works(tmp_path)
