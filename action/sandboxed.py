@@ -27,13 +27,15 @@ from .publish import annotation
 def run_confined(spec: sandbox.SandboxSpec, argv: Sequence[str], limits: limits_mod.Limits,
                  out_dir: Path, step: str, env: dict[str, str] | None = None,
                  say: Callable[[str], None] = print) -> compare_mod.CompareOutcome:
-    """Run ``argv`` in the sandbox ``spec`` (its scratch a tmpfs of ``limits.disk``) within
-    ``limits``; a limit the code reached makes the outcome status 2 with the sentence that
-    names it (:func:`runner.limits.limit_hit`) as its last line."""
+    """Run ``argv`` in the sandbox ``spec`` (its scratch a tmpfs of ``limits.disk`` where
+    bubblewrap can size one) within ``limits``; a limit the code reached makes the outcome
+    status 2 with the sentence that names it (:func:`runner.limits.limit_hit`) as its last
+    line."""
     from dataclasses import replace
 
-    spec = replace(spec, scratch_size=limits.disk)
-    with confine.Confinement(limits, confine.offers(spec.drop_to)) as confinement:
+    bwrap = shutil.which("bwrap") or "bwrap"
+    with confine.Confinement(limits, confine.offers(spec.drop_to, bwrap)) as confinement:
+        spec = replace(spec, scratch_size=confinement.plan.tmpfs_size)
         say(f"perfgate: sandbox limits: {limits.pids} processes, "
             f"{limits_mod.size_words(limits.memory)} of memory, "
             f"{limits_mod.size_words(limits.disk)} of /tmp and HOME, "
@@ -45,7 +47,7 @@ def run_confined(spec: sandbox.SandboxSpec, argv: Sequence[str], limits: limits_
             confinement.attach()
 
         outcome = compare_mod.run_compare(
-            sandbox.bwrap_argv(spec, list(argv), bwrap=shutil.which("bwrap") or "bwrap"), out_dir,
+            sandbox.bwrap_argv(spec, list(argv), bwrap=bwrap), out_dir,
             timeout=limits.wall, preexec=preexec, on_stop=confinement.kill,
             watch=confinement.watch,
             env=sandbox.sandbox_environment(compare_mod.compare_env() if env is None else env))

@@ -55,7 +55,18 @@ def _threads_of(uid: int) -> int:
     return total
 
 
-def offers(drop_to: tuple[int, int] | None) -> Offers:
+def _sized_tmpfs(bwrap: str) -> bool:
+    """Whether ``bwrap --help`` lists ``--size`` (a tmpfs of a set size)."""
+    import subprocess
+
+    try:
+        shown = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in shown.stdout + shown.stderr
+
+
+def offers(drop_to: tuple[int, int] | None, bwrap: str = "bwrap") -> Offers:
     """What this machine offers the sandbox's limits (:class:`runner.limits.Offers`); the
     sandbox runs as ``drop_to`` (root mode) or as this process's user (None)."""
     v2, v1 = cgroup_parents(_read("/proc/self/cgroup"), _read("/proc/self/mountinfo"))
@@ -65,7 +76,7 @@ def offers(drop_to: tuple[int, int] | None) -> Offers:
     v1_offer = tuple((name, folder) for name, folder in sorted(v1.items())
                      if os.access(folder, os.W_OK))
     users = 0 if drop_to is not None else _threads_of(os.getuid())
-    return Offers(v2=v2_offer, v1=v1_offer, user_processes=users)
+    return Offers(v2=v2_offer, v1=v1_offer, user_processes=users, sized_tmpfs=_sized_tmpfs(bwrap))
 
 
 class Confinement:
@@ -91,7 +102,8 @@ class Confinement:
                         (folder / name).write_text(value)
         except OSError:  # the hierarchy refused after all: the rlimits instead
             self._remove()
-            self.plan = enforcement(self.limits, Offers(user_processes=self.offered.user_processes))
+            self.plan = enforcement(self.limits, Offers(user_processes=self.offered.user_processes,
+                                                        sized_tmpfs=self.offered.sized_tmpfs))
         return self
 
     def __exit__(self, *exc) -> None:
@@ -145,7 +157,7 @@ class Confinement:
             except OSError:
                 continue
             size = fs.f_blocks * fs.f_frsize  # the sandbox's tmpfs, not bubblewrap's host /tmp
-            if size <= self.plan.tmpfs_size and fs.f_bavail * fs.f_frsize < FULL:
+            if size <= (self.plan.tmpfs_size or 0) and fs.f_bavail * fs.f_frsize < FULL:
                 self.scratch_full = True
         return self._refused() > 0
 

@@ -144,22 +144,26 @@ class Offers:
         v1: controller → a cgroup v1 folder of that controller this process may make children in.
         user_processes: processes the sandbox's real user has now (user mode; 0 in root mode,
             where the sandbox runs as a user of its own).
+        sized_tmpfs: bubblewrap takes ``--size`` for a tmpfs (0.7 and later; Ubuntu 22.04's
+            0.6 does not): without it the scratch stays on the runner's disk, bounded per file.
     """
 
     v2: tuple[str, frozenset[str]] | None = None
     v1: tuple[tuple[str, str], ...] = ()
     user_processes: int = 0
+    sized_tmpfs: bool = True
 
 
 @dataclass(frozen=True)
 class Enforcement:
     """How :class:`Limits` are enforced: cgroups to make (``(parent folder, {file: value})``,
     one child each), rlimits to set (``(name, value)``: ``NPROC``, ``DATA``, ``FSIZE``), the
-    tmpfs size of the scratch, the deadline in seconds, and ``how`` (limit → mechanism words)."""
+    tmpfs size of the scratch (None: no tmpfs), the deadline in seconds, and ``how`` (limit →
+    mechanism words)."""
 
     cgroups: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     rlimits: tuple[tuple[str, int], ...]
-    tmpfs_size: int
+    tmpfs_size: int | None
     deadline: float
     how: tuple[tuple[str, str], ...]
 
@@ -169,7 +173,9 @@ def enforcement(limits: Limits, offers: Offers) -> Enforcement:
     v1 = dict(offers.v1)
     cgroups: dict[str, dict[str, str]] = {}
     rlimits = [("FSIZE", limits.disk)]
-    how = {"disk": "a tmpfs of that size for /tmp and HOME; RLIMIT_FSIZE per file elsewhere",
+    how = {"disk": "a tmpfs of that size for /tmp and HOME; RLIMIT_FSIZE per file elsewhere"
+                   if offers.sized_tmpfs else "RLIMIT_FSIZE per file only (this bubblewrap has "
+                   "no --size: 0.7 or later bounds /tmp and HOME)",
            "wall": "a deadline; the sandbox's processes killed at it"}
     v2 = offers.v2
     if v2 is not None and "pids" in v2[1]:
@@ -193,7 +199,8 @@ def enforcement(limits: Limits, offers: Offers) -> Enforcement:
         rlimits.append(("DATA", limits.memory))
         how["memory"] = "RLIMIT_DATA, per process"
     return Enforcement(cgroups=tuple((k, tuple(v.items())) for k, v in cgroups.items()),
-                       rlimits=tuple(rlimits), tmpfs_size=limits.disk, deadline=limits.wall,
+                       rlimits=tuple(rlimits), deadline=limits.wall,
+                       tmpfs_size=limits.disk if offers.sized_tmpfs else None,
                        how=tuple(sorted(how.items())))
 
 

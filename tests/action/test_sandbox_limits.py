@@ -77,6 +77,19 @@ def test_a_write_past_the_scratch_space_ends_with_the_disk_limit(tmp_path):
     _then_a_sandboxed_step_still_works(tmp_path)
 
 
+def test_without_a_sized_tmpfs_each_file_is_bounded_all_the_same(tmp_path, monkeypatch):
+    """bubblewrap 0.6 (Ubuntu 22.04) has no ``--size``: the scratch stays on the runner's disk
+    and RLIMIT_FSIZE ends a file at the limit (EFBIG), named as the scratch-space limit."""
+    monkeypatch.setattr(confine, "_sized_tmpfs", lambda bwrap: False)
+    write = ("import sys\ntry:\n    open('/tmp/big', 'wb').write(b'x' * (64 << 20))\n"
+             "except OSError as exc:\n    print(exc, file=sys.stderr)\n    sys.exit(3)\n")
+    outcome, _, said = _run(tmp_path, write)
+    assert "no --size" in said[0]
+    assert outcome.status == 2 and "File too large" in outcome.last_error_line
+    assert "scratch-space limit (16 MiB" in outcome.last_error_line
+    assert (tmp_path / "jail" / "tmp" / "big").stat().st_size <= 16 << 20
+
+
 def test_a_hang_ends_at_the_deadline_with_every_process_killed(tmp_path):
     mark = f"perfgate-hang-{os.getpid()}-{time.time_ns()}"
     hang = ("import subprocess, time\n"

@@ -63,6 +63,10 @@ def test_cgroups_win_over_rlimits_where_the_machine_offers_them():
     # user mode: RLIMIT_NPROC counts the runner user's own processes too; never RLIMIT_AS (CUDA)
     assert dict(none.rlimits) == {"FSIZE": 32 * GIB, "NPROC": 4096 + 300, "DATA": 64 * GIB}
     assert "RLIMIT_DATA, per process" in dict(none.how)["memory"]
+    # a bubblewrap without --size (0.6, Ubuntu 22.04): no tmpfs, RLIMIT_FSIZE per file still
+    old = enforcement(LIMITS, Offers(sized_tmpfs=False))
+    assert old.tmpfs_size is None and ("FSIZE", 32 * GIB) in old.rlimits
+    assert "no --size" in dict(old.how)["disk"]
 
 
 def test_cgroup_parents_are_this_process_own_cgroups():
