@@ -13,7 +13,8 @@ itself runs in a sandbox (:mod:`runner.sandbox`) that later steps cannot be reac
   folder, never inside it).
 - ``compare`` (no token): re-executes itself with no credential in its environment, then runs
   ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`runner.sandbox`)
-  with its own results folder, takes the regular files out of it into ``OUT`` (the artifact,
+  within its limits (processes, memory, scratch space, wall time: sandboxed.py) with its own
+  results folder, takes the regular files out of it into ``OUT`` (the artifact,
   :func:`runner.launder.launder`) and records how it ended in the hand-off folder.
 - ``publish`` (no token): results.json + run metadata → step summary and outputs (publish.py)
   and the exit status. It comments nowhere.
@@ -39,14 +40,13 @@ import traceback
 from pathlib import Path
 from typing import Any, Mapping
 
-from runner import sandbox, seccomp
+from runner import confine, limits
 from runner.config import CONFIG_FILES
-from runner.launder import launder
 from runner.errors import EXIT_INTERNAL, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, UserError
 from runner.report.escape import md_text
 
 from . import compare as compare_mod
-from . import git_credentials, git_shas, publish
+from . import git_credentials, git_shas, publish, sandboxed
 from .environment import ActionInputError, Plan, plan_from_environment
 from .inputs import check_no_sandbox, get_input
 
@@ -194,60 +194,21 @@ def compare(plan: Plan) -> int:
                                           "ephemeral runner that runs nothing after perfgate"))
         plan.out_dir.mkdir(parents=True, exist_ok=True)
         say("::group::perfgate compare")
-        try:
-            outcome = compare_mod.run_compare(compare_mod.compare_argv(plan, base_sha, head_sha), plan.out_dir)
+        bounds = limits.chosen(plan.sandbox_limits, confine.memory_total())
+        try:  # no sandbox, so no limit but the deadline (security review P8)
+            outcome = compare_mod.run_compare(compare_mod.compare_argv(plan, base_sha, head_sha),
+                                              plan.out_dir, timeout=bounds.wall)
         finally:
             say("::endgroup::")
+        # status 0: without a sandbox, no error it printed is a limit's, only the deadline is
+        hits = limits.Hits(deadline_passed=outcome.stopped == "deadline",
+                           stderr_tail=outcome.stderr_tail)
+        reached = limits.limit_hit(bounds, hits, sandboxed.step_name(plan))
+        outcome = sandboxed.with_limit(outcome, reached, say)
     else:
-        outcome = _compare_in_sandbox(plan, base_sha, head_sha)
+        outcome = sandboxed.compare_in_sandbox(plan, base_sha, head_sha, say)
     _write_json(handoff_dir(plan) / "compare.json", {"status": outcome.status, "stderr_tail": list(outcome.stderr_tail)})
     return EXIT_OK
-
-
-def _compare_in_sandbox(plan: Plan, base_sha: str, head_sha: str) -> "compare_mod.CompareOutcome":
-    """``perfgate compare`` inside bubblewrap with a results folder of its own; its regular files
-    are then copied into ``plan.out_dir`` and the sandbox's folder is removed (a failure to
-    remove it is a warning: the runner empties ``RUNNER_TEMP`` after the job)."""
-    import shutil
-    import uuid
-
-    try:
-        sandbox.probe()
-    except sandbox.SandboxUnavailable as exc:
-        raise ActionInputError(f"{exc}. The pull request's code runs only in a sandbox: install bubblewrap on the "
-                               "runner (Debian/Ubuntu: apt-get install bubblewrap) with unprivileged user namespaces "
-                               "allowed (README, 'The runner needs bubblewrap'); in a Kubernetes pod the "
-                               "seccomp profile and unmasked /proc of deploy/kubernetes/runners/values.yaml"
-                               ) from None
-    if plan.out_dir.exists() and any(plan.out_dir.iterdir()):
-        raise ActionInputError(f"the results folder {plan.out_dir} is not empty: perfgate writes a fresh one")
-    owner = sandbox.drop_to_for()
-    jail = sandbox.make_scratch(plan.out_dir.parent / f"{plan.out_dir.name}-sandbox-{uuid.uuid4().hex[:12]}", owner)
-    inner_out = sandbox.make_writable(jail / "out", owner)
-    read_only = [*sandbox.interpreter_paths(), *sandbox.perfgate_source_paths(), str(plan.workspace),
-                 *sandbox.resolved_etc_links(), *plan.sandbox_paths]
-    if plan.config is not None:
-        read_only.append(str(plan.config.parent))
-    spec = sandbox.SandboxSpec(read_only=tuple(dict.fromkeys(read_only)), writable=(str(inner_out),),
-                               scratch=str(jail), chdir="/", devices=sandbox.gpu_devices(),
-                               network=plan.sandbox_network, drop_to=owner,
-                               seccomp=seccomp.write_userns_filter(jail))
-    argv = compare_mod.compare_argv(plan, base_sha, head_sha, out_dir=inner_out)
-    say("::group::perfgate compare (in the sandbox)")
-    try:
-        outcome = compare_mod.run_compare(sandbox.bwrap_argv(spec, argv, bwrap=shutil.which("bwrap") or "bwrap"),
-                                          inner_out, env=sandbox.sandbox_environment(compare_mod.compare_env()),
-                                          preexec=sandbox.new_session_keyring)
-    finally:
-        say("::endgroup::")
-    copied = launder(inner_out, plan.out_dir)
-    if copied.skipped:
-        say(publish.annotation("warning", f"perfgate left {len(copied.skipped)} file(s) the compare wrote out of the "
-                                          f"results: {'; '.join(copied.skipped[:5])}"))
-    left = sandbox.remove_tree(jail)
-    if left:
-        say(publish.annotation("warning", f"perfgate: {left}"))
-    return compare_mod.CompareOutcome(outcome.status, outcome.stderr_tail, plan.out_dir / "results.json")
 
 
 def publish_results(plan: Plan) -> int:

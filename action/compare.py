@@ -93,6 +93,9 @@ class CompareOutcome:
     status: int
     stderr_tail: tuple[str, ...]
     results_path: Path
+    #: why ``run_compare`` killed it: ``"deadline"`` (its ``timeout``), ``"limit"`` (its
+    #: ``watch`` saw a limit reached); None when it ended by itself
+    stopped: str | None = None
 
     @property
     def last_error_line(self) -> str:
@@ -122,8 +125,54 @@ def neutral_line(raw: bytes) -> str:
     return one_line(raw.decode("utf-8", "replace").replace("\t", "    ")).replace("##[", "##\u200b[")
 
 
+#: Seconds the output of a compare killed at its deadline is still read.
+GRACE = 10.0
+#: Seconds between two looks of ``run_compare``'s ``watch``.
+WATCH_EVERY = 1.0
+
+
+class _Stops:
+    """When :func:`run_compare` stops a compare: at its deadline, or when ``watch()`` answers
+    True (a limit reached); then ``on_stop()`` and :data:`GRACE` seconds more of reading."""
+
+    def __init__(self, timeout: float | None, watch: Callable[[], bool] | None,
+                 on_stop: Callable[[], None] | None):
+        import time
+
+        self.now = time.monotonic
+        self.end = None if timeout is None else self.now() + timeout
+        self.watch, self.on_stop, self.look = watch, on_stop, self.now()
+        self.stopped: str | None = None
+        self.grace_end: float | None = None
+
+    def over(self, pgid: int) -> bool:
+        """Look at the clock (and the watch, once a second); True once the grace is over."""
+        now = self.now()
+        if self.stopped is None and self.watch is not None and now >= self.look:
+            self.look = now + WATCH_EVERY
+            self.stopped = "limit" if self.watch() else None
+        if self.stopped is None and self.end is not None and now >= self.end:
+            self.stopped = "deadline"
+        if self.stopped is not None and self.grace_end is None:
+            self.grace_end = now + GRACE
+            kill_process_group(pgid)
+            if self.on_stop is not None:
+                self.on_stop()
+        return self.grace_end is not None and now >= self.grace_end
+
+    def left(self) -> float | None:
+        """Seconds until the next look (None: no clock to look at)."""
+        running = self.stopped is None
+        times = [t for t in (self.end if running else None, self.grace_end,
+                             self.look if running and self.watch is not None else None)
+                 if t is not None]
+        return max(0.0, min(times) - self.now()) if times else None
+
+
 def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
-                env: dict[str, str] | None = None, preexec: Callable[[], None] | None = None) -> CompareOutcome:
+                env: dict[str, str] | None = None, preexec: Callable[[], None] | None = None,
+                on_stop: Callable[[], None] | None = None,
+                watch: Callable[[], bool] | None = None) -> CompareOutcome:
     """Run ``argv``; its standard output and error are echoed to ours line by line and the
     error's tail kept.
 
@@ -136,11 +185,17 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
     (``::stop-commands::`` with a token it cannot know), and both streams ended with a line break
     before they are switched on again (a last line without one would otherwise be read after the
     token). ``preexec`` runs in the child before it starts (a new session keyring).
+
+    ``timeout`` is the compare's deadline in seconds (security review P8); ``watch``, asked
+    once a second, answers True when a limit was reached (the sandbox's). Then the process group
+    is killed and ``on_stop`` called (the sandbox's cgroups killed); what is still written is
+    read for :data:`GRACE` seconds; the outcome says why it ``stopped``.
     """
     import secrets
     import selectors
 
     tail: deque[str] = deque(maxlen=20)
+    stops = _Stops(timeout, watch, on_stop)
     resume = secrets.token_hex(16)
     print(f"::stop-commands::{resume}", flush=True)
     try:
@@ -154,8 +209,8 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
                     for stream in streams:
                         selector.register(stream, selectors.EVENT_READ)
                         pending[stream] = b""
-                    while selector.get_map():
-                        for key, _ in selector.select():
+                    while selector.get_map() and not stops.over(proc.pid):
+                        for key, _ in selector.select(stops.left()):
                             chunk = os.read(key.fileobj.fileno(), 65_536)
                             out, kept = streams[key.fileobj]
                             if not chunk:
@@ -171,7 +226,7 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
                             pending[key.fileobj] = rest
                             for line in lines:
                                 _echo(line[:MAX_LINE], out, kept)
-                status = proc.wait(timeout=timeout)
+                status = proc.wait(timeout=None if stops.stopped is None else GRACE)
             finally:
                 kill_process_group(proc.pid)
     finally:
@@ -179,7 +234,7 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
             stream.write("\n")
             stream.flush()
         print(f"::{resume}::", flush=True)
-    return CompareOutcome(status, tuple(tail), out_dir / "results.json")
+    return CompareOutcome(status, tuple(tail), out_dir / "results.json", stops.stopped)
 
 
 def _echo(raw: bytes, out, kept: deque | None) -> None:

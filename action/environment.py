@@ -33,7 +33,7 @@ from typing import Any, Mapping
 from runner.config import DEVICES
 
 from .inputs import (ActionInputError, check_no_sandbox, get_input, parse_bool, parse_fraction,
-                     parse_names, parse_paths, parse_rounds, parse_seconds)
+                     parse_limits, parse_names, parse_paths, parse_rounds, parse_seconds)
 
 #: Events whose payload names both commits of a pull request.
 PR_EVENTS = ("pull_request", "pull_request_target")
@@ -84,6 +84,8 @@ class Plan:
     sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (runner.sandbox)
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
     sandbox_network: bool = True      # the sandbox shares the runner's network (False: none at all)
+    #: the workflow's sandbox limits, (field, value) of runner.limits.Limits; the rest defaults
+    sandbox_limits: tuple[tuple[str, float], ...] = ()
     bisect: bool = False              # perfgate bisect base..head (filter: the benchmark) instead of compare
     all_benchmarks: bool = False      # compare --all: every benchmark, no selection (/perf run --all)
     force_run: tuple[str, ...] = ()   # compare --force-run NAME each: the App's selection misses
@@ -290,6 +292,7 @@ def _gate_inputs(env: Mapping[str, str]) -> dict[str, Any]:
         profile=None if profile_text is None else parse_bool(profile_text, "profile", True),
         sandbox_network=parse_bool(get_input(env, "sandbox-network"), "sandbox-network", True),
         sandbox_paths=parse_paths(get_input(env, "sandbox-paths"), "sandbox-paths", env),
+        sandbox_limits=parse_limits(env),
         bisect=parse_bool(get_input(env, "bisect"), "bisect", False),
         all_benchmarks=parse_bool(get_input(env, "all-benchmarks"), "all-benchmarks", False),
         force_run=parse_names(get_input(env, "force-run"), "force-run"),

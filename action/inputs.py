@@ -191,3 +191,31 @@ def check_no_sandbox(env: Mapping[str, str]) -> None:
             f"perfgate cannot see the token's permissions. {bwrap}, or, only if this job's "
             "permissions are read-only, the runner ephemeral and nothing runs after perfgate, set "
             f"{NO_SANDBOX_ACK}: true")
+
+
+def parse_limits(env: Mapping[str, str]) -> tuple[tuple[str, float], ...]:
+    """The sandbox's limits the workflow sets (:data:`runner.limits.INPUTS`: ``sandbox-pids``
+    a whole number, ``sandbox-memory`` and ``sandbox-disk`` sizes such as ``64GiB``,
+    ``sandbox-time`` a duration such as ``5h``), as ``(field, value)`` pairs of
+    :class:`runner.limits.Limits`; those not given take the machine's defaults.
+
+    Raises:
+        ActionInputError: a value that is not one, named with its input.
+    """
+    from runner.limits import INPUTS, parse_duration, parse_size
+
+    def count(text: str) -> int:
+        if not text.isdigit() or int(text) < 16:
+            raise ValueError(f"not a number of processes >= 16: {text!r}")
+        return int(text)
+
+    readers = {"pids": count, "memory": parse_size, "disk": parse_size, "wall": parse_duration}
+    given = []
+    for field_name, name in INPUTS.items():
+        value = get_input(env, name)
+        if value is not None:
+            try:
+                given.append((field_name, readers[field_name](value)))
+            except ValueError as exc:
+                raise ActionInputError(f"input {name}: {exc}") from None
+    return tuple(given)

@@ -35,6 +35,8 @@ in namespaces of its own:
   :data:`SANDBOX_UID` with no capabilities before the command starts — a user namespace would
   map the sandbox's root to the host's root, whose file permissions (``/proc/sys``, ``/etc/shadow``)
   it would keep.
+- **limits** (:mod:`runner.limits`): processes, memory, wall time, and ``/tmp`` with the home
+  folder as one tmpfs of a set size (:attr:`SandboxSpec.scratch_size`).
 - GPUs stay reachable: the ``/dev/nvidia*``, ``/dev/dri`` and ``/dev/kfd`` nodes are bound into
   the sandbox's own ``/dev``.
 
@@ -83,6 +85,10 @@ SANDBOX_UID = SANDBOX_GID = 65534
 #: Where the sandbox's home folder appears inside (its content is the scratch folder's ``home``).
 SANDBOX_HOME = "/home/perfgate-sandbox"
 
+#: The home folder's content when the scratch is a tmpfs (:attr:`SandboxSpec.scratch_size`):
+#: on that tmpfs, so that ``/tmp`` and the home folder share its size.
+TMPFS_HOME = "/tmp/.perfgate-home"
+
 #: Sandbox modes of the action's ``sandbox`` input. ``none`` runs the code beside the job's
 #: other steps, with what they hold: inside GitHub Actions the action refuses it unless the
 #: workflow acknowledges that (``action.inputs.check_no_sandbox``).
@@ -122,6 +128,10 @@ class SandboxSpec:
     #: (``runner.seccomp.write_userns_filter``), loaded by bubblewrap for the sandboxed process: no
     #: user namespace, no keyring, either mode
     seccomp: str | None = None
+    #: bytes: the sandbox's ``/tmp`` and home folder are then one tmpfs of this size
+    #: (:mod:`runner.limits`, the scratch-space limit) in place of the scratch folder's
+    #: ``tmp`` and ``home``; None: those folders, on the runner's disk
+    scratch_size: int | None = None
 
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
@@ -145,14 +155,14 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], bwrap: str = "bwrap") 
         # clear the bounding set (CAP_SETPCAP), which it does before it changes user
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                  "--cap-add", "CAP_SETPCAP"]
+        if spec.scratch_size is not None:  # perfgate's own chown of the tmpfs, before setpriv
+            argv += ["--cap-add", "CAP_CHOWN"]
     if not spec.network:
         argv.append("--unshare-net")
     argv += ["--hostname", "perfgate-sandbox", "--proc", "/proc"]
     for path in PROC_COVERS:
         argv += ["--ro-bind-try", path, path]
-    argv += ["--dev", "/dev", "--bind", str(Path(spec.scratch) / "tmp"), "/tmp",
-             "--perms", "0755", "--dir", str(Path(SANDBOX_HOME).parent),
-             "--bind", str(Path(spec.scratch) / "home"), SANDBOX_HOME]
+    argv += ["--dev", "/dev", *_scratch_argv(spec)]
     listed = [*SYSTEM_PATHS, *ETC_PATHS, *spec.read_only, *spec.devices, *spec.writable]
     for folder in _folders_leading_to(listed, covered=(*SYSTEM_PATHS, *spec.read_only)):
         argv += ["--perms", "0755", "--dir", folder]
@@ -165,9 +175,27 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], bwrap: str = "bwrap") 
     argv += ["--remount-ro", "/", "--chdir", spec.chdir, "--"]
     if spec.drop_to is not None:
         uid, gid = spec.drop_to
+        if spec.scratch_size is not None:  # bubblewrap made the tmpfs as root: give it to uid
+            argv += ["/bin/sh", "-c", f'chown {uid}:{gid} {TMPFS_HOME} /tmp && exec "$@"', "sh"]
         argv += ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
                  "--bounding-set=-all", "--no-new-privs", "--"]
     return argv + list(command)
+
+
+def _scratch_argv(spec: SandboxSpec) -> list[str]:
+    """The sandbox's ``/tmp`` and home folder: the scratch folder's ``tmp`` and ``home`` bound,
+    or one tmpfs of ``spec.scratch_size`` bytes at ``/tmp`` whose :data:`TMPFS_HOME` the home
+    folder links to (the scratch's ``.gitconfig`` bound read-only into it)."""
+    if spec.scratch_size is None:
+        return ["--bind", str(Path(spec.scratch) / "tmp"), "/tmp",
+                "--perms", "0755", "--dir", str(Path(SANDBOX_HOME).parent),
+                "--bind", str(Path(spec.scratch) / "home"), SANDBOX_HOME]
+    return ["--perms", "0700", "--size", str(spec.scratch_size), "--tmpfs", "/tmp",
+            "--perms", "0700", "--dir", TMPFS_HOME,
+            "--perms", "0755", "--dir", str(Path(SANDBOX_HOME).parent),
+            "--symlink", TMPFS_HOME, SANDBOX_HOME,
+            "--ro-bind-try", str(Path(spec.scratch) / "home" / ".gitconfig"),
+            f"{TMPFS_HOME}/.gitconfig"]
 
 
 def _folders_leading_to(paths: Iterable[str], covered: Iterable[str]) -> list[str]:

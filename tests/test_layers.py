@@ -31,7 +31,8 @@ RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats"
                  "runner.sandbox", "runner.seccomp", "runner.launder", "runner.config",
                  "runner.config_values", "runner.results", "runner.gate", "runner.formats",
                  "runner.measures", "runner.selection", "runner.protocol", "runner.outputs",
-                 "runner.output_summary", "runner.policy_source")
+                 "runner.output_summary", "runner.policy_source", "runner.limits",
+                 "runner.confine")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
@@ -59,14 +60,14 @@ RUNNER_WINGS = {
 RUNNER_FACE = ("runner.results", "runner.gate", "runner.report", "runner.config",
                "runner.config_values", "runner.errors", "runner.child_env", "runner.sandbox",
                "runner.seccomp", "runner.launder", "runner.formats", "runner.selection",
-               "runner.git")
+               "runner.git", "runner.limits", "runner.confine")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values",
+PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values", "runner.limits",
         "runner.outputs", "runner.output_summary",
         "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats",
         "runner.profile.match",

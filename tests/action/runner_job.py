@@ -303,12 +303,18 @@ def parse_key_values(text: str) -> dict[str, str]:
 
 
 EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}")
+#: ``a.b == 'x' && 'then' || 'else'``, the one conditional form the project's workflows pass on.
+CHOICE = re.compile(r"([\w.-]+)\s*==\s*'([^']*)'\s*&&\s*'([^']*)'\s*\|\|\s*'([^']*)'")
 
 
 def expand(text: str, contexts: dict[str, str]) -> str:
-    """``${{ a.b }}`` replaced from ``contexts`` (keys as written inside the braces)."""
+    """``${{ a.b }}`` replaced from ``contexts`` (keys as written inside the braces), and
+    ``${{ a.b == 'x' && 'then' || 'else' }}``."""
     def sub(match):
         key = match.group(1).strip()
+        choice = CHOICE.fullmatch(key)
+        if choice and choice.group(1) in contexts:
+            return choice.group(3) if contexts[choice.group(1)] == choice.group(2) else choice.group(4)
         if key not in contexts:
             raise KeyError(f"no value for ${{{{ {key} }}}} in the emulated job")
         return contexts[key]

@@ -53,18 +53,21 @@ def target(tmp_path_factory):
 class CannedCompare:
     """Stands in for ``perfgate compare``: writes results.json, remembers the command line."""
 
-    def __init__(self, status: int = 0, stderr: tuple[str, ...] = ()):
+    def __init__(self, status: int = 0, stderr: tuple[str, ...] = (), stopped: str | None = None):
         self.status, self.stderr, self.argvs = status, stderr, []
+        self.stopped, self.timeouts = stopped, []
 
-    def __call__(self, argv, out_dir, timeout=None, env=None, preexec=None):
+    def __call__(self, argv, out_dir, timeout=None, env=None, preexec=None, **_):
         self.argvs.append(argv)
+        self.timeouts.append(timeout)
         options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
         base, head = options["base"], options["head"]
         if self.status in (0, 1):
             doc = results_doc([bench("bench_sum", "regression", 4.0), bench("bench_ok", "unchanged", 1.0)],
                               base_sha=base, head_sha=head)
             results_mod.dump(doc, Path(out_dir) / "results.json")
-        return compare_mod.CompareOutcome(self.status, self.stderr, Path(out_dir) / "results.json")
+        return compare_mod.CompareOutcome(self.status, self.stderr, Path(out_dir) / "results.json",
+                                          self.stopped)
 
 
 @pytest.fixture
@@ -227,6 +230,32 @@ def test_bad_input_ends_with_one_error_line(tmp_path, fake_github, target, canne
     assert len(errors) == 1 and match in errors[0]
     assert "Traceback" not in captured.out + captured.err
     assert canned.argvs == [] and fake_github.requests == []
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_compare_past_its_deadline_fails_with_the_limit_named(tmp_path, fake_github, target,
+                                                                monkeypatch, capsys, sandbox):
+    """The workflow's sandbox-time is the compare's deadline, sandboxed or not (security review
+    P8); the step then fails with one line naming the limit and its input."""
+    canned = CannedCompare(status=-9, stderr=("bench_sum: round 3",), stopped="deadline")
+    monkeypatch.setattr(compare_mod, "run_compare", canned)
+    env = _pr_env(tmp_path, fake_github, target, sandbox_time="90m", sandbox=sandbox)
+    assert main(env) == 2
+    assert canned.timeouts == [5400.0]
+    assert _errors(capsys.readouterr().out) == [
+        "::error::perfgate: the pull request's code in perfgate compare reached the sandbox's "
+        "wall-time limit (90 min, input sandbox-time): every process of the sandbox was killed "
+        "(its last line: bench_sum: round 3)"]
+
+
+@pytest.mark.parametrize("name, value", [("sandbox_memory", "lots"), ("sandbox_pids", "3"),
+                                         ("sandbox_time", "forever"), ("sandbox_disk", "-1G")])
+def test_a_limit_input_that_is_not_one_is_named(tmp_path, fake_github, target, canned, capsys,
+                                                name, value):
+    assert main(_pr_env(tmp_path, fake_github, target, **{name: value})) == 2
+    errors = _errors(capsys.readouterr().out)
+    assert len(errors) == 1 and f"input {name.replace('_', '-')}: not a" in errors[0]
+    assert canned.argvs == []
 
 
 def test_compare_internal_failure_is_reported_not_raised(tmp_path, fake_github, target, monkeypatch, capsys):

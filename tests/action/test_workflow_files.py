@@ -127,3 +127,18 @@ def test_example_workflows_have_the_least_permissions_of_their_mode():
     assert [str(s["uses"]).split("@")[0] for s in comment["steps"]] == ["actions/download-artifact",
                                                                        "perfgate/perfgate/comment"]
     assert comment["steps"][0]["with"]["name"] == "${{ needs.compare.outputs.artifact }}"
+
+
+def test_example_workflows_end_the_compare_before_the_job_times_out():
+    """The sandbox's deadline (input sandbox-time) is below the job's timeout-minutes, so a hang
+    ends with perfgate's error naming the limit, not with GitHub cancelling the job (review P8)."""
+    from runner.limits import parse_duration
+
+    app = _yaml("examples/workflows/perfgate.yml")["jobs"]["compare"]
+    step = next(s for s in app["steps"] if s.get("id") == "perfgate")
+    assert app["timeout-minutes"] == "${{ inputs.bisect == 'true' && 360 || 60 }}"
+    assert step["with"]["sandbox-time"] == "${{ inputs.bisect == 'true' && '350m' || '55m' }}"
+    assert parse_duration("350m") < 360 * 60 and parse_duration("55m") < 60 * 60
+    standalone = _yaml("examples/workflows/perfgate-standalone.yml")["jobs"]["compare"]
+    step = next(s for s in standalone["steps"] if s.get("id") == "perfgate")
+    assert parse_duration(step["with"]["sandbox-time"]) < standalone["timeout-minutes"] * 60

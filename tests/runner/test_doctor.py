@@ -328,6 +328,16 @@ def test_the_sandbox_check_fails_only_where_the_action_needs_it(sandbox, status)
         assert sandbox["reason"] in finding.summary and "apt-get install bubblewrap" in finding.fix
 
 
+def test_the_sandbox_check_says_how_each_limit_is_enforced_here():
+    """An operator sees before trusting a runner whether a fork bomb meets a cgroup or only an
+    rlimit (issue 51)."""
+    finding = doctor.check_sandbox({"available": True, "limits": {
+        "pids": "RLIMIT_NPROC", "memory": "cgroup v2 memory.max"}})
+    assert finding.status == "ok"
+    assert finding.summary.endswith(
+        "its limits by memory: cgroup v2 memory.max; pids: RLIMIT_NPROC")
+
+
 def test_the_sandbox_facts_say_why_not(monkeypatch):
     from runner import sandbox as sandbox_mod
     from runner.pipeline.machine import machine_facts
@@ -338,6 +348,9 @@ def test_the_sandbox_facts_say_why_not(monkeypatch):
     monkeypatch.setattr(sandbox_mod, "probe", missing)
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     facts = machine_facts.sandbox_facts()
+    limits = facts.pop("limits")
     assert facts == {"available": False, "reason": "bubblewrap (bwrap) is not installed on this runner",
                      "in_actions": True}
+    # this machine's mechanisms, whatever they are
+    assert set(limits) == {"pids", "memory", "disk", "wall"}
     assert doctor.run_checks({"sandbox": facts, "disks": []})[-1].status == "fail"

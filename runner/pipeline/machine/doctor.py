@@ -125,7 +125,10 @@ def check_sandbox(sandbox: dict | None) -> Finding:
     if not sandbox:
         return Finding("sandbox", "host", "skip", "not examined")
     if sandbox.get("available"):
-        return Finding("sandbox", "host", "ok", "bubblewrap can confine the pull request's code (the Action's sandbox)")
+        how = sorted((sandbox.get("limits") or {}).items())
+        limits = "; ".join(f"{what}: {mechanism}" for what, mechanism in how)
+        return Finding("sandbox", "host", "ok", "bubblewrap can confine the pull request's code "
+                       "(the Action's sandbox)" + (f"; its limits by {limits}" if limits else ""))
     fix = ("install bubblewrap (apt-get install bubblewrap) and allow unprivileged user namespaces "
            "(README, 'The runner needs bubblewrap'); in a Kubernetes pod, give it the seccomp "
            "profile and unmasked /proc of deploy/kubernetes/runners/values.yaml")

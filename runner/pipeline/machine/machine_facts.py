@@ -187,15 +187,23 @@ def nvml_facts(nvml=None, *, euid: int | None = None) -> tuple[dict, list[dict]]
 
 def sandbox_facts() -> dict:
     """Can the GitHub Action's sandbox (bubblewrap, :mod:`runner.sandbox`) run here?
-    ``{available, reason (None when it can), in_actions (running inside GitHub Actions)}``."""
-    from ...sandbox import SandboxUnavailable, probe
+    ``{available, reason (None when it can), in_actions (running inside GitHub Actions), limits
+    (limit → the mechanism that would enforce it here, :func:`runner.limits.enforcement`)}``."""
+    import shutil
+
+    from ...confine import memory_total, offers
+    from ...limits import default_limits, enforcement
+    from ...sandbox import SandboxUnavailable, drop_to_for, probe
 
     try:
         probe(timeout=10)
         reason = None
     except SandboxUnavailable as exc:
         reason = str(exc)
-    return {"available": reason is None, "reason": reason, "in_actions": os.environ.get("GITHUB_ACTIONS") == "true"}
+    machine = offers(drop_to_for(), shutil.which("bwrap") or "bwrap")
+    how = dict(enforcement(default_limits(memory_total()), machine).how)
+    return {"available": reason is None, "reason": reason, "limits": how,
+            "in_actions": os.environ.get("GITHUB_ACTIONS") == "true"}
 
 
 def layout_facts() -> dict:

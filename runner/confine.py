@@ -1,0 +1,189 @@
+"""The kernel's side of :mod:`runner.limits` (shell): what this machine offers (cgroups this
+process may make children in, the runner user's processes), the sandbox's cgroups made and
+removed, the process tree attached to them and its rlimits set, the kernel's counters read after,
+and every process of the sandbox killed (at the deadline, and at the end).
+
+A leaf of the engine beside :mod:`runner.sandbox`; :mod:`runner.limits` decides, this module
+does what it decided. Where a cgroup cannot be made after all (a read-only or non-delegated
+hierarchy that looked writable), the limits fall back to the rlimits (a retry mechanic).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+from .limits import Enforcement, Hits, Limits, Offers, cgroup_parents, counter, enforcement
+
+
+#: Bytes free under which the scratch tmpfs counts as full.
+FULL = 1 << 20
+
+
+def memory_total() -> int:
+    """This machine's memory in bytes (``MemTotal`` of ``/proc/meminfo``)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _read(path: str | Path) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def _threads_of(uid: int) -> int:
+    """The tasks (threads: RLIMIT_NPROC counts them) whose real user is ``uid``."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            status = dict(line.split(":", 1) for line in _read(f"/proc/{entry.name}/status")
+                          .splitlines() if ":" in line)
+            if status.get("Uid", "").split()[:1] == [str(uid)]:
+                total += int(status.get("Threads", "1").strip() or 1)
+    return total
+
+
+def _sized_tmpfs(bwrap: str) -> bool:
+    """Whether ``bwrap --help`` lists ``--size`` (a tmpfs of a set size)."""
+    import subprocess
+
+    try:
+        shown = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in shown.stdout + shown.stderr
+
+
+def offers(drop_to: tuple[int, int] | None, bwrap: str = "bwrap") -> Offers:
+    """What this machine offers the sandbox's limits (:class:`runner.limits.Offers`); the
+    sandbox runs as ``drop_to`` (root mode) or as this process's user (None)."""
+    v2, v1 = cgroup_parents(_read("/proc/self/cgroup"), _read("/proc/self/mountinfo"))
+    v2_offer = None
+    if v2 is not None and os.access(v2, os.W_OK):
+        v2_offer = (v2, frozenset(_read(Path(v2) / "cgroup.subtree_control").split()))
+    v1_offer = tuple((name, folder) for name, folder in sorted(v1.items())
+                     if os.access(folder, os.W_OK))
+    users = 0 if drop_to is not None else _threads_of(os.getuid())
+    return Offers(v2=v2_offer, v1=v1_offer, user_processes=users, sized_tmpfs=_sized_tmpfs(bwrap))
+
+
+class Confinement:
+    """The sandbox's limits, applied: ``with Confinement(limits, offers) as c``, start the
+    sandbox with ``preexec_fn=c.attach`` (in the child, before it runs bubblewrap), call
+    :meth:`kill` at the deadline, read :meth:`hits` after; leaving removes the cgroups."""
+
+    def __init__(self, limits: Limits, offered: Offers):
+        self.limits = limits
+        self.offered = offered
+        self.plan: Enforcement = enforcement(limits, offered)
+        self.folders: list[Path] = []
+        self.scratch_full = False
+
+    def __enter__(self) -> "Confinement":
+        try:
+            for parent, files in self.plan.cgroups:
+                folder = Path(parent) / f"perfgate-sandbox-{uuid.uuid4().hex[:12]}"
+                folder.mkdir()
+                self.folders.append(folder)
+                for name, value in files:
+                    if name != "memory.swap.max" or (folder / name).exists():
+                        (folder / name).write_text(value)
+        except OSError:  # the hierarchy refused after all: the rlimits instead
+            self._remove()
+            self.plan = enforcement(self.limits, Offers(user_processes=self.offered.user_processes,
+                                                        sized_tmpfs=self.offered.sized_tmpfs))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._remove()
+
+    def attach(self) -> None:
+        """In the sandbox's first process, before it runs anything: join the cgroups, set the
+        rlimits (never above a hard limit already lower)."""
+        import resource
+
+        for folder in self.folders:
+            with open(folder / "cgroup.procs", "w", encoding="ascii") as procs:
+                procs.write("0")
+        for name, value in self.plan.rlimits:
+            which = getattr(resource, f"RLIMIT_{name}")
+            hard = resource.getrlimit(which)[1]
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (value, value))
+
+    def kill(self) -> None:
+        """SIGKILL every process in the sandbox's cgroups (``cgroup.kill`` where the kernel has
+        it; otherwise until none is left, for up to 10 s: a fork bomb forks while it is killed)."""
+        for folder in self.folders:
+            if (folder / "cgroup.kill").exists():
+                try:
+                    (folder / "cgroup.kill").write_text("1")
+                    continue
+                except OSError:
+                    pass
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                pids = [int(p) for p in _read(folder / "cgroup.procs").split() if p.isdigit()]
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.05)
+
+    def watch(self, pid: int | None = None) -> bool:
+        """A look while the sandbox runs (``pid``: bubblewrap's, else every process of the
+        cgroups): note a full scratch tmpfs (seen through ``/proc/PID/root``); True once the
+        pids controller refused a fork (the step is then ended: see :class:`runner.limits.Hits`)."""
+        pids = [pid] if pid is not None else [
+            int(p) for folder in self.folders for p in _read(folder / "cgroup.procs").split()]
+        for each in pids[:64]:
+            try:
+                fs = os.statvfs(f"/proc/{each}/root/tmp")
+            except OSError:
+                continue
+            size = fs.f_blocks * fs.f_frsize  # the sandbox's tmpfs, not bubblewrap's host /tmp
+            if size <= (self.plan.tmpfs_size or 0) and fs.f_bavail * fs.f_frsize < FULL:
+                self.scratch_full = True
+        return self._refused() > 0
+
+    def _refused(self) -> int:
+        return sum(counter(_read(folder / "pids.events"), "max") for folder in self.folders)
+
+    def hits(self, deadline_passed: bool, stderr_tail: tuple[str, ...]) -> Hits:
+        """The kernel's counters of the sandbox's cgroups, with the clock's and the step's say."""
+        refused, oom = self._refused(), 0
+        for folder in self.folders:
+            oom += counter(_read(folder / "memory.events"), "oom_kill")
+            oom += counter(_read(folder / "memory.oom_control"), "oom_kill")
+        return Hits(deadline_passed=deadline_passed, pids_refused=refused, oom_kills=oom,
+                    stderr_tail=stderr_tail, scratch_full=self.scratch_full)
+
+    def _remove(self) -> None:
+        """Kill what is left, then remove the cgroups (a cgroup goes once its last process has
+        exited: retried for up to 10 s)."""
+        self.kill()
+        end = time.monotonic() + 10
+        while self.folders and time.monotonic() < end:
+            for folder in list(self.folders):
+                try:
+                    folder.rmdir()
+                    self.folders.remove(folder)
+                except FileNotFoundError:
+                    self.folders.remove(folder)
+                except OSError:
+                    time.sleep(0.05)
