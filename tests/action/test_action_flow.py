@@ -239,7 +239,8 @@ def test_a_compare_past_its_deadline_fails_with_the_limit_named(tmp_path, fake_g
     P8); the step then fails with one line naming the limit and its input."""
     canned = CannedCompare(status=-9, stderr=("bench_sum: round 3",), stopped="deadline")
     monkeypatch.setattr(compare_mod, "run_compare", canned)
-    env = _pr_env(tmp_path, fake_github, target, sandbox_time="90m", sandbox=sandbox)
+    ack = {"unsafe_no_sandbox_job_is_read_only": "true"} if sandbox == "none" else {}
+    env = _pr_env(tmp_path, fake_github, target, sandbox_time="90m", sandbox=sandbox, **ack)
     assert main(env) == 2
     assert canned.timeouts == [5400.0]
     assert _errors(capsys.readouterr().out) == [
