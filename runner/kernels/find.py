@@ -157,6 +157,34 @@ def kernels_in(text: str, path: str, tree: ast.Module | None = None) -> list[Ker
     return out
 
 
+def triton_only(text: str) -> str:
+    """``text`` (a Python file) reduced to what its kernels need, every other line blanked so that
+    line numbers (and the cubin's line table) stay the file's: the imports of ``triton``, the
+    top-level functions under a triton decorator and the assignments that name ``constexpr``
+    (the only globals a Triton 3 kernel may read). What a package that cannot be imported here
+    (it wants a GPU, a CUDA extension, a dependency not installed) still compiles from.
+
+    Raises:
+        SyntaxError: ``text`` is not Python.
+    """
+    lines = text.splitlines()
+    keep = [False] * len(lines)
+    for node in ast.parse(text).body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            wanted = any(n.split(".")[0] == "triton" for n in names)
+        elif isinstance(node, ast.FunctionDef):
+            wanted = any("triton" in ast.unparse(d) for d in node.decorator_list)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            wanted = "constexpr" in (ast.get_source_segment(text, node) or "")
+        else:
+            wanted = False
+        if wanted:
+            keep[first - 1:node.end_lineno] = [True] * (node.end_lineno - first + 1)
+    return "\n".join(line if k else "" for line, k in zip(lines, keep)) + "\n"
+
+
 #: Triton calls whose first argument is an address (a pointer, or a tensor of pointers).
 _MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
            "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor")
