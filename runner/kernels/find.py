@@ -205,7 +205,8 @@ def address_params(fn: ast.FunctionDef) -> dict:
     a kernel: the parameters that reach the address of a ``tl.load``/``tl.store``/... as a term of
     a sum, through local names (``a_ptrs = a_ptr + offs``, ``X += row * stride``);
     ``index_pointers``: those whose loaded values are themselves address terms (``y =
-    tl.load(Y_ptr)``, ``tl.load(X_ptr + y)``: labels, indices); ``opaque``: the parameters passed
+    tl.load(Y_ptr)``, ``tl.load(X_ptr + y)``: labels, indices; a parameter added to such a value,
+    ``y -= class_start``, is an offset, not a pointer); ``opaque``: the parameters passed
     on to another function (a helper may load through them); ``reads_memory``: the kernel itself
     loads or stores."""
     params = {a.arg for a in fn.args.args}
@@ -239,20 +240,23 @@ def address_params(fn: ast.FunctionDef) -> dict:
             start.update(x.id for x in _terms(first) if isinstance(x, ast.Name))
         elif isinstance(n.func, ast.Name):
             opaque.update(a.id for a in n.args if isinstance(a, ast.Name) and a.id in params)
-    seen = _reach(start, feeds)
+    seen = _reach(start, feeds, values=set(loaded))
     index = _reach({p for n in seen for p in loaded.get(n, ())}, feeds)
     return {"pointers": sorted(seen & params), "index_pointers": sorted(index & params),
             "opaque": sorted(opaque - seen), "reads_memory": memory}
 
 
-def _reach(start: set[str], feeds: dict[str, set[str]]) -> set[str]:
-    """``start`` and every name that feeds one of them, transitively."""
+def _reach(start: set[str], feeds: dict[str, set[str]], values: set[str] = frozenset()
+           ) -> set[str]:
+    """``start`` and every name that feeds one of them, transitively; not through ``values``
+    (names bound to a loaded value: ``y = tl.load(Y)``, ``y -= start``, ``tl.load(X + y)``:
+    what feeds ``y`` is an offset, not a pointer)."""
     seen, todo = set(), list(start)
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo += [x for x in feeds.get(name, ()) if x != name]
+            todo += [x for x in feeds.get(name, ()) if x != name and name not in values]
     return seen
 
 

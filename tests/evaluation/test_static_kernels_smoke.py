@@ -99,6 +99,13 @@ def test_the_comparison_reads_the_products_json_and_counts_misses():
     numbers = compare.numbers("c", hand, rows)
     assert numbers["agree"] == 1 and len(numbers["differ"]) == 1
     assert numbers["differ"][0]["product"]["regs"] == 60
+    # findings against the hand check's growths, by kernel and arch: k1 grew in both (named)
+    rows[0]["worse"] = ["registers"]
+    rows[1]["worse"] = ["registers"]  # the product alone: unconfirmed
+    hand.append(dict(hand[0], kernel="k9", arch="sm_80"))
+    hand.append(dict(hand[1], kernel="k9", arch="sm_80", stack=16))
+    assert compare.findings_vs_hand("c", hand, rows) == {
+        "named": ["k1 sm_90"], "missed": ["k9 sm_80"], "unconfirmed": ["k2 sm_90: registers"]}
 
 
 def test_the_products_compile_worker_equals_the_hand_check_on_one_specialisation(

@@ -467,6 +467,22 @@ def test_pointers_are_the_parameters_that_reach_an_address():
         "stride_qm": "i32", "scale": "fp32", "N_CTX": "i32"}
 
 
+def test_a_parameter_added_to_a_loaded_index_is_an_offset_not_a_pointer():
+    """flash-attention's cross-entropy: ``label_idx -= class_start_idx`` (it was guessed a
+    pointer, and neither side compiled: 'invalid operands of type pointer<fp32> and int64')."""
+    from runner.kernels.find import address_params
+
+    fn = ast.parse(textwrap.dedent('''
+        @triton.jit
+        def ce(logits_ptr, labels_ptr, class_start_idx):
+            label_idx = tl.load(labels_ptr + tl.program_id(0))
+            label_idx -= class_start_idx
+            tl.load(logits_ptr + label_idx)
+    ''')).body[0]
+    assert address_params(fn)["pointers"] == ["labels_ptr", "logits_ptr"]
+    assert address_params(fn)["index_pointers"] == ["labels_ptr"]
+
+
 def test_a_launch_whose_values_cannot_be_read_still_changes_its_kernel():
     """Liger-Kernel #1267: ``num_warps=32 if not is_hip() else 16`` became
     ``num_warps=ce_num_warps`` (dtype- and arch-aware): neither is read, the launch changed."""
