@@ -62,11 +62,12 @@ def _side(s: dict | None) -> dict | None:
     if not s:
         return None
     if "error" in s:
-        return {"error": s["error"], "stage": s.get("stage")}
+        return {"error": s["error"], "stage": s.get("stage"), "loaded": s.get("loaded")}
     return {"regs": s["registers"], "stack": s["stack"], "local": s.get("local", 0),
             "shared": s["shared_dynamic"], "shared_static": s.get("shared_static"),
             "cubin_sha256": s.get("sha256"), "sass_sha256": s.get("sass_sha256"),
-            "compile_s": s.get("compile_s"), "blocks": (s.get("occupancy") or {}).get("blocks")}
+            "compile_s": s.get("compile_s"), "blocks": (s.get("occupancy") or {}).get("blocks"),
+            "loaded": s.get("loaded")}
 
 
 def product_rows(payload: dict) -> list[dict]:
@@ -137,6 +138,37 @@ def numbers(case_id: str, hand_rows: list[dict], rows: list[dict]) -> dict:
                            "config": h["config"], "hand": mine, "product": theirs,
                            "product_spec": twins[0]["label"]})
     return {"agree": agree, "differ": differ, "hand_rows_without_twin": unmatched}
+
+
+def growths(case_id: str, hand_rows: list[dict]) -> set[tuple[str, str]]:
+    """``(kernel, arch)`` where the hand check shows head worse than base at some specialisation
+    of the case: more registers, more stack, or a head that no longer compiles."""
+    sides: dict[tuple, dict] = {}
+    for r in hand_rows:
+        if r["case"] == case_id:
+            sides.setdefault((r["kernel"], r["config"], r["arch"]), {})[r["side"]] = r
+    out = set()
+    for (kernel, _, arch), s in sides.items():
+        b, h = s.get("base"), s.get("head")
+        if not b or not h or "error" in b:
+            continue
+        if "error" in h or h["regs"] > b["regs"] or h["stack"] > b["stack"]:
+            out.add((kernel, arch))
+    return out
+
+
+def findings_vs_hand(case_id: str, hand_rows: list[dict], rows: list[dict]) -> dict:
+    """The product's ``worse`` rows against the hand check's growths, by ``(kernel, arch)`` (the
+    specialisations differ, so a kernel and arch is what both can name): ``named`` (both),
+    ``missed`` (the hand check's alone), ``unconfirmed`` (the product's alone: worse at its own
+    specialisation where the hand check, at the stated shape, shows no growth)."""
+    hand = growths(case_id, hand_rows)
+    product = {(r["name"], r["arch"]): r["worse"] for r in rows if r["worse"]}
+    key = "{} {}".format
+    return {"named": sorted(key(*k) for k in hand & product.keys()),
+            "missed": sorted(key(*k) for k in hand - product.keys()),
+            "unconfirmed": sorted(f"{key(*k)}: {', '.join(product[k])}"
+                                  for k in product.keys() - hand)}
 
 
 def stand_in(repo: Path, sha: str) -> str:
@@ -224,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for c in tomllib.load(handle)["cases"] if not args.case or c["id"] in args.case]
     hand_rows = json.loads(args.hand.read_text())
     args.out.mkdir(parents=True, exist_ok=True)
-    report, totals = [], {"misses": 0, "false_changed": 0, "agree": 0, "differ": 0, "failed": 0}
+    report, totals = [], {"misses": 0, "false_changed": 0, "agree": 0, "differ": 0, "failed": 0,
+                          "named": 0, "missed": 0, "unconfirmed": 0}
     for case in cases:
         saved = args.out / f"{case['id']}.json"
         if args.reuse:
@@ -239,14 +272,22 @@ def main(argv: list[str] | None = None) -> int:
             continue
         rows = product_rows(payload)
         found, nums = detection(case, rows), numbers(case["id"], hand_rows, rows)
+        grew = findings_vs_hand(case["id"], hand_rows, rows)
+        for k in ("named", "missed", "unconfirmed"):
+            totals[k] += len(grew[k])
         totals["misses"] += len(found["misses"])
         totals["false_changed"] += len(found["false_changed"])
         totals["agree"] += nums["agree"]
         totals["differ"] += len(nums["differ"])
-        report.append({"case": case["id"], **found, **nums, **cost(payload, rows)})
+        report.append({"case": case["id"], **found, **nums, **cost(payload, rows),
+                       "growths": grew, "loaded_from_source": sorted(
+                           {f"{r['name']} {side}" for r in rows for side in ("base", "head")
+                            if (r[side] or {}).get("loaded") == "source"})})
         print(f"{case['id']}: misses {found['misses'] or 0}, false changed "
               f"{found['false_changed'] or 0}, numbers {nums['agree']} equal, "
               f"{len(nums['differ'])} differ, {nums['hand_rows_without_twin']} not compiled alike;"
+              f" growths named {grew['named']}, missed {grew['missed']}, unconfirmed "
+              f"{grew['unconfirmed']};"
               f" {payload.get('seconds')} s, jobs {payload.get('jobs')}", flush=True)
     (args.out / "comparison.json").write_text(json.dumps({"totals": totals, "cases": report},
                                                          indent=1) + "\n")

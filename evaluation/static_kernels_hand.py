@@ -1,7 +1,11 @@
 """The hand check of issue 49: compile the Triton kernels a real PR changed, base and head, for
 sm_80 and sm_90 with no GPU, and read their resources from the compiler's own tools.
 
-Written without any perfgate code, so that ``perfgate kernels`` can be judged against it.
+Written without any perfgate code, so that ``perfgate kernels`` can be judged against it, but
+one text function: a kernel whose package does not import here (``load = "source"``) is loaded
+from its file reduced to its Triton code by the product's own reduction
+(``runner.kernels.find.triton_only``, moved there from this file with no change of behaviour),
+so that the product and the hand check reduce a file alike.
 
 For each case of ``evaluation/static_kernels/cases.toml`` and each side (base, head):
 
@@ -55,6 +59,8 @@ import tomllib
 from pathlib import Path
 
 CASES = Path(__file__).resolve().parent / "static_kernels" / "cases.toml"
+#: This repository (its runner.kernels.find.triton_only reduces a `load = "source"` file).
+REPO = Path(__file__).resolve().parents[1]
 ARCHS = (80, 90)
 FIXED_MTIME = 1_000_000_000
 RESOURCE = re.compile(r"REG:(\d+) STACK:(\d+) SHARED:(\d+) LOCAL:(\d+)")
@@ -221,43 +227,21 @@ def _configs(obj, spec: dict) -> list[dict]:
     return out
 
 
-def _triton_only(source: str) -> str:
-    """The file with only what a kernel needs kept (triton imports, top-level functions under a
-    triton decorator, ``tl.constexpr`` assignments) and every other line blanked,
-    so that line numbers, and the cubin's line table, stay those of the real file."""
-    import ast
-
-    lines = source.splitlines()
-    keep = [False] * len(lines)
-    for node in ast.parse(source).body:
-        text = ast.get_source_segment(source, node) or ""
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
-            wanted = any(n.split(".")[0] == "triton" for n in names)
-        elif isinstance(node, ast.FunctionDef):
-            wanted = any("triton" in ast.unparse(d) for d in node.decorator_list)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            wanted = "constexpr" in text  # the only globals a 3.x kernel may read
-        else:
-            wanted = False
-        if wanted:
-            for i in range(first - 1, node.end_lineno):
-                keep[i] = True
-    return "\n".join(line if k else "" for line, k in zip(lines, keep)) + "\n"
-
-
 def load_kernel(spec: dict):
     """The kernel object, imported as its package does (``load = "import"``, the default) or,
     where importing the package needs a GPU or dependencies not installed here
-    (``load = "source"``), from its own file reduced by ``_triton_only`` in place."""
+    (``load = "source"``), from its own file reduced in place by the product's reduction
+    (:func:`runner.kernels.find.triton_only`, the one implementation: ``perfgate kernels`` falls
+    back to it where a kernel's package does not import)."""
     import importlib
     import importlib.util
+
+    from runner.kernels.find import triton_only
 
     if spec.get("load", "import") == "import":
         return getattr(importlib.import_module(spec["module"]), spec["name"])
     path = Path(spec["file"]).resolve()  # the worker runs in the extracted tree's root
-    path.write_text(_triton_only(path.read_text()))
+    path.write_text(triton_only(path.read_text()))
     os.utime(path, (FIXED_MTIME, FIXED_MTIME))  # sm_80's line table records it (see extract)
     module_spec = importlib.util.spec_from_file_location(spec["module"], path)
     module = importlib.util.module_from_spec(module_spec)
@@ -330,7 +314,7 @@ def run_side(case: dict, side: str, repo: Path, scratch: Path) -> list[dict]:
     extract(repo, case[side], case.get("archive", roots), tree)
     env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="hand-cache-"),
                TRITON_DEFAULT_FP_FUSION="1",
-               PYTHONPATH=os.pathsep.join(str(tree / r) for r in roots))
+               PYTHONPATH=os.pathsep.join([*(str(tree / r) for r in roots), str(REPO)]))
     specs = json.dumps(for_side(case["kernels"], side))
     done = subprocess.run([sys.executable, __file__, "--worker"], input=specs, cwd=tree, env=env,
                           capture_output=True, text=True, timeout=1800)

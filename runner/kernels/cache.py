@@ -3,8 +3,10 @@ version), so that a rerun over the same kernels compiles nothing.
 
 The folder: ``$PERFGATE_KERNEL_CACHE``, else ``$XDG_CACHE_HOME/perfgate/kernels``, else
 ``~/.cache/perfgate/kernels``. An unreadable entry is a miss; a write that fails is ignored (the
-cache only saves time). Kept: compiled results and compiler errors (both follow from the key);
-not kept: an import failure or a timeout (they depend on the machine).
+cache only saves time). Kept: compiled results and compiler errors (both follow from the key),
+a result from a kernel's source reduced to its Triton code too (the same kernel's code; its
+answer says so); not kept: an import failure, a timeout, or a compiler error of a kernel loaded
+from its reduced source (they depend on the machine: where the module imports, it may compile).
 """
 
 from __future__ import annotations
@@ -42,8 +44,10 @@ def get(root: Path, name: str) -> dict | None:
 
 
 def put(root: Path, name: str, answer: dict) -> None:
-    """Store ``answer`` when it follows from the key alone (a result or a compiler error)."""
-    if not (answer.get("ok") or answer.get("stage") == "compile"):
+    """Store ``answer`` when it follows from the key alone (a result, or a compiler error of a
+    kernel imported as its package does)."""
+    if not (answer.get("ok") or (answer.get("stage") == "compile"
+                                 and answer.get("loaded") != "source")):
         return
     try:
         root.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """A tiny evaluator of the Python that writes Triton settings (pure): literals, names bound
-earlier, arithmetic, comparisons, comprehensions, ``range``, ``triton.next_power_of_2`` and
-``triton.Config`` (as ``{kwargs, num_warps, num_stages}``), and straight-line statements over
+earlier, arithmetic, comparisons, comprehensions, ``range``, ``triton.next_power_of_2``,
+``tl.constexpr(v)`` (as ``v``) and ``triton.Config`` (as ``{kwargs, num_warps, num_stages}``),
+and straight-line statements over
 them (assignments, ``for`` over values, ``if``, ``append``/``extend``, ``return``). Nothing of the
 target runs: any other call, attribute or name is "unknown" (ValueError), and the work is bounded
 (:data:`MAX_VALUES`, :data:`MAX_STEPS`).
@@ -47,7 +48,8 @@ def _call(node: ast.Call, env: dict):
                "num_stages": args[2] if len(args) > 2 else kw.get("num_stages")}
         return out
     simple = {"range": lambda *a: list(range(*a)), "next_power_of_2": _next_power_of_2,
-              "min": min, "max": max, "len": len, "int": int, "list": list, "dict": dict}
+              "min": min, "max": max, "len": len, "int": int, "list": list, "dict": dict,
+              "constexpr": lambda v: v}  # tl.constexpr(0): a module-level constant of a kernel
     if name not in simple or (name == "range" and len(range(*args)) > MAX_VALUES):
         raise ValueError(f"cannot evaluate {ast.unparse(node)[:60]}")
     return simple[name](*args, **kw)
@@ -122,7 +124,8 @@ def evaluate(node: ast.expr | None, env: dict):
 
 
 def run_body(body: list[ast.stmt], env: dict) -> object:
-    """Straight-line code over :func:`evaluate`: assignments, ``+=``, ``for`` over values,
+    """Straight-line code over :func:`evaluate`: assignments (annotated too), ``+=``, ``for`` over
+    values,
     ``if``, ``NAME.append(x)`` / ``NAME.extend(x)`` and ``return``; a statement it cannot follow
     makes the names it assigns unknown. Returns what a ``return`` gives, else None; ``env`` is
     updated in place."""
@@ -136,6 +139,8 @@ def run_body(body: list[ast.stmt], env: dict) -> object:
                 return evaluate(stmt.value, env)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 _bind(stmt.targets[0], evaluate(stmt.value, env), env)
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                _bind(stmt.target, evaluate(stmt.value, env), env)  # MODE: tl.constexpr = ...
             elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
                 op = _BINARY[type(stmt.op)]
                 env[stmt.target.id] = op(env[stmt.target.id], evaluate(stmt.value, env))

@@ -157,6 +157,34 @@ def kernels_in(text: str, path: str, tree: ast.Module | None = None) -> list[Ker
     return out
 
 
+def triton_only(text: str) -> str:
+    """``text`` (a Python file) reduced to what its kernels need, every other line blanked so that
+    line numbers (and the cubin's line table) stay the file's: the imports of ``triton``, the
+    top-level functions under a triton decorator and the assignments that name ``constexpr``
+    (the only globals a Triton 3 kernel may read). What a package that cannot be imported here
+    (it wants a GPU, a CUDA extension, a dependency not installed) still compiles from.
+
+    Raises:
+        SyntaxError: ``text`` is not Python.
+    """
+    lines = text.splitlines()
+    keep = [False] * len(lines)
+    for node in ast.parse(text).body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            wanted = any(n.split(".")[0] == "triton" for n in names)
+        elif isinstance(node, ast.FunctionDef):
+            wanted = any("triton" in ast.unparse(d) for d in node.decorator_list)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            wanted = "constexpr" in (ast.get_source_segment(text, node) or "")
+        else:
+            wanted = False
+        if wanted:
+            keep[first - 1:node.end_lineno] = [True] * (node.end_lineno - first + 1)
+    return "\n".join(line if k else "" for line, k in zip(lines, keep)) + "\n"
+
+
 #: Triton calls whose first argument is an address (a pointer, or a tensor of pointers).
 _MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
            "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor")
@@ -177,7 +205,8 @@ def address_params(fn: ast.FunctionDef) -> dict:
     a kernel: the parameters that reach the address of a ``tl.load``/``tl.store``/... as a term of
     a sum, through local names (``a_ptrs = a_ptr + offs``, ``X += row * stride``);
     ``index_pointers``: those whose loaded values are themselves address terms (``y =
-    tl.load(Y_ptr)``, ``tl.load(X_ptr + y)``: labels, indices); ``opaque``: the parameters passed
+    tl.load(Y_ptr)``, ``tl.load(X_ptr + y)``: labels, indices; a parameter added to such a value,
+    ``y -= class_start``, is an offset, not a pointer); ``opaque``: the parameters passed
     on to another function (a helper may load through them); ``reads_memory``: the kernel itself
     loads or stores."""
     params = {a.arg for a in fn.args.args}
@@ -211,20 +240,23 @@ def address_params(fn: ast.FunctionDef) -> dict:
             start.update(x.id for x in _terms(first) if isinstance(x, ast.Name))
         elif isinstance(n.func, ast.Name):
             opaque.update(a.id for a in n.args if isinstance(a, ast.Name) and a.id in params)
-    seen = _reach(start, feeds)
+    seen = _reach(start, feeds, values=set(loaded))
     index = _reach({p for n in seen for p in loaded.get(n, ())}, feeds)
     return {"pointers": sorted(seen & params), "index_pointers": sorted(index & params),
             "opaque": sorted(opaque - seen), "reads_memory": memory}
 
 
-def _reach(start: set[str], feeds: dict[str, set[str]]) -> set[str]:
-    """``start`` and every name that feeds one of them, transitively."""
+def _reach(start: set[str], feeds: dict[str, set[str]], values: set[str] = frozenset()
+           ) -> set[str]:
+    """``start`` and every name that feeds one of them, transitively; not through ``values``
+    (names bound to a loaded value: ``y = tl.load(Y)``, ``y -= start``, ``tl.load(X + y)``:
+    what feeds ``y`` is an offset, not a pointer)."""
     seen, todo = set(), list(start)
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo += [x for x in feeds.get(name, ()) if x != name]
+            todo += [x for x in feeds.get(name, ()) if x != name and name not in values]
     return seen
 
 

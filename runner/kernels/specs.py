@@ -26,7 +26,10 @@ O, X, Y, W, A, B: ``D``, ``N``, ``K`` handed on are sizes as often), is a pointe
 (16-byte aligned, as a fresh torch tensor is: Triton's ``tt.divisibility=16``), to i64 where
 what it holds is loaded and used as an offset (labels, indices); a
 ``stride``/``n_cols``/other parameter is an ``i32``; ``eps``, ``scale``, ``alpha`` ... are
-``fp32``; a constexpr without a value is 64 (a block size), False when named
+``fp32``; a constexpr without a value is, where the kernel uses it as an enum (only compares
+it: ``if LOSS_TYPE == 0: ... elif LOSS_TYPE == 1: ...``, :func:`compared_values`), the first
+value it is compared with (64 would match no branch, and a variable bound in every branch would
+be undefined on both sides); else 64 (a block size), False when named
 ``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``, ``tl.float32`` when its name holds ``dtype``, 1e-6 for
 an ``eps`` and 1.0 for another float's name. A guess changes only the
 absolute numbers: base and head are compiled with the same one.
@@ -34,6 +37,10 @@ absolute numbers: base and head are compiled with the same one.
 
 from __future__ import annotations
 
+import ast
+import builtins
+
+from .evaluate import evaluate, run_body
 from .find import Kernel
 
 #: Triton's defaults for CUDA targets.
@@ -66,7 +73,64 @@ def _guess_type(name: str, addresses: dict) -> str:
     return "i32"
 
 
-def _guess_constexpr(name: str):
+def _compared(use: ast.Name, parent: ast.AST | None, env: dict) -> list | None:
+    """The values one use of a constexpr is compared with: ``MODE == 1`` / ``1 != MODE`` → [1],
+    ``MODE in (1, 2)`` → [1, 2]; None where the use is no such comparison or the other side is no
+    value :func:`runner.kernels.evaluate.evaluate` finds (a literal, a module constant)."""
+    if not (isinstance(parent, ast.Compare) and len(parent.ops) == 1):
+        return None
+    op, other = parent.ops[0], (parent.comparators[0] if parent.left is use else parent.left)
+    try:
+        value = evaluate(other, env)
+    except (ValueError, TypeError, ZeroDivisionError, KeyError, IndexError):
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        values = [value]
+    elif isinstance(op, (ast.In, ast.NotIn)) and parent.left is use and isinstance(
+            value, (list, tuple)):
+        values = list(value)
+    else:
+        return None
+    return values if values and all(isinstance(v, (int, float, str)) for v in values) else None
+
+
+def compared_values(kernel: Kernel) -> dict[str, list]:
+    """The ``tl.constexpr`` parameters ``kernel`` uses as an enum, ``{name: [values]}`` in the
+    order its source compares them: each one whose every use is ``==``/``!=`` against a value
+    (``LOSS_TYPE == 1``; ``mode != _MODE_B`` where the module has ``_MODE_B: tl.constexpr =
+    tl.constexpr(1)``), ``in`` a literal tuple, or an argument handed on to a helper (a call of
+    a bare name other than a builtin: it may compare it too). One used otherwise
+    (``tl.arange(0, BLOCK)``, ``if FLAG:``, arithmetic) is a size or a flag: not listed. Read
+    from ``kernel.source`` and ``kernel.uses`` alone."""
+    try:
+        fn = next(s for s in ast.parse(kernel.source).body if isinstance(s, ast.FunctionDef))
+        env: dict = {}
+        run_body([st for src in kernel.uses.values() for st in ast.parse(src).body], env)
+    except (SyntaxError, StopIteration):
+        return {}
+    constexprs = {name for name, is_constexpr, _ in kernel.params if is_constexpr}
+    parents = {child: node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
+    uses = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in constexprs
+                   and isinstance(n.ctx, ast.Load)), key=lambda n: (n.lineno, n.col_offset))
+    found: dict[str, list] = {}
+    other: set[str] = set()
+    for use in uses:
+        parent = parents.get(use)
+        values = _compared(use, parent, env)
+        if values is not None:
+            seen = found.setdefault(use.id, [])
+            seen += [v for v in values if v not in seen]
+        elif not (isinstance(parent, ast.Call) and use in parent.args
+                  and isinstance(parent.func, ast.Name) and not hasattr(builtins, parent.func.id)):
+            other.add(use.id)  # not handed on to a helper (tl.arange(0, BLOCK), range(N))
+    return {name: v for name, v in found.items() if name not in other}
+
+
+def _guess_constexpr(name: str, compared: list | None = None):
+    """A constexpr's value where nothing gives one: the first of the values the kernel compares
+    it with (``compared``, :func:`compared_values`), else by its name (the module's docstring)."""
+    if compared:
+        return compared[0]
     if name.startswith(_FLAGS):
         return False
     if "dtype" in name.lower():
@@ -96,6 +160,7 @@ def _spec(kernel: Kernel, site: dict, warps, stages, how: str) -> dict:
     ``aligned`` names) over the defaults and guesses."""
     signature, constexprs, guessed = {}, {}, []
     given, types = site["given"], site["types"]
+    enums = None  # compared_values(kernel), read once a constexpr needs a guess
     for name, is_constexpr, default in kernel.params:
         if is_constexpr or name in given:  # an int argument of 1 is a constexpr to Triton
             signature[name] = "constexpr"
@@ -104,7 +169,8 @@ def _spec(kernel: Kernel, site: dict, warps, stages, how: str) -> dict:
             elif default is not None:
                 constexprs[name] = default
             else:  # a @triton.heuristics value or none at all
-                constexprs[name] = _guess_constexpr(name)
+                enums = compared_values(kernel) if enums is None else enums
+                constexprs[name] = _guess_constexpr(name, enums.get(name))
                 guessed.append(name)
         elif name in types:
             signature[name] = types[name]

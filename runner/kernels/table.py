@@ -19,6 +19,10 @@ from .occupancy import ARCHS, WARP, occupancy
 #: (the cubins' own hashes may differ by their line tables alone).
 SAME = ("sass_sha256", "registers", "stack", "local", "shared_static", "shared_dynamic")
 
+#: What an answer says of a kernel loaded from its file reduced to its Triton code
+#: (runner.kernels.worker: its module did not import), kept in the row's side.
+LOADED = ("loaded", "import_error")
+
 #: Confidence of a hint read from the compiler's own numbers: the cause is certain, its share of
 #: a timing change is not (occupancy is not speed); lower where only registers grew (no spill,
 #: the same blocks per SM: often harmless).
@@ -29,8 +33,10 @@ def side_row(answer: dict | None, spec: dict, arch: str) -> dict | None:
     """One side's numbers for one job's ``answer`` (:mod:`runner.kernels.worker`)."""
     if answer is None:
         return None
+    loaded = {k: answer[k] for k in LOADED if k in answer}  # from its source: the import failed
     if not answer.get("ok"):
-        return {"error": answer.get("error", ""), "stage": answer.get("stage", "compile")}
+        return {"error": answer.get("error", ""), "stage": answer.get("stage", "compile"),
+                **loaded}
     u, threads = answer["usage"], spec["num_warps"] * WARP
     # On sm_90 ptxas often writes the runtime's reserved 1 KB into the cubin (a section
     # .nv.shared.reserved.0, counted in cuobjdump's SHARED) while the calculator adds 1 KB per
@@ -38,7 +44,8 @@ def side_row(answer: dict | None, spec: dict, arch: str) -> dict | None:
     # blocks per SM only where shared memory is the limit, within 1 KB)
     shared = u["shared_static"] + answer["shared_dynamic"]
     row = {**u, "shared_dynamic": answer["shared_dynamic"], **answer["sass"],
-           "sha256": answer["sha256"], "threads": threads, "compile_s": answer.get("seconds")}
+           "sha256": answer["sha256"], "threads": threads, "compile_s": answer.get("seconds"),
+           **loaded}
     if arch in ARCHS:
         row["occupancy"] = occupancy(arch, u["registers"], threads, shared)
     return row
@@ -124,7 +131,7 @@ def sentence(name: str, row: dict) -> str:
     b, h = row["base"], row["head"]
     if "error" in h:
         return (f"head's `{name}` no longer compiles on {row['arch']} [{row['spec']}]: "
-                f"{h['error'].strip().splitlines()[-1][:200]}")
+                f"{h['error'].strip().splitlines()[-1][:200]}{_from_source(row)}")
     text = (f"head's `{name}` uses {h['registers']} registers/thread and {_spill(h)} "
             f"(base {b['registers']}, {_spill(b)})")
     if h.get("occupancy") and not h["occupancy"]["blocks"]:
@@ -135,7 +142,15 @@ def sentence(name: str, row: dict) -> str:
                  f"(base {b['occupancy']['blocks']}), limited by {h['occupancy']['limited_by']}")
     else:
         text += f" on {row['arch']}"
-    return f"{text} [{row['spec']}]"
+    return f"{text} [{row['spec']}]{_from_source(row)}"
+
+
+def _from_source(row: dict) -> str:
+    sides = [s for s in ("base", "head") if (row[s] or {}).get("loaded") == "source"]
+    if not sides:
+        return ""
+    return (f" ({' and '.join(sides)} loaded from the kernel's source reduced to its Triton "
+            f"code: its module did not import)")
 
 
 def _severity(row: dict) -> tuple:

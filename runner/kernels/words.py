@@ -17,6 +17,19 @@ def _side(row: dict | None) -> str:
             f"{occ}, cubin {row['sha256'][:12]}")
 
 
+def _loaded(rows: list[dict]) -> list[str]:
+    """A line per side whose kernel came from its source reduced to its Triton code, and why."""
+    out = []
+    for side in ("base", "head"):
+        why = next((r[side].get("import_error", "") for r in rows
+                    if (r[side] or {}).get("loaded") == "source"), None)
+        if why is not None:
+            out.append(f"  {side}: loaded from its source reduced to its Triton code (triton "
+                       f"imports, @triton.jit functions, tl.constexpr globals): its module did "
+                       f"not import: {why.strip().splitlines()[-1][:200] if why else '?'}")
+    return out
+
+
 def lines(section: dict) -> list[str]:
     """What ``perfgate kernels`` prints."""
     if not section["ran"]:
@@ -51,6 +64,7 @@ def lines(section: dict) -> list[str]:
             out.append(f"  {r['arch']} [{r['spec']}] by {r['how']}{guessed}{same}{worse}")
             out.append(f"    base: {_side(r['base'])}")
             out.append(f"    head: {_side(r['head'])}")
+        out += _loaded(k["rows"])
     for f in section["findings"]:
         out.append(f"finding: {f['summary']}")
     cuda = (section.get("cuda_sources") or {}).get("changed") or []

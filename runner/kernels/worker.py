@@ -9,12 +9,18 @@ An answer: ``{id, ok, seconds, ...}``: with ``ok`` the cubin's ``sha256``, ``usa
 resource usage, read by :func:`runner.kernels.usage.resource_usage`), ``sass``
 (:func:`runner.kernels.usage.sass_counts`), ``shared_dynamic`` (Triton's ``metadata.shared``,
 bytes); else ``error`` (the compiler's message, or why the module did not import) and ``stage``
-(``import`` or ``compile``).
+(``import`` or ``compile``); either with ``loaded: "source"`` and ``import_error`` where the
+kernel came from its file reduced to its Triton code because its module did not import.
 
 Nothing is launched and no GPU is needed: ``triton.compile`` with an explicit
 ``GPUTarget("cuda", capability, 32)`` runs the whole pipeline down to ptxas's cubin. The target's
 module is imported (the kernel's globals are its module's), with whatever it prints sent to
-stderr so that stdout stays the answers'.
+stderr so that stdout stays the answers'. A module that does not import here (a package that
+wants a GPU at import, a CUDA extension, a dependency not installed: unsloth, flash-attention)
+is not the end: the kernel's own file, reduced to its triton imports, its triton-decorated
+functions and its ``tl.constexpr`` globals (:func:`runner.kernels.find.triton_only`), is run
+instead; a kernel that reads something else of its module (a helper imported from a sibling
+file) then fails to compile, with the compiler's message.
 """
 
 from __future__ import annotations
@@ -28,10 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 #: Characters of a compiler message kept.
 MESSAGE_CHARS = 1500
+#: Modules (or files) that did not import in this worker → why: tried once, not per job.
+_FAILED: dict[str, str] = {}
 
 
 def _module(job: dict):
@@ -50,6 +59,56 @@ def _module(job: dict):
     return module
 
 
+def _reduced(job: dict):
+    """The kernel's file run reduced to its Triton code (:func:`runner.kernels.find.triton_only`)
+    as a module of its own, compiled under the file's own path: the kernel's line numbers are
+    the file's, and Triton reads the function's text from the file, which is left untouched (a
+    compare's worktree runs the benchmarks after)."""
+    from .find import triton_only
+
+    name = "_perfgate_reduced_" + hashlib.sha256(job["file"].encode()).hexdigest()[:12]
+    if name not in sys.modules:
+        module = types.ModuleType(name)
+        module.__file__ = job["file"]
+        code = compile(triton_only(Path(job["file"]).read_text("utf-8")), job["file"], "exec")
+        sys.modules[name] = module
+        try:
+            exec(code, module.__dict__)  # noqa: S102 - the target's own Triton code
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
+
+
+class NotLoaded(Exception):
+    """A kernel neither its module's import nor its reduced source gives."""
+
+
+def _kernel(job: dict) -> tuple[object, dict]:
+    """The kernel object and how it was loaded: ``{}`` imported as its package does; where that
+    import fails, ``{loaded: "source", import_error}`` from its file reduced to its Triton code
+    (:func:`_reduced`).
+
+    Raises:
+        NotLoaded: neither gives it (the message names both failures).
+    """
+    where = job.get("module") or job["file"]
+    first = _FAILED.get(where)
+    if first is None:
+        try:
+            module = _module(job)
+        except BaseException as exc:  # the target's import: anything may fail there
+            first = _FAILED[where] = f"{type(exc).__name__}: {exc}"
+        else:
+            return getattr(module, job["kernel"]), {}
+    try:
+        fn = getattr(_reduced(job), job["kernel"])
+    except BaseException as exc:
+        raise NotLoaded(f"{first}; from its source reduced to its Triton code: "
+                        f"{type(exc).__name__}: {exc}") from None
+    return fn, {"loaded": "source", "import_error": first[:MESSAGE_CHARS]}
+
+
 def _dtype(value):
     """``"tl.float16"`` → ``triton.language.float16`` (a dtype constexpr travels by name)."""
     import triton.language as tl
@@ -66,10 +125,15 @@ def _tool(name: str) -> str:
 
 def _compile(job: dict) -> dict:
     try:  # the target's module first: what it does on import is its own (it may hang or die)
-        fn = getattr(_module(job), job["kernel"])
-    except BaseException as exc:  # the target's import: anything may fail there
-        return {"ok": False, "stage": "import",
-                "error": f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]}
+        fn, loaded = _kernel(job)
+    except BaseException as exc:  # the target's module: anything may fail there
+        why = str(exc) if isinstance(exc, NotLoaded) else f"{type(exc).__name__}: {exc}"
+        return {"ok": False, "stage": "import", "error": why[:MESSAGE_CHARS]}
+    answer = _compiled(fn, job)
+    return {**answer, **loaded}
+
+
+def _compiled(fn, job: dict) -> dict:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource

@@ -1,6 +1,7 @@
 """evaluation/static_kernels_hand.py, the hand check of issue 49, on a tiny kernel of our own
 (tests/fixtures/static_kernels/tiny_kernel.py): it compiles for sm_90 with no GPU, cuobjdump and
-ptxas's own log agree on registers and stack, and the source loader keeps line numbers."""
+ptxas's own log agree on registers and stack, and the source loader (the product's reduction,
+runner.kernels.find.triton_only) keeps line numbers."""
 
 from __future__ import annotations
 
@@ -40,9 +41,11 @@ def test_the_signature_follows_the_launch_rules(hand):
     assert hand.build_signature(kernel, inductor)[0]["alpha"] == "fp64"
 
 
-def test_the_source_loader_keeps_kernels_and_line_numbers(hand):
+def test_the_source_loader_keeps_kernels_and_line_numbers():
+    from runner.kernels.find import triton_only  # the product's, which the hand check uses
+
     text = FIXTURE.read_text()
-    reduced = hand._triton_only(text)
+    reduced = triton_only(text)
     assert len(reduced.splitlines()) == len(text.splitlines())
     assert "UNUSED_HOST_VALUE" not in reduced and "SCALE: tl.constexpr" in reduced
     for number, line in enumerate(reduced.splitlines()):
@@ -96,6 +99,13 @@ def test_the_comparison_reads_the_products_json_and_counts_misses():
     numbers = compare.numbers("c", hand, rows)
     assert numbers["agree"] == 1 and len(numbers["differ"]) == 1
     assert numbers["differ"][0]["product"]["regs"] == 60
+    # findings against the hand check's growths, by kernel and arch: k1 grew in both (named)
+    rows[0]["worse"] = ["registers"]
+    rows[1]["worse"] = ["registers"]  # the product alone: unconfirmed
+    hand.append(dict(hand[0], kernel="k9", arch="sm_80"))
+    hand.append(dict(hand[1], kernel="k9", arch="sm_80", stack=16))
+    assert compare.findings_vs_hand("c", hand, rows) == {
+        "named": ["k1 sm_90"], "missed": ["k9 sm_80"], "unconfirmed": ["k2 sm_90: registers"]}
 
 
 def test_the_products_compile_worker_equals_the_hand_check_on_one_specialisation(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from runner.kernels.find import kernels_in, launch_sites
+from runner.kernels.find import kernels_in, launch_sites, triton_only
 from runner.kernels.plan import diff_kernels, module_name, read_side
-from runner.kernels.specs import specs_for
+from runner.kernels.specs import compared_values, specs_for
 
 SOURCE = textwrap.dedent('''
     import torch
@@ -71,6 +71,113 @@ def test_specs_from_configs_sites_and_defaults():
     assert default["how"] == "default" and default["constexprs"] == {
         "BLOCK": 64, "HAS_BIAS": False, "ROWS": 4}
     assert default["guessed"] == ["x_ptr", "n", "BLOCK", "HAS_BIAS"]
+
+
+ENUMS = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    _MODE_A: tl.constexpr = tl.constexpr(3)
+    _MODE_B: tl.constexpr = tl.constexpr(5)
+
+
+    @triton.jit
+    def loss(x_ptr, out_ptr, n, LOSS_TYPE: tl.constexpr, mode: tl.constexpr,
+             reduction: tl.constexpr, KIND: tl.constexpr, BLOCK: tl.constexpr,
+             HAS_W: tl.constexpr, ORDER: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        if LOSS_TYPE == 0:
+            y = x * 2
+        elif 1 == LOSS_TYPE:
+            y = x * 3
+        elif LOSS_TYPE == 2:
+            y = x * 4
+        if LOSS_TYPE != 3:
+            y = y + 1
+        if mode != _MODE_B:
+            y = y * 5
+        if reduction == "mean":
+            y = y / n
+        if KIND in (7, 8):
+            y = _helper(y, KIND)
+        if BLOCK == 1:
+            y = y - 1
+        if HAS_W:
+            y = y * 2
+        if ORDER == 2 and ORDER > 0:
+            y = y + 2
+        tl.store(out_ptr + offs, y, mask=offs < n)
+''')
+
+
+def test_a_constexpr_the_kernel_only_compares_is_guessed_one_of_its_compared_values():
+    (kernel,) = kernels_in(ENUMS, "k.py")
+    assert compared_values(kernel) == {"LOSS_TYPE": [0, 1, 2, 3], "mode": [5],
+                                       "reduction": ["mean"], "KIND": [7, 8]}
+    (spec,) = specs_for(kernel, [])
+    assert spec["constexprs"] == {"LOSS_TYPE": 0, "mode": 5, "reduction": "mean", "KIND": 7,
+                                  "BLOCK": 64, "HAS_W": False, "ORDER": 64}
+    assert {"LOSS_TYPE", "mode", "reduction", "KIND", "BLOCK", "ORDER"} <= set(spec["guessed"])
+    # a value the launch gives wins over the guess
+    site = {"kernel": "loss", "path": "k.py", "line": 1, "text": "", "args": [],
+            "kwargs": {"LOSS_TYPE": ("value", 2)}}
+    (launched,) = specs_for(kernel, [site])
+    assert launched["constexprs"]["LOSS_TYPE"] == 2 and "LOSS_TYPE" not in launched["guessed"]
+
+
+def test_a_file_reduced_to_its_triton_code_keeps_its_line_numbers():
+    text = textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+        from unsloth_zoo import gpu_only
+        from triton.language.extra import libdevice
+
+        SIZE = gpu_only()
+        LOG2_E: tl.constexpr = tl.constexpr(1.4426950408889634)
+
+
+        def helper(x):
+            return x
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 128})],
+                         key=["n"])
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            tl.store(x_ptr, tl.load(x_ptr) * LOG2_E)
+
+
+        class Layer(torch.nn.Module):
+            pass
+    ''')
+    reduced = triton_only(text)
+    kept = [i for i, line in enumerate(reduced.splitlines(), 1) if line]
+    assert len(reduced.splitlines()) == len(text.splitlines())
+    assert [text.splitlines()[i - 1] for i in kept] == [
+        "import triton", "import triton.language as tl",
+        "from triton.language.extra import libdevice",
+        "LOG2_E: tl.constexpr = tl.constexpr(1.4426950408889634)",
+        '@triton.autotune(configs=[triton.Config({"BLOCK": 128})],', '                 key=["n"])',
+        "@triton.jit", "def k(x_ptr, n, BLOCK: tl.constexpr):",
+        "    tl.store(x_ptr, tl.load(x_ptr) * LOG2_E)"]
+    (kernel,) = kernels_in(reduced, "k.py")
+    assert kernel.line == text.splitlines().index("def k(x_ptr, n, BLOCK: tl.constexpr):") + 1
+
+
+def test_a_finding_says_a_side_came_from_its_reduced_source():
+    from runner.kernels.table import findings
+    side = {"registers": 40, "stack": 0, "local": 0, "threads": 128}
+    row = {"arch": "sm_90", "spec": "BLOCK=64", "guessed": [], "worse": ["registers"],
+           "base": {**side, "loaded": "source", "import_error": "ImportError: no GPU"},
+           "head": {**side, "registers": 48, "loaded": "source",
+                    "import_error": "ImportError: no GPU"}}
+    (found,) = findings([{"name": "k", "path": "k.py", "rows": [row]}])
+    assert found["summary"] == (
+        "head's `k` uses 48 registers/thread and no spill (base 40, no spill) on sm_90 "
+        "[BLOCK=64] (base and head loaded from the kernel's source reduced to its Triton code: "
+        "its module did not import)")
 
 
 def _diff(base: str, head: str) -> dict:
@@ -358,6 +465,22 @@ def test_pointers_are_the_parameters_that_reach_an_address():
     assert {n: t for n, t in spec["signature"].items() if t != "constexpr"} == {
         "Q": "*fp32", "K": "*fp32", "V": "*fp32", "Out": "*fp32", "Labels": "*i64", "D": "i32",
         "stride_qm": "i32", "scale": "fp32", "N_CTX": "i32"}
+
+
+def test_a_parameter_added_to_a_loaded_index_is_an_offset_not_a_pointer():
+    """flash-attention's cross-entropy: ``label_idx -= class_start_idx`` (it was guessed a
+    pointer, and neither side compiled: 'invalid operands of type pointer<fp32> and int64')."""
+    from runner.kernels.find import address_params
+
+    fn = ast.parse(textwrap.dedent('''
+        @triton.jit
+        def ce(logits_ptr, labels_ptr, class_start_idx):
+            label_idx = tl.load(labels_ptr + tl.program_id(0))
+            label_idx -= class_start_idx
+            tl.load(logits_ptr + label_idx)
+    ''')).body[0]
+    assert address_params(fn)["pointers"] == ["labels_ptr", "logits_ptr"]
+    assert address_params(fn)["index_pointers"] == ["labels_ptr"]
 
 
 def test_a_launch_whose_values_cannot_be_read_still_changes_its_kernel():

@@ -154,17 +154,54 @@ def _hand_compile(path: Path, arch: str) -> dict:
             "sha256": hashlib.sha256(compiled.asm["cubin"]).hexdigest()}
 
 
-def test_an_import_failure_costs_its_kernel_only(tmp_path, cache):
+def test_a_kernel_neither_imported_nor_loaded_from_its_triton_code_costs_itself_only(
+        tmp_path, cache):
     base, head = tmp_path / "base", tmp_path / "head"
-    for root, text in ((base, OPS), (head, "import no_such_module_xyz\n" + OPS.replace(
-            "BLOCK=1024)", "BLOCK=2048)"))):
+    # head's module does not import, and its reduced source fails too: a constexpr global made
+    # of a plain one (SIZE is not Triton code: blanked)
+    head_text = OPS.replace("BLOCK=1024)", "BLOCK=2048)") + (
+        "\nimport no_such_module_xyz\nSIZE = 64\nDEFAULT: tl.constexpr = tl.constexpr(SIZE)\n")
+    for root, text in ((base, OPS), (head, head_text)):
         (root / "k").mkdir(parents=True)
         (root / "k" / "ops.py").write_text(text)  # not a package: imported from its file
     section = analyse({"base": base, "head": head}, ["sm_90"])
     (row,) = section["kernels"][0]["rows"]
-    assert row["base"]["registers"] > 0
-    assert row["head"]["stage"] == "import" and "no_such_module_xyz" in row["head"]["error"]
+    assert row["base"]["registers"] > 0 and "loaded" not in row["base"]
+    assert row["head"]["stage"] == "import"
+    assert "No module named 'no_such_module_xyz'" in row["head"]["error"]
+    assert "reduced to its Triton code: NameError: name 'SIZE' is not defined" in (
+        row["head"]["error"])
     assert section["findings"] == [] and section["jobs"]["failed"] == 1
+
+
+def test_a_package_that_does_not_import_is_compiled_from_its_kernels_triton_code(
+        tmp_path, cache):
+    """unsloth wants a GPU at import, flash-attention its CUDA extension: the kernel's own file,
+    reduced to its Triton code, compiles to what importing it would give."""
+    base, head = tmp_path / "base", tmp_path / "head"
+    for root, text in ((base, OPS), (head, OPS.replace("BLOCK=1024)", "BLOCK=2048)"))):
+        (root / "lib").mkdir(parents=True)
+        (root / "lib" / "__init__.py").write_text(
+            "import no_such_gpu_module  # raises ImportError here\n")
+        (root / "lib" / "ops.py").write_text(text)
+    section = analyse({"base": base, "head": head}, ["sm_80"])
+    (kernel,) = [k for k in section["kernels"] if k["name"] == "add_kernel"]
+    (row,) = kernel["rows"]
+    for side in ("base", "head"):
+        assert row[side]["loaded"] == "source" and row[side]["registers"] > 0
+        assert row[side]["import_error"] == (
+            "ModuleNotFoundError: No module named 'no_such_gpu_module'")
+    assert section["jobs"]["failed"] == 0
+    # the same resources as the file imported and compiled by hand (not the cubin's hash: the
+    # in-process compile may be Triton's cached cubin of another test's file, another line table)
+    hand = _hand_compile(base / "lib" / "ops.py", "sm_80")
+    del hand["sha256"]
+    assert row["base"] == {**row["base"], **hand}
+    assert (base / "lib" / "ops.py").read_text() == OPS  # the file itself is left as it was
+    from runner.kernels.words import lines
+    assert ("  head: loaded from its source reduced to its Triton code (triton imports, "
+            "@triton.jit functions, tl.constexpr globals): its module did not import: "
+            "ModuleNotFoundError: No module named 'no_such_gpu_module'") in lines(section)
 
 
 MATMUL = '''
