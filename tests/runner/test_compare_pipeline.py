@@ -417,8 +417,10 @@ def test_a_huge_regression_from_a_real_report_is_decided_within_the_budget(tmp_p
     repo = make_repo(tmp_path / "repo", {"benchmarks/bench_mask.py": MASK_STEP.format(what="positions so far", n="pos")},
                      {"benchmarks/bench_mask.py": MASK_STEP.format(what="whole cache", n="len(cache)")})
     out = tmp_path / "out"
+    # a budget a loaded 2-CPU machine still decides in (the bug took 19 s a head sample at any
+    # budget); what the fix changed is asserted by counts, not by seconds
     assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
-                 "--max-time", "30", "--no-profile", "--quiet"]) == 0
+                 "--max-time", "120", "--no-profile", "--quiet"]) == 0
     doc = json.loads((out / "results.json").read_text())
     (bench,) = doc["benchmarks"]
     change = bench["change"]
@@ -426,7 +428,8 @@ def test_a_huge_regression_from_a_real_report_is_decided_within_the_budget(tmp_p
     assert 1 < change["ci_low"] <= change["ratio"] <= change["ci_high"] < float("inf")
     assert change["shared_number"] is False and bench["base"]["number"] > bench["head"]["number"]
     assert change["stop_reason"].startswith("decided at look")
-    assert doc["settings"]["budget"]["spent_s"] <= 33  # --max-time kept within 10 %
+    assert len(change["pairs"]) <= 3  # decided at the first looks, not by the budget
+    assert doc["settings"]["budget"]["spent_s"] <= 132  # --max-time kept within 10 %
     md = (out / "report.md").read_text()
     assert "× slower" in md and "calls per sample differ (base" in md.lower()
 
