@@ -17,7 +17,7 @@ from typing import Callable
 from ..results import change_of, verdict_of
 from .measures import compile_sentence, memory_note
 from .outputs import output_note
-from .units import FACTOR_FROM, is_number
+from .units import FACTOR_FROM, fmt_factor, is_number
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ def _resolvable(change: dict) -> str | None:
     if not is_number(resolvable):
         return None
     if 1.0 + resolvable >= FACTOR_FROM:  # the reports' one form: "12×", not "≥ 1104.5 %"
-        return (f"at this noise, only changes of {1.0 + resolvable:.3g}× or more would have "
-                "been found")
+        return (f"at this noise, only changes of {fmt_factor(1.0 + resolvable)}× or more would "
+                "have been found")
     return f"at this noise, changes of ≥ {resolvable * 100:.1f} % would have been found"
 
 

@@ -81,17 +81,20 @@ def print_table(results: dict, console) -> None:
     listed = {id(b) for b in shown}
     more = sum(1 for b in ctx["news"] if id(b) not in listed)
     if more:
-        console.print(f"… and {more} more changed or failed: report.md lists them",
+        console.print(f"… and {more} more changed or failed: {EVERY_BENCHMARK}",
                       markup=False, highlight=False)
     counts = ", ".join(f"{n} {v}" for v in ("unchanged", "inconclusive")
                        if (n := sum(1 for b in ctx["rest"]
                                     if id(b) not in listed and change_of(b).get("verdict") == v)))
     if counts:
-        console.print(f"{counts}: report.md lists them", markup=False, highlight=False)
+        console.print(f"{counts}: {EVERY_BENCHMARK}", markup=False, highlight=False)
     for text in closing:
         console.print(text, markup=False, highlight=False)
 
 
+#: Where the benchmarks the terminal leaves out are: report.md is cut to a comment's size
+#: (:data:`runner.report.render.COMMENT_LIMIT`), report.html lists every one.
+EVERY_BENCHMARK = "report.html lists every benchmark"
 #: Lines the terminal prints for a compare at most, whatever the suite (issue 47: 60 lines for a
 #: 1,000-benchmark suite at 80 columns; a screen, not a scroll-back).
 TERMINAL_LINES = 60
@@ -186,14 +189,19 @@ def _stacked(ctx: dict, benches: list[dict], console, room: int) -> list[dict]:
     for b in benches:
         memory = memory_verdict_of(b) in CHANGED
         quote = _quote(b)
-        room -= 2 + memory + (quote is not None)
+        v = change_of(b).get("verdict", "")
+        said = verdict_text(b) if output_changed(b) else v
+        first = f"{said:<12} {change_text(b):>9} {_bare_interval(b)}"
+        times = f"{value_text(b, 'base')} → {value_text(b, 'head')}"
+        apart = len(f"{first}  {times}") > console.width  # a wide interval: times a line
+        room -= 2 + apart + memory + (quote is not None)
         if room < 0:
             break
         shown.append(b)
-        v = change_of(b).get("verdict", "")
-        console.print(f"{_verdict(v, b):<12} {t(change_text(b)):>9} {t(_bare_interval(b))}  "
-                      f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}",
-                      highlight=False, soft_wrap=True)
+        console.print(f"{_verdict(v, b):<12} {t(change_text(b)):>9} {t(_bare_interval(b))}"
+                      + ("" if apart else f"  {t(times)}"), highlight=False, soft_wrap=True)
+        if apart:
+            console.print(f"  {t(times)}", highlight=False, soft_wrap=True)
         console.print(f"  {t(b['name'], markup=False)}", markup=False, highlight=False,
                       soft_wrap=True)
         if memory:
