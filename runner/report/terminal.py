@@ -6,7 +6,7 @@ from ..results import CHANGED, change_of, memory_verdict_of, output_changed
 from . import escape as esc
 from .measures import memory_cell
 from .outputs import verdict_text
-from .units import fmt_quantity, plural, short_sha
+from .units import bare_interval, fmt_quantity, plural, short_sha
 from .notes import INCONCLUSIVE_WORD
 from .view import change_text, doctor_warning, interval_text, value_text, view
 
@@ -212,11 +212,9 @@ def _stacked(ctx: dict, benches: list[dict], console, room: int) -> list[dict]:
 
 
 def _bare_interval(bench: dict) -> str:
-    """The interval without the word the change beside it ends with: "10.9× faster [4.4×,
-    26.9×]", not "... [4.4×, 26.9×] faster" (a table gives each its own column)."""
-    interval, word = interval_text(bench), change_text(bench).rsplit(" ", 1)[-1]
-    return interval[: -len(word) - 1] if word.isalpha() and interval.endswith(" " + word) \
-        else interval
+    """The interval without the word the change beside it ends with (:func:`.units.bare_interval`;
+    a table gives each its own column)."""
+    return bare_interval(change_text(bench), interval_text(bench))
 
 
 def print_run_table(results: dict, console) -> None:

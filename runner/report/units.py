@@ -88,6 +88,14 @@ def fmt_change_interval(ratio: float | None, low: float | None, high: float | No
     return change, f"[{_times(low, more, less)}, {_times(high, more, less)}]"
 
 
+def bare_interval(change: str, interval: str) -> str:
+    """``interval`` without the word ``change`` ends with, for a phrase that says it once:
+    "10.9× faster [4.4×, 26.9×]", not "... [4.4×, 26.9×] faster" (pure)."""
+    word = change.rsplit(" ", 1)[-1]
+    return (interval[: -len(word) - 1] if word.isalpha() and interval.endswith(" " + word)
+            else interval)
+
+
 def fmt_change(ratio: float | None, more: str = "slower", less: str = "faster") -> str:
     """A head/base ratio alone, in the form of :func:`ratio_form`: 1.302 → ``+30.2 %``, 951.9 →
     ``952× slower``, 0.001 → ``1000× faster``; ``–`` for None and a ratio that is not finite.
