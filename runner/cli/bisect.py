@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..report.escape import term
 from ..report.render import write_reports
-from ..report.units import fmt_change, fmt_interval
+from ..report.units import fmt_change, fmt_change_interval
 from .compare import RichProgress, default_out, overrides_from_args
 
 
@@ -47,8 +47,9 @@ def summary(section: dict) -> str:
     culprit = section.get("culprit")
     if culprit:
         lines.append(f"culprit: {culprit['sha']} {culprit.get('subject') or ''}")
-        lines.append(f"  {section.get('benchmark')}: {fmt_change(culprit.get('ratio'))} "
-                     f"{fmt_interval(culprit.get('ci_low'), culprit.get('ci_high'))} against good, "
+        change, interval = fmt_change_interval(culprit.get("ratio"), culprit.get("ci_low"),
+                                               culprit.get("ci_high"))
+        lines.append(f"  {section.get('benchmark')}: {change} {interval} against good, "
                      f"{fmt_change(culprit.get('step_ratio'))} on its own")
     else:
         lines.append(f"the regression came with one of ({section.get('status')}):")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..results import change_of, output_changed
 
@@ -56,8 +56,13 @@ _STOP = frozenset("this that with from into over than faster slower speed speedu
                   "reduction improve improves improvement optimize optimized optimise".split())
 
 
+#: How a measured interval reads: ``(point, low, high)`` of head/base and the claim's metric ->
+#: words (:func:`measured_text`; the report passes its own, the one form of its tables).
+Words = Callable[[tuple[float, float, float], str], str]
+
+
 def check_claims(claims: Iterable[Mapping[str, Any]] | None, benchmarks: Iterable[Mapping],
-                 environment: Mapping | None = None) -> list[dict]:
+                 environment: Mapping | None = None, words: Words | None = None) -> list[dict]:
     """Judge every claim of a results.json.
 
     Args:
@@ -65,6 +70,8 @@ def check_claims(claims: Iterable[Mapping[str, Any]] | None, benchmarks: Iterabl
         benchmarks: results.json ``benchmarks`` (``name``, ``change`` with ``ratio``,
             ``ci_low``, ``ci_high``, ``verdict``, ``memory``).
         environment: results.json ``environment`` (``device``: ``cpu``/``cuda``/...).
+        words: how a measured interval reads in ``why`` and ``measured`` (None:
+            :func:`measured_text`).
 
     Returns:
         one dict per claim, in order: ``{"quote", "source", "metric", "claimed": str,
@@ -76,11 +83,12 @@ def check_claims(claims: Iterable[Mapping[str, Any]] | None, benchmarks: Iterabl
     out = []
     for claim in claims or []:
         if isinstance(claim, Mapping) and isinstance(claim.get("quote"), str):
-            out.append(check_claim(claim, benches, device))
+            out.append(check_claim(claim, benches, device, words or measured_text))
     return out
 
 
-def check_claim(claim: Mapping[str, Any], benchmarks: list[Mapping], device: str = "") -> dict:
+def check_claim(claim: Mapping[str, Any], benchmarks: list[Mapping], device: str = "",
+                words: Words | None = None) -> dict:
     """One claim's judgement (see :func:`check_claims`)."""
     metric = str(claim.get("metric") or "other")
     result = {"quote": claim["quote"][:200], "source": str(claim.get("source") or ""),
@@ -97,7 +105,7 @@ def check_claim(claim: Mapping[str, Any], benchmarks: list[Mapping], device: str
         if interval is not None:
             verdict = judge(span, interval, claim.get("bound"))
             measured.append({"name": str(bench.get("name", "?")), "verdict": verdict,
-                             "measured": measured_text(interval, metric),
+                             "measured": (words or measured_text)(interval, metric),
                              "beyond": verdict == PARTLY and _beyond(span, interval),
                              "output_changed": output_changed(bench)})
     if not measured:

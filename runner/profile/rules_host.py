@@ -5,7 +5,7 @@ host and device, memory growth, recompilations, operators. Each is one function 
 
 from __future__ import annotations
 
-from ..report.units import fmt_signed_us, fmt_us
+from ..report.units import fmt_bytes, fmt_growth, fmt_signed_us, fmt_us
 from .diff import _memcpy, _r, _scales
 from .hint_rule import HintContext, Hints, make_hint, rule
 
@@ -93,8 +93,9 @@ def memory_growth(ctx: HintContext) -> Hints:
     delta = h - b
     if delta * sign <= 0 or abs(delta) < max(2**20, 0.1 * b):
         return None
-    text = (f"Peak memory {'grew' if delta > 0 else 'fell'} from {b / 2**20:.1f} MiB to {h / 2**20:.1f} MiB "
-            f"({delta / b:+.0%}): more allocation and memory traffic {'per call' if delta > 0 else 'saved'}.")
+    text = (f"Peak memory {'grew' if delta > 0 else 'fell'} from {fmt_bytes(b)} to {fmt_bytes(h)} "
+            f"({fmt_growth(h / b)}): more allocation and memory traffic "
+            f"{'per call' if delta > 0 else 'saved'}.")
     return make_hint("memory_growth", 0.4, text, {"peak_memory_bytes": p}, None)
 
 

@@ -6,6 +6,8 @@ report loads no intent module otherwise). Pure.
 
 from __future__ import annotations
 
+from .units import bare_interval, fmt_change_interval
+
 #: The judgements of claims, in the order the report counts them (runner.intent.claim_check).
 CLAIM_VERDICTS = ("contradicted", "partly", "not_shown", "holds", "untestable")
 
@@ -25,4 +27,15 @@ def claims_checked(results: dict) -> list[dict]:
         return []
     from ..intent.claim_check import check_claims
 
-    return check_claims(claims, results.get("benchmarks") or [], results.get("environment"))
+    return check_claims(claims, results.get("benchmarks") or [], results.get("environment"),
+                        measured_words)
+
+
+def measured_words(interval: tuple[float, float, float], metric: str) -> str:
+    """A claim's measured interval (head/base of its metric) as the report's tables say it
+    (:func:`.units.fmt_change_interval`, one form): "14.8× faster [6.52×, 33.7×]" beside the
+    table's "14.8× faster | [6.52×, 33.7×] faster" (the judging's own words read "[6.52×,
+    33.70×]", and "[-100.0 %, +17092674468.9 %]" where the table read factors)."""
+    more, less = ("larger", "smaller") if metric == "memory" else ("slower", "faster")
+    change, within = fmt_change_interval(*interval, more, less)
+    return f"{change} {bare_interval(change, within)}"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ..measures import MEMORY_FLOOR_BYTES, VALUE_FLOORS
 from ..results import CHANGED, change_of
-from .units import fmt_bytes, fmt_change, fmt_growth, fmt_interval, fmt_time, is_number, plural
+from .units import (fmt_bytes, fmt_change_interval, fmt_growth, fmt_time, is_number,
+                    plural)
 
 #: What a side's ``peak_bytes`` is, by ``memory.kind``.
 MEMORY_KINDS = {"cuda": "peak allocated on the GPU (torch.cuda.max_memory_allocated) during one call",
@@ -48,7 +49,8 @@ def memory_cell(bench: dict) -> str:
     change, base, head = memory_of(bench)
     if change:
         b, h = change.get("base_bytes"), change.get("head_bytes")
-        text = f"{fmt_bytes(b)} → {fmt_bytes(h)} ({fmt_growth(change.get('ratio'))})"
+        growth = fmt_growth(change.get("ratio"), change.get("ci_low"), change.get("ci_high"))
+        text = f"{fmt_bytes(b)} → {fmt_bytes(h)} ({growth})"
         if change.get("verdict") in CHANGED:
             text += f", {change['verdict']}"
         return text
@@ -72,19 +74,21 @@ def memory_note(bench: dict) -> str | None:
             and abs(delta) < (floor := VALUE_FLOORS.get(change.get("kind"), MEMORY_FLOOR_BYTES))):
         # beyond the threshold but within the floor of page noise: no verdict, and a word why
         return (f"{what} {fmt_bytes(change.get('base_bytes'))} → "
-                f"{fmt_bytes(change.get('head_bytes'))} ({fmt_growth(ratio)}): beyond "
+                f"{fmt_bytes(change.get('head_bytes'))} "
+                f"({fmt_growth(ratio, change.get('ci_low'), change.get('ci_high'))}): beyond "
                 f"±{threshold * 100:g} %, but {fmt_bytes(abs(delta))} is under the "
                 f"{fmt_bytes(floor)} a memory verdict needs (what page-granular noise allows)")
     if verdict not in CHANGED:
         return None
     pairs = change.get("pairs")
+    low, high = change.get("ci_low"), change.get("ci_high")
+    growth, interval = fmt_change_interval(ratio, low, high, "larger", "smaller")
     text = (f"memory {verdict}: {what}, {fmt_bytes(change.get('base_bytes'))} → {fmt_bytes(change.get('head_bytes'))} "
-            f"({fmt_growth(change.get('ratio'))}, beyond ±{(change.get('threshold') or 0) * 100:g} %)")
+            f"({growth}, beyond ±{(change.get('threshold') or 0) * 100:g} %)")
     if is_number(pairs):
-        low, high = change.get("ci_low"), change.get("ci_high")
         text += f" in {plural(int(pairs), 'process pair')}"
         if is_number(low) and is_number(high):
-            text += (", the same in each" if low == high else f", interval [{fmt_growth(low)}, {fmt_growth(high)}]")
+            text += ", the same in each" if low == high else f", interval {interval}"
     reserved = change.get("reserved_ratio")
     if is_number(reserved):
         text += f"; reserved {fmt_growth(reserved)}"
@@ -141,13 +145,16 @@ def compile_sentence(change: dict | None) -> str | None:
     timing = c.get("compile_s") or {}
     low, high = timing.get("ci_low"), timing.get("ci_high")
     if is_number(low) and is_number(high) and (low > 1.0 or high < 1.0):
-        parts.append(f"compiling the first call takes {fmt_change(timing.get('ratio'), 'longer', 'shorter')} "
-                     f"({fmt_time(timing.get('base'))} → {fmt_time(timing.get('head'))}, {fmt_interval(low, high)} "
+        takes, interval = fmt_change_interval(timing.get("ratio"), low, high, "longer", "shorter")
+        parts.append(f"compiling the first call takes {takes} "
+                     f"({fmt_time(timing.get('base'))} → {fmt_time(timing.get('head'))}, "
+                     f"{interval} "
                      f"over {plural(int(timing.get('pairs') or 0), 'process pair')})")
     if not parts:
         return None
     if change.get("verdict") in CHANGED and is_number(change.get("ratio")):
-        parts.append(f"a call is {fmt_change(change['ratio'])}")
+        call = fmt_change_interval(change["ratio"], change.get("ci_low"), change.get("ci_high"))[0]
+        parts.append(f"a call is {call}")
     return "; ".join(parts)
 
 

@@ -4,7 +4,9 @@
 benchmark stayed undecided (:data:`INCONCLUSIVE_REASONS`: the first that applies), then what
 the measurement left out or did differently (:data:`CONDITIONS`: every one that applies). A
 clause is a function of :class:`NoteFacts` that returns its text, or None when it does not
-apply; to say something new, write one and put it in its table.
+apply; to say something new, write one and put it in its table. :func:`bench_note` adds what
+head's output, memory and torch.compile did; :func:`inconclusive_fix` says what would decide the
+``inconclusive`` ones, named by :data:`INCONCLUSIVE_WORD` in every report.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..results import change_of
-from .units import is_number
+from ..results import change_of, verdict_of
+from .measures import compile_sentence, memory_note
+from .outputs import output_note
+from .units import FACTOR_FROM, fmt_factor, is_number
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,9 @@ def _resolvable(change: dict) -> str | None:
     resolvable = change.get("resolvable")
     if not is_number(resolvable):
         return None
+    if 1.0 + resolvable >= FACTOR_FROM:  # the reports' one form: "12×", not "≥ 1104.5 %"
+        return (f"at this noise, only changes of {fmt_factor(1.0 + resolvable)}× or more would "
+                "have been found")
     return f"at this noise, changes of ≥ {resolvable * 100:.1f} % would have been found"
 
 
@@ -202,3 +209,38 @@ def verdict_note(bench: dict, settings: dict, compared: int) -> str | None:
         return None
     text = "; ".join(parts)
     return text[0].upper() + text[1:] + "."
+
+
+def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
+    """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, whether
+    head changes the result (:func:`runner.report.outputs.output_note`), then its memory verdict
+    when that is a change (:func:`runner.report.measures.memory_note`) and what head's
+    torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
+    parts = [verdict_note(bench, settings, compared), output_note(bench), memory_note(bench),
+             compile_sentence(change_of(bench))]
+    parts = [p.rstrip(".") for p in parts if p]
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+#: The word every report shows for results.json's verdict ``inconclusive`` (the interval spans
+#: both no change and a change beyond the threshold): report.md, report.html, the terminal, the
+#: check run's title and summary say this word and no other ("undecided" in the gate's sentence
+#: beside "inconclusive" in its table read as two states; issue 47).
+INCONCLUSIVE_WORD = "inconclusive"
+
+
+def inconclusive_fix(benches: list[dict]) -> str | None:
+    """What would decide the ``inconclusive`` benchmarks of ``benches`` (pure; None without
+    one): more process pairs, unless the machine's noise kept every one of them wide
+    (``change.futile``: more pairs could not have narrowed it, and the report said both)."""
+    open_ = [b for b in benches if verdict_of(b) == "inconclusive"]
+    if not open_:
+        return None
+    if all(change_of(b).get("futile") for b in open_):
+        return ("the machine's noise kept the interval wide; more process pairs would not "
+                "narrow it (a quieter machine would)")
+    return ("a larger --max-time, or fewer benchmarks at a time (--filter), gives each more "
+            "process pairs")

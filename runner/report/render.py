@@ -66,6 +66,8 @@ def write_reports(results: dict, folder: Path, formats: Iterable[str] | None = N
     ``report.html``), or of the named ``formats`` only, rendered from ``results`` into
     ``folder``, beside its ``results.json``: what ``perfgate compare`` writes, ``perfgate run``
     and ``bisect`` (Markdown only) and the Action's publish step (from the document it validated).
+    ``report.md`` is the comment's form within :data:`COMMENT_LIMIT` (a 1,000-benchmark suite
+    wrote 256,920 characters, which no comment takes; issue 47); ``report.html`` has everything.
 
     Raises:
         ValueError: a named format that is unknown or has no file.
@@ -74,4 +76,5 @@ def write_reports(results: dict, folder: Path, formats: Iterable[str] | None = N
     for fmt in chosen:
         if fmt.file is None:
             raise ValueError(f"the {fmt.name} format is printed, not written")
-        (folder / fmt.file).write_text(render(results, fmt.name), "utf-8")
+        text = render(results, fmt.name, max_chars=COMMENT_LIMIT)  # md only reads max_chars
+        (folder / fmt.file).write_text(text, "utf-8")

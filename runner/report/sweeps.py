@@ -12,7 +12,7 @@ run's Benjamini–Hochberg control, which covers every benchmark of the run and 
 never from an estimate whose interval did not decide: ``head faster for N ≤ 4096 (−12 … −30 %),
 slower for N ≥ 16384 (+8 … +15 %); crossover between N = 4096 and N = 16384`` — the crossover
 bracketed between the two measured values where the direction flips. Points left undecided are
-named as such.
+named with their verdict (``inconclusive at N = 4; failed at N = 8``).
 """
 
 from __future__ import annotations
@@ -189,9 +189,12 @@ def summarize(sweep: Sweep) -> None:
              for a, b in sweep.crossovers]
     if flips:
         text += "; crossover " + " and ".join(flips)
-    undecided = [p.label for p, cls in zip(points, classes) if cls is None]
-    if undecided:
-        text += f"; undecided at {sweep.axis} = {', '.join(undecided)}"
+    undecided: dict[str, list[str]] = {}  # each verdict word the report's tables use
+    for p, cls in zip(points, classes):
+        if cls is None:
+            undecided.setdefault(p.verdict or "not measured", []).append(p.label)
+    for verdict, labels in undecided.items():
+        text += f"; {verdict} at {sweep.axis} = {', '.join(labels)}"
     sweep.summary = text
 
 

@@ -19,7 +19,8 @@ from .measures import memory_cell
 from .outputs import verdict_text
 from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .sweeps import sweep_svg
-from .units import fmt_bytes, fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, short_sha
+from .units import (fmt_bytes, fmt_change_interval, fmt_interval, fmt_pct, fmt_quantity, fmt_time,
+                    short_sha)
 from .view import TABLE_NOTE, VERDICT_ICON, change_text, head_time, interval_text, value_text, view
 
 #: Rounds the HTML report's plots draw in all, shared among its benchmarks (a page's size and
@@ -44,6 +45,18 @@ def error_tail(text: Any, lines: int = 40, chars: int = 4000) -> str:
     return kept if kept == text else "…\n" + kept
 
 
+def change_filter(ratio: Any, low: Any = None, high: Any = None) -> str:
+    """The templates' ``change`` filter: ``ratio | change(ci_low, ci_high)``, in the form its
+    interval reads in (:func:`.units.fmt_change_interval`; without one, by the ratio alone)."""
+    return fmt_change_interval(ratio, low, high)[0]
+
+
+def interval_filter(low: Any, high: Any, ratio: Any = None) -> str:
+    """The templates' ``interval`` filter: ``ci_low | interval(ci_high, ratio)``, in the form of
+    its estimate ``ratio`` (:func:`.units.fmt_interval`)."""
+    return fmt_interval(low, high, ratio=ratio)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The jinja2 environment over ``runner/templates`` with perfgate's filters.
@@ -58,8 +71,8 @@ def environment() -> jinja2.Environment:
                                  enabled_extensions=("html.j2",), default_for_string=False),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.ChainableUndefined, finalize=esc.encodable)
-    env.filters.update(time=fmt_time, change=fmt_change, quantity=fmt_quantity,
-                       interval=fmt_interval, bytes=fmt_bytes, pct=fmt_pct, sha=short_sha,
+    env.filters.update(time=fmt_time, change=change_filter, quantity=fmt_quantity,
+                       interval=interval_filter, bytes=fmt_bytes, pct=fmt_pct, sha=short_sha,
                        icon=lambda v: VERDICT_ICON.get(v, ""),
                        e=html_escape, escape=html_escape, error_tail=error_tail,
                        text=esc.md_text, code=esc.md_code, cell=esc.md_cell,

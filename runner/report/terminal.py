@@ -6,8 +6,9 @@ from ..results import CHANGED, change_of, memory_verdict_of, output_changed
 from . import escape as esc
 from .measures import memory_cell
 from .outputs import verdict_text
-from .units import fmt_pct, fmt_quantity, plural, short_sha
-from .view import TABLE_NOTE, change_text, doctor_warning, interval_text, value_text, view
+from .units import bare_interval, fmt_quantity, plural, short_sha
+from .notes import INCONCLUSIVE_WORD
+from .view import change_text, doctor_warning, interval_text, value_text, view
 
 
 #: Rows of changed or failed benchmarks the terminal lists; the rest are counted and named in
@@ -36,10 +37,12 @@ def render_terminal(results: dict, width: int = 120) -> str:
 
 
 def print_table(results: dict, console) -> None:
-    """Print a compare the way report.md opens (the gate's sentence, base and head, the changed
-    or failed benchmarks, the rest counted, then why and what failed, one line each), at most
-    about 60 lines whatever the suite; a table at :data:`TABLE_MIN_WIDTH` columns or more,
-    stacked lines below it. A single-revision result: :func:`print_run_table`."""
+    """Print a compare the way report.md opens: the gate's sentence, base and head, the changed
+    or failed benchmarks (each with why, or what failed, in one line), the rest counted, and one
+    line pointing to report.md for the notes and the method. At most :data:`TERMINAL_LINES`
+    lines whatever the suite: the benchmarks listed are as many as fit. A table at
+    :data:`TABLE_MIN_WIDTH` columns or more, stacked lines below it. A single-revision result:
+    :func:`print_run_table`."""
     warning = doctor_warning((results.get("environment") or {}).get("doctor"))
     if results.get("base") is None:
         print_run_table(results, console)
@@ -48,55 +51,98 @@ def print_table(results: dict, console) -> None:
         return
     ctx = view(results)
     t = esc.term
-    # say: wrapped at words
-    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731
     base, head, env = results.get("base") or {}, results.get("head") or {}, ctx["env"]
-    console.print(f"[bold]perfgate: {t(ctx['gate'])}[/]", highlight=False)
-    say(f"base {_revision(base)} → head {_revision(head)} · {t(env.get('device'), markup=False)}"
-        + (f" · torch {t(env.get('torch'), markup=False)}" if env.get("torch") else ""))
     contradicted = [c for c in ctx["claims"] if c["verdict"] == "contradicted"]
+    opening = [f"base {_revision(base)} → head {_revision(head)} · "
+               f"{t(env.get('device'), markup=False)}"
+               + (f" · torch {t(env.get('torch'), markup=False)}" if env.get("torch") else "")]
     if contradicted:
-        say(f"the PR's claim is contradicted: “{t(contradicted[0]['quote'], markup=False)}” — "
-            f"{t(contradicted[0]['why'], markup=False)}")
+        claim = contradicted[0]
+        opening.append(f"the PR's claim is contradicted: “{t(claim['quote'], markup=False)}” — "
+                       f"{t(claim['why'], markup=False)}")
     if warning:
-        say(f"warning: {t(warning, markup=False)}")
+        opening.append(f"warning: {t(warning, markup=False)}")
+    closing = [f"{INCONCLUSIVE_WORD}: {ctx['inconclusive_fix']}"] if ctx["inconclusive_fix"] else []
+    closing.append(pointer_line(len(ctx["notes"])))
+    # the lines left for the benchmarks: the sentences around them, and the two count lines
+    room = TERMINAL_LINES - 2 - sum(_height(console, text) for text in
+                                    [f"perfgate: {ctx['gate']}", *opening, *closing])
     everything = len(ctx["news"]) + len(ctx["rest"]) <= TERMINAL_ROWS
-    shown = ctx["news"] + ctx["rest"] if everything else ctx["news"][:TERMINAL_ROWS]
-    table = _table(ctx, shown) if shown and console.width >= TABLE_MIN_WIDTH else None
+    wanted = ctx["news"] + ctx["rest"] if everything else ctx["news"][:TERMINAL_ROWS]
+    console.print(f"[bold]perfgate: {t(ctx['gate'])}[/]", highlight=False)
+    for text in opening:  # wrapped at words
+        console.print(text, markup=False, highlight=False)
+    table = _table(ctx, wanted) if wanted and console.width >= TABLE_MIN_WIDTH else None
     if (table is not None
             and table.__rich_measure__(console, console.options).maximum <= console.width):
-        console.print(table)
-    elif shown:
-        _stacked(ctx, shown, console)
-    more = 0 if everything else len(ctx["news"]) - len(shown)
+        shown = _tabled(ctx, wanted, console, room)
+    else:
+        shown = _stacked(ctx, wanted, console, room)
+    listed = {id(b) for b in shown}
+    more = sum(1 for b in ctx["news"] if id(b) not in listed)
     if more:
-        say(f"… and {more} more changed or failed: report.md lists them")
-    if ctx["rest_counts"] and not everything:
-        undecided = any(change_of(b).get("verdict") == "inconclusive" for b in ctx["rest"])
-        say(f"{ctx['rest_counts']}: report.md lists them" + (
-            "; undecided: a larger --max-time, or fewer benchmarks (--filter), gives each more "
-            "process pairs"
-            if undecided else ""))
-    for b in ctx["failed"][:TERMINAL_QUOTES]:
-        for side in ("base", "head"):
-            err = ((b.get(side) or {}).get("error") or "").strip().splitlines()
-            if err:
-                console.print(f"[red]{t(b['name'])} failed on {side}:[/] {t(err[-1])}",
-                              highlight=False)
-    quoted = [(b, (b.get("hints") or [])[0]) for b in ctx["changed"] if b.get("hints")]
-    for b, h in quoted[:TERMINAL_QUOTES]:
-        console.print(f"why {t(b['name'])}: \\[{t(h['kind'])}] {t(h['summary'])}", highlight=False)
-    noted = [b for b in shown if ctx["notes"].get(b["name"])]
-    for b in noted[:TERMINAL_QUOTES]:
-        say(f"  {t(b['name'], markup=False)}: {t(ctx['notes'][b['name']], markup=False)}")
-    if len(noted) > TERMINAL_QUOTES:
-        say(f"  … and the notes of {len(noted) - TERMINAL_QUOTES} more: report.md")
-    fail = ctx["settings"].get("fail_threshold")
-    say(f"change = head/base − 1, {ctx['ci_pct']} CI; threshold "
-        f"±{fmt_pct(ctx['settings'].get('threshold'))}{ctx['eq_note']}; {TABLE_NOTE}"
-        + (f"; the gate fails beyond {fmt_pct(fail)}" if fail is not None else ""))
-    if ctx["conditions"]:
-        say(t(ctx["conditions"], markup=False))
+        console.print(f"… and {more} more changed or failed: {EVERY_BENCHMARK}",
+                      markup=False, highlight=False)
+    counts = ", ".join(f"{n} {v}" for v in ("unchanged", "inconclusive")
+                       if (n := sum(1 for b in ctx["rest"]
+                                    if id(b) not in listed and change_of(b).get("verdict") == v)))
+    if counts:
+        console.print(f"{counts}: {EVERY_BENCHMARK}", markup=False, highlight=False)
+    for text in closing:
+        console.print(text, markup=False, highlight=False)
+
+
+#: Where the benchmarks the terminal leaves out are: report.md is cut to a comment's size
+#: (:data:`runner.report.render.COMMENT_LIMIT`), report.html lists every one.
+EVERY_BENCHMARK = "report.html lists every benchmark"
+#: Lines the terminal prints for a compare at most, whatever the suite (issue 47: 60 lines for a
+#: 1,000-benchmark suite at 80 columns; a screen, not a scroll-back).
+TERMINAL_LINES = 60
+
+
+def _height(console, text: str) -> int:
+    """The lines ``text`` takes on ``console``, wrapped at words as it prints it."""
+    from rich.text import Text
+
+    return len(console.render_lines(Text(text), console.options, pad=False))
+
+
+def _quote(bench: dict) -> str | None:
+    """One benchmark's why in a line's words: what failed (the error's last line), else its
+    first hint (terminal markup, escaped); None without either."""
+    t = esc.term
+    for side in ("head", "base"):
+        err = ((bench.get(side) or {}).get("error") or "").strip().splitlines()
+        if err:
+            return f"[red]failed on {side}:[/] {t(err[-1])}"
+    if change_of(bench).get("verdict") in CHANGED and bench.get("hints"):
+        hint = bench["hints"][0]
+        return f"why: \\[{t(hint.get('kind'))}] {t(hint.get('summary'))}"
+    return None
+
+
+def _tabled(ctx: dict, benches: list[dict], console, room: int) -> list[dict]:
+    """``benches`` as a table (a terminal wide enough for all of it), then each one's why in a
+    line cut at the width, as many benchmarks as ``room`` lines hold; returns those listed."""
+    t = esc.term
+    quotes = [(b, q) for b in benches if (q := _quote(b))]
+    rows = min(len(benches), max(0, room - 4 - min(len(quotes), TERMINAL_QUOTES)))
+    shown = benches[:rows]
+    if shown:
+        console.print(_table(ctx, shown))
+    listed = {id(b) for b in shown}
+    for b, quote in [(b, q) for b, q in quotes if id(b) in listed][:TERMINAL_QUOTES]:
+        console.print(f"{t(b['name'])} {quote}", highlight=False, no_wrap=True,
+                      overflow="ellipsis")
+    return shown
+
+
+def pointer_line(noted: int) -> str:
+    """The terminal's last line: where the rest is (pure). The notes beside ``noted``
+    benchmarks, how it was measured and the environment are report.md's, never repeated here
+    (issue 47: the terminal printed each note and the method, 20 of its 41 lines in the demo)."""
+    notes = f"notes on {plural(noted, 'benchmark')}, " if noted else ""
+    return f"{notes}how it was measured and the environment: report.md"
 
 
 def _revision(side: dict) -> str:
@@ -119,7 +165,7 @@ def _table(ctx: dict, benches: list[dict]):
     t = esc.term
     table = Table()
     table.add_column("benchmark", no_wrap=True)
-    for name in ("base", "head", "change", "CI"):
+    for name in ("base", "head", "change", f"{ctx['ci_pct']} CI"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
     if ctx["memory"]:
@@ -133,28 +179,42 @@ def _table(ctx: dict, benches: list[dict]):
     return table
 
 
-def _stacked(ctx: dict, benches: list[dict], console) -> None:
-    """``benches`` two lines each (a narrow terminal): the verdict, change, interval and times,
-    then the name on its own line — never wrapped into a column, never a verdict cut; a memory
-    change a third line (it took the first past 80 columns)."""
+def _stacked(ctx: dict, benches: list[dict], console, room: int) -> list[dict]:
+    """``benches`` in lines (a narrow terminal), as many as ``room`` lines hold: the verdict,
+    change, interval and times, then the name on its own line — never wrapped into a column,
+    never a verdict cut; a memory change a line (it took the first past 80 columns), and its
+    why or what failed a line cut at the width. Returns those listed."""
     t = esc.term
+    shown: list[dict] = []
     for b in benches:
+        memory = memory_verdict_of(b) in CHANGED
+        quote = _quote(b)
         v = change_of(b).get("verdict", "")
-        console.print(f"{_verdict(v, b):<12} {t(change_text(b)):>9} {t(_bare_interval(b))}  "
-                      f"{t(value_text(b, 'base'))} → {t(value_text(b, 'head'))}",
-                      highlight=False, soft_wrap=True)
+        said = verdict_text(b) if output_changed(b) else v
+        first = f"{said:<12} {change_text(b):>9} {_bare_interval(b)}"
+        times = f"{value_text(b, 'base')} → {value_text(b, 'head')}"
+        apart = len(f"{first}  {times}") > console.width  # a wide interval: times a line
+        room -= 2 + apart + memory + (quote is not None)
+        if room < 0:
+            break
+        shown.append(b)
+        console.print(f"{_verdict(v, b):<12} {t(change_text(b)):>9} {t(_bare_interval(b))}"
+                      + ("" if apart else f"  {t(times)}"), highlight=False, soft_wrap=True)
+        if apart:
+            console.print(f"  {t(times)}", highlight=False, soft_wrap=True)
         console.print(f"  {t(b['name'], markup=False)}", markup=False, highlight=False,
                       soft_wrap=True)
-        if memory_verdict_of(b) in CHANGED:
+        if memory:
             console.print(f"  memory {t(memory_cell(b))}", highlight=False, soft_wrap=True)
+        if quote:
+            console.print(f"  {quote}", highlight=False, no_wrap=True, overflow="ellipsis")
+    return shown
 
 
 def _bare_interval(bench: dict) -> str:
-    """The interval without the word the change beside it ends with: "10.9× faster [4.4×,
-    26.9×]", not "... [4.4×, 26.9×] faster" (a table gives each its own column)."""
-    interval, word = interval_text(bench), change_text(bench).rsplit(" ", 1)[-1]
-    return interval[: -len(word) - 1] if word.isalpha() and interval.endswith(" " + word) \
-        else interval
+    """The interval without the word the change beside it ends with (:func:`.units.bare_interval`;
+    a table gives each its own column)."""
+    return bare_interval(change_text(bench), interval_text(bench))
 
 
 def print_run_table(results: dict, console) -> None:

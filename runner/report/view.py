@@ -10,11 +10,10 @@ from ..gate import broken_by_head, memory_regressions, output_changes, regressio
 from ..results import (CHANGED, REPORT_ORDER, change_of, is_memory_valued, memory_verdict_of,
                        output_changed, verdict_of)
 from .claims import claims_checked
-from .measures import compile_sentence, has_memory, kernels_view, memory_note
-from .notes import verdict_note
-from .outputs import output_note
+from .measures import has_memory, kernels_view
+from .notes import INCONCLUSIVE_WORD, bench_note, inconclusive_fix
 from .sweeps import MAX_PLOTS, summary_lines, sweeps
-from .units import (fmt_change, fmt_interval, fmt_pct, fmt_quantity, fmt_time, fmt_value_change,
+from .units import (fmt_change_interval, fmt_pct, fmt_quantity, fmt_time, fmt_value_change,
                     is_number)
 
 #: Position of each verdict when reports list benchmarks (runner.results.REPORT_ORDER).
@@ -49,23 +48,27 @@ def _factor_words(bench: dict) -> tuple[str, str]:
     return ("slower", "faster") if (bench.get("unit") or "s") == "s" else ("larger", "smaller")
 
 
-def change_text(bench: dict) -> str:
-    """The change column: of the time per call (``+30.2 %``, ``2.5× slower``), of another
-    smaller-is-better value (``2.5× larger``), or, for a bigger-is-better value, of the value in
-    its unit (``−20.0 % tokens/s``)."""
+def change_texts(bench: dict) -> tuple[str, str]:
+    """The change and interval columns of ``bench``, in one form (:func:`.units.ratio_form`): of
+    the time per call (``+30.2 %``, ``[+28.0, +32.3] %``; ``2.5× slower``, ``[1.52×, 3.1×]
+    slower``), of another smaller-is-better value (``2.5× larger``), or, for a bigger-is-better
+    value, of the value in its unit (``−20.0 % tokens/s``). Markdown, HTML and the terminal
+    show these."""
     change = change_of(bench)
+    ratio, low, high = change.get("ratio"), change.get("ci_low"), change.get("ci_high")
     if bench.get("direction") == "bigger":
-        return fmt_value_change(change.get("ratio"), bench.get("unit"))
-    return fmt_change(change.get("ratio"), *_factor_words(bench))
+        return fmt_value_change(ratio, bench.get("unit"), low, high)
+    return fmt_change_interval(ratio, low, high, *_factor_words(bench))
+
+
+def change_text(bench: dict) -> str:
+    """The change column (:func:`change_texts`)."""
+    return change_texts(bench)[0]
 
 
 def interval_text(bench: dict) -> str:
-    """The interval column, in the same terms as :func:`change_text`."""
-    change = change_of(bench)
-    low, high = change.get("ci_low"), change.get("ci_high")
-    if bench.get("direction") == "bigger" and positive(low) and positive(high):
-        return f"[{(1 / high - 1) * 100:+.1f}, {(1 / low - 1) * 100:+.1f}] %"
-    return fmt_interval(low, high, *_factor_words(bench))
+    """The interval column, in the same form as :func:`change_text` (:func:`change_texts`)."""
+    return change_texts(bench)[1]
 
 
 def conditions_line(environment: dict | None) -> str | None:
@@ -132,6 +135,15 @@ def headline(summary: dict | None, benchmarks: list | None = None) -> str:
 FIRST_SCREEN_ROWS = 6
 
 
+def first_rows(paragraphs: int) -> int:
+    """The rows the comment's first table shows when ``paragraphs`` paragraphs (a contradicted
+    claim, the runner's warning) stand between its revisions and the table (pure): the marker,
+    the gate's sentence and the revisions take 5 lines, a paragraph 2, the table's head 2, so
+    that the first screen stays within 15 lines: :data:`FIRST_SCREEN_ROWS`, fewer from two
+    paragraphs on."""
+    return max(1, min(FIRST_SCREEN_ROWS, 15 - 5 - 2 * paragraphs - 2))
+
+
 def _counted(n: int, what: str) -> str:
     return f"{n} {what}{'s' if n != 1 else ''}"
 
@@ -141,7 +153,7 @@ def gate_sentence(results: dict) -> str:
 
     ``"2 regressions beyond 5 %, 1 benchmark broken by head: gate fails"``; ``"no change beyond
     ±2 %: gate passes"``; ``"1 improvement, 1 regression within the 5 % the gate allows: gate
-    passes"``; then what is undecided, failed on both sides, new or removed, in parentheses. The
+    passes"``; then what is inconclusive, failed on both sides, new or removed, in parentheses. The
     gate is :func:`runner.gate.gate_failures` with the document's ``fail_threshold``,
     ``fail_on_memory_regression`` and ``fail_on_output_change``: what ``--fail-on-regression`` and
     the App's check run fail on. Heads that change the result are counted whether or not the gate
@@ -179,7 +191,7 @@ def gate_sentence(results: dict) -> str:
         threshold = settings.get("threshold")
         parts.append(f"no change beyond ±{fmt_pct(threshold)}" if is_number(threshold)
                      else "no change")
-    others = [f"{verdicts.count('inconclusive')} undecided"
+    others = [f"{verdicts.count('inconclusive')} {INCONCLUSIVE_WORD}"
               if verdicts.count("inconclusive") else "",
               f"{verdicts.count('failed') - n_broken} failed"
               if verdicts.count("failed") > n_broken else "",
@@ -190,20 +202,6 @@ def gate_sentence(results: dict) -> str:
     return (", ".join(parts) + f": {decision}"
             + (f" ({', '.join(others)}; {len(benches)} benchmarks)" if others else "")
             if benches else "no benchmarks")
-
-
-def bench_note(bench: dict, settings: dict, compared: int) -> str | None:
-    """What the report says beside a benchmark (plain text; pure): :func:`verdict_note`, whether
-    head changes the result (:func:`runner.report.outputs.output_note`), then its memory verdict
-    when that is a change (:func:`runner.report.measures.memory_note`) and what head's
-    torch.compile does beyond base's (:func:`runner.report.measures.compile_sentence`)."""
-    parts = [verdict_note(bench, settings, compared), output_note(bench), memory_note(bench),
-             compile_sentence(change_of(bench))]
-    parts = [p.rstrip(".") for p in parts if p]
-    if not parts:
-        return None
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
 
 
 def budget_note(settings: dict) -> str | None:
@@ -257,14 +255,19 @@ def view(results: dict) -> dict:
             if verdict_of(b) in ("regression", "failed", "improvement", "new", "removed")
             or memory_verdict_of(b) in CHANGED or output_changed(b)]
     rest = [b for b in benches if all(b is not n for n in news)]
+    claims = claims_checked(results)
+    contradicted = any(c["verdict"] == "contradicted" for c in claims)
     return {"r": results, "benches": benches, "changed": [b for b in benches if verdict_of(b) in CHANGED],
             "failed": [b for b in benches if verdict_of(b) == "failed"],
-            "news": news, "rest": rest, "first_rows": FIRST_SCREEN_ROWS,
-            "gate": gate_sentence(results), "claims": claims_checked(results),
-            "rest_counts": ", ".join(f"{sum(1 for b in rest if verdict_of(b) == v)} "
-                                     f"{'undecided' if v == 'inconclusive' else v}"
+            "news": news, "rest": rest,
+            "first_rows": first_rows(sum(1 for said in (contradicted,
+                                                        doctor_warning(env.get("doctor")))
+                                         if said)),
+            "gate": gate_sentence(results), "claims": claims,
+            "rest_counts": ", ".join(f"{sum(1 for b in rest if verdict_of(b) == v)} {v}"
                                      for v in ("unchanged", "inconclusive")
                                      if any(verdict_of(b) == v for b in rest)),
+            "inconclusive_fix": inconclusive_fix(benches),
             "headline": headline(results.get("summary"), results.get("benchmarks")), "settings": settings,
             "memory": has_memory(benches),
             "env": env, "doctor_warning": doctor_warning(env.get("doctor")),

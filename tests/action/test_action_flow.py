@@ -355,7 +355,8 @@ def test_one_full_validation_per_boundary_and_reports_rendered_once(tmp_path, fa
     # one by the canned compare's dump, one by the publish step's load: 2 (was 3: its dump again)
     assert len(calls) == 2 and all(c.get("run_id") is None for c in calls)
     assert "--no-reports" in canned.argvs[0]
-    assert [fmt for fmt, limit in renders if limit is None] == ["md", "html"]
+    # write_reports: report.md within a comment's size, report.html whole (it ignores the limit)
+    assert [fmt for fmt, limit in renders if limit == report.COMMENT_LIMIT] == ["md", "html"]
     doc = results_mod.load(read_outputs(Path(env["GITHUB_OUTPUT"]))["results"])
     assert doc["pull_request"]["number"] == 12  # what the step set was written, and is valid
 

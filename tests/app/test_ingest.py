@@ -108,6 +108,29 @@ def test_comment_body_fits_githubs_limit_and_keeps_notes():
     assert len(ingest.check_summary(many, None)) <= 65_535
 
 
+def test_one_word_for_inconclusive_in_every_report():
+    # issue 47: the gate's sentence said "undecided", the tables and the check run's title
+    # "inconclusive"; results.json's value is the word every report shows
+    from runner import report
+    from runner.report.notes import INCONCLUSIVE_WORD
+
+    params = [{**bench(f"bench_grid[n={n}]", verdict, ratio), "family": "bench_grid",
+               "params": {"n": str(n)}}
+              for n, verdict, ratio in ((1, "regression", 1.3), (2, "inconclusive", 1.01),
+                                        (4, "regression", 1.2))]
+    many = [bench(f"bench_{i:02d}", ("inconclusive", "unchanged")[i % 2], 1.0) for i in range(20)]
+    doc = results_doc(params + many)
+    shown = {fmt: report.render(doc, fmt) for fmt in ("md", "html", "term")}
+    shown["check summary"] = ingest.check_summary(doc, None)
+    shown["check title"] = ingest.check_title(doc, "failure")
+    assert INCONCLUSIVE_WORD == "inconclusive"
+    for where, text in shown.items():
+        assert "undecided" not in text.lower(), where
+        assert "inconclusive" in text, where
+    assert "(11 inconclusive; 23 benchmarks)" in shown["md"].splitlines()[1]
+    assert "inconclusive at n = 2" in shown["md"]  # the sweep's summary
+
+
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
 WEBHOOK_SECRET = "webhook-secret-of-the-settings-tests-0123456789"
 

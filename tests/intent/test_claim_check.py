@@ -205,3 +205,24 @@ def test_the_judgement_says_more_or_less_than_claimed_and_a_changed_result():
 ])
 def test_the_claimed_size_in_words(extra, words):
     assert check_claims([{**claim("q", 0.5), **extra}], [])[0]["claimed"] == words
+
+
+@pytest.mark.parametrize("measured, words", [
+    ((0.0676, 0.0297, 0.153), "14.8× faster [6.54×, 33.7×]"),
+    # the demo on a loaded machine: the claim read "-92.7 % [-100.0 %, +17092674468.9 %]"
+    ((0.073, 3e-11, 1.7e8), "13.7× faster [> 1,000,000× faster, > 1,000,000× slower]"),
+    ((1.05, 0.98, 1.12), "+5.0 % [-2.0, +12.0] %"),
+])
+def test_the_report_words_a_claims_measured_interval_as_its_table_does(measured, words):
+    from runner.report import render
+
+    doc, name = _document()
+    ratio, low, high = measured
+    doc["benchmarks"][0]["change"].update(ratio=ratio, ci_low=low, ci_high=high)
+    doc["claims"] = [claim("pairwise_distance is about 3x faster", 1 / 3)]
+    from runner.report.claims import claims_checked
+
+    assert claims_checked(doc)[0]["why"].endswith(f"{name} measured {words}")
+    from runner.report.escape import md_text
+
+    assert md_text(f"{name} measured {words}") in render(doc, "md")

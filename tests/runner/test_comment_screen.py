@@ -118,3 +118,31 @@ def test_a_thousand_benchmarks_show_the_same_first_screen(browser, tmp_path):
     assert table.count("regression") == 6  # six rows before the fold, the rest collapsed
     summaries = [text for tag, text in shown if tag == "SUMMARY"]
     assert any("328 more changed or failed" in s for s in summaries)
+
+
+#: The numeric cells of report.html whose text takes more than one line (a value wrapped).
+_WRAPPED_CELLS = """
+const out = [];
+for (const td of document.querySelectorAll('td.num')) {
+  const range = document.createRange();
+  range.selectNodeContents(td);
+  const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+  if (tops.size > 1) out.push(td.innerText);
+}
+return out;
+"""
+
+
+def test_report_html_never_wraps_a_value(browser, tmp_path):
+    # issue 47: in a narrow window "+3.1 %" read "+3.1" / "%" and "1.52×, 3.1×] slower" broke
+    benches = [bench(f"bench_{i}", v, r) for i, (v, r) in enumerate(
+        (("regression", 2.38), ("improvement", 0.123), ("regression", 1.031),
+         ("inconclusive", 1.004), ("unchanged", 1.0)))]
+    page = tmp_path / "report.html"
+    page.write_text(report.render(results_doc(benches), "html"))
+    browser.set_window_size(520, 800)
+    browser.get(page.as_uri())
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "report_html_narrow.png"))
+    assert browser.execute_script("return document.querySelectorAll('td.num').length") >= 25
+    assert browser.execute_script(_WRAPPED_CELLS) == []

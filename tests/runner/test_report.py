@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import unescape
 
 import pytest
@@ -68,6 +69,59 @@ def test_html_is_self_contained_with_a_paired_plot_per_benchmark():
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in html
 
 
+@pytest.mark.parametrize("ratio, low, high, expected", [
+    # all three below 2× either way: percent
+    (1.302, 1.28, 1.323, ("+30.2 %", "[+28.0, +32.3] %")),
+    (0.97, 0.6, 1.2, ("-3.0 %", "[-40.0, +20.0] %")),
+    # any of them at 2× or beyond: factors, the estimate and both ends (those below 2× too)
+    (2.38, 1.585, 3.565, ("2.38× slower", "[1.58×, 3.56×] slower")),
+    (0.123, 0.053, 0.286, ("8.13× faster", "[3.5×, 18.9×] faster")),
+    (1.9, 1.52, 2.4, ("1.9× slower", "[1.52×, 2.4×] slower")),
+    (0.3, 0.1, 1.0, ("3.33× faster", "[1×, 10×] faster")),
+    # an interval across no change names each end's direction
+    (2.5, 0.9, 7.0, ("2.5× slower", "[1.11× faster, 7× slower]")),
+    (0.97, 0.4, 1.2, ("1.03× faster", "[2.5× faster, 1.2× slower]")),
+    # the demo on a loaded machine: "-92.7 % [-100.0, +17092674468.9] %"
+    (0.073, 0.0001, 1.7e8, ("13.7× faster", "[10,000× faster, > 1,000,000× slower]")),
+    # nothing to read
+    (None, None, None, ("–", "")), (float("nan"), 0.9, 1.1, ("–", "[-10.0, +10.0] %")),
+])
+def test_a_change_and_its_interval_read_in_one_form(ratio, low, high, expected):
+    # issue 47: "2.38× slower [+58.5, +256.5] %" in the demo's terminal; one rule for all three
+    assert units.fmt_change_interval(ratio, low, high) == expected
+    assert (units.ratio_form(ratio, low, high) == "factor") == ("×" in expected[0])
+
+
+def test_every_format_shows_a_row_in_one_form():
+    from runner.report.view import change_texts
+
+    slow = _bench("bench_slow", "regression", 2.38)
+    slow["change"].update(ci_low=1.585, ci_high=3.565)
+    near = _bench("bench_near", "regression", 1.3)
+    near["change"].update(ci_low=1.2, ci_high=1.45)
+    doc = _doc([slow, near])
+    assert change_texts(slow) == ("2.38× slower", "[1.58×, 3.56×] slower")
+    assert change_texts(near) == ("+30.0 %", "[+20.0, +45.0] %")
+    md, html = report.render(doc, "md"), report.render(doc, "html")
+    assert "| 2.38× slower | [1.58×, 3.56×] slower |" in md
+    assert "| +30.0 % | [+20.0, +45.0] % |" in md
+    assert '<td class="num">2.38× slower</td><td class="num">[1.58×, 3.56×] slower</td>' in html
+    assert '<td class="num">+30.0 %</td><td class="num">[+20.0, +45.0] %</td>' in html
+    # and a value never wraps in its cell ("+3.1" / "%"; a browser's test: test_comment_screen)
+    assert re.search(r"td\.num \{[^}]*white-space: nowrap", html)
+    for width in (80, 120):
+        text = render_terminal(doc, width)
+        assert "2.38× slower" in text and "[1.58×, 3.56×]" in text
+        assert "[+20.0, +45.0] %" in text
+        assert "[+58.5" not in text
+    # a bigger-is-better value reads by the same rule, over the value's own head/base
+    tput = {"name": "tput", "unit": "tokens/s", "direction": "bigger",
+            "change": {"ratio": 0.4, "ci_low": 0.35, "ci_high": 0.45, "verdict": "improvement"}}
+    assert change_texts(tput) == ("2.5× higher tokens/s", "[2.22×, 2.86×] higher")
+    tput["change"].update(ratio=0.8, ci_low=0.75, ci_high=0.85)
+    assert change_texts(tput) == ("+25.0 % tokens/s", "[+17.6, +33.3] %")
+
+
 def test_terminal_table_and_unknown_format():
     text = report.render(_doc([_bench("bench_slow", "regression", 1.3)]), "term")
     assert "bench_slow" in text and "+30.0 %" in text and "regression" in text
@@ -104,7 +158,8 @@ def test_formatters():
     assert units.fmt_change(951.9) == "952× slower" and units.fmt_change(0.001) == "1,000× faster"
     assert units.fmt_interval(40.72, 22299.2) == "[40.7×, 22,299×] slower"
     assert units.fmt_interval(0.0009, 0.0011) == "[909×, 1,111×] faster"
-    assert units.fmt_interval(1.5, 3.0) == "[+50.0, +200.0] %"
+    assert units.fmt_interval(1.5, 3.0) == "[1.5×, 3×] slower"  # its middle is 2.1× slower
+    assert units.fmt_interval(1.2, 1.8, ratio=1.5) == "[+20.0, +80.0] %"
     assert units.fmt_bytes(3 * 2**20) == "3.0 MiB"
 
 
@@ -140,8 +195,10 @@ def test_the_base_head_and_change_columns_are_one_estimate_everywhere():
     assert "| `bench_loss` | 43.7 ms | 38.9 ms | -11.0 % |" in md
     assert "38.9 ms" in term and "43.7 ms │ 43.7 ms" not in term
     assert '<td class="num">43.7 ms</td><td class="num">38.9 ms</td>' in html
-    for text in (md, term, html):
+    for text in (md, html):
         assert "head is base × the change" in " ".join(text.split())
+    # the terminal points to report.md for how it was measured (issue 47: news first)
+    assert "head is base" not in term and term.endswith("the environment: report.md\n")
     assert "head 43.7 ms" in html  # the raw medians stay visible, named as such
 
 
@@ -158,7 +215,8 @@ def test_the_conditions_are_stated_next_to_the_numbers():
     doc["environment"]["worker"] = {"note": "pinned to 1 CPU (1) with 1 thread: this machine has 2 CPU(s), too few "
                                             "to keep torch's default of 2 threads", "allocator": "steady",
                                     "timer": "timed with time.perf_counter_ns around the calls"}
-    for fmt in ("md", "html", "term"):
+    assert "Both sides ran" not in report.render(doc, "term")  # report.md's (issue 47)
+    for fmt in ("md", "html"):
         text = " ".join(report.render(doc, fmt).split())
         assert "Both sides ran pinned to 1 CPU (1) with 1 thread" in text, fmt
         assert "allocator steady" in text
@@ -166,7 +224,7 @@ def test_the_conditions_are_stated_next_to_the_numbers():
     doc["environment"]["worker"]["aslr"] = "off (setarch -R)"
     assert "layout randomisation" not in report.render(doc, "md")
     doc["environment"]["worker"]["aslr"] = "system default"
-    for fmt in ("md", "html", "term"):
+    for fmt in ("md", "html"):
         text = " ".join(report.render(doc, fmt).split())
         assert "address-space layout randomisation was on" in text and "shift every benchmark of one side" in text, fmt
     assert "Both sides ran" not in report.render(_doc([_bench("bench_a", "unchanged", 1.0)]), "md")  # older results
@@ -196,9 +254,23 @@ def test_an_inconclusive_benchmark_says_whether_the_machine_or_the_correction_ke
     assert "The time budget (--max-time 60 s, 61 s spent) ended 1 benchmark(s) before a verdict (bench_cut)" in md
     assert "`bench_quiet`:" not in md
     term = " ".join(report.render(doc, "term").split())
-    assert "bench_lost: Its interval excludes no change (p = 0.004 at its look)" in term
+    # the terminal names what would decide them and where each note is, never the notes
+    assert "Its interval excludes no change" not in term
+    assert ("inconclusive: a larger --max-time, or fewer benchmarks at a time (--filter), gives "
+            "each more process pairs notes on 3 benchmarks, how it was measured") in term
+    only_noise = report.render(_doc([noisy, quiet]), "term")
+    only_noise = " ".join(only_noise.split())
+    assert "inconclusive: the machine's noise kept the interval wide" in only_noise
     html = report.render(doc, "html")
     assert "more pairs could not have narrowed it enough" in html
+
+
+def test_a_note_says_a_large_resolvable_change_as_a_factor():
+    # the demo's "changes of ≥ 1104.5 % would have been found": from 2× on, a factor
+    b = _undecided("bench_softmax", ci_low=0.11, ci_high=8.8, pair_sd=0.745, resolvable=11.045,
+                   futile=True)
+    note = notes.verdict_note(b, {}, 3)
+    assert "only changes of 12× or more would have been found" in note and "1104" not in note
 
 
 def test_a_note_gives_the_first_reason_a_benchmark_stayed_undecided_then_every_condition():
@@ -263,7 +335,8 @@ def test_rounds_the_gpu_clocks_disturbed_and_the_clock_policy_are_said():
 
 def test_the_caption_says_unchanged_was_tested_on_the_equivalence_interval():
     doc = _doc([_bench("bench_same", "unchanged", 1.0)], ci_level=0.99, eq_level=0.98)
-    for fmt in ("md", "html", "term"):
+    assert "99 % CI" in report.render(doc, "term")  # its column; the rest is report.md's
+    for fmt in ("md", "html"):
         text = " ".join(report.render(doc, fmt).split())
         assert "99 %" in text and "unchanged: the 98 % interval of two one-sided tests lies inside it" in text, fmt
         assert "regression or improvement: the interval excludes no change and the estimate lies beyond it" in text
@@ -304,13 +377,37 @@ def test_the_first_screen_is_the_gate_and_the_news_within_15_lines_for_any_suite
         assert "Change = time per call" in md[md.index("<summary>How it was measured</summary>"):]
 
 
-def test_the_comment_and_the_terminal_of_a_1000_benchmark_suite_fit():
+def test_a_claim_and_a_warning_above_the_table_leave_the_first_screen_within_15_lines():
+    benches = [_bench(f"bench_{i:04d}", "regression", 5.52) for i in range(40)]
+    doc = _doc(benches)
+    doc["claims"] = [{"quote": "optimize the function by 100-200x", "metric": "time",
+                      "direction": "faster", "ratio": None, "ratio_low": 0.005, "ratio_high": 0.01,
+                      "bound": None, "scope": {}, "vs": "base", "source": "body"}]
+    doc["environment"]["doctor"] = {"checks": [{"status": "fail", "subject": "host",
+                                                "summary": "load average 4.1 on 2 CPU(s)"}]}
+    md = report.render(doc)
+    first = _first_screen(md)
+    assert "claim is contradicted" in md and "**Warning:** perfgate doctor" in md
+    assert len(first) <= 15, "\n".join(first)  # 4 rows, not 6, under two paragraphs
+    assert sum(line.startswith("| 🔴") for line in first) == 4
+    assert first[1].endswith("gate fails")
+
+
+def test_the_comment_and_the_terminal_of_a_1000_benchmark_suite_fit(tmp_path):
     benches = [_bench(f"test_module_{i:04d}[cpu-float32-batch{i % 7}]",
                       ("regression", "unchanged", "inconclusive", "unchanged")[i % 4],
                       1.2 if i % 4 == 0 else 1.0)
                for i in range(1000)]
     doc = _doc(benches)
     assert len(report.render(doc, "md", max_chars=report.COMMENT_LIMIT)) <= report.COMMENT_LIMIT
+    # report.md as written is the comment's form too (it was 4x GitHub's limit); the HTML has all
+    from runner.report.render import write_reports
+
+    write_reports(doc, tmp_path)
+    written = (tmp_path / "report.md").read_text("utf-8")
+    assert len(report.render(doc, "md")) > report.COMMENT_LIMIT >= len(written)
+    assert written.startswith(report.MARKER) and "<summary>Environment and settings" in written
+    assert all(b["name"] in (tmp_path / "report.html").read_text("utf-8") for b in benches)
     for width in (80, 120, 200):
         text = render_terminal(doc, width)
         assert len(text.splitlines()) <= 60
@@ -319,6 +416,50 @@ def test_the_comment_and_the_terminal_of_a_1000_benchmark_suite_fit():
             assert any(f"test_module_{i * 4:04d}[cpu-float32-batch{i * 4 % 7}]" in line
                        for line in text.splitlines())
         assert "regressi…" not in text and "regression" in text
+
+
+def test_the_terminal_of_a_1000_benchmark_suite_with_causes_and_failures_fits_a_screen():
+    # issue 47: <= 60 lines at 80 columns, news first, the method one line pointing to report.md
+    # (hints wrapped over 4 lines each and the notes' paragraphs took it to 81 lines)
+    names = [f"tests/test_ops.py::test_op_{i:04d}[cuda-float32-batch64-seq2048]"
+             for i in range(1000)]
+    benches = []
+    for i, name in enumerate(names):
+        verdict = ("regression" if i < 25 else "improvement" if i < 40 else "failed" if i < 48
+                   else "inconclusive" if i < 100 else "unchanged")
+        b = _bench(name, verdict, None if verdict == "failed" else 1.3 if i < 25 else 0.5 if i < 40
+                   else 1.0, error="Traceback...\nRuntimeError: CUDA out of memory"
+                   if verdict == "failed" else None)
+        if i < 10:
+            b["hints"] = [{"kind": "launch_overhead", "confidence": 0.34, "evidence": {},
+                           "summary": "Head dispatches 8 more operator calls per call (20 → 28; "
+                                      "aten::_to_copy 2 → 4, aten::copy_ 2 → 4): per-call "
+                                      "dispatch overhead adds up."}]
+            b["change"]["memory"] = {"kind": "cpu", "ratio": 1.5, "ci_low": 1.5, "ci_high": 1.5,
+                                     "base_bytes": 131_072, "head_bytes": 196_608, "pairs": 4,
+                                     "threshold": 0.05, "verdict": "regression"}
+        if verdict == "inconclusive":
+            b["change"].update(futile=True, pair_sd=0.7, resolvable=11.0, ci_low=0.1, ci_high=9.0)
+        benches.append(b)
+    doc = _doc(benches)
+    doc["environment"]["doctor"] = {"checks": [{"status": "fail", "subject": "host", "summary":
+                                                "load average 4.12 (1 min) on 2 CPU(s): other "
+                                                "work competes with the workers"}]}
+    for width in (80, 120, 200):
+        lines = render_terminal(doc, width).splitlines()
+        assert len(lines) <= 60, (width, len(lines))
+        assert all(len(line) <= width for line in lines), width
+        assert lines[0].startswith("perfgate: 25 regressions beyond 5 %, 8 benchmarks broken")
+        assert lines[-1] == ("notes on 62 benchmarks, how it was measured and the environment: "
+                             "report.md")
+        text = "\n".join(lines)
+        assert "Change = time" not in text and "head is base" not in text
+        assert "why" in text and "Head dispatches 8 more" in text  # the cause, cut to a line
+        listed = [n for n in names if any(n in line for line in lines)]
+        assert len(listed) >= 10 and listed == names[:len(listed)]  # news first, names whole
+        more = 40 + 8 - len(listed)
+        assert f"… and {more} more changed or failed: report.html lists every benchmark" in text
+        assert "900 unchanged, 52 inconclusive: report.html lists every benchmark" in text
 
 
 def test_the_html_report_needs_no_emoji_font():

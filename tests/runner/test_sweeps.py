@@ -45,7 +45,8 @@ def test_one_direction_undecided_points_and_a_single_changed_point():
     entries = grid("a", [(1, "improvement", 0.5), (2, "improvement", 0.6), (4, "improvement", 0.9)])
     assert sweeps(entries)[0].summary == "head faster for every N (−10 … −50 %)"
     entries = grid("a", [(1, "unchanged", 1.0), (2, "regression", 1.2), (4, "inconclusive", 1.1), (8, "failed", None)])
-    assert sweeps(entries)[0].summary == "head slower for N = 2 (+20 %); undecided at N = 4, 8"
+    assert sweeps(entries)[0].summary == ("head slower for N = 2 (+20 %); inconclusive at N = 4; "
+                                          "failed at N = 8")
     assert sweeps(grid("a", [(1, "unchanged", 1.0), (2, "unchanged", 1.0)]))[0].summary is None
 
 

@@ -227,7 +227,12 @@ def test_memory_growth():
     found = hints.hints_for(REGRESSION, b, h)
     mg = next(x for x in found if x["kind"] == "memory_growth")
     assert mg["evidence"]["peak_memory_bytes"] == {"base": 100 << 20, "head": 300 << 20, "delta": 200 << 20}
-    assert "100.0 MiB to 300.0 MiB" in mg["summary"]
+    assert "100.0 MiB to 300.0 MiB (3× larger)" in mg["summary"]  # the reports' one form
+    b = summary(lambda t: t.memory(2 << 20).kernel("k", dur=100))
+    h = summary(lambda t: t.memory(196_620).kernel("k", dur=10))
+    fell = next(x for x in hints.hints_for(IMPROVEMENT, b, h) if x["kind"] == "memory_growth")
+    # the demo's "from 2.0 MiB to 0.2 MiB (-91%)" beside "10.6× smaller" in its memory column
+    assert "fell from 2.0 MiB to 192.0 KiB (10.7× smaller)" in fell["summary"]
 
 
 def test_new_kernels():
