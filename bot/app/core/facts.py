@@ -199,8 +199,10 @@ class Facts:
     earliest time a ``pull_request`` event showed ``pull.head_sha`` as the PR's head (None: never seen);
     ``concluded``: the PR's newest run whose results were reported before the comment was written;
     ``runners``: the target's runner groups (``[runners.NAME]``, read with ``label``); ``regression``: the
-    tracked regression whose tracking issue the comment was written in; ``public_url``,
-    ``github_url``: the App's own address and GitHub's (``bot.settings``), for the links it writes.
+    tracked regression whose tracking issue the comment was written in; ``places``: where each
+    commit a command names stands against the default branch (GitHub's compare status, None: no
+    such commit); ``public_url``, ``github_url``: the App's own address and GitHub's
+    (``bot.settings``), for the links it writes.
     """
 
     label: str = "performance"
@@ -219,6 +221,7 @@ class Facts:
     public_url: str | None = None
     github_url: str = "https://github.com"
     conclusion: Conclusion | None = None
+    places: dict[str, str | None] = field(default_factory=dict, hash=False)
 
 
 def run_key(*parts: object) -> str:
@@ -274,7 +277,8 @@ class FactRequest:
     tracked regression whose tracking issue this is (``Facts.regression``). ``conclusion_of``:
     what concluding the run with this key looks at (``Facts.conclusion``), with
     ``history_series`` the series its result touched and the tracked regressions, with
-    ``bisect_of`` the regression it bisects.
+    ``bisect_of`` the regression it bisects. ``places_of``: when ``permission_of`` may command,
+    where these commits stand against the default branch (``Facts.places``).
     """
 
     pr_number: int | None = None
@@ -295,11 +299,13 @@ class FactRequest:
     conclusion_of: str | None = None
     history_series: bool = False
     bisect_of: bool = False
+    places_of: tuple[str, ...] = ()
 
     @property
     def needs_github(self) -> bool:
         """Does fetching these facts ask GitHub (an installation client is needed)?"""
-        return self.config or self.permission_of is not None or self.pull_if_permitted
+        return (self.config or self.permission_of is not None or self.pull_if_permitted
+                or bool(self.places_of))
 
 
 # -- the rules the shell's gathering follows (pure) -----------------------------------------------
@@ -334,6 +340,14 @@ def wants_pull(request: FactRequest, permission: str | None) -> bool:
     """Is the PR fetched from GitHub (``FactRequest.pull_if_permitted``)? Only for a PR, and only
     when the sender may command: nobody else makes the App read a PR."""
     return request.pull_if_permitted and request.pr_number is not None and may_command(permission)
+
+
+def wants_places(request: FactRequest, permission: str | None,
+                 branch: str | None) -> tuple[str, ...]:
+    """The commits whose place against the default branch (``branch``, the payload's) is asked
+    (``FactRequest.places_of``): only for someone who may command, each once; none without a
+    branch (unplaced commits are refused)."""
+    return tuple(dict.fromkeys(request.places_of)) if may_command(permission) and branch else ()
 
 
 def head_seen(stored_head: str | None, stored_seen_at: _dt.datetime | None, pull: PullInfo) -> _dt.datetime | None:

@@ -77,6 +77,9 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event | N
             found["conclusion"] = _conclusion(rt, session, request, config, config_problem)
     if rules.wants_pull(request, found.get("permission")):
         found.update(_pull(rt, client, repo, number, request))
+    branch = ((data or {}).get("repository") or {}).get("default_branch")
+    found["places"] = {sha: client.place_of(repo, branch, sha)
+                       for sha in rules.wants_places(request, found.get("permission"), branch)}
     if request.bisect_of and found.get("conclusion") is not None:
         found["conclusion"] = _with_culprit(rt, client, found["conclusion"])
     return Facts(**found)
