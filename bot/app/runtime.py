@@ -13,6 +13,7 @@ from ..settings import MissingSetting, Settings
 from .job.shell import Runtime
 from .github.gateway import Gateway
 from .github.github_errors import TESTING_CLIENT_OPTIONS
+from .github.memo import Memo, RememberingClient
 from .queue import JobQueue, build_queue, make_huey
 
 
@@ -51,6 +52,11 @@ def build_runtime(settings: Settings, db: Database, *, client_options: dict | No
         client_options = TESTING_CLIENT_OPTIONS
     gateway = Gateway(settings.app_id, settings.private_key, settings.api_url,
                       {"timeout": settings.github_timeout, **(client_options or {})})
-    runtime = Runtime(db=db, settings=settings, client_for=gateway.installation)
+    memo = Memo()
+
+    def client_for(installation_id: int) -> RememberingClient:
+        return RememberingClient(gateway.installation(installation_id), memo)
+
+    runtime = Runtime(db=db, settings=settings, client_for=client_for, memo=memo)
     runtime.queue = build_queue(make_huey(settings.queue_url, settings.home), lambda: runtime)
     return runtime

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from runner.report.escape import safe_link
 
 from ..core.facts import run_page
+from ..github.memo import Memo
 
 if TYPE_CHECKING:  # types only: this module stays below the gateway, the database and the settings
     from ...db import Database
@@ -36,12 +37,14 @@ GIVE_UP_AFTER = 3 * (RETRIES + 1)
 class Runtime:
     """What a job needs: the database, the App's settings and a way to act as an installation;
     ``queue``: the job queue (``bot.app.queue.JobQueue``) once ``bot.app.runtime.build_runtime``
-    has made it."""
+    has made it; ``memo``: the answers of GitHub that ``client_for``'s clients keep
+    (``bot.app.github.memo``)."""
 
     db: "Database"
     settings: "Settings"
     client_for: Callable[[int], "InstallationClient"]
     queue: Any = None
+    memo: Memo = field(default_factory=Memo)  # GitHub's answers its clients reuse a while
 
     def details_url(self, key: str) -> str | None:
         """The run page (check run ``details_url``); None without ``PERFGATE_PUBLIC_URL``."""
