@@ -32,7 +32,8 @@ def build_intake(settings: Settings) -> JobQueue:
     def no_runtime():
         raise MissingSetting("this process only queues deliveries (no GITHUB_APP_ID / key): `perfgate worker` runs them")
 
-    return build_queue(make_huey(settings.queue_url, settings.home), no_runtime)
+    huey = make_huey(settings.queue_url, settings.home, key=settings.queue_key)
+    return build_queue(huey, no_runtime)
 
 
 def build_runtime(settings: Settings, db: Database, *, client_options: dict | None = None) -> Runtime:
@@ -58,5 +59,6 @@ def build_runtime(settings: Settings, db: Database, *, client_options: dict | No
         return RememberingClient(gateway.installation(installation_id), memo)
 
     runtime = Runtime(db=db, settings=settings, client_for=client_for, memo=memo)
-    runtime.queue = build_queue(make_huey(settings.queue_url, settings.home), lambda: runtime)
+    huey = make_huey(settings.queue_url, settings.home, key=settings.queue_key)
+    runtime.queue = build_queue(huey, lambda: runtime)
     return runtime

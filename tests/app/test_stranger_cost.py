@@ -6,7 +6,7 @@ configuration read twice, the permission asked each time) and every push or new 
 permission is asked once and remembered, a sender this PR refused before is not asked again, the
 configuration is read only for someone who may command (or a labeled PR), and each PR gets its one
 reply: the goal is "a stranger's 1,000 comments cost <= 1,000 calls and never a dispatch"
-(``evaluation/stranger_cost.py`` measures the 1,000)."""
+(``evaluation/bot_load.py --strangers 1000`` measures the 1,000)."""
 
 from __future__ import annotations
 

@@ -32,6 +32,10 @@ RETRIES, RETRY_DELAY = 2, 30
 #: of Huey's retries (the job's own and two sweeps', 20 minutes or more).
 GIVE_UP_AFTER = 3 * (RETRIES + 1)
 
+#: Seconds a queue message is taken after it was written (``bot.app.queue``), and its run is
+#: remembered (``bot.app.job.executor``: a replay within them runs nothing).
+MESSAGE_VALID = 2 * 86400
+
 
 @dataclass
 class Runtime:
