@@ -56,7 +56,7 @@ def test_a_strangers_comments_edits_pushes_and_prs_cost_one_reply_per_pr(client,
         assert "@stranger" in reply.body
 
 
-def test_a_writer_is_asked_each_time_they_were_refused_before(client, fake_github):
+def test_someone_given_write_access_after_a_refusal_is_asked_again_and_served(client, fake_github):
     """A refusal remembered on the PR skips the question only for comments GitHub marks as no
     owner's, member's or collaborator's: someone given write access since is asked (once the
     remembered answer is older than its time to live) and served."""
