@@ -30,6 +30,9 @@
                                with AUTH and TLS, several machines; ``?ssl_ca_certs=FILE``
                                for a private CA), ``sqlite:///PATH`` or unset (a SQLite
                                file next to the database, one machine), ``memory://`` (tests)
+``PERFGATE_QUEUE_KEY``         the key the queue's messages are signed with, the same in the
+                               web process and the worker (at least 32 random characters;
+                               default: ``$PERFGATE_HOME/queue.key``, made on first use)
 ``PERFGATE_WORKFLOW``          the target's workflow file (default ``perfgate.yml``)
 ``PERFGATE_RUN_TIMEOUT``       seconds before a run that never reported back is marked
                                timed out (default 10800 = 3 h)
@@ -87,6 +90,7 @@ EXAMPLE_SECRETS = frozenset({
     "a-long-random-string", "replace-with-the-apps-webhook-secret",
     "replace-with-the-webhook-secret-of-your-github-app", "replace-with-a-long-random-string",
     "another-long-random-string", "replace-with-the-redis-password",
+    "replace-with-a-random-queue-key-of-64-hex-digits",
 })
 
 
@@ -139,6 +143,7 @@ class Settings:
     private_key: str | None = field(default=None, repr=False)
     webhook_secret: str | None = field(default=None, repr=False)
     queue_url: str | None = None
+    queue_key: str | None = field(default=None, repr=False)
     workflow: str = DEFAULT_WORKFLOW
     run_timeout: float = DEFAULT_RUN_TIMEOUT
     artifact_limit: int = DEFAULT_ARTIFACT_LIMIT
@@ -304,6 +309,11 @@ def _app_settings(source: Mapping[str, str]) -> dict:
     queue_url = (source.get("HUEY_URL") or source.get("REDIS_URL") or "").strip() or None
     if queue_url and not queue_url.startswith(("redis://", "rediss://", "unix://", "sqlite:///", "memory://")):
         raise UserError(f"HUEY_URL must be rediss://..., redis://..., sqlite:///PATH or memory://, got {queue_url!r}")
+    queue_key = (source.get("PERFGATE_QUEUE_KEY") or "").strip() or None
+    if queue_key and (len(queue_key) < MIN_WEBHOOK_SECRET or len(set(queue_key)) < 8
+                      or queue_key.lower() in EXAMPLE_SECRETS):
+        raise UserError("PERFGATE_QUEUE_KEY is short, not random or the example value: make one "
+                        "with python3 -c 'import secrets; print(secrets.token_hex(32))'")
     workflow = (source.get("PERFGATE_WORKFLOW") or DEFAULT_WORKFLOW).strip()
     if "/" in workflow or not workflow.endswith((".yml", ".yaml")):
         raise UserError(f"PERFGATE_WORKFLOW must be a workflow file name like perfgate.yml, got {workflow!r}")
@@ -312,7 +322,7 @@ def _app_settings(source: Mapping[str, str]) -> dict:
     return dict(app_id=app_id or None, private_key=key if app_id else None, webhook_secret=secret or None,
                 webhook_allow=webhook_allow, ca_bundle=ca_bundle,
                 webhook_timeout=_positive(source, "PERFGATE_WEBHOOK_TIMEOUT", DEFAULT_WEBHOOK_TIMEOUT),
-                queue_url=queue_url, workflow=workflow,
+                queue_url=queue_url, queue_key=queue_key, workflow=workflow,
                 run_timeout=_positive(source, "PERFGATE_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT),
                 artifact_limit=int(_positive(source, "PERFGATE_ARTIFACT_LIMIT", DEFAULT_ARTIFACT_LIMIT)),
                 github_timeout=_whole_seconds(source, "PERFGATE_GITHUB_TIMEOUT", DEFAULT_GITHUB_TIMEOUT),

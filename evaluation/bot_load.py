@@ -53,6 +53,11 @@ Usage::
     python evaluation/bot_load.py --smoke                       # 16 deliveries: the script still runs (CI)
     python evaluation/bot_load.py --deliveries 2000 --rate 100 --faults 0.2   # open loop, 100 deliveries/s
     python evaluation/bot_load.py --deliveries 5000 --concurrency 50 --faults 0.2
+    python evaluation/bot_load.py --strangers 1000 --prs 20 --concurrency 10   # P4
+
+``--strangers N`` sends N ``/perf`` comments of users without permission (five accounts,
+``author_association`` NONE) over ``--prs`` PRs instead, and prints the GitHub calls the App made
+for them (every call the fake GitHub answered, installation tokens included) and the dispatches.
 
 The fake GitHub answers a time-out by holding the request ``--hang`` seconds (then carrying
 it out), above the App's ``PERFGATE_GITHUB_TIMEOUT`` (``--github-timeout``), so a time-out
@@ -165,6 +170,7 @@ def _github_main(conn, fraction: float, seed: int, hang: float) -> None:
                     if sum(1 for fault, status, _ in attempts if fault in (None, "timeout") and status < 300) > 1}
         return {"comments": comments, "check_runs": checks, "dispatches": dispatched, "workflow_runs": runs,
                 "requests": len(requests), "faults": collections.Counter(r.fault for r in requests if r.fault),
+                "operations": collections.Counter(r.operation_id for r in requests),
                 "statuses": collections.Counter(r.status for r in requests),
                 "violations": list(gh.violations[:20]), "repeated_writes": repeated, "replies": answers,
                 "open_check_runs": sum(1 for r in state.check_runs.values() if r["status"] != "completed")}
@@ -245,6 +251,8 @@ class Payloads:
         self.ignored = {action: P.pull_request(action, number=1, head_sha="1" * 40, base_sha="2" * 40,
                                                labels=("performance",))[1] for action in ("edited", "assigned")}
         self.comment = P.issue_comment("created", "/perf help", number=1, login=MAINTAINER)[1]
+        self.stranger = P.issue_comment("created", "/perf run", number=1, login="stranger")[1]
+        self.stranger["comment"]["author_association"] = "NONE"  # GitHub's word for a stranger
         self.workflow = {action: P.workflow_run(action, 1, display_title="perfgate " + "0" * 20)[1]
                          for action in ("in_progress", "completed")}
 
@@ -262,8 +270,11 @@ class Payloads:
             payload["after"] = head
         return self._encode(payload)
 
-    def issue_comment(self, number: int, comment_id: int, body: str) -> bytes:
-        payload = copy.deepcopy(self.comment)
+    def issue_comment(self, number: int, comment_id: int, body: str,
+                      stranger: str | None = None) -> bytes:
+        payload = copy.deepcopy(self.comment if stranger is None else self.stranger)
+        if stranger is not None:
+            payload["sender"]["login"] = payload["comment"]["user"]["login"] = stranger
         payload["comment"].update(id=comment_id, body=body,
                                   html_url=f"https://github.com/{REPO}/pull/{number}#issuecomment-{comment_id}")
         payload["issue"].update(number=number, html_url=f"https://github.com/{REPO}/pull/{number}")
@@ -333,6 +344,31 @@ def plan(payloads: Payloads, github: GitHubProcess, rng: random.Random, prs: int
     for delivery in ordered:  # built now: the client threads only send
         delivery.payload()
     return ordered
+
+
+#: What the strangers post (``--strangers``): commands that would run, profile, bisect or answer.
+STRANGER_POSTS = ("/perf run", "/perf run --sha " + "a" * 40, "/perf profile bench_norm",
+                  "/perf bisect " + "b" * 40 + " " + "c" * 40, "/perf help", "/perf cancel")
+
+
+def plan_strangers(payloads: Payloads, github: GitHubProcess, rng: random.Random, prs: int,
+                   count: int, accounts: int = 5) -> list[Delivery]:
+    """``count`` ``/perf`` comments by ``accounts`` users without any permission on the
+    repository (``author_association`` NONE), spread over ``prs`` PRs at random (security review
+    2026-12-06, P4: what they cost the installation's API budget)."""
+    numbers = list(range(1, prs + 1))
+    github.call("setup", [(n, sha(f"head{n}"), sha(f"base{n}")) for n in numbers])
+    planned = []
+    for i in range(count):
+        n, who = rng.choice(numbers), f"stranger{rng.randrange(accounts)}"
+        text = rng.choice(STRANGER_POSTS)
+
+        def build(n=n, c=30_000_000 + i, t=text, w=who) -> bytes:
+            return payloads.issue_comment(n, c, t, w)
+        planned.append(Delivery("issue_comment", str(uuid.uuid4()), "stranger /perf", build))
+    for delivery in planned:
+        delivery.payload()
+    return planned
 
 
 # -- sending ---------------------------------------------------------------------------------------
@@ -684,6 +720,7 @@ def count(db, snapshot: dict, sent: list[Sent]) -> dict:
             "runs": collections.Counter(status for _, status, _, _ in runs),
             "check_runs": len(snapshot["check_runs"]), "workflow_dispatches": len(snapshot["dispatches"]),
             "github_calls": snapshot["requests"], "github_faults": dict(snapshot["faults"]),
+            "github_operations": dict(snapshot["operations"]),
             "github_violations": snapshot["violations"], "lost_examples": lost[:5], "stuck_examples": stuck[:5],
             "errors_left": errors.most_common(5), "repeated_write_causes": causes, "repeated_write_examples": examples,
             "runs_concluded_without_results": sum(without.values()), "why_without_results": without.most_common(5),
@@ -707,7 +744,11 @@ def run(args, app: App, github: GitHubProcess, pg, queue_url: str, folder: Path,
     payloads = Payloads()
     # each dispatch brings two workflow_run deliveries: plan the rest
     expected_runs = round(args.prs * 1.3)
-    planned = plan(payloads, github, rng, args.prs, max(args.prs * 4, args.deliveries - 2 * expected_runs))
+    if args.strangers:
+        planned = plan_strangers(payloads, github, rng, args.prs, args.deliveries)
+    else:
+        planned = plan(payloads, github, rng, args.prs,
+                       max(args.prs * 4, args.deliveries - 2 * expected_runs))
     loop = f"open loop, {args.rate:g}/s {'fixed' if args.fixed else 'Poisson'}" if args.rate else "closed loop"
     log(f"bot_load: {args.deliveries} deliveries over {args.prs} PRs, {loop}, concurrency {args.concurrency}, "
         f"faults {args.faults:g}, kill a worker: {args.kill_worker}; logs in {folder}")
@@ -795,6 +836,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drain-timeout", type=float, default=900.0, help="seconds to wait for the work (default 900)")
     parser.add_argument("--keep", type=Path, help="keep the logs (web, workers) in this folder")
     parser.add_argument("--json", type=Path, help="write the figures as JSON to this file")
+    parser.add_argument("--strangers", type=int, default=0, metavar="N",
+                        help="send N /perf comments of users without permission instead "
+                             "(P4: the GitHub calls they cost); no worker killed")
     parser.add_argument("--smoke", action="store_true",
                         help="16 deliveries, 2 PRs, open loop at 8/s over 4 connections, no worker killed, sweeps "
                              "after 3 s (CI: ~40 s)")
@@ -804,6 +848,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.deliveries, args.prs, args.concurrency, args.kill_worker, args.stale_after = 16, 2, 4, False, 3.0
         args.rate = args.rate or 8.0
+    if args.strangers:
+        args.deliveries, args.kill_worker = args.strangers, False
     args.prs = max(1, min(args.prs, args.deliveries // 8))
 
     from testkit import services
@@ -856,6 +902,12 @@ def main(argv: list[str] | None = None) -> int:
           f"max_ms={figures['max_ms']:.1f} web_cpu_ms={figures['web_cpu_ms_per_delivery']:.2f} "
           f"lost={figures['lost']} duplicates_processed={figures['duplicates_processed']} "
           f"duplicate_comments={figures['duplicate_comments']} stuck_runs={figures['stuck_runs']}")
+    if args.strangers:
+        calls = figures["github_calls"]
+        print(f"stranger_comments={args.strangers} prs={args.prs} github_calls={calls} "
+              f"calls_per_comment={calls / args.strangers:.3f} "
+              f"dispatches={figures['workflow_dispatches']} "
+              f"operations={json.dumps(figures['github_operations'])}")
     refused = sum(n for status, n in figures["answers"].items() if not status.isdigit() or int(status) >= 500)
     return 1 if refused else 0  # a delivery GitHub would show as failed: the figures above do not hold
 

@@ -91,12 +91,16 @@ def pull_request(action: str, *, number: int = 7, head_sha: str, base_sha: str, 
 
 def issue_comment(action: str, body: str, *, number: int = 7, login: str = "maintainer", comment_id: int = 9001,
                   previous: str | None = None, on_pull: bool = True, user_type: str = "User",
-                  repo: str = REPO, written_at: str | None = None) -> tuple[str, dict]:
+                  repo: str = REPO, written_at: str | None = None,
+                  association: str | None = None) -> tuple[str, dict]:
     """``issue_comment``; ``written_at``: the comment's ``created_at`` and ``updated_at`` (ISO;
-    default: the published example's)."""
+    default: the published example's); ``association``: the comment's ``author_association``
+    (default: the example's ``OWNER`` for ``maintainer``, ``NONE`` for anyone else)."""
     payload = ws.example("issue_comment", action if action != "edited" else "edited")
     payload["repository"] = _repo(repo)
     payload["sender"] = _user(login, user_type)
+    association = association or ("OWNER" if login == "maintainer" else "NONE")
+    payload["comment"].update(author_association=association)
     payload["comment"].update(id=comment_id, body=body, user=_user(login, user_type),
                               html_url=f"https://github.com/{repo}/pull/{number}#issuecomment-{comment_id}")
     payload["issue"].update(number=number, html_url=f"https://github.com/{repo}/pull/{number}", state="open")

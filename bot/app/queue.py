@@ -17,6 +17,15 @@ of :data:`TASK_ARGS` with its arguments (one delivery id, or none) and Huey's sc
 and refuses anything else before Huey looks at it; :class:`JobHuey` logs a refused message and
 drops it, and the worker goes on with the next one. No results are stored (nothing reads them).
 
+Whoever holds the queue's password still cannot make the App work (security review P10): each
+message is signed (HMAC-SHA256) with the queue key that the web process and the worker share —
+``PERFGATE_QUEUE_KEY``, else the file ``$PERFGATE_HOME/queue.key`` made on first use (one
+machine, or compose's shared volume) — never the Redis password; a message is refused unsigned,
+signed with another key, or older than :data:`MAX_AGE`, and a delivery's message runs once (its
+id and retry count recorded in the App's database, ``bot.app.job.executor``): a replay of one
+read from the queue runs nothing. Huey's revocation keys are never read (:meth:`JobHuey.is_revoked`:
+the App revokes nothing), so a value written under one stops no job.
+
 Tasks are registered per queue (no module-level Huey): ``process_delivery(delivery_id)``
 (retried twice, 30 s apart; run again after :data:`BUSY_DELAY` when another job of the same PR
 holds its lease), ``expire_runs`` every 5 minutes (with ``bot.app.job.sweeps.reconcile_ended``) and
@@ -30,9 +39,14 @@ a day
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import hmac
 import json
 import logging
 import math
+import os
+import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -45,7 +59,7 @@ from huey.serializer import Serializer
 from runner.errors import UserError
 
 from ..db import SQLITE_BUSY_TIMEOUT, private_file
-from .job.shell import RETRIES, RETRY_DELAY, Busy
+from .job.shell import MESSAGE_VALID, RETRIES, RETRY_DELAY, Busy
 
 log = logging.getLogger("perfgate.bot")
 
@@ -70,8 +84,14 @@ MAX_MESSAGE = 4096
 MAX_RETRIES, MAX_DELAY = 10, 86400
 #: A message's fields as written (``huey.registry.Message`` less those the App never sets:
 #: ``on_complete``, ``on_error``, ``chord_config``, ``expires``, ``expires_resolved``, ``timeout``).
-MESSAGE_KEYS = frozenset({"v", "id", "name", "eta", "retries", "retry_delay", "priority", "args", "retry_backoff"})
-WIRE_VERSION = 1
+MESSAGE_KEYS = frozenset({"v", "id", "name", "eta", "retries", "retry_delay", "priority", "args",
+                          "retry_backoff", "sent"})
+WIRE_VERSION = 2
+#: Seconds a message stays valid after it was written (``sent``, signed): the longest delay a
+#: message is scheduled for (:data:`MAX_DELAY`) and as long again for a queue that waited.
+MAX_AGE = MESSAGE_VALID
+#: The signature's length (hex digits of HMAC-SHA256) and what separates it from the message.
+SIGNATURE, SEPARATOR = 64, b":"
 
 
 class RefusedMessage(ValueError):
@@ -80,16 +100,20 @@ class RefusedMessage(ValueError):
 
 
 class JobSerializer(Serializer):
-    """Huey's serializer for the App's queue: JSON of one :class:`huey.registry.Message` shape.
+    """Huey's serializer for the App's queue: JSON of one :class:`huey.registry.Message` shape,
+    signed with ``key`` (:func:`sign`).
 
     ``tasks`` maps Huey's full task names (``module.name``, as ``huey.registry`` spells them)
     to their arguments (:data:`TASK_ARGS`' values); :meth:`expect` adds one. Only messages are
     written and read: results and revocations (which the App never uses) are refused too.
+    ``clock``: the time (epoch seconds) a message is written and read at.
     """
 
-    def __init__(self, tasks: dict[str, tuple[str, ...]] | None = None):
+    def __init__(self, tasks: dict[str, tuple[str, ...]] | None = None, *, key: bytes,
+                 clock=time.time):
         super().__init__()
         self.tasks: dict[str, tuple[str, ...]] = dict(tasks or {})
+        self.key, self.clock = key, clock
 
     def expect(self, name: str, args: tuple[str, ...]) -> None:
         """Accept messages of task ``name`` with ``args`` (see :data:`TASK_ARGS`)."""
@@ -111,18 +135,18 @@ class JobSerializer(Serializer):
         wire = {"v": WIRE_VERSION, "id": data.id, "name": data.name,
                 "eta": data.eta.isoformat() if data.eta is not None else None, "retries": data.retries,
                 "retry_delay": data.retry_delay, "priority": data.priority, "args": list(data.args or ()),
-                "retry_backoff": data.retry_backoff}
-        encoded = json.dumps(wire, separators=(",", ":"), allow_nan=False).encode()
-        decode_message(encoded, self.tasks)  # never write what would be refused when read
+                "retry_backoff": data.retry_backoff, "sent": round(self.clock(), 3)}
+        encoded = sign(json.dumps(wire, separators=(",", ":"), allow_nan=False).encode(), self.key)
+        decode_message(encoded, self.tasks, self.key, self.clock())  # never write what is refused
         return encoded
 
     def deserialize(self, data: bytes) -> Message:
-        """:func:`decode_message` with this serializer's tasks.
+        """:func:`decode_message` with this serializer's tasks, key and clock.
 
         Raises:
             RefusedMessage: anything but a message this serializer would write.
         """
-        return decode_message(data, self.tasks)
+        return decode_message(data, self.tasks, self.key, self.clock())
 
 
 def _number(value: Any, low: float, high: float) -> bool:
@@ -134,22 +158,36 @@ def _refuse_constant(name: str):
     raise RefusedMessage(f"not JSON: {name}")
 
 
-def decode_message(data: Any, tasks: dict[str, tuple[str, ...]]) -> Message:
-    """One queue message read back: JSON bytes as :meth:`JobSerializer.serialize` writes them →
-    a ``huey.registry.Message`` of a task in ``tasks`` with its arguments; pure.
+def sign(body: bytes, key: bytes) -> bytes:
+    """``body`` as the queue holds it: its hex HMAC-SHA256 under ``key``, ``:``, ``body``."""
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode() + SEPARATOR + body
+
+
+def decode_message(data: Any, tasks: dict[str, tuple[str, ...]], key: bytes, now: float) -> Message:
+    """One queue message read back at ``now`` (epoch seconds): bytes as
+    :meth:`JobSerializer.serialize` writes them (:func:`sign` of JSON) → a
+    ``huey.registry.Message`` of a task in ``tasks`` with its arguments; pure.
 
     Raises:
-        RefusedMessage: not bytes of at most :data:`MAX_MESSAGE`, not UTF-8 JSON (NaN and
-            Infinity included), not an object of exactly :data:`MESSAGE_KEYS`, another wire
-            version, an unknown task name, arguments not of that task's shape, an ``eta`` that
-            is not an ISO time, ``retries``/``retry_delay``/``priority``/``retry_backoff`` out
-            of bounds. The message says which, without echoing the data.
+        RefusedMessage: not bytes of at most :data:`MAX_MESSAGE`, not signed with ``key`` (checked
+            before the JSON is read), not UTF-8 JSON (NaN and Infinity included), not an object of
+            exactly :data:`MESSAGE_KEYS`, another wire version, written more than :data:`MAX_AGE`
+            seconds before ``now`` (or in the future), an unknown task name, arguments not of that
+            task's shape, an ``eta`` that is not an ISO time, ``retries``/``retry_delay``/
+            ``priority``/``retry_backoff`` out of bounds. The message says which, without echoing
+            the data.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise RefusedMessage(f"not bytes but {type(data).__name__}")
     data = bytes(data)
     if len(data) > MAX_MESSAGE:
         raise RefusedMessage(f"{len(data)} bytes, more than {MAX_MESSAGE}")
+    signature, body = data[:SIGNATURE], data[SIGNATURE + 1:]
+    expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    if data[SIGNATURE:SIGNATURE + 1] != SEPARATOR or not hmac.compare_digest(signature, expected):
+        raise RefusedMessage("not signed with the queue key (the web process and the worker need "
+                             "the same PERFGATE_QUEUE_KEY)")
+    data = body
     try:
         wire = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -158,6 +196,8 @@ def decode_message(data: Any, tasks: dict[str, tuple[str, ...]]) -> Message:
         raise RefusedMessage("not a perfgate job message (fields)")
     if wire["v"] != WIRE_VERSION or isinstance(wire["v"], bool):
         raise RefusedMessage("another message version")
+    if not _number(wire["sent"], now - MAX_AGE, now + 300):
+        raise RefusedMessage(f"written more than {MAX_AGE} s ago, or in the future")
     name = wire["name"]
     if not isinstance(name, str) or name not in tasks:
         raise RefusedMessage("not one of the App's tasks")
@@ -193,7 +233,13 @@ def decode_message(data: Any, tasks: dict[str, tuple[str, ...]]) -> Message:
 class JobHuey(Huey):
     """Huey with :class:`JobSerializer`: a message it refuses is logged (one line, no data)
     and dropped, and the next one is read (Huey itself would log a traceback and pause the
-    worker); the scheduled ones likewise."""
+    worker); the scheduled ones likewise. No task is ever revoked (:meth:`is_revoked`)."""
+
+    def is_revoked(self, task, timestamp=None, peek=True) -> bool:
+        """False: the App revokes nothing, so Huey's revocation keys (``rt:<task>`` in its result
+        store) are never read — a value someone wrote there under the queue's password would
+        otherwise stop every job of that task (security review P10)."""
+        return False
 
     def dequeue(self):
         while True:
@@ -245,15 +291,36 @@ class JobQueue:
         self.process_delivery(delivery_id)
 
 
-def make_huey(queue_url: str | None, home: Path, name: str = "perfgate"):
-    """A Huey instance for ``queue_url`` (see the module docstring).
+def queue_key(home: Path) -> bytes:
+    """The queue key kept in ``home/queue.key`` (64 random hex digits, mode 0600), made on first
+    use; processes that share ``home`` share it (the first one to make it wins)."""
+    path = home / "queue.key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = path.with_name(f".queue.key.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32))
+        try:
+            os.link(made, path)
+        except FileExistsError:
+            pass
+        finally:
+            made.unlink()
+    return path.read_bytes().strip()
+
+
+def make_huey(queue_url: str | None, home: Path, name: str = "perfgate", key: str | None = None):
+    """A Huey instance for ``queue_url`` (see the module docstring) whose messages are signed with
+    ``key`` (``PERFGATE_QUEUE_KEY``), else with :func:`queue_key` of ``home``.
 
     Raises:
         UserError: Redis is asked for but the ``redis`` package is missing.
     """
     from huey.storage import MemoryStorage, SqliteStorage
 
-    options = dict(results=False, serializer=JobSerializer())
+    secret = key.encode() if key else queue_key(home)
+    options = dict(results=False, serializer=JobSerializer(key=secret))
     if queue_url and queue_url.startswith("memory://"):
         return JobHuey(name, immediate=True, storage_class=MemoryStorage, **options)
     if queue_url and queue_url.startswith(("redis://", "rediss://", "unix://")):
@@ -283,10 +350,12 @@ def build_queue(huey, runtime_factory: Callable[[], Any]) -> JobQueue:
             cache["rt"] = runtime_factory()
         return cache["rt"]
 
-    @huey.task(retries=RETRIES, retry_delay=RETRY_DELAY, name="perfgate.process_delivery")
-    def process_delivery(delivery_id: str) -> int:
+    @huey.task(retries=RETRIES, retry_delay=RETRY_DELAY, name="perfgate.process_delivery",
+               context=True)
+    def process_delivery(delivery_id: str, task=None) -> int:
+        message = f"{task.id}:{task.retries}" if task is not None else None  # this message, once
         try:
-            return len(executor.handle_delivery(runtime(), delivery_id))
+            return len(executor.handle_delivery(runtime(), delivery_id, message=message))
         except Busy:  # another job of the same PR runs: this one goes after it
             process_delivery.schedule((delivery_id,), delay=BUSY_DELAY)
             return 0

@@ -13,6 +13,7 @@ from ..settings import MissingSetting, Settings
 from .job.shell import Runtime
 from .github.gateway import Gateway
 from .github.github_errors import TESTING_CLIENT_OPTIONS
+from .github.memo import Memo, RememberingClient
 from .queue import JobQueue, build_queue, make_huey
 
 
@@ -31,7 +32,8 @@ def build_intake(settings: Settings) -> JobQueue:
     def no_runtime():
         raise MissingSetting("this process only queues deliveries (no GITHUB_APP_ID / key): `perfgate worker` runs them")
 
-    return build_queue(make_huey(settings.queue_url, settings.home), no_runtime)
+    huey = make_huey(settings.queue_url, settings.home, key=settings.queue_key)
+    return build_queue(huey, no_runtime)
 
 
 def build_runtime(settings: Settings, db: Database, *, client_options: dict | None = None) -> Runtime:
@@ -51,6 +53,12 @@ def build_runtime(settings: Settings, db: Database, *, client_options: dict | No
         client_options = TESTING_CLIENT_OPTIONS
     gateway = Gateway(settings.app_id, settings.private_key, settings.api_url,
                       {"timeout": settings.github_timeout, **(client_options or {})})
-    runtime = Runtime(db=db, settings=settings, client_for=gateway.installation)
-    runtime.queue = build_queue(make_huey(settings.queue_url, settings.home), lambda: runtime)
+    memo = Memo()
+
+    def client_for(installation_id: int) -> RememberingClient:
+        return RememberingClient(gateway.installation(installation_id), memo)
+
+    runtime = Runtime(db=db, settings=settings, client_for=client_for, memo=memo)
+    huey = make_huey(settings.queue_url, settings.home, key=settings.queue_key)
+    runtime.queue = build_queue(huey, lambda: runtime)
     return runtime

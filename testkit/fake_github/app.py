@@ -509,6 +509,27 @@ def _cancel_run(ctx: Ctx):
     return 202, {}
 
 
+@handles("repos/compare-commits-with-basehead")
+def _compare(ctx: Ctx):
+    """``BASE...HEAD`` where BASE is the default branch: ``identical`` (HEAD is its tip),
+    ``behind`` (an older commit of it), ``diverged`` (a commit off it); 404 for an unknown
+    commit (as GitHub answers)."""
+    base, _, head = ctx.params["basehead"].partition("...")
+    repo = ctx.state.repos.get(ctx.repo) or {}
+    branch = ctx.state.branch_commits.get(ctx.repo, [])
+    if base != repo.get("default_branch") or not branch:
+        return _not_found()
+    data = ctx.example()
+    data.update(commits=[], files=[], ahead_by=0, behind_by=0, total_commits=0)
+    if head in (branch[-1], base):
+        return 200, dict(data, status="identical")
+    if head in branch:
+        return 200, dict(data, status="behind", behind_by=len(branch) - 1 - branch.index(head))
+    if head in ctx.state.other_commits.get(ctx.repo, set()):
+        return 200, dict(data, status="diverged", ahead_by=1, behind_by=1, total_commits=1)
+    return _not_found()
+
+
 @handles("repos/get-collaborator-permission-level")
 def _permission(ctx: Ctx):
     login = ctx.params["username"]

@@ -101,6 +101,10 @@ class GitHubState:
         self.revoked: list[str] = []  # user tokens deleted by their App (DELETE /applications/{client_id}/token)
         self.issues: dict[tuple[str, int], Issue] = {}
         self.commit_pulls: dict[tuple[str, str], list[int]] = {}  # merged pull requests of a commit
+        # commits (compare): each repository's default branch, oldest first, and commits GitHub
+        # serves from the repository off that branch (a fork's, through refs/pull/N/head)
+        self.branch_commits: dict[str, list[str]] = {}
+        self.other_commits: dict[str, set[str]] = {}
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -143,6 +147,15 @@ class GitHubState:
     def repo_issues(self, repo: str) -> list[Issue]:
         with self.lock:
             return sorted((i for (r, _), i in self.issues.items() if r == repo), key=lambda i: i.number)
+
+    def add_commits(self, repo: str, shas: list[str], *, on_default_branch: bool = True) -> None:
+        """Commits of ``repo``: appended to its default branch (oldest first), or elsewhere in
+        its network (a fork PR's commits: ``compare`` answers ``diverged``)."""
+        with self.lock:
+            if on_default_branch:
+                self.branch_commits.setdefault(repo, []).extend(shas)
+            else:
+                self.other_commits.setdefault(repo, set()).update(shas)
 
     def set_permission(self, repo: str, login: str, permission: str) -> None:
         """``permission``: admin | maintain | write | triage | read | none."""

@@ -233,3 +233,24 @@ def test_the_stored_head_keeps_the_earliest_time_it_was_seen(app):
         assert app_store.get_pull(session, P.REPO, 7).head_seen_at is None
         app_store.save_pull(session, P.REPO, 7, {"head_sha": C, "head_seen_at": t3})
         assert app_store.get_pull(session, P.REPO, 7).head_seen_at == t3
+
+
+# -- P5: /perf bisect builds only commits of the default branch's history ----------------------
+def test_a_bisect_of_a_fork_commit_is_refused_and_one_of_the_default_branch_runs(client, gh):
+    good, bad, fork_head = "d" * 40, "e" * 40, "f" * 40
+    gh.state.add_commits(P.REPO, [good, bad])
+    gh.state.add_commits(P.REPO, [fork_head], on_default_branch=False)  # refs/pull/7/head
+    gh.state.add_pull(P.REPO, 7, head_sha=fork_head, base_sha=bad, head_repo="eve/demo")
+    comment(client, gh, f"/perf bisect {good} {fork_head}", written_at=at(-60))
+    unknown = "9" * 40  # a SHA the repository has no commit for (one announced, pushed later)
+    comment(client, gh, f"/perf bisect {unknown} {bad}", written_at=at(-50))
+    assert gh.state.dispatches == []
+    said = [c.body for c in replies(gh)]
+    assert len(said) == 2
+    assert f"`{fork_head}` is not in the history of the default branch" in said[0]
+    assert f"`{unknown}` is not" in said[1] and f"`{bad}`" not in said[1]
+    comment(client, gh, f"/perf bisect {good} {bad}", written_at=at(-40))
+    (dispatch,) = gh.state.dispatches
+    assert dispatch["inputs"]["bisect"] == "true" and dispatch["inputs"]["head-sha"] == bad
+    compares = [r for r in gh.requests if r.operation_id == "repos/compare-commits-with-basehead"]
+    assert [r.path.rsplit("/", 1)[1] for r in compares][-2:] == [f"main...{good}", f"main...{bad}"]

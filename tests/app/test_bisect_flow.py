@@ -215,6 +215,7 @@ def test_lost_answers_and_a_webhook_outage_never_double_an_issue_a_comment_or_a_
             executor.handle_delivery(rt, delivery_id)
     assert receiver.messages == [] and "failed" in deliveries(app).values()
     scene.files[(P.REPO, "perfgate.toml")] = _config(receiver.url)  # the receiver is back
+    rt.memo.forget()  # ... and the App sees it once the kept configuration expires (memo.TTL)
     _retry_until_done(app)
     with app.extensions["perfgate"]["db"].session() as session:
         from bot.app.store import store as app_store

@@ -167,3 +167,52 @@ def test_a_crafted_pickle_in_redis_runs_nothing_and_the_worker_goes_on(app_env, 
     assert "no password" in queue_warning(f"rediss://127.0.0.1:{redis_tls['port']}/0")
     assert "no TLS" in queue_warning("redis://:pw@redis.example.org:6379/0")
     _crafted_then_a_real_delivery(app_env, fake_github, tmp_path, url)
+
+
+def test_with_the_redis_password_no_replay_forgery_or_revocation_key_moves_the_worker(
+        app_env, fake_github, tmp_path, redis_tls):
+    """Security review P10, on the real queue: someone holding Redis' password writes a value under
+    Huey's revocation key of the App's task (it made every job raise), copies a message the web
+    process queued and pushes it again once it ran (it was run again), and writes a message in the
+    App's own shape (it was taken). The worker takes the real deliveries, drops the replay and the
+    forgery with a line each, and runs nothing twice."""
+    import redis
+
+    url = (f"rediss://:{redis_tls['password']}@127.0.0.1:{redis_tls['port']}/0"
+           f"?ssl_ca_certs={redis_tls['ca']}")
+    queue = redis.Redis(port=redis_tls["port"], password=redis_tls["password"], ssl=True,
+                        ssl_ca_certs=str(redis_tls["ca"]), socket_timeout=5)
+    revocation = "rt:bot.app.queue.perfgate.process_delivery"  # Huey's key: every job of the task
+    queue.hset("huey.results.perfgate", revocation, b"[null, false]")
+    web = _web(app_env, url)
+    gh = fake_github.state
+    gh.set_permission(P.REPO, "maintainer", "admin")
+    for number, head in ((7, "1" * 40), (8, "3" * 40)):
+        gh.add_pull(P.REPO, number, head_sha=head, base_sha="2" * 40, labels=["performance"])
+    labeled = P.pull_request("labeled", head_sha="1" * 40, base_sha="2" * 40)
+    assert deliver(web.test_client(), labeled).status_code == 202
+    (copied,) = queue.lrange("huey.redis.perfgate", 0, -1)
+    log = tmp_path / "worker.log"
+    worker = _worker(app_env, url, log)
+    try:
+        _wait(lambda: set(deliveries(web).values()) == {"done"}, "the delivery done", worker, log)
+        (delivery_id,) = deliveries(web)
+        forged = {"v": 2, "id": "x", "name": "bot.app.queue.perfgate.process_delivery", "eta": None,
+                  "retries": 0, "retry_delay": 0, "priority": None, "args": [delivery_id],
+                  "retry_backoff": 0, "sent": time.time()}
+        queue.lpush("huey.redis.perfgate", copied)  # the replay
+        queue.lpush("huey.redis.perfgate", b"0" * 64 + b":" + json.dumps(forged).encode())
+        second = P.pull_request("labeled", number=8, head_sha="3" * 40, base_sha="2" * 40)
+        assert deliver(web.test_client(), second).status_code == 202
+        _wait(lambda: len(gh.dispatches) == 2 and set(deliveries(web).values()) == {"done"},
+              "the second delivery done", worker, log)
+        _wait(lambda: "was run before" in log.read_text(errors="replace"), "the replay dropped",
+              worker, log)
+        text = log.read_text(errors="replace")
+        assert [d["inputs"]["head-sha"] for d in gh.dispatches] == ["1" * 40, "3" * 40]
+        assert text.count("was run before (a replay): dropped") == 1
+        assert text.count("not signed with the queue key") == 1
+        assert "Traceback" not in text and "Unhandled" not in text and worker.poll() is None
+    finally:
+        stop(worker)
+        web.extensions["perfgate"]["db"].dispose()

@@ -168,7 +168,9 @@ def test_untrusted_text_in_a_message_cannot_mention_or_link():
 
 # -- commands about the default branch ---------------------------------------------------------------------------
 GOOD, BAD = "a" * 40, "b" * 40
-WRITE = Facts(permission="write", runners=RUNNERS, public_url=None)
+#: on the default branch: GOOD an older commit of it, BAD its tip (GitHub's compare statuses)
+ON_BRANCH = {GOOD: "behind", BAD: "identical"}
+WRITE = Facts(permission="write", runners=RUNNERS, public_url=None, places=ON_BRANCH)
 
 
 def ev(built) -> Event:
@@ -193,6 +195,37 @@ def test_perf_bisect_in_an_issue_tracks_the_range_on_the_runner_group_named():
 def test_a_bisect_it_cannot_take_is_answered(body, why):
     actions = decide(ev(P.issue_comment("created", body, on_pull=False, number=40)), WRITE)
     assert isinstance(actions[-1], Reply) and why in actions[-1].body
+
+
+@pytest.mark.parametrize("places", [{GOOD: "behind", BAD: "diverged"},  # BAD: a fork's commit
+                                    {GOOD: "behind", BAD: "ahead"},  # BAD: a commit not merged yet
+                                    {GOOD: "behind", BAD: None},  # BAD: no commit GitHub knows
+                                    {GOOD: "behind"}])  # BAD: not asked (no default branch named)
+def test_a_bisect_of_commits_outside_the_default_branch_is_refused_and_says_which(places):
+    command = P.issue_comment("created", f"/perf bisect {GOOD} {BAD}", on_pull=False, number=40)
+    actions = decide(ev(command), Facts(permission="write", places=places))
+    assert not any(isinstance(a, (OpenRegression, StartRun)) for a in actions)
+    assert isinstance(actions[-1], Reply)
+    assert f"`{BAD}` is not in the history of the default branch" in actions[-1].body
+    assert GOOD not in actions[-1].body
+    on_a_commit = decide(ev(P.commit_comment(f"/perf bisect {GOOD}", commit_id=BAD)),
+                         Facts(permission="write", places=places))
+    assert on_a_commit == []  # logged only: the App cannot answer on a commit
+
+
+def test_the_places_of_a_bisects_commits_are_asked_only_for_bisect():
+    from bot.app.core.facts import FactRequest, wants_places
+    from bot.app.core.handlers import commit_comment, issue_comment
+
+    bisect = P.issue_comment("created", f"/perf bisect {GOOD} {BAD}", on_pull=False)
+    request = issue_comment.facts_for(ev(bisect))
+    assert request.places_of == (GOOD, BAD) and request.needs_github
+    assert issue_comment.facts_for(ev(P.issue_comment("created", "/perf run"))).places_of == ()
+    on_commit = ev(P.commit_comment(f"/perf bisect {GOOD}", commit_id=BAD))
+    assert commit_comment.facts_for(on_commit).places_of == (GOOD, BAD)
+    assert wants_places(FactRequest(places_of=(GOOD, GOOD)), "write", "main") == (GOOD,)
+    assert wants_places(FactRequest(places_of=(GOOD,)), "read", "main") == ()  # stranger: no call
+    assert wants_places(FactRequest(places_of=(GOOD,)), "write", None) == ()
 
 
 def test_in_a_tracking_issue_bisect_runs_again_and_accept_closes_it():

@@ -90,3 +90,25 @@ def test_the_queue_url_is_judged_for_a_password_and_tls(url, problems):
         assert warning is None
     else:
         assert warning is not None and all(p in warning for p in problems) and "pw" not in warning
+
+
+@pytest.mark.parametrize("key, accepted", [
+    ("x" * 31, False), ("abababab" * 8, False),
+    ("replace-with-a-random-queue-key-of-64-hex-digits", False),
+    ("0123456789abcdef0123456789abcdef", True), (None, True),  # unset: $PERFGATE_HOME/queue.key
+])
+def test_the_queue_key_must_be_a_secret_too(key, accepted, tmp_path):
+    """PERFGATE_QUEUE_KEY signs the queue's messages (review P10): refused like a webhook secret;
+    unset, a key file in $PERFGATE_HOME is made once, mode 0600, and read back the same."""
+    from bot.app.queue import queue_key
+
+    source = {"GITHUB_WEBHOOK_SECRET": "e340154128314309424b7c8e90325147d99fdafa"}  # a web process
+    source.update({"PERFGATE_QUEUE_KEY": key} if key else {})
+    if not accepted:
+        with pytest.raises(UserError, match="PERFGATE_QUEUE_KEY"):
+            load_settings(source)
+        return
+    assert load_settings(source).queue_key == key
+    made = queue_key(tmp_path / "home")
+    assert len(made) == 64 and queue_key(tmp_path / "home") == made
+    assert (tmp_path / "home" / "queue.key").stat().st_mode & 0o777 == 0o600

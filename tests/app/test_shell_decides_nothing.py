@@ -52,6 +52,8 @@ ALLOWED = {
         "retry mechanics: the count of steps done; the last one is written with the delivery's end",
     ("bot/app/job/runs.py", "_open_check_run", "look_first"):
         "resume mechanics: a resumed start looks for the check run it may have created",
+    ("bot/app/job/executor.py", "_begin_attempt", "not first"):
+        "once-only mechanics: the store's answer whether this queue message was run before (P10)",
     ("bot/app/job/executor.py", "_begin_attempt", "row.status in SETTLED"):
         "retry mechanics: a second job for a delivery whose work is over does nothing",
     ("bot/app/job/executor.py", "handle_delivery", "event.installation_id"):

@@ -101,8 +101,9 @@ def test_secrets_stay_in_the_secret_and_the_key_is_a_file():
     secret = objs[("Secret", "perfgate-app")]
     config = objs[("ConfigMap", "perfgate-app")]
     assert {"GITHUB_APP_ID", "GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "REDIS_URL", "private-key.pem",
-            "redis-ca.crt"} == set(secret["stringData"])
-    assert not {"GITHUB_WEBHOOK_SECRET", "GITHUB_PRIVATE_KEY", "DATABASE_URL", "REDIS_URL"} & set(config["data"])
+            "redis-ca.crt", "PERFGATE_QUEUE_KEY"} == set(secret["stringData"])
+    assert not {"GITHUB_WEBHOOK_SECRET", "GITHUB_PRIVATE_KEY", "DATABASE_URL", "REDIS_URL",
+                "PERFGATE_QUEUE_KEY"} & set(config["data"])
     for obj in objs.values():
         if obj["kind"] not in ("Deployment", "Job"):
             continue
@@ -112,7 +113,8 @@ def test_secrets_stay_in_the_secret_and_the_key_is_a_file():
             assert container["securityContext"]["readOnlyRootFilesystem"] is True
             assert container["securityContext"]["allowPrivilegeEscalation"] is False
             for env in container.get("env", []):
-                if env["name"] in ("GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "GITHUB_APP_ID", "REDIS_URL"):
+                if env["name"] in ("GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "GITHUB_APP_ID",
+                                   "REDIS_URL", "PERFGATE_QUEUE_KEY"):
                     ref = env["valueFrom"]["secretKeyRef"]
                     assert ref["name"] == "perfgate-app" and ref["key"] in secret["stringData"]
                 assert env["name"] != "GITHUB_PRIVATE_KEY"  # never the key itself in the environment
@@ -127,13 +129,15 @@ def test_secrets_stay_in_the_secret_and_the_key_is_a_file():
 
 def test_each_pod_holds_only_its_share_of_the_secrets():
     """The web pods face the internet: webhook secret, database, queue — never the App's key
-    (security review N8); the worker: the App's id and key, never the webhook secret."""
+    (security review N8); the worker: the App's id and key, never the webhook secret; both the
+    queue key that signs the queue's messages (P10)."""
     objs = _objects()
     (web,) = _pod(objs[("Deployment", "perfgate-web")])["containers"]
     (worker,) = _pod(objs[("Deployment", "perfgate-worker")])["containers"]
-    assert set(_env(web)) == {"GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "REDIS_URL"}
+    assert set(_env(web)) == {"GITHUB_WEBHOOK_SECRET", "DATABASE_URL", "REDIS_URL",
+                              "PERFGATE_QUEUE_KEY"}
     assert set(_env(worker)) == {"GITHUB_APP_ID", "GITHUB_PRIVATE_KEY_PATH", "DATABASE_URL", "REDIS_URL",
-                                 "PERFGATE_WORKERS"}
+                                 "PERFGATE_WORKERS", "PERFGATE_QUEUE_KEY"}
     web_volumes = _pod(objs[("Deployment", "perfgate-web")])["volumes"]
     assert not [v for v in web_volumes if "private-key.pem" in json.dumps(v)]
     (job,) = _pod(objs[("Job", "perfgate-migrate")])["containers"]

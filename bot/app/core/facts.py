@@ -1,8 +1,6 @@
-"""What a decision may know besides the payload, as plain data: the PR, the stored runs, the
-sender's permission (:class:`Facts` and its parts), and the rules that name them (:func:`run_key`,
-:func:`may_command`, :func:`pull_from_payload`). The decisions (``bot.app.core.handlers``), the
-GitHub gateway and the store all speak these types; nothing here does I/O.
-"""
+"""What a decision may know besides the payload, as plain data (:class:`Facts` and its parts), and
+the rules that name them (:func:`run_key`, :func:`may_command`, ...) and say what to read; the
+handlers, the GitHub gateway and the store all speak these types; nothing here does I/O."""
 
 from __future__ import annotations
 
@@ -59,9 +57,8 @@ class PullInfo:
 class RunInfo:
     """A benchmark run: what it measures and who asked (a :class:`~bot.app.core.actions.StartRun`'s
     ``spec``, as the handlers and ``bot.app.core.regressions`` build it) and, once stored
-    (``bot.app.store.tables.Run``, read by ``bot.app.store.store.run_info``), where it stands
-    (``status`` and the fields after it, their defaults until then). Stored plans name it
-    ``RunSpec`` too.
+    (``bot.app.store.tables.Run``, ``bot.app.store.store.run_info``), where it stands (``status``
+    and the fields after it, their defaults until then); stored plans name it ``RunSpec`` too.
 
     ``key``: deterministic public id (:func:`run_key`); ``kind``: ``pr`` (compare a PR's base and
     head), ``history`` (a push to the default branch) or ``bisect`` (``perfgate bisect`` of
@@ -158,9 +155,9 @@ class ConcludedRun:
 class Conclusion:
     """What concluding a run with stored results may look at (``FactRequest.conclusion_of``).
 
-    ``run``: the run; ``group``: the runs of its request (one per runner group; ``(run,)``
-    without groups), in the order they were stored; ``documents``: the stored results.json of
-    each of them that has results (by key); ``accepts``: the repository's accepts
+    ``run``: the run; ``group``: the runs of its request (one per runner group; ``(run,)`` without
+    groups), as stored; ``documents``: the stored results.json of those with results (by key);
+    ``accepts``: the repository's accepts
     (``bot.history.reads.accepts_of``; which of them cover the run is the core's decision,
     :func:`bot.app.core.conclude.covering`); ``notes``: each document's regression-history notes (by
     key); ``config``: the target's configuration from its default branch; ``config_problem``:
@@ -199,8 +196,9 @@ class Facts:
     earliest time a ``pull_request`` event showed ``pull.head_sha`` as the PR's head (None: never seen);
     ``concluded``: the PR's newest run whose results were reported before the comment was written;
     ``runners``: the target's runner groups (``[runners.NAME]``, read with ``label``); ``regression``: the
-    tracked regression whose tracking issue the comment was written in; ``public_url``,
-    ``github_url``: the App's own address and GitHub's (``bot.settings``), for the links it writes.
+    tracked regression whose tracking issue the comment was written in; ``places``: GitHub's compare
+    status of each commit a command names against the default branch (None: no such commit);
+    ``public_url``, ``github_url``: the App's and GitHub's addresses (``bot.settings``).
     """
 
     label: str = "performance"
@@ -219,6 +217,7 @@ class Facts:
     public_url: str | None = None
     github_url: str = "https://github.com"
     conclusion: Conclusion | None = None
+    places: dict[str, str | None] = field(default_factory=dict, hash=False)
 
 
 def run_key(*parts: object) -> str:
@@ -274,7 +273,9 @@ class FactRequest:
     tracked regression whose tracking issue this is (``Facts.regression``). ``conclusion_of``:
     what concluding the run with this key looks at (``Facts.conclusion``), with
     ``history_series`` the series its result touched and the tracked regressions, with
-    ``bisect_of`` the regression it bisects.
+    ``bisect_of`` the regression it bisects. When ``permission_of`` may command: ``places_of``,
+    where these commits stand against the default branch; ``config_if_permitted``, the config.
+    ``association``: the comment's ``author_association`` (:func:`wants_permission`).
     """
 
     pr_number: int | None = None
@@ -295,18 +296,21 @@ class FactRequest:
     conclusion_of: str | None = None
     history_series: bool = False
     bisect_of: bool = False
+    places_of: tuple[str, ...] = ()
+    config_if_permitted: bool = False
+    association: str | None = None
 
     @property
     def needs_github(self) -> bool:
         """Does fetching these facts ask GitHub (an installation client is needed)?"""
-        return self.config or self.permission_of is not None or self.pull_if_permitted
+        return (self.config or self.permission_of is not None or self.pull_if_permitted
+                or bool(self.places_of))
 
 
 # -- the rules the shell's gathering follows (pure) -----------------------------------------------
 def lease_name(repository: str | None, pr_number: int | None, run: RunInfo | None = None) -> str:
-    """The lease a delivery's job takes (``bot.app.job.lease``): its PR, ``owner/repo#N`` — the
-    payload's ``pr_number``, else that of ``run``, the stored run the event is about, when it is
-    of the same repository — else its repository (``-`` for none)."""
+    """The lease a delivery's job takes (``bot.app.job.lease``): its PR, ``owner/repo#N`` (the
+    payload's ``pr_number``, else that of ``run`` of the same repository), else the repository."""
     repo = repository or "-"
     number = pr_number
     if number is None and run is not None and run.repository == repo:
@@ -336,6 +340,25 @@ def wants_pull(request: FactRequest, permission: str | None) -> bool:
     return request.pull_if_permitted and request.pr_number is not None and may_command(permission)
 
 
+def wants_permission(request: FactRequest, refused_before: bool) -> bool:
+    """Is ``permission_of``'s permission asked? Not of one this PR refused before whose comment is
+    no owner's, member's or collaborator's: their one reply was given (security review P4)."""
+    return request.permission_of is not None and not (
+        refused_before and request.association not in (None, "OWNER", "MEMBER", "COLLABORATOR"))
+
+
+def wants_config(request: FactRequest, permission: str | None) -> bool:
+    """Is the configuration read? Declared, or for one who may command (a refusal needs none)."""
+    return request.config or (request.config_if_permitted and may_command(permission))
+
+
+def wants_places(request: FactRequest, permission: str | None,
+                 branch: str | None) -> tuple[str, ...]:
+    """The commits whose place against the default branch ``branch`` is asked (``places_of``):
+    each once, for one who may command; none without a branch (unplaced commits are refused)."""
+    return tuple(dict.fromkeys(request.places_of)) if may_command(permission) and branch else ()
+
+
 def head_seen(stored_head: str | None, stored_seen_at: _dt.datetime | None, pull: PullInfo) -> _dt.datetime | None:
     """Since when the App knows ``pull``'s head (``Facts.head_seen_at``): the stored time, only
     when the stored head is GitHub's head now (None: never seen)."""
@@ -344,10 +367,9 @@ def head_seen(stored_head: str | None, stored_seen_at: _dt.datetime | None, pull
 
 def head_seen_after(stored_head: str | None, stored_seen_at: _dt.datetime | None,
                     changes: dict) -> _dt.datetime | None:
-    """A PR's ``head_seen_at`` after ``SavePull`` ``changes`` (its ``head_seen_at``: when the event
-    shows the head existed): the earliest time the current head is known to have been the head —
-    kept when the changes show the same head (or an earlier time), reset to the given time (or
-    unknown) when the head changes."""
+    """A PR's ``head_seen_at`` after ``SavePull`` ``changes`` (their ``head_seen_at``: when the
+    event shows the head existed): the earliest time the current head is known to have been
+    the head, reset to the given time (or unknown) when the head changes."""
     seen = changes.get("head_seen_at")
     if "head_sha" in changes and changes["head_sha"] != stored_head:
         return seen

@@ -210,6 +210,16 @@ NOT_A_TRACKING_ISSUE = ("This issue tracks no perfgate regression, so there is n
                         "here.")
 
 
+def bisect_outside_history(shas) -> str:
+    """``/perf bisect`` names commits outside the default branch's history (``shas``: full SHAs)."""
+    named = ", ".join(f"`{sha}`" for sha in shas)
+    verb = "is" if len(shas) == 1 else "are"
+    return (f"Not started: {named} {verb} not in the history of the default branch (GitHub's "
+            "compare says so). `/perf bisect` builds and runs every commit "
+            "between GOOD and BAD, so both must be commits the repository merged (a pull request's "
+            "commits, a fork's included, are not: `/perf run` measures a pull request)")
+
+
 def not_a_runner_group(runner: str, groups) -> str:
     """``--runner`` names no runner group of the configuration (``groups``: their names)."""
     names = ", ".join(f"`{n}`" for n in groups) or "none"

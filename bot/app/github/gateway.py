@@ -1,17 +1,14 @@
 """The App's only contact with GitHub: PyGithub authenticated as the App (thin shell).
 
-``GithubIntegration(auth=Auth.AppAuth(app_id, private_key), base_url=GITHUB_API_URL)``
-signs the App's JWT; :meth:`Gateway.installation` gives a client acting with that
-installation's token (PyGithub refreshes it; GITHUB.md). Every call here is one or two REST
-requests; decisions live in ``bot.app.core.handlers``. GitHub errors become :class:`GitHubError`
-with the HTTP status, so the caller can tell "not allowed" (401/403), "not found" (404) and the
-rest apart.
+``GithubIntegration(auth=Auth.AppAuth(app_id, private_key), base_url=GITHUB_API_URL)`` signs the
+App's JWT; :meth:`Gateway.installation` gives a client acting with that installation's token
+(PyGithub refreshes it; GITHUB.md). Every call here is one or two REST requests; decisions live in
+``bot.app.core.handlers``. GitHub errors become :class:`GitHubError` with the HTTP status.
 
-PyGithub's retries and pacing sleeps (:func:`idempotent_retry`: GETs, edits and deletes are
-retried on 5xx, time-outs and rate limits, sleeping as ``Retry-After`` says; POSTs never, as a
-repeated POST could comment or dispatch twice — the job's resumable steps retry those;
-``seconds_between_writes`` 1 s) are fine in the worker, never in the webhook request (the view
-makes no GitHub call); tests pass ``client_options`` turning them off.
+PyGithub's retries and pacing sleeps (:func:`idempotent_retry`: GETs, edits and deletes retried on
+5xx, time-outs and rate limits as ``Retry-After`` says; POSTs never, the job's resumable steps retry
+those) are fine in the worker, never in the webhook request (the view makes no GitHub call); tests
+pass ``client_options`` turning them off.
 """
 
 from __future__ import annotations
@@ -31,14 +28,9 @@ from .github_errors import wrap as _wrap
 
 
 class Gateway:
-    """The App's identity: makes installation clients.
-
-    Args:
-        app_id, private_key: the App's id and PEM key.
-        api_url: REST base URL (``GITHUB_API_URL``).
-        client_options: extra keyword arguments of ``GithubIntegration`` (tests:
-            ``{"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0}``).
-    """
+    """The App's identity (``app_id``, PEM ``private_key``) at ``api_url`` (``GITHUB_API_URL``):
+    makes installation clients. ``client_options``: more keywords of ``GithubIntegration`` (tests:
+    ``{"retry": None, "seconds_between_requests": 0, "seconds_between_writes": 0}``)."""
 
     def __init__(self, app_id: str, private_key: str, api_url: str, client_options: dict | None = None):
         from github import Auth, GithubIntegration
@@ -116,6 +108,17 @@ class InstallationClient:
         data = _wrap(f"read pull request #{number}", lambda: self._repo(repo).get_pull(number).raw_data)
         return pull_from_payload(data)
 
+    def place_of(self, repo: str, branch: str, sha: str) -> str | None:
+        """GitHub's compare status of ``branch...sha``: ``identical``/``behind`` (in the branch's
+        history), ``ahead``/``diverged`` (outside it); None: the repository has no such commit."""
+        try:
+            return _wrap(f"compare {sha[:12]} with {branch}",
+                         lambda: self._repo(repo).compare(branch, sha).status)
+        except GitHubError as exc:
+            if exc.status in (404, 422) and not exc.transient:
+                return None
+            raise
+
     def config_texts(self, repo: str, ref: str | None = None) -> dict[str, str | None]:
         """The texts of the target's configuration files at ``ref`` (default branch when None),
         ``{name: text or None}`` for ``runner.config.CONFIG_FILES``, fetched in that order up to
@@ -155,8 +158,8 @@ class InstallationClient:
         return int(run.id)
 
     def find_check_run(self, repo: str, *, name: str, head_sha: str, external_id: str) -> int | None:
-        """The id of the check run ``name`` on ``head_sha`` created with ``external_id``, or None:
-        how a resumed run learns that its check run was created before the job stopped."""
+        """The id of the check run ``name`` on ``head_sha`` created with ``external_id``, or None
+        (a resumed run's check run created before the job stopped)."""
         def run() -> int | None:
             for check in self._repo(repo).get_commit(head_sha).get_check_runs(check_name=name):
                 if check.external_id == external_id:
@@ -165,8 +168,7 @@ class InstallationClient:
         return _wrap("look for the check run", run)
 
     def check_runs(self, repo: str, *, name: str, head_sha: str) -> list[CheckRunState]:
-        """Every check run ``name`` on ``head_sha``: how the sweep finds one left open (a late
-        duplicate, or one whose run ended while GitHub did not answer)."""
+        """Every check run ``name`` on ``head_sha`` (the sweep's look for one left open)."""
         def run() -> list[CheckRunState]:
             return [CheckRunState(int(c.id), c.external_id, c.status)
                     for c in self._repo(repo).get_commit(head_sha).get_check_runs(check_name=name)]

@@ -22,6 +22,9 @@ is final (:func:`final_failure`) and where a retry resumes.
 
 from __future__ import annotations
 
+import datetime as _dt
+import uuid
+
 from runner.errors import UserError
 
 from ..core import access, handlers
@@ -35,18 +38,21 @@ from ..core.handlers import Route
 from ..github.gateway import InstallationClient
 from ..github.github_errors import GitHubError
 from .lease import lease
-from .shell import RETRIES, STEP, Runtime, Step, log
+from ...db import utc_now
+from .shell import MESSAGE_VALID, RETRIES, STEP, Runtime, Step, log
 
 #: Delivery states whose work is over: a job that finds one does nothing (``abandoned``: it
 #: failed for good, :func:`final_failure`; the sweep leaves it, GitHub's Redeliver queues it again).
 SETTLED = ("done", "ignored", "abandoned")
 
 
-def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
+def handle_delivery(rt: Runtime, delivery_id: str, *, message: str | None = None) -> list[Action]:
     """Process one stored delivery under its PR's lease (see the module docstring). Returns
     the actions carried out (for logs and tests); none when another job finished it already,
-    or when it failed for good: a payload its handler cannot read, or :func:`final_failure`
-    (recorded ``abandoned`` with the error; not raised, so nothing retries it).
+    when the queue ``message`` that asked for it (its id and retries left) was run before — a
+    replay (security review P10) — or when it failed for good: a payload its handler cannot read,
+    or :func:`final_failure` (recorded ``abandoned`` with the error; not raised, so nothing
+    retries it).
 
     Raises:
         bot.app.job.shell.Busy: another job holds the PR's lease (nothing was done; run this job
@@ -77,7 +83,7 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
         _abandon(rt, delivery_id, unreadable)
         return []
     with lease(rt, name):
-        begun = _begin_attempt(rt, delivery_id, event)
+        begun = _begin_attempt(rt, delivery_id, event, message)
         if begun is None:
             return []
         attempt, plan, done = begun
@@ -96,15 +102,24 @@ def handle_delivery(rt: Runtime, delivery_id: str) -> list[Action]:
     return actions
 
 
-def _begin_attempt(rt: Runtime, delivery_id: str,
-                   event: Event) -> tuple[int, list | None, int] | None:
+def _begin_attempt(rt: Runtime, delivery_id: str, event: Event,
+                   message: str | None = None) -> tuple[int, list | None, int] | None:
     """Count this attempt and record the repositories' visibility the event tells, under the lease.
 
     Returns ``(attempt, plan, done)``: this attempt's number (1 the first), the stored plan
     (encoded actions; None before the first attempt decided) and the count of its steps done;
-    None when the delivery's work is over already (:data:`SETTLED`).
+    None when the queue ``message`` was run before (recorded here, in the database, which the
+    queue's password does not reach, for as long as a message is valid) or the delivery's work is
+    over already (:data:`SETTLED`).
     """
     with rt.db.session() as session, session.begin():
+        first = message is None or app_store.acquire_lock(
+            session, f"queue message {message}", uuid.uuid4().hex, utc_now(),
+            _dt.timedelta(seconds=MESSAGE_VALID))
+        if not first:
+            log.warning("delivery %s: queue message %s was run before (a replay): dropped",
+                        delivery_id, message)
+            return None
         row = app_store.get_delivery(session, delivery_id)
         if row.status in SETTLED:  # retry mechanics: another job (the sweep, a redelivery) ended it
             return None

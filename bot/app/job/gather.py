@@ -42,10 +42,7 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event | N
     found: dict[str, Any] = {"public_url": rt.settings.public_url, "github_url": rt.settings.github_url}
     config, config_problem = None, None
     if request.config:
-        config, config_problem = config_and_problem(client, repo, data)
-        found["label"], found["runners"] = config.label, config.runners
-    if request.permission_of is not None:
-        found["permission"] = client.permission(repo, request.permission_of)
+        config, config_problem = _config(client, repo, data, found)
     number = request.pr_number
     with rt.db.session() as session:
         if number is not None:
@@ -75,11 +72,26 @@ def fetch_facts(rt: Runtime, client: InstallationClient | None, event: Event | N
             found["runs"] = _infos(app_store.get_run(session, key) for key in request.keyed_runs)
         if request.conclusion_of is not None:
             found["conclusion"] = _conclusion(rt, session, request, config, config_problem)
+    if rules.wants_permission(request, found.get("refused_before", False)):
+        found["permission"] = client.permission(repo, request.permission_of)
+    if rules.wants_config(request, found.get("permission")) and not request.config:
+        _config(client, repo, data, found)
     if rules.wants_pull(request, found.get("permission")):
         found.update(_pull(rt, client, repo, number, request))
+    branch = ((data or {}).get("repository") or {}).get("default_branch")
+    found["places"] = {sha: client.place_of(repo, branch, sha)
+                       for sha in rules.wants_places(request, found.get("permission"), branch)}
     if request.bisect_of and found.get("conclusion") is not None:
         found["conclusion"] = _with_culprit(rt, client, found["conclusion"])
     return Facts(**found)
+
+
+def _config(client: InstallationClient, repo: str, data: dict | None,
+            found: dict) -> tuple[Config, str | None]:
+    """:func:`config_and_problem`, its label and runner groups put in ``found``."""
+    config, problem = config_and_problem(client, repo, data)
+    found["label"], found["runners"] = config.label, config.runners
+    return config, problem
 
 
 def _info(row) -> RunInfo | None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from runner.report.escape import safe_link
 
 from ..core.facts import run_page
+from ..github.memo import Memo
 
 if TYPE_CHECKING:  # types only: this module stays below the gateway, the database and the settings
     from ...db import Database
@@ -31,17 +32,23 @@ RETRIES, RETRY_DELAY = 2, 30
 #: of Huey's retries (the job's own and two sweeps', 20 minutes or more).
 GIVE_UP_AFTER = 3 * (RETRIES + 1)
 
+#: Seconds a queue message is taken after it was written (``bot.app.queue``), and its run is
+#: remembered (``bot.app.job.executor``: a replay within them runs nothing).
+MESSAGE_VALID = 2 * 86400
+
 
 @dataclass
 class Runtime:
     """What a job needs: the database, the App's settings and a way to act as an installation;
     ``queue``: the job queue (``bot.app.queue.JobQueue``) once ``bot.app.runtime.build_runtime``
-    has made it."""
+    has made it; ``memo``: the answers of GitHub that ``client_for``'s clients keep
+    (``bot.app.github.memo``)."""
 
     db: "Database"
     settings: "Settings"
     client_for: Callable[[int], "InstallationClient"]
     queue: Any = None
+    memo: Memo = field(default_factory=Memo)  # GitHub's answers its clients reuse a while
 
     def details_url(self, key: str) -> str | None:
         """The run page (check run ``details_url``); None without ``PERFGATE_PUBLIC_URL``."""

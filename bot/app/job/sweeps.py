@@ -40,9 +40,11 @@ def lost_deliveries(rt: Runtime, now=None, stale_after: _dt.timedelta = SWEEP_ST
 
 def forget_deliveries(rt: Runtime, now=None) -> int:
     """Delete the deliveries received more than ``PERFGATE_DELIVERY_RETENTION`` ago whose work
-    ended (``bot.app.store.store.delete_old_deliveries``). Returns how many."""
+    ended (``bot.app.store.store.delete_old_deliveries``), and the expired leases and records of
+    queue messages run (``forget_locks``). Returns how many deliveries."""
     now = now or utc_now()
     with rt.db.session() as session, session.begin():
+        app_store.forget_locks(session, now)
         return app_store.delete_old_deliveries(session, now - _dt.timedelta(seconds=rt.settings.delivery_retention))
 
 

@@ -1,7 +1,6 @@
-"""The App's storage shell: rows of ``bot.app.store.tables`` in, plain data
-(``bot.app.core.handlers``'s ``RunInfo``) out. Every function takes an open ``Session``; the caller
-commits (``with db.session() as s, s.begin(): ...``).
-"""
+"""The App's storage shell: rows of ``bot.app.store.tables`` in, plain data (``RunInfo``, ...)
+out. Every function takes an open ``Session``; the caller commits (``with db.session() as s,
+s.begin(): ...``)."""
 
 from __future__ import annotations
 
@@ -29,9 +28,8 @@ def record_delivery(session: Session, event: Event) -> bool:
     stored before (by an earlier delivery, or a concurrent request that committed first).
 
     One ``INSERT … ON CONFLICT (delivery_id) DO NOTHING RETURNING id`` (built once per dialect):
-    no read, no SAVEPOINT, no ORM flush — ≈0.5 ms of CPU with the commit on SQLite and PostgreSQL
-    (the ORM's check-then-insert: ≈0.9 / ≈1.4 ms; evaluation/RESULTS_app.md). Column defaults
-    apply. Durable once the caller's transaction commits.
+    no read, no SAVEPOINT, no ORM flush — ≈0.5 ms of CPU with the commit (the ORM's check-then-
+    insert: ≈0.9 / ≈1.4 ms; evaluation/RESULTS_app.md). Durable once the caller commits.
     """
     connection = session.connection()
     values = {"delivery_id": event.delivery_id, "event": event.name, "action": event.action,
@@ -55,8 +53,7 @@ def retry_delivery(session: Session, delivery_id: str, now: _dt.datetime, stale_
     was ``abandoned`` as failed for good: only GitHub's Redeliver, an operator's choice, calls
     this for one — the sweep never finds it), or it has been ``queued`` for longer than
     ``stale_after`` (its worker died, or the queue lost the job). True when it should be
-    enqueued again (its ``queued_at`` is then ``now``); a delivery that is done, ignored or
-    recently (re)queued is left alone."""
+    enqueued again (``queued_at`` then ``now``); one done, ignored or just queued is left alone."""
     row = get_delivery(session, delivery_id)
     if row is None:
         return False
@@ -101,8 +98,8 @@ def advance(session: Session, delivery_id: str, step: int) -> None:
 
 
 def delete_old_deliveries(session: Session, before: _dt.datetime) -> int:
-    """Forget deliveries received before ``before`` whose work ended (done, ignored or
-    abandoned), and failed ones as old (the sweep stopped retrying them long ago). Returns how many."""
+    """Forget deliveries received before ``before`` whose work ended (done, ignored, abandoned) or
+    failed (the sweep stopped retrying them long ago); how many."""
     result = session.execute(delete(Delivery).where(Delivery.received_at < before, Delivery.status.in_(
         ("done", "ignored", "abandoned", "failed"))))
     return result.rowcount or 0
@@ -110,9 +107,8 @@ def delete_old_deliveries(session: Session, before: _dt.datetime) -> int:
 
 # -- locks ---------------------------------------------------------------------------------------
 def acquire_lock(session: Session, name: str, holder: str, now: _dt.datetime, ttl: _dt.timedelta) -> bool:
-    """Take (or renew) the lease on ``name`` for ``holder`` until ``now + ttl``. True when
-    ``holder`` has it; False while another holder's lease runs. Atomic on SQLite and
-    PostgreSQL: a conditional UPDATE, else an INSERT that the primary key lets only one win."""
+    """Take (or renew) the lease on ``name`` for ``holder`` until ``now + ttl``: True when
+    ``holder`` has it, False while another's runs (a conditional UPDATE, else a unique INSERT)."""
     taken = session.execute(update(Lock).where(Lock.name == name, or_(Lock.holder == holder, Lock.expires_at < now))
                             .values(holder=holder, expires_at=now + ttl))
     if taken.rowcount:
@@ -129,6 +125,11 @@ def acquire_lock(session: Session, name: str, holder: str, now: _dt.datetime, tt
 def release_lock(session: Session, name: str, holder: str) -> None:
     """Give the lease on ``name`` back (only ``holder``'s own)."""
     session.execute(delete(Lock).where(Lock.name == name, Lock.holder == holder))
+
+
+def forget_locks(session: Session, now: _dt.datetime) -> int:
+    """Delete the leases, and the queue messages' runs, that expired before ``now``; how many."""
+    return session.execute(delete(Lock).where(Lock.expires_at < now)).rowcount or 0
 
 
 # -- installations ------------------------------------------------------------------------------

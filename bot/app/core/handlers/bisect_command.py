@@ -2,8 +2,9 @@
 command about the default branch asks for (pure; ``issue_comment`` in an issue or a pull request,
 ``commit_comment`` on a commit call it once the sender may command perfgate).
 
-- ``/perf bisect GOOD BAD [BENCH] [--runner NAME]`` (``GOOD`` alone on a commit, which is ``BAD``):
-  a regression to track from the command (its key: the comment), bisected on runner group
+- ``/perf bisect GOOD BAD [BENCH] [--runner NAME]`` (``GOOD`` alone on a commit, which is ``BAD``),
+  both commits of the default branch's history (:func:`outside_history`): a regression to track
+  from the command (its key: the comment), bisected on runner group
   ``NAME`` (a configured one; default none: the workflow's own runners) for ``BENCH`` (default:
   the clearest regression between the two), with its tracking issue;
 - ``/perf bisect`` in a tracking issue: that regression bisected again (a new bisect run, keyed by
@@ -38,11 +39,27 @@ def bisect(*, repository: str, installation_id: int | None, command: Command, co
         if command.runner not in groups:
             return messages.not_a_runner_group(command.runner, groups)
         runner, labels = command.runner, tuple(groups[command.runner])
+    outside = outside_history(shas, facts.places)
+    if outside:
+        return messages.bisect_outside_history(outside)
     good, bad = shas
     spec = RegressionSpec(key=run_key(repository, "command", comment_id, command.text), repository=repository,
                           installation_id=installation_id, benchmark=command.benchmark or "", good_sha=good,
                           bad_sha=bad, trigger="command", runner=runner, runs_on=labels, requested_by=login)
     return regressions.open_regression(spec, workflow_ref=workflow_ref, public_url=public_url, github_url=github_url)
+
+
+#: GitHub's compare status of ``DEFAULT_BRANCH...SHA`` for a commit in the branch's history.
+IN_HISTORY = ("behind", "identical")
+
+
+def outside_history(shas, places: dict[str, str | None]) -> list[str]:
+    """The commits of ``shas`` that are not in the default branch's history as ``places``
+    (``Facts.places``: GitHub's compare status of each) tells, each once: a bisect builds and runs
+    every commit between GOOD and BAD, so both must be commits the repository merged — never a
+    fork's commits nobody reviewed (security review 2026-12-06, P5), nor one GitHub does not
+    know."""
+    return [sha for sha in dict.fromkeys(shas) if places.get(sha) not in IN_HISTORY]
 
 
 def accept(facts: Facts, login: str, reason: str | None, *, public_url: str | None, github_url: str) -> list[Action] | str:

@@ -23,10 +23,18 @@ log = logging.getLogger("perfgate.bot")
 
 
 def facts_for(event: Event) -> FactRequest:
-    """For a ``/perf`` command: its author's permission and the target's runner groups."""
+    """For a ``/perf`` command: its author's permission, the target's runner groups and, for
+    ``bisect``, where its commits (the one it was written on included) stand against the default
+    branch."""
     if not is_command(event.comment.get("body")):
         return FactRequest()
-    return FactRequest(permission_of=event.commenter, config=True)
+    try:
+        command = parse(event.comment.get("body"))
+    except CommandError:
+        command = None
+    commit = str(event.comment.get("commit_id") or "").lower()
+    places = (*command.shas, commit) if command is not None and command.name == "bisect" else ()
+    return FactRequest(permission_of=event.commenter, config=True, places_of=places)
 
 
 def relevant(event: Event) -> bool:

@@ -1,5 +1,6 @@
 """``issue_comment`` on a PR: the ``/perf`` commands, authorised by the collaborator permission
-(never ``author_association``) before anything is answered; approvals bind to the head the
+(``author_association`` only spares asking again about a stranger refused before) before anything
+is answered; approvals bind to the head the
 maintainer named (a full SHA) and could see when writing the comment (:func:`approval_problem`)."""
 
 from __future__ import annotations
@@ -21,20 +22,24 @@ from .routes import routes
 
 def facts_for(event: Event) -> FactRequest:
     """For a command on a PR: the PR's stored runs, the command last acted on for this comment,
-    whether its author was refused before, their permission, the target's runner groups, and —
-    when they may command — the PR as GitHub sees it now with the time its head was first seen,
-    and for ``accept`` the run concluded before the comment was written. For a command in an
-    issue: the same but the PR, and the regression the issue tracks."""
+    whether its author was refused before, their permission (not asked again of a stranger refused
+    before: ``bot.app.core.facts.wants_permission``), and — when they may command — the target's
+    runner groups, the PR as GitHub sees it now with the time its head was first seen, for
+    ``accept`` the run concluded before the comment was written, for ``bisect`` where its commits
+    stand against the default branch. For a command in an issue: the same but the PR, and the
+    regression the issue tracks."""
     issue, comment = event.issue, event.comment
     if not is_command(comment.get("body")):
         return FactRequest()
-    login = event.commenter
+    login, command = event.commenter, _command(comment.get("body"))
+    name, places = (command.name, command.shas) if command else (None, ())
+    asked = dict(pr_number=int(issue["number"]), comment_id=int(comment["id"]), refusal_of=login,
+                 permission_of=login, config_if_permitted=True, places_of=places,
+                 association=comment.get("author_association"))
     if not issue.get("pull_request"):  # an issue: /perf bisect, and /perf accept in a tracking issue
-        return FactRequest(pr_number=int(issue["number"]), comment_id=int(comment["id"]), refusal_of=login,
-                           permission_of=login, config=True, issue_number=int(issue["number"]))
-    return FactRequest(pr_number=int(issue["number"]), comment_id=int(comment["id"]), refusal_of=login,
-                       permission_of=login, pull_if_permitted=True, config=True,
-                       concluded_before=written_at(event) if _command_name(comment.get("body")) == "accept" else None)
+        return FactRequest(**asked, issue_number=int(issue["number"]))
+    return FactRequest(**asked, pull_if_permitted=True,
+                       concluded_before=written_at(event) if name == "accept" else None)
 
 
 def relevant(event: Event) -> bool:
@@ -54,11 +59,15 @@ def relevant(event: Event) -> bool:
 ISSUE_COMMANDS = ("bisect", "accept", "history", "help")
 
 
-def _command_name(body: str | None) -> str | None:
+def _command(body: str | None) -> Command | None:
     try:
-        command = parse(body)
+        return parse(body)
     except CommandError:
         return None
+
+
+def _command_name(body: str | None) -> str | None:
+    command = _command(body)
     return command.name if command else None
 
 

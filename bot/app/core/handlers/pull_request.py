@@ -13,10 +13,14 @@ from .routes import routes
 
 
 def facts_for(event: Event) -> FactRequest:
-    """The target's configuration (its trigger label), the PR's stored runs and approval, whether
-    the sender was refused before, and for ``labeled`` the sender's permission."""
+    """The PR's stored runs and approval, whether the sender was refused before, for ``labeled``
+    the sender's permission, and the target's configuration (its trigger label) when it can
+    matter: a label added or removed, or a PR that has labels — a fork's new PRs and its pushes
+    to an unlabeled one cost no GitHub call (security review 2026-12-06, P4)."""
     number = int(event.pull_request["number"])
-    return FactRequest(pr_number=number, config=True, approved_sha=True, refusal_of=event.sender or None,
+    labels = event.action in ("labeled", "unlabeled") or bool(event.pull_request.get("labels"))
+    return FactRequest(pr_number=number, config=labels, approved_sha=True,
+                       refusal_of=event.sender or None,
                        permission_of=event.sender if event.action == "labeled" and event.sender else None)
 
 
