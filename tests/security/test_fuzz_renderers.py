@@ -16,6 +16,7 @@ from action import publish
 from bot.app.core import ingest, messages
 from runner import report
 from runner.report.escape import md_text
+from runner.report.formats.md import cut_markdown
 from tests.security.html_check import inspect_html
 from tests.security.markdown_check import inspect
 from tests.security.strategies import fuzzed_documents, untrusted_text
@@ -122,3 +123,14 @@ def test_the_html_checker_flags_a_scheme_where_it_can_run_and_not_in_shown_text(
                            '<span data-u="javascript:x">').problems
     assert len(flagged) == 4, flagged  # the href twice (off-page link, scheme), the style, the data-*
     assert inspect_html('<code title="[l](javascript:alert(1))">[l](javascript:alert(1))</code>').problems == []
+
+
+def test_a_cut_never_ends_inside_details_that_a_name_seems_to_close():
+    """Found by the fuzzer (seed 4): a benchmark name or ref ``</details>`` in a code span counted
+    as the element's end, so the trimmed comment left ``<details>`` open."""
+    text = ("## perfgate\n\n<details><summary>1 unchanged</summary>\n\n"
+            "| `</details>` | 1 ms |\n| `bench_b` | 2 ms |\n\n</details>\n\nafter\n")
+    for limit in range(len(text)):
+        cut = cut_markdown(text, limit)
+        assert cut.count("<details>") == cut.count("\n</details>"), (limit, cut)
+    assert cut_markdown(text, len(text)) == text

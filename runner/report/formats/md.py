@@ -47,9 +47,10 @@ def cut_markdown(text: str, limit: int, size: Callable[[str], int] = len) -> str
     characters, or UTF-8 bytes). A cut there leaves the document's structure whole.
 
     Reads the structure perfgate's templates write: fences open at the start of a line (the
-    escaped text inside is never a closing fence), ``<details>``/``</details>`` tags appear
-    only outside fences (escaped text never contains them). "" when not even the first line
-    fits.
+    escaped text inside is never a closing fence), a ``<details>`` element opens at the start
+    of a line and its ``</details>`` stands on a line of its own, outside fences (untrusted text
+    can hold the tag only inside a code span, where it is text). "" when not even the first
+    line fits.
     """
     fence, depth, pos, total, best = 0, 0, 0, 0, 0
     for line in re.findall(r"[^\n]*\n|[^\n]+\Z", text):
@@ -62,7 +63,9 @@ def cut_markdown(text: str, limit: int, size: Callable[[str], int] = len) -> str
         elif (m := _FENCE.match(line)) is not None:
             fence = len(m.group(1))
         else:
-            depth += line.count("<details") - line.count("</details>")
+            # the templates' own tags: an element opens at the start of a line and closes on a
+            # line of its own; a tag inside a code span (a benchmark's name) is text
+            depth += stripped.startswith("<details") - (stripped == "</details>")
         if total > limit:
             break
         if not fence and depth <= 0:
