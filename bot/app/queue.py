@@ -163,6 +163,23 @@ def sign(body: bytes, key: bytes) -> bytes:
     return hmac.new(key, body, hashlib.sha256).hexdigest().encode() + SEPARATOR + body
 
 
+def _signed_body(data: bytes, key: bytes) -> bytes:
+    """The body of a message :func:`sign` wrote with ``key``, its size and signature checked
+    before anything reads it (a part of :func:`decode_message`).
+
+    Raises:
+        RefusedMessage: more than :data:`MAX_MESSAGE` bytes, or not signed with ``key``.
+    """
+    if len(data) > MAX_MESSAGE:
+        raise RefusedMessage(f"{len(data)} bytes, more than {MAX_MESSAGE}")
+    signature, body = data[:SIGNATURE], data[SIGNATURE + 1:]
+    expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    if data[SIGNATURE:SIGNATURE + 1] != SEPARATOR or not hmac.compare_digest(signature, expected):
+        raise RefusedMessage("not signed with the queue key (the web process and the worker need "
+                             "the same PERFGATE_QUEUE_KEY)")
+    return body
+
+
 def decode_message(data: Any, tasks: dict[str, tuple[str, ...]], key: bytes, now: float) -> Message:
     """One queue message read back at ``now`` (epoch seconds): bytes as
     :meth:`JobSerializer.serialize` writes them (:func:`sign` of JSON) → a
@@ -179,15 +196,7 @@ def decode_message(data: Any, tasks: dict[str, tuple[str, ...]], key: bytes, now
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise RefusedMessage(f"not bytes but {type(data).__name__}")
-    data = bytes(data)
-    if len(data) > MAX_MESSAGE:
-        raise RefusedMessage(f"{len(data)} bytes, more than {MAX_MESSAGE}")
-    signature, body = data[:SIGNATURE], data[SIGNATURE + 1:]
-    expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
-    if data[SIGNATURE:SIGNATURE + 1] != SEPARATOR or not hmac.compare_digest(signature, expected):
-        raise RefusedMessage("not signed with the queue key (the web process and the worker need "
-                             "the same PERFGATE_QUEUE_KEY)")
-    data = body
+    data = _signed_body(bytes(data), key)
     try:
         wire = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
