@@ -278,7 +278,10 @@ def view(results: dict) -> dict:
             "conditions": conditions_line(env),
             "budget_note": budget_note(settings), "budget_line": budget_line(settings), "notes": notes,
             "sweep_lines": sweep_lines, "sweep_more": sweep_more, "sweep_plots": drawn[:MAX_PLOTS],
-            "compared": compared, "output_changes": sum(1 for b in benches if output_changed(b))}
+            "compared": compared, "output_changes": sum(1 for b in benches if output_changed(b)),
+            "cold_timed": sum(1 for b in benches
+                              if any((b.get(side) or {}).get("cold_cache") is True
+                                     for side in ("base", "head")))}
 
 
 def eq_note(settings: dict) -> str:

@@ -470,3 +470,16 @@ def test_the_html_report_needs_no_emoji_font():
     html = report.render(doc, "html")
     assert not any(icon in html for icon in VERDICT_ICON.values())
     assert 'class="dot dot-regression"' in html
+
+
+def test_the_method_says_which_benchmarks_were_timed_with_a_flushed_l2():
+    """cold_cache "auto" (settings null): a call a script hands to triton.testing.do_bench is timed
+    cold, the others warm; the method line says how many were flushed (review #6)."""
+    cold, warm = _bench("bench_triton", "unchanged", 1.0), _bench("bench_eager", "unchanged", 1.0)
+    for side in ("base", "head"):
+        cold[side]["cold_cache"], warm[side]["cold_cache"] = True, False
+    for fmt in ("md", "html"):
+        text = unescape(report.render(_doc([cold, warm], cold_cache=None), fmt))
+        assert "L2 flushed before each call of the 1 benchmark(s) timed as triton.testing.do_bench" in text
+        assert "flushed" not in report.render(_doc([warm], cold_cache=None), fmt)
+        assert "L2 flushed before each call |" in report.render(_doc([warm], cold_cache=True), "md")
