@@ -12,6 +12,7 @@ Alembic revision before anything else touches it; the App and the CLI both call 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,8 +154,10 @@ def display_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for ``url``; for SQLite the parent folder is created and foreign keys enforced.
+def make_engine(url: str, busy_timeout: float | None = None) -> Engine:
+    """An engine for ``url``; for SQLite the parent folder is created and foreign keys enforced,
+    and a writer waits ``busy_timeout`` seconds for the lock (default
+    :data:`SQLITE_BUSY_TIMEOUT`).
 
     Raises:
         UserError: the database driver is not installed.
@@ -164,7 +167,8 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             private_file(Path(parsed.database).expanduser())
-        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT}
+        busy_timeout = SQLITE_BUSY_TIMEOUT if busy_timeout is None else busy_timeout
+        kwargs["connect_args"] = {"timeout": busy_timeout}
     else:
         kwargs["pool_pre_ping"] = True
     try:
@@ -172,13 +176,17 @@ def make_engine(url: str) -> Engine:
     except ModuleNotFoundError as exc:
         raise UserError(f"DATABASE_URL needs the Python package {exc.name!r} (for PostgreSQL: pip install 'psycopg[binary]')") from None
     if parsed.get_backend_name() == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", functools.partial(_sqlite_pragmas, busy_timeout))
     return engine
 
 
 #: Seconds a SQLite writer waits for the lock: below GitHub's 10 s webhook deadline, so a busy
 #: database answers 503 (GitHub shows the delivery failed; redeliver) instead of timing out.
 SQLITE_BUSY_TIMEOUT = 5.0
+
+#: ... and while it migrates at start-up, where nothing answers GitHub yet: processes that start
+#: together wait for the first one's migration (5 s was not enough on a loaded 2-CPU machine).
+SQLITE_MIGRATION_TIMEOUT = 300.0
 
 
 def private_file(path: Path) -> Path:
@@ -192,12 +200,12 @@ def private_file(path: Path) -> Path:
     return path
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(busy_timeout: float, dbapi_connection, _record) -> None:
     """Foreign keys on; write-ahead logging, so the pages read while the worker writes
-    (readers never wait for a writer); the busy time-out of :data:`SQLITE_BUSY_TIMEOUT`."""
+    (readers never wait for a writer); the busy time-out, ``busy_timeout`` seconds."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT * 1000)}")
+    cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
 
@@ -261,8 +269,10 @@ def open_database(url: str, *, migrate: bool = True) -> Database:
     """
     engine = make_engine(url)
     if migrate:
+        migrating = (make_engine(url, busy_timeout=SQLITE_MIGRATION_TIMEOUT)
+                     if engine.dialect.name == "sqlite" else engine)
         try:
-            upgrade(engine)
+            upgrade(migrating)
         except UserError:
             raise
         except Exception as exc:
@@ -272,6 +282,9 @@ def open_database(url: str, *, migrate: bool = True) -> Database:
                 reason = " ".join(str(exc.orig).split())  # libpq's messages span lines
                 raise UserError(f"cannot open the database {display_url(url)}: {reason}") from None
             raise
+        finally:
+            if migrating is not engine:
+                migrating.dispose()
     return Database(url=url, engine=engine, session=sessionmaker(engine, expire_on_commit=False))
 
 
