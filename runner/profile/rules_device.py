@@ -105,7 +105,11 @@ def register_pressure(ctx: HintContext) -> Hints:
 
 @rule("memory_contention")
 def memory_contention(ctx: HintContext) -> Hints:
-    d, sign, unit, telemetry = ctx.d, ctx.sign, ctx.unit, ctx.telemetry
+    """The same kernels, the same launches, slower while GPU work on other streams overlaps
+    more. NVML's memory utilisation is no evidence here: it is a duty cycle (the share of time
+    memory was read or written), not bandwidth, and a window of 1/6-1 s that mixes both sides
+    (GPU review 2026-12-06, #10)."""
+    d, sign, unit = ctx.d, ctx.sign, ctx.unit
     t = d["totals"]
     slowed = []
     for k in d["kernels"]:
@@ -124,31 +128,22 @@ def memory_contention(ctx: HintContext) -> Hints:
     ob, oh = t["multi_stream_overlap_us"]["base"] or 0.0, t["multi_stream_overlap_us"]["head"] or 0.0
     busy_h = t["gpu_busy_us"]["head"] or 0.0
     overlap = (oh - ob) * sign > max(1.0, 0.2 * ob) or (sign > 0 and busy_h and oh / busy_h >= 0.1)
-    mem_util = None
-    sides = (telemetry or {}).get("sides") or {}
-    if sides.get("head"):
-        mem_util = (sides["head"].get("memory_utilization_pct") or {}).get("median")
-    saturated = mem_util is not None and mem_util >= 80 and sign > 0
     cv = {"base": top["base"].get("cv"), "head": top["head"].get("cv")}
     ev = {"kernels": [{"name": k["name"], "mean_us": {"base": k["base"]["mean_us"], "head": k["head"]["mean_us"]},
                        "delta_us": k["delta_us"]} for k in slowed[:5]],
-          "multi_stream_overlap_us": t["multi_stream_overlap_us"], "duration_cv": cv,
-          "memory_utilization_pct": mem_util}
+          "multi_stream_overlap_us": t["multi_stream_overlap_us"], "duration_cv": cv}
     slower = "slower" if sign > 0 else "faster"
     text_kernels = (f"{display_name(top['name'])} {fmt_us(top['base']['mean_us'])} → {fmt_us(top['head']['mean_us'])} per launch"
                     + (f" and {len(slowed) - 1} more" if len(slowed) > 1 else ""))
-    if overlap or saturated:
-        why = []
-        if overlap:
-            why.append(f"GPU work on different streams now overlaps for {fmt_us(oh)} {unit} (base {fmt_us(ob)})")
-        if saturated:
-            why.append(f"memory utilisation during head was {mem_util:.0f} %")
+    if overlap:
+        why = (f"GPU work on different streams now overlaps for {fmt_us(oh)} {unit} "
+               f"(base {fmt_us(ob)})")
         text = (f"The same kernels with the same launch configuration ran {slower} ({text_kernels}) while "
-                + " and ".join(why) + ": they compete for memory bandwidth.")
+                + why + ": they compete for memory bandwidth.")
         if sign < 0:
             text = (f"The same kernels with the same launch configuration ran faster ({text_kernels}) with less "
                     f"overlap between streams ({fmt_us(ob)} → {fmt_us(oh)} {unit}): less competition for memory bandwidth.")
-        return [make_hint("memory_contention", 0.9 if overlap and saturated else 0.8, text, ev, contrib)]
+        return [make_hint("memory_contention", 0.8, text, ev, contrib)]
     text = (f"The same kernels with the same launch configuration ran {slower} ({text_kernels}, "
             f"{fmt_signed_us(contrib)} {unit}); the trace shows no new overlap or register change to explain it "
             f"(check clocks, other processes on the GPU, or input data).")
