@@ -69,6 +69,19 @@ def test_each_sides_power_is_its_energy_over_its_own_windows_and_utilisation_is_
     assert "memory_saturated_sides" not in s["flags"] and not s["notes"]
 
 
+def test_stopping_closes_the_running_sides_energy_window():
+    from testkit.fake_nvml import BOOSTING_H100, FakeNVML as NVML
+
+    now = [0.0]
+    gpu = dict(BOOSTING_H100, power_instant_mw=250_000)
+    nvml = NVML(gpus=[gpu], clock=lambda: now[0])
+    sampler = telemetry.TelemetrySampler(interval_s=3600, nvml=nvml, clock=lambda: now[0]).start()
+    sampler.set_side("base")
+    now[0] += 2.0
+    sampler.stop()
+    assert sampler.summary()["sides"]["base"]["mean_power_w"] == 250.0
+
+
 def test_side_energy_skips_windows_nobody_ran_or_the_counter_lost():
     readings = [(0.0, "base", 1000), (0.5, None, 101_000), (0.6, "head", 130_000),
                 (1.0, "base", None), (1.2, "head", 50), (1.3, None, 10)]

@@ -348,8 +348,10 @@ class TelemetrySampler:
             self._marks.append({"t": self._clock(), "side": side, "energy_mj": energy})
 
     def stop(self) -> None:
-        """Stop sampling and shut NVML down (idempotent)."""
+        """Stop sampling, close the running side's energy window, and shut NVML down
+        (idempotent)."""
         if self._thread is not None:
+            self.set_side(None)
             self._stop.set()
             self._thread.join(timeout=5 * self.interval_s + 1)
             self._thread = None
