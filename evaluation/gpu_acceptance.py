@@ -456,13 +456,16 @@ def step_telemetry(ctx: Context) -> Step:
     side = summary["sides"].get("base") or {}
     counters = {key: (samples[0].get(key), samples[-1].get(key)) for key in ("power_violation_ns", "thermal_violation_ns")}
     figures = {"samples": len(samples), "sm_clock_mhz": side.get("sm_clock_mhz"), "power_w": side.get("power_w"),
+               "mean_power_w": side.get("mean_power_w"), "energy_j": side.get("energy_j"),
                "temperature_c": side.get("temperature_c"), "throttle_reasons": side.get("throttle_reasons"),
                "violation_counters": counters, "notes": summary.get("notes")}
     clock = side.get("sm_clock_mhz") or {}
     ok = len(samples) >= 3 and bool(clock)
     return Step("telemetry", "pass" if ok else "fail",
                 f"{len(samples)} samples; SM clock {clock.get('median', '–')} MHz (min {clock.get('min', '–')}); "
-                f"power max {(side.get('power_w') or {}).get('max', '–')} W; reasons {side.get('throttle_reasons') or 'none'}; "
+                f"power max {(side.get('power_w') or {}).get('max', '–')} W, "
+                f"{side.get('mean_power_w', '–')} W from energy; "
+                f"reasons {side.get('throttle_reasons') or 'none'}; "
                 f"violation counters {'read' if any(v[0] is not None for v in counters.values()) else 'not offered'}"
                 + (" [fake NVML]" if ctx.dry_run else ""), figures)
 

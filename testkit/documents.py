@@ -48,10 +48,11 @@ def _full_json() -> str:
     found = [{k: v for k, v in x.items() if not k.startswith("_")} for x in hints.hints_for(regression, b, h)]
     profile = profile_diff.profile_for_results(b, h)
     operators_only = {"base": {**profile["base"], "kernels": []}, "head": {**profile["head"], "kernels": []}}
-    samples = ([{"side": "base", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 50, "power_w": 400,
-                 "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0}] * 5
-               + [{"side": "head", "sm_clock_mhz": 1500, "memory_clock_mhz": 3201, "temperature_c": 85, "power_w": 690,
-                   "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0x40}] * 5)
+    base = {"side": "base", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 50,
+            "power_avg_w": 400, "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0}
+    head = {"side": "head", "sm_clock_mhz": 1500, "memory_clock_mhz": 3201, "temperature_c": 85,
+            "power_avg_w": 690, "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0x40}
+    samples = [base] * 5 + [head] * 5
     benches = [_bench("bench_norm[rows=4096]", "regression", 1.6, profile=profile, hint_list=found),
                _bench("bench_add[n=1024]", "improvement", 0.8, profile=operators_only,
                       hint_list=[{"kind": "launch_overhead", "confidence": 0.5, "summary": "fewer launches",

@@ -10,8 +10,10 @@ with ``pid`` and ``usedGpuMemory``. A field a GPU's dict leaves out (or sets to 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Callable
 
 NVML_CLOCK_GRAPHICS, NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1, 2
 NVML_TEMPERATURE_GPU = 0
@@ -24,6 +26,9 @@ NVML_PERF_POLICY_POWER, NVML_PERF_POLICY_THERMAL = 0, 1
 NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS = 0
 #: nvml.h's return codes the fake raises (pynvml's ``NVMLError.value``).
 NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION = 3, 4
+#: nvml.h's field id of the instantaneous power (milliwatts), and its value type
+NVML_FI_DEV_POWER_INSTANT = 186
+NVML_VALUE_TYPE_UNSIGNED_INT = 1
 
 
 class NVMLError(Exception):
@@ -42,7 +47,10 @@ class FakeNVML:
     gpu_util, mem_util, mig ([cur, pending]), persistence (0/1), ecc ([cur, pending]),
     ecc_uncorrected, sm_clock, mem_clock, app_clock, default_app_clock, max_clock, reasons
     (bitmask), temperature, slowdown_temperature, power_mw, power_limit_mw, supported_sm ([MHz]),
-    power_violation_ns, thermal_violation_ns (cumulative), app_clocks_restricted (0/1).
+    power_violation_ns, thermal_violation_ns (cumulative), app_clocks_restricted (0/1),
+    power_instant_mw (``NVML_FI_DEV_POWER_INSTANT``; ``power_mw`` is NVML's 1 s average),
+    energy_mj (``nvmlDeviceGetTotalEnergyConsumption``: the counter at the first read; from
+    then on it grows by the instantaneous power over ``clock``'s seconds, as the GPU's does).
 
     Setting clocks: ``root`` says whether the caller may lock clocks (``nvmlDeviceSetGpuLockedClocks``
     and ``nvmlDeviceSetMemoryLockedClocks`` raise "Insufficient Permissions" otherwise, as NVML
@@ -57,12 +65,16 @@ class FakeNVML:
     initialised: int = 0
     root: bool = True
     calls: list = field(default_factory=list)
+    #: seconds for the energy counter (a test passes a simulated clock)
+    clock: Callable[[], float] = time.monotonic
+    _energy: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for name in ("NVML_CLOCK_GRAPHICS", "NVML_CLOCK_SM", "NVML_CLOCK_MEM", "NVML_TEMPERATURE_GPU",
                      "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN",
                      "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", "NVML_VOLATILE_ECC", "NVML_PERF_POLICY_POWER",
-                     "NVML_PERF_POLICY_THERMAL", "NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS"):
+                     "NVML_PERF_POLICY_THERMAL", "NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS",
+                     "NVML_FI_DEV_POWER_INSTANT", "NVML_VALUE_TYPE_UNSIGNED_INT"):
             setattr(self, name, globals()[name])
 
     # -- library ---------------------------------------------------------------------------------
@@ -183,6 +195,32 @@ class FakeNVML:
     def nvmlDeviceGetPowerUsage(self, handle):  # noqa: N802
         return self._field(handle, "power_mw")
 
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle):  # noqa: N802
+        """Millijoules since the driver loaded: the GPU's ``energy_mj``, then the instantaneous
+        power (mW) integrated over the seconds between reads (Not Supported before Volta)."""
+        start = self._field(handle, "energy_mj")
+        now, watts = self.clock(), self._field(handle, "power_instant_mw") / 1000.0
+        energy, last = self._energy.get(handle, (float(start), now))
+        energy += watts * (now - last) * 1000.0
+        self._energy[handle] = (energy, now)
+        return int(energy)
+
+    def nvmlDeviceGetFieldValues(self, handle, field_ids):  # noqa: N802
+        """pynvml's ``c_nvmlFieldValue_t`` records: a field the GPU does not offer has
+        ``nvmlReturn`` NOT_SUPPORTED (the call itself succeeds, as NVML's does)."""
+        self._require_init()
+        out = []
+        for fid in field_ids:
+            instant = fid == NVML_FI_DEV_POWER_INSTANT
+            value = self.gpus[handle].get("power_instant_mw") if instant else None
+            out.append(SimpleNamespace(
+                fieldId=fid, scopeId=0, timestamp=int(self.clock() * 1e6), latencyUsec=0,
+                valueType=NVML_VALUE_TYPE_UNSIGNED_INT,
+                nvmlReturn=0 if value is not None else NVML_ERROR_NOT_SUPPORTED,
+                value=SimpleNamespace(uiVal=int(value or 0), dVal=0.0, ulVal=0, ullVal=0,
+                                      sllVal=0, siVal=0, usVal=0)))
+        return out
+
     def nvmlDeviceGetEnforcedPowerLimit(self, handle):  # noqa: N802
         return self._field(handle, "power_limit_mw")
 
@@ -249,7 +287,7 @@ HEALTHY_H100 = {
     "app_clock": 1755, "default_app_clock": 1755, "max_clock": 1980, "reasons": 0x1 | 0x2, "temperature": 34,
     "slowdown_temperature": 87, "power_mw": 70_000, "power_limit_mw": 700_000,
     "supported_sm": [1980, 1755, 1590, 1410], "power_violation_ns": 0, "thermal_violation_ns": 0,
-    "app_clocks_restricted": 1,
+    "app_clocks_restricted": 1, "power_instant_mw": 72_000, "energy_mj": 9_000_000_000,
 }
 
 #: The same H100 as most clouds lend it: GPU Boost picks the clock (no setting holds it).

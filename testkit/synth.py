@@ -11,6 +11,13 @@ A100 = {"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85899345920,
         "regsPerBlock": 65536, "regsPerMultiprocessor": 65536, "warpSize": 32, "sharedMemPerBlock": 49152,
         "sharedMemPerMultiprocessor": 167936, "numSms": 108, "sharedMemPerBlockOptin": 166912}
 
+#: An H100 SXM as torch 2.x's Kineto writes its ``deviceProperties`` (the CUDA runtime's figures).
+H100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017755648, "computeMajor": 9,
+        "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+        "regsPerBlock": 65536, "regsPerMultiprocessor": 65536, "warpSize": 32,
+        "sharedMemPerBlock": 49152, "sharedMemPerMultiprocessor": 233472, "numSms": 132,
+        "sharedMemPerBlockOptin": 232448}
+
 PID, TID = 100, 100
 
 
@@ -61,8 +68,17 @@ class TraceBuilder:
         return self
 
     def kernel(self, name, dur=20.0, regs=32, grid=(1024, 1, 1), block=(256, 1, 1), smem=0, stream=7,
-               count=1, est_occ=None, gap=0.0, start=None, occupancy=None):
+               count=1, est_occ=None, gap=0.0, start=None, occupancy=None, op=None):
+        """``op``: the operator that launches it, ``{name, types, dims[, flops]}`` (its
+        ``cpu_op`` event around the launch, linked by ``External id`` as Kineto links them)."""
         for _ in range(count):
+            if op is not None:
+                args = {"Input type": list(op["types"]), "Input Dims": op["dims"],
+                        "External id": self.corr + 1}
+                if op.get("flops") is not None:
+                    args["flops"] = op["flops"]
+                self._x("cpu_op", op["name"], self.cpu_t, 7.0, **args)
+                self.cpu_t += 1
             self.corr += 1
             self._x("cuda_runtime", "cudaLaunchKernel", self.cpu_t, 4.0, correlation=self.corr, cbid=211)
             self.cpu_t += 5

@@ -14,10 +14,12 @@ with what the scenario's head does to a GPU timeline, and nothing else:
     tile), their estimated occupancy halves and each takes 1.5× as long.
 ``memory_contention``
     while each elementwise kernel of the main stream runs, a kernel runs on a side stream
-    (stream 20): on base a compute-bound GEMM, on head a memory-bound elementwise pass, and on
-    head the main kernel, with the same launch configuration, takes 1.4× as long.
+    (stream 20): on base the spin kernel of ``torch.cuda._sleep`` (it moves no bytes), on head a
+    memory-bound elementwise pass, and on head the main kernel, with the same launch
+    configuration, takes 1.4× as long.
 
-(For memory contention both sides are edited: base has the side stream's GEMM.) Times after an edit move by what it added, so the timeline stays ordered. When a GPU records the
+(For memory contention both sides are edited: base has the side stream's spin kernel.) Times
+after an edit move by what it added, so the timeline stays ordered. When a GPU records the
 real scenarios (``python -m evaluation.gpu_acceptance`` keeps their traces), those replace these.
 """
 
@@ -92,14 +94,18 @@ def _register_pressure(events: list[dict]) -> None:
             k["args"]["est. achieved occupancy %"] = max(1, k["args"]["est. achieved occupancy %"] // 2)
 
 
-#: The side stream's kernels: base a compute-bound GEMM (it overlaps the main stream's kernels
-#: without slowing them), head a memory-bound elementwise pass (it competes with them).
+#: The side stream's kernels: base ``torch.cuda._sleep``'s one-thread spin kernel (ATen's
+#: Sleep.cu; it overlaps the main stream's kernels without slowing them), head a memory-bound
+#: elementwise pass (it competes with them).
 SIDE_KERNELS = {
-    "base": "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x1_tn_align8>"
-            "(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x1_tn_align8::Params)",
+    "base": "at::cuda::(anonymous namespace)::spin_kernel(long)",
     "head": "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
             "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
 }
+
+
+#: The spin kernel's launch (``<<<1, 1>>>``); head's pass launches as the main kernel does.
+SIDE_LAUNCH = {"base": {"grid": [1, 1, 1], "block": [1, 1, 1]}}
 
 
 def _side_work(events: list[dict], side: str) -> None:
@@ -118,7 +124,8 @@ def _side_work(events: list[dict], side: str) -> None:
                        "args": {"correlation": corr}})
         events.append({"ph": "X", "cat": "kernel", "pid": k["pid"], "tid": SIDE_STREAM, "ts": k["ts"],
                        "dur": k["dur"], "name": SIDE_KERNELS[side],
-                       "args": dict(k["args"], stream=SIDE_STREAM, correlation=corr, **{"External id": corr})})
+                       "args": dict(k["args"], stream=SIDE_STREAM, correlation=corr,
+                                    **{"External id": corr}, **SIDE_LAUNCH.get(side, {}))})
 
 
 #: Scenario → the edit of each side (None: the recorded trace as it is).

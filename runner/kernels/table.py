@@ -192,13 +192,68 @@ def confidence(finding: dict) -> float:
     return round(base * (GUESSED_FACTOR if finding.get("guessed") else 1.0), 2)
 
 
+def _telling(row: dict) -> tuple:
+    """How much a row says: a worse one first, then the most spill and register growth."""
+    b, h = row["base"] if row["base"] and "error" not in row["base"] else None, row["head"]
+    spill = h["stack"] + h["local"] - (b["stack"] + b["local"] if b else 0)
+    return (bool(row["worse"]), spill, h["registers"] - (b["registers"] if b else 0))
+
+
+def compiled_row(kernels: list[dict], name: str) -> dict | None:
+    """The static pass's row of the kernel a trace names ``name`` (Triton names a kernel by its
+    function: the ``name`` of a ``kernels`` entry) where head compiled, the one that says most
+    (:func:`_telling`), with the kernel's ``path``; None where the pass has none."""
+    name = name.split("(")[0].strip()
+    rows = [dict(r, path=k["path"]) for k in kernels if k.get("name") == name
+            for r in k.get("rows", []) if r.get("head") and "error" not in r["head"]]
+    return max(rows, key=_telling) if rows else None
+
+
+def _numbers(side: dict | None) -> dict | None:
+    if not side or "error" in side:
+        return None
+    return {"registers": side["registers"], "spill_bytes": side["stack"] + side["local"],
+            "blocks_per_sm": (side.get("occupancy") or {}).get("blocks")}
+
+
+def join_compiler(hint: dict, kernels: list[dict]) -> str | None:
+    """Give a trace's ``register_pressure`` hint (registers and occupancy seen together with the
+    time: a correlation, :mod:`runner.profile.rules_device`) the compiler's numbers for its
+    kernel where the static pass has them: ``evidence.compiler``, a sentence, and
+    :data:`CONFIDENCE` where the compiler finds head worse (a trace cannot show a spill; the
+    compiler can). Returns the kernel's name when joined, else None."""
+    ev = hint.get("evidence") or {}
+    if hint.get("kind") != "register_pressure" or "compiler" in ev or not ev.get("kernel"):
+        return None
+    row = compiled_row(kernels, str(ev["kernel"]))
+    if row is None:
+        return None
+    b, h = (row["base"] if row["base"] and "error" not in row["base"] else None), row["head"]
+    ev["compiler"] = {"arch": row["arch"], "spec": row["spec"], "path": row["path"],
+                      "base": _numbers(b), "head": _numbers(h), "worse": row["worse"]}
+    base_words = f" (base {b['registers']}, {_spill(b)})" if b else ""
+    hint["summary"] = (f"{hint['summary']} The compiler ({row['arch']} [{row['spec']}]): head "
+                       f"{h['registers']} registers/thread and {_spill(h)}{base_words}.")
+    if row["worse"]:
+        hint["confidence"] = max(hint.get("confidence") or 0.0, CONFIDENCE)
+    return str(ev["kernel"]).split("(")[0].strip()
+
+
 def attach(entries: list[dict], section: dict, code_map: dict | None) -> None:
-    """Add the :func:`hints` of ``section``'s findings to each results.json benchmark entry whose
-    code map (``code_map["benchmarks"][name]``, repository-relative paths) runs the kernel's file;
-    without a map no entry gets them (the section's own findings say them)."""
+    """Join the compiler's numbers to each results.json benchmark entry's trace
+    ``register_pressure`` hint whose kernel the static pass compiled (:func:`join_compiler`), and
+    add the :func:`hints` of ``section``'s other findings to each entry whose code map
+    (``code_map["benchmarks"][name]``, repository-relative paths) runs the kernel's file;
+    without a map no entry gets those (the section's own findings say them)."""
     mapped = (code_map or {}).get("benchmarks") or {}
+    kernels = section.get("kernels") or []
     for entry in entries:
+        own = entry.get("hints") or []
+        joined = {name for h in own if (name := join_compiler(h, kernels))}
+        if joined:
+            own.sort(key=lambda h: -(h.get("confidence") or 0.0))
         files = mapped.get(entry.get("name"))
-        found = hints(section.get("findings") or [], set(files)) if files else []
+        found = [h for h in (hints(section.get("findings") or [], set(files)) if files else [])
+                 if h["evidence"].get("kernel") not in joined]
         if found:
-            entry["hints"] = [*found, *(entry.get("hints") or [])]
+            entry["hints"] = [*found, *own]

@@ -1,6 +1,14 @@
-"""Hint rules about what the GPU did (pure): registers and occupancy, contention for memory
-bandwidth, launches, idle time, new kernels, precision. Each is one function registered with
+"""Hint rules about what the GPU did (pure): registers and occupancy, contention between
+streams, launches, idle time, new kernels, precision. Each is one function registered with
 :func:`runner.profile.hint_rule.rule`; :mod:`runner.profile.hints` has the rules of evidence.
+
+What a trace cannot show, no rule claims (GPU review 2026-12-06, #18): Kineto does not export
+CUPTI's local memory per thread, so no trace shows a spill (registers up, occupancy down and time
+up is a correlation, said as one: :data:`CORRELATION_CONFIDENCE`; the compiler's own numbers,
+where the static pass has them, are joined by :func:`runner.kernels.table.attach`); and no trace
+shows DRAM throughput, so contention is called one for memory bandwidth only where the
+overlapping streams' roofline bytes come near the GPU's peak bandwidth
+(:data:`NEAR_PEAK_BANDWIDTH`), else one for the SMs and caches.
 """
 
 from __future__ import annotations
@@ -10,9 +18,17 @@ from .diff import _scales
 from .hint_rule import HintContext, Hints, make_hint, rule
 from .match import display_name
 
+#: Registers up, occupancy down and time up in a trace: a correlation, not a seen cause (with and
+#: without the two sides' occupancy); the compiler's numbers raise it where they agree.
+CORRELATION_CONFIDENCE, CORRELATION_CONFIDENCE_NO_OCCUPANCY = 0.65, 0.5
+#: The share of the GPU's peak bandwidth that the overlapping streams' roofline bytes must reach
+#: for contention to be called one for memory bandwidth.
+NEAR_PEAK_BANDWIDTH = 0.7
+
 
 def _more_registers(d: dict, sign: int, unit: str) -> dict | None:
-    """A matched kernel that got slower with more registers per thread and lower occupancy."""
+    """A matched kernel that got slower with more registers per thread and lower occupancy (a
+    correlation: the trace shows neither spills nor that the occupancy is what cost the time)."""
     best = None
     for k in d["kernels"]:
         b, h = k["base"], k["head"]
@@ -33,18 +49,18 @@ def _more_registers(d: dict, sign: int, unit: str) -> dict | None:
         waves = ""
         if b.get("waves") and h.get("waves") and b["waves"] != h["waves"]:
             waves = f" and it needs {h['waves']} wave{'s' if h['waves'] > 1 else ''} instead of {b['waves']}"
-        if sign > 0:
-            text = (f"Kernel {display_name(k['name'])} now uses {h['registers_per_thread']} registers per thread "
-                    f"(base {b['registers_per_thread']}), so occupancy fell from {fmt_share(ob)} to {fmt_share(oh)}{waves}; "
-                    f"it takes {fmt_signed_us(k['delta_us'])} {unit} ({fmt_us(b['total_us'])} → {fmt_us(h['total_us'])}).")
-        else:
-            text = (f"Kernel {display_name(k['name'])} now uses {h['registers_per_thread']} registers per thread "
-                    f"(base {b['registers_per_thread']}), so occupancy rose from {fmt_share(ob)} to {fmt_share(oh)}{waves}; "
-                    f"it takes {fmt_signed_us(k['delta_us'])} {unit} ({fmt_us(b['total_us'])} → {fmt_us(h['total_us'])}).")
+        moved = "fell" if sign > 0 else "rose"
+        text = (f"Kernel {display_name(k['name'])} now uses {h['registers_per_thread']} "
+                f"registers per thread (base {b['registers_per_thread']}) and its theoretical "
+                f"occupancy {moved} from {fmt_share(ob)} to {fmt_share(oh)}{waves}, while it takes "
+                f"{fmt_signed_us(k['delta_us'])} {unit} ({fmt_us(b['total_us'])} → "
+                f"{fmt_us(h['total_us'])}): the trace shows these together, not that one caused "
+                f"the other, nor whether it spills.")
         ev = {"kernel": k["name"], "match": k["match"], "registers_per_thread": {"base": b["registers_per_thread"], "head": h["registers_per_thread"]},
               "occupancy": {"base": ob, "head": oh}, "waves": {"base": b.get("waves"), "head": h.get("waves")},
               "total_us": {"base": b["total_us"], "head": h["total_us"]}, "count": {"base": b["count"], "head": h["count"]}}
-        conf = 0.85 if ob is not None and oh is not None else 0.6
+        conf = (CORRELATION_CONFIDENCE if ob is not None and oh is not None
+                else CORRELATION_CONFIDENCE_NO_OCCUPANCY)
         return make_hint("register_pressure", conf, text, ev, k["delta_us"])
 
     return None
@@ -82,30 +98,38 @@ def _fusion_register_pressure(base: dict, head: dict, d: dict, sign: int, unit: 
     bw = max((k.get("waves") or 0) for k in removed) or None
     hw = fused.get("waves")
     waves = f" and needs {hw} waves instead of {bw}" if bw and hw and hw != bw else ""
-    text = (f"Fusion raised register pressure: the new kernel {display_name(fused['name'])} uses "
-            f"{fused['registers_per_thread']} registers per thread (the {len(removed)} kernel(s) it replaces used at most "
-            f"{max_regs}), theoretical occupancy {fmt_share(ob)} → {fmt_share(oh)}{waves}; it takes {fmt_us(fused_us)} {unit} "
-            f"vs {fmt_us(replaced_us)} for the kernels it replaced.")
+    text = (f"The new (fused) kernel {display_name(fused['name'])} uses "
+            f"{fused['registers_per_thread']} registers per thread (the {len(removed)} kernel(s) "
+            f"it replaces used at most {max_regs}), theoretical occupancy {fmt_share(ob)} → "
+            f"{fmt_share(oh)}{waves}, and takes {fmt_us(fused_us)} {unit} vs "
+            f"{fmt_us(replaced_us)} for the kernels it replaced: the trace shows these together, "
+            f"not that the registers cost the time, nor whether it spills.")
     ev = {"kernel": fused["name"], "replaced": [k["name"] for k in removed],
           "registers_per_thread": {"base_max": max_regs, "head": fused["registers_per_thread"]},
           "occupancy": {"base_min": ob, "head": oh}, "waves": {"base": bw, "head": hw},
           "total_us": {"base": round(replaced_us, 3), "head": round(fused_us, 3)},
           "kernel_count": t["kernel_count"]}
-    conf = 0.85 if ob is not None and oh is not None else 0.6
+    conf = (CORRELATION_CONFIDENCE if ob is not None and oh is not None
+            else CORRELATION_CONFIDENCE_NO_OCCUPANCY)
     return make_hint("register_pressure", conf, text, ev, fused_us - replaced_us)
 
 
 @rule("register_pressure")
 def register_pressure(ctx: HintContext) -> Hints:
-    """A kernel that spills or lost occupancy to more registers: a matched kernel, else a new
-    (fused) kernel against the kernels it replaced."""
+    """A kernel with more registers and less occupancy that takes longer: a matched kernel, else
+    a new (fused) kernel against the kernels it replaced."""
     return (_more_registers(ctx.d, ctx.sign, ctx.unit)
             or _fusion_register_pressure(ctx.base, ctx.head, ctx.d, ctx.sign, ctx.unit))
 
 
 @rule("memory_contention")
 def memory_contention(ctx: HintContext) -> Hints:
-    d, sign, unit, telemetry = ctx.d, ctx.sign, ctx.unit, ctx.telemetry
+    """The same kernels, the same launches, slower while GPU work on other streams overlaps
+    more: contention between streams (the kind's name is kept; its words say for what). NVML's
+    memory utilisation is no evidence here: it is a duty cycle (the share of time
+    memory was read or written), not bandwidth, and a window of 1/6-1 s that mixes both sides
+    (GPU review 2026-12-06, #10)."""
+    d, sign, unit = ctx.d, ctx.sign, ctx.unit
     t = d["totals"]
     slowed = []
     for k in d["kernels"]:
@@ -124,35 +148,65 @@ def memory_contention(ctx: HintContext) -> Hints:
     ob, oh = t["multi_stream_overlap_us"]["base"] or 0.0, t["multi_stream_overlap_us"]["head"] or 0.0
     busy_h = t["gpu_busy_us"]["head"] or 0.0
     overlap = (oh - ob) * sign > max(1.0, 0.2 * ob) or (sign > 0 and busy_h and oh / busy_h >= 0.1)
-    mem_util = None
-    sides = (telemetry or {}).get("sides") or {}
-    if sides.get("head"):
-        mem_util = (sides["head"].get("memory_utilization_pct") or {}).get("median")
-    saturated = mem_util is not None and mem_util >= 80 and sign > 0
     cv = {"base": top["base"].get("cv"), "head": top["head"].get("cv")}
     ev = {"kernels": [{"name": k["name"], "mean_us": {"base": k["base"]["mean_us"], "head": k["head"]["mean_us"]},
                        "delta_us": k["delta_us"]} for k in slowed[:5]],
-          "multi_stream_overlap_us": t["multi_stream_overlap_us"], "duration_cv": cv,
-          "memory_utilization_pct": mem_util}
+          "multi_stream_overlap_us": t["multi_stream_overlap_us"], "duration_cv": cv}
     slower = "slower" if sign > 0 else "faster"
     text_kernels = (f"{display_name(top['name'])} {fmt_us(top['base']['mean_us'])} → {fmt_us(top['head']['mean_us'])} per launch"
                     + (f" and {len(slowed) - 1} more" if len(slowed) > 1 else ""))
-    if overlap or saturated:
-        why = []
-        if overlap:
-            why.append(f"GPU work on different streams now overlaps for {fmt_us(oh)} {unit} (base {fmt_us(ob)})")
-        if saturated:
-            why.append(f"memory utilisation during head was {mem_util:.0f} %")
-        text = (f"The same kernels with the same launch configuration ran {slower} ({text_kernels}) while "
-                + " and ".join(why) + ": they compete for memory bandwidth.")
+    if overlap:
+        why = (f"GPU work on different streams now overlaps for {fmt_us(oh)} {unit} "
+               f"(base {fmt_us(ob)})")
+        side = ctx.head if sign > 0 else ctx.base
+        ev["bandwidth"] = bandwidth = streams_bandwidth(side)
+        what, conf = _contended(bandwidth)
+        text = (f"The same kernels with the same launch configuration ran {slower} "
+                f"({text_kernels}) while {why}: {what}.")
         if sign < 0:
-            text = (f"The same kernels with the same launch configuration ran faster ({text_kernels}) with less "
-                    f"overlap between streams ({fmt_us(ob)} → {fmt_us(oh)} {unit}): less competition for memory bandwidth.")
-        return [make_hint("memory_contention", 0.9 if overlap and saturated else 0.8, text, ev, contrib)]
+            text = (f"The same kernels with the same launch configuration ran faster "
+                    f"({text_kernels}) with less overlap between streams ({fmt_us(ob)} → "
+                    f"{fmt_us(oh)} {unit}): less competition ({what}).")
+        return [make_hint("memory_contention", conf, text, ev, contrib)]
     text = (f"The same kernels with the same launch configuration ran {slower} ({text_kernels}, "
             f"{fmt_signed_us(contrib)} {unit}); the trace shows no new overlap or register change to explain it "
             f"(check clocks, other processes on the GPU, or input data).")
     return [make_hint("kernel_time", 0.45, text, ev, contrib)]
+
+
+def streams_bandwidth(summary: dict) -> dict | None:
+    """What the streams of one trace draw from memory when they run at once: per stream, the
+    roofline bytes of its kernels (their operators' tensors) over those kernels' time, summed
+    over the streams (each stream's rate while it runs, so their sum while they overlap), against
+    the GPU's peak (``{bytes_per_s, peak_bytes_per_s, share, streams}``); None without two
+    streams with bytes or without a known peak."""
+    peak = (((summary.get("device") or {}).get("peaks")) or {}).get("bandwidth_bytes_per_s")
+    per_stream: dict = {}
+    for k in summary.get("kernels") or []:
+        if not k.get("bytes") or not k.get("total_us") or len(k.get("streams") or []) != 1:
+            continue
+        b, t = per_stream.get(str(k["streams"][0]), (0.0, 0.0))
+        per_stream[str(k["streams"][0])] = (b + k["bytes"], t + k["total_us"])
+    if not peak or len(per_stream) < 2:
+        return None
+    rate = sum(b / (t * 1e-6) for b, t in per_stream.values())
+    return {"bytes_per_s": round(rate), "peak_bytes_per_s": peak, "share": round(rate / peak, 3),
+            "streams": len(per_stream)}
+
+
+def _contended(bandwidth: dict | None) -> tuple[str, float]:
+    """What overlapping streams compete for, in words, and the confidence of the hint: the
+    overlap and the same kernels slower show the contention; the roofline bytes near the peak
+    add that it is for memory bandwidth."""
+    if bandwidth is None:
+        return ("they compete for the GPU (its SMs, caches or memory bandwidth: the trace does "
+                "not show which)"), 0.8
+    figures = (f"the overlapping streams' roofline bytes come to "
+               f"{bandwidth['bytes_per_s'] / 1e9:.0f} GB/s, {bandwidth['share']:.0%} of the GPU's "
+               f"{bandwidth['peak_bytes_per_s'] / 1e9:.0f} GB/s")
+    if bandwidth["share"] >= NEAR_PEAK_BANDWIDTH:
+        return f"they compete for memory bandwidth ({figures})", 0.85
+    return f"they compete for the SMs and caches, not memory bandwidth ({figures})", 0.8
 
 
 @rule("kernel_time")

@@ -392,3 +392,46 @@ def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
     assert row["spec"] == ("BLOCK=1024 num_warps=4 num_stages=3 → BLOCK=2048 num_warps=4 "
                            "num_stages=3")
     assert row["base"]["registers"] > 0 and row["head"]["registers"] > 0
+
+
+@pytest.mark.slow
+def test_a_trace_s_register_pressure_gets_the_compiler_s_spill_where_the_static_pass_has_it(
+        tmp_path, cache):
+    """GPU review #18: Kineto exports no spills, so a trace's registers-up, occupancy-down,
+    time-up is a correlation; for a Triton kernel the static pass compiled (real Triton, sm_90),
+    the hint gains the compiler's registers and spill, and the certainty they bring."""
+    from runner.kernels.table import CONFIDENCE, attach
+    from runner.profile import hints
+    from runner.profile import summaries as trace
+    from testkit.synth import H100, repeat
+
+    base, head = tmp_path / "base", tmp_path / "head"
+    slow = OPS.replace("BLOCK=1024, num_warps=1", "BLOCK=8192, num_warps=1")
+    for root, text in ((base, OPS), (head, slow)):
+        (root / "lib").mkdir(parents=True)
+        (root / "lib" / "__init__.py").write_text("")
+        (root / "lib" / "ops.py").write_text(text)
+    section = analyse({"base": base, "head": head}, ["sm_90"])
+    (row,) = section["kernels"][0]["rows"]
+    regs = row["base"]["registers"], row["head"]["registers"]
+    # the trace of one norm_kernel launch per call, as Kineto writes it (Triton names the kernel
+    # by its function), with the registers the compiler gave each side
+    b, h = (trace.summarize(repeat(lambda t, r=r, us=us: t.kernel(
+        "norm_kernel", dur=us, regs=r, grid=(4096, 1, 1), block=(32, 1, 1)), props=H100))
+        for r, us in ((regs[0], 40), (regs[1], 90)))
+    regression = {"ratio": 2.0, "ci_low": 1.9, "ci_high": 2.1, "p_value": 0.001,
+                  "verdict": "regression"}
+    found = [{k: v for k, v in x.items() if not k.startswith("_")}
+             for x in hints.hints_for(regression, b, h)]
+    assert found[0]["kind"] == "register_pressure" and found[0]["confidence"] < CONFIDENCE
+    assert "nor whether it spills" in found[0]["summary"]
+    entries = [{"name": "bench_norm", "hints": found}]
+    attach(entries, section, None)
+    (top, *_) = entries[0]["hints"]
+    compiler = top["evidence"]["compiler"]
+    assert compiler["arch"] == "sm_90" and compiler["head"]["spill_bytes"] > 0
+    assert compiler["base"] == {"registers": regs[0], "spill_bytes": 0,
+                                "blocks_per_sm": row["base"]["occupancy"]["blocks"]}
+    assert f"head {regs[1]} registers/thread and spills" in top["summary"]
+    assert top["confidence"] == CONFIDENCE
+    assert sum(h["kind"] == "register_pressure" for h in entries[0]["hints"]) == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from runner.pipeline.machine import telemetry
+from runner.pipeline.machine import energy, telemetry
 
 
 def _samples(side, n, **fields):
@@ -12,17 +12,19 @@ def _samples(side, n, **fields):
 
 
 def test_summary_per_side_and_no_flags_when_steady():
-    s = telemetry.summarize_samples(_samples("base", 10, sm_clock_mhz=1980, memory_clock_mhz=2619, temperature_c=55,
-                                             power_w=400, power_limit_w=700, memory_utilization_pct=40, reasons=0)
-                                    + _samples("head", 10, sm_clock_mhz=1980, memory_clock_mhz=2619, temperature_c=56,
-                                               power_w=420, power_limit_w=700, memory_utilization_pct=42, reasons=0x1)
-                                    + _samples(None, 3, sm_clock_mhz=300))
+    common = {"sm_clock_mhz": 1980, "memory_clock_mhz": 2619, "power_limit_w": 700}
+    s = telemetry.summarize_samples(
+        _samples("base", 10, **common, temperature_c=55, power_instant_w=400,
+                 memory_utilization_pct=40, reasons=0)
+        + _samples("head", 10, **common, temperature_c=56, power_instant_w=420,
+                   memory_utilization_pct=42, reasons=0x1)
+        + _samples(None, 3, sm_clock_mhz=300))
     assert s["available"] and s["samples"] == 23
     assert s["sides"]["base"]["sm_clock_mhz"] == {"median": 1980, "min": 1980, "max": 1980}
     assert s["sides"]["head"]["power_vs_limit_max"] == 0.6
     assert s["sides"]["head"]["throttle_reasons"] == {"gpu_idle": 1.0}
     assert s["flags"] == {"throttled": False, "throttled_sides": [], "clocks_differ": False,
-                          "sm_clock_difference": 0.0, "memory_saturated_sides": []}
+                          "sm_clock_difference": 0.0}
 
 
 def test_throttled_and_clocks_differ_flags():
@@ -32,6 +34,61 @@ def test_throttled_and_clocks_differ_flags():
     assert s["flags"]["clocks_differ"] and s["flags"]["sm_clock_difference"] == round(1600 / 1980 - 1, 4)
     assert s["sides"]["head"]["throttle_reasons"] == {"hw_thermal_slowdown": 1.0, "sw_power_cap": 1.0}
     assert any("clocks held down" in n for n in s["notes"])
+
+
+def test_each_sides_power_is_its_energy_over_its_own_windows_and_utilisation_is_the_runs():
+    """GPU review #10: base and head alternate every 30 ms while NVML's power reading is a 1 s
+    average and its utilisation a 1/6-1 s window, so a side's samples of them mix both sides;
+    the energy counter's differences across each side's windows give each side its own power.
+    Memory utilisation is a duty cycle: 85 % is reported for the run, never as saturation."""
+    from testkit.fake_nvml import BOOSTING_H100, FakeNVML as NVML
+
+    now = [100.0]
+    gpu = dict(BOOSTING_H100, power_mw=450_000, gpu_util=100, mem_util=85)
+    nvml = NVML(gpus=[gpu], clock=lambda: now[0])
+    sampler = telemetry.TelemetrySampler(interval_s=3600, nvml=nvml, clock=lambda: now[0]).start()
+    for _ in range(20):
+        for side, milliwatts in (("base", 300_000), ("head", 600_000)):
+            sampler.set_side(side)
+            gpu["power_instant_mw"] = milliwatts
+            now[0] += 0.015
+            sampler.sample_once()
+            now[0] += 0.015
+            sampler.set_side(None)
+            now[0] += 0.002  # between requests: nobody's
+    sampler.stop()
+    s = sampler.summary()
+    base, head = s["sides"]["base"], s["sides"]["head"]
+    assert (base["mean_power_w"], head["mean_power_w"]) == (300.0, 600.0)
+    assert (base["energy_j"], head["energy_j"]) == (180.0, 360.0) and base["energy_s"] == 0.6
+    assert (base["power_w"]["median"], head["power_w"]["median"]) == (300, 600)  # instantaneous
+    assert head["power_vs_limit_max"] == round(600 / 700, 3)
+    assert "memory_utilization_pct" not in head and "gpu_utilization_pct" not in head
+    assert s["device"]["power_avg_w"]["median"] == 450
+    assert s["device"]["memory_utilization_pct"]["median"] == 85
+    assert "memory_saturated_sides" not in s["flags"] and not s["notes"]
+
+
+def test_stopping_closes_the_running_sides_energy_window():
+    from testkit.fake_nvml import BOOSTING_H100, FakeNVML as NVML
+
+    now = [0.0]
+    gpu = dict(BOOSTING_H100, power_instant_mw=250_000)
+    nvml = NVML(gpus=[gpu], clock=lambda: now[0])
+    sampler = telemetry.TelemetrySampler(interval_s=3600, nvml=nvml, clock=lambda: now[0]).start()
+    sampler.set_side("base")
+    now[0] += 2.0
+    sampler.stop()
+    assert sampler.summary()["sides"]["base"]["mean_power_w"] == 250.0
+
+
+def test_side_energy_skips_windows_nobody_ran_or_the_counter_lost():
+    readings = [(0.0, "base", 1000), (0.5, None, 101_000), (0.6, "head", 130_000),
+                (1.0, "base", None), (1.2, "head", 50), (1.3, None, 10)]
+    marks = [{"t": t, "side": side, "energy_mj": mj} for t, side, mj in readings]
+    assert energy.side_energy(marks) == {
+        "base": {"energy_j": 100.0, "seconds": 0.5, "mean_power_w": 200.0}}
+    assert energy.side_energy([]) == {}
 
 
 def test_decode_reasons():
@@ -111,7 +168,8 @@ def test_sampler_with_fake_nvml_attributes_samples_to_sides():
     s = sampler.summary()
     assert s["available"] and s["device_name"] == "NVIDIA H200" and s["driver"] == "570.00"
     assert s["sides"]["base"]["sm_clock_mhz"]["median"] == 1980 and s["sides"]["head"]["sm_clock_mhz"]["median"] == 1500
-    assert s["sides"]["head"]["power_limit_w"] == 700.0 and s["sides"]["head"]["memory_utilization_pct"]["median"] == 70
+    assert s["sides"]["head"]["power_limit_w"] == 700.0
+    assert s["device"]["memory_utilization_pct"]["median"] == 70
     assert s["flags"]["clocks_differ"] and s["flags"]["throttled_sides"] == ["head"]
     assert nvml.shut
 

@@ -57,12 +57,19 @@ def test_partials_render_nothing_without_data(env, fmt):
 
 @pytest.mark.parametrize("fmt", ["md", "html"])
 def test_telemetry_partial(env, fmt):
-    samples = [{"side": "base", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 50, "power_w": 400,
-                "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0}] * 5 + \
-              [{"side": "head", "sm_clock_mhz": 1500, "memory_clock_mhz": 3201, "temperature_c": 85, "power_w": 690,
-                "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0x40}] * 5
-    t = telemetry.summarize_samples(samples, device_name="NVIDIA H200", driver="570.00")
+    base = {"side": "base", "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 50,
+            "power_avg_w": 400, "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0}
+    head = {"side": "head", "sm_clock_mhz": 1500, "memory_clock_mhz": 3201, "temperature_c": 85,
+            "power_avg_w": 690, "power_limit_w": 700, "memory_utilization_pct": 30, "reasons": 0x40}
+    samples = [base] * 5 + [head] * 5
+    marks = [{"t": 0.0, "side": "base", "energy_mj": 0},
+             {"t": 1.0, "side": "head", "energy_mj": 400_000},
+             {"t": 2.0, "side": None, "energy_mj": 1_090_000}]
+    t = telemetry.summarize_samples(samples, device_name="NVIDIA H200", driver="570.00",
+                                    marks=marks)
     text = env.get_template(f"_telemetry.{fmt}.j2").render(env={"telemetry": t})
     assert "did not run at the same speed" in text and "hw_thermal_slowdown 100 %" in text and "1500" in text
+    assert "690 / 700" in text and "400 / 700" in text  # each side's energy over its own time
+    assert "power 545 W" in text and "memory busy 30 %" in text and "not bandwidth" in text
     text = env.get_template(f"_telemetry.{fmt}.j2").render(telemetry={"available": False, "reason": "no NVML"})
     assert "not recorded (no NVML)" in text

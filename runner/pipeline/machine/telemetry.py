@@ -6,11 +6,20 @@ workers run; the parent calls :meth:`TelemetrySampler.set_side` as base and head
 
 ``{"available": True, "device_name", "driver", "interval_s", "samples",
 "sides": {"base"|"head": {samples, sm_clock_mhz, memory_clock_mhz, temperature_c, power_w:
-{median, min, max}, power_limit_w, power_vs_limit_max (fraction), memory_utilization_pct,
-gpu_utilization_pct: {median, min, max}, throttle_reasons: {reason: fraction of samples},
-throttled_fraction}},
-"flags": {throttled, throttled_sides, clocks_differ, sm_clock_difference (fraction),
-memory_saturated_sides}, "notes": [sentences]}``, or ``{"available": False, "reason": "..."}``.
+{median, min, max}, power_limit_w, power_vs_limit_max (fraction), throttle_reasons: {reason:
+fraction of samples}, throttled_fraction, energy_j, energy_s, mean_power_w}},
+"device": {power_avg_w, gpu_utilization_pct, memory_utilization_pct: {median, min, max}},
+"flags": {throttled, throttled_sides, clocks_differ, sm_clock_difference (fraction)},
+"notes": [sentences]}``, or ``{"available": False, "reason": "..."}``.
+
+Per side only what NVML gives at an instant: the clocks, temperature, clock-event reasons and
+the instantaneous power (``power_w``, ``NVML_FI_DEV_POWER_INSTANT``); a side's energy and mean
+power come from the cumulative energy counter across its own request windows
+(:mod:`runner.pipeline.machine.energy`). NVML's power reading (a 1 s average) and utilisation
+rates (1/6-1 s windows) mix both sides, which alternate every 20-40 ms, so they are in
+``device``, for the run as a whole. Memory utilisation there is NVML's duty cycle (the share of
+time global memory was read or written), not bandwidth: nothing infers saturation from it
+(GPU review 2026-12-06, #10).
 
 Sources: the clock-event (formerly "throttle") reason bits are NVML's
 ``nvmlClocksEventReason*`` constants (nvml.h); ``nvmlDeviceGetCurrentClocksEventReasons`` is
@@ -24,6 +33,7 @@ import threading
 import time
 
 from .clock_plan import THROTTLE_REASONS
+from .energy import energy_mj, instant_power_w, side_energy
 
 #: NVML clock-event reason bits (nvml.h) and the names perfgate reports.
 REASON_BITS = {
@@ -42,8 +52,6 @@ REASON_BITS = {
 THROTTLED_FRACTION = 0.05
 #: Median SM clocks of the two sides differing by more than this fraction are flagged.
 CLOCK_DIFFERENCE = 0.02
-#: Median memory utilisation (percent) at or above which memory counts as saturated.
-MEMORY_SATURATED_PCT = 80.0
 #: A round during which the SM clock was more than this fraction away from the reference (the
 #: locked clock, else the run's median under load) counts as a clock change
 #: (:func:`disturbed_rounds`); the same 2 % as :data:`CLOCK_DIFFERENCE` between sides.
@@ -80,32 +88,32 @@ def summarize_side(samples: list[dict]) -> dict:
         for r in names:
             reasons[r] = reasons.get(r, 0) + 1
     limits = [s.get("power_limit_w") for s in samples if s.get("power_limit_w")]
-    ratios = [s["power_w"] / s["power_limit_w"] for s in samples if s.get("power_w") and s.get("power_limit_w")]
+    ratios = [s["power_instant_w"] / s["power_limit_w"] for s in samples
+              if s.get("power_instant_w") and s.get("power_limit_w")]
     return {
         "samples": n,
         "sm_clock_mhz": _stats([s.get("sm_clock_mhz") for s in samples]),
         "memory_clock_mhz": _stats([s.get("memory_clock_mhz") for s in samples]),
         "temperature_c": _stats([s.get("temperature_c") for s in samples]),
-        "power_w": _stats([s.get("power_w") for s in samples]),
+        "power_w": _stats([s.get("power_instant_w") for s in samples]),
         "power_limit_w": round(statistics.median(limits), 1) if limits else None,
         "power_vs_limit_max": round(max(ratios), 3) if ratios else None,
-        "memory_utilization_pct": _stats([s.get("memory_utilization_pct") for s in samples]),
-        "gpu_utilization_pct": _stats([s.get("gpu_utilization_pct") for s in samples]),
         "throttle_reasons": {k: round(v / n, 3) for k, v in sorted(reasons.items())} if n else {},
         "throttled_fraction": round(throttled / n, 3) if n else 0.0,
     }
 
 
 def summarize_samples(samples: list[dict], *, device_name: str | None = None, driver: str | None = None,
-                      interval_s: float | None = None) -> dict:
+                      interval_s: float | None = None, marks: list[dict] | None = None) -> dict:
     """``environment.telemetry`` from raw samples (pure).
 
     Args:
         samples: dicts ``{t (s), side ("base"|"head"|None), sm_clock_mhz, memory_clock_mhz,
-            temperature_c, power_w, power_limit_w, memory_utilization_pct, gpu_utilization_pct,
-            reasons (NVML clock-event bitmask)}``; missing fields are None. Samples with side
-            None (set-up, between sides) count in ``samples`` only.
+            temperature_c, power_instant_w, power_avg_w, power_limit_w, memory_utilization_pct,
+            gpu_utilization_pct, reasons (NVML clock-event bitmask)}``; missing fields are None.
+            Samples with side None (set-up, between sides) count in ``samples`` only.
         device_name, driver, interval_s: recorded as given.
+        marks: the energy counter at each change of side (:func:`.energy.side_energy`).
 
     Returns:
         the telemetry summary (module docstring); ``flags`` are all false without samples.
@@ -115,6 +123,13 @@ def summarize_samples(samples: list[dict], *, device_name: str | None = None, dr
         own = [s for s in samples if s.get("side") == side]
         if own:
             sides[side] = summarize_side(own)
+    for side, energy in side_energy(marks or []).items():
+        sides.setdefault(side, summarize_side([])).update(
+            energy_j=energy["energy_j"], energy_s=energy["seconds"],
+            mean_power_w=energy["mean_power_w"])
+    running = [s for s in samples if s.get("side")]
+    device = {key: _stats([s.get(key) for s in running])
+              for key in ("power_avg_w", "gpu_utilization_pct", "memory_utilization_pct")}
     throttled_sides = [side for side, v in sides.items() if v["throttled_fraction"] >= THROTTLED_FRACTION]
     difference = None
     clocks_differ = False
@@ -128,16 +143,12 @@ def summarize_samples(samples: list[dict], *, device_name: str | None = None, dr
             clocks_differ = abs(difference) > CLOCK_DIFFERENCE
         if mb and mh and abs(mh / mb - 1) > CLOCK_DIFFERENCE:
             clocks_differ = True
-    saturated = [side for side, v in sides.items()
-                 if (v["memory_utilization_pct"] or {}).get("median", 0) >= MEMORY_SATURATED_PCT]
     notes = []
     for side in throttled_sides:
         top = max(((r, sides[side]["throttle_reasons"].get(r, 0)) for r in THROTTLE_REASONS), key=lambda kv: kv[1])
         notes.append(f"{side}: clocks held down ({top[0]} in {top[1]:.0%} of samples)")
     if clocks_differ and difference is not None:
         notes.append(f"median SM clock differs between sides ({difference:+.1%} head vs base)")
-    for side in saturated:
-        notes.append(f"{side}: memory utilisation median {sides[side]['memory_utilization_pct']['median']:.0f} %")
     return {
         "available": True,
         "device_name": device_name,
@@ -145,9 +156,9 @@ def summarize_samples(samples: list[dict], *, device_name: str | None = None, dr
         "interval_s": interval_s,
         "samples": len(samples),
         "sides": sides,
+        "device": device,
         "flags": {"throttled": bool(throttled_sides), "throttled_sides": throttled_sides,
-                  "clocks_differ": clocks_differ, "sm_clock_difference": difference,
-                  "memory_saturated_sides": saturated},
+                  "clocks_differ": clocks_differ, "sm_clock_difference": difference},
         "notes": notes,
     }
 
@@ -219,8 +230,9 @@ def nvml_text(value):
 
 def read_sample(nvml, handle) -> dict:
     """One sample from NVML (fields a GPU does not support are None): clocks (MHz), temperature
-    (°C), power and its limit (W), utilisation (%), the clock-event reason bitmask, and the
-    cumulative power and thermal violation counters (ns, :data:`VIOLATION_POLICIES`)."""
+    (°C), power (W: instantaneous, and NVML's 1 s average) and its limit, utilisation (%), the
+    clock-event reason bitmask, and the cumulative power and thermal violation counters (ns,
+    :data:`VIOLATION_POLICIES`)."""
     util = nvml_value(nvml.nvmlDeviceGetUtilizationRates, handle)
     reasons_fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
         getattr(nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
@@ -235,7 +247,8 @@ def read_sample(nvml, handle) -> dict:
         "sm_clock_mhz": nvml_value(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_SM", 1)),
         "memory_clock_mhz": nvml_value(nvml.nvmlDeviceGetClockInfo, handle, getattr(nvml, "NVML_CLOCK_MEM", 2)),
         "temperature_c": nvml_value(nvml.nvmlDeviceGetTemperature, handle, getattr(nvml, "NVML_TEMPERATURE_GPU", 0)),
-        "power_w": power / 1000.0 if power is not None else None,
+        "power_instant_w": instant_power_w(nvml, handle),
+        "power_avg_w": power / 1000.0 if power is not None else None,
         "power_limit_w": limit / 1000.0 if limit is not None else None,
         "memory_utilization_pct": getattr(util, "memory", None),
         "gpu_utilization_pct": getattr(util, "gpu", None),
@@ -278,6 +291,8 @@ class TelemetrySampler:
         self._nvml = nvml
         self._clock = clock
         self._samples: list[dict] = []
+        #: the energy counter each time the side changed (:func:`.energy.side_energy`)
+        self._marks: list[dict] = []
         self._side: str | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -323,13 +338,20 @@ class TelemetrySampler:
             self._samples.append(sample)
 
     def set_side(self, side: str | None) -> None:
-        """Attribute the following samples to ``"base"``, ``"head"`` or nobody (None)."""
+        """Attribute the following samples, and the energy from now to the next change, to
+        ``"base"``, ``"head"`` or nobody (None)."""
+        if side == self._side:
+            return
+        energy = energy_mj(self._nvml, self._handle)
         with self._lock:
             self._side = side
+            self._marks.append({"t": self._clock(), "side": side, "energy_mj": energy})
 
     def stop(self) -> None:
-        """Stop sampling and shut NVML down (idempotent)."""
+        """Stop sampling, close the running side's energy window, and shut NVML down
+        (idempotent)."""
         if self._thread is not None:
+            self.set_side(None)
             self._stop.set()
             self._thread.join(timeout=5 * self.interval_s + 1)
             self._thread = None
@@ -344,5 +366,7 @@ class TelemetrySampler:
         """``environment.telemetry`` (see :func:`summarize_samples`)."""
         if self._reason is not None:
             return {"available": False, "reason": self._reason}
+        with self._lock:
+            marks = list(self._marks)
         return summarize_samples(self.samples, device_name=self._device_name, driver=self._driver,
-                                 interval_s=self.interval_s)
+                                 interval_s=self.interval_s, marks=marks)
