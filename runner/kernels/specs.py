@@ -63,15 +63,20 @@ _INTS = ("stride", "size", "numel", "len", "count", "num_", "n_", "offset")
 _FLOAT_WORDS = frozenset(("eps", "epsilon", "temp", "temperature", "delta", "beta", "alpha",
                           "gamma", "scale", "softcap", "momentum", "lr", "smoothing", "lambda",
                           "coef", "coeff", "tau", "margin", "decay"))
+#: Words that make a name a size or an index whatever else it holds: ``Scale_row_stride``.
+_INT_WORDS = frozenset(("stride", "size", "numel", "len", "count", "num", "n", "offset",
+                        "offsets", "block", "ptr", "idx", "index", "dim", "rows", "cols"))
 
 
 def float_name(name: str) -> bool:
     """Whether ``name`` reads as a float's: one of :data:`_FLOATS`, ending ``_scale``/``_eps``,
-    or holding a word of :data:`_FLOAT_WORDS` between underscores (``EPS_HIGH``, ``DELTA``;
-    not ``BLOCK_N`` nor ``TEMPLATE``)."""
+    or holding a word of :data:`_FLOAT_WORDS` between underscores and none of
+    :data:`_INT_WORDS` (``EPS_HIGH``, ``DELTA``; not ``BLOCK_N``, ``TEMPLATE`` nor
+    ``Scale_row_stride``)."""
     lower = name.lower()
+    words = lower.split("_")
     return (lower in _FLOATS or lower.endswith(("_scale", "_eps"))
-            or any(word in _FLOAT_WORDS for word in lower.split("_")))
+            or (any(w in _FLOAT_WORDS for w in words) and not any(w in _INT_WORDS for w in words)))
 
 
 def _guess_type(name: str, addresses: dict) -> str:

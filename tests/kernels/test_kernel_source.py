@@ -607,7 +607,8 @@ def test_a_float_s_name_a_flag_and_the_live_branch_decide_the_guesses():
     from runner.kernels.specs import condition_flags, float_name, live_function
 
     assert [n for n in ("EPS_LOW", "SAPO_TEMP_POS", "DELTA", "eps", "sm_scale", "BLOCK_N",
-                        "TEMPLATE", "NUM_STEPS", "n_cols") if float_name(n)] == [
+                        "TEMPLATE", "NUM_STEPS", "n_cols", "Scale_row_stride")
+            if float_name(n)] == [
         "EPS_LOW", "SAPO_TEMP_POS", "DELTA", "eps", "sm_scale"]
     (kernel,) = kernels_in(FLAGS, "k.py")
     # a flag is what the kernel only tests for truth (mixed is also a number, BLOCK a size)
