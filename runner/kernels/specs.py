@@ -24,15 +24,21 @@ offs)``, not ``D`` nor ``stride`` in ``row * stride``), whose name holds ``ptr``
 with a capital letter and is handed on to a helper (a lone capital only when it is one of Q, V,
 O, X, Y, W, A, B: ``D``, ``N``, ``K`` handed on are sizes as often), is a pointer to fp32
 (16-byte aligned, as a fresh torch tensor is: Triton's ``tt.divisibility=16``), to i64 where
-what it holds is loaded and used as an offset (labels, indices); a
-``stride``/``n_cols``/other parameter is an ``i32``; ``eps``, ``scale``, ``alpha`` ... are
-``fp32``; a constexpr without a value is, where the kernel uses it as an enum (only compares
+what it holds is loaded and used as an offset (labels, indices); a parameter whose name is, or
+has a ``_``-separated word that is, a float's (:func:`float_name`: ``eps``, ``EPS_LOW``,
+``SAPO_TEMP_POS``, ``DELTA``) is ``fp32``; a ``stride``/``n_cols``/other parameter is an ``i32``.
+The pointers are read from the code the guessed constexprs leave live
+(:func:`live_function`: under ``if not IS_SEQLEN_OFFSETS_TENSOR:`` a parameter added to an
+index is an int, in the other branch it is loaded through; only the branch the flag selects is
+compiled). A constexpr without a value is, where the kernel uses it as an enum (only compares
 it: ``if LOSS_TYPE == 0: ... elif LOSS_TYPE == 1: ...``, :func:`compared_values`), the first
 value it is compared with (64 would match no branch, and a variable bound in every branch would
-be undefined on both sides); else 64 (a block size), False when named
-``HAS_*``/``IS_*``/``USE_*``/``EVEN_*``, ``tl.float32`` when its name holds ``dtype``, 1e-6 for
-an ``eps`` and 1.0 for another float's name. A guess changes only the
-absolute numbers: base and head are compiled with the same one.
+be undefined on both sides); False where it is a flag: named ``HAS_*``/``IS_*``/``USE_*``/...,
+or only tested for truth (``if has_dS_out:``, ``if not INTERLEAVED:``, :func:`condition_flags`);
+``tl.float32`` when its name holds ``dtype``; 1e-6 for an ``eps`` and 1.0 for another float's
+name (:func:`float_name`); else 64 (a block size). Base and head are compiled with the same
+guess where both have the parameter; where they do not (head gained a constexpr, or a parameter
+changed kind) the row says so and makes no finding (runner.kernels.table).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import ast
 import builtins
 
 from .evaluate import evaluate, run_body
-from .find import Kernel
+from .find import Kernel, address_params
 
 #: Triton's defaults for CUDA targets.
 NUM_WARPS, NUM_STAGES = 4, 3
@@ -53,6 +59,24 @@ _FLAGS = ("HAS_", "IS_", "USE_", "EVEN_", "ENABLE_", "RETURN_", "DO_", "APPLY_")
 
 
 _INTS = ("stride", "size", "numel", "len", "count", "num_", "n_", "offset")
+#: Words of a name (split at ``_``) that make it a float: ``EPS_LOW``, ``SAPO_TEMP_POS``.
+_FLOAT_WORDS = frozenset(("eps", "epsilon", "temp", "temperature", "delta", "beta", "alpha",
+                          "gamma", "scale", "softcap", "momentum", "lr", "smoothing", "lambda",
+                          "coef", "coeff", "tau", "margin", "decay"))
+#: Words that make a name a size or an index whatever else it holds: ``Scale_row_stride``.
+_INT_WORDS = frozenset(("stride", "size", "numel", "len", "count", "num", "n", "offset",
+                        "offsets", "block", "ptr", "idx", "index", "dim", "rows", "cols"))
+
+
+def float_name(name: str) -> bool:
+    """Whether ``name`` reads as a float's: one of :data:`_FLOATS`, ending ``_scale``/``_eps``,
+    or holding a word of :data:`_FLOAT_WORDS` between underscores and none of
+    :data:`_INT_WORDS` (``EPS_HIGH``, ``DELTA``; not ``BLOCK_N``, ``TEMPLATE`` nor
+    ``Scale_row_stride``)."""
+    lower = name.lower()
+    words = lower.split("_")
+    return (lower in _FLOATS or lower.endswith(("_scale", "_eps"))
+            or (any(w in _FLOAT_WORDS for w in words) and not any(w in _INT_WORDS for w in words)))
 
 
 def _guess_type(name: str, addresses: dict) -> str:
@@ -61,6 +85,8 @@ def _guess_type(name: str, addresses: dict) -> str:
         return "*i64"  # indices and labels: torch's long
     if "ptr" in lower or name in addresses.get("pointers", ()):
         return "*fp32"
+    if float_name(name):
+        return "fp32"
     if any(word in lower for word in _INTS) or lower.startswith("n"):
         return "i32"
     if name[:1].isupper() and (name in addresses.get("opaque", ())
@@ -68,8 +94,6 @@ def _guess_type(name: str, addresses: dict) -> str:
         # a lone capital handed on is a size as often as a tensor (M, N, K, D): it is one
         # where it reaches no address; longer capitalised names (Out, DO, Bias) are tensors
         return "*fp32" if len(name) > 1 or name in "QVOXYWAB" else "i32"
-    if name.lower() in _FLOATS or name.lower().endswith(("_scale", "_eps")):
-        return "fp32"
     return "i32"
 
 
@@ -94,6 +118,29 @@ def _compared(use: ast.Name, parent: ast.AST | None, env: dict) -> list | None:
     return values if values and all(isinstance(v, (int, float, str)) for v in values) else None
 
 
+def _uses(kernel: Kernel):
+    """``(function, env, parents, uses)`` of ``kernel``: its parsed function, the module values
+    it reads, each node's parent and its ``tl.constexpr`` parameters' loads in source order;
+    None where its source does not parse."""
+    try:
+        fn = next(s for s in ast.parse(kernel.source).body if isinstance(s, ast.FunctionDef))
+        env: dict = {}
+        run_body([st for src in kernel.uses.values() for st in ast.parse(src).body], env)
+    except (SyntaxError, StopIteration):
+        return None
+    constexprs = {name for name, is_constexpr, _ in kernel.params if is_constexpr}
+    parents = {child: node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
+    uses = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in constexprs
+                   and isinstance(n.ctx, ast.Load)), key=lambda n: (n.lineno, n.col_offset))
+    return fn, env, parents, uses
+
+
+def _handed_on(use: ast.Name, parent: ast.AST | None) -> bool:
+    """``use`` is an argument of a call of a bare name other than a builtin (a helper)."""
+    return (isinstance(parent, ast.Call) and use in parent.args
+            and isinstance(parent.func, ast.Name) and not hasattr(builtins, parent.func.id))
+
+
 def compared_values(kernel: Kernel) -> dict[str, list]:
     """The ``tl.constexpr`` parameters ``kernel`` uses as an enum, ``{name: [values]}`` in the
     order its source compares them: each one whose every use is ``==``/``!=`` against a value
@@ -102,16 +149,10 @@ def compared_values(kernel: Kernel) -> dict[str, list]:
     a bare name other than a builtin: it may compare it too). One used otherwise
     (``tl.arange(0, BLOCK)``, ``if FLAG:``, arithmetic) is a size or a flag: not listed. Read
     from ``kernel.source`` and ``kernel.uses`` alone."""
-    try:
-        fn = next(s for s in ast.parse(kernel.source).body if isinstance(s, ast.FunctionDef))
-        env: dict = {}
-        run_body([st for src in kernel.uses.values() for st in ast.parse(src).body], env)
-    except (SyntaxError, StopIteration):
+    read = _uses(kernel)
+    if read is None:
         return {}
-    constexprs = {name for name, is_constexpr, _ in kernel.params if is_constexpr}
-    parents = {child: node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
-    uses = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in constexprs
-                   and isinstance(n.ctx, ast.Load)), key=lambda n: (n.lineno, n.col_offset))
+    _, env, parents, uses = read
     found: dict[str, list] = {}
     other: set[str] = set()
     for use in uses:
@@ -120,22 +161,83 @@ def compared_values(kernel: Kernel) -> dict[str, list]:
         if values is not None:
             seen = found.setdefault(use.id, [])
             seen += [v for v in values if v not in seen]
-        elif not (isinstance(parent, ast.Call) and use in parent.args
-                  and isinstance(parent.func, ast.Name) and not hasattr(builtins, parent.func.id)):
+        elif not _handed_on(use, parent):
             other.add(use.id)  # not handed on to a helper (tl.arange(0, BLOCK), range(N))
     return {name: v for name, v in found.items() if name not in other}
 
 
-def _guess_constexpr(name: str, compared: list | None = None):
+def condition_flags(kernel: Kernel) -> set[str]:
+    """The ``tl.constexpr`` parameters ``kernel`` only tests for truth: each use the test of an
+    ``if``/``while``/``assert`` or of a conditional expression, alone, under ``not`` or in an
+    ``and``/``or`` (``if has_dS_out:``, ``if not INTERLEAVED and X:``), or handed on to a
+    helper, and one use at least a test. A flag, guessed False (a bool), where 64 would be
+    taken as true and compile a branch the default launch does not."""
+    read = _uses(kernel)
+    if read is None:
+        return set()
+    _, _, parents, uses = read
+    tested: set[str] = set()
+    other: set[str] = set()
+    for use in uses:
+        node, parent = use, parents.get(use)
+        while isinstance(parent, (ast.BoolOp, ast.UnaryOp)) and (
+                isinstance(parent, ast.BoolOp) or isinstance(parent.op, ast.Not)):
+            node, parent = parent, parents.get(parent)
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
+            tested.add(use.id)
+        elif not (node is use and _handed_on(use, parent)):
+            other.add(use.id)
+    return tested - other
+
+
+class _Live(ast.NodeTransformer):
+    """An ``if`` whose test the constexprs decide replaced by the branch it takes."""
+
+    def __init__(self, env: dict):
+        self.env, self.pruned = env, False
+
+    def visit_If(self, node: ast.If):
+        self.generic_visit(node)
+        try:
+            taken = bool(evaluate(node.test, self.env))
+        except (ValueError, TypeError, ZeroDivisionError, KeyError, IndexError, AttributeError):
+            return node
+        self.pruned = True
+        return (node.body if taken else node.orelse) or ast.Pass()
+
+
+def live_function(kernel: Kernel, constexprs: dict) -> ast.FunctionDef | None:
+    """``kernel``'s function with each ``if`` whose test ``constexprs`` (and the module values it
+    reads) decide replaced by the branch taken, as Triton compiles it (``if not IS_TENSOR:``
+    with ``IS_TENSOR`` False keeps its body, drops its ``else``); None where no ``if`` is
+    decided (or the source does not parse): the whole function is live."""
+    read = _uses(kernel)
+    if read is None:
+        return None
+    fn, env, _, _ = read
+    live = _Live({**env, **constexprs})
+    fn = live.visit(fn)
+    return fn if live.pruned else None
+
+
+def _addresses(kernel: Kernel, constexprs: dict) -> dict:
+    """:func:`runner.kernels.find.address_params` of the code ``constexprs`` leave live
+    (:func:`live_function`), else ``kernel.addresses``."""
+    fn = live_function(kernel, constexprs)
+    return kernel.addresses if fn is None else address_params(fn)
+
+
+def _guess_constexpr(name: str, compared: list | None = None, flag: bool = False):
     """A constexpr's value where nothing gives one: the first of the values the kernel compares
-    it with (``compared``, :func:`compared_values`), else by its name (the module's docstring)."""
+    it with (``compared``, :func:`compared_values`), False for a ``flag``
+    (:func:`condition_flags`) or a flag's name, else by its name (the module's docstring)."""
     if compared:
         return compared[0]
-    if name.startswith(_FLAGS):
+    if flag or name.startswith(_FLAGS):
         return False
     if "dtype" in name.lower():
         return "tl.float32"  # a tl.dtype, named (the worker makes it one)
-    if name.lower() in _FLOATS or name.lower().endswith(("_scale", "eps")):
+    if float_name(name):
         return 1e-6 if "eps" in name.lower() else 1.0
     return 64
 
@@ -158,9 +260,9 @@ def _type_of(value) -> str | None:
 def _spec(kernel: Kernel, site: dict, warps, stages, how: str) -> dict:
     """One specialisation: ``site`` (:func:`_from_site`: ``given`` constexpr values, ``types``,
     ``aligned`` names) over the defaults and guesses."""
-    signature, constexprs, guessed = {}, {}, []
+    signature, constexprs, guessed = {}, {}, set()
     given, types = site["given"], site["types"]
-    enums = None  # compared_values(kernel), read once a constexpr needs a guess
+    enums = flags = None  # compared_values / condition_flags, read once a constexpr needs a guess
     for name, is_constexpr, default in kernel.params:
         if is_constexpr or name in given:  # an int argument of 1 is a constexpr to Triton
             signature[name] = "constexpr"
@@ -169,14 +271,22 @@ def _spec(kernel: Kernel, site: dict, warps, stages, how: str) -> dict:
             elif default is not None:
                 constexprs[name] = default
             else:  # a @triton.heuristics value or none at all
-                enums = compared_values(kernel) if enums is None else enums
-                constexprs[name] = _guess_constexpr(name, enums.get(name))
-                guessed.append(name)
-        elif name in types:
+                if enums is None:
+                    enums, flags = compared_values(kernel), condition_flags(kernel)
+                constexprs[name] = _guess_constexpr(name, enums.get(name), name in flags)
+                guessed.add(name)
+    addresses = None  # of the code the constexprs leave live, read once a type needs a guess
+    for name, _, _ in kernel.params:
+        if name in signature:
+            continue
+        if name in types:
             signature[name] = types[name]
         else:
-            signature[name] = _guess_type(name, kernel.addresses)
-            guessed.append(name)
+            addresses = _addresses(kernel, constexprs) if addresses is None else addresses
+            signature[name] = _guess_type(name, addresses)
+            guessed.add(name)
+    signature = {name: signature[name] for name, _, _ in kernel.params}
+    guessed = [name for name, _, _ in kernel.params if name in guessed]
     aligned = [i for i, (name, _, _) in enumerate(kernel.params)
                if signature[name].startswith("*") or name in site["aligned"]]
     spec = {"signature": signature, "constexprs": constexprs,

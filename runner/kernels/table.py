@@ -8,6 +8,14 @@ is worse — more registers per thread, a larger stack (spills), fewer blocks pe
 no longer compiles. Only a ``worse`` row makes a finding (:func:`findings`) and a
 ``register_pressure`` hint (:func:`hints`): a kernel that got better or only changed is reported
 and never hinted.
+
+A row whose specialisation was partly guessed (runner.kernels.specs) compares what the compiler
+makes of those guesses. Where base and head were guessed alike, the difference is the change's
+at that guess, and its finding says so ("at a guessed specialisation ..."): it is not stated as
+the real launch's. Where they were not (``unlike_guesses``: head gained a constexpr base lacks, a
+parameter changed kind, or a value read on one side is guessed on the other), the difference may
+be the guesses' own, so the row makes no finding: it says why (``withheld``) and keeps its
+numbers.
 """
 
 from __future__ import annotations
@@ -67,6 +75,36 @@ def _worse(base: dict | None, head: dict | None) -> list[str]:
     return out
 
 
+def _guess(spec: dict, name: str) -> str:
+    kind = spec["signature"].get(name)
+    if kind is None:
+        return "none"
+    value = spec["constexprs"][name] if kind == "constexpr" else kind
+    return f"{value}{' guessed' if name in spec['guessed'] else ''}"
+
+
+def unlike_guesses(base: dict, head: dict) -> list[str]:
+    """The parameters guessed on either side (``guessed`` of runner.kernels.specs) whose guess
+    is not the same on the other: absent there, of another kind or value, or read from the launch
+    there: ``["EPS_LOW (base fp32 guessed, head 1e-06 guessed)"]``; empty where every guess is
+    shared."""
+    out = []
+    for name in dict.fromkeys([*base["guessed"], *head["guessed"]]):
+        b, h = _guess(base, name), _guess(head, name)
+        if b != h:
+            out.append(f"{name} (base {b}, head {h})")
+    return out
+
+
+def withheld(unlike: list[str]) -> str | None:
+    """Why a worse row makes no finding (:func:`unlike_guesses`), or None."""
+    if not unlike:
+        return None
+    more = f" and {len(unlike) - 3} more" if len(unlike) > 3 else ""
+    return ("not a finding: base and head were guessed differently, "
+            f"{'; '.join(unlike[:3])}{more}: the difference may be the guesses'")
+
+
 def pairs(specs: dict[str, list[dict]]) -> list[dict[str, tuple[int, dict]]]:
     """Base's and head's specialisations paired: the same label first, then the rest in order
     (a launch site whose ``BLOCK`` changed is one launch, compiled two ways); ``{side: (index,
@@ -104,10 +142,13 @@ def rows(kernel: dict, archs: list[str], answers: dict[str, dict]) -> list[dict]
             b, h = sides["base"], sides["head"]
             identical = bool(b and h and "error" not in b and "error" not in h
                              and all(b[f] == h[f] for f in SAME))
+            unlike = (unlike_guesses(by_side["base"][1], by_side["head"][1])
+                      if len(by_side) == 2 else [])
+            worse = _worse(b, h)
             out.append({"spec": " → ".join(labels), "how": spec["how"],
                         "guessed": spec["guessed"], "arch": arch, "base": b, "head": h,
-                        "identical": identical,
-                        "worse": _worse(b, h)})
+                        "identical": identical, "worse": worse, "unlike_guesses": unlike,
+                        "withheld": withheld(unlike) if worse else None})
     return out
 
 
@@ -129,10 +170,11 @@ def sentence(name: str, row: dict) -> str:
     """The finding of one worse row, in words: "head's `k` uses 255 registers/thread and spills
     5.2 KB (base 168, no spill): occupancy 1 block of 256 threads per SM on sm_90 (base 2)"."""
     b, h = row["base"], row["head"]
+    at = _at_guess(row.get("guessed") or [])
     if "error" in h:
-        return (f"head's `{name}` no longer compiles on {row['arch']} [{row['spec']}]: "
+        return (f"{at}head's `{name}` no longer compiles on {row['arch']} [{row['spec']}]: "
                 f"{h['error'].strip().splitlines()[-1][:200]}{_from_source(row)}")
-    text = (f"head's `{name}` uses {h['registers']} registers/thread and {_spill(h)} "
+    text = (f"{at}head's `{name}` uses {h['registers']} registers/thread and {_spill(h)} "
             f"(base {b['registers']}, {_spill(b)})")
     if h.get("occupancy") and not h["occupancy"]["blocks"]:
         text += (f": it cannot launch on {row['arch']} ({h['occupancy']['limited_by']} beyond "
@@ -143,6 +185,15 @@ def sentence(name: str, row: dict) -> str:
     else:
         text += f" on {row['arch']}"
     return f"{text} [{row['spec']}]{_from_source(row)}"
+
+
+def _at_guess(guessed: list[str]) -> str:
+    """How a finding at a partly guessed specialisation opens: not a fact of the real launch."""
+    if not guessed:
+        return ""
+    more = f" and {len(guessed) - 4} more" if len(guessed) > 4 else ""
+    return (f"at a guessed specialisation ({', '.join(guessed[:4])}{more} guessed, alike on both "
+            "sides; the real launch may compile otherwise), ")
 
 
 def _from_source(row: dict) -> str:
@@ -163,10 +214,10 @@ def _severity(row: dict) -> tuple:
 def findings(kernels: list[dict]) -> list[dict]:
     """One finding per kernel whose head got worse: its worst row (a head that does not compile,
     then the most spill growth, then the most registers) as ``{kernel, path, arch, spec, worse,
-    guessed, summary}``."""
+    guessed, summary}``; a row ``withheld`` (base and head guessed differently) makes none."""
     out = []
     for k in kernels:
-        worse = [r for r in k.get("rows", []) if r["worse"]]
+        worse = [r for r in k.get("rows", []) if r["worse"] and not r.get("withheld")]
         if worse:
             row = max(worse, key=_severity)
             out.append({"kernel": k["name"], "path": k["path"], "arch": row["arch"],

@@ -61,6 +61,7 @@ def lines(section: dict) -> list[str]:
             guessed = f"; guessed: {', '.join(r['guessed'])}" if r["guessed"] else ""
             same = " (the same machine code)" if r["identical"] else ""
             worse = f"  WORSE: {', '.join(r['worse'])}" if r["worse"] else ""
+            worse += f" ({r['withheld']})" if r.get("withheld") else ""
             out.append(f"  {r['arch']} [{r['spec']}] by {r['how']}{guessed}{same}{worse}")
             out.append(f"    base: {_side(r['base'])}")
             out.append(f"    head: {_side(r['head'])}")

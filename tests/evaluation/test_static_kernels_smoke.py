@@ -105,7 +105,14 @@ def test_the_comparison_reads_the_products_json_and_counts_misses():
     hand.append(dict(hand[0], kernel="k9", arch="sm_80"))
     hand.append(dict(hand[1], kernel="k9", arch="sm_80", stack=16))
     assert compare.findings_vs_hand("c", hand, rows) == {
-        "named": ["k1 sm_90"], "missed": ["k9 sm_80"], "unconfirmed": ["k2 sm_90: registers"]}
+        "named": ["k1 sm_90"], "missed": ["k9 sm_80"], "unconfirmed": ["k2 sm_90: registers"],
+        "withheld": []}
+    # a row withheld (base and head guessed differently) is not named: k1's growth is missed
+    rows[0]["withheld"] = rows[1]["withheld"] = "not a finding: base and head were guessed ..."
+    assert compare.findings_vs_hand("c", hand, rows) == {
+        "named": [], "missed": ["k1 sm_90", "k9 sm_80"], "unconfirmed": [],
+        "withheld": ["k1 sm_90: a growth in the hand check", "k2 sm_90: no growth in the hand "
+                     "check"]}
 
 
 def test_the_products_compile_worker_equals_the_hand_check_on_one_specialisation(

@@ -572,3 +572,119 @@ def test_a_repository_without_triton_kernels_is_said_so():
                "errors": {}, "findings": []}
     assert lines(section)[0].endswith("; no @triton.jit kernel in either revision")
     assert "no @triton.jit" not in lines(dict(section, unchanged=2))[0]
+
+
+FLAGS = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def rotary(OUT, X, SEQLEN_OFFSETS, EPS_LOW, n, SAPO_TEMP_POS: tl.constexpr,
+               DELTA: tl.constexpr, IS_TENSOR: tl.constexpr, has_dS_out: tl.constexpr,
+               INTERLEAVED: tl.constexpr, CONJ: tl.constexpr, mixed: tl.constexpr,
+               NUM_STEPS: tl.constexpr, BLOCK: tl.constexpr):
+        rm = tl.arange(0, BLOCK)
+        if not IS_TENSOR:
+            rm_cs = rm + SEQLEN_OFFSETS
+        else:
+            rm_cs = rm + tl.load(SEQLEN_OFFSETS + tl.program_id(0))
+        x = tl.load(X + rm_cs * 2) * EPS_LOW * SAPO_TEMP_POS + DELTA
+        if has_dS_out:
+            x = x * 2
+        if not INTERLEAVED and n > 0:
+            x = x + 1
+        x = -x if CONJ else x
+        if mixed:
+            x = x * mixed
+        for _ in range(NUM_STEPS):
+            x = x + 1
+        tl.store(OUT + rm, x)
+''')
+
+
+def test_a_float_s_name_a_flag_and_the_live_branch_decide_the_guesses():
+    from runner.kernels.specs import condition_flags, float_name, live_function
+
+    assert [n for n in ("EPS_LOW", "SAPO_TEMP_POS", "DELTA", "eps", "sm_scale", "BLOCK_N",
+                        "TEMPLATE", "NUM_STEPS", "n_cols", "Scale_row_stride")
+            if float_name(n)] == [
+        "EPS_LOW", "SAPO_TEMP_POS", "DELTA", "eps", "sm_scale"]
+    (kernel,) = kernels_in(FLAGS, "k.py")
+    # a flag is what the kernel only tests for truth (mixed is also a number, BLOCK a size)
+    assert condition_flags(kernel) == {"IS_TENSOR", "has_dS_out", "INTERLEAVED", "CONJ"}
+    # read from every branch, SEQLEN_OFFSETS reaches a load: a pointer, and `rm + pointer`
+    # does not compile; the branch IS_TENSOR=False selects adds it to an index: an int
+    assert "SEQLEN_OFFSETS" in kernel.addresses["pointers"]
+    assert live_function(kernel, {"BLOCK": 64}) is None  # no branch decided
+    (spec,) = specs_for(kernel, [])
+    assert spec["constexprs"] == {"SAPO_TEMP_POS": 1.0, "DELTA": 1.0, "IS_TENSOR": False,
+                                  "has_dS_out": False, "INTERLEAVED": False, "CONJ": False,
+                                  "mixed": 64, "NUM_STEPS": 64, "BLOCK": 64}
+    assert {k: v for k, v in spec["signature"].items() if v != "constexpr"} == {
+        "OUT": "*fp32", "X": "*fp32", "SEQLEN_OFFSETS": "i32", "EPS_LOW": "fp32", "n": "i32"}
+    assert spec["guessed"][:3] == ["OUT", "X", "SEQLEN_OFFSETS"]  # in parameter order
+    # where the launch says the offsets are a tensor, the other branch is live: a pointer
+    site = {"kernel": "rotary", "path": "k.py", "line": 1, "text": "", "args": [],
+            "kwargs": {"IS_TENSOR": ("value", True)}}
+    (tensor,) = specs_for(kernel, [site])
+    assert tensor["signature"]["SEQLEN_OFFSETS"] == "*fp32"
+
+
+def _compared_row(base_spec: dict, head_spec: dict, base_regs: int, head_regs: int) -> dict:
+    from runner.kernels.table import rows
+
+    def answer(regs):
+        return {"ok": True, "usage": {"registers": regs, "stack": 0, "local": 0,
+                                      "shared_static": 0, "instructions": 10,
+                                      "local_stores": 0, "local_loads": 0},
+                "shared_dynamic": 0, "sass": {"sass_sha256": str(regs)}, "sha256": str(regs)}
+
+    kernel = {"name": "k", "path": "k.py", "specs": {"base": [base_spec], "head": [head_spec]}}
+    answers = {"base|k.py|k|0|sm_90": answer(base_regs), "head|k.py|k|0|sm_90": answer(head_regs)}
+    return {**kernel, "rows": rows(kernel, ["sm_90"], answers)}
+
+
+def _spec_of(signature: dict, constexprs: dict, guessed: list) -> dict:
+    spec = {"signature": signature, "constexprs": constexprs, "num_warps": 4, "num_stages": 3,
+            "aligned": [], "how": "launch site", "guessed": guessed}
+    return {**spec, "label": " ".join(f"{k}={v}" for k, v in constexprs.items())}
+
+
+def test_a_growth_between_unlike_guesses_is_withheld_and_a_guessed_one_is_said_guessed():
+    from runner.kernels.table import findings, hints
+    from runner.kernels.words import lines
+
+    base = _spec_of({"x_ptr": "*fp32", "EPS": "fp32", "BLOCK": "constexpr"}, {"BLOCK": 64},
+                    ["x_ptr", "EPS", "BLOCK"])
+    # head made EPS a constexpr: its value is a guess base's launch does not share
+    head = _spec_of({"x_ptr": "*fp32", "EPS": "constexpr", "BLOCK": "constexpr"},
+                    {"EPS": 1e-6, "BLOCK": 64}, ["x_ptr", "EPS", "BLOCK"])
+    kernel = _compared_row(base, head, 19, 25)
+    (row,) = kernel["rows"]
+    assert row["worse"] == ["registers"]
+    assert row["unlike_guesses"] == ["EPS (base fp32 guessed, head 1e-06 guessed)"]
+    assert row["withheld"].startswith("not a finding: base and head were guessed differently")
+    assert findings([kernel]) == [] and hints(findings([kernel])) == []
+    section = {"ran": True, "triton": "3.9.0", "archs": ["sm_90"], "seconds": 1,
+               "jobs": {"compiled": 2, "cached": 0, "failed": 0, "skipped": 0},
+               "unchanged": 0, "errors": {}, "findings": [],
+               "kernels": [{**kernel, "line": 1, "status": "changed", "changed": True,
+                            "why": ["source"], "helper_of": []}]}
+    assert any("WORSE: registers (not a finding: base and head were guessed" in line
+               for line in lines(section))
+    # a value read on one side and guessed on the other is not the same launch either
+    read = _spec_of(head["signature"], head["constexprs"], ["x_ptr", "BLOCK"])
+    (row,) = _compared_row(read, head, 19, 25)["rows"]
+    assert row["unlike_guesses"] == ["EPS (base 1e-06, head 1e-06 guessed)"]
+    # guessed alike on both sides: a finding, worded as the guess's, not the real launch's
+    kernel = _compared_row(head, head, 19, 25)
+    (row,) = kernel["rows"]
+    assert row["unlike_guesses"] == [] and row["withheld"] is None
+    (found,) = findings([kernel])
+    assert found["summary"].startswith(
+        "at a guessed specialisation (x_ptr, EPS, BLOCK guessed, alike on both sides; the real "
+        "launch may compile otherwise), head's `k` uses 25 registers/thread")
+    # a row that did not get worse is never withheld
+    (row,) = _compared_row(base, head, 25, 19)["rows"]
+    assert row["withheld"] is None and row["unlike_guesses"]
