@@ -11,8 +11,9 @@ from ..pipeline.machine.finding import Finding, summarize
 from ..pipeline.machine.machine_facts import gather
 
 
-def render_text(findings: list[Finding], width: int = 120) -> str:
-    """The findings as a plain-text table (rich, no colour codes), fixes under the table."""
+def render_text(findings: list[Finding], width: int | None = None) -> str:
+    """The findings as a plain-text table (rich, no colour codes), fixes under the table,
+    ``width`` columns (None: the terminal's, ``COLUMNS`` where set, else 80 as in a CI log)."""
     import io
 
     from rich.console import Console
@@ -21,8 +22,10 @@ def render_text(findings: list[Finding], width: int = 120) -> str:
     buf = io.StringIO()
     console = Console(file=buf, width=width, color_system=None, force_terminal=False)
     table = Table(title="perfgate doctor: is this runner fit to measure?")
-    for column in ("status", "check", "subject", "finding"):
-        table.add_column(column, overflow="fold")
+    for column in ("status", "check"):  # never wrapped: the subject and finding take the rest
+        table.add_column(column, no_wrap=True)
+    table.add_column("subject", overflow="fold", max_width=24)
+    table.add_column("finding", overflow="fold", ratio=1)
     for f in findings:
         table.add_row(f.status, f.check, f.subject, f.summary)
     console.print(table)

@@ -240,7 +240,7 @@ def test_torch_build_is_read_without_importing_torch():
 def test_cli_prints_a_table_with_fixes_and_json(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(doctor, "DISK_FAIL_BYTES", 2**62)  # make one check fail for sure
     assert main(["doctor", "--path", str(tmp_path)]) == 1
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # the fixes wrap at the terminal's width
     assert "disk_space" in out and "How to fix:" in out and "free space there" in out
     assert main(["doctor", "--json", "--path", str(tmp_path)]) == 1
     data = json.loads(capsys.readouterr().out)
@@ -248,6 +248,16 @@ def test_cli_prints_a_table_with_fixes_and_json(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(doctor, "DISK_FAIL_BYTES", 0)
     monkeypatch.setattr(doctor, "LOAD_FAIL_PER_CPU", 10**6)
     assert main(["doctor", "--json", "--path", str(tmp_path)]) == 0
+
+
+def test_the_doctor_fits_the_terminal_it_prints_to(capsys, monkeypatch, tmp_path):
+    """COLUMNS=80 (a CI log): no line wider (the table was drawn 120 wide whatever the width)."""
+    monkeypatch.setattr(doctor, "DISK_FAIL_BYTES", 2**62)
+    for columns in (80, 100):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        main(["doctor", "--path", str(tmp_path)])
+        lines = capsys.readouterr().out.splitlines()
+        assert "How to fix:" in lines and max(map(len, lines)) <= columns
 
 
 # -- results.json and the report --------------------------------------------------------------------
