@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
-from .limits import Enforcement, Hits, Limits, Offers, cgroup_parents, counter, enforcement
+from .limits import (PROGRESS_BYTES, PROGRESS_FILE, Enforcement, Hits, Limits, Offers,
+                     cgroup_parents, counter, enforcement, limit_hit)
 
 
 #: Bytes free under which the scratch tmpfs counts as full.
@@ -66,6 +69,29 @@ def _sized_tmpfs(bwrap: str) -> bool:
     return "--size" in shown.stdout + shown.stderr
 
 
+def read_progress(out_dir: Path) -> str:
+    """The compare's progress record under ``out_dir`` (:data:`runner.limits.PROGRESS_FILE`): at
+    most :data:`runner.limits.PROGRESS_BYTES` of it, '' when there is none. The sandbox wrote
+    there: every folder is opened without following a link, the file too (``O_NOFOLLOW``), never
+    waited on (``O_NONBLOCK``: a FIFO) and read only when it is a regular file."""
+    *folders, name = PROGRESS_FILE.split("/")
+    opened: list[int] = []
+    try:
+        opened.append(os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW))
+        for folder in folders:
+            opened.append(os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                  dir_fd=opened[-1]))
+        opened.append(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=opened[-1]))
+        if not stat.S_ISREG(os.fstat(opened[-1]).st_mode):
+            return ""
+        return os.read(opened[-1], PROGRESS_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
 def offers(drop_to: tuple[int, int] | None, bwrap: str = "bwrap") -> Offers:
     """What this machine offers the sandbox's limits (:class:`runner.limits.Offers`); the
     sandbox runs as ``drop_to`` (root mode) or as this process's user (None)."""
@@ -84,12 +110,16 @@ class Confinement:
     sandbox with ``preexec_fn=c.attach`` (in the child, before it runs bubblewrap), call
     :meth:`kill` at the deadline, read :meth:`hits` after; leaving removes the cgroups."""
 
-    def __init__(self, limits: Limits, offered: Offers):
+    def __init__(self, limits: Limits, offered: Offers, progress: Callable[[], str] = str):
         self.limits = limits
         self.offered = offered
         self.plan: Enforcement = enforcement(limits, offered)
         self.folders: list[Path] = []
         self.scratch_full = False
+        #: reads the compare's progress record (:func:`read_progress`); ``seen``: what it said
+        #: at the first look that found a limit reached (None: none found while it ran)
+        self.progress = progress
+        self.seen: str | None = None
 
     def __enter__(self) -> "Confinement":
         try:
@@ -147,8 +177,10 @@ class Confinement:
 
     def watch(self, pid: int | None = None) -> bool:
         """A look while the sandbox runs (``pid``: bubblewrap's, else every process of the
-        cgroups): note a full scratch tmpfs (seen through ``/proc/PID/root``); True once the
-        pids controller refused a fork (the step is then ended: see :class:`runner.limits.Hits`)."""
+        cgroups): note a full scratch tmpfs (seen through ``/proc/PID/root``), and what the
+        compare was doing when a limit was first found reached (a benchmark that meets ENOSPC or
+        the OOM killer fails, and the compare goes on to others); True once the pids controller
+        refused a fork (the step is then ended: see :class:`runner.limits.Hits`)."""
         pids = [pid] if pid is not None else [
             int(p) for folder in self.folders for p in _read(folder / "cgroup.procs").split()]
         for each in pids[:64]:
@@ -159,19 +191,29 @@ class Confinement:
             size = fs.f_blocks * fs.f_frsize  # the sandbox's tmpfs, not bubblewrap's host /tmp
             if size <= (self.plan.tmpfs_size or 0) and fs.f_bavail * fs.f_frsize < FULL:
                 self.scratch_full = True
-        return self._refused() > 0
+        refused = self._refused()
+        if self.seen is None and limit_hit(self.limits, Hits(
+                pids_refused=refused, oom_kills=self._oom_kills(),
+                scratch_full=self.scratch_full), "") is not None:
+            self.seen = self.progress()
+        return refused > 0
 
     def _refused(self) -> int:
         return sum(counter(_read(folder / "pids.events"), "max") for folder in self.folders)
 
+    def _oom_kills(self) -> int:
+        return sum(counter(_read(folder / "memory.events"), "oom_kill")
+                   + counter(_read(folder / "memory.oom_control"), "oom_kill")
+                   for folder in self.folders)
+
     def hits(self, deadline_passed: bool, stderr_tail: tuple[str, ...]) -> Hits:
-        """The kernel's counters of the sandbox's cgroups, with the clock's and the step's say."""
-        refused, oom = self._refused(), 0
-        for folder in self.folders:
-            oom += counter(_read(folder / "memory.events"), "oom_kill")
-            oom += counter(_read(folder / "memory.oom_control"), "oom_kill")
-        return Hits(deadline_passed=deadline_passed, pids_refused=refused, oom_kills=oom,
-                    stderr_tail=stderr_tail, scratch_full=self.scratch_full)
+        """The kernel's counters of the sandbox's cgroups, with the clock's and the step's say
+        (its last lines) and the progress record when a limit was first found reached (else
+        as the step left it)."""
+        progress = self.seen if self.seen is not None else self.progress()
+        return Hits(deadline_passed=deadline_passed, pids_refused=self._refused(),
+                    oom_kills=self._oom_kills(), stderr_tail=stderr_tail,
+                    scratch_full=self.scratch_full, progress=progress)
 
     def _remove(self) -> None:
         """Kill what is left, then remove the cgroups (a cgroup goes once its last process has
