@@ -120,6 +120,8 @@ class Confinement:
         #: at the first look that found a limit reached (None: none found while it ran)
         self.progress = progress
         self.seen: str | None = None
+        #: the sandbox's /tmp, held open once seen: looked at after the sandbox ended too
+        self.scratch_fd: int | None = None
 
     def __enter__(self) -> "Confinement":
         try:
@@ -184,19 +186,38 @@ class Confinement:
         pids = [pid] if pid is not None else [
             int(p) for folder in self.folders for p in _read(folder / "cgroup.procs").split()]
         for each in pids[:64]:
-            try:
-                fs = os.statvfs(f"/proc/{each}/root/tmp")
-            except OSError:
-                continue
-            size = fs.f_blocks * fs.f_frsize  # the sandbox's tmpfs, not bubblewrap's host /tmp
-            if size <= (self.plan.tmpfs_size or 0) and fs.f_bavail * fs.f_frsize < FULL:
-                self.scratch_full = True
+            self._hold_scratch(each)
+        self._look_at_scratch()
         refused = self._refused()
         if self.seen is None and limit_hit(self.limits, Hits(
                 pids_refused=refused, oom_kills=self._oom_kills(),
                 scratch_full=self.scratch_full), "") is not None:
             self.seen = self.progress()
         return refused > 0
+
+    def _hold_scratch(self, pid: int) -> None:
+        """Hold the sandbox's ``/tmp`` open, seen through ``/proc/PID/root``: a tmpfs no larger
+        than the scratch's, not the runner's own ``/tmp`` (bubblewrap's view before it mounted
+        the sandbox's). Held, the tmpfs and its files outlive the sandbox's mount namespace, so
+        a benchmark that filled it in the step's last second is still seen full after."""
+        if self.scratch_fd is not None or self.plan.tmpfs_size is None:
+            return
+        try:
+            fd = os.open(f"/proc/{pid}/root/tmp", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return
+        fs = os.fstatvfs(fd)
+        if (os.fstat(fd).st_dev != os.stat("/tmp").st_dev
+                and fs.f_blocks * fs.f_frsize <= self.plan.tmpfs_size):
+            self.scratch_fd = fd
+        else:
+            os.close(fd)
+
+    def _look_at_scratch(self) -> None:
+        """Note the scratch full (less than :data:`FULL` left) when it is."""
+        if self.scratch_fd is not None:
+            fs = os.fstatvfs(self.scratch_fd)
+            self.scratch_full = self.scratch_full or fs.f_bavail * fs.f_frsize < FULL
 
     def _refused(self) -> int:
         return sum(counter(_read(folder / "pids.events"), "max") for folder in self.folders)
@@ -209,16 +230,23 @@ class Confinement:
     def hits(self, deadline_passed: bool, stderr_tail: tuple[str, ...]) -> Hits:
         """The kernel's counters of the sandbox's cgroups, with the clock's and the step's say
         (its last lines) and the progress record when a limit was first found reached (else
-        as the step left it)."""
-        progress = self.seen if self.seen is not None else self.progress()
+        as the step left it; none for a scratch found full only after the step)."""
+        self._look_at_scratch()  # the last look: the sandbox has ended, its tmpfs is held
+        # a scratch first seen full now was filled after the last look: when, the record that
+        # has since moved on (the compare's end) cannot say
+        progress = self.seen if self.seen is not None else (
+            "" if self.scratch_full else self.progress())
         return Hits(deadline_passed=deadline_passed, pids_refused=self._refused(),
                     oom_kills=self._oom_kills(), stderr_tail=stderr_tail,
                     scratch_full=self.scratch_full, progress=progress)
 
     def _remove(self) -> None:
         """Kill what is left, then remove the cgroups (a cgroup goes once its last process has
-        exited: retried for up to 10 s)."""
+        exited: retried for up to 10 s) and let the sandbox's tmpfs go."""
         self.kill()
+        if self.scratch_fd is not None:
+            os.close(self.scratch_fd)
+            self.scratch_fd = None
         end = time.monotonic() + 10
         while self.folders and time.monotonic() < end:
             for folder in list(self.folders):

@@ -96,6 +96,18 @@ def test_a_full_scratch_is_named_with_what_the_compare_was_doing_when_it_filled(
     assert said[-1].endswith("while the benchmark 'bench_fill' was measured on head")
 
 
+def test_a_scratch_filled_in_the_steps_last_moment_is_seen_full_all_the_same(tmp_path):
+    """The watch looks once a second; a benchmark that fills the scratch just before the compare
+    ends is seen by the last look, at the tmpfs held open after the sandbox ended."""
+    fill = ("try:\n    with open('/tmp/big', 'wb') as f:\n"
+            "        for _ in range(64):\n            f.write(b'x' * (1 << 20))\n"
+            "except OSError:\n    pass\n")
+    for attempt in range(3):  # the fill lands between two looks: 1.5 s in, then it exits
+        outcome, _, said = _run(tmp_path / str(attempt), "import time\ntime.sleep(1.5)\n" + fill)
+        assert outcome.status == 0 and said[-1].startswith("::warning::"), (outcome, said)
+        assert "scratch-space limit (16 MiB" in said[-1]
+
+
 def test_without_a_sized_tmpfs_each_file_is_bounded_all_the_same(tmp_path, monkeypatch):
     """bubblewrap 0.6 (Ubuntu 22.04) has no ``--size``: the scratch stays on the runner's disk
     and RLIMIT_FSIZE ends a file at the limit (EFBIG), named as the scratch-space limit."""
