@@ -202,7 +202,8 @@ def compare(plan: Plan) -> int:
             say("::endgroup::")
         # status 0: without a sandbox, no error it printed is a limit's, only the deadline is
         hits = limits.Hits(deadline_passed=outcome.stopped == "deadline",
-                           stderr_tail=outcome.stderr_tail)
+                           stderr_tail=outcome.stderr_tail,
+                           progress=confine.read_progress(plan.out_dir))
         reached = limits.limit_hit(bounds, hits, sandboxed.step_name(plan))
         outcome = sandboxed.with_limit(outcome, reached, say)
     else:

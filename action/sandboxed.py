@@ -4,8 +4,10 @@ The sandbox (:mod:`runner.sandbox`) keeps the pull request's code from the runne
 (:mod:`runner.limits` decides them, :mod:`runner.confine` applies them) keep it from taking the
 machine: processes, memory, scratch space and wall time (security review 2026-12-06, "No
 resource limits" and P8). A limit reached ends the step with one line that names the limit,
-its value, the input that sets it and the step (exit status 2: the pull request's doing), and
-the runner goes on: every process of the sandbox is killed, its cgroups and folder removed.
+its value, the input that sets it, the step and the benchmark, side and phase the compare was at
+(its progress record, :func:`runner.confine.read_progress`) (exit status 2: the pull request's
+doing), and the runner goes on: every process of the sandbox is killed, its cgroups and folder
+removed.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def run_confined(spec: sandbox.SandboxSpec, argv: Sequence[str], limits: limits_
     from dataclasses import replace
 
     bwrap = shutil.which("bwrap") or "bwrap"
-    with confine.Confinement(limits, confine.offers(spec.drop_to, bwrap)) as confinement:
+    with confine.Confinement(limits, confine.offers(spec.drop_to, bwrap),
+                             lambda: confine.read_progress(out_dir)) as confinement:
         spec = replace(spec, scratch_size=confinement.plan.tmpfs_size)
         say(f"perfgate: sandbox limits: {limits.pids} processes, "
             f"{limits_mod.size_words(limits.memory)} of memory, "

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
-from .limits import Enforcement, Hits, Limits, Offers, cgroup_parents, counter, enforcement
+from .limits import (PROGRESS_BYTES, PROGRESS_FILE, Enforcement, Hits, Limits, Offers,
+                     cgroup_parents, counter, enforcement, limit_hit)
 
 
 #: Bytes free under which the scratch tmpfs counts as full.
@@ -66,6 +69,29 @@ def _sized_tmpfs(bwrap: str) -> bool:
     return "--size" in shown.stdout + shown.stderr
 
 
+def read_progress(out_dir: Path) -> str:
+    """The compare's progress record under ``out_dir`` (:data:`runner.limits.PROGRESS_FILE`): at
+    most :data:`runner.limits.PROGRESS_BYTES` of it, '' when there is none. The sandbox wrote
+    there: every folder is opened without following a link, the file too (``O_NOFOLLOW``), never
+    waited on (``O_NONBLOCK``: a FIFO) and read only when it is a regular file."""
+    *folders, name = PROGRESS_FILE.split("/")
+    opened: list[int] = []
+    try:
+        opened.append(os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW))
+        for folder in folders:
+            opened.append(os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                  dir_fd=opened[-1]))
+        opened.append(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=opened[-1]))
+        if not stat.S_ISREG(os.fstat(opened[-1]).st_mode):
+            return ""
+        return os.read(opened[-1], PROGRESS_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
 def offers(drop_to: tuple[int, int] | None, bwrap: str = "bwrap") -> Offers:
     """What this machine offers the sandbox's limits (:class:`runner.limits.Offers`); the
     sandbox runs as ``drop_to`` (root mode) or as this process's user (None)."""
@@ -84,12 +110,18 @@ class Confinement:
     sandbox with ``preexec_fn=c.attach`` (in the child, before it runs bubblewrap), call
     :meth:`kill` at the deadline, read :meth:`hits` after; leaving removes the cgroups."""
 
-    def __init__(self, limits: Limits, offered: Offers):
+    def __init__(self, limits: Limits, offered: Offers, progress: Callable[[], str] = str):
         self.limits = limits
         self.offered = offered
         self.plan: Enforcement = enforcement(limits, offered)
         self.folders: list[Path] = []
         self.scratch_full = False
+        #: reads the compare's progress record (:func:`read_progress`); ``seen``: what it said
+        #: at the first look that found a limit reached (None: none found while it ran)
+        self.progress = progress
+        self.seen: str | None = None
+        #: the sandbox's /tmp, held open once seen: looked at after the sandbox ended too
+        self.scratch_fd: int | None = None
 
     def __enter__(self) -> "Confinement":
         try:
@@ -147,36 +179,74 @@ class Confinement:
 
     def watch(self, pid: int | None = None) -> bool:
         """A look while the sandbox runs (``pid``: bubblewrap's, else every process of the
-        cgroups): note a full scratch tmpfs (seen through ``/proc/PID/root``); True once the
-        pids controller refused a fork (the step is then ended: see :class:`runner.limits.Hits`)."""
+        cgroups): note a full scratch tmpfs (seen through ``/proc/PID/root``), and what the
+        compare was doing when a limit was first found reached (a benchmark that meets ENOSPC or
+        the OOM killer fails, and the compare goes on to others); True once the pids controller
+        refused a fork (the step is then ended: see :class:`runner.limits.Hits`)."""
         pids = [pid] if pid is not None else [
             int(p) for folder in self.folders for p in _read(folder / "cgroup.procs").split()]
         for each in pids[:64]:
-            try:
-                fs = os.statvfs(f"/proc/{each}/root/tmp")
-            except OSError:
-                continue
-            size = fs.f_blocks * fs.f_frsize  # the sandbox's tmpfs, not bubblewrap's host /tmp
-            if size <= (self.plan.tmpfs_size or 0) and fs.f_bavail * fs.f_frsize < FULL:
-                self.scratch_full = True
-        return self._refused() > 0
+            self._hold_scratch(each)
+        self._look_at_scratch()
+        refused = self._refused()
+        if self.seen is None and limit_hit(self.limits, Hits(
+                pids_refused=refused, oom_kills=self._oom_kills(),
+                scratch_full=self.scratch_full), "") is not None:
+            self.seen = self.progress()
+        return refused > 0
+
+    def _hold_scratch(self, pid: int) -> None:
+        """Hold the sandbox's ``/tmp`` open, seen through ``/proc/PID/root``: a tmpfs no larger
+        than the scratch's, not the runner's own ``/tmp`` (bubblewrap's view before it mounted
+        the sandbox's). Held, the tmpfs and its files outlive the sandbox's mount namespace, so
+        a benchmark that filled it in the step's last second is still seen full after."""
+        if self.scratch_fd is not None or self.plan.tmpfs_size is None:
+            return
+        try:
+            fd = os.open(f"/proc/{pid}/root/tmp", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return
+        fs = os.fstatvfs(fd)
+        if (os.fstat(fd).st_dev != os.stat("/tmp").st_dev
+                and fs.f_blocks * fs.f_frsize <= self.plan.tmpfs_size):
+            self.scratch_fd = fd
+        else:
+            os.close(fd)
+
+    def _look_at_scratch(self) -> None:
+        """Note the scratch full (less than :data:`FULL` left) when it is."""
+        if self.scratch_fd is not None:
+            fs = os.fstatvfs(self.scratch_fd)
+            self.scratch_full = self.scratch_full or fs.f_bavail * fs.f_frsize < FULL
 
     def _refused(self) -> int:
         return sum(counter(_read(folder / "pids.events"), "max") for folder in self.folders)
 
+    def _oom_kills(self) -> int:
+        return sum(counter(_read(folder / "memory.events"), "oom_kill")
+                   + counter(_read(folder / "memory.oom_control"), "oom_kill")
+                   for folder in self.folders)
+
     def hits(self, deadline_passed: bool, stderr_tail: tuple[str, ...]) -> Hits:
-        """The kernel's counters of the sandbox's cgroups, with the clock's and the step's say."""
-        refused, oom = self._refused(), 0
-        for folder in self.folders:
-            oom += counter(_read(folder / "memory.events"), "oom_kill")
-            oom += counter(_read(folder / "memory.oom_control"), "oom_kill")
-        return Hits(deadline_passed=deadline_passed, pids_refused=refused, oom_kills=oom,
-                    stderr_tail=stderr_tail, scratch_full=self.scratch_full)
+        """The kernel's counters of the sandbox's cgroups, with the clock's and the step's say
+        (its last lines) and the progress record when a limit was first found reached (else
+        as the step left it; none for a scratch found full only after the step)."""
+        self._look_at_scratch()  # the last look: the sandbox has ended, its tmpfs is held
+        # a scratch first seen full now was filled after the last look: when, the record that
+        # has since moved on (the compare's end) cannot say
+        progress = self.seen if self.seen is not None else (
+            "" if self.scratch_full else self.progress())
+        return Hits(deadline_passed=deadline_passed, pids_refused=self._refused(),
+                    oom_kills=self._oom_kills(), stderr_tail=stderr_tail,
+                    scratch_full=self.scratch_full, progress=progress)
 
     def _remove(self) -> None:
         """Kill what is left, then remove the cgroups (a cgroup goes once its last process has
-        exited: retried for up to 10 s)."""
+        exited: retried for up to 10 s) and let the sandbox's tmpfs go."""
         self.kill()
+        if self.scratch_fd is not None:
+            os.close(self.scratch_fd)
+            self.scratch_fd = None
         end = time.monotonic() + 10
         while self.folders and time.monotonic() < end:
             for folder in list(self.folders):

@@ -31,6 +31,7 @@ How each is enforced, the strongest the machine offers first (:func:`enforcement
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -219,6 +220,8 @@ class Hits:
     status: int = 0
     #: the scratch tmpfs was seen full while the step ran
     scratch_full: bool = False
+    #: the compare's progress record as the step left it (:data:`PROGRESS_FILE`; untrusted)
+    progress: str = ""
 
 
 _NO_SPACE = ("No space left on device", "[Errno 28]", "File too large", "[Errno 27]")
@@ -248,7 +251,77 @@ def limit_hit(limits: Limits, hits: Hits, step: str) -> str | None:
                 f"{INPUTS['disk']}): a write failed")
     else:
         return None
-    return f"the pull request's code in {step} reached the sandbox's {what}{said}"
+    doing = progress_words(hits.progress)
+    if doing and not any(s in last for s in (*_NO_SPACE, *_NO_FORK, *_NO_MEMORY)):
+        said = ""  # the benchmark named, a last line that is not the limit's says nothing more
+    return (f"the pull request's code in {step} reached the sandbox's {what}"
+            + (f", {doing}" if doing else "") + said)
+
+
+#: The compare's progress record, relative to its results folder (written by
+#: :mod:`runner.pipeline.progress_record`): what it runs now, read after a limit ended the step so
+#: that the error names the benchmark. The pull request's code can write it too (it runs as the
+#: same user in the sandbox): the parent reads at most :data:`PROGRESS_BYTES` of it, never through
+#: a link, and :func:`progress_words` keeps a phase and a side it knows and a name cut to
+#: :data:`NAME_CHARS` printable characters. Forged, it names another benchmark of the same pull
+#: request's code; it never decides which limit was reached.
+PROGRESS_FILE = "logs/progress.json"
+PROGRESS_BYTES = 4096
+NAME_CHARS = 120
+
+#: The phase each request to a worker (its ``cmd``), or step of the compare, belongs to; other
+#: requests (``fork``, ``quit``) leave the record as it is.
+PHASES = {"install": "install", "env": "starting", "preload": "listing",
+          "list": "listing", "setup": "measuring", "sample": "measuring", "output": "measuring",
+          "measure": "measuring", "profile": "profiling", "trace": "mapping",
+          "kernels": "kernels", "finish": "finishing"}
+#: The phases of one benchmark (their record names it), and how each phase is said.
+_OF_ONE = ("measuring", "profiling", "mapping")
+_SAID = {"install": "while {side}'s install command ran",
+         "starting": "while {side}'s worker started",
+         "listing": "while {side}'s benchmark files were imported and listed",
+         "measuring": "while the benchmark {name} was measured on {side}",
+         "profiling": "while the benchmark {name} was profiled on {side}",
+         "mapping": "while the benchmark {name} was mapped to the code it runs, on {side}",
+         "kernels": "while the Triton kernels of base and head were compiled",
+         "finishing": "after every benchmark, while the compare wrote its results"}
+#: The phases of the whole compare, of no one side.
+_OF_BOTH = ("kernels", "finishing")
+
+
+def progress_record(cmd: str | None, side: str | None, benchmark: str | None) -> str | None:
+    """The progress record's text for a request ``cmd`` (or a step of :data:`PHASES`) on
+    ``side`` about ``benchmark`` (one character past :data:`NAME_CHARS` kept: the reader then
+    says it was cut); None when ``cmd`` changes no phase."""
+    phase = PHASES.get(cmd or "")
+    if phase is None:
+        return None
+    name = benchmark[:NAME_CHARS + 1] if phase in _OF_ONE and benchmark else None
+    return json.dumps({"phase": phase, "side": side, "benchmark": name})  # within PROGRESS_BYTES
+
+
+def progress_words(text: str) -> str:
+    """What the progress record ``text`` says the compare was doing (``while the benchmark
+    'bench_step' was measured on head``), '' when it says nothing this function trusts: a phase
+    of :data:`PHASES`, a side ``base`` or ``head``, a benchmark name of printable characters
+    cut at :data:`NAME_CHARS`, with ``##[`` (the runner's older command syntax) broken."""
+    try:
+        record = json.loads(text[:PROGRESS_BYTES])
+    except ValueError:
+        return ""
+    if not isinstance(record, dict) or record.get("phase") not in _SAID:
+        return ""
+    side, name = record.get("side"), record.get("benchmark")
+    phase = record["phase"]
+    if phase not in _OF_BOTH and side not in ("base", "head"):
+        return ""
+    if phase in _OF_ONE:
+        if not isinstance(name, str) or not name:
+            return ""
+        name = "".join(c for c in name if c.isprintable())
+        name = name if len(name) <= NAME_CHARS else name[:NAME_CHARS] + "..."
+        name = repr(name).replace("##[", "##\u200b[")
+    return _SAID[phase].format(side=side, name=name)
 
 
 def cgroup_parents(proc_cgroup: str, mountinfo: str) -> tuple[str | None, dict[str, str]]:

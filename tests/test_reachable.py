@@ -156,6 +156,7 @@ COVERED_ELSEWHERE = {
     "evaluation/real_prs.py": "tests/runner/test_real_prs.py",
     "evaluation/identical_code.py": "tests/runner/test_identical_code.py",
     "evaluation/sensitivity.py": "tests/runner/test_sensitivity_smoke.py",
+    "evaluation/sandbox_limits.py": "tests/evaluation/test_sandbox_limits_smoke.py",
     "evaluation/harvest_prs.py": "tests/intent/test_harvest.py",
     "evaluation/claims.py": "tests/intent/test_claims.py",
     "evaluation/gpu_acceptance.py": "tests/runner/test_gpu_acceptance.py",

@@ -28,6 +28,7 @@ from .timing.measured import entry as measured_entry
 from .timing.pairs import NoProgress, Progress
 from .kernel_pass import kernel_pass
 from .profiling import hint_entries
+from .progress_record import ProgressRecord
 from .revisions import Checkouts, Revision
 from .session import BudgetClock, bench_dirs, configuration, install, open_sides, time_in_pairs
 
@@ -69,6 +70,8 @@ class CompareRequest:
     #: Benchmark names or globs that run whatever the selection says (``--force-run``: the App's
     #: selection misses, runner.selection.FORCED).
     force_run: list[str] = field(default_factory=list)
+    #: Where the progress record goes (:mod:`.progress_record`); None: ``OUT/logs/progress.json``.
+    progress_file: Path | None = None
 
     def __post_init__(self) -> None:
         # Absolute before anything uses it: the workers write into it from their own worktrees.
@@ -89,6 +92,7 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
     root = repo_root(req.repo)
     shas = {"base": resolve(root, req.base), "head": resolve(root, req.head)}
     req.out.mkdir(parents=True, exist_ok=True)
+    record = ProgressRecord(req.out, req.progress_file)
     with Checkouts(root, req.out) as co:
         progress.phase("checking out base and head")
         revs = {side: co.add(side, getattr(req, side), sha) for side, sha in shas.items()}
@@ -103,18 +107,20 @@ def compare(req: CompareRequest, progress: Progress | None = None) -> dict:
         # deprecated keys: each said once per compare, and recorded (settings.config_deprecated)
         for message in cfg.deprecated.values():
             print(f"perfgate: warning: {message}", file=sys.stderr)
-        install_s = install(co, revs, cfg.install, progress) if cfg.install else 0.0
+        install_s = install(co, revs, cfg.install, progress, record) if cfg.install else 0.0
         clock = BudgetClock(started + install_s, install_s)
-        return _measure(req, cfg, revs, root, progress, policy, clock)
+        return _measure(req, cfg, revs, root, progress, policy, clock, record)
 
 
 def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: Path,
-             progress: Progress, policy: dict, clock: BudgetClock) -> dict:
+             progress: Progress, policy: dict, clock: BudgetClock,
+             record: ProgressRecord) -> dict:
     """The two sides opened, the benchmarks chosen (:mod:`runner.selection`), timed, profiled;
     ``OUT/results.json`` written."""
     dirs = bench_dirs(req.benchmarks, cfg, revs)
-    sides = open_sides(revs, dirs, cfg, req.out, progress)
+    sides = open_sides(revs, dirs, cfg, req.out, progress, record)
     try:
+        record.note("kernels")
         kernels = kernel_pass(cfg.gpu_arch, cfg.max_time, revs, sides.env.get("head") or {},
                               progress)
         found = sides.listed(dirs, req.filter, req.names)
@@ -138,6 +144,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         attach(entries, kernels, code_map)
     finally:
         sides.close()
+        record.note("finish")
     environment = sides.environment(telemetry)
     settings = dict(
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,

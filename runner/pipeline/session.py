@@ -36,6 +36,7 @@ from .machine.clocks import ClockControl
 from .machine.machine_facts import examine
 from .timing.measured import MeasuredPass
 from .timing.pairs import Progress
+from .progress_record import ProgressRecord
 from .revisions import Checkouts, Revision
 from .machine.telemetry import TelemetrySampler
 from .timing.timing import TimingPass
@@ -56,8 +57,10 @@ def configuration(config_file: str | None, overrides: dict, rev: Revision) -> Co
     return cfg.override(**overrides)
 
 
-def install(co: Checkouts, revs: dict[str, Revision], command: str, progress: Progress) -> float:
-    """Run the configuration's install ``command`` in each checkout of ``revs``; its seconds.
+def install(co: Checkouts, revs: dict[str, Revision], command: str, progress: Progress,
+            record: ProgressRecord | None = None) -> float:
+    """Run the configuration's install ``command`` in each checkout of ``revs``; its seconds
+    (each side noted in the compare's progress ``record``).
 
     Raises:
         UserError: the command failed.
@@ -65,6 +68,8 @@ def install(co: Checkouts, revs: dict[str, Revision], command: str, progress: Pr
     seconds = 0.0
     for rev in revs.values():
         progress.phase(f"installing {rev.side} ({rev.sha[:12]}): {command}")
+        if record is not None:
+            record.note("install", rev.side)
         t0 = time.monotonic()
         co.install(rev, command)
         seconds += time.monotonic() - t0
@@ -159,10 +164,11 @@ class Sides:
 
 
 def open_sides(revs: dict[str, Revision], dirs: dict, cfg: Config, out: Path,
-               progress: Progress) -> Sides:
+               progress: Progress, record: ProgressRecord | None = None) -> Sides:
     """The doctor's checks (before the workers: the GPU idle, nothing of ours on it), then a
     worker per side of ``revs`` (logs under ``out/logs``), each side's benchmarks listed where
-    its directory exists (head's always does: :func:`bench_dirs`), each worker's environment.
+    its directory exists (head's always does: :func:`bench_dirs`), each worker's environment;
+    each request to a worker noted in the compare's progress ``record``.
 
     Raises:
         UserError: a side's benchmarks could not be listed or its worker could not start (the
@@ -170,6 +176,8 @@ def open_sides(revs: dict[str, Revision], dirs: dict, cfg: Config, out: Path,
     """
     doctor = examine([out])
     workers, conditions = start_workers(revs, cfg, out / "logs")
+    for worker in workers.values() if record is not None else ():
+        worker.on_request = record.note
     try:
         progress.phase("starting workers")
         options = suites.options(dirs["suite"], cfg)

@@ -77,6 +77,37 @@ def test_a_write_past_the_scratch_space_ends_with_the_disk_limit(tmp_path):
     _then_a_sandboxed_step_still_works(tmp_path)
 
 
+def test_a_full_scratch_is_named_with_what_the_compare_was_doing_when_it_filled(tmp_path):
+    """A benchmark that meets ENOSPC fails and the compare goes on to finish (status 0): the
+    warning names the benchmark of the progress record when the scratch was first seen full,
+    not the record's last word (the compare writing its results)."""
+    out = tmp_path / "jail" / "out"  # _spec's results folder
+    fill = (f"import json, os, time\nos.makedirs('{out}/logs', exist_ok=True)\n"
+            "def note(**record):\n"
+            f"    open('{out}/logs/progress.json', 'w').write(json.dumps(record))\n"
+            "note(phase='measuring', side='head', benchmark='bench_fill')\n"
+            "try:\n    with open('/tmp/big', 'wb') as f:\n"
+            "        for _ in range(64):\n            f.write(b'x' * (1 << 20))\n"
+            "except OSError:\n    pass\n"
+            "time.sleep(3)\nnote(phase='finishing', side=None, benchmark=None)\n")
+    outcome, _, said = _run(tmp_path, fill)
+    assert outcome.status == 0 and said[-1].startswith("::warning::"), (outcome, said)
+    assert "scratch-space limit (16 MiB" in said[-1]
+    assert said[-1].endswith("while the benchmark 'bench_fill' was measured on head")
+
+
+def test_a_scratch_filled_in_the_steps_last_moment_is_seen_full_all_the_same(tmp_path):
+    """The watch looks once a second; a benchmark that fills the scratch just before the compare
+    ends is seen by the last look, at the tmpfs held open after the sandbox ended."""
+    fill = ("try:\n    with open('/tmp/big', 'wb') as f:\n"
+            "        for _ in range(64):\n            f.write(b'x' * (1 << 20))\n"
+            "except OSError:\n    pass\n")
+    for attempt in range(3):  # the fill lands between two looks: 1.5 s in, then it exits
+        outcome, _, said = _run(tmp_path / str(attempt), "import time\ntime.sleep(1.5)\n" + fill)
+        assert outcome.status == 0 and said[-1].startswith("::warning::"), (outcome, said)
+        assert "scratch-space limit (16 MiB" in said[-1]
+
+
 def test_without_a_sized_tmpfs_each_file_is_bounded_all_the_same(tmp_path, monkeypatch):
     """bubblewrap 0.6 (Ubuntu 22.04) has no ``--size``: the scratch stays on the runner's disk
     and RLIMIT_FSIZE ends a file at the limit (EFBIG), named as the scratch-space limit."""
@@ -140,33 +171,50 @@ def test_with_a_scratch_size_tmp_and_home_are_one_tmpfs_given_to_the_sandboxs_us
     assert "CAP_CHOWN" not in user and "chown" not in " ".join(user)
 
 
+#: The head's module whose ``go("benchmark")`` starts a fork bomb: a fresh interpreter without
+#: torch (a process that imported torch forks in tens of milliseconds on a loaded machine,
+#: slower than the benchmark's own time-out) that forks without end, waited for.
 BOMB = '''\
 import os
+import sys
+
+LOOP = ("import os\\nwhile True:\\n    try:\\n        os.fork()\\n"
+        "    except OSError:\\n        pass\\n")
 
 
 def go(where):
     if where == "benchmark":
-        while True:
-            try:
-                os.fork()
-            except OSError:
-                pass
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-S", "-c", LOOP])
+        os.wait()
 '''
 
 
+#: The head's benchmark file that forks without end when its benchmark runs (not on import).
+BOMB_WHEN_CALLED = ("import bomb\nimport work\n\n\n"
+                    "def bench_sum(device):\n    return lambda: bomb.go(\"benchmark\")\n")
+
+
 @pytest.mark.slow
-def test_a_benchmark_that_fork_bombs_fails_the_action_with_the_process_limit(tmp_path, fake_github,
-                                                                            capsys):
+@pytest.mark.parametrize("when, doing", [
+    ("import", "while head's benchmark files were imported and listed"),
+    ("call", "while the benchmark 'bench_sum' was measured on head")])
+def test_a_benchmark_that_fork_bombs_fails_the_action_with_the_process_limit(
+        tmp_path, fake_github, capsys, when, doing):
     """The whole Action, a real ``perfgate compare`` in the real sandbox: the head's benchmark
-    module forks without end; the step ends with the limit named, and the runner goes on."""
+    module forks without end, on import or when its benchmark is called; the step ends with the
+    limit named, and what the compare was doing (the benchmark, its side, the phase: its progress
+    record), and the runner goes on."""
     from action.__main__ import main
     from tests.action.events import workflow_dispatch
     from tests.action.harness import actions_env
     from tests.action.target_repo import probing_files, two_commit_repo
 
     checkout = tmp_path / "checkout"
+    head = {"bomb.py": BOMB, **({"benchmarks/bench_work.py": BOMB_WHEN_CALLED}
+                                if when == "call" else {})}
     base_sha, head_sha = two_commit_repo(tmp_path / "origin", checkout,
-                                         probing_files("bomb", "go"), {"bomb.py": BOMB})
+                                         probing_files("bomb", "go"), head)
     fake_github.state.add_pull("octo/demo", 7, head_sha=head_sha, base_sha=base_sha)
     event = workflow_dispatch(base_sha=base_sha, head_sha=head_sha, pr_number=7, run_id="pg-7")
     env = actions_env(tmp_path / "job", api_url=fake_github.url, workspace=checkout,
@@ -181,4 +229,5 @@ def test_a_benchmark_that_fork_bombs_fails_the_action_with_the_process_limit(tmp
     assert len(errors) == 1
     assert "process limit (256 processes and threads, input sandbox-pids)" in errors[0]
     assert "in perfgate compare" in errors[0] and seconds < 600  # the deadline was 10 min
+    assert doing in errors[0], errors[0]
     _then_a_sandboxed_step_still_works(tmp_path)

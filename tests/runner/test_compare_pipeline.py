@@ -92,6 +92,17 @@ def test_outputs_written_and_shas_reported(compared, tmp_path):
 
 
 @slow
+def test_the_progress_record_ends_with_the_compare_finishing(compared):
+    """The record a sandbox's limit error reads (runner.pipeline.progress_record) followed the
+    compare to its end: a limit reached now would not name the last benchmark measured."""
+    from runner.confine import read_progress
+    from runner.limits import progress_words
+
+    _, out, _ = compared
+    assert progress_words(read_progress(out)).startswith("after every benchmark")
+
+
+@slow
 def test_profiles_and_traces_for_compared_benchmarks(compared):
     _, out, doc = compared
     slow = _bench(doc, "bench_slow")

@@ -3,10 +3,13 @@ mechanism each gets from what the machine offers, and the sentence that names a 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from runner.limits import (GIB, Hits, Limits, Offers, cgroup_parents, chosen, counter,
-                           default_limits, enforcement, limit_hit, parse_duration, parse_size)
+from runner.limits import (GIB, NAME_CHARS, PROGRESS_BYTES, Hits, Limits, Offers, cgroup_parents,
+                           chosen, counter, default_limits, enforcement, limit_hit, parse_duration,
+                           parse_size, progress_record, progress_words)
 
 LIMITS = Limits(pids=4096, memory=64 * GIB, disk=32 * GIB, wall=5 * 3600.0)
 
@@ -104,3 +107,51 @@ def test_each_limit_reached_is_named_with_its_value_input_and_step():
     # a step that finished is not blamed for the words it printed; nothing reached: None
     assert limit_hit(LIMITS, Hits(status=0, stderr_tail=("MemoryError",)), step) is None
     assert limit_hit(LIMITS, Hits(status=3, stderr_tail=("KeyError: 'x'",)), step) is None
+
+
+def test_a_limit_names_what_the_compare_was_doing_by_its_progress_record():
+    """The issue's "naming the limit and the benchmark": the record's phase, side and benchmark;
+    a last line that is not the limit's (a configuration's deprecation warning) is not quoted
+    once the benchmark is named, one that is (ENOSPC) still is."""
+    warned = ("perfgate: warning: `max_rounds` in perfgate.toml is deprecated",)
+    step = "perfgate compare"
+    said = limit_hit(LIMITS, Hits(pids_refused=1, stderr_tail=warned,
+                                  progress=progress_record("sample", "head", "bench_step")), step)
+    assert said.endswith("the kernel refused to start more, while the benchmark 'bench_step' "
+                         "was measured on head")
+    assert "deprecated" in limit_hit(LIMITS, Hits(pids_refused=1, stderr_tail=warned), step)
+    full = limit_hit(LIMITS, Hits(status=3, stderr_tail=("OSError: [Errno 28] No space",),
+                                  progress=progress_record("setup", "base", "bench_io")), step)
+    assert "'bench_io' was measured on base (its last line: OSError: [Errno 28]" in full
+    for cmd, side, words in (("install", "base", "while base's install command ran"),
+                             ("preload", "head", "while head's benchmark files were imported"),
+                             ("env", "head", "while head's worker started"),
+                             ("profile", "head", "'b' was profiled on head"),
+                             ("trace", "base", "'b' was mapped to the code it runs, on base"),
+                             ("kernels", None, "Triton kernels of base and head"),
+                             ("finish", None, "after every benchmark")):
+        assert words in progress_words(progress_record(cmd, side, "b"))
+    assert progress_record("fork", "head", "b") is None  # changes no phase
+
+
+@pytest.mark.parametrize("text", [
+    "", "not json", "[1]", '{"phase": "measuring", "side": "head"}',
+    '{"phase": "measuring", "side": "runner", "benchmark": "b"}',
+    '{"phase": "deleting", "side": "head", "benchmark": "b"}',
+    '{"phase": "measuring", "side": "head", "benchmark": 7}'])
+def test_a_progress_record_it_does_not_trust_says_nothing(text):
+    assert progress_words(text) == ""
+
+
+def test_a_benchmark_name_from_the_record_is_printable_cut_and_inert():
+    """The record is written inside the sandbox: a name with control characters, the runner's
+    older command syntax ``##[`` (matched anywhere in a line) or 2 000 characters; the compare's
+    own record of a 10 000-character name stays within what is read."""
+    record = json.dumps({"phase": "measuring", "side": "head",
+                         "benchmark": "a\x07\r\n##[set-output name=x;]" + "y" * 2_000})
+    words = progress_words(record)
+    assert all(c.isprintable() or c == "\u200b" for c in words) and "##[" not in words
+    assert len(words) < NAME_CHARS + 60 and words.endswith("...' was measured on head")
+    assert progress_words(record + " " * PROGRESS_BYTES) == words  # read up to its cap
+    written = progress_record("setup", "head", "\u00e9" * 10_000)
+    assert len(written) < PROGRESS_BYTES and "...'" in progress_words(written)

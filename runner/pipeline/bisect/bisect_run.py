@@ -30,6 +30,7 @@ from typing import Callable, Protocol
 from ... import results as results_mod
 from ...errors import GitError, UserError
 from ...git import git, repo_root, resolve
+from ...limits import PROGRESS_FILE
 from ...stats import MAX_ROUNDS, MIN_PROCESS_PAIRS, PAIR_ROUNDS
 from . import bisect as plan
 from .bisect import Bisection, Level
@@ -139,7 +140,9 @@ class EngineComparer:
         given = {k: v for k, v in self.req.overrides.items() if v is not None}
         request = CompareRequest(repo=self.req.repo, base=base_sha, head=head_sha, config=None, out=out,
                                  benchmarks=self.req.benchmarks, filter=filter, names=names,
-                                 config_overrides={**given, **overrides}, config_file=self.req.config_file)
+                                 config_overrides={**given, **overrides},
+                                 config_file=self.req.config_file,
+                                 progress_file=self.req.out / PROGRESS_FILE)
         return compare(request, self.progress)
 
 

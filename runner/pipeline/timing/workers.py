@@ -79,6 +79,8 @@ class WorkerProcess:
         #: this side's Triton cache for the compare, shared by its children, never the other
         #: side's (runner.worker.caches); made when a server starts, removed by :meth:`close`
         self.triton_cache: str | None = None
+        #: told ``(cmd, side, benchmark)`` of each request sent (a compare's progress record)
+        self.on_request = lambda cmd, side, name: None
 
     # -- the fork server ------------------------------------------------------------------
     def _start_server(self) -> None:
@@ -109,6 +111,7 @@ class WorkerProcess:
         return self.server is not None and self.server.poll() is None
 
     def _send(self, obj: dict) -> None:
+        self.on_request(obj.get("cmd"), self.rev.side, obj.get("name"))
         try:
             self.server.stdin.write(json.dumps(obj).encode() + b"\n")
             self.server.stdin.flush()
@@ -294,9 +297,7 @@ class WorkerProcess:
             while True:
                 while b"\n" in self._buf:
                     line, self._buf = self._buf.split(b"\n", 1)
-                    if not line.strip():
-                        continue
-                    try:
+                    try:  # an empty line is not JSON either
                         msg = json.loads(line)
                     except ValueError:
                         continue
