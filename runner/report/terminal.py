@@ -138,7 +138,8 @@ def cut_at_word(text: str, width: int) -> str:
 
 
 def _print_quote(console, lead: str, quote: tuple[str, str]) -> None:
-    """``lead`` (a name, an indent) and ``quote`` in one line, cut at a word (:func:`cut_at_word`)."""
+    """``lead`` (a name, an indent) and ``quote`` in one line, cut at a word
+    (:func:`cut_at_word`)."""
     from rich.text import Text
 
     label, words = quote

@@ -157,7 +157,8 @@ def gate_sentence(results: dict) -> str:
     n_output = len(output_changes(results))
     benches = [b for b in results.get("benchmarks") or [] if isinstance(b, dict)]
     verdicts = [verdict_of(b) for b in benches]
-    timed = [verdict_of(b) for b in benches if not is_memory_valued(b)]  # memory ones: memory_counts
+    # a memory-valued benchmark's change is memory_counts' alone
+    timed = [verdict_of(b) for b in benches if not is_memory_valued(b)]
     # each reason the gate fails on, counted by its own rule (runner.gate)
     n_slower = len(regressions_beyond(results, fail))
     n_broken = len(broken_by_head(results))
