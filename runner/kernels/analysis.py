@@ -14,6 +14,7 @@ import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 from . import cache
 from .compile import run_jobs
@@ -133,14 +134,16 @@ def _answers(jobs: list[dict], sides: list[str], version: str, root: Path, *, py
 
 def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float("inf"),
             python: str = sys.executable, cache_dir: Path | None = None,
-            captured: dict[str, list[dict]] | None = None) -> dict:
+            captured: dict[str, list[dict]] | None = None,
+            announce: Callable[[], None] | None = None) -> dict:
     """results.json's ``kernels`` section for ``trees`` (``{"base": dir, "head": dir}``):
     ``{ran, why_not, triton, archs, seconds, jobs: {compiled, cached, failed, skipped},
     unchanged, errors, kernels: [...], findings: [...], same_code: {path: why}, cuda_sources:
     {changed, why_not}}`` (``same_code``:
     :func:`runner.kernels.plan.same_machine_code`, what the selection may skip); ``not_run``
     without Triton. ``captured``: each side's launch records
-    (:func:`runner.kernels.capture.run`)."""
+    (:func:`runner.kernels.capture.run`). ``announce`` is called before the first compile, only
+    where a changed kernel has jobs (a tree without Triton kernels compiles none; issue 47)."""
     version = triton_version()
     if version is None:
         return not_run("Triton is not installed (pip install 'perfgate[kernels]')", archs)
@@ -157,6 +160,8 @@ def analyse(trees: dict[str, Path], archs: list[str], *, deadline: float = float
     kernels = diff_kernels(read["base"], read["head"], launches)
     listed = [k for k in kernels if k["status"] != "unchanged"]
     jobs = jobs_for(listed, archs, where)
+    if jobs and announce is not None:
+        announce()
     answers, todo = _answers(jobs, list(trees), version, cache_dir or cache.folder(),
                              python=python, deadline=deadline)
     for k in listed:

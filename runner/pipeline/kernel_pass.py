@@ -22,7 +22,7 @@ def kernel_pass(gpu_arch: tuple[str, ...], max_time: float, revs: dict[str, Revi
                 head_env: dict, progress) -> dict:
     """results.json's ``kernels`` section, for the configured ``gpu_arch``, else the GPU of
     head's worker (``head_env``, its hello), else sm_80 and sm_90."""
-    progress.phase("compiling the changed Triton kernels")
     archs = archs_for(list(gpu_arch), head_env.get("compute_capability"))
     return analyse({side: rev.path for side, rev in revs.items()}, archs,
-                   deadline=time.monotonic() + KERNEL_BUDGET_SHARE * max_time)
+                   deadline=time.monotonic() + KERNEL_BUDGET_SHARE * max_time,
+                   announce=lambda: progress.phase("compiling the changed Triton kernels"))

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..results import change_of, verdict_of
+from ..results import CHANGED, change_of, verdict_of
 from .measures import compile_sentence, memory_note
 from .outputs import output_note
-from .units import FACTOR_FROM, fmt_factor, is_number
+from .units import FACTOR_FROM, fmt_factor, fmt_growth, is_number
 
 
 @dataclass(frozen=True)
@@ -244,3 +244,65 @@ def inconclusive_fix(benches: list[dict]) -> str | None:
                 "narrow it (a quieter machine would)")
     return ("a larger --max-time, or fewer benchmarks at a time (--filter), gives each more "
             "process pairs")
+
+
+# -- why a benchmark changed, or why no cause is named ---------------------------------------------
+
+#: The words a report shows for a hint's kind (results.json ``hints[].kind``); a kind not listed
+#: reads as its words. ``memory_growth`` reads by its direction (:func:`hint_label`).
+HINT_LABELS = {"register_pressure": "register pressure", "sync_overhead": "synchronisation",
+               "memory_contention": "memory contention", "device_change": "another device",
+               "launch_overhead": "launch overhead", "host_device_copy": "host–device copies",
+               "gpu_idle": "GPU idle time", "new_kernels": "new kernels",
+               "precision_change": "precision", "graph_break": "graph breaks",
+               "compile_time": "compile time", "kernel_time": "kernel time",
+               "new_operators": "operators added or removed", "operator_time": "operator time",
+               "unexplained": "no cause found"}
+
+
+def hint_label(hint: dict) -> str:
+    """A hint's kind in words (``operator time``, not ``[operator_time]``); a memory hint says
+    which way the peak went (one on a fall is no "growth")."""
+    kind = str(hint.get("kind") or "")
+    if kind == "memory_growth":
+        peak = (hint.get("evidence") or {}).get("peak_memory_bytes") or {}
+        base, head = peak.get("base"), peak.get("head")
+        fell = is_number(base) and is_number(head) and head < base
+        return "peak memory fell" if fell else "peak memory grew"
+    return HINT_LABELS.get(kind, kind.replace("_", " "))
+
+
+def why_heading(bench: dict, time_text: str) -> str:
+    """What a benchmark's Why is about: its time verdict and ``time_text`` (its change) where that
+    is a change, then its memory verdict where that is one (``inconclusive in time, memory
+    regression +50.2 %``)."""
+    change = change_of(bench)
+    memory = change.get("memory") if isinstance(change.get("memory"), dict) else {}
+    parts = [f"{change['verdict']} {time_text}"] if change.get("verdict") in CHANGED else []
+    if memory.get("verdict") in CHANGED:
+        if not parts and change.get("verdict"):
+            parts.append(f"{change['verdict']} in time")
+        ratio = memory.get("ratio")
+        growth = f" {fmt_growth(ratio)}" if is_number(ratio) else ""
+        parts.append(f"memory {memory['verdict']}{growth}")
+    return ", ".join(str(p) for p in parts)
+
+
+def why_missing(bench: dict, settings: dict) -> str:
+    """One line on why a changed benchmark has no hint (plain text; pure): its profile failed,
+    profiling was off, the time budget left it unprofiled, or its profile held no difference a
+    hint names."""
+    errors = bench.get("profile_errors")
+    if isinstance(errors, dict) and errors:
+        side, error = next(iter(errors.items()))
+        first = str(error).strip().splitlines()[-1:] or [""]
+        return f"its profile failed on {side}: {first[0][:200]}"
+    if settings.get("profile") is False:
+        return ("profiling was off (--no-profile or profile = false); perfgate compare --profile "
+                "traces each side for the root cause")
+    if bench.get("name") in ((settings.get("budget") or {}).get("unprofiled") or []):
+        return ("the time budget ended before the profiling pass reached it; a larger --max-time "
+                "profiles it")
+    if bench.get("profile"):
+        return "no difference between its profiles passed a hint's threshold (the profile is below)"
+    return "it was not profiled (perfgate profiles the benchmarks it times, on both sides)"

@@ -7,8 +7,8 @@ from . import escape as esc
 from .measures import memory_cell
 from .outputs import verdict_text
 from .units import bare_interval, fmt_quantity, plural, short_sha
-from .notes import INCONCLUSIVE_WORD
-from .view import change_text, doctor_warning, interval_text, value_text, view
+from .notes import INCONCLUSIVE_WORD, hint_label
+from .view import change_text, doctor_warning, interval_text, rest_counts, value_text, view
 
 
 #: Rows of changed or failed benchmarks the terminal lists; the rest are counted and named in
@@ -83,9 +83,7 @@ def print_table(results: dict, console) -> None:
     if more:
         console.print(f"… and {more} more changed or failed: {EVERY_BENCHMARK}",
                       markup=False, highlight=False)
-    counts = ", ".join(f"{n} {v}" for v in ("unchanged", "inconclusive")
-                       if (n := sum(1 for b in ctx["rest"]
-                                    if id(b) not in listed and change_of(b).get("verdict") == v)))
+    counts = rest_counts([b for b in ctx["rest"] if id(b) not in listed], shown)
     if counts:
         console.print(f"{counts}: {EVERY_BENCHMARK}", markup=False, highlight=False)
     for text in closing:
@@ -107,18 +105,50 @@ def _height(console, text: str) -> int:
     return len(console.render_lines(Text(text), console.options, pad=False))
 
 
-def _quote(bench: dict) -> str | None:
-    """One benchmark's why in a line's words: what failed (the error's last line), else its
-    first hint (terminal markup, escaped); None without either."""
-    t = esc.term
+def _quote(bench: dict) -> tuple[str, str] | None:
+    """One benchmark's why in a line's words, plain text: ``("failed on head:", last line of the
+    error)``, else its first hint (``("why:", "operator time: …")``) where its time or memory
+    changed; None without either."""
     for side in ("head", "base"):
         err = ((bench.get(side) or {}).get("error") or "").strip().splitlines()
         if err:
-            return f"[red]failed on {side}:[/] {t(err[-1])}"
-    if change_of(bench).get("verdict") in CHANGED and bench.get("hints"):
+            return f"failed on {side}:", err[-1]
+    changed = {change_of(bench).get("verdict"), memory_verdict_of(bench)} & set(CHANGED)
+    if changed and bench.get("hints"):
         hint = bench["hints"][0]
-        return f"why: \\[{t(hint.get('kind'))}] {t(hint.get('summary'))}"
+        return "why:", f"{hint_label(hint)}: {hint.get('summary')}"
     return None
+
+
+def cut_at_word(text: str, width: int) -> str:
+    """``text`` within ``width`` cells: whole, else cut at the last space that leaves room for
+    " …", so that a number is never cut inside (``14.…`` read as a value; issue 47); a text
+    without such a space is cut at the width."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= width:
+        return text
+    room = width - 2
+    cut = text[:room + 1].rstrip()
+    while cut and cell_len(cut) > room:
+        cut = cut[:-1]
+    at = cut.rfind(" ") if len(cut) < len(text) and text[len(cut)] != " " else len(cut)
+    kept = cut[:at].rstrip() if at > 0 else ""
+    return f"{kept} …" if kept else set_cell_size(text, max(0, width - 1)) + "…"
+
+
+def _print_quote(console, lead: str, quote: tuple[str, str]) -> None:
+    """``lead`` (a name, an indent) and ``quote`` in one line, cut at a word
+    (:func:`cut_at_word`)."""
+    from rich.text import Text
+
+    label, words = quote
+    line = cut_at_word(esc.term(f"{lead}{label} {words}", markup=False).replace("\n", " "),
+                       console.width)
+    style = "red" if label.startswith("failed") else ""
+    text = Text(line)
+    text.stylize(style, len(lead), len(lead) + len(label))
+    console.print(text, highlight=False, no_wrap=True, overflow="ellipsis")
 
 
 def _tabled(ctx: dict, benches: list[dict], console, room: int) -> list[dict]:
@@ -132,8 +162,7 @@ def _tabled(ctx: dict, benches: list[dict], console, room: int) -> list[dict]:
         console.print(_table(ctx, shown))
     listed = {id(b) for b in shown}
     for b, quote in [(b, q) for b, q in quotes if id(b) in listed][:TERMINAL_QUOTES]:
-        console.print(f"{t(b['name'])} {quote}", highlight=False, no_wrap=True,
-                      overflow="ellipsis")
+        _print_quote(console, f"{b['name']} ", quote)
     return shown
 
 
@@ -207,7 +236,7 @@ def _stacked(ctx: dict, benches: list[dict], console, room: int) -> list[dict]:
         if memory:
             console.print(f"  memory {t(memory_cell(b))}", highlight=False, soft_wrap=True)
         if quote:
-            console.print(f"  {quote}", highlight=False, no_wrap=True, overflow="ellipsis")
+            _print_quote(console, "  ", quote)
     return shown
 
 

@@ -101,32 +101,25 @@ def positive(v) -> bool:
     return is_number(v) and math.isfinite(v) and v > 0
 
 
-def headline(summary: dict | None, benchmarks: list | None = None) -> str:
-    """``"1 regression, 1 failed, 1 unchanged, 1 memory regression"``: the verdict counts in report
-    order, then the memory verdicts of ``benchmarks`` that are changes; or ``"no benchmarks"``. A
-    memory-valued benchmark's change (asv's ``peakmem_*``/``mem_*``, ``measure: memory``) is counted
-    once, as a memory one; a benchmark whose head changes the result is counted as such last, and
-    never as an improvement."""
+def memory_counts(benchmarks: list) -> list[str]:
+    """``["1 memory regression", "1 memory improvement"]``: the memory verdicts of ``benchmarks``
+    that are changes, each named apart (pure; the gate's sentence, every format's headline, says
+    them so: a +50 % peak read "2 memory changes" beside an improvement; issue 47)."""
+    memory = [memory_verdict_of(b) for b in benchmarks if isinstance(b, dict)]
+    return [_counted(memory.count(key), f"memory {key}") for key in CHANGED if memory.count(key)]
+
+
+def rest_counts(rest: list[dict], above: list[dict]) -> str:
+    """``"1 unchanged, 1 more inconclusive"``: the verdicts of the benchmarks in ``rest`` (the
+    collapsed section, the terminal's unlisted), "more" where ``above`` (the rows shown before
+    them) holds an inconclusive one too, so that the count never reads as the gate's sentence's
+    total of them (pure; issue 47: "1 inconclusive" below "2 inconclusive")."""
     parts = []
-    as_memory = [verdict_of(b) for b in benchmarks or [] if isinstance(b, dict) and is_memory_valued(b)]
-    changing = [verdict_of(b) for b in benchmarks or []
-                if isinstance(b, dict) and output_changed(b)]
-    for key in REPORT_ORDER:
-        n = (summary or {}).get(key) or 0
-        if isinstance(n, int) and key in CHANGED:
-            faster_changing = changing.count(key) if key == "improvement" else 0
-            n = max(0, n - as_memory.count(key) - faster_changing)
-        if isinstance(n, int) and n:
-            plural = "s" if n != 1 and key in CHANGED else ""
-            parts.append(f"{n} {key}{plural}")
-    memory = [memory_verdict_of(b) for b in benchmarks or [] if isinstance(b, dict)]
-    for key in CHANGED:
-        n = memory.count(key)
-        if n:
-            parts.append(f"{n} memory {key}{'s' if n != 1 else ''}")
-    if changing:
-        parts.append(f"{len(changing)} changing the result")
-    return ", ".join(parts) or "no benchmarks"
+    for v in ("unchanged", INCONCLUSIVE_WORD):
+        n = sum(1 for b in rest if verdict_of(b) == v)
+        more = "more " if v == INCONCLUSIVE_WORD and any(verdict_of(b) == v for b in above) else ""
+        parts += [f"{n} {more}{v}"] if n else []
+    return ", ".join(parts)
 
 
 #: Rows of changed or failed benchmarks the comment shows before its first collapsed block, so
@@ -164,6 +157,8 @@ def gate_sentence(results: dict) -> str:
     n_output = len(output_changes(results))
     benches = [b for b in results.get("benchmarks") or [] if isinstance(b, dict)]
     verdicts = [verdict_of(b) for b in benches]
+    # a memory-valued benchmark's change is memory_counts' alone
+    timed = [verdict_of(b) for b in benches if not is_memory_valued(b)]
     # each reason the gate fails on, counted by its own rule (runner.gate)
     n_slower = len(regressions_beyond(results, fail))
     n_broken = len(broken_by_head(results))
@@ -177,16 +172,14 @@ def gate_sentence(results: dict) -> str:
     if n_output and settings.get("fail_on_output_change") is not True:
         parts.append(_counted(n_output, "benchmark") + " changing the result")
     if not failing:
-        improved = sum(1 for b in benches
-                       if verdict_of(b) == "improvement" and not output_changed(b))
+        improved = sum(1 for b in benches if verdict_of(b) == "improvement"
+                       and not output_changed(b) and not is_memory_valued(b))
         if improved:  # a faster head that changes the result is no plain improvement
             parts.append(_counted(improved, "improvement"))
-        if verdicts.count("regression"):
-            parts.append(_counted(verdicts.count("regression"), "regression")
+        if timed.count("regression"):
+            parts.append(_counted(timed.count("regression"), "regression")
                          + f" within the {fmt_pct(fail)} the gate allows")
-        memory = sum(1 for b in benches if memory_verdict_of(b) in CHANGED)
-        if memory:
-            parts.append(_counted(memory, "memory change"))
+        parts += memory_counts(benches)
     if not parts:
         threshold = settings.get("threshold")
         parts.append(f"no change beyond ±{fmt_pct(threshold)}" if is_number(threshold)
@@ -264,11 +257,11 @@ def view(results: dict) -> dict:
                                                         doctor_warning(env.get("doctor")))
                                          if said)),
             "gate": gate_sentence(results), "claims": claims,
-            "rest_counts": ", ".join(f"{sum(1 for b in rest if verdict_of(b) == v)} {v}"
-                                     for v in ("unchanged", "inconclusive")
-                                     if any(verdict_of(b) == v for b in rest)),
+            "rest_counts": rest_counts(rest, news),
+            "explained": [b for b in news if verdict_of(b) in CHANGED
+                          or memory_verdict_of(b) in CHANGED or output_changed(b)],
             "inconclusive_fix": inconclusive_fix(benches),
-            "headline": headline(results.get("summary"), results.get("benchmarks")), "settings": settings,
+            "settings": settings,
             "memory": has_memory(benches),
             "env": env, "doctor_warning": doctor_warning(env.get("doctor")),
             "doctor_line": doctor_counts(env.get("doctor")),

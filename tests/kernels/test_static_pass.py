@@ -438,3 +438,32 @@ def test_a_trace_s_register_pressure_gets_the_compiler_s_spill_where_the_static_
     assert f"head {regs[1]} registers/thread and spills" in top["summary"]
     assert top["confidence"] == CONFIDENCE
     assert sum(h["kind"] == "register_pressure" for h in entries[0]["hints"]) == 1
+
+
+def test_the_compile_is_announced_only_where_there_are_changed_kernels(tmp_path, cache):
+    """Issue 47: the demo (no Triton code) printed "compiling the changed Triton kernels"."""
+    from types import SimpleNamespace
+
+    from runner.pipeline.kernel_pass import kernel_pass
+
+    class Progress:
+        def __init__(self):
+            self.said: list[str] = []
+
+        def phase(self, text):
+            self.said.append(text)
+
+    def trees(name, base_text, head_text):
+        for side, text in (("base", base_text), ("head", head_text)):
+            (tmp_path / name / side / "lib").mkdir(parents=True)
+            (tmp_path / name / side / "lib" / "ops.py").write_text(text)
+        return {side: SimpleNamespace(path=tmp_path / name / side) for side in ("base", "head")}
+
+    plain = Progress()
+    section = kernel_pass((), 0.0, trees("plain", "x = 1\n", "x = 2\n"), {}, plain)
+    assert section["kernels"] == [] and plain.said == []
+    triton_code = Progress()
+    changed = OPS.replace("x * x", "x * x * 2.0")
+    assert changed != OPS
+    section = kernel_pass(("sm_80",), 0.0, trees("triton", OPS, changed), {}, triton_code)
+    assert section["kernels"] and triton_code.said == ["compiling the changed Triton kernels"]

@@ -237,13 +237,15 @@ def test_compare_of_an_unchanged_suite_finds_no_change(tmp_path):
 
 
 def test_headline_counts_a_memory_valued_change_once():
-    from runner.report.view import headline
+    from runner.report.view import gate_sentence
 
     peak = {"name": "m.peakmem_x", "measure": "memory", "unit": "B",
             "change": {"verdict": "regression", "memory": {"verdict": "regression"}}}
     timed = {"name": "m.time_x", "unit": "s", "change": {"verdict": "regression", "memory": {"verdict": "unchanged"}}}
     benchmarks = [peak, timed]
-    assert headline(results_mod.summarize(benchmarks), benchmarks) == "1 regression, 1 memory regression"
+    doc = {"benchmarks": benchmarks, "settings": {"fail_threshold": 0.5}}
+    assert gate_sentence(doc) == ("1 regression within the 50 % the gate allows, "
+                                  "1 memory regression: gate passes")
 
 
 @pytest.mark.slow

@@ -483,3 +483,91 @@ def test_the_method_says_which_benchmarks_were_timed_with_a_flushed_l2():
         assert "L2 flushed before each call of the 1 benchmark(s) timed as triton.testing.do_bench" in text
         assert "flushed" not in report.render(_doc([warm], cold_cache=None), fmt)
         assert "L2 flushed before each call |" in report.render(_doc([warm], cold_cache=True), "md")
+
+
+# -- issue 47: what a newcomer's first `perfgate demo` shows -------------------------------------
+
+def _memory(verdict, base_bytes, head_bytes):
+    ratio = head_bytes / base_bytes
+    return {"verdict": verdict, "ratio": ratio, "ci_low": ratio * 0.99, "ci_high": ratio * 1.01,
+            "base_bytes": base_bytes, "head_bytes": head_bytes,
+            "delta_bytes": head_bytes - base_bytes, "threshold": 0.05, "pairs": 8}
+
+
+def _hint(kind, summary, evidence):
+    return {"kind": kind, "confidence": 0.55, "summary": summary, "evidence": evidence}
+
+
+def _demo_like():
+    """The demo's shape: a time improvement with an operator hint; a time-inconclusive memory
+    regression (+50.2 %) with hints; a time-inconclusive memory improvement whose memory hint
+    reads a fall; a time-inconclusive one with no memory change; a memory change without hints."""
+    fast = _bench("bench_pairwise_distance", "improvement", 0.3)
+    fast["hints"] = [_hint("operator_time", "Operator aten::pow self time shrank from 376.0 us to "
+                           "14.1 us per call (5 → 5 calls).",
+                           {"explains_us": -720.326, "operators": [{"name": "aten::pow"}]})]
+    grew = _bench("bench_rms_norm", "inconclusive", 1.01)
+    grew["change"]["memory"] = _memory("regression", 131_277, 197_120)
+    grew["hints"] = [_hint("operator_time", "Operator aten::copy_ +41.8 us per call.",
+                           {"operators": [{"name": "aten::copy_"}]})]
+    fell = _bench("bench_softmax", "inconclusive", 0.99)
+    fell["change"]["memory"] = _memory("improvement", 4 << 20, 2 << 20)
+    fell["hints"] = [_hint("memory_growth", "Peak memory fell from 4 MiB to 2 MiB.",
+                           {"peak_memory_bytes": {"base": 4 << 20, "head": 2 << 20}})]
+    quiet = _bench("bench_quiet", "inconclusive", 1.0)
+    bare = _bench("bench_bare", "unchanged", 1.0)
+    bare["change"]["memory"] = _memory("regression", 1 << 20, 3 << 20)
+    return _doc([fast, grew, fell, quiet, bare])
+
+
+def test_every_format_names_memory_regressions_and_improvements_apart():
+    doc = _demo_like()
+    md = report.render(doc, "md")
+    html = report.render(doc, "html")
+    term = render_terminal(doc, width=80)
+    expected = ("1 improvement, 2 memory regressions, 1 memory improvement: gate passes "
+                "(3 inconclusive; 5 benchmarks)")
+    assert md.splitlines()[1] == f"## perfgate: {expected}"
+    assert " ".join(term.splitlines()[:2]).startswith(f"perfgate: {expected}")
+    assert f"<title>perfgate: {expected}</title>" in html
+    assert "memory change" not in md + html + term
+
+
+def test_the_collapsed_count_does_not_contradict_the_headlines():
+    md = report.render(_demo_like(), "md")
+    # 3 inconclusive in the headline: two sit above with their memory change, one below
+    assert "<details><summary>1 more inconclusive</summary>" in md
+
+
+def test_every_changed_benchmark_with_hints_has_its_why_and_one_without_says_why_not():
+    md = report.render(_demo_like(), "md")
+    whys = [line for line in md.splitlines() if "Why: " in line]
+    assert len(whys) == 4, whys
+    assert any("bench_rms_norm</b> inconclusive in time, memory regression +50.2 %" in w
+               and "aten::copy_ +41.8 us" in w for w in whys)
+    assert any("bench_softmax" in w for w in whys)
+    bare = next(w for w in whys if "bench_bare" in w)
+    assert "no cause named: it was not profiled" in bare
+    assert "bench_quiet" not in "".join(whys)
+
+
+def test_hints_read_in_words_without_raw_json_or_internal_kinds():
+    md = report.render(_demo_like(), "md")
+    assert "explains_us" not in md and "{&quot;" not in md and '{"' not in md
+    assert "operator_time" not in md and "memory_growth" not in md
+    assert "**operator time**" in md and "**peak memory fell**" in md
+    assert "growth" not in md.split("bench_softmax")[-1].split("</details>")[0]
+    assert "report.html and results.json" in md
+    term = render_terminal(_demo_like(), width=80)
+    assert "[operator_time]" not in term and "why: operator time:" in term
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
+def test_the_terminal_cuts_a_why_at_a_word_never_inside_a_number(width):
+    term = render_terminal(_demo_like(), width=width)
+    whys = [line for line in term.splitlines() if "why:" in line]
+    assert whys
+    for line in whys:
+        assert len(line) <= width
+        assert not re.search(r"\d…|\d\.…|\.…", line), line
+        assert not line.endswith("…") or line.endswith(" …"), line

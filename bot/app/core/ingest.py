@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 from runner import report
 from runner import gate
 from runner import results as results_schema
+from runner.results import CHANGED, REPORT_ORDER, is_memory_valued, output_changed, verdict_of
 from runner.errors import ResultsError, UserError
 from runner.report import view as report_view
 from runner.report.escape import md_code, plain
@@ -257,9 +258,33 @@ def conclusion(doc: dict, fail_threshold: float, accepted: Iterable[str | None] 
     return "success"
 
 
+def title_counts(summary: dict | None, benchmarks: list | None = None) -> str:
+    """``"1 regression, 1 failed, 1 unchanged, 1 memory regression"``: the verdict counts in report
+    order, then the memory verdicts of ``benchmarks`` that are changes, named as the reports' gate
+    sentence names them (:func:`runner.report.view.memory_counts`); or ``"no benchmarks"``. A
+    memory-valued benchmark's change (asv's ``peakmem_*``/``mem_*``, ``measure: memory``) is counted
+    once, as a memory one; a benchmark whose head changes the result is counted as such last, and
+    never as an improvement."""
+    parts = []
+    benches = [b for b in benchmarks or [] if isinstance(b, dict)]
+    as_memory = [verdict_of(b) for b in benches if is_memory_valued(b)]
+    changing = [verdict_of(b) for b in benches if output_changed(b)]
+    for key in REPORT_ORDER:
+        n = (summary or {}).get(key) or 0
+        if isinstance(n, int) and key in CHANGED:
+            faster_changing = changing.count(key) if key == "improvement" else 0
+            n = max(0, n - as_memory.count(key) - faster_changing)
+        if isinstance(n, int) and n:
+            parts.append(f"{n} {key}{'s' if n != 1 and key in CHANGED else ''}")
+    parts += report_view.memory_counts(benches)
+    if changing:
+        parts.append(f"{len(changing)} changing the result")
+    return ", ".join(parts) or "no benchmarks"
+
+
 def check_title(doc: dict, verdict: str, accepted_by: str | None = None) -> str:
     """One line for the check run's title, e.g. ``2 regressions, 1 improvement``."""
-    headline = report_view.headline(doc.get("summary"), doc.get("benchmarks"))
+    headline = title_counts(doc.get("summary"), doc.get("benchmarks"))
     if verdict == "success" and accepted_by and gate.gate_failures(doc, -1.0, True):
         headline += f" (accepted by @{accepted_by})"
     return plain(headline, 250)
