@@ -192,7 +192,6 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
     read for :data:`GRACE` seconds; the outcome says why it ``stopped``.
     """
     import secrets
-    import selectors
 
     tail: deque[str] = deque(maxlen=20)
     stops = _Stops(timeout, watch, on_stop)
@@ -203,29 +202,8 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
                               env=compare_env() if env is None else env, start_new_session=True,
                               preexec_fn=preexec) as proc:
             try:
-                streams = {proc.stdout: (sys.stdout, None), proc.stderr: (sys.stderr, tail)}
-                with selectors.DefaultSelector() as selector:
-                    pending: dict = {}
-                    for stream in streams:
-                        selector.register(stream, selectors.EVENT_READ)
-                        pending[stream] = b""
-                    while selector.get_map() and not stops.over(proc.pid):
-                        for key, _ in selector.select(stops.left()):
-                            chunk = os.read(key.fileobj.fileno(), 65_536)
-                            out, kept = streams[key.fileobj]
-                            if not chunk:
-                                selector.unregister(key.fileobj)
-                                if pending[key.fileobj]:
-                                    _echo(pending[key.fileobj], out, kept)
-                                continue
-                            buffered = pending[key.fileobj] + chunk
-                            *lines, rest = buffered.split(b"\n")
-                            while len(rest) > MAX_LINE:
-                                lines.append(rest[:MAX_LINE])
-                                rest = rest[MAX_LINE:]
-                            pending[key.fileobj] = rest
-                            for line in lines:
-                                _echo(line[:MAX_LINE], out, kept)
+                _pump({proc.stdout: (sys.stdout, None), proc.stderr: (sys.stderr, tail)},
+                      stops, proc.pid)
                 status = proc.wait(timeout=None if stops.stopped is None else GRACE)
             finally:
                 kill_process_group(proc.pid)
@@ -235,6 +213,34 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
             stream.flush()
         print(f"::{resume}::", flush=True)
     return CompareOutcome(status, tuple(tail), out_dir / "results.json", stops.stopped)
+
+
+def _pump(streams: dict, stops: "_Stops", pid: int) -> None:
+    """Echo ``streams`` (``{pipe: (our stream, kept tail or None)}``) line by line until both
+    end or ``stops`` says the compare is over (a part of :func:`run_compare`)."""
+    import selectors
+
+    with selectors.DefaultSelector() as selector:
+        pending: dict = {}
+        for stream in streams:
+            selector.register(stream, selectors.EVENT_READ)
+            pending[stream] = b""
+        while selector.get_map() and not stops.over(pid):
+            for key, _ in selector.select(stops.left()):
+                chunk = os.read(key.fileobj.fileno(), 65_536)
+                out, kept = streams[key.fileobj]
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    if pending[key.fileobj]:
+                        _echo(pending[key.fileobj], out, kept)
+                    continue
+                *lines, rest = (pending[key.fileobj] + chunk).split(b"\n")
+                while len(rest) > MAX_LINE:
+                    lines.append(rest[:MAX_LINE])
+                    rest = rest[MAX_LINE:]
+                pending[key.fileobj] = rest
+                for line in lines:
+                    _echo(line[:MAX_LINE], out, kept)
 
 
 def _echo(raw: bytes, out, kept: deque | None) -> None:
