@@ -20,17 +20,17 @@ The device's calls come from its module (:mod:`runner.devices`); the structure i
   the same on both sides. The device's peak allocated memory after a reset (CUDA:
   ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``) gives the peak memory of
   the sample.
-* The same with ``cold_cache``: as Triton's ``do_bench`` does, a buffer twice the L2 size is zeroed
-  (or read, :data:`runner.protocol.L2_FLUSHES`: a write's dirty lines are written back during
-  the next call's interval) before every call and each call gets its own pair of events
-  (``flush, start, call, end`` on the current stream), all enqueued without waiting; the device
-  is synchronised once, after the last call, and the sample is the mean of the per-call
-  intervals. A host synchronisation per call (as this timer did before) put the host's round trip — the wait returning, then the end
-  event's submission, while the GPU idles — inside every interval: microseconds, the size of a
-  small kernel itself (``python -m evaluation.gpu_acceptance`` measures the harness's overhead per
-  call on a GPU). So, as with ``do_bench``, a call's work on another stream is
-  timed only when the call joins that stream back to the current one (``wait_stream``) before
-  it returns; work it leaves running elsewhere ends after its interval.
+* The same with ``cold_cache``: as Triton's ``do_bench`` does, a buffer twice the L2 size is
+  zeroed (or read, :data:`runner.protocol.L2_FLUSHES`: a write's dirty lines are written back
+  during the next call's interval) before every call and each call gets its own pair of events
+  (``flush, start, call, end`` on the current stream), all enqueued without waiting; the device is
+  synchronised once, after the last call, and the sample is the mean of the per-call intervals. A
+  host synchronisation per call (as this timer did before) put the host's round trip — the wait
+  returning, then the end event's submission, while the GPU idles — inside every interval:
+  microseconds, the size of a small kernel itself (``python -m evaluation.gpu_acceptance``
+  measures the harness's overhead per call on a GPU). So, as with ``do_bench``, a call's work on
+  another stream is timed only when the call joins that stream back to the current one
+  (``wait_stream``) before it returns; work it leaves running elsewhere ends after its interval.
 
 The garbage collector is paused during a sample (as ``timeit`` does): a collection that
 lands in one side's sample would be charged to that side. It is not run before each sample:
