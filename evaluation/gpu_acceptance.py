@@ -481,13 +481,15 @@ def step_clocks(ctx: Context) -> Step:
 
         nvml, euid = FakeNVML(gpus=[dict(BOOSTING_H100)]), 0
     _, gpus = nvml_facts(nvml, euid=euid)
-    chosen = plan(True, 0, gpus[0] if gpus else None)
-    figures = {"plan_if_asked": chosen.to_dict(), "default_policy": plan(False, 0, gpus[0] if gpus else None).policy}
+    gpu = gpus[0] if gpus else None
+    # the sustained clock perfgate doctor measured and cached (GPU review #8), else the default
+    chosen = plan(True, 0, gpu, (gpu or {}).get("sustained_clock_mhz"))
+    figures = {"plan_if_asked": chosen.to_dict(), "default_policy": plan(False, 0, gpu).policy}
     if not (ctx.try_lock or ctx.dry_run) or chosen.policy != "lock":
         why = "" if ctx.try_lock or ctx.dry_run else " (not tried: --try-lock)"
         return Step("clocks", "pass" if chosen.policy != "none" else "fail",
                     f"lock_clocks = true would give '{chosen.policy}': {chosen.reason}{why}", figures)
-    control = ClockControl(True, nvml=nvml, euid=euid)
+    control = ClockControl(True, nvml=nvml, euid=euid, uuid=(gpu or {}).get("uuid"))
     record = control.start()
     try:
         enqueue, wait = _gemm_load(ctx)

@@ -24,6 +24,19 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 
+#: How the cold-cache timer (``cold_cache``) evicts the L2 before each call, the buffer being
+#: twice the L2: ``zero``, a write (``zero_()``, as ``triton.testing.do_bench`` and nvbench's
+#: ``cudaMemsetAsync`` flush), whose dirty lines are written back *during* the next call's
+#: interval — a constant added to both sides that dilutes a small memory-bound call's ratio (GPU
+#: review #15); ``read``, a read of the buffer into one scalar (``sum()``), which leaves clean
+#: lines, nothing to write back, and writes the previous call's dirty lines back during the flush.
+L2_FLUSHES = ("zero", "read")
+#: The flush the timer uses: do_bench's, so a cold time compares with Triton's own (the
+#: ``overhead`` acceptance check) until a GPU measures ``read`` cleaner; results.json records it
+#: (``settings.l2_flush``).
+L2_FLUSH = "zero"
+
+
 class ProtocolError(ValueError):
     """A message that breaks the protocol (a reply field of the wrong type or range)."""
 

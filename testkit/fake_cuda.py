@@ -73,7 +73,8 @@ class FakeEvent:
 
 
 class FakeBuffer:
-    """``torch.empty(n, dtype=torch.int8, device=...)``: zeroing it is a kernel of ``flush_us``."""
+    """``torch.empty(n, dtype=torch.int8, device=...)``: zeroing it, or summing it, is a kernel
+    of ``flush_us``."""
 
     def __init__(self, torch: "FakeTorch", size: int):
         self.torch, self.size = torch, size
@@ -84,6 +85,11 @@ class FakeBuffer:
 
     def zero_(self) -> "FakeBuffer":
         self.torch.kernel(self.torch.flush_us, name="flush")
+        return self
+
+    def sum(self) -> "FakeBuffer":
+        """A read of the whole buffer into one scalar: a kernel of ``flush_us`` too."""
+        self.torch.kernel(self.torch.flush_us, name="read flush")
         return self
 
 

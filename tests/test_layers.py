@@ -81,7 +81,7 @@ PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_value
         "runner.intent.diff", "runner.pipeline.machine.conditions",
         "runner.pipeline.machine.doctor",
         "runner.pipeline.machine.finding", "runner.pipeline.machine.gpu_checks",
-        "runner.pipeline.machine.clock_plan",
+        "runner.pipeline.machine.clock_plan", "runner.pipeline.machine.sustained",
         "runner.pipeline.timing.schedule", "runner.pipeline.timing.evidence",
         "runner.pipeline.bisect.bisect",
         "runner.pipeline.timing.stops", "runner.pipeline.timing.benchstate", "runner.scaffold.plan",

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 
+from ..pipeline.machine import sustained
+from ..pipeline.machine.clocks import measure_sustained
 from ..pipeline.machine.doctor import run_checks
 from ..pipeline.machine.finding import Finding, summarize
 from ..pipeline.machine.machine_facts import gather
@@ -42,9 +46,26 @@ def render_text(findings: list[Finding], width: int | None = None) -> str:
     return buf.getvalue()
 
 
+def soak_gpu(gpu: dict) -> int | None:
+    """Measure and cache the GPU's sustained SM clock (:func:`measure_sustained`); None when the
+    soak could not run (no torch with CUDA, the GPU taken): the checks then say it is unmeasured."""
+    print(f"perfgate doctor: measuring GPU {gpu.get('index')}'s sustained SM clock "
+          f"({sustained.SOAK_SECONDS:.0f} s bf16 GEMM, once)...", file=sys.stderr)
+    try:
+        return measure_sustained(gpu["uuid"], gpu.get("sm_supported_clocks_mhz"))
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"perfgate doctor: the soak failed ({exc}); sustained clock unmeasured",
+              file=sys.stderr)
+        return None
+
+
 def main_doctor(args: argparse.Namespace) -> int:
     """``perfgate doctor [--json]``: exit 0 when no check failed, 1 when one did."""
-    findings = run_checks(gather([args.path]))
+    facts = gather([args.path])
+    for gpu in facts.get("gpus") or []:
+        if sustained.needs_soak(gpu):  # GPU-only: a 10 s bf16 GEMM, once per GPU (cached)
+            gpu["sustained_clock_mhz"] = soak_gpu(gpu)
+    findings = run_checks(facts)
     if args.json:
         print(json.dumps(summarize(findings), indent=2))
     else:

@@ -19,6 +19,7 @@ from .. import results as results_mod
 from .. import policy_source, selection
 from ..config import Config
 from ..git import commit_time, repo_root, resolve
+from ..protocol import L2_FLUSH
 from ..kernels.table import attach
 from .timing import benchstate
 from .timing.benchstate import BenchState
@@ -150,7 +151,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,
         max_rounds=cfg.max_rounds, pair_rounds=cfg.pair_rounds, looks=timing.looks,
         ci_level=timing.ci_level, eq_level=timing.eq_level, min_sample_time=timing.min_sample_time,
-        cold_cache=cfg.timer_cold_cache(), fail_threshold=cfg.fail_threshold,
+        cold_cache=cfg.timer_cold_cache(), l2_flush=L2_FLUSH, fail_threshold=cfg.fail_threshold,
         memory_threshold=cfg.memory_threshold, fail_on_memory_regression=cfg.fail_on_memory_regression,
         fail_on_output_change=cfg.fail_on_output_change,
         process_noise=cfg.process_noise, min_process_pairs=cfg.min_process_pairs,

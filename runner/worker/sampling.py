@@ -20,16 +20,17 @@ The device's calls come from its module (:mod:`runner.devices`); the structure i
   the same on both sides. The device's peak allocated memory after a reset (CUDA:
   ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``) gives the peak memory of
   the sample.
-* The same with ``cold_cache``: as Triton's ``do_bench`` does, a buffer twice the L2 size is zeroed
-  before every call and each call gets its own pair of events (``flush, start, call, end`` on the
-  current stream), all enqueued without waiting; the device is synchronised once, after the
-  last call, and the sample is the mean of the per-call intervals. A host synchronisation per
-  call (as this timer did before) put the host's round trip — the wait returning, then the end
-  event's submission, while the GPU idles — inside every interval: microseconds, the size of a
-  small kernel itself (``python -m evaluation.gpu_acceptance`` measures the harness's overhead per
-  call on a GPU). So, as with ``do_bench``, a call's work on another stream is
-  timed only when the call joins that stream back to the current one (``wait_stream``) before
-  it returns; work it leaves running elsewhere ends after its interval.
+* The same with ``cold_cache``: as Triton's ``do_bench`` does, a buffer twice the L2 size is
+  zeroed (or read, :data:`runner.protocol.L2_FLUSHES`: a write's dirty lines are written back
+  during the next call's interval) before every call and each call gets its own pair of events
+  (``flush, start, call, end`` on the current stream), all enqueued without waiting; the device is
+  synchronised once, after the last call, and the sample is the mean of the per-call intervals. A
+  host synchronisation per call (as this timer did before) put the host's round trip — the wait
+  returning, then the end event's submission, while the GPU idles — inside every interval:
+  microseconds, the size of a small kernel itself (``python -m evaluation.gpu_acceptance``
+  measures the harness's overhead per call on a GPU). So, as with ``do_bench``, a call's work on
+  another stream is timed only when the call joins that stream back to the current one
+  (``wait_stream``) before it returns; work it leaves running elsewhere ends after its interval.
 
 The garbage collector is paused during a sample (as ``timeit`` does): a collection that
 lands in one side's sample would be charged to that side. It is not run before each sample:
@@ -50,6 +51,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from .. import devices
+from ..protocol import L2_FLUSH, L2_FLUSHES
 
 
 @dataclass(frozen=True)
@@ -137,13 +139,18 @@ class Timer:
             ``cuda``, ``cuda:N``.
         cold_cache: flush the device's L2 cache before every call (ignored where there is none
             to flush: the CPU).
+        flush: how (:data:`runner.protocol.L2_FLUSHES`): ``zero`` writes the buffer, ``read``
+            sums it into one scalar.
 
     Raises:
         KeyError: ``device`` is no registered device.
+        ValueError: ``flush`` is no flush kind.
     """
 
-    def __init__(self, device: str, cold_cache: bool = False):
-        self.device = device
+    def __init__(self, device: str, cold_cache: bool = False, flush: str = L2_FLUSH):
+        if flush not in L2_FLUSHES:
+            raise ValueError(f"flush must be one of {', '.join(L2_FLUSHES)} (got {flush!r})")
+        self.device, self.flush = device, flush
         self.backend = devices.get(device)
         self.own_cpus = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
         self._flush_buf = self.backend.l2_flush_buffer(device) if cold_cache else None
@@ -208,9 +215,10 @@ class Timer:
         first = event()
         starts = [event() for _ in range(number)]
         ends = [event() for _ in range(number)]
+        flush = self._flush_buf.sum if self.flush == "read" else self._flush_buf.zero_
         first.record()
         for start, end in zip(starts, ends):
-            self._flush_buf.zero_()
+            flush()
             start.record()
             fn()
             end.record()

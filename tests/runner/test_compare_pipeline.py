@@ -78,6 +78,10 @@ def test_samples_are_paired_and_sides_alternate(compared):
     slow = _bench(doc, "bench_slow")
     assert len(slow["base"]["samples"]) == len(slow["head"]["samples"]) == slow["change"]["rounds"]
     assert slow["change"]["rounds"] in doc["settings"]["looks"]
+    # the L2 flush a cold-cache call gets is a recorded fact (GPU review #15)
+    from runner.protocol import L2_FLUSH
+
+    assert doc["settings"]["l2_flush"] == L2_FLUSH
 
 
 @slow

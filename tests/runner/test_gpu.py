@@ -174,3 +174,28 @@ def test_the_harness_times_a_gpu_bound_kernel_as_the_device_does(tmp_path):
 
     step = acc.step_overhead(acc.Context(dry_run=False, out=tmp_path))
     assert step.status == "pass", step.summary
+
+
+def test_the_read_flush_against_the_zeroing_flush_on_a_small_memory_bound_call():
+    """GPU review #15, to decide runner.protocol.L2_FLUSH: a small memory-bound call (a 16 MiB
+    copy, inside an H100's 50 MiB L2) timed cold after each flush kind. A zeroing flush leaves up
+    to an L2 of dirty lines, written back during the call; the read leaves none, so the call
+    should read no slower after it. Prints both (median of 5 samples) for the record."""
+    import statistics
+
+    import torch
+
+    from runner.worker.sampling import Timer
+
+    src = torch.empty(16 * 2**20, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    fn = lambda: dst.copy_(src)  # noqa: E731
+    times = {}
+    for kind in ("zero", "read"):
+        timer = Timer("cuda", cold_cache=True, flush=kind)
+        timer.time(fn, 50)  # warm-up
+        times[kind] = statistics.median(timer.time(fn, 200) for _ in range(5))
+    print(f"16 MiB copy, cold: after zero_() {times['zero'] * 1e6:.2f} us, "
+          f"after sum() {times['read'] * 1e6:.2f} us ({times['read'] / times['zero'] - 1:+.1%})")
+    assert times["read"] > 0 and times["zero"] > 0
+    assert times["read"] <= times["zero"] * 1.10  # a read flush must not add to the call

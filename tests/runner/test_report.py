@@ -482,7 +482,7 @@ def test_the_method_says_which_benchmarks_were_timed_with_a_flushed_l2():
         text = unescape(report.render(_doc([cold, warm], cold_cache=None), fmt))
         assert "L2 flushed before each call of the 1 benchmark(s) timed as triton.testing.do_bench" in text
         assert "flushed" not in report.render(_doc([warm], cold_cache=None), fmt)
-        assert "L2 flushed before each call |" in report.render(_doc([warm], cold_cache=True), "md")
+        assert "L2 flushed before each call (" in report.render(_doc([warm], cold_cache=True), "md")
 
 
 # -- issue 47: what a newcomer's first `perfgate demo` shows -------------------------------------
@@ -571,3 +571,17 @@ def test_the_terminal_cuts_a_why_at_a_word_never_inside_a_number(width):
         assert len(line) <= width
         assert not re.search(r"\d…|\d\.…|\.…", line), line
         assert not line.endswith("…") or line.endswith(" …"), line
+
+
+def test_the_method_names_the_l2_flush_and_its_caveat():
+    """GPU review #15: a zeroing flush's dirty lines are written back inside the next call's
+    interval; the method line says so, or that the flush was a read (settings.l2_flush)."""
+    warm = _bench("bench_eager", "unchanged", 1.0)
+    for fmt in ("md", "html"):
+        zero = unescape(report.render(_doc([warm], cold_cache=True, l2_flush="zero"), fmt))
+        older = unescape(report.render(_doc([warm], cold_cache=True), fmt))
+        read = unescape(report.render(_doc([warm], cold_cache=True, l2_flush="read"), fmt))
+        assert all("written back during the next call" in text for text in (zero, older))
+        assert "(read: clean lines, nothing written back in a call)" in read
+        warm_doc = _doc([warm], cold_cache=False)
+        assert "written back during" not in unescape(report.render(warm_doc, fmt))

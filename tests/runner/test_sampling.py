@@ -156,3 +156,42 @@ def test_the_first_call_is_timed_to_the_end_of_its_device_work(tmp_path):
         first = fake.log.index("first call's kernel on stream0")
         assert (fake.log[first - 1] == "synchronize device"
                 and fake.log[first + 1] == "synchronize device")
+
+
+@pytest.mark.parametrize("kind, logged", [("zero", "flush on stream0"),
+                                          ("read", "read flush on stream0")])
+def test_the_chosen_l2_flush_runs_before_each_call_outside_its_interval(fake, kind, logged):
+    # GPU review #15: a write-only flush's dirty lines are written back in the next call's
+    # interval; the timer offers a read-based flush (a sum into one scalar) beside it
+    fake.log.clear()
+    per_call = Timer("cuda", cold_cache=True, flush=kind).time(lambda: fake.kernel(5.0), 3)
+    flushes = [e for e in fake.log if "flush" in e]
+    assert flushes == [logged] * 3
+    assert 5e-6 <= per_call < 6e-6  # the flush's 30 µs are outside every call's interval
+
+
+def test_an_unknown_l2_flush_is_refused(fake):
+    with pytest.raises(ValueError, match="flush must be one of zero, read"):
+        Timer("cuda", cold_cache=True, flush="memset")
+
+
+def test_the_workers_cold_timer_flushes_as_results_json_records_it(tmp_path):
+    """The worker's own timer (child.Worker's set-up) flushes with L2_FLUSH, the kind the parent
+    records in settings.l2_flush."""
+    from runner.protocol import L2_FLUSH
+    from runner.worker.child import Worker
+
+    (tmp_path / "bench_cold.py").write_text(
+        "import torch\n"
+        "def bench_cold(device):\n"
+        "    return lambda: torch.cold_kernel()\n")
+    with installed(FakeTorch()) as fake:
+        fake.cold_kernel = lambda: fake.kernel(5.0)
+        reply = Worker("cuda").setup({"dir": str(tmp_path), "file": "bench_cold.py",
+                                      "func": "bench_cold", "name": "bench_cold",
+                                      "suite": "perfgate", "min_sample_time": 0.001,
+                                      "cold_cache": True, "warmup_samples": 1, "number": 2})
+        assert reply["cold_cache"] is True
+        expected = "read flush on stream0" if L2_FLUSH == "read" else "flush on stream0"
+        assert fake.log.count(expected) >= 2
+        assert not [e for e in fake.log if "flush" in e and e != expected]

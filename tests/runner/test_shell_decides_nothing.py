@@ -25,7 +25,7 @@ PIPELINE = "runner/pipeline"
 
 #: Pure modules (tests/test_layers.py PURE): a branch on a call into one follows its decision.
 CORE = {"stats", "schedule", "evidence", "stops", "selection", "clock_plan", "conditions",
-        "benchstate", "measures"}
+        "benchstate", "measures", "sustained"}
 
 #: Names and attributes that hold a worker's or the machine's answer (a reply, a hello, a line
 #: read, an exit status, an exception, the set-ups that succeeded) or the worker process's state.

@@ -218,13 +218,6 @@ def test_rounds_with_a_throttle_reason_a_moved_violation_counter_or_a_clock_off_
     assert telemetry.disturbed_rounds([(0, 1)], [_at(0.5, clock=345, reasons=0x1)], 1980) == {}
 
 
-def test_the_reference_clock_is_the_median_under_load():
-    samples = [_at(0, clock=1980), _at(1, clock=1965), _at(2, clock=1980), _at(3, side=None, clock=300),
-               _at(4, clock=210, reasons=0x1)]
-    assert telemetry.reference_clock(samples) == 1980
-    assert telemetry.reference_clock([_at(0, side=None)]) is None
-
-
 def test_a_sample_reads_the_power_and_thermal_violation_counters():
     from testkit.fake_nvml import HEALTHY_H100
     from testkit.fake_nvml import FakeNVML as PynvmlFake

@@ -19,8 +19,10 @@ THROTTLE_REASONS = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_th
 #: ``none`` (no NVIDIA GPU or NVML: nothing to lock or watch).
 POLICIES = ("lock", "held", "monitor", "none")
 
-#: The SM clock a locked timing pass locks to, MHz; 0: the GPU's default application clock, one
-#: it sustains under load (:func:`plan` takes the supported clock nearest a target). An internal,
+#: The SM clock a locked timing pass locks to, MHz; 0: the GPU's sustained clock under load where
+#: ``perfgate doctor`` measured it (:mod:`.sustained`), else its default application clock, which
+#: on A100/H100-class parts a power-heavy kernel cannot hold (GPU review #8) (:func:`plan` takes
+#: the supported clock nearest a target). An internal,
 #: the key ``lock_clocks_mhz`` until deprecated (runner.config.INTERNALS): a runner that needs
 #: another clock sets it itself (``nvidia-smi -ac``), and a compare leaves a held clock alone.
 LOCK_SM_MHZ = 0
@@ -87,7 +89,8 @@ def _nearest(target: int, supported: list[int] | None) -> int:
     return min(supported, key=lambda mhz: (abs(mhz - target), -mhz)) if supported else target
 
 
-def plan(lock: bool, requested_mhz: int, gpu: dict | None) -> ClockPlan:
+def plan(lock: bool, requested_mhz: int, gpu: dict | None,
+         sustained_mhz: int | None = None) -> ClockPlan:
     """The clock policy of a compare on ``gpu`` (pure).
 
     Args:
@@ -96,13 +99,16 @@ def plan(lock: bool, requested_mhz: int, gpu: dict | None) -> ClockPlan:
             application clock) unless a deprecated ``lock_clocks_mhz`` says otherwise.
         gpu: one GPU's facts (:func:`runner.pipeline.machine.machine_facts.gpu_facts`), None without
         one.
+        sustained_mhz: the SM clock this GPU sustains under load (:mod:`.sustained`, cached per
+            GPU by ``perfgate doctor``), the target when ``requested_mhz`` is 0; None: unmeasured.
     Returns:
         a :class:`ClockPlan`; ``lock`` only when asked, allowed and a clock to lock to is known.
     """
     if not gpu:
         return ClockPlan("none", "no NVIDIA GPU seen through NVML: clocks neither locked nor watched")
     method = lock_method(gpu)
-    target = requested_mhz or gpu.get("sm_default_application_clock_mhz") or gpu.get("sm_application_clock_mhz")
+    default = gpu.get("sm_default_application_clock_mhz") or gpu.get("sm_application_clock_mhz")
+    target = requested_mhz or sustained_mhz or default
     lockable = method is not None and bool(target)
     watch = "rounds the GPU throttled or whose SM clock moved more than 2 % are left out of the estimate"
     if held_by_setting(gpu):
@@ -122,7 +128,9 @@ def plan(lock: bool, requested_mhz: int, gpu: dict | None) -> ClockPlan:
     sm = _nearest(int(target), gpu.get("sm_supported_clocks_mhz"))
     memory = gpu.get("memory_max_clock_mhz")
     how = "nvidia-smi -lgc/-lmc's locked clocks" if method == "locked_clocks" else "application clocks (nvidia-smi -ac)"
-    return ClockPlan("lock", f"clocks locked for the timing pass with {how}: SM {sm} MHz"
+    unmeasured = " (the default application clock; sustained clock unmeasured)"
+    which = "" if requested_mhz else (" (sustained under load)" if sustained_mhz else unmeasured)
+    return ClockPlan("lock", f"clocks locked for the timing pass with {how}: SM {sm} MHz{which}"
                              + (f", memory {memory} MHz" if memory else "") + ", restored after",
                      method=method, sm_mhz=sm, memory_mhz=memory, lockable=True)
 

@@ -5,8 +5,9 @@ GPU Boost picks the SM clock from moment to moment by temperature and power, so 
 depends on what the GPU did before it. Two answers, both through NVML (``pynvml``, package
 ``nvidia-ml-py``; names and constants of ``nvml.h``):
 
-* **lock** (config ``lock_clocks = true``): the SM clock (the GPU's default application clock,
-  one it sustains under load: clock_plan.LOCK_SM_MHZ) and the memory clock (its maximum) are
+* **lock** (config ``lock_clocks = true``): the SM clock (the clock the GPU sustains under a
+  bf16 GEMM, :mod:`.sustained`, measured once by ``perfgate doctor``: :func:`measure_sustained`;
+  else its default application clock: clock_plan.LOCK_SM_MHZ) and the memory clock (its maximum) are
   locked before the timing pass and restored after it — ``nvmlDeviceSetGpuLockedClocks`` /
   ``nvmlDeviceSetMemoryLockedClocks``, what ``nvidia-smi -lgc`` / ``-lmc`` do, which needs root;
   else ``nvmlDeviceSetApplicationsClocks``, what ``nvidia-smi -ac`` does, which a non-root
@@ -14,7 +15,8 @@ depends on what the GPU did before it. Two answers, both through NVML (``pynvml`
   runner's owner already holds with a setting are left as they are.
 * **monitor** (the default, and wherever locking is not allowed): nothing is changed; the NVML
   sampler records clocks, clock-event reasons and violation counters, and the rounds the GPU
-  throttled or whose SM clock moved more than 2 % are left out of the estimate
+  throttled or whose SM clock moved more than 2 % from the benchmark's own reference
+  (:func:`.sustained.round_reference`) are left out of the estimate
   (:func:`runner.pipeline.machine.telemetry.disturbed_rounds`).
 
 :func:`runner.pipeline.machine.clock_plan.plan` decides from the facts
@@ -26,11 +28,43 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+from . import sustained
 from .clock_plan import LOCK_SM_MHZ, ClockPlan, has_gpu_clocks, off_gpu, plan, refusal
-from .machine_facts import gpu_facts
-from .telemetry import nvml_value, open_device
+from .machine_facts import gpu_facts, read_sustained, state_folder, sustained_file
+from .telemetry import TelemetrySampler, nvml_value, open_device
+
+
+#: The soak's command: a bf16 GEMM loop on the one GPU ``CUDA_VISIBLE_DEVICES`` shows it.
+SOAK_COMMAND = (sys.executable, "-m", "runner.worker.soak")
+
+
+def measure_sustained(uuid: str, supported: list[int] | None = None, *, nvml=None,
+                      state_dir: str | Path | None = None, seconds: float = sustained.SOAK_SECONDS,
+                      command=SOAK_COMMAND, interval_s: float = 0.1) -> int | None:
+    """Soak the GPU ``uuid`` with ``command`` for ``seconds`` while NVML is read every
+    ``interval_s``, then cache and return its sustained SM clock (:func:`.sustained.sustained_mhz`;
+    None, nothing cached, when too few readings were taken under load). GPU-only: the soak needs
+    CUDA; ``nvml`` and ``command`` are for tests."""
+    sampler = TelemetrySampler(interval_s=interval_s, nvml=nvml, device_uuid=uuid).start()
+    try:
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=uuid)
+        subprocess.run([*command, str(seconds)], env=env, check=True, timeout=seconds + 120,
+                       stdout=subprocess.DEVNULL)
+    finally:
+        sampler.stop()
+    samples = sampler.samples
+    mhz = sustained.sustained_mhz(samples, supported)
+    if mhz is not None:
+        path = sustained_file(uuid, state_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = sustained.cache_record(uuid, mhz, len(sustained.under_load(samples)), time.time())
+        path.write_text(json.dumps(record))
+    return mhz
 
 
 class ClockControl:
@@ -54,9 +88,8 @@ class ClockControl:
         #: what this compare set and must reset, on disk while it holds it: a compare killed before
         #: its ``finally`` left the clocks locked, which the next one took for the owner's setting
         #: (NVML reports both alike) — now the next compare resets them (GPU review #9)
-        self.state = (Path(state_dir or os.environ.get("PERFGATE_STATE_DIR")
-                           or Path.home() / ".local" / "state" / "perfgate")
-                      / f"clocks-{uuid or index}.json")
+        self.state_dir = state_folder(state_dir)
+        self.state = self.state_dir / f"clocks-{uuid or index}.json"
         self._handle = None
         self._set: list[str] = []
         self.record: dict = {}
@@ -73,7 +106,7 @@ class ClockControl:
             self._handle = None
             self.record = {**plan(self.lock, self.requested_mhz, None).to_dict(), "error": refusal(exc)}
             return self.record
-        chosen = plan(self.lock, self.requested_mhz, gpu)
+        chosen = plan(self.lock, self.requested_mhz, gpu, read_sustained(self.uuid, self.state_dir))
         self.record = {**chosen.to_dict(), "restored": None,
                        **({"reclaimed": reclaimed} if reclaimed else {})}
         if chosen.policy == "lock":

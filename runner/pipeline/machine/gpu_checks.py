@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .clock_plan import LOCK_SM_MHZ, THROTTLE_REASONS, UNRESTRICT_FIX, plan
 from .finding import Finding
+from .sustained import SOAK_SECONDS
 
 #: GPU utilisation (percent) above which a GPU counts as busy even when NVML lists no process
 #: (another container's processes can be invisible).
@@ -144,7 +145,14 @@ def check_gpu_clock_policy(gpu: dict) -> Finding:
     true``) and allowed, leaves a runner's own setting alone, else watches every round; warn when
     the clocks float and this runner may not lock them."""
     subject = _gpu_subject(gpu)
-    asked = plan(True, LOCK_SM_MHZ, gpu)
+    measured = gpu.get("sustained_clock_mhz")
+    asked = plan(True, LOCK_SM_MHZ, gpu, measured)
+    soaked = f"sustained under a {SOAK_SECONDS:.0f} s bf16 GEMM"
+    target = (f" (the clock it {soaked}, p10)" if measured else
+              " (its default application clock: its sustained clock under load is unmeasured, "
+              "perfgate doctor measures it on an idle GPU)")
+    own = (f"nvidia-smi -i {gpu.get('index')} -lgc {measured},{measured}" if measured
+           else "nvidia-smi -lgc")
     if asked.policy == "held":
         return Finding("gpu_clock_policy", subject, "ok",
                        "a clock setting of this runner holds the clocks: perfgate leaves it and still leaves out "
@@ -154,12 +162,14 @@ def check_gpu_clock_policy(gpu: dict) -> Finding:
         return Finding("gpu_clock_policy", subject, "ok",
                        f"perfgate may lock the clocks here ({how}): with lock_clocks = true a compare locks SM "
                        f"{asked.sm_mhz} MHz" + (f", memory {asked.memory_mhz} MHz" if asked.memory_mhz else "")
-                       + " for its timing and restores them; without it, it leaves out rounds the GPU throttled or "
+                       + target + " for its timing and restores them; without it, it leaves out "
+                         "rounds the GPU throttled or "
                          "whose clock moved")
     return Finding("gpu_clock_policy", subject, "warn",
                    "perfgate may not lock the clocks here (not root, application clocks restricted): a compare "
                    "leaves out the rounds the GPU throttled or whose SM clock moved more than 2 %, as NVML reports them",
-                   UNRESTRICT_FIX + "; or lock them for every job in the runner's set-up")
+                   UNRESTRICT_FIX + f"; or lock them for every job in the runner's set-up ({own}"
+                   + (f": {measured} MHz is the SM clock it {soaked}, p10)" if measured else ")"))
 
 
 def check_gpu_throttle(gpu: dict) -> Finding:

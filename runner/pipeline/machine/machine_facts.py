@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import shutil
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Iterable
 from .conditions import host_facts
 from .doctor import run_checks
 from .finding import summarize
+from .sustained import from_cache
 from .telemetry import decode_reasons, nvml_text, nvml_value, read_sample
 
 
@@ -136,6 +138,7 @@ def gpu_facts(nvml, index: int, handle, *, euid: int | None = None) -> dict:
                              getattr(nvml, "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", 1), getattr(nvml, "NVML_VOLATILE_ECC", 0))
     return {
         "index": index,
+        "uuid": nvml_text(_ask(nvml, "nvmlDeviceGetUUID", handle)),
         "name": nvml_text(_ask(nvml, "nvmlDeviceGetName", handle)),
         "processes": _processes(nvml, handle),
         "utilization_pct": sample["gpu_utilization_pct"],
@@ -179,7 +182,8 @@ def nvml_facts(nvml=None, *, euid: int | None = None) -> tuple[dict, list[dict]]
         for index in range(_ask(nvml, "nvmlDeviceGetCount") or 0):
             handle = _ask(nvml, "nvmlDeviceGetHandleByIndex", index)
             if handle is not None:
-                gpus.append(gpu_facts(nvml, index, handle, euid=euid))
+                gpu = gpu_facts(nvml, index, handle, euid=euid)
+                gpus.append({**gpu, "sustained_clock_mhz": read_sustained(gpu["uuid"])})
         return info, gpus
     finally:
         _ask(nvml, "nvmlShutdown")
@@ -217,6 +221,30 @@ def layout_facts() -> dict:
     return {"randomised": reason, "cause": cause}
 
 
+def state_folder(state_dir: str | os.PathLike | None = None) -> Path:
+    """perfgate's state folder on this runner: ``state_dir``, else ``PERFGATE_STATE_DIR``, else
+    ``~/.local/state/perfgate``."""
+    return Path(state_dir or os.environ.get("PERFGATE_STATE_DIR")
+                or Path.home() / ".local" / "state" / "perfgate")
+
+
+def sustained_file(uuid: str, state_dir: str | os.PathLike | None = None) -> Path:
+    """Where the sustained SM clock of the GPU ``uuid`` is cached."""
+    return state_folder(state_dir) / f"sustained-{uuid}.json"
+
+
+def read_sustained(uuid: str | None, state_dir: str | os.PathLike | None = None) -> int | None:
+    """The sustained SM clock ``perfgate doctor`` measured for the GPU ``uuid``
+    (:func:`.sustained.from_cache`: the file is read, never trusted), or None."""
+    if not uuid:
+        return None
+    try:
+        record = json.loads(sustained_file(uuid, state_dir).read_text())
+    except (OSError, ValueError):
+        return None
+    return from_cache(record, uuid)
+
+
 def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
     """Everything the doctor's checks read, as plain data.
 
@@ -234,7 +262,8 @@ def gather(paths: Iterable[str | os.PathLike] = (".",), *, nvml=None) -> dict:
         ecc_uncorrected_volatile, sm_clock_mhz, sm_application_clock_mhz,
         sm_default_application_clock_mhz, sm_max_clock_mhz, clock_event_reasons: [names] | None,
         temperature_c, slowdown_temperature_c, memory_max_clock_mhz, sm_supported_clocks_mhz: [MHz]
-        | None, clock_permission: {root, applications_clocks_restricted}}], sandbox:
+        | None, clock_permission: {root, applications_clocks_restricted}, uuid,
+        sustained_clock_mhz: :func:`read_sustained` | None}], sandbox:
         :func:`sandbox_facts`, layout: :func:`layout_facts`}``; clocks in MHz, temperatures in °C.
     """
     import tempfile

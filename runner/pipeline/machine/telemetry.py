@@ -53,7 +53,7 @@ THROTTLED_FRACTION = 0.05
 #: Median SM clocks of the two sides differing by more than this fraction are flagged.
 CLOCK_DIFFERENCE = 0.02
 #: A round during which the SM clock was more than this fraction away from the reference (the
-#: locked clock, else the run's median under load) counts as a clock change
+#: locked clock where it held, else the benchmark's own median under load) counts as a clock change
 #: (:func:`disturbed_rounds`); the same 2 % as :data:`CLOCK_DIFFERENCE` between sides.
 ROUND_CLOCK_TOLERANCE = 0.02
 #: NVML's cumulative clock-violation counters (``nvmlDeviceGetViolationStatus``, nanoseconds the
@@ -163,14 +163,6 @@ def summarize_samples(samples: list[dict], *, device_name: str | None = None, dr
     }
 
 
-def reference_clock(samples: list[dict]) -> float | None:
-    """The run's SM clock under load (MHz): the median over the samples taken while a side ran
-    and the GPU was not idle; None without such samples."""
-    clocks = [s["sm_clock_mhz"] for s in samples if s.get("side") and s.get("sm_clock_mhz")
-              and "gpu_idle" not in decode_reasons(s.get("reasons"))]
-    return float(statistics.median(clocks)) if clocks else None
-
-
 def disturbed_rounds(windows: list[tuple[float, float]], samples: list[dict], reference_mhz: float | None,
                      tolerance: float = ROUND_CLOCK_TOLERANCE) -> dict[int, str]:
     """The rounds the GPU's clocks disturbed, with why (pure).
@@ -183,7 +175,8 @@ def disturbed_rounds(windows: list[tuple[float, float]], samples: list[dict], re
     Args:
         windows: each round's ``(start, end)`` in the samples' clock (monotonic seconds).
         samples: telemetry samples (:func:`read_sample` plus ``t``), any order.
-        reference_mhz: the locked SM clock, or :func:`reference_clock`; None: clocks not judged.
+        reference_mhz: the benchmark's reference SM clock
+            (:func:`runner.pipeline.machine.sustained.round_reference`); None: clocks not judged.
     Returns:
         ``{round index: "throttled" | "clock"}`` (throttled wins).
     """

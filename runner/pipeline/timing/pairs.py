@@ -64,7 +64,9 @@ class ProcessPairs:
         device: the workers' device (``cpu``, ``cuda``), for the sample time when it is automatic.
         clock: monotonic seconds (a test passes a simulated one).
         locked_sm_mhz: the SM clock perfgate locked for the run (the reference a round's clock
-            is judged against); None: the run's median under load.
+            is judged against where the benchmark held it under load); None, or a lock the
+            benchmark did not hold: the benchmark's own median under load
+            (:func:`runner.pipeline.machine.sustained.round_reference`).
         options: the configuration keys the benchmarks' convention asks for, sent with every set-up
             (:func:`runner.pipeline.suites.options`).
     """

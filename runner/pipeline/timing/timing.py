@@ -25,7 +25,7 @@ from typing import Callable
 
 from ... import stats
 from . import evidence, schedule, stops
-from ..machine import layouts
+from ..machine import layouts, sustained
 from ..machine import telemetry as telemetry_mod
 from .benchstate import BenchState
 from .outputs import ask_outputs
@@ -254,10 +254,14 @@ class TimingPass(ProcessPairs):
     def clock_disturbed(self, state: BenchState) -> dict[int, str]:
         """The rounds the GPU's clocks disturbed
         (:func:`runner.pipeline.machine.telemetry.disturbed_rounds`), judged against the locked
-        clock or the run's median; empty without telemetry samples."""
+        clock where it held under this benchmark's load, else the benchmark's own SM clock under
+        load, never the run's (:func:`runner.pipeline.machine.sustained.round_reference`, GPU
+        review #8); empty without telemetry samples."""
         samples = list(getattr(self.telemetry, "samples", None) or [])
-        reference = self.locked_sm_mhz or telemetry_mod.reference_clock(samples)
-        return telemetry_mod.disturbed_rounds(state.windows[:len(state.base)], samples, reference)
+        windows = state.windows[:len(state.base)]
+        own = sustained.under_load(sustained.in_windows(samples, windows))
+        reference = sustained.round_reference(self.locked_sm_mhz, own)
+        return telemetry_mod.disturbed_rounds(windows, samples, reference)
 
     def resume(self, state: BenchState, deadline: float) -> None:
         """Second pass for an inconclusive benchmark: continue its looks in fresh process pairs."""
