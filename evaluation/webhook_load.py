@@ -161,8 +161,8 @@ def stage_cpu(count: int, database_url: str, queue_url: str, body: bytes, secret
     from bot.db import normalize_url, open_database
 
     db = open_database(normalize_url(database_url))
-    queue = build_queue(make_huey(queue_url, Path(tempfile.gettempdir()), key="0123456789abcdef" * 4),
-                        lambda: None)
+    huey = make_huey(queue_url, Path(tempfile.gettempdir()), key="0123456789abcdef" * 4)
+    queue = build_queue(huey, lambda: None)
     payloads.warm_up()
     sig = "sha256=" + signature(secret, body)
     spent = dict.fromkeys(("signature", "parse", "validate", "relevant", "record", "enqueue"), 0.0)

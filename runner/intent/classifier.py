@@ -346,7 +346,8 @@ def code_evidence(diff: str, matches: dict | None = None) -> dict[str, tuple[flo
             kind = "code" if where == "code" else where
             at = f" {line.path}" if line.path else ""
             entry[1] = (factor, f'{line.side}{kind}{at}: "{_clip(match.group(0))}"')
-            entry[2] = CodeMatch(line.side, line.path, line.text, match.group(0), where, rule.weight, factor)
+            entry[2] = CodeMatch(line.side, line.path, line.text, match.group(0), where,
+                                 rule.weight, factor)
     out: dict[str, tuple[float, list[str]]] = {}
     for index, (total, (_, signal), best) in sorted(found.items(), key=lambda kv: -kv[1][0]):
         rule = CODE_RULES[index]

@@ -58,8 +58,8 @@ def print_table(results: dict, console) -> None:
                + (f" · torch {t(env.get('torch'), markup=False)}" if env.get("torch") else "")]
     if contradicted:
         claim = contradicted[0]
-        opening.append(f"the PR's claim is contradicted: “{t(claim['quote'], markup=False)}” — "
-                       f"{t(claim['why'], markup=False)}")
+        quote, why = t(claim['quote'], markup=False), t(claim['why'], markup=False)
+        opening.append(f"the PR's claim is contradicted: “{quote}” — {why}")
     if warning:
         opening.append(f"warning: {t(warning, markup=False)}")
     closing = [f"{INCONCLUSIVE_WORD}: {ctx['inconclusive_fix']}"] if ctx["inconclusive_fix"] else []

@@ -1,8 +1,8 @@
 """The worker side: one fork server per revision, one fresh child per benchmark and process pair.
 
 Run as ``python -m runner.worker --sys-path P [--sys-path P ...] --device D [--cpus 1,2]
-[--triton-cache DIR]`` with the revision's worktree as the working directory; :mod:`runner.pipeline.timing.workers` is the
-parent side.
+[--triton-cache DIR]`` with the revision's worktree as the working directory;
+:mod:`runner.pipeline.timing.workers` is the parent side.
 
 Why a fork server. A benchmark's speed must not depend on what ran before it in the same
 process: glibc's dynamic mmap threshold, the heap's free lists, Python's own allocator and
@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--cpus", default="", help="comma-separated CPU ids to pin this worker to")
     parser.add_argument("--triton-cache", default=None,
-                        help="this side's Triton cache folder, shared by its children (runner.worker.caches)")
+                        help="this side's Triton cache folder, shared by its children "
+                             "(runner.worker.caches)")
     args = parser.parse_args(argv)
 
     if args.cpus and hasattr(os, "sched_setaffinity"):

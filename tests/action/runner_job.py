@@ -314,7 +314,8 @@ def expand(text: str, contexts: dict[str, str]) -> str:
         key = match.group(1).strip()
         choice = CHOICE.fullmatch(key)
         if choice and choice.group(1) in contexts:
-            return choice.group(3) if contexts[choice.group(1)] == choice.group(2) else choice.group(4)
+            same = contexts[choice.group(1)] == choice.group(2)
+            return choice.group(3) if same else choice.group(4)
         if key not in contexts:
             raise KeyError(f"no value for ${{{{ {key} }}}} in the emulated job")
         return contexts[key]

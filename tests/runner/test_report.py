@@ -480,7 +480,9 @@ def test_the_method_says_which_benchmarks_were_timed_with_a_flushed_l2():
         cold[side]["cold_cache"], warm[side]["cold_cache"] = True, False
     for fmt in ("md", "html"):
         text = unescape(report.render(_doc([cold, warm], cold_cache=None), fmt))
-        assert "L2 flushed before each call of the 1 benchmark(s) timed as triton.testing.do_bench" in text
+        flushed = ("L2 flushed before each call of the 1 benchmark(s) timed as "
+                   "triton.testing.do_bench")
+        assert flushed in text
         assert "flushed" not in report.render(_doc([warm], cold_cache=None), fmt)
         assert "L2 flushed before each call (" in report.render(_doc([warm], cold_cache=True), "md")
 
