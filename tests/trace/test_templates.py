@@ -34,7 +34,7 @@ def bench():
 @pytest.mark.parametrize("fmt", ["md", "html"])
 def test_hints_and_profile_partials(env, bench, fmt):
     text = env.get_template(f"_hints.{fmt}.j2").render(bench=bench)
-    assert "register_pressure" in text and "128 registers per thread" in text
+    assert "register pressure" in text and "128 registers per thread" in text  # in words
     assert "k&lt;float" in text  # kernel names in sentences cannot turn into HTML tags
     text = env.get_template(f"_profile.{fmt}.j2").render(bench=bench)
     assert "<details" in text and "40 → 128" in text and "75 % → 25 %" in text
