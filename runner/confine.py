@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from .limits import (PROGRESS_BYTES, PROGRESS_FILE, Enforcement, Hits, Limits, Offers,
-                     cgroup_parents, counter, enforcement, limit_hit)
+                     cgroup_parents, counter, enforcement, limit_hit,
+                     names_a_benchmark)
 
 
 #: Bytes free under which the scratch tmpfs counts as full.
@@ -232,10 +233,12 @@ class Confinement:
         (its last lines) and the progress record when a limit was first found reached (else
         as the step left it; none for a scratch found full only after the step)."""
         self._look_at_scratch()  # the last look: the sandbox has ended, its tmpfs is held
-        # a scratch first seen full now was filled after the last look: when, the record that
-        # has since moved on (the compare's end) cannot say
-        progress = self.seen if self.seen is not None else (
-            "" if self.scratch_full else self.progress())
+        # a scratch first seen full now was filled after the last look: the record says when
+        # only if it names a benchmark (the compare's last names the one a limit failed), not
+        # once it has moved on to the compare's end
+        progress = self.seen if self.seen is not None else self.progress()
+        if self.seen is None and self.scratch_full and not names_a_benchmark(progress):
+            progress = ""
         return Hits(deadline_passed=deadline_passed, pids_refused=self._refused(),
                     oom_kills=self._oom_kills(), stderr_tail=stderr_tail,
                     scratch_full=self.scratch_full, progress=progress)

@@ -300,6 +300,29 @@ def progress_record(cmd: str | None, side: str | None, benchmark: str | None) ->
     return json.dumps({"phase": phase, "side": side, "benchmark": name})  # within PROGRESS_BYTES
 
 
+def limit_failure(entries: list[dict]) -> tuple[str, str] | None:
+    """The side and name of the first benchmark of a finished compare's ``entries`` (results.json's
+    ``benchmarks``) whose error is a limit's (ENOSPC, a refused fork, a refused allocation), or
+    None: the compare's last progress record names it (:meth:`runner.pipeline.progress_record.
+    ProgressRecord.finish`), so that a limit reached between two looks of the watch is still
+    said with its benchmark."""
+    for entry in entries:
+        for side in ("base", "head"):
+            error = str((entry.get(side) or {}).get("error") or "")
+            if any(s in error for s in (*_NO_SPACE, *_NO_FORK, *_NO_MEMORY)):
+                return side, str(entry.get("name") or "")
+    return None
+
+
+def names_a_benchmark(text: str) -> bool:
+    """Whether the progress record ``text`` is of one benchmark's phase (not the end's)."""
+    try:
+        record = json.loads(text[:PROGRESS_BYTES])
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("phase") in _OF_ONE
+
+
 def progress_words(text: str) -> str:
     """What the progress record ``text`` says the compare was doing (``while the benchmark
     'bench_step' was measured on head``), '' when it says nothing this function trusts: a phase

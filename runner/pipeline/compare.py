@@ -120,6 +120,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
     ``OUT/results.json`` written."""
     dirs = bench_dirs(req.benchmarks, cfg, revs)
     sides = open_sides(revs, dirs, cfg, req.out, progress, record)
+    entries: list[dict] = []  # the last progress record names one a limit failed (record.finish)
     try:
         record.note("kernels")
         kernels = kernel_pass(cfg.gpu_arch, cfg.max_time, revs, sides.env.get("head") or {},
@@ -136,8 +137,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         timing, telemetry, budget = time_in_pairs(cfg, sides, dirs, states, progress, clock)
         states, skipped = skipped_apart(states, found.skipped)
         judged = (timing.ci_level, cfg.memory_threshold, cfg.min_process_pairs)
-        entries = [measured_entry(s, *judged) if benchstate.measures_itself(s)
-                   else benchmark_entry(s, *judged) for s in states]
+        entries[:] = [measured_entry(s, *judged) if benchstate.measures_itself(s)
+                      else benchmark_entry(s, *judged) for s in states]
         entries += [results_mod.failed_file(e["file"], e["error"]) for e in found.errors]
         entries += [results_mod.removed(c["name"], c["file"]) for c in found.removed]
         unprofiled, clock.profile_s = hint_entries(timing, states, entries, req.out, telemetry,
@@ -145,7 +146,7 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         attach(entries, kernels, code_map)
     finally:
         sides.close()
-        record.note("finish")
+        record.finish(entries)
     environment = sides.environment(telemetry)
     settings = dict(
         threshold=cfg.threshold, alpha=cfg.alpha, min_rounds=cfg.min_rounds, max_time=cfg.max_time,

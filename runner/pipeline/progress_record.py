@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..limits import PROGRESS_FILE, progress_record
+from ..limits import PROGRESS_FILE, limit_failure, progress_record
 
 
 class ProgressRecord:
@@ -41,3 +41,12 @@ class ProgressRecord:
             os.replace(fresh, self.path)
         except OSError:
             pass
+
+    def finish(self, entries: list[dict]) -> None:
+        """The compare's last record: the benchmark whose error is a sandbox limit's (its side and
+        name, as while it was measured: the limit was reached then), else the end's phase."""
+        failed = limit_failure(entries)
+        if failed is None:
+            self.note("finish")
+        else:
+            self.note("measure", *failed)

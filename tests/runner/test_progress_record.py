@@ -10,7 +10,7 @@ import os
 import threading
 
 from runner.confine import read_progress
-from runner.limits import PROGRESS_BYTES, PROGRESS_FILE, progress_words
+from runner.limits import PROGRESS_BYTES, PROGRESS_FILE, names_a_benchmark, progress_words
 from runner.pipeline.progress_record import ProgressRecord
 
 
@@ -29,6 +29,29 @@ def test_the_record_follows_the_requests_and_names_each_sides_benchmark(tmp_path
     record.note("finish")
     assert "after every benchmark" in progress_words(read_progress(tmp_path))
     assert os.listdir(tmp_path / "logs") == ["progress.json"]  # renamed over, nothing left
+
+
+def test_the_last_record_names_the_benchmark_a_limit_failed_else_the_end(tmp_path):
+    """A limit reached between two looks of the Action's watch (a 256 MiB /tmp filled in 0.7 s,
+    the compare over 2 s later: CI, 2026-12-07) is still said with its benchmark: the compare's
+    last record names the one whose error is a limit's, as while it was measured."""
+    entries = [{"name": "bench_ok", "base": {"error": None}, "head": {"error": None}},
+               {"name": "bench_gone", "base": None, "head": None},
+               {"name": "bench_probe", "base": {"error": "LookupError: not defined"},
+                "head": {"error": "Traceback ...\nOSError: [Errno 28] No space left on device"}}]
+    record = ProgressRecord(tmp_path)
+    record.note("setup", "base", "bench_ok")
+    record.finish(entries)
+    said = progress_words(read_progress(tmp_path))
+    assert said == "while the benchmark 'bench_probe' was measured on head"
+    assert names_a_benchmark(read_progress(tmp_path))
+    record.finish(entries[:2])  # no limit's error: the end
+    assert "after every benchmark" in progress_words(read_progress(tmp_path))
+    assert not names_a_benchmark(read_progress(tmp_path))
+    record.finish([{"name": "bench_fork", "base": {"error": "BlockingIOError: [Errno 11] "
+                                                             "Resource temporarily unavailable"}}])
+    assert progress_words(read_progress(tmp_path)) == (
+        "while the benchmark 'bench_fork' was measured on base")
 
 
 def test_a_record_that_cannot_be_written_fails_nothing(tmp_path):
