@@ -442,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp_name)
         if args.smoke:
             args.mirrors, args.cases = make_smoke(tmp)
-            args.max_time, args.check_procs, args.check_seconds = 15.0, 2, 0.2
+            args.max_time, args.check_procs, args.check_seconds = 10.0, 2, 0.2
         if args.mirrors is None:
             parser.error("--mirrors DIR is required (or --smoke)")
         only = {x for x in args.only.split(",") if x}

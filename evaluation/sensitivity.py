@@ -55,6 +55,18 @@ MAGNITUDES = [0.001, 0.01, 0.1, 0.5, 1 / 1.02, 1.02, 2.0, 10.0, 100.0, 1000.0]
 #: Where ``--keep`` copies each compare's results.json (None: nowhere).
 KEEP: Path | None = None
 STUDIES = ("aa", "edit", "injected", "magnitudes", "durations", "torch", "budget")
+#: The smoke's budget per compare, seconds: 20 where a verdict is asserted (a loaded 2-CPU
+#: machine decides ×0.01 and ×100 in it; at 10 s, ×100 was not), 10 where only the tables are
+#: or a ×10 is decided in a few seconds (CI's time).
+SMOKE_SECONDS = {"aa": 10, "injected": 10, "torch": 10, "durations": 10}
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _fixed(value: float | None, digits: int) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
 
 def _counts(k: int, lo: int = 500, hi: int = 40000) -> list[int]:
     """Loop counts from ~25 µs to ~2 ms per call on this machine (default), log-spaced."""
@@ -219,7 +231,7 @@ def study_injected(tmp: Path, args, root) -> dict:
         row = {"size": size, "threshold": threshold, "n": len(bs),
                "found": sum(b["change"]["verdict"] == "regression" for b in bs),
                "verdicts": {v: _verdicts(r["doc"]).count(v) for v in sorted(set(_verdicts(r["doc"])))},
-               "median_ratio": statistics.median(b["change"]["ratio"] for b in bs if b["change"]["ratio"]),
+               "median_ratio": _median([b["change"]["ratio"] for b in bs if b["change"]["ratio"]]),
                "median_seconds": statistics.median(secs) if secs else None, "wall": r["wall"],
                "within_budget": r["within_budget"]}
         out.append(row)
@@ -356,7 +368,7 @@ def render(res: dict, args) -> str:
             v = ", ".join(f"{n} {k}" for k, n in r["verdicts"].items())
             mt = f"{r['median_seconds']:.1f} s" if r["median_seconds"] else "–"
             lines.append(f"| {r['size']:.0%} | {r['threshold']:.0%} | {r['found']}/{r['n']} | {v} | "
-                         f"{r['median_ratio']:.4f} | {mt} | {r['wall']:.0f} s |")
+                         f"{_fixed(r['median_ratio'], 4)} | {mt} | {r['wall']:.0f} s |")
         lines.append("")
     if "magnitudes" in res:
         lines += ["### Every magnitude (head = base × m in work; base ~50 µs – 2 ms per call)", "",
@@ -366,9 +378,10 @@ def render(res: dict, args) -> str:
         for m in sorted({x["magnitude"] for x in res["magnitudes"]}):
             got = [x for x in res["magnitudes"] if x["magnitude"] == m]
             cover = sum(1 for x in got if x["finite"] and x["ci"][0] <= x["nominal"] <= x["ci"][1])
-            est = statistics.median(x["ratio"] for x in got if x["ratio"])
+            est = _median([x["ratio"] for x in got if x["ratio"]])
             lines.append(f"| {m:g} | {sum(x['right'] for x in got)}/{len(got)} | {sum(x['finite'] for x in got)}/{len(got)} | "
-                         f"{cover}/{len(got)} | {est:.4g} | {statistics.median(x['seconds'] for x in got):.1f} / "
+                         f"{cover}/{len(got)} | {'–' if est is None else f'{est:.4g}'} | "
+                         f"{statistics.median(x['seconds'] for x in got):.1f} / "
                          f"{max(x['seconds'] for x in got):.1f} s | {statistics.median(x['timing_s'] or 0 for x in got):.1f} / "
                          f"{max(x['timing_s'] or 0 for x in got):.1f} s | {statistics.median(x['pairs'] or 0 for x in got):g} |")
         lines += ["", "The nominal m is the ratio of the loop counts; at ×0.001 and ×0.01 a call's fixed cost "
@@ -428,14 +441,15 @@ def main(argv: list[str] | None = None) -> int:
     studies = list(STUDIES) if args.all or args.smoke else (args.study or (["aa"] if args.aa_only else ["aa", "injected"]))
     if args.smoke:
         args.compares, args.k, args.repeats, args.torch_aa, args.duration_compares = 1, 3, 1, 1, 1
-        args.extra = [*args.extra, "--max-time", "20"]
     root = Path(args.perfgate).resolve() if args.perfgate else None
     global KEEP
     KEEP = Path(args.keep) if args.keep else None
     res: dict = {}
     with tempfile.TemporaryDirectory(prefix="perfgate-eval-") as t:
         for study in studies:
-            res.update(RUN[study](Path(t) / study, args, root))
+            budget = ["--max-time", str(SMOKE_SECONDS.get(study, 20))] if args.smoke else []
+            res.update(RUN[study](Path(t) / study, argparse.Namespace(
+                **{**vars(args), "extra": [*args.extra, *budget]}), root))
     text = render(res, args)
     print("\n" + text)
     if args.write:

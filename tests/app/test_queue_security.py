@@ -145,16 +145,23 @@ def redis_tls(tmp_path):
 
 def test_redis_refuses_clients_without_tls_or_the_password(redis_tls):
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
     port, ca = redis_tls["port"], str(redis_tls["ca"])
+
+    def client(**kw):  # each refusal at once: redis-py 8 retries a connection error (a refused
+        # password is one) three times with a backoff, 4 s a client
+        return redis.Redis(port=port, socket_timeout=2, retry=Retry(NoBackoff(), 0), **kw)
+
     with pytest.raises(redis.ConnectionError):  # no TLS: the server talks only TLS
-        redis.Redis(port=port, password=redis_tls["password"], socket_timeout=2).lpush("huey.redis.perfgate", b"x")
+        client(password=redis_tls["password"]).lpush("huey.redis.perfgate", b"x")
     with pytest.raises(redis.AuthenticationError):  # TLS, no password: NOAUTH
-        redis.Redis(port=port, ssl=True, ssl_ca_certs=ca, socket_timeout=2).lpush("huey.redis.perfgate", b"x")
+        client(ssl=True, ssl_ca_certs=ca).lpush("huey.redis.perfgate", b"x")
     with pytest.raises(redis.AuthenticationError):
-        redis.Redis(port=port, password="guess", ssl=True, ssl_ca_certs=ca, socket_timeout=2).ping()
+        client(password="guess", ssl=True, ssl_ca_certs=ca).ping()
     with pytest.raises(redis.ConnectionError):  # a server certificate from another CA is not trusted
-        redis.Redis(port=port, password=redis_tls["password"], ssl=True, socket_timeout=2).ping()
+        client(password=redis_tls["password"], ssl=True).ping()
 
 
 def test_a_crafted_pickle_in_redis_runs_nothing_and_the_worker_goes_on(app_env, fake_github, tmp_path, redis_tls):

@@ -243,7 +243,17 @@ def test_compare_an_asv_suite_finds_the_slowed_benchmark(tmp_path):
     assert verdicts.pop("arith.Sorting.peakmem_sort") in ("unchanged", "inconclusive")  # asv's peakmem, run now
     assert set(verdicts) == {"arith.time_sum", "arith.Scale.time_scale(1, float)", "arith.Scale.time_scale(1, complex)",
                              "arith.Scale.time_scale(2, float)", "nested.strings.time_join(3)"}
-    assert set(verdicts.values()) <= {"unchanged", "inconclusive"}
+    # Byte-identical code in a revision whose library differs (the slowed benchmark's constant):
+    # never a change the gate acts on (5 %) nor one the slowed benchmark's could be taken for. A
+    # small false call can happen on a loaded machine, as in test_pytest_suite.py: once, load 2.08,
+    # arith.time_sum -2.1 % [-3.0, -1.2] % beside time_sort's +49.9 % [+49.0, +50.8] %.
+    sort = next(b["change"] for b in doc["benchmarks"] if b["name"] == "arith.Sorting.time_sort")
+    for name, verdict in verdicts.items():
+        if verdict not in ("unchanged", "inconclusive"):
+            change = next(b["change"] for b in doc["benchmarks"] if b["name"] == name)
+            assert verdict in ("regression", "improvement"), (name, change)
+            assert 1 / 1.05 < change["ratio"] < 1.05, (name, change)
+            assert change["ci_high"] < sort["ci_low"], (name, change)
     assert doc["settings"]["suite"] == "asv"
     skipped = {s["name"]: s["reason"] for s in doc["settings"]["skipped"]}
     assert set(skipped) == {"arith.Scale.time_scale(2, complex)"}

@@ -191,7 +191,7 @@ def test_crash_and_hang_fail_only_their_benchmark(tmp_path):
 
         def bench_hangs(device):
             return lambda: sum(range(2000))
-    """, "perfgate.toml": "min_sample_time = 0.005\nmax_time = 30\ntimeout = 3\n"}
+    """, "perfgate.toml": "min_sample_time = 0.005\nmax_time = 20\ntimeout = 3\n"}
     repo = make_repo(tmp_path / "repo", base, CRASHY)
     out = tmp_path / "out"
     assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),

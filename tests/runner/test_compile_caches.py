@@ -105,7 +105,7 @@ def test_a_sides_processes_reuse_one_triton_cache_and_the_sides_never_share_one(
 
     log = tmp_path / "compiles.txt"
     files = {"benchmarks/bench_kernel.py": COMPILES_A_KERNEL.format(path=str(log), side="base"),
-             "perfgate.toml": "min_sample_time = 0.002\nmax_time = 60\n"}
+             "perfgate.toml": "min_sample_time = 0.002\nmax_time = 20\n"}
     head = {"benchmarks/bench_kernel.py": COMPILES_A_KERNEL.format(path=str(log), side="head")}
     repo = make_repo(tmp_path / "repo", files, head)
     out = tmp_path / "out"

@@ -65,7 +65,7 @@ RECORDS_LAYOUT = """
 def test_process_pairs_rotate_over_fork_servers_each_with_its_own_pad(tmp_path):
     log = tmp_path / "layouts.txt"
     files = {"benchmarks/bench_layout.py": RECORDS_LAYOUT.format(path=str(log)),
-             "perfgate.toml": "min_sample_time = 0.002\nmax_time = 60\n"}
+             "perfgate.toml": "min_sample_time = 0.002\nmax_time = 25\n"}
     repo = make_repo(tmp_path / "repo", files, {"README.md": "head\n"})
     out = tmp_path / "out"
     assert main(["compare", "--repo", str(repo), "--base", "base", "--head", "head", "--out", str(out),
