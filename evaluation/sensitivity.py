@@ -216,7 +216,7 @@ def study_edit(tmp: Path, args, root) -> dict:
     # changed_above: the doubled one's interval lies above 1 (a regression, or inconclusive because the
     # budget ended before more pairs could carry it through Benjamini–Hochberg)
     return {"edit": {**_aa_summary(rows), "changed_found": changed.count("regression"), "changed": len(changed),
-                     "changed_above": above}}
+                     "changed_above": above, "changed_verdicts": changed}}
 
 
 def study_injected(tmp: Path, args, root) -> dict:

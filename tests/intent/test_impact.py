@@ -9,6 +9,7 @@ import pytest
 
 from runner.intent import STRATEGY_RISKS, intent_vs_impact
 from runner.intent.impact import outcome_of
+from runner.report.notes import hint_label
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "runner" / "report" / "templates"
 #: a strategy named on a measured rule (runner.intent.precise): occupancy_control's one risk
@@ -115,6 +116,9 @@ def test_markdown_section(env):
     assert "<summary>Intent vs impact: " in text
     assert view["headline"] in text
     assert "**confirmed** on bench_x" in text
+    assert "- Known risk: register pressure: **confirmed**" in text  # in words, not its key
+    html = env.get_template("_intent.html.j2").render(intent_view=view)
+    assert "Known risk: register pressure: <strong>confirmed</strong>" in html
     quiet = intent_vs_impact(OCCUPANCY, [bench("bench_y", "regression")])
     assert "nothing in the profiles shows it" in env.get_template("_intent.md.j2").render(
         intent_view=quiet)
@@ -132,6 +136,7 @@ def test_html_section_escapes(env):
     html = env.get_template("_intent.html.j2").render(intent_view=view)
     assert "<section" in html and "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     plain = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)))   # no autoescape
+    plain.globals["hint_label"] = hint_label
     html = plain.get_template("_intent.html.j2").render(intent_view=view)
     assert "<b>x</b>" not in html and "http" not in html
 

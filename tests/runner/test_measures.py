@@ -285,13 +285,17 @@ def test_a_memory_regression_fails_the_gate_only_where_the_configuration_says_so
     assert ingest.check_title(doc, "failure") == "1 unchanged, 1 memory regression"
 
 
-def test_the_report_shows_memory_beside_time_only_where_it_was_measured():
+def test_the_report_shows_memory_beside_time_only_where_it_was_measured(monkeypatch):
     md = report.render(_doc("regression"), "md")
     assert "| verdict | peak memory |" in md
     assert "| unchanged | 2.0 MiB → 4.0 MiB (2× larger), regression |" in md
     assert "Memory regression: allocated by one call at its peak" in md
     html = report.render(_doc("regression"), "html")
     assert "<th>peak memory</th>" in html and "2.0 MiB → 4.0 MiB" in html
+    monkeypatch.setenv("COLUMNS", "80")  # stacked lines: the change in words
+    term = report.render(_doc("regression"), "term")
+    assert "2.0 MiB → 4.0 MiB (2× larger), regression" in term
+    monkeypatch.setenv("COLUMNS", "140")  # a table: its column
     assert "peak memory" in report.render(_doc("regression"), "term")
     old = _doc(None)
     for b in old["benchmarks"]:

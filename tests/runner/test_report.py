@@ -129,6 +129,18 @@ def test_terminal_table_and_unknown_format():
         report.render(_doc([]), "pdf")
 
 
+def test_the_term_format_is_as_wide_as_columns_says(monkeypatch):
+    """`perfgate report --format term` piped (no terminal): COLUMNS, as the compare prints."""
+    doc = _doc([_bench("bench_slow", "regression", 1.3),
+                _bench("bench_fast", "improvement", 0.0918)])
+    for columns in ("80", "140"):
+        monkeypatch.setenv("COLUMNS", columns)
+        text = report.render(doc, "term")
+        assert max(map(len, text.splitlines())) <= int(columns) and "bench_slow" in text
+        stacked = "\n  bench_fast\n" in text  # a name on a line of its own below 100 columns
+        assert stacked is (columns == "80"), text
+
+
 def test_a_narrow_terminal_says_faster_once_per_benchmark():
     import io
 
@@ -333,8 +345,9 @@ def test_rounds_the_gpu_clocks_disturbed_and_the_clock_policy_are_said():
     assert "Insufficient &lt;b&gt;" in html and "Insufficient <b>" not in html
 
 
-def test_the_caption_says_unchanged_was_tested_on_the_equivalence_interval():
+def test_the_caption_says_unchanged_was_tested_on_the_equivalence_interval(monkeypatch):
     doc = _doc([_bench("bench_same", "unchanged", 1.0)], ci_level=0.99, eq_level=0.98)
+    monkeypatch.setenv("COLUMNS", "120")  # the table's column (stacked lines below 100 columns)
     assert "99 % CI" in report.render(doc, "term")  # its column; the rest is report.md's
     for fmt in ("md", "html"):
         text = " ".join(report.render(doc, fmt).split())

@@ -27,9 +27,12 @@ def test_every_study_runs_at_a_smoke_size_and_writes_its_tables(tmp_path):
     rows = json.loads(raw.read_text())
     # the smoke magnitudes (×0.01, ×100) are decided in the right direction
     assert all(r["right"] for r in rows["magnitudes"]), rows["magnitudes"]
-    # A/A′: the doubled benchmark is left out of the untouched ones (3 per compare at this size)
-    # the doubled one is found, or at this toy budget (20 s under CI's load) at least its interval
-    # lies above 1: seen once, 2.11× [+62 %, …] at the first look lost to Benjamini–Hochberg across
-    # the 3 benchmarks (q = 0.053) with no budget left for more pairs
-    assert rows["edit"]["comparisons"] == 2 and rows["edit"]["changed"] == rows["edit"]["changed_above"] == 1
+    # A/A′: the doubled benchmark is left out of the untouched ones (3 per compare at this size),
+    # and none of those is called changed. The doubled one is found or inconclusive, never called
+    # unchanged or faster: at this toy budget (20 s) it can stop short of a verdict — once 2.11×
+    # [+62 %, …] lost to Benjamini–Hochberg across the 3 benchmarks (q = 0.053); once, on CI
+    # (2026-12-07), with fewer than two process pairs and so no interval at all
+    assert rows["edit"]["comparisons"] == 2 and rows["edit"]["false"] == 0, rows["edit"]
+    assert rows["edit"]["changed"] == 1, rows["edit"]
+    assert set(rows["edit"]["changed_verdicts"]) <= {"regression", "inconclusive"}, rows["edit"]
     assert rows["aa"]["comparisons"] == 3 and {r["kind"] for r in rows["durations"]} == {"A/A", "×10"}
