@@ -227,6 +227,8 @@ class Hits:
 _NO_SPACE = ("No space left on device", "[Errno 28]", "File too large", "[Errno 27]")
 _NO_FORK = ("Resource temporarily unavailable", "[Errno 11]", "fork: retry")
 _NO_MEMORY = ("MemoryError", "Cannot allocate memory", "[Errno 12]", "out of memory")
+#: Any limit's error, in a line or a benchmark's error.
+_ANY_LIMIT = (*_NO_SPACE, *_NO_FORK, *_NO_MEMORY)
 
 
 def limit_hit(limits: Limits, hits: Hits, step: str) -> str | None:
@@ -252,7 +254,7 @@ def limit_hit(limits: Limits, hits: Hits, step: str) -> str | None:
     else:
         return None
     doing = progress_words(hits.progress)
-    if doing and not any(s in last for s in (*_NO_SPACE, *_NO_FORK, *_NO_MEMORY)):
+    if doing and not any(s in last for s in _ANY_LIMIT):
         said = ""  # the benchmark named, a last line that is not the limit's says nothing more
     return (f"the pull request's code in {step} reached the sandbox's {what}"
             + (f", {doing}" if doing else "") + said)
@@ -309,18 +311,23 @@ def limit_failure(entries: list[dict]) -> tuple[str, str] | None:
     for entry in entries:
         for side in ("base", "head"):
             error = str((entry.get(side) or {}).get("error") or "")
-            if any(s in error for s in (*_NO_SPACE, *_NO_FORK, *_NO_MEMORY)):
+            if any(s in error for s in _ANY_LIMIT):
                 return side, str(entry.get("name") or "")
     return None
 
 
-def names_a_benchmark(text: str) -> bool:
-    """Whether the progress record ``text`` is of one benchmark's phase (not the end's)."""
+def _record(text: str) -> dict:
+    """The progress record ``text`` read (at most :data:`PROGRESS_BYTES`), {} when not an object."""
     try:
         record = json.loads(text[:PROGRESS_BYTES])
     except ValueError:
-        return False
-    return isinstance(record, dict) and record.get("phase") in _OF_ONE
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def names_a_benchmark(text: str) -> bool:
+    """Whether the progress record ``text`` is of one benchmark's phase (not the end's)."""
+    return _record(text).get("phase") in _OF_ONE
 
 
 def progress_words(text: str) -> str:
@@ -328,11 +335,8 @@ def progress_words(text: str) -> str:
     'bench_step' was measured on head``), '' when it says nothing this function trusts: a phase
     of :data:`PHASES`, a side ``base`` or ``head``, a benchmark name of printable characters
     cut at :data:`NAME_CHARS`, with ``##[`` (the runner's older command syntax) broken."""
-    try:
-        record = json.loads(text[:PROGRESS_BYTES])
-    except ValueError:
-        return ""
-    if not isinstance(record, dict) or record.get("phase") not in _SAID:
+    record = _record(text)
+    if record.get("phase") not in _SAID:
         return ""
     side, name = record.get("side"), record.get("benchmark")
     phase = record["phase"]

@@ -137,8 +137,8 @@ def _measure(req: CompareRequest, cfg: Config, revs: dict[str, Revision], root: 
         timing, telemetry, budget = time_in_pairs(cfg, sides, dirs, states, progress, clock)
         states, skipped = skipped_apart(states, found.skipped)
         judged = (timing.ci_level, cfg.memory_threshold, cfg.min_process_pairs)
-        entries[:] = [measured_entry(s, *judged) if benchstate.measures_itself(s)
-                      else benchmark_entry(s, *judged) for s in states]
+        entries = [measured_entry(s, *judged) if benchstate.measures_itself(s)
+                   else benchmark_entry(s, *judged) for s in states]
         entries += [results_mod.failed_file(e["file"], e["error"]) for e in found.errors]
         entries += [results_mod.removed(c["name"], c["file"]) for c in found.removed]
         unprofiled, clock.profile_s = hint_entries(timing, states, entries, req.out, telemetry,
