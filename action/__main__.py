@@ -3,7 +3,7 @@
 A trust boundary drawn between the steps of one job does not hold (security review 2026-12-01,
 N1): the steps share the runner's OS user, its file system and the step command files. So the
 job that runs the pull request's code holds no token that can write anything, and the code
-itself runs in a sandbox (:mod:`runner.sandbox`) that later steps cannot be reached from:
+itself runs in a sandbox (:mod:`runner.sandbox.bubblewrap`) that later steps cannot be reached from:
 
 - ``prepare`` (the job's read-only token; runs no PR code): plan (environment.py) → both SHAs
   present (git_shas.py, the token handed to ``git fetch`` through its environment only) → the
@@ -12,10 +12,10 @@ itself runs in a sandbox (:mod:`runner.sandbox`) that later steps cannot be reac
   default branch, both written to the hand-off folder (``Plan.handoff``, beside the results
   folder, never inside it).
 - ``compare`` (no token): re-executes itself with no credential in its environment, then runs
-  ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default; :mod:`runner.sandbox`)
-  within its limits (processes, memory, scratch space, wall time: sandboxed.py) with its own
-  results folder, takes the regular files out of it into ``OUT`` (the artifact,
-  :func:`runner.launder.launder`) and records how it ended in the hand-off folder.
+  ``perfgate compare`` inside bubblewrap (``sandbox: bwrap``, the default;
+  :mod:`runner.sandbox.bubblewrap`) within its limits (processes, memory, scratch space, wall time:
+  sandboxed.py) with its own results folder, takes the regular files out of it into ``OUT`` (the
+  artifact, :func:`runner.sandbox.launder.launder`) and records how it ended in the hand-off folder.
 - ``publish`` (no token): results.json + run metadata → step summary and outputs (publish.py)
   and the exit status. It comments nowhere.
 - ``comment`` (standalone mode only, in a *separate job* on a GitHub-hosted runner that never
@@ -40,20 +40,20 @@ import traceback
 from pathlib import Path
 from typing import Any, Mapping
 
-from runner import confine, limits
+from runner.sandbox import confine, limits
 from runner.config import CONFIG_FILES
 from runner.errors import EXIT_INTERNAL, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, UserError
 from runner.report.escape import md_text
 
-from . import compare as compare_mod
-from . import git_credentials, git_shas, publish, sandboxed
+from . import compare as compare_mod, git_credentials, git_shas, publish, sandboxed
 from .environment import ActionInputError, Plan, plan_from_environment
 from .inputs import check_no_sandbox, get_input
 
 PHASES = ("prepare", "compare", "publish", "comment")
 
 #: What the compare phase keeps of a step's environment besides the allow-list of
-#: :mod:`runner.child_env`: the run's coordinates. Inputs are kept unless named like a credential.
+#: :mod:`runner.sandbox.child_env`: the run's coordinates. Inputs are kept unless named like a
+#: credential.
 COORDINATES = ("GITHUB_REPOSITORY", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_WORKSPACE", "GITHUB_SHA",
                "GITHUB_SERVER_URL", "GITHUB_API_URL", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_ACTIONS",
                "RUNNER_TEMP", "PERFGATE_HANDOFF_DIR")
@@ -307,10 +307,11 @@ def run(env: Mapping[str, str], phase: str | None = None) -> int:
 
 
 def compare_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """The compare phase's own environment (pure): :func:`runner.child_env.child_environment`,
+    """The compare phase's own environment (pure):
+    :func:`runner.sandbox.child_env.child_environment`,
     the run's :data:`COORDINATES` and the ``INPUT_*`` variables not named like a credential.
     No token, no step command file (``GITHUB_ENV``, ``GITHUB_OUTPUT``, ...)."""
-    from runner.child_env import NEVER, child_environment
+    from runner.sandbox.child_env import NEVER, child_environment
 
     own = child_environment(env, isolate_git=False)
     own.update({k: env[k] for k in COORDINATES if k in env})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from runner.child_env import child_environment
+from runner.sandbox.child_env import child_environment
 
 from .environment import Plan
 
@@ -106,7 +106,7 @@ class CompareOutcome:
 
 
 def compare_env() -> dict[str, str]:
-    """The compare's environment: :func:`runner.child_env.child_environment` of this process
+    """The compare's environment: :func:`runner.sandbox.child_env.child_environment` of this process
     (no token, no step command files), git's own settings kept for perfgate's git calls."""
     return child_environment(isolate_git=False)
 
@@ -179,12 +179,12 @@ def run_compare(argv: list[str], out_dir: Path, timeout: float | None = None,
     The compare runs the pull request's code, so it gets the allow-listed environment
     (``env``, default :func:`compare_env`) and a process group of its own, killed when it ends.
     That alone does not stop a ``setsid`` daemon: the sandbox's PID namespace does
-    (:mod:`runner.sandbox`). What it prints reaches the job log only through this function:
-    as whole, terminated lines of at most :data:`MAX_LINE` bytes made inert (:func:`neutral_line`),
-    with workflow commands (``::add-mask::``, ``::set-output``) switched off for the whole time
-    (``::stop-commands::`` with a token it cannot know), and both streams ended with a line break
-    before they are switched on again (a last line without one would otherwise be read after the
-    token). ``preexec`` runs in the child before it starts (a new session keyring).
+    (:mod:`runner.sandbox.bubblewrap`). What it prints reaches the job log only through this
+    function: as whole, terminated lines of at most :data:`MAX_LINE` bytes made inert
+    (:func:`neutral_line`), with workflow commands (``::add-mask::``, ``::set-output``) switched off
+    for the whole time (``::stop-commands::`` with a token it cannot know), and both streams ended
+    with a line break before they are switched on again (a last line without one would otherwise be
+    read after the token). ``preexec`` runs in the child before it starts (a new session keyring).
 
     ``timeout`` is the compare's deadline in seconds (security review P8); ``watch``, asked
     once a second, answers True when a limit was reached (the sandbox's). Then the process group

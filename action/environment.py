@@ -84,7 +84,8 @@ class Plan:
     sandbox: str = "bwrap"            # how the PR's code is confined: bwrap or none (runner.sandbox)
     sandbox_paths: tuple[str, ...] = ()  # extra absolute paths the sandbox shows read-only
     sandbox_network: bool = True      # the sandbox shares the runner's network (False: none at all)
-    #: the workflow's sandbox limits, (field, value) of runner.limits.Limits; the rest defaults
+    #: the workflow's sandbox limits, (field, value) of runner.sandbox.limits.Limits; the rest
+    #: defaults
     sandbox_limits: tuple[tuple[str, float], ...] = ()
     bisect: bool = False              # perfgate bisect base..head (filter: the benchmark) instead of compare
     all_benchmarks: bool = False      # compare --all: every benchmark, no selection (/perf run --all)

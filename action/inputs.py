@@ -194,15 +194,15 @@ def check_no_sandbox(env: Mapping[str, str]) -> None:
 
 
 def parse_limits(env: Mapping[str, str]) -> tuple[tuple[str, float], ...]:
-    """The sandbox's limits the workflow sets (:data:`runner.limits.INPUTS`: ``sandbox-pids``
-    a whole number, ``sandbox-memory`` and ``sandbox-disk`` sizes such as ``64GiB``,
-    ``sandbox-time`` a duration such as ``5h``), as ``(field, value)`` pairs of
-    :class:`runner.limits.Limits`; those not given take the machine's defaults.
+    """The sandbox's limits the workflow sets (:data:`runner.sandbox.limits.INPUTS`:
+    ``sandbox-pids`` a whole number, ``sandbox-memory`` and ``sandbox-disk`` sizes such as
+    ``64GiB``, ``sandbox-time`` a duration such as ``5h``), as ``(field, value)`` pairs of
+    :class:`runner.sandbox.limits.Limits`; those not given take the machine's defaults.
 
     Raises:
         ActionInputError: a value that is not one, named with its input.
     """
-    from runner.limits import INPUTS, parse_duration, parse_size
+    from runner.sandbox.limits import INPUTS, parse_duration, parse_size
 
     def count(text: str) -> int:
         if not text.isdigit() or int(text) < 16:

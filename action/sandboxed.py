@@ -1,13 +1,13 @@
 """``perfgate compare`` inside bubblewrap, within the sandbox's limits (shell).
 
-The sandbox (:mod:`runner.sandbox`) keeps the pull request's code from the runner; its limits
-(:mod:`runner.limits` decides them, :mod:`runner.confine` applies them) keep it from taking the
-machine: processes, memory, scratch space and wall time (security review 2026-12-06, "No
-resource limits" and P8). A limit reached ends the step with one line that names the limit,
-its value, the input that sets it, the step and the benchmark, side and phase the compare was at
-(its progress record, :func:`runner.confine.read_progress`) (exit status 2: the pull request's
-doing), and the runner goes on: every process of the sandbox is killed, its cgroups and folder
-removed.
+The sandbox (:mod:`runner.sandbox.bubblewrap`) keeps the pull request's code from the runner; its
+limits (:mod:`runner.sandbox.limits` decides them, :mod:`runner.sandbox.confine` applies them) keep
+it from taking the machine: processes, memory, scratch space and wall time (security review
+2026-12-06, "No resource limits" and P8). A limit reached ends the step with one line that names the
+limit, its value, the input that sets it, the step and the benchmark, side and phase the compare was
+at (its progress record, :func:`runner.sandbox.confine.read_progress`) (exit status 2: the pull
+request's doing), and the runner goes on: every process of the sandbox is killed, its cgroups and
+folder removed.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import uuid
 from pathlib import Path
 from typing import Callable, Sequence
 
-from runner import confine, limits as limits_mod, sandbox, seccomp
+from runner.sandbox import confine, limits as limits_mod, bubblewrap as sandbox, seccomp
 from runner.errors import EXIT_USAGE
-from runner.launder import launder
+from runner.sandbox.launder import launder
 
 from . import compare as compare_mod
 from .environment import ActionInputError, Plan
@@ -31,7 +31,7 @@ def run_confined(spec: sandbox.SandboxSpec, argv: Sequence[str], limits: limits_
                  say: Callable[[str], None] = print) -> compare_mod.CompareOutcome:
     """Run ``argv`` in the sandbox ``spec`` (its scratch a tmpfs of ``limits.disk`` where
     bubblewrap can size one) within ``limits``; a limit the code reached makes the outcome
-    status 2 with the sentence that names it (:func:`runner.limits.limit_hit`) as its last
+    status 2 with the sentence that names it (:func:`runner.sandbox.limits.limit_hit`) as its last
     line."""
     from dataclasses import replace
 

@@ -20,11 +20,11 @@ How. Each case builds base's and head's zero-argument callables from inputs draw
 seed; each pair is then summarised by the worker's own code
 (:func:`runner.worker.outputs.summarize`, after :func:`runner.worker.outputs.seed_all`, as
 the ``output`` request does: base called twice, head once), the summaries sent through the
-protocol's JSON check (:class:`runner.output_summary.OutputReply`) and compared by
-:func:`runner.outputs.output_record` — the same code as a compare, without the timing around it. The "limits" cases are what no
-output comparison can tell from a reordered reduction (a term of relative weight 5e-6; float16
-rounding of the terms of one scalar sum, which averages out); they are measured and reported, not
-counted in the goals.
+protocol's JSON check (:class:`runner.outputs.summary.OutputReply`) and compared by
+:func:`runner.outputs.verdict.output_record` — the same code as a compare, without the timing around
+it. The "limits" cases are what no output comparison can tell from a reordered reduction (a term of
+relative weight 5e-6; float16 rounding of the terms of one scalar sum, which averages out); they are
+measured and reported, not counted in the goals.
 
 Usage::
 
@@ -46,8 +46,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.output_summary import OUTPUT_SEED, SETUP_SEED, OutputReply  # noqa: E402
-from runner.outputs import compare_pair, output_record  # noqa: E402
+from runner.outputs.summary import OUTPUT_SEED, SETUP_SEED, OutputReply  # noqa: E402
+from runner.outputs.verdict import compare_pair, output_record  # noqa: E402
 from runner.worker.outputs import seed_all, summarize  # noqa: E402
 
 N = 65536

@@ -7,7 +7,7 @@ demo uses (``benchmarks/bench_*.py``, ``bench_x(device)`` returning the call to 
 MLP and a small conv net, each a forward, a backward and an SGD step on CPU. Base and head hold
 the same code (head changes a note only), compared with ``--all`` by the Action's own paths:
 ``action.sandboxed.compare_in_sandbox`` (bubblewrap, the limits of a workflow that sets none:
-:func:`runner.limits.default_limits`) and, for the same command line, ``sandbox: none``'s
+:func:`runner.sandbox.limits.default_limits`) and, for the same command line, ``sandbox: none``'s
 ``action.compare.run_compare`` with its deadline alone. Both must finish (status 0), with the
 same verdicts (unchanged or inconclusive, never a change, never a limit's error); the per-call
 medians are printed side by side.
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from action import compare as compare_mod  # noqa: E402
 from action.environment import Plan  # noqa: E402
 from action.sandboxed import compare_in_sandbox, with_limit  # noqa: E402
-from runner import confine, limits  # noqa: E402
+from runner.sandbox import confine, limits  # noqa: E402
 from runner.git import git  # noqa: E402
 from testkit.gitrepo import make_repo  # noqa: E402
 

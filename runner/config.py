@@ -77,7 +77,8 @@ class Config:
         fail_threshold: a regression beyond this fraction fails the check, ``--fail-on-regression``.
         memory_threshold: a peak-memory change beyond this fraction of base's is a memory verdict.
         fail_on_memory_regression: a memory regression fails as a time regression does.
-        fail_on_output_change: a head that changes a benchmark's result fails (runner.outputs).
+        fail_on_output_change: a head that changes a benchmark's result fails
+        (runner.outputs.verdict).
         max_time: seconds budget of one compare, the ``install`` command's own time excluded.
         label: the PR label that triggers the App.
         alpha: family-wise level of one benchmark's sequential test (runner.stats).

@@ -1,7 +1,7 @@
 """The gate: what fails ``--fail-on-regression`` and the App's check run, over a results
 document (pure). A time regression beyond ``fail_threshold``, a benchmark the head broke, and,
 with ``fail_on_memory_regression``, a memory regression, with ``fail_on_output_change``, a
-benchmark whose head changes the result (:mod:`runner.outputs`).
+benchmark whose head changes the result (:mod:`runner.outputs.verdict`).
 
 Moved out of :mod:`runner.results` (the document's model) when the gate grew its third reason.
 """

@@ -126,7 +126,7 @@ def benchmark(name: str, file: str | None, *, base: dict | None, head: dict | No
     (the parametrised family the benchmark belongs to: its function, grid or Google Benchmark
     family) and ``params`` (``{name: label}``, in order) are added when the convention knows them:
     the report reads sweeps from them (:mod:`runner.report.sweeps`). ``output``: base's output
-    against head's (:func:`runner.outputs.output_record`), added when compared."""
+    against head's (:func:`runner.outputs.verdict.output_record`), added when compared."""
     return {"name": name, "file": file, "unit": unit or "s", "base": base, "head": head,
             "change": change, "hints": list(hints or []), "profile": profile,
             **({"direction": direction} if direction != "smaller" else {}),

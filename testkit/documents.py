@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from runner.pipeline.machine import telemetry
 
-from runner.profile import hints
+from runner.hints import evidence as hints
 
 from runner.profile import summaries as trace
 from runner.results import new_results, side as side_result

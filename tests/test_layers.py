@@ -27,29 +27,30 @@ PACKAGES = ("runner", "bot", "action")
 
 #: The runner's wings, lowest first. A module may import its own wing and the wings below it;
 #: ``runner.cli`` is the top. The leaves at the bottom belong to every wing.
-RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git", "runner.child_env",
-                 "runner.sandbox", "runner.seccomp", "runner.launder", "runner.config",
-                 "runner.config_values", "runner.results", "runner.gate", "runner.formats",
-                 "runner.measures", "runner.selection", "runner.protocol", "runner.outputs",
-                 "runner.output_summary", "runner.policy_source", "runner.limits",
-                 "runner.confine")
+RUNNER_LEAVES = ("runner", "runner.errors", "runner.environment", "runner.stats", "runner.git",
+                 "runner.config", "runner.config_values", "runner.results", "runner.gate",
+                 "runner.formats", "runner.measures", "runner.selection", "runner.protocol",
+                 "runner.policy_source")
 
 #: Leaf packages: every module in them is a leaf. The benchmark conventions are one: the parent
 #: detects through them and the workers list and set up through them (one module per convention).
 #: The devices are another: the workers time and measure through them (one module per vendor).
-RUNNER_LEAF_PACKAGES = ("runner.conventions", "runner.devices")
+#: The sandbox (the pull request's code confined: the jail, its limits, its environment and what
+#: leaves it) and the outputs (does head compute what base did) are leaves grouped by concept.
+RUNNER_LEAF_PACKAGES = ("runner.conventions", "runner.devices", "runner.sandbox", "runner.outputs")
 RUNNER_WINGS = {
     "runner.worker": (),                                     # inside the worker processes: torch lives here
     "runner.intent": (),                                     # what a change means to do
     "runner.scaffold": (),                                   # perfgate init: files for a target repository
     "runner.report": ("runner.intent",),                     # rendering a stored result
-    "runner.profile": ("runner.report",),                    # trace analysis, hints
-    # Triton kernels compiled without a GPU, base vs head (issue 49); hints through profile's
-    "runner.kernels": ("runner.profile", "runner.report"),
+    "runner.profile": ("runner.report",),                    # trace analysis
+    "runner.hints": ("runner.profile", "runner.report"),     # root causes: the rules, ranked
+    # Triton kernels compiled without a GPU, base vs head (issue 49); their register_pressure hints
+    "runner.kernels": ("runner.hints", "runner.profile", "runner.report"),
     # the parent of a compare; it records facts and never renders them (the CLI writes the reports)
-    "runner.pipeline": ("runner.kernels", "runner.profile", "runner.intent"),
-    "runner.cli": ("runner.pipeline", "runner.kernels", "runner.profile", "runner.report",
-                   "runner.intent", "runner.scaffold"),
+    "runner.pipeline": ("runner.kernels", "runner.hints", "runner.profile", "runner.intent"),
+    "runner.cli": ("runner.pipeline", "runner.kernels", "runner.hints", "runner.profile",
+                   "runner.report", "runner.intent", "runner.scaffold"),
 }
 
 #: What the App and the Action may take from the engine: the data model, its rendering, the
@@ -58,23 +59,21 @@ RUNNER_WINGS = {
 #: other benchmark tools print (history imports), the one runner of git (the Action's), and the
 #: gate (what fails a check run).
 RUNNER_FACE = ("runner.results", "runner.gate", "runner.report", "runner.config",
-               "runner.config_values", "runner.errors", "runner.child_env", "runner.sandbox",
-               "runner.seccomp", "runner.launder", "runner.formats", "runner.selection",
-               "runner.git", "runner.limits", "runner.confine")
+               "runner.config_values", "runner.errors", "runner.sandbox", "runner.formats",
+               "runner.selection", "runner.git")
 
 #: Libraries that do I/O (network, database, web): pure modules import none of them.
 IO_LIBRARIES = ("sqlalchemy", "alembic", "flask", "github", "requests", "huey", "psycopg", "redis", "subprocess",
                 "socket", "urllib.request", "http", "urllib3")
 
 #: Modules that decide (pure functions over plain data, DESIGN.md's functional core).
-PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values", "runner.limits",
-        "runner.outputs", "runner.output_summary",
+PURE = ("runner.results", "runner.gate", "runner.protocol", "runner.config_values",
+        "runner.sandbox.limits", "runner.outputs",
         "runner.selection", "runner.stats", "runner.measures", "runner.report", "runner.formats",
         "runner.profile.match",
         "runner.profile.diff",
-        "runner.profile.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
+        "runner.hints", "runner.profile.noise", "runner.profile.summaries", "runner.profile.names",
         "runner.profile.events", "runner.profile.kernels", "runner.profile.operators", "runner.profile.devices",
-        "runner.profile.hint_rule", "runner.profile.rules_device", "runner.profile.rules_host",
         "runner.profile.roofline", "runner.intent.rules", "runner.intent.classifier",
         "runner.intent.precise", "runner.intent.claim_check", "runner.intent.impact",
         "runner.intent.claims", "runner.intent.claim_words", "runner.intent.claim_pairs",
@@ -265,7 +264,7 @@ def test_the_parent_of_a_compare_never_imports_the_report():
     assert _crosses_wings("runner.pipeline.bisect.bisect_run", "runner.report.render")
     assert not _crosses_wings("runner.pipeline.machine.conditions", "runner.environment")
     assert not _crosses_wings("runner.cli.bisect", "runner.report.render")
-    assert not _crosses_wings("runner.profile.hints", "runner.report.units")
+    assert not _crosses_wings("runner.hints.evidence", "runner.report.units")
 
 
 def test_the_parent_never_imports_the_workers_code():
@@ -325,7 +324,8 @@ def test_each_pure_crossing_is_an_import():
 
 def test_the_verdicts_are_the_schemas():
     """``runner.results.VERDICTS`` and results-v1.json's verdict enum of a change are one list;
-    a memory change's verdicts are among them; an output's are runner.outputs.OUTPUT_VERDICTS."""
+    a memory change's verdicts are among them; an output's are
+    runner.outputs.verdict.OUTPUT_VERDICTS."""
     import json
 
     from runner.results import VERDICTS
@@ -343,9 +343,9 @@ def test_the_verdicts_are_the_schemas():
             for value in node:
                 walk(value)
 
-    from runner.outputs import OUTPUT_VERDICTS
+    from runner.outputs.verdict import OUTPUT_VERDICTS
 
-    # an output's verdict (runner.outputs) is a vocabulary of its own, tied here too
+    # an output's verdict (runner.outputs.verdict) is a vocabulary of its own, tied here too
     output = schema["$defs"].pop("output")
     assert output["properties"]["verdict"]["enum"] == list(OUTPUT_VERDICTS)
     walk(schema)
@@ -731,10 +731,7 @@ def test_each_folder_imports_only_itself_and_the_folders_it_names():
 
 #: Folders of runner/, bot/ and action/ with more than :data:`MAX_MODULES` modules, not split yet
 #: (a listed folder that got small leaves the list).
-LARGE_FOLDERS = {
-    "runner": "the engine's leaves",
-    "runner/profile": "trace analysis and the hint rules",
-}
+LARGE_FOLDERS: dict[str, str] = {}
 MAX_MODULES = 13
 
 

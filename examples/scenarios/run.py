@@ -52,7 +52,7 @@ def analyse(name: str, traces: dict[str, Path], ms: dict[str, float]) -> dict:
         the verdict is ``regression`` above a ratio of 1.02, ``improvement`` below 0.98.
     """
     from runner.profile.diff import side_by_side
-    from runner.profile.hints import hints_for
+    from runner.hints.evidence import hints_for
     from runner.profile.kineto import load_trace
     from runner.profile.summaries import summarize
 

@@ -1,3 +1,3 @@
 """The ``perfgate`` command line: :mod:`.main` (the parser, exit statuses, the plug-in group),
 :mod:`.compare` (``compare``, ``run``, ``report``), :mod:`.demo`, :mod:`.doctor`, :mod:`.init`. The trace and
-intent commands live with their analyses (:mod:`runner.profile.cli`, :mod:`runner.intent.cli`)."""
+intent commands live with their analyses (:mod:`runner.cli.trace`, :mod:`runner.intent.cli`)."""

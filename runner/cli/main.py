@@ -192,13 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("trace-summary", help="summarise a Kineto trace (.json/.json.gz)")
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler="runner.profile.cli:main_trace_summary")
+    p.set_defaults(handler="runner.cli.trace:main_trace_summary")
 
     p = sub.add_parser("trace-diff", help="profile diff + root-cause hints of two traces")
     p.add_argument("base_trace", metavar="BASE_TRACE")
     p.add_argument("head_trace", metavar="HEAD_TRACE")
     p.add_argument("--json", action="store_true", help="print JSON {base, head, hints}")
-    p.set_defaults(handler="runner.profile.cli:main_trace_diff")
+    p.set_defaults(handler="runner.cli.trace:main_trace_diff")
 
     p = sub.add_parser("intent", help="classify the optimisation strategy of a change")
     p.add_argument("--title", default="")

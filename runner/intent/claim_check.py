@@ -120,7 +120,7 @@ def check_claim(claim: Mapping[str, Any], benchmarks: list[Mapping], device: str
     if best["verdict"] != CONTRADICTED and against:
         why += f"; contradicted on {', '.join(m['name'] for m in against[:3])}"
     changed = [m["name"] for m in measured if m["output_changed"]]
-    if changed:   # a speed-up that changes the answer is no speed-up (runner.outputs)
+    if changed:   # a speed-up that changes the answer is no speed-up (runner.outputs.verdict)
         why += f"; head changes the result of {', '.join(changed[:3])}"
     return {**result, "verdict": best["verdict"], "why": why, "benchmarks": measured}
 

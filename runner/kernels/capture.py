@@ -99,7 +99,7 @@ def run(command: str, root, paths: list[str], timeout: float = CAPTURE_TIMEOUT) 
     import tempfile
     from pathlib import Path
 
-    from ..child_env import child_environment
+    from ..sandbox.child_env import child_environment
 
     site = Path(__file__).resolve().parent / "site"
     perfgate = str(Path(__file__).resolve().parents[2])

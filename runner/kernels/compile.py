@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..child_env import child_environment
+from ..sandbox.child_env import child_environment
 
 #: Seconds one job (one kernel, one specialisation, one arch) may take. ptxas takes about a
 #: minute on a 2-CPU machine for a 256x256x64 fp16 matmul tile that spills on sm_90.

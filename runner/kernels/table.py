@@ -20,7 +20,7 @@ numbers.
 
 from __future__ import annotations
 
-from ..profile.hint_rule import make_hint
+from ..hints.rule import make_hint
 from .occupancy import ARCHS, WARP, occupancy
 
 #: What two compiles share when they are the same machine code: the SASS and every resource
@@ -227,7 +227,7 @@ def findings(kernels: list[dict]) -> list[dict]:
 
 
 def hints(found: list[dict], paths: set[str] | None = None) -> list[dict]:
-    """``register_pressure`` hints (:func:`runner.profile.hint_rule.make_hint`) of the findings
+    """``register_pressure`` hints (:func:`runner.hints.rule.make_hint`) of the findings
     whose kernel lives in one of ``paths`` (all of them when None)."""
     return [make_hint("register_pressure", confidence(f),
                       f["summary"] + " (compiler, static)",
@@ -269,7 +269,7 @@ def _numbers(side: dict | None) -> dict | None:
 
 def join_compiler(hint: dict, kernels: list[dict]) -> str | None:
     """Give a trace's ``register_pressure`` hint (registers and occupancy seen together with the
-    time: a correlation, :mod:`runner.profile.rules_device`) the compiler's numbers for its
+    time: a correlation, :mod:`runner.hints.device`) the compiler's numbers for its
     kernel where the static pass has them: ``evidence.compiler``, a sentence, and
     :data:`CONFIDENCE` where the compiler finds head worse (a trace cannot show a spill; the
     compiler can). Returns the kernel's name when joined, else None."""

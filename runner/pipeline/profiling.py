@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ..errors import UserError
-from ..profile.hints import with_compile_hint
+from ..hints.evidence import with_compile_hint
 from ..protocol import Failure, ProfileRequest
 from ..results import CHANGED, HINTED, PAIRED, change_of, verdict_of
 from .timing.benchstate import BenchState, SideState, measures_itself, safe_filename
@@ -59,7 +59,7 @@ def hint_entries(session, states: list[BenchState], entries: list[dict], out: Pa
     """A compare's hints after its timing: with ``profile`` (the configuration's), the profile pass
     over the benchmarks perfgate timed (:func:`profile_pass`; ``entries`` begin with those of
     ``states``, in order), then every entry's compile hint
-    (:func:`runner.profile.hints.with_compile_hint`). Returns the benchmarks left unprofiled and
+    (:func:`runner.hints.evidence.with_compile_hint`). Returns the benchmarks left unprofiled and
     the profile pass's seconds (0 without one)."""
     unprofiled: list[str] = []
     seconds = 0.0
@@ -90,7 +90,7 @@ def profile_pass(session, states: list[BenchState], entries: list[dict], out: Pa
     Returns:
         The names of the benchmarks left unprofiled for lack of budget.
     """
-    from ..profile.hints import hints_for
+    from ..hints.evidence import hints_for
 
     order = profile_order([s.verdict for s in states])
     progress.phase(f"profiling {len(order)} benchmark(s)")
@@ -154,7 +154,7 @@ def _keep_and_hint(state: BenchState, entry: dict, summaries: dict[str, list[tup
     """Keep each side's median pass (the others' traces removed), diff the sides into
     ``entry["profile"]`` and hint from it (with the passes' spread when there were several)."""
     from ..profile.diff import profile_for_results
-    from ..profile.hints import hints_for
+    from ..hints.evidence import hints_for
     from ..profile.noise import median_pass, pass_spread
 
     kept = {}

@@ -1,7 +1,7 @@
-"""The compare's progress record (shell): ``OUT/logs/progress.json`` says what the compare runs
-now, its phase, side and benchmark (:func:`runner.limits.progress_record` words it), so that a
-sandbox's limit that ends the compare names the benchmark (:func:`runner.limits.limit_hit`; the
-Action reads the record after the kill, :func:`runner.confine.read_progress`).
+"""The compare's progress record (shell): ``OUT/logs/progress.json`` says what the compare runs now,
+its phase, side and benchmark (:func:`runner.sandbox.limits.progress_record` words it), so that a
+sandbox's limit that ends the compare names the benchmark (:func:`runner.sandbox.limits.limit_hit`;
+the Action reads the record after the kill, :func:`runner.sandbox.confine.read_progress`).
 
 Written before each request to a worker whose phase, side or benchmark differs from the last
 (a few bytes; the worker is idle then, between its timed samples), whole: a new file renamed over
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..limits import PROGRESS_FILE, limit_failure, progress_record
+from ..sandbox.limits import PROGRESS_FILE, limit_failure, progress_record
 
 
 class ProgressRecord:

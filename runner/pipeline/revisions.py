@@ -9,7 +9,7 @@ worktree of the clone would share the clone's ``.git/config``, and with it any c
 there (``http.<url>.extraheader`` from ``actions/checkout``, a token in the remote URL, a
 credential helper). The scratch repository borrows the clone's objects (``objects/info/
 alternates``, nothing copied) and has an empty configuration of its own. The ``install``
-command gets :func:`runner.child_env.child_environment`.
+command gets :func:`runner.sandbox.child_env.child_environment`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..child_env import child_environment
+from ..sandbox.child_env import child_environment
 from ..errors import UserError
 from ..git import git
 

@@ -1,8 +1,8 @@
 """Base's output against head's in words (pure): the verdict cell's "changes the result", the
 sentence beside a benchmark with its figures, and the count in the gate's sentence.
 
-Reads ``benchmarks[].output`` (:func:`runner.outputs.output_record`); a result without it (an
-older one, a single run) renders as before. A faster head that changes the result is never shown
+Reads ``benchmarks[].output`` (:func:`runner.outputs.verdict.output_record`); a result without it
+(an older one, a single run) renders as before. A faster head that changes the result is never shown
 as a plain improvement: its verdict reads "improvement · changes the result".
 """
 

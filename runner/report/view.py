@@ -150,7 +150,7 @@ def gate_sentence(results: dict) -> str:
     gate is :func:`runner.gate.gate_failures` with the document's ``fail_threshold``,
     ``fail_on_memory_regression`` and ``fail_on_output_change``: what ``--fail-on-regression`` and
     the App's check run fail on. Heads that change the result are counted whether or not the gate
-    fails on them (:mod:`runner.outputs`)."""
+    fails on them (:mod:`runner.outputs.verdict`)."""
     settings = results.get("settings") or {}
     fail = settings.get("fail_threshold") if is_number(settings.get("fail_threshold")) else 0.05
     on_memory = settings.get("fail_on_memory_regression") is True

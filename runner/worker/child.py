@@ -15,7 +15,7 @@ from .. import conventions, devices
 from ..conventions.base import Skipped, format_error
 from ..protocol import (Failure, ListRequest, MeasureReply, MeasureRequest, ProfileRequest, SampleReply,
                         SampleRequest, SetupReply, SetupRequest)
-from ..output_summary import SETUP_SEED, OutputReply, OutputRequest
+from ..outputs.summary import SETUP_SEED, OutputReply, OutputRequest
 from .caches import remove_compile_caches
 from .measures import CompileWatch, measure_memory
 from .outputs import seed_all, summarize
@@ -234,7 +234,7 @@ class Worker:
     def output(self, req: dict) -> dict:
         """After a pair's samples, untimed: ``calls`` calls of the benchmark, each after seeding
         every generator with ``seed``, each return value summarised
-        (:func:`runner.worker.outputs.summarize`) for :mod:`runner.outputs` to compare."""
+        (:func:`runner.worker.outputs.summarize`) for :mod:`runner.outputs.verdict` to compare."""
         if self.fn is None:
             raise RuntimeError("no benchmark is set up" if self.self_measure is None
                                else "the benchmark measures itself: no output to compare")

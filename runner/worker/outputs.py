@@ -1,23 +1,23 @@
 """A benchmark call's return value, summarised in the worker for the parent to compare base
-against head (:mod:`runner.outputs` decides; the summary's form and limits are
-:mod:`runner.output_summary`'s), and the seeding that makes both sides' inputs alike.
+against head (:mod:`runner.outputs.verdict` decides; the summary's form and limits are
+:mod:`runner.outputs.summary`'s), and the seeding that makes both sides' inputs alike.
 
 What crosses the pipe is a compact JSON summary, never the tensor: one leaf per tensor, number,
 text or numpy array in the returned structure (tuples, lists, dicts, named tuples and dataclasses
-walked, at most :data:`~runner.output_summary.MAX_LEAVES` leaves, depth
-:data:`~runner.output_summary.MAX_DEPTH`), each with its ``path`` (``[0]['logits']``), ``dtype``,
+walked, at most :data:`~runner.outputs.summary.MAX_LEAVES` leaves, depth
+:data:`~runner.outputs.summary.MAX_DEPTH`), each with its ``path`` (``[0]['logits']``), ``dtype``,
 ``shape``, ``device`` and ``n`` (elements), a SHA-256 ``hash`` of its bytes, and:
 
 * ``values``: every element (as floats or ints; NaN and infinities as the strings ``nan``,
   ``inf``, ``-inf``) when ``n <= EXACT_MAX`` (4096): compared element by element;
-* otherwise ``samples``: the elements at :data:`~runner.output_summary.SAMPLES` indices drawn
-  once per ``n`` by a fixed generator (:func:`runner.output_summary.sample_indices`, the same on
+* otherwise ``samples``: the elements at :data:`~runner.outputs.summary.SAMPLES` indices drawn
+  once per ``n`` by a fixed generator (:func:`runner.outputs.summary.sample_indices`, the same on
   both sides, scattered so no stride of a matrix aliases them), and checksums over all elements
   (:func:`_checksums`): ``sum``, ``abs_sum``, ``sq_sum``, ``min``, ``max``, the ``nan``/``posinf``/
-  ``neginf`` counts, and ``blocks``: the abs-sum of each of :data:`~runner.output_summary.BLOCKS`
+  ``neginf`` counts, and ``blocks``: the abs-sum of each of :data:`~runner.outputs.summary.BLOCKS`
   consecutive slices of the flattened tensor.
 
-Why these, for what they must catch (:mod:`runner.outputs` has the tolerances):
+Why these, for what they must catch (:mod:`runner.outputs.verdict` has the tolerances):
 
 * a **dtype, shape or device** change, and a changed structure (a leaf added or gone), are read
   from the leaves' own fields, named;
@@ -47,7 +47,7 @@ import math
 import random
 import sys
 
-from ..output_summary import BLOCKS, EXACT_MAX, MAX_DEPTH, MAX_LEAVES, sample_indices
+from ..outputs.summary import BLOCKS, EXACT_MAX, MAX_DEPTH, MAX_LEAVES, sample_indices
 
 
 def seed_all(seed: int) -> None:
@@ -167,7 +167,7 @@ def _wide(t):
 def _checksums(torch, flat, floating: bool) -> dict:
     """Checksums over every element: ``{sum, abs_sum, sq_sum, min, max, nan, posinf, neginf,
     blocks}``, the sums and min/max over the finite elements, ``blocks`` the abs-sums of the
-    :data:`~runner.output_summary.BLOCKS` slices :func:`torch.tensor_split` cuts, each summed in
+    :data:`~runner.outputs.summary.BLOCKS` slices :func:`torch.tensor_split` cuts, each summed in
     float32 (pairwise, ~1e-7 relative: far below the 1e-3 they are compared at, and the same code
     on both sides) and added in float64; ``sq_sum`` from the scaled norm (no overflow). For an
     integer or boolean tensor: ``{sum, abs_sum, min, max, blocks}``, exact integers (int64)."""

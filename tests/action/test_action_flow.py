@@ -39,7 +39,7 @@ def sandbox_probe(monkeypatch):
     installed its probe is replaced too (the sandboxed runs are test_sandbox*.py's)."""
     import shutil
 
-    from runner import sandbox
+    from runner.sandbox import bubblewrap as sandbox
 
     if shutil.which("bwrap") is None:
         monkeypatch.setattr(sandbox, "probe", lambda *a, **k: None)

@@ -1,5 +1,5 @@
-"""runner.sandbox: the bubblewrap command line (pure), the laundering of what leaves the sandbox,
-and — with the real bwrap — what the code inside can and cannot do."""
+"""runner.sandbox.bubblewrap: the bubblewrap command line (pure), the laundering of what leaves the
+sandbox, and — with the real bwrap — what the code inside can and cannot do."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import sandbox, seccomp
-from runner.launder import launder
+from runner.sandbox import bubblewrap as sandbox, seccomp
+from runner.sandbox.launder import launder
 from action.environment import ActionInputError, parse_paths
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -358,7 +358,7 @@ def test_a_folder_the_code_made_mode_0_is_removed_all_the_same(tmp_path):
     tree.mkdir()
     os.chown(tree, 65534, 65534)
     code = ("import os, sys; from pathlib import Path; sys.path.insert(0, sys.argv[2])\n"
-            "from runner.sandbox import remove_tree\n"
+            "from runner.sandbox.bubblewrap import remove_tree\n"
             "tree = Path(sys.argv[1]); (tree / 'locked' / 'inner').mkdir(parents=True)\n"
             "(tree / 'locked' / 'inner' / 'f').write_text('x'); "
             "(tree / 'locked' / 'inner').chmod(0)\n"

@@ -1,5 +1,5 @@
-"""The sandbox's limits with the real bubblewrap and the real kernel (:mod:`runner.limits`,
-:mod:`runner.confine`, :func:`action.sandboxed.run_confined`): a fork bomb, a write past the
+"""The sandbox's limits with the real bubblewrap and the real kernel (:mod:`runner.sandbox.limits`,
+:mod:`runner.sandbox.confine`, :func:`action.sandboxed.run_confined`): a fork bomb, a write past the
 scratch space, memory past its limit and a hang each end the sandboxed step with the error that
 names their limit, the test process (the runner) goes on, and the next sandboxed step works."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from action.sandboxed import run_confined
-from runner import confine, sandbox, seccomp
-from runner.limits import GIB, Limits
+from runner.sandbox import confine, bubblewrap as sandbox, seccomp
+from runner.sandbox.limits import GIB, Limits
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

@@ -262,7 +262,7 @@ def _run_job(tmp_path: Path, fake_github, sandbox: str, linger: float = 12.0, po
     be a folder the pod's uid reaches; the runner's files become the pod user's)."""
     import sysconfig
 
-    from runner.sandbox import interpreter_paths
+    from runner.sandbox.bubblewrap import interpreter_paths
 
     from tests.action.events import workflow_dispatch
 

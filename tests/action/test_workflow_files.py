@@ -132,7 +132,7 @@ def test_example_workflows_have_the_least_permissions_of_their_mode():
 def test_example_workflows_end_the_compare_before_the_job_times_out():
     """The sandbox's deadline (input sandbox-time) is below the job's timeout-minutes, so a hang
     ends with perfgate's error naming the limit, not with GitHub cancelling the job (review P8)."""
-    from runner.limits import parse_duration
+    from runner.sandbox.limits import parse_duration
 
     app = _yaml("examples/workflows/perfgate.yml")["jobs"]["compare"]
     step = next(s for s in app["steps"] if s.get("id") == "perfgate")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from runner.seccomp import assemble
+from runner.sandbox.seccomp import assemble
 
 HEADER = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
 AUDIT_ARCH_X86_64 = 0xC000003E

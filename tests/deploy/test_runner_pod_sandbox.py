@@ -5,7 +5,8 @@ upload-artifact's runtime token, the job's token and the runner's credentials).
 Checked here, with no cluster: ``deploy/kubernetes/runners/values.yaml`` as the chart gets it (the
 container's securityContext field by field, its namespace, its image), the shipped seccomp profile
 read rule by rule (it lets bubblewrap work and still refuses what RuntimeDefault and perfgate's own
-filter refuse), and real bubblewrap with the Action's own arguments (``runner.sandbox.bwrap_argv``)
+filter refuse), and real bubblewrap with the Action's own arguments
+(``runner.sandbox.bubblewrap.bwrap_argv``)
 run as the pod runs it (``tests/deploy/runner_pod.py``: uid 1001, ``no_new_privs``, no
 capabilities, the profile compiled to BPF). The whole emulated job under the same conditions is
 ``tests/action/test_sandbox_routes.py``'s. Not checked: a kubelet and runtime applying these fields
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import sandbox, seccomp
+from runner.sandbox import bubblewrap as sandbox, seccomp
 from tests.deploy.runner_pod import KUBELET_SECCOMP, RUNNERS, SHIPPED_PROFILES, runner_pod
 from tests.deploy.seccomp_bpf import HEADER, syscall_numbers
 

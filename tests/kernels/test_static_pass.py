@@ -404,7 +404,7 @@ def test_a_trace_s_register_pressure_gets_the_compiler_s_spill_where_the_static_
     time-up is a correlation; for a Triton kernel the static pass compiled (real Triton, sm_90),
     the hint gains the compiler's registers and spill, and the certainty they bring."""
     from runner.kernels.table import CONFIDENCE, attach
-    from runner.profile import hints
+    from runner.hints import evidence as hints
     from runner.profile import summaries as trace
     from testkit.synth import H100, repeat
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from runner.child_env import child_environment
+from runner.sandbox.child_env import child_environment
 
 STEP = {
     "PATH": "/usr/bin", "HOME": "/home/runner", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",

@@ -99,8 +99,8 @@ def test_outputs_written_and_shas_reported(compared, tmp_path):
 def test_the_progress_record_ends_with_the_compare_finishing(compared):
     """The record a sandbox's limit error reads (runner.pipeline.progress_record) followed the
     compare to its end: a limit reached now would not name the last benchmark measured."""
-    from runner.confine import read_progress
-    from runner.limits import progress_words
+    from runner.sandbox.confine import read_progress
+    from runner.sandbox.limits import progress_words
 
     _, out, _ = compared
     assert progress_words(read_progress(out)).startswith("after every benchmark")

@@ -349,7 +349,7 @@ def test_the_sandbox_check_says_how_each_limit_is_enforced_here():
 
 
 def test_the_sandbox_facts_say_why_not(monkeypatch):
-    from runner import sandbox as sandbox_mod
+    from runner.sandbox import bubblewrap as sandbox_mod
     from runner.pipeline.machine import machine_facts
 
     def missing(*a, **k):

@@ -1,5 +1,6 @@
-"""runner.limits (pure): the sandbox's limits read from the workflow's text, their defaults, the
-mechanism each gets from what the machine offers, and the sentence that names a limit reached."""
+"""runner.sandbox.limits (pure): the sandbox's limits read from the workflow's text, their defaults,
+the mechanism each gets from what the machine offers, and the sentence that names a limit
+reached."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import json
 
 import pytest
 
-from runner.limits import (GIB, NAME_CHARS, PROGRESS_BYTES, Hits, Limits, Offers, cgroup_parents,
-                           chosen, counter, default_limits, enforcement, limit_hit, parse_duration,
-                           parse_size, progress_record, progress_words)
+from runner.sandbox.limits import (GIB, NAME_CHARS, PROGRESS_BYTES, Hits, Limits, Offers,
+                                   cgroup_parents, chosen, counter, default_limits, enforcement,
+                                   limit_hit, parse_duration, parse_size, progress_record,
+                                   progress_words)
 
 LIMITS = Limits(pids=4096, memory=64 * GIB, disk=32 * GIB, wall=5 * 3600.0)
 

@@ -13,12 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import measures, report
-from runner import gate
-from runner import results as results_mod
+from runner import measures, report, gate, results as results_mod
 from runner.config import ConfigError, parse_table
-from runner.worker import caches
-from runner.worker import measures as worker_measures
+from runner.worker import caches, measures as worker_measures
 from testkit.fake_cuda import FakeTorch, installed
 from testkit.gitrepo import make_repo
 
@@ -144,7 +141,7 @@ def test_compile_time_is_compared_with_an_interval_once_two_pairs_compiled_on_bo
 
 
 def test_the_hint_names_the_frame_the_reason_and_the_calls_change():
-    from runner.profile.hints import with_compile_hint
+    from runner.hints.evidence import with_compile_hint
 
     recompile = {"frame": "model.py:10", "function": "forward", "reason": "tensor 'x' size mismatch at index 0",
                  "count": 3}

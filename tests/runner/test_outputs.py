@@ -1,4 +1,4 @@
-"""Base's output against head's (runner.outputs, pure; runner.worker.outputs summarises; the
+"""Base's output against head's (runner.outputs.verdict, pure; runner.worker.outputs summarises; the
 protocol's check of a summary; the gate, the report and results.json's record; end to end)."""
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ import textwrap
 
 import pytest
 
-from runner import gate
-from runner import results as results_mod
+from runner import gate, results as results_mod
 from runner.config import ConfigError, parse_table
-from runner.output_summary import (EXACT_MAX, SAMPLES, OutputReply, OutputRequest, check_summary,
+from runner.outputs.summary import (EXACT_MAX, SAMPLES, OutputReply, OutputRequest, check_summary,
                                    sample_indices)
-from runner.outputs import (carried_precision, compare_leaf, output_due, output_record,
-                            tolerance)
+from runner.outputs.verdict import (carried_precision, compare_leaf, output_due, output_record,
+                                    tolerance)
 from runner.protocol import ProtocolError
 from runner.report.outputs import output_note, verdict_text
 from runner.report.view import gate_sentence

@@ -1,7 +1,7 @@
 """The compare's progress record: written by the compare (:mod:`runner.pipeline.progress_record`)
 as its workers are asked, read by the Action after a limit ended the sandbox
-(:func:`runner.confine.read_progress`) as what the sandbox left: no link followed, no FIFO
-waited on, at most :data:`runner.limits.PROGRESS_BYTES`."""
+(:func:`runner.sandbox.confine.read_progress`) as what the sandbox left: no link followed, no FIFO
+waited on, at most :data:`runner.sandbox.limits.PROGRESS_BYTES`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 import os
 import threading
 
-from runner.confine import read_progress
-from runner.limits import PROGRESS_BYTES, PROGRESS_FILE, names_a_benchmark, progress_words
+from runner.sandbox.confine import read_progress
+from runner.sandbox.limits import PROGRESS_BYTES, PROGRESS_FILE, names_a_benchmark, progress_words
 from runner.pipeline.progress_record import ProgressRecord
 
 

@@ -10,12 +10,11 @@ import re
 
 import pytest
 
-from runner.profile import hints
+from runner.hints import evidence as hints
 
 from runner.profile import summaries as trace
 from runner.cli.main import main
-from runner.profile import diff as profile_diff
-from runner.profile import kineto
+from runner.profile import diff as profile_diff, kineto
 from tests.conftest import TRACES
 
 IMPROVEMENT = {"ratio": 0.7, "ci_low": 0.65, "ci_high": 0.75, "p_value": 0.001, "verdict": "improvement"}

@@ -6,13 +6,12 @@ import json
 
 import pytest
 
-from runner.profile import hints
+from runner.hints import evidence as hints
 
 from runner.profile import summaries as trace
 from runner.cli.main import main
 from runner.pipeline.machine.telemetry import summarize_samples
-from runner.profile import diff as profile_diff
-from runner.profile import match
+from runner.profile import diff as profile_diff, match
 from testkit.synth import H100, TraceBuilder, repeat, write
 
 REGRESSION = {"ratio": 1.25, "ci_low": 1.2, "ci_high": 1.3, "p_value": 0.001, "verdict": "regression"}
@@ -392,7 +391,7 @@ def test_a_hint_is_one_decorated_function(monkeypatch):
     """A rule registered with ``@rule(kind)`` is run by hints_for over the one HintContext, its
     hint ranked where ``RANKING`` lists its kind; a kind not ranked, or with a rule already, is
     refused."""
-    from runner.profile import hint_rule
+    from runner.hints import rule as hint_rule
 
     monkeypatch.setattr(hint_rule, "RULES", list(hint_rule.RULES))
     monkeypatch.setattr(hint_rule, "RANKING", hint_rule.RANKING + ("toy_cause",))
@@ -420,7 +419,7 @@ def test_a_hint_is_one_decorated_function(monkeypatch):
 def test_equal_confidences_rank_by_the_kinds_place_in_the_ranking():
     """Among equal confidences the kind listed first in ``RANKING`` comes first, whichever module
     made the hint; every kind is listed once."""
-    from runner.profile import hint_rule
+    from runner.hints import rule as hint_rule
 
     assert len(set(hint_rule.RANKING)) == len(hint_rule.RANKING)
     assert {r.kind for r in hint_rule.RULES} <= set(hint_rule.RANKING)

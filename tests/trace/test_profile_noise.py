@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.profile.hints import hints_for
+from runner.hints.evidence import hints_for
 from runner.profile.noise import drop_within_noise, median_pass, pass_spread
 
 

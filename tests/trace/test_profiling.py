@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from runner.profile import hints  # noqa: E402
+from runner.hints import evidence as hints  # noqa: E402
 from runner.profile.kineto import load_trace  # noqa: E402
 from runner.profile import summaries as trace  # noqa: E402
 from runner.worker.profiling import profile_callable  # noqa: E402

@@ -8,16 +8,14 @@ import io
 import json
 import random
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
-from runner.profile import hints
+from runner.hints import evidence as hints
 
 from runner.profile import summaries as trace
-from runner.profile import cli as profile_cli
-from runner.profile import diff as profile_diff
-from runner.profile import kineto
+from runner.cli import trace as profile_cli
+from runner.profile import diff as profile_diff, kineto
 from tests.conftest import TRACES
 
 SOURCES = ("pytorch18_small.json", "h100_bert-small.json.gz", "mi300_bert-small.json.gz",

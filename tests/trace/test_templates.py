@@ -8,10 +8,9 @@ from runner import report
 
 from runner.pipeline.machine import telemetry
 
-from runner.profile import hints
+from runner.hints import evidence as hints
 
-from runner.profile import summaries as trace
-from runner.profile import diff as profile_diff
+from runner.profile import summaries as trace, diff as profile_diff
 from testkit.synth import repeat
 
 REGRESSION = {"ratio": 1.6, "ci_low": 1.5, "ci_high": 1.7, "p_value": 0.001, "verdict": "regression"}

@@ -237,7 +237,7 @@ def _doubled_gemm(mms: int) -> dict:
 
 
 def test_doubled_gpu_work_is_named_as_kernel_time_not_perfgates_own_synchronisation():
-    from runner.profile.hints import hints_for
+    from runner.hints.evidence import hints_for
 
     base, head = trace.summarize(_doubled_gemm(1)), trace.summarize(_doubled_gemm(2))
     # the worker's own wait is not the benchmark's: no synchronisation counted on either side

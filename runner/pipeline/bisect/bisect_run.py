@@ -30,7 +30,7 @@ from typing import Callable, Protocol
 from ... import results as results_mod
 from ...errors import GitError, UserError
 from ...git import git, repo_root, resolve
-from ...limits import PROGRESS_FILE
+from ...sandbox.limits import PROGRESS_FILE
 from ...stats import MAX_ROUNDS, MIN_PROCESS_PAIRS, PAIR_ROUNDS
 from . import bisect as plan
 from .bisect import Bisection, Level

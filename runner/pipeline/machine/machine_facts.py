@@ -190,14 +190,15 @@ def nvml_facts(nvml=None, *, euid: int | None = None) -> tuple[dict, list[dict]]
 
 
 def sandbox_facts() -> dict:
-    """Can the GitHub Action's sandbox (bubblewrap, :mod:`runner.sandbox`) run here?
+    """Can the GitHub Action's sandbox (bubblewrap, :mod:`runner.sandbox.bubblewrap`) run here?
     ``{available, reason (None when it can), in_actions (running inside GitHub Actions), limits
-    (limit → the mechanism that would enforce it here, :func:`runner.limits.enforcement`)}``."""
+    (limit → the mechanism that would enforce it here,
+    :func:`runner.sandbox.limits.enforcement`)}``."""
     import shutil
 
-    from ...confine import memory_total, offers
-    from ...limits import default_limits, enforcement
-    from ...sandbox import SandboxUnavailable, drop_to_for, probe
+    from ...sandbox.confine import memory_total, offers
+    from ...sandbox.limits import default_limits, enforcement
+    from ...sandbox.bubblewrap import SandboxUnavailable, drop_to_for, probe
 
     try:
         probe(timeout=10)

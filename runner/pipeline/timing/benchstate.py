@@ -132,7 +132,8 @@ class BenchState:
     #: of ``disturbed``, the rounds the estimate kept (they were most of their pair's rounds)
     disturbed_kept: int = 0
     #: per process pair whose outputs were asked for: ``(base's call summaries, head's)``, or the
-    #: text of why they could not be had (:mod:`.outputs`, compared by :mod:`runner.outputs`)
+    #: text of why they could not be had (:mod:`.outputs`, compared by
+    #: :mod:`runner.outputs.verdict`)
     outputs: list = field(default_factory=list)
     #: rounds NVML flagged that the estimate kept all the same (their pair had too few others)
     clock_kept: int = 0

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import math
 
-from ... import measures
-from ... import results as results_mod
-from ... import stats
-from ...outputs import output_record
+from ... import measures, results as results_mod, stats
+from ...outputs.verdict import output_record
 from ...results import PAIRED
 from . import schedule
 from .benchstate import BenchState, SideState
@@ -30,7 +28,7 @@ def benchmark_entry(state: BenchState, ci_level: float, memory_threshold: float 
     """One ``benchmarks[]`` entry of results.json from a finished :class:`BenchState`: each side
     (:func:`side_entry`), the change (:func:`change_entry`) and, for a benchmark timed on both
     sides or whose pairs' outputs were asked for, base's output against head's
-    (:func:`runner.outputs.output_record`)."""
+    (:func:`runner.outputs.verdict.output_record`)."""
     compared = state.outputs or state.verdict in PAIRED
     return results_mod.benchmark(state.name, state.case.get("file"),
                                  base=side_entry(state.sides["base"]),

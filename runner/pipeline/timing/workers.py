@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ..machine import conditions, layouts
-from ...child_env import child_environment
+from ...sandbox.child_env import child_environment
 from ...errors import UserError
 from ...protocol import ListRequest, read_reply
 from ..machine.layouts import layout_pinned
@@ -49,8 +49,8 @@ class WorkerProcess:
         log_path: the worker's standard error (benchmark prints, tracebacks) is appended here.
         timeout: default seconds to wait for one response.
         env: the complete environment of the server (and so of its children): by default the
-            allow-listed parent variables (:func:`runner.child_env.child_environment`, so no token or
-            credential reaches the benchmarks); :func:`start_workers` adds the conditions.
+            allow-listed parent variables (:func:`runner.sandbox.child_env.child_environment`, so no
+            token or credential reaches the benchmarks); :func:`start_workers` adds the conditions.
         cpus: CPUs to pin the server (and so its children) to; [] for no pinning.
     """
 

@@ -1,11 +1,12 @@
-"""The kernel's side of :mod:`runner.limits` (shell): what this machine offers (cgroups this
+"""The kernel's side of :mod:`runner.sandbox.limits` (shell): what this machine offers (cgroups this
 process may make children in, the runner user's processes), the sandbox's cgroups made and
 removed, the process tree attached to them and its rlimits set, the kernel's counters read after,
 and every process of the sandbox killed (at the deadline, and at the end).
 
-A leaf of the engine beside :mod:`runner.sandbox`; :mod:`runner.limits` decides, this module
-does what it decided. Where a cgroup cannot be made after all (a read-only or non-delegated
-hierarchy that looked writable), the limits fall back to the rlimits (a retry mechanic).
+A leaf of the engine beside :mod:`runner.sandbox.bubblewrap`; :mod:`runner.sandbox.limits` decides,
+this module does what it decided. Where a cgroup cannot be made after all (a read-only or
+non-delegated hierarchy that looked writable), the limits fall back to the rlimits (a retry
+mechanic).
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from .limits import (PROGRESS_BYTES, PROGRESS_FILE, Enforcement, Hits, Limits, Offers,
-                     cgroup_parents, counter, enforcement, limit_hit,
-                     names_a_benchmark)
+                     cgroup_parents, counter, enforcement, limit_hit, names_a_benchmark)
 
 
 #: Bytes free under which the scratch tmpfs counts as full.
@@ -71,8 +71,9 @@ def _sized_tmpfs(bwrap: str) -> bool:
 
 
 def read_progress(out_dir: Path) -> str:
-    """The compare's progress record under ``out_dir`` (:data:`runner.limits.PROGRESS_FILE`): at
-    most :data:`runner.limits.PROGRESS_BYTES` of it, '' when there is none. The sandbox wrote
+    """The compare's progress record under ``out_dir``
+    (:data:`runner.sandbox.limits.PROGRESS_FILE`): at most
+    :data:`runner.sandbox.limits.PROGRESS_BYTES` of it, '' when there is none. The sandbox wrote
     there: every folder is opened without following a link, the file too (``O_NOFOLLOW``), never
     waited on (``O_NONBLOCK``: a FIFO) and read only when it is a regular file."""
     *folders, name = PROGRESS_FILE.split("/")
@@ -94,7 +95,7 @@ def read_progress(out_dir: Path) -> str:
 
 
 def offers(drop_to: tuple[int, int] | None, bwrap: str = "bwrap") -> Offers:
-    """What this machine offers the sandbox's limits (:class:`runner.limits.Offers`); the
+    """What this machine offers the sandbox's limits (:class:`runner.sandbox.limits.Offers`); the
     sandbox runs as ``drop_to`` (root mode) or as this process's user (None)."""
     v2, v1 = cgroup_parents(_read("/proc/self/cgroup"), _read("/proc/self/mountinfo"))
     v2_offer = None
@@ -183,7 +184,7 @@ class Confinement:
         cgroups): note a full scratch tmpfs (seen through ``/proc/PID/root``), and what the
         compare was doing when a limit was first found reached (a benchmark that meets ENOSPC or
         the OOM killer fails, and the compare goes on to others); True once the pids controller
-        refused a fork (the step is then ended: see :class:`runner.limits.Hits`)."""
+        refused a fork (the step is then ended: see :class:`runner.sandbox.limits.Hits`)."""
         pids = [pid] if pid is not None else [
             int(p) for folder in self.folders for p in _read(folder / "cgroup.procs").split()]
         for each in pids[:64]:

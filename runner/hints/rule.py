@@ -1,10 +1,10 @@
 """The hint rules' registry (pure): each rule is one function over a :class:`HintContext`,
-registered with ``@rule(kind)``; :func:`runner.profile.hints.hints_for` runs them all and ranks
+registered with ``@rule(kind)``; :func:`runner.hints.evidence.hints_for` runs them all and ranks
 what they find by where :data:`RANKING` lists each hint's kind (earlier first, among equal
 confidences).
 
-Adding a hint is one decorated function in :mod:`runner.profile.rules_device` (what the GPU
-did) or :mod:`runner.profile.rules_host` (what the host did around it), and its kind's place in
+Adding a hint is one decorated function in :mod:`runner.hints.device` (what the GPU
+did) or :mod:`runner.hints.host` (what the host did around it), and its kind's place in
 :data:`RANKING`.
 """
 
@@ -38,7 +38,7 @@ class HintContext:
 
 #: Every hint kind, first to last among equal confidences: the rules' kinds, the other kinds a rule
 #: returns (``memory_contention``'s rule also ``kernel_time``, ``new_operators``' also
-#: ``operator_time``) and the kinds :mod:`runner.profile.hints` makes itself (``device_change``,
+#: ``operator_time``) and the kinds :mod:`runner.hints.evidence` makes itself (``device_change``,
 #: ``throttling``, ``graph_break``, ``compile_time``, ``unexplained``). A kind it does not list
 #: ranks last.
 RANKING = ("register_pressure", "sync_overhead", "memory_contention", "device_change", "throttling",

@@ -137,7 +137,7 @@ def time_words(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class Offers:
-    """What this machine offers to enforce limits with (gathered by :mod:`runner.confine`).
+    """What this machine offers to enforce limits with (gathered by :mod:`runner.sandbox.confine`).
 
     Attributes:
         v2: a cgroup v2 folder this process may make children in, and the controllers they get
@@ -207,10 +207,10 @@ def enforcement(limits: Limits, offers: Offers) -> Enforcement:
 
 @dataclass(frozen=True)
 class Hits:
-    """What the kernel and the clock said after the step (gathered by :mod:`runner.confine`):
-    the deadline passed, forks the pids controller refused (the first ends the step: a tree
-    held at its limit only waits for the deadline), processes the OOM killer ended, and the last
-    lines of the step's standard error."""
+    """What the kernel and the clock said after the step (gathered by
+    :mod:`runner.sandbox.confine`): the deadline passed, forks the pids controller refused (the
+    first ends the step: a tree held at its limit only waits for the deadline), processes the OOM
+    killer ended, and the last lines of the step's standard error."""
 
     deadline_passed: bool = False
     pids_refused: int = 0

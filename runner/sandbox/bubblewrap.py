@@ -1,7 +1,7 @@
 """The jail the pull request's code runs in on the runner: bubblewrap, built from an allow-list.
 
-A leaf of the engine beside :mod:`runner.child_env` (the environment of the target's code): the
-GitHub Action runs ``perfgate compare`` in it (``action/__main__.py``) and ``perfgate doctor``
+A leaf of the engine beside :mod:`runner.sandbox.child_env` (the environment of the target's code):
+the GitHub Action runs ``perfgate compare`` in it (``action/__main__.py``) and ``perfgate doctor``
 says whether it can run on this machine (:func:`probe`).
 
 Why (security review 2026-12-01, N1): the compare step, the publish step, ``actions/upload-
@@ -35,12 +35,12 @@ in namespaces of its own:
   :data:`SANDBOX_UID` with no capabilities before the command starts — a user namespace would
   map the sandbox's root to the host's root, whose file permissions (``/proc/sys``, ``/etc/shadow``)
   it would keep.
-- **limits** (:mod:`runner.limits`): processes, memory, wall time, and ``/tmp`` with the home
-  folder as one tmpfs of a set size (:attr:`SandboxSpec.scratch_size`).
+- **limits** (:mod:`runner.sandbox.limits`): processes, memory, wall time, and ``/tmp`` with the
+  home folder as one tmpfs of a set size (:attr:`SandboxSpec.scratch_size`).
 - GPUs stay reachable: the ``/dev/nvidia*``, ``/dev/dri`` and ``/dev/kfd`` nodes are bound into
   the sandbox's own ``/dev``.
 
-What leaves the sandbox is taken out by :func:`runner.launder.launder`: regular files only,
+What leaves the sandbox is taken out by :func:`runner.sandbox.launder.launder`: regular files only,
 copied into a folder the sandbox never saw (no symbolic links, no hard links, no devices), so
 nothing a later step reads or writes there can point outside it.
 """
@@ -124,12 +124,12 @@ class SandboxSpec:
     devices: tuple[str, ...] = field(default=())
     network: bool = True
     drop_to: tuple[int, int] | None = None
-    #: a file of :func:`runner.seccomp.userns_filter`'s program
-    #: (``runner.seccomp.write_userns_filter``), loaded by bubblewrap for the sandboxed process: no
-    #: user namespace, no keyring, either mode
+    #: a file of :func:`runner.sandbox.seccomp.userns_filter`'s program
+    #: (``runner.sandbox.seccomp.write_userns_filter``), loaded by bubblewrap for the sandboxed
+    #: process: no user namespace, no keyring, either mode
     seccomp: str | None = None
     #: bytes: the sandbox's ``/tmp`` and home folder are then one tmpfs of this size
-    #: (:mod:`runner.limits`, the scratch-space limit) in place of the scratch folder's
+    #: (:mod:`runner.sandbox.limits`, the scratch-space limit) in place of the scratch folder's
     #: ``tmp`` and ``home``; None: those folders, on the runner's disk
     scratch_size: int | None = None
 
@@ -240,7 +240,7 @@ def perfgate_source_paths() -> tuple[str, ...]:
     """The folder perfgate's packages (``runner``, ``action``, ``bot``: one distribution) are
     imported from: an editable install's checkout, or site-packages (already among
     :func:`interpreter_paths` then)."""
-    return (str(Path(__file__).resolve().parent.parent),)
+    return (str(Path(__file__).resolve().parents[2]),)
 
 
 def gpu_devices(globs: Iterable[str] = GPU_DEVICE_GLOBS, *,

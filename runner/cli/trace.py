@@ -7,13 +7,12 @@ import json
 
 from ..report.escape import term
 from ..report.units import fmt_signed_us, fmt_us
-from . import names
-from .diff import diff, side_by_side
-from .diff import unit_words
-from .hints import hints_for
-from .match import display_name
-from .kineto import load_trace
-from .summaries import _round_floats, compact, summarize
+from ..profile import names
+from ..profile.diff import diff, side_by_side, unit_words
+from ..hints.evidence import hints_for
+from ..profile.match import display_name
+from ..profile.kineto import load_trace
+from ..profile.summaries import _round_floats, compact, summarize
 
 
 def _cut(name: str, width: int = 70) -> str:

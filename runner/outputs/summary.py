@@ -5,8 +5,9 @@ A leaf (standard library only). The worker writes summaries (:mod:`runner.worker
 explains each field and why); the parent reads the reply with :meth:`OutputReply.from_json`, which
 checks every field's type and size and raises :class:`runner.protocol.ProtocolError` naming the
 field, as every reply of :mod:`runner.protocol` is checked (the worker runs the PR's code); then
-:mod:`runner.outputs` compares base's with head's. Kept beside, not inside, :mod:`runner.protocol`:
-the summary's form is one concept with its limits and sampling, which both ends share.
+:mod:`runner.outputs.verdict` compares base's with head's. Kept beside, not inside,
+:mod:`runner.protocol`: the summary's form is one concept with its limits and sampling, which both
+ends share.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .protocol import ProtocolError
+from ..protocol import ProtocolError
 
 #: A tensor of at most this many elements sends every value; a larger one samples.
 EXACT_MAX = 4096

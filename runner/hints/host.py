@@ -1,13 +1,13 @@
 """Hint rules about what the host did around the GPU (pure): synchronisations, copies between
 host and device, memory growth, recompilations, operators. Each is one function registered with
-:func:`runner.profile.hint_rule.rule`; :mod:`runner.profile.hints` has the rules of evidence.
+:func:`runner.hints.rule.rule`; :mod:`runner.hints.evidence` has the rules of evidence.
 """
 
 from __future__ import annotations
 
 from ..report.units import fmt_bytes, fmt_growth, fmt_signed_us, fmt_us
-from .diff import _memcpy, _r, _scales
-from .hint_rule import HintContext, Hints, make_hint, rule
+from ..profile.diff import _memcpy, _r, _scales
+from .rule import HintContext, Hints, make_hint, rule
 
 
 @rule("sync_overhead")

@@ -1,5 +1,5 @@
-"""Taking files out of the sandbox (:mod:`runner.sandbox`): regular files only, copied into a
-folder the sandbox never saw — no symbolic links, no hard links, no devices, no names the
+"""Taking files out of the sandbox (:mod:`runner.sandbox.bubblewrap`): regular files only, copied
+into a folder the sandbox never saw — no symbolic links, no hard links, no devices, no names the
 artifact upload refuses — so nothing a later step reads or writes there can point outside it.
 A leaf of the engine.
 """

@@ -1,6 +1,6 @@
 """Hint rules about what the GPU did (pure): registers and occupancy, contention between
 streams, launches, idle time, new kernels, precision. Each is one function registered with
-:func:`runner.profile.hint_rule.rule`; :mod:`runner.profile.hints` has the rules of evidence.
+:func:`runner.hints.rule.rule`; :mod:`runner.hints.evidence` has the rules of evidence.
 
 What a trace cannot show, no rule claims (GPU review 2026-12-06, #18): Kineto does not export
 CUPTI's local memory per thread, so no trace shows a spill (registers up, occupancy down and time
@@ -14,9 +14,9 @@ overlapping streams' roofline bytes come near the GPU's peak bandwidth
 from __future__ import annotations
 
 from ..report.units import fmt_share, fmt_signed_us, fmt_us
-from .diff import _scales
-from .hint_rule import HintContext, Hints, make_hint, rule
-from .match import display_name
+from ..profile.diff import _scales
+from .rule import HintContext, Hints, make_hint, rule
+from ..profile.match import display_name
 
 #: Registers up, occupancy down and time up in a trace: a correlation, not a seen cause (with and
 #: without the two sides' occupancy); the compiler's numbers raise it where they agree.

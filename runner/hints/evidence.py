@@ -21,9 +21,9 @@ Times are microseconds *per profiled call* when both traces count their calls
 from __future__ import annotations
 
 from ..report.units import fmt_share, fmt_us
-from . import rules_device, rules_host  # noqa: F401 - registers the rules
-from .diff import diff, unit_words
-from .hint_rule import HintContext, found, make_hint, place
+from . import device, host  # noqa: F401 - registers the rules
+from ..profile.diff import diff, unit_words
+from .rule import HintContext, found, make_hint, place
 from ..results import CHANGED, HINTED, VERDICTS
 
 #: Verdicts that get no hints at all.
@@ -149,7 +149,7 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
         return _finish([throttle], 1.0) if throttle and change else []
     d = diff(base_summary, head_summary)
     if noise:
-        from .noise import drop_within_noise
+        from ..profile.noise import drop_within_noise
 
         d = drop_within_noise(d, noise)
     sign, factor = _direction(change, d)
@@ -170,7 +170,7 @@ def hints_for(change: dict | None, base_summary: dict | None, head_summary: dict
 
 def _explaining(base_summary: dict, head_summary: dict, d: dict, sign: int,
                 telemetry: dict | None) -> list[dict]:
-    """The rules' hints (:func:`runner.profile.hint_rule.found`) that explain the direction
+    """The rules' hints (:func:`runner.hints.rule.found`) that explain the direction
     ``sign`` (+1 slower, -1 faster): one whose contribution (µs) points the other way is dropped,
     the others' confidence is weighed by the share of the observed change they explain
     (``evidence.explains_us``, ``evidence.share_of_change``)."""

@@ -1,7 +1,7 @@
 """Base's output against head's: does the head still compute the same thing? (pure)
 
 Input: the summaries of one benchmark's output calls (:mod:`runner.worker.outputs` writes them,
-:mod:`runner.output_summary` checks their form), per process pair: base's two calls (the same
+:mod:`runner.outputs.summary` checks their form), per process pair: base's two calls (the same
 seed, one after the other) and head's one. Output: results.json's ``benchmarks[].output``
 (:func:`output_record`): ``verdict`` ``same`` | ``changed`` | ``not_compared``, the figures
 (``max_abs_diff``, ``max_rel_diff``, ``share_changed``), what changed (``notes``: dtype, shape,

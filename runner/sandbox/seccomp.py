@@ -1,7 +1,8 @@
 """The sandbox's seccomp program: the system calls a pull request's code may not make, as the
 classic-BPF program bubblewrap's ``--seccomp FD`` loads
-(:attr:`runner.sandbox.SandboxSpec.seccomp`). A module of its own (moved out of runner/sandbox.py):
-the program's encoding and its reasons are one concept, the mounts and users of the sandbox another.
+(:attr:`runner.sandbox.bubblewrap.SandboxSpec.seccomp`). A module of its own (moved out of
+runner/sandbox/bubblewrap.py): the program's encoding and its reasons are one concept, the mounts
+and users of the sandbox another.
 """
 
 from __future__ import annotations
