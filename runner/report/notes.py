@@ -272,6 +272,42 @@ def hint_label(hint: dict) -> str:
     return HINT_LABELS.get(kind, kind.replace("_", " "))
 
 
+#: How many items of a list a hint's evidence shows (the rest counted).
+EVIDENCE_ITEMS = 6
+
+
+def evidence_value(value) -> str:
+    """One value of a hint's evidence in words: a number as it is (floats to 4 significant
+    digits), a list as its first :data:`EVIDENCE_ITEMS` items and how many more, a mapping as
+    ``key value`` pairs; a kernel's or operator's record reads as its name."""
+    if isinstance(value, dict):
+        if "name" in value:
+            return str(value["name"])
+        return ", ".join(f"{str(k).replace('_', ' ')} {evidence_value(v)}"
+                         for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        shown = [evidence_value(v) for v in value[:EVIDENCE_ITEMS]]
+        more = len(value) - len(shown)
+        return ", ".join(shown + ([f"{more} more"] if more > 0 else [])) or "none"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "–" if value is None else str(value)
+
+
+def evidence_rows(evidence) -> list[tuple[str, str, str | None]]:
+    """A hint's evidence (results.json ``hints[].evidence``) as table rows ``(field in words,
+    base or the value, head or None)``: a ``{"base", "head"}`` pair side by side, anything else
+    in one cell (:func:`evidence_value`). The report.html of each benchmark's Why shows them."""
+    rows: list[tuple[str, str, str | None]] = []
+    for key, value in (evidence.items() if isinstance(evidence, dict) else ()):
+        field = str(key).replace("_", " ")
+        if isinstance(value, dict) and set(value) == {"base", "head"}:
+            rows.append((field, evidence_value(value["base"]), evidence_value(value["head"])))
+        else:
+            rows.append((field, evidence_value(value), None))
+    return rows
+
+
 def why_heading(bench: dict, time_text: str) -> str:
     """What a benchmark's Why is about: its time verdict and ``time_text`` (its change) where that
     is a change, then its memory verdict where that is one (``inconclusive in time, memory

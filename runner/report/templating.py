@@ -17,7 +17,7 @@ from . import escape as esc
 from .claims import claim_counts
 from .measures import memory_cell
 from .outputs import verdict_text
-from .notes import hint_label, why_heading, why_missing
+from .notes import evidence_rows, hint_label, why_heading, why_missing
 from .plots import MAX_DRAWN, mermaid_chart, paired_plot_svg
 from .sweeps import sweep_svg
 from .units import (fmt_bytes, fmt_change_interval, fmt_interval, fmt_pct, fmt_quantity, fmt_time,
@@ -83,6 +83,7 @@ def environment() -> jinja2.Environment:
                        change_text=change_text, interval_text=interval_text, sweep_svg=sweep_svg,
                        memory_cell=memory_cell, claim_counts=claim_counts,
                        verdict_text=verdict_text, hint_label=hint_label,
+                       evidence_rows=evidence_rows,
                        why_heading=why_heading, why_missing=why_missing)
     return env
 

@@ -566,6 +566,30 @@ def test_every_changed_benchmark_with_hints_has_its_why_and_one_without_says_why
     assert "bench_quiet" not in "".join(whys)
 
 
+def test_report_html_shows_each_hints_evidence_as_a_table_not_json():
+    html = report.render(_demo_like(), "html")
+    assert "&#34;" not in html and "{&quot;" not in html and "explains_us" not in html
+    assert "<tr><th>explains us</th><td colspan=\"2\">-720.3</td></tr>" in html
+    # a base/head pair side by side, under a base | head header
+    softmax = html.split("bench_softmax")[-1]
+    assert "<tr><th></th><th>base</th><th>head</th></tr>" in softmax
+    assert f"<tr><th>peak memory bytes</th><td>{4 << 20}</td><td>{2 << 20}</td></tr>" in softmax
+
+
+def test_evidence_rows_read_pairs_lists_and_records():
+    from runner.report.notes import evidence_rows
+
+    rows = evidence_rows({"kernel": "k<4>", "registers_per_thread": {"base": 32, "head": 64},
+                          "occupancy": {"base": 0.5, "head": None},
+                          "replaced": [f"k{i}" for i in range(8)],
+                          "operators": [{"name": "aten::pow", "self_us": 3.0}]})
+    assert rows == [("kernel", "k<4>", None), ("registers per thread", "32", "64"),
+                    ("occupancy", "0.5", "–"), ("replaced", "k0, k1, k2, k3, k4, k5, 2 more", None),
+                    ("operators", "aten::pow", None)]
+    assert evidence_rows(None) == [] and evidence_rows({"gpu_idle_us": 1234.56789}) == [
+        ("gpu idle us", "1235", None)]
+
+
 def test_hints_read_in_words_without_raw_json_or_internal_kinds():
     md = report.render(_demo_like(), "md")
     assert "explains_us" not in md and "{&quot;" not in md and '{"' not in md
