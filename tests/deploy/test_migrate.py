@@ -51,6 +51,47 @@ def test_processes_starting_together_all_open_a_fresh_database(database_url, tmp
     engine.dispose()
 
 
+#: Each process imports once, then per round waits for its go and opens that round's fresh file.
+_CONNECTOR = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from bot.db import make_engine
+    folder, rounds, me = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    for r in range(rounds):
+        (folder / f"ready-{r}-{me}").touch()
+        while not (folder / f"go-{r}").exists():
+            time.sleep(0.0005)
+        engine = make_engine(f"sqlite:///{folder / f'{r}.db'}", busy_timeout=120)
+        with engine.begin() as connection:  # as a migration starts: a write
+            connection.exec_driver_sql("CREATE TABLE IF NOT EXISTS t (a)")
+        engine.dispose()
+""")
+
+
+def test_processes_connecting_at_once_to_a_fresh_sqlite_file_all_switch_it_to_wal(tmp_path):
+    """The switch to write-ahead logging takes the file's exclusive lock; processes that each hold
+    the shared one deadlock and SQLite says "database is locked" at once, busy time-out or not
+    (before the retry: 8 processes over 40 fresh files failed in 2 runs of 3)."""
+    n, rounds = 8, 40
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", _CONNECTOR, str(tmp_path), str(rounds), str(i)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for i in range(n)]
+    for r in range(rounds):  # every round's processes wait at its start, then go together
+        deadline = time.monotonic() + 120
+        while (len(list(tmp_path.glob(f"ready-{r}-*"))) < n and time.monotonic() < deadline
+               and all(p.poll() is None for p in procs)):
+            time.sleep(0.005)
+        (tmp_path / f"go-{r}").touch()
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * n, "\n".join(outputs)[-3000:]
+    import sqlite3
+
+    for r in range(rounds):
+        with sqlite3.connect(tmp_path / f"{r}.db") as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
 def test_migrate_upgrades_and_exits(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.setenv("PERFGATE_HOME", str(tmp_path / "home"))
