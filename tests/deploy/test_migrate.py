@@ -74,8 +74,9 @@ def test_processes_connecting_at_once_to_a_fresh_sqlite_file_all_switch_it_to_wa
     (before the retry: 8 processes over 40 fresh files failed in 2 runs of 3)."""
     n, rounds = 8, 40
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", _CONNECTOR, str(tmp_path), str(rounds), str(i)],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    argv = [sys.executable, "-c", _CONNECTOR, str(tmp_path), str(rounds)]
+    procs = [subprocess.Popen([*argv, str(i)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
              for i in range(n)]
     for r in range(rounds):  # every round's processes wait at its start, then go together
         deadline = time.monotonic() + 120
