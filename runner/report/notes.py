@@ -297,7 +297,8 @@ def evidence_value(value) -> str:
 def evidence_rows(evidence) -> list[tuple[str, str, str | None]]:
     """A hint's evidence (results.json ``hints[].evidence``) as table rows ``(field in words,
     base or the value, head or None)``: a ``{"base", "head"}`` pair side by side, anything else
-    in one cell (:func:`evidence_value`). The report.html of each benchmark's Why shows them."""
+    in one cell (:func:`evidence_value`); the pairs first, so the table's shape follows the
+    values' shapes, never the keys' names. The report.html of each benchmark's Why shows them."""
     rows: list[tuple[str, str, str | None]] = []
     for key, value in (evidence.items() if isinstance(evidence, dict) else ()):
         field = str(key).replace("_", " ")
@@ -305,7 +306,7 @@ def evidence_rows(evidence) -> list[tuple[str, str, str | None]]:
             rows.append((field, evidence_value(value["base"]), evidence_value(value["head"])))
         else:
             rows.append((field, evidence_value(value), None))
-    return rows
+    return sorted(rows, key=lambda row: row[2] is None)
 
 
 def why_heading(bench: dict, time_text: str) -> str:
