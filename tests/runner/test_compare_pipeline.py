@@ -275,9 +275,11 @@ def test_every_benchmark_and_process_pair_runs_in_a_fresh_process(tmp_path):
     # one process per side for the env query, then one per benchmark and process pair
     assert worker["sides"]["head"]["processes"] >= pairs + 1
     assert worker["sides"]["head"]["preloaded"] is True
-    # glibc's thresholds fixed at their start-up values: no process's history decides
+    # glibc's mmap threshold fixed at its start-up value, the heap never trimmed: no process's
+    # history decides
     assert worker["allocator"] == "fresh"
     assert worker["allocator_env"]["MALLOC_MMAP_THRESHOLD_"] == str(128 * 1024)
+    assert worker["allocator_env"]["MALLOC_TRIM_THRESHOLD_"] == str(16 * 2**30)
     # one calibration per benchmark: both sides take samples of the same number of calls
     assert all(b["base"]["number"] == b["head"]["number"] for b in doc["benchmarks"])
     change = by["bench_a_leaves_state"]["change"]

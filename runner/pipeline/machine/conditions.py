@@ -20,27 +20,36 @@ from typing import Mapping
 from ...config import ALLOCATORS
 from ...environment import ASLR_LEFT_ON
 
-#: glibc malloc settings of the ``fresh`` allocator preset, the default (bytes): the thresholds a
-#: glibc process starts with (``DEFAULT_MMAP_THRESHOLD_MIN``, ``DEFAULT_TRIM_THRESHOLD``), set
-#: explicitly, which turns their dynamic adjustment off (mallopt(3)).
+#: glibc malloc settings of the ``fresh`` allocator preset, the default (bytes): the mmap threshold
+#: a glibc process starts with (``DEFAULT_MMAP_THRESHOLD_MIN``), set explicitly, which turns its
+#: dynamic adjustment off (mallopt(3)), and a trim threshold no heap reaches: the heap's top is
+#: never returned to the system.
 #:
-#: Why: with the adjustment on (``system``), the first free of a large block raises both
-#: thresholds to its size, and from then on whether a benchmark's temporary is a fresh ``mmap``
-#: (page-faulted on every call) or a block reused from the heap, and whether the heap's top is
-#: trimmed after it, depends on where earlier blocks lie: on the process's history, which a
+#: Why the mmap threshold: with the adjustment on (``system``), the first free of a large block
+#: raises both thresholds to its size, and from then on whether a benchmark's temporary is a fresh
+#: ``mmap`` (page-faulted on every call) or a block reused from the heap, and whether the heap's
+#: top is trimmed after it, depends on where earlier blocks lie: on the process's history, which a
 #: docstring changes. Measured on a docs-only kornia commit (issue 45, the whole suite of six,
 #: ``--max-time 90``, 8 memory layouts a side): with ``system`` each layout's pair read its own
 #: stable ratio — ``pyrdown`` 1.0, 1.4 and 2.0 in different layouts, 635 to 1,747 page faults a
-#: call between processes of one side — and all 6 benchmarks were ``inconclusive``; with these
-#: values the faults per call were the same in every process (2,852 for ``pyrdown``), every
-#: layout read 0.95-1.05 and 5 of 6 were ``unchanged`` (evaluation/RESULTS_identical_code.md).
+#: call between processes of one side — and all 6 benchmarks were ``inconclusive``; with the
+#: threshold fixed, the faults per call were the same in every process (2,852 for ``pyrdown``),
+#: every layout read 0.95-1.05 and 5 of 6 were ``unchanged`` (evaluation/RESULTS_identical_code.md).
 #: What it costs: every temporary of 128 KiB or more is mapped and page-faulted on every call,
 #: as in a process that has not freed a large block yet; a change that drops one shows its full
 #: cost, a change to compute beside large outputs reads diluted by the faults (``hflip`` of a
 #: 1.5 MB image: 0.16 ms with the heap reused, 0.47 ms here).
+#:
+#: Why the trim threshold: at glibc's start-up value (128 KiB, this preset's until 2026-12-07),
+#: freeing temporaries under the mmap threshold trimmed the heap's top — and page-faulted them back
+#: on the next call — only where they happened to lie at the top: the demo's identical
+#: ``softmax_rows`` (three 64 KiB temporaries) ran at ~21 µs or ~56 µs a call by process, for the
+#: process's whole life, 16 of 27 process pairs 2.6× apart either way, and once a false
+#: ``regression`` of 2.65× (evaluation/RESULTS_identical_code.md, "The heap's top"). Never
+#: trimmed, a freed block stays faulted in wherever it lies, in every process alike.
 GLIBC_FRESH = {
     "MALLOC_MMAP_THRESHOLD_": str(128 * 2**10),
-    "MALLOC_TRIM_THRESHOLD_": str(128 * 2**10),
+    "MALLOC_TRIM_THRESHOLD_": str(16 * 2**30),
 }
 
 #: glibc malloc settings of the ``steady`` allocator preset (bytes); opt-in (``allocator =
