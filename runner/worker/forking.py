@@ -1,6 +1,7 @@
 """What keeps a fork server's children independent: the hazards that make forking unsafe or
 share data between process pairs (threads, a device's runtime such as CUDA, tensors held at
-import), and a random heap offset per child. Used by :mod:`.serve`."""
+import), and a random heap offset per child (where the allocator lets it move: :func:`shift_heap`).
+Used by :mod:`.serve`."""
 
 from __future__ import annotations
 
@@ -96,6 +97,15 @@ def shift_heap() -> int:
     per process makes the layout vary from pair to pair, so its effect becomes spread the interval
     carries instead of a bias (layout randomisation: Curtsinger & Berger, "Stabilizer:
     statistically sound performance evaluation", ASPLOS 2013). The block is never freed.
+
+    Where it moves nothing: the block (256–320 KiB) is carved from the heap only where glibc's
+    mmap threshold lies above it (``allocator = "steady"``, or a larger exported
+    ``MALLOC_MMAP_THRESHOLD_``). Under the default ``fresh`` (threshold 128 KiB) it is mapped
+    instead, and every child of a server put its heap blocks and its large temporaries at the
+    same addresses (measured 2026-12-07: 64 KiB and 1 MiB tensors in five children). There the
+    layout varies by server only (:mod:`runner.pipeline.machine.layouts`), and the pairs of one
+    server count as one replicate once layouts repeat
+    (:func:`runner.pipeline.timing.evidence.by_layout`).
     """
     import ctypes
     import secrets
