@@ -20,6 +20,10 @@ from typing import Mapping
 from ...config import ALLOCATORS
 from ...environment import ASLR_LEFT_ON
 
+#: A ``MALLOC_TRIM_THRESHOLD_`` no heap reaches (bytes): the heap's top is never returned to the
+#: system, so freed heap memory stays faulted in (both presets below).
+NEVER_TRIM = str(16 * 2**30)
+
 #: glibc malloc settings of the ``fresh`` allocator preset, the default (bytes): the mmap threshold
 #: a glibc process starts with (``DEFAULT_MMAP_THRESHOLD_MIN``), set explicitly, which turns its
 #: dynamic adjustment off (mallopt(3)), and a trim threshold no heap reaches: the heap's top is
@@ -49,7 +53,7 @@ from ...environment import ASLR_LEFT_ON
 #: trimmed, a freed block stays faulted in wherever it lies, in every process alike.
 GLIBC_FRESH = {
     "MALLOC_MMAP_THRESHOLD_": str(128 * 2**10),
-    "MALLOC_TRIM_THRESHOLD_": str(16 * 2**30),
+    "MALLOC_TRIM_THRESHOLD_": NEVER_TRIM,
 }
 
 #: glibc malloc settings of the ``steady`` allocator preset (bytes); opt-in (``allocator =
@@ -66,7 +70,7 @@ GLIBC_FRESH = {
 #: is "memory already faulted in", as in a long-running training or serving process.
 GLIBC_STEADY = {
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
-    "MALLOC_TRIM_THRESHOLD_": str(16 * 2**30),
+    "MALLOC_TRIM_THRESHOLD_": NEVER_TRIM,
     "MALLOC_TOP_PAD_": str(64 * 2**20),
 }
 
