@@ -7,8 +7,9 @@ the launches compile and run as usual (the hook only records). Without one, a st
 answers Triton's questions (the target: ``sm_<capability>``, device 0, stream 0) and the hook
 answers "done", so nothing is compiled or launched: a program whose tensors live on the CPU
 (a test that takes its device from the caller) gets through its launches on a machine with no GPU.
-A launch under ``@triton.autotune`` benchmarks its configs first, which needs a GPU: there the
-autotune configs read from source stand in (:mod:`runner.kernels.specs`).
+A launch under ``@triton.autotune`` asks the driver for a benchmarker to time its configs: the
+stand-in's calls each config once and reports every config alike, so each config the autotuner
+would try is captured at the launch's own argument types and values (and nothing is timed).
 
 A record: ``{file, kernel, signature: {name: type}, constexprs: {name: value}, num_warps,
 num_stages, aligned: [argument indices]}`` (:func:`record`).
@@ -29,15 +30,33 @@ def record(compile_kwargs: dict, arg_names: list[str], filename: str) -> dict:
     """One captured compile as a record (see the module's docstring) from the hook's
     ``compile`` argument, the kernel's parameter names and its source file (pure)."""
     attrs = (compile_kwargs.get("configs") or [{}])[0]
-    constexprs = {arg_names[k[0]]: v for k, v in compile_kwargs["constants"].items()
-                  if isinstance(k, tuple) and len(k) == 1
-                  and isinstance(v, (int, float, bool, str))}
+    constexprs = {arg_names[k[0]]: _value(v) for k, v in compile_kwargs["constants"].items()
+                  if isinstance(k, tuple) and len(k) == 1 and _value(v) is not _UNSAID}
     return {"file": filename, "kernel": compile_kwargs.get("name") or "",
             "signature": dict(compile_kwargs["signature"]), "constexprs": constexprs,
             "num_warps": int(compile_kwargs["num_warps"]),
             "num_stages": int(compile_kwargs["num_stages"]),
             "aligned": sorted(k[0] for k, v in attrs.items()
                               if isinstance(k, tuple) and ["tt.divisibility", 16] in v)}
+
+
+_UNSAID = object()
+
+
+def _value(value):
+    """A constexpr's value as JSON carries it: a number, a flag, a string, None (an optional
+    argument left out, which Triton specialises as a constant), a Triton dtype by its name in
+    ``triton.language`` (``tl.bfloat16``, as :mod:`runner.kernels.worker` reads it back);
+    ``_UNSAID`` for anything else (a function, an object), which is not recorded."""
+    if value is None or isinstance(value, (int, float, bool, str)):
+        return value
+    import triton.language as tl
+
+    if type(value) is tl.dtype:
+        names = [a for a in dir(tl) if type(getattr(tl, a)) is tl.dtype and getattr(tl, a) == value]
+        if names:
+            return f"tl.{names[0]}"
+    return _UNSAID
 
 
 class _StandIn:
@@ -59,6 +78,14 @@ class _StandIn:
     def get_active_torch_device(self):
         import torch
         return torch.device("cpu")
+
+    def get_benchmarker(self):
+        """The autotuner's timer (``Autotuner.do_bench``): each config's call runs once, which
+        the hook records (nothing is compiled or launched), and every config takes 1 ms."""
+        def bench(kernel_call, quantiles=None, **_):
+            kernel_call()
+            return [1.0] * len(quantiles) if quantiles else 1.0
+        return bench
 
 
 def install(path: str) -> None:

@@ -297,10 +297,26 @@ def _spec(kernel: Kernel, site: dict, warps, stages, how: str) -> dict:
     return spec
 
 
+#: Argument types a label leaves unsaid: a fresh fp32 tensor, a size, a float, a flag.
+PLAIN_TYPES = frozenset({"*fp32", "i32", "fp32", "i1", "constexpr"})
+
+
 def label(spec: dict) -> str:
-    """A short name of a specialisation: ``BLOCK=128 num_warps=4 num_stages=3``."""
+    """A short name of a specialisation: ``BLOCK=128 num_warps=4 num_stages=3``, then the
+    argument types where any is not plain (:data:`PLAIN_TYPES`): the type most pointers share
+    (unsaid where it is ``*fp32``), and each other argument of a type of its own (``*bf16
+    RSTD_ptr:*fp32 n_rows:i64``); two launches that differ only in their tensors' dtype are two
+    names."""
     values = " ".join(f"{k}={v}" for k, v in spec["constexprs"].items())
-    return f"{values} num_warps={spec['num_warps']} num_stages={spec['num_stages']}".strip()
+    text = f"{values} num_warps={spec['num_warps']} num_stages={spec['num_stages']}".strip()
+    types = {k: t for k, t in spec["signature"].items() if t != "constexpr"}
+    if set(types.values()) <= PLAIN_TYPES:
+        return text
+    pointers = [t for t in types.values() if t.startswith("*")]
+    common = max(dict.fromkeys(pointers), key=pointers.count) if pointers else None
+    own = [f"{k}:{t}" for k, t in types.items()
+           if (t != common if t.startswith("*") else t not in PLAIN_TYPES)]
+    return " ".join([text, *([common] if common not in (None, "*fp32") else []), *own])
 
 
 _NO_SITE = {"given": {}, "types": {}, "aligned": set(), "warps": None, "stages": None}

@@ -329,11 +329,33 @@ def test_a_captured_compile_becomes_a_launch_specialisation():
     (kernel,) = [k for k in kernels_in(SOURCE, "lib/ops.py") if k.name == "plain"]
     (spec,) = from_capture(kernel, [r, dict(r)])  # the same launch twice: one specialisation
     assert (spec["how"], spec["label"]) == ("launch", "BLOCK=1024 HAS_BIAS=True ROWS=4 "
-                                                      "num_warps=8 num_stages=3")
+                                                      "num_warps=8 num_stages=3 *fp16")
     base = read_side({"lib/ops.py": SOURCE})
     head = read_side({"lib/ops.py": SOURCE})
     d = {k["name"]: k for k in diff_kernels(base, head, {"head": {("lib/ops.py", "plain"): [r]}})}
     assert d["plain"]["why"] == ["specialisations"] and d["tuned"]["status"] == "unchanged"
+
+
+def test_two_launches_that_differ_only_in_dtype_are_two_names_and_pair_by_dtype():
+    """Liger's tests launch one kernel at the same block size with fp32 and bf16 tensors: with
+    one label for both, base's bf16 launch was paired with head's fp32 one (``pairs`` matches
+    labels first) and a row compared two different binaries."""
+    from runner.kernels.specs import label
+    from runner.kernels.table import pairs
+
+    def spec(x: str, rstd: str = "*fp32", n: str = "i32") -> dict:
+        s = {"signature": {"X_ptr": x, "Y_ptr": x, "RSTD_ptr": rstd, "n_cols": n,
+                           "BLOCK": "constexpr"},
+             "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 3}
+        return {**s, "label": label(s)}
+
+    fp32, bf16 = spec("*fp32"), spec("*bf16")
+    assert fp32["label"] == "BLOCK=64 num_warps=4 num_stages=3"  # plain types go unsaid
+    assert bf16["label"] == "BLOCK=64 num_warps=4 num_stages=3 *bf16 RSTD_ptr:*fp32"
+    assert spec("*fp32", n="i64")["label"].endswith("num_stages=3 n_cols:i64")
+    paired = pairs({"base": [fp32, bf16], "head": [bf16, fp32]})
+    assert [(p["base"][1]["label"], p["head"][1]["label"]) for p in paired] == [
+        (fp32["label"], fp32["label"]), (bf16["label"], bf16["label"])]
 
 
 def test_the_report_says_what_the_static_pass_skipped():

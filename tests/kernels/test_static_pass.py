@@ -369,6 +369,37 @@ def test_a_crashing_or_hanging_compile_costs_its_job_only(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_captured_dtype_or_left_out_constexpr_is_kept_by_name():
+    """Liger's ``X_dtype: tl.constexpr`` reaches the hook as a Triton dtype object and an optional
+    pointer left out as None; dropping them (as the capture once did) left the kernel with no
+    value for them, and every captured launch of Liger's rms_norm backward failed to compile
+    ("'NoneType' object has no attribute 'scalar'"). A function value is not recorded."""
+    import triton.language as tl
+
+    from runner.kernels.capture import record
+    from runner.kernels.worker import _dtype
+
+    compile_kwargs = {"name": "k", "num_warps": 4, "num_stages": 3,
+                      "signature": {"x_ptr": "*bf16", "X_dtype": "constexpr",
+                                    "bias_ptr": "constexpr", "act": "constexpr"},
+                      "constants": {(1,): tl.bfloat16, (2,): None, (3,): len}, "configs": [{}]}
+    r = record(compile_kwargs, ["x_ptr", "X_dtype", "bias_ptr", "act"], "/repo/ops.py")
+    assert r["constexprs"] == {"X_dtype": "tl.bfloat16", "bias_ptr": None}
+    assert _dtype(r["constexprs"]["X_dtype"]) is tl.bfloat16  # what the worker compiles with
+
+
+def _captured(tmp_path: Path, base: str, head: str, script: str) -> dict:
+    """``perfgate kernels --capture "python launch.py" --arch sm_90`` on a repository whose
+    ``lib/ops.py`` is ``base`` then ``head``: the JSON section it writes."""
+    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": base,
+                                         "launch.py": script}, {"lib/ops.py": head})
+    out = tmp_path / "k.json"
+    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
+                 "--arch", "sm_90", "--capture", f"{sys.executable} launch.py",
+                 "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
 def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
     """``--capture``: a script launches the kernels with CPU tensors of fp16 (nothing compiles
     or runs: the stand-in driver); the kernels are specialised as launched (``how: launch``)."""
@@ -380,21 +411,43 @@ def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
         ops.add(x, x, torch.empty_like(x))
     '''
     head = OPS.replace("x.numel(), BLOCK=1024)", "x.numel(), BLOCK=2048)")
-    repo = make_repo(tmp_path / "repo", {"lib/__init__.py": "", "lib/ops.py": OPS,
-                                         "launch.py": script}, {"lib/ops.py": head})
-    out = tmp_path / "k.json"
-    assert main(["kernels", "--repo", str(repo), "--base", "base", "--head", "head",
-                 "--arch", "sm_90", "--capture", f"{sys.executable} launch.py",
-                 "--json", str(out)]) == 0
-    section = json.loads(out.read_text())
+    section = _captured(tmp_path, OPS, head, script)
     launches = {side: c["launches"] for side, c in section["capture"].items()}
     assert launches == {"base": 1, "head": 1}
     (kernel,) = section["kernels"]
     (row,) = kernel["rows"]
     assert (kernel["name"], row["how"], row["guessed"]) == ("add_kernel", "launch", [])
-    assert row["spec"] == ("BLOCK=1024 num_warps=4 num_stages=3 → BLOCK=2048 num_warps=4 "
-                           "num_stages=3")
+    assert row["spec"] == ("BLOCK=1024 num_warps=4 num_stages=3 *fp16 → BLOCK=2048 num_warps=4 "
+                           "num_stages=3 *fp16")
     assert row["base"]["registers"] > 0 and row["head"]["registers"] > 0
+
+
+def test_an_autotuned_launch_on_a_cpu_is_captured_in_every_config(tmp_path, cache):
+    """Without a GPU the autotuner's benchmarker is the stand-in driver's: each config is called
+    once, captured at the launch's own types and values (fp16 tensors, n = 3000 constant-folded
+    where Triton would), so the rows are ``launch``, not configs read from source with guesses
+    (Liger #1208's autotuned DyT kernels once captured 0 launches: the driver had no
+    benchmarker)."""
+    tuned = OPS.replace("@triton.jit\ndef add_kernel", "@triton.autotune(configs=[\n"
+                        "    triton.Config({'BLOCK': 256}, num_warps=2),\n"
+                        "    triton.Config({'BLOCK': 512}, num_warps=4)], key=['n'])\n"
+                        "@triton.jit\ndef add_kernel")
+    tuned = tuned.replace("x.numel(), BLOCK=1024)", "x.numel())")
+    head = tuned.replace("m = offs < n", "m = (offs < n) & (offs >= 0)", 1)  # add_kernel's
+    script = '''
+        import torch
+        from lib import ops
+
+        x = torch.zeros(3000, dtype=torch.float16)
+        ops.add(x, x, torch.empty_like(x))
+    '''
+    section = _captured(tmp_path, tuned, head, script)
+    assert {side: c["launches"] for side, c in section["capture"].items()} == {
+        "base": 3, "head": 3}  # two configs tried, then the one chosen again
+    (kernel,) = section["kernels"]
+    assert [(r["how"], r["guessed"], r["spec"]) for r in kernel["rows"]] == [
+        ("launch", [], "BLOCK=256 num_warps=2 num_stages=3 *fp16"),
+        ("launch", [], "BLOCK=512 num_warps=4 num_stages=3 *fp16")]
 
 
 @pytest.mark.slow
