@@ -43,6 +43,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,11 +52,16 @@ HAND = ROOT / "evaluation" / "static_kernels" / "hand.json"
 
 
 def _label(text: str) -> dict:
-    """``"BLOCK=64 X_dtype=tl.float32 num_warps=4 num_stages=3"`` → constexprs, warps, stages."""
-    values = dict(t.split("=", 1) for t in text.split() if "=" in t)
+    """``"BLOCK=64 X_dtype=tl.float32 num_warps=4 num_stages=3 *bf16 RSTD_ptr:*fp32"`` →
+    constexprs, warps, stages, ``pointers`` (the type most pointers share, ``*fp32`` where the
+    label leaves it unsaid) and ``types`` (the arguments of a type of their own)."""
+    tokens = text.split()
+    values = dict(t.split("=", 1) for t in tokens if "=" in t)
     warps, stages = values.pop("num_warps", None), values.pop("num_stages", None)
     return {"constexprs": values, "num_warps": int(warps) if warps else None,
-            "num_stages": int(stages) if stages else None}
+            "num_stages": int(stages) if stages else None,
+            "pointers": next((t for t in tokens if t.startswith("*")), "*fp32"),
+            "types": dict(t.split(":", 1) for t in tokens if ":" in t and "=" not in t)}
 
 
 def _side(s: dict | None) -> dict | None:
@@ -108,23 +114,36 @@ def detection(case: dict, rows: list[dict]) -> dict:
             "launch_only": sorted((changed & launched) - expected)}
 
 
-def _same_config(hand: dict, spec: dict) -> bool:
+def _same_config(hand: dict, spec: dict, pointers: dict | None = None) -> bool:
     """The product's side ``spec`` (:func:`_label`) is the hand row's specialisation: the same
-    warps and stages, every constexpr both name equal (the pointer types are not in the
-    product's JSON: they are not compared)."""
+    warps and stages, every constexpr both name equal, and, where the hand check's pointer types
+    are given (``pointers``: ``{ptr_type, types}`` of the case's kernel entry), the same type
+    for every pointer either names."""
     if (spec["num_warps"], spec["num_stages"]) != (hand.get("num_warps"), hand.get("num_stages")):
         return False
     given = {k: str(v) for k, v in hand.get("constexprs", {}).items()}
-    return all(given[k] == v for k, v in spec["constexprs"].items() if k in given)
+    if not all(given[k] == v for k, v in spec["constexprs"].items() if k in given):
+        return False
+    if not pointers or "types" not in spec:
+        return True
+    theirs = {k: t for k, t in pointers.get("types", {}).items() if t.startswith("*")}
+    common = pointers.get("ptr_type", "*fp32")
+    names = theirs.keys() | {k for k, t in spec["types"].items() if t.startswith("*")}
+    return spec["pointers"] == common and all(
+        spec["types"].get(k, spec["pointers"]) == theirs.get(k, common) for k in names)
 
 
-def numbers(case_id: str, hand_rows: list[dict], rows: list[dict]) -> dict:
-    """Every hand row of the case against the product's row for the same specialisation."""
+def numbers(case_id: str, hand_rows: list[dict], rows: list[dict],
+            case: dict | None = None) -> dict:
+    """Every hand row of the case against the product's row for the same specialisation (with
+    the ``case``, its pointer types too)."""
     agree, differ, unmatched = 0, [], 0
+    entries = {(k["name"], k.get("config")): k for k in (case or {}).get("kernels", [])}
     for h in (r for r in hand_rows if r["case"] == case_id and "error" not in r):
+        pointers = entries.get((h["kernel"], h.get("config")))
         twins = [r for r in rows if r["name"] == h["kernel"] and r["arch"] == h["arch"]
                  and r.get(h["side"]) and "error" not in r[h["side"]]
-                 and _same_config(h, r["specs"][h["side"]])]
+                 and _same_config(h, r["specs"][h["side"]], pointers)]
         if not twins:
             unmatched += 1
             continue
@@ -206,13 +225,17 @@ def command_exists(env: dict) -> bool:
     return probe.returncode == 0
 
 
-def run_case(case: dict, mirrors: Path, out: Path, env: dict,
-             timeout: int = 600) -> tuple[dict | None, str]:
+def run_case(case: dict, mirrors: Path, out: Path, env: dict, timeout: int = 600,
+             capture: bool = False) -> tuple[dict | None, str]:
+    """Run the product on one case; with ``capture``, its ``capture`` command (if it has one)
+    goes to ``perfgate kernels --capture``."""
     target = out / f"{case['id']}.json"
     repo = mirrors / case["clone"]
     cmd = [sys.executable, "-m", "runner.cli", "kernels", "--repo", str(repo),
            "--base", stand_in(repo, case["base"]), "--head", stand_in(repo, case["head"]),
            "--arch", "sm_80", "--arch", "sm_90", "--json", str(target)]
+    if capture and case.get("capture"):
+        cmd += ["--capture", case["capture"]]
     t0 = time.monotonic()
     try:
         done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
@@ -225,6 +248,12 @@ def run_case(case: dict, mirrors: Path, out: Path, env: dict,
     payload = json.loads(target.read_text())
     payload["wall_s"] = round(time.monotonic() - t0, 2)
     return payload, ""
+
+
+def rows_by_how(rows: list[dict]) -> dict[str, int]:
+    """How many rows each source of specialisations gave (``launch``: captured; ``launch site``,
+    ``autotune config``, ``default``; `` (guessed)`` where some value was guessed)."""
+    return dict(Counter(f"{r['how']}{' (guessed)' if r['guessed'] else ''}" for r in rows))
 
 
 def cost(payload: dict, rows: list[dict]) -> dict:
@@ -251,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/perfgate-kernels-eval"))
     parser.add_argument("--case", action="append", help="only these case ids")
     parser.add_argument("--timeout", type=int, default=600, help="seconds a case may take")
+    parser.add_argument("--capture", action="store_true",
+                        help="specialise from each case's `capture` command (its own tests)")
     parser.add_argument("--reuse", action="store_true",
                         help="compare the JSON an earlier run left in --out, run nothing")
     args = parser.parse_args(argv)
@@ -271,14 +302,15 @@ def main(argv: list[str] | None = None) -> int:
             payload, error = (json.loads(saved.read_text()), "") if saved.exists() else (
                 None, "no JSON from an earlier run")
         else:
-            payload, error = run_case(case, args.mirrors, args.out, env, args.timeout)
+            payload, error = run_case(case, args.mirrors, args.out, env, args.timeout,
+                                      args.capture)
         if payload is None:
             print(f"{case['id']}: {error}", flush=True)
             totals["failed"] += 1
             report.append({"case": case["id"], "error": error})
             continue
         rows = product_rows(payload)
-        found, nums = detection(case, rows), numbers(case["id"], hand_rows, rows)
+        found, nums = detection(case, rows), numbers(case["id"], hand_rows, rows, case)
         grew = findings_vs_hand(case["id"], hand_rows, rows)
         for k in ("named", "missed", "unconfirmed", "withheld"):
             totals[k] += len(grew[k])
@@ -287,7 +319,10 @@ def main(argv: list[str] | None = None) -> int:
         totals["agree"] += nums["agree"]
         totals["differ"] += len(nums["differ"])
         report.append({"case": case["id"], **found, **nums, **cost(payload, rows),
-                       "growths": grew, "loaded_from_source": sorted(
+                       "growths": grew, "rows_by_how": rows_by_how(rows),
+                       "captured": {side: {k: c[k] for k in ("launches", "exit")} for side, c in
+                                    (payload.get("capture") or {}).items()},
+                       "loaded_from_source": sorted(
                            {f"{r['name']} {side}" for r in rows for side in ("base", "head")
                             if (r[side] or {}).get("loaded") == "source"})})
         print(f"{case['id']}: misses {found['misses'] or 0}, false changed "
@@ -295,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(nums['differ'])} differ, {nums['hand_rows_without_twin']} not compiled alike;"
               f" growths named {grew['named']}, missed {grew['missed']}, unconfirmed "
               f"{grew['unconfirmed']}, withheld {grew['withheld']};"
-              f" {payload.get('seconds')} s, jobs {payload.get('jobs')}", flush=True)
+              f" {payload.get('seconds')} s, jobs {payload.get('jobs')}; rows by how"
+              f" {report[-1]['rows_by_how']}", flush=True)
     (args.out / "comparison.json").write_text(json.dumps({"totals": totals, "cases": report},
                                                          indent=1) + "\n")
     print(json.dumps(totals))

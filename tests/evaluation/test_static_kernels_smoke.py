@@ -88,7 +88,7 @@ def test_the_comparison_reads_the_products_json_and_counts_misses():
     ]}
     rows = compare.product_rows(payload)
     assert rows[0]["specs"]["head"] == {"constexprs": {"BLOCK_SIZE": "4096"}, "num_warps": 8,
-                                        "num_stages": 3}
+                                        "num_stages": 3, "pointers": "*fp32", "types": {}}
     case = {"id": "c", "kernels_changed": ["ops/a.py::k1", "ops/b.py::k3 (new)"]}
     found = compare.detection(case, rows)
     assert found["misses"] == ["ops/b.py::k3"] and found["false_changed"] == ["ops/a.py::k2"]
@@ -99,6 +99,12 @@ def test_the_comparison_reads_the_products_json_and_counts_misses():
     numbers = compare.numbers("c", hand, rows)
     assert numbers["agree"] == 1 and len(numbers["differ"]) == 1
     assert numbers["differ"][0]["product"]["regs"] == 60
+    # the hand check compiled bf16 pointers, the product fp32 ones (its label says nothing):
+    # not the same specialisation, so not compared; a row labelled `*bf16` is
+    bf16 = {"id": "c", "kernels": [{"name": "k1", "config": "x", "ptr_type": "*bf16"}]}
+    assert compare.numbers("c", hand, rows, bf16)["hand_rows_without_twin"] == 2
+    payload["kernels"][0]["rows"][0]["spec"] += " *bf16"
+    assert compare.numbers("c", hand, compare.product_rows(payload), bf16)["agree"] == 1
     # findings against the hand check's growths, by kernel and arch: k1 grew in both (named)
     rows[0]["worse"] = ["registers"]
     rows[1]["worse"] = ["registers"]  # the product alone: unconfirmed
