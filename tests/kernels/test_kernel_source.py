@@ -333,7 +333,18 @@ def test_a_captured_compile_becomes_a_launch_specialisation():
     base = read_side({"lib/ops.py": SOURCE})
     head = read_side({"lib/ops.py": SOURCE})
     d = {k["name"]: k for k in diff_kernels(base, head, {"head": {("lib/ops.py", "plain"): [r]}})}
-    assert d["plain"]["why"] == ["specialisations"] and d["tuned"]["status"] == "unchanged"
+    # launched on head alone (the capture's tests changed), the same parameters on both sides:
+    # head's launch is compiled on both, and the kernel is not changed by the capture's coverage
+    assert d["plain"]["status"] == d["tuned"]["status"] == "unchanged"
+    assert [s["how"] for side in ("base", "head") for s in d["plain"]["specs"][side]] == [
+        "launch", "launch"]
+    # where head's kernel gained a parameter, base keeps its own (source) specialisation
+    grown = SOURCE.replace("def plain(x_ptr, n,", "def plain(x_ptr, n, extra,")
+    assert grown != SOURCE
+    d = {k["name"]: k for k in diff_kernels(base, read_side({"lib/ops.py": grown}),
+                                            {"head": {("lib/ops.py", "plain"): [r]}})}
+    assert [s["how"] for s in d["plain"]["specs"]["base"]] != ["launch"]
+    assert "specialisations" in d["plain"]["why"]
 
 
 def test_two_launches_that_differ_only_in_dtype_are_two_names_and_pair_by_dtype():
