@@ -184,7 +184,12 @@ def findings_vs_hand(case_id: str, hand_rows: list[dict], rows: list[dict]) -> d
     worse at its own specialisation where the hand check, at the stated shape, shows no
     growth); ``withheld``: the worse rows it withheld, each saying whether the hand check shows
     a growth there (a miss the withholding costs) or not (a false finding it avoids)."""
-    hand = growths(case_id, hand_rows)
+    return judge(growths(case_id, hand_rows), rows)
+
+
+def judge(hand: set[tuple[str, str]], rows: list[dict]) -> dict:
+    """The product's findings against the ``(kernel, arch)`` pairs where the hand check shows
+    growth (:func:`findings_vs_hand`)."""
     product = {(r["name"], r["arch"]): r["worse"] for r in rows
                if r["worse"] and not r.get("withheld")}
     kept = {(r["name"], r["arch"]) for r in rows if r["worse"] and r.get("withheld")}
@@ -195,6 +200,47 @@ def findings_vs_hand(case_id: str, hand_rows: list[dict], rows: list[dict]) -> d
                                   for k in product.keys() - hand),
             "withheld": sorted(f"{key(*k)}: {'a growth' if k in hand else 'no growth'} in the "
                                "hand check" for k in kept - product.keys())}
+
+
+def _as_hand(launch: dict) -> tuple[dict, dict]:
+    """A captured launch (static_kernels_captured.py) as a hand row's specialisation and its
+    pointer types, for :func:`_same_config`."""
+    pointers = [t for t in launch["signature"].values() if t.startswith("*")]
+    common = max(dict.fromkeys(pointers), key=pointers.count) if pointers else "*fp32"
+    spec = {"num_warps": launch["num_warps"], "num_stages": launch["num_stages"],
+            "constexprs": launch["constexprs"]}
+    return spec, {"ptr_type": common, "types": {
+        k: t for k, t in launch["signature"].items() if t.startswith("*")}}
+
+
+def versus_captured(captured: dict, rows: list[dict]) -> dict:
+    """The product's rows against the hand check at the tests' own launches
+    (``evaluation/static_kernels_captured.py``): registers and stack where both compiled the
+    same launch, and its findings against the kernels and archs where the hand check shows
+    growth (``grew``); ``costs``: of those, where the growth costs a spill, blocks per SM or
+    the compile."""
+    agree, differ, unmatched = 0, [], 0
+    for c in captured["rows"]:
+        for side in ("base", "head"):
+            mine = c[side]
+            if not mine or "error" in mine:
+                continue
+            spec, pointers = _as_hand(c["launch"][side])
+            twins = [r for r in rows if r["name"] == c["kernel"] and r["arch"] == c["arch"]
+                     and r.get(side) and "error" not in r[side]
+                     and _same_config(spec, r["specs"][side], pointers)]
+            if not twins:
+                unmatched += 1
+                continue
+            theirs = {"regs": twins[0][side]["regs"], "stack": twins[0][side]["stack"]}
+            if theirs == {"regs": mine["regs"], "stack": mine["stack"]}:
+                agree += 1
+            else:
+                differ.append({"kernel": c["kernel"], "arch": c["arch"], "side": side,
+                               "hand": mine, "product": theirs})
+    grew = {tuple(x.rsplit(" ", 1)) for x in captured["grew"]}
+    return {"agree": agree, "differ": differ, "hand_rows_without_twin": unmatched,
+            "growths": judge(grew, rows), "costs": captured["costs"]}
 
 
 def stand_in(repo: Path, sha: str) -> str:
@@ -272,6 +318,28 @@ def cost(payload: dict, rows: list[dict]) -> dict:
             "findings": [f.get("summary") for f in payload.get("findings", [])]}
 
 
+def judge_case(case: dict, payload: dict, hand_rows: list[dict],
+               captured: dict | None = None) -> dict:
+    """One case's line of the comparison: detection, numbers and findings against the hand
+    check at the stated shapes, or where ``captured`` is given (its entry of
+    static_kernels_captured.py's JSON), at the launches of the case's own tests."""
+    rows = product_rows(payload)
+    if captured:
+        nums = versus_captured(captured, rows)
+        grew = nums.pop("growths")
+    else:
+        nums = numbers(case["id"], hand_rows, rows, case)
+        grew = findings_vs_hand(case["id"], hand_rows, rows)
+    return {"case": case["id"], "judged_at": "the tests' launches" if captured else
+            "the stated shapes", **detection(case, rows), **nums, **cost(payload, rows),
+            "growths": grew, "rows_by_how": rows_by_how(rows),
+            "captured": {side: {k: c[k] for k in ("launches", "exit")} for side, c in
+                         (payload.get("capture") or {}).items()},
+            "loaded_from_source": sorted(
+                {f"{r['name']} {side}" for r in rows for side in ("base", "head")
+                 if (r[side] or {}).get("loaded") == "source"})}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=Path, default=CASES)
@@ -282,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=600, help="seconds a case may take")
     parser.add_argument("--capture", action="store_true",
                         help="specialise from each case's `capture` command (its own tests)")
+    parser.add_argument("--captured", type=Path,
+                        help="the hand check at the tests' launches (static_kernels_captured.py)"
+                             ": its cases are judged against it, not against --hand")
     parser.add_argument("--reuse", action="store_true",
                         help="compare the JSON an earlier run left in --out, run nothing")
     args = parser.parse_args(argv)
@@ -293,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.cases, "rb") as handle:
         cases = [c for c in tomllib.load(handle)["cases"] if not args.case or c["id"] in args.case]
     hand_rows = json.loads(args.hand.read_text())
+    captured = json.loads(args.captured.read_text()) if args.captured else {}
     args.out.mkdir(parents=True, exist_ok=True)
     report, totals = [], {"misses": 0, "false_changed": 0, "agree": 0, "differ": 0, "failed": 0,
                           "named": 0, "missed": 0, "unconfirmed": 0, "withheld": 0}
@@ -309,25 +381,18 @@ def main(argv: list[str] | None = None) -> int:
             totals["failed"] += 1
             report.append({"case": case["id"], "error": error})
             continue
-        rows = product_rows(payload)
-        found, nums = detection(case, rows), numbers(case["id"], hand_rows, rows, case)
-        grew = findings_vs_hand(case["id"], hand_rows, rows)
+        report.append(judge_case(case, payload, hand_rows, captured.get(case["id"])))
+        line = report[-1]
+        grew = line["growths"]
         for k in ("named", "missed", "unconfirmed", "withheld"):
             totals[k] += len(grew[k])
-        totals["misses"] += len(found["misses"])
-        totals["false_changed"] += len(found["false_changed"])
-        totals["agree"] += nums["agree"]
-        totals["differ"] += len(nums["differ"])
-        report.append({"case": case["id"], **found, **nums, **cost(payload, rows),
-                       "growths": grew, "rows_by_how": rows_by_how(rows),
-                       "captured": {side: {k: c[k] for k in ("launches", "exit")} for side, c in
-                                    (payload.get("capture") or {}).items()},
-                       "loaded_from_source": sorted(
-                           {f"{r['name']} {side}" for r in rows for side in ("base", "head")
-                            if (r[side] or {}).get("loaded") == "source"})})
-        print(f"{case['id']}: misses {found['misses'] or 0}, false changed "
-              f"{found['false_changed'] or 0}, numbers {nums['agree']} equal, "
-              f"{len(nums['differ'])} differ, {nums['hand_rows_without_twin']} not compiled alike;"
+        totals["misses"] += len(line["misses"])
+        totals["false_changed"] += len(line["false_changed"])
+        totals["agree"] += line["agree"]
+        totals["differ"] += len(line["differ"])
+        print(f"{case['id']}: misses {line['misses'] or 0}, false changed "
+              f"{line['false_changed'] or 0}, numbers {line['agree']} equal, "
+              f"{len(line['differ'])} differ, {line['hand_rows_without_twin']} not compiled alike;"
               f" growths named {grew['named']}, missed {grew['missed']}, unconfirmed "
               f"{grew['unconfirmed']}, withheld {grew['withheld']};"
               f" {payload.get('seconds')} s, jobs {payload.get('jobs')}; rows by how"

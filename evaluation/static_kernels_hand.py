@@ -38,7 +38,9 @@ Specialisation (``[[cases.kernels]]``): ``types`` names each argument's Triton t
 (``x: tl.float32``), else ``ptr_type`` when its name contains ``ptr``, else ``int_type``
 (default ``i32``). ``constexprs`` gives every ``tl.constexpr`` argument that has no default (and
 may fix a plain argument, as Triton does with ``None``: the string ``"None"``). Unlike a launch,
-no ``tt.divisibility`` attributes and no ``== 1`` specialisation are applied.
+no ``tt.divisibility`` attributes and no ``== 1`` specialisation are applied. A spec that gives
+a launch's whole ``signature`` (with ``aligned``: the arguments Triton marked 16-byte divisible)
+is compiled as given: ``evaluation/static_kernels_captured.py``'s launches.
 """
 
 from __future__ import annotations
@@ -167,7 +169,12 @@ def compile_one(fn, spec: dict, cc: int, workdir: str) -> dict:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    signature, constexprs = build_signature(fn, spec)
+    if "signature" in spec:  # a launch's own (evaluation/static_kernels_captured.py)
+        signature = spec["signature"]
+        constexprs = {k: _value(v) for k, v in spec["constexprs"].items()}
+    else:
+        signature, constexprs = build_signature(fn, spec)
+    attrs = {(i,): [["tt.divisibility", 16]] for i in spec.get("aligned", [])}
     options = {"num_warps": spec.get("num_warps", 4), "num_stages": spec.get("num_stages", 3)}
     log = io.StringIO()
     start = time.perf_counter()
@@ -177,7 +184,8 @@ def compile_one(fn, spec: dict, cc: int, workdir: str) -> dict:
             # every compile cold: ptxas's log is only printed when ptxas runs, and a cache hit
             # (a config repeated in a case) would time nothing
             knobs.compilation.always_compile = True
-            kernel = triton.compile(ASTSource(fn, signature=signature, constexprs=constexprs),
+            kernel = triton.compile(ASTSource(fn, signature=signature, constexprs=constexprs,
+                                              attrs=attrs),
                                     target=GPUTarget("cuda", cc, 32), options=options)
     except Exception as error:  # noqa: BLE001 - a side that does not compile is a finding
         # Triton's CompilationError opens with the source excerpt and ends with the cause

@@ -140,3 +140,44 @@ def test_the_products_compile_worker_equals_the_hand_check_on_one_specialisation
     mine = hand.compile_one(kernel, spec, 90, str(tmp_path))
     assert row["plain"] == {"regs": mine["regs"], "stack": mine["stack"],
                             "shared": mine["meta_shared"]}
+
+
+def test_the_hand_check_at_captured_launches_compiles_what_a_script_launches(tmp_path):
+    """evaluation/static_kernels_captured.py on a repository of our own: a script launches the
+    tiny kernel with CPU tensors (nothing runs: the stand-in driver), base at BLOCK=128 and head
+    at BLOCK=4096 with one warp, so head's launch needs more registers: the hand check pairs
+    the two launches, compiles both for sm_80 and sm_90, and shows the growth; the product's
+    rows are then judged against it (``static_kernels.py --captured``)."""
+    import sys
+
+    from testkit.gitrepo import make_repo
+
+    captured = _load(ROOT / "evaluation" / "static_kernels_captured.py", "captured_smoke")
+    compare = _load(ROOT / "evaluation" / "static_kernels.py", "static_kernels_smoke2")
+    script = ("import torch\nfrom pkg.tiny_kernel import tiny_scaled_add\n"
+              "x = torch.zeros(8192)\n"
+              "tiny_scaled_add[(1,)](x, x, torch.empty_like(x), 8192, 2.0, BLOCK={}, "
+              "USE_ALPHA=True, num_warps={})\n")
+    repo = make_repo(tmp_path / "repo", {"src/pkg/__init__.py": "",
+                                         "src/pkg/tiny_kernel.py": FIXTURE.read_text(),
+                                         "launch.py": script.format(128, 4)},
+                     {"launch.py": script.format(4096, 1)})
+    case = {"id": "tiny", "base": "base", "head": "head", "capture": f"{sys.executable} launch.py"}
+    result = captured.check_case(case, repo, tmp_path / "scratch", timeout=120)
+    assert result["launches"] == {"base": 1, "head": 1}
+    by_arch = {r["arch"]: r for r in result["rows"]}
+    assert sorted(by_arch) == ["sm_80", "sm_90"]
+    assert all(r["head"]["regs"] > r["base"]["regs"] for r in by_arch.values())
+    assert result["grew"] == ["tiny_scaled_add sm_80", "tiny_scaled_add sm_90"]
+    # a product that compiled the same launches with the same numbers: named, equal
+    label = "BLOCK={} USE_ALPHA=True num_warps={} num_stages=3"
+    rows = compare.product_rows({"kernels": [{"name": "tiny_scaled_add", "path": "p",
+                                              "changed": True, "rows": [
+        {"spec": f"{label.format(128, 4)} → {label.format(4096, 1)}", "arch": arch,
+         "worse": ["registers"], "base": {"registers": r["base"]["regs"], "stack": 0,
+                                          "shared_dynamic": 0},
+         "head": {"registers": r["head"]["regs"], "stack": 0, "shared_dynamic": 0}}
+        for arch, r in by_arch.items()]}]})
+    judged = compare.versus_captured(result, rows)
+    assert (judged["agree"], judged["differ"]) == (4, [])
+    assert judged["growths"]["named"] == ["tiny_scaled_add sm_80", "tiny_scaled_add sm_90"]
