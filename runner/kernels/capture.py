@@ -10,6 +10,7 @@ answers "done", so nothing is compiled or launched: a program whose tensors live
 A launch under ``@triton.autotune`` asks the driver for a benchmarker to time its configs: the
 stand-in's calls each config once and reports every config alike, so each config the autotuner
 would try is captured at the launch's own argument types and values (and nothing is timed).
+``torch.cuda.device(...)``, which launchers wrap launches in, selects nothing there.
 
 A record: ``{file, kernel, signature: {name: type}, constexprs: {name: value}, num_warps,
 num_stages, aligned: [argument indices]}`` (:func:`record`).
@@ -88,6 +89,21 @@ class _StandIn:
         return bench
 
 
+class _NoDevice:
+    """``torch.cuda.device(x.device.index)`` where there is no GPU: a CPU tensor's index is None,
+    which torch refuses ("'<' not supported between 'NoneType' and 'int'"); selecting no device
+    is what a launch with CPU tensors needs."""
+
+    def __init__(self, device=None):
+        self.device = device
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
 def install(path: str) -> None:
     """Record every compile of this process into ``path``; without a GPU, compile and launch
     nothing (the stand-in driver)."""
@@ -98,9 +114,11 @@ def install(path: str) -> None:
         import torch
         gpu = torch.cuda.is_available()
     except ImportError:
-        gpu = False
+        torch, gpu = None, False
     if not gpu:
         driver.set_active(_StandIn(STAND_IN_CAPABILITY))
+        if torch is not None:  # launchers wrap launches in it: flash-attention's apply_rotary
+            torch.cuda.device = _NoDevice
 
     def hook(*, fn, compile, **_):
         jit = fn.jit_function

@@ -402,13 +402,16 @@ def _captured(tmp_path: Path, base: str, head: str, script: str) -> dict:
 
 def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
     """``--capture``: a script launches the kernels with CPU tensors of fp16 (nothing compiles
-    or runs: the stand-in driver); the kernels are specialised as launched (``how: launch``)."""
+    or runs: the stand-in driver) inside ``torch.cuda.device(x.device.index)``, as launchers do
+    (a CPU tensor's index is None, which torch itself refuses); the kernels are specialised as
+    launched (``how: launch``)."""
     script = '''
         import torch
         from lib import ops
 
         x = torch.zeros(4096, dtype=torch.float16)
-        ops.add(x, x, torch.empty_like(x))
+        with torch.cuda.device(x.device.index):
+            ops.add(x, x, torch.empty_like(x))
     '''
     head = OPS.replace("x.numel(), BLOCK=1024)", "x.numel(), BLOCK=2048)")
     section = _captured(tmp_path, OPS, head, script)
