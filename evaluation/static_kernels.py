@@ -265,6 +265,11 @@ def stand_in(repo: Path, sha: str) -> str:
                **run).strip()
 
 
+def capture_command(case: dict) -> str:
+    """The case's ``capture`` command, ``{evaluation}`` being this evaluation folder."""
+    return case["capture"].replace("{evaluation}", str(ROOT / "evaluation"))
+
+
 def command_exists(env: dict) -> bool:
     probe = subprocess.run([sys.executable, "-m", "runner.cli", "kernels", "--help"], cwd=ROOT,
                            env=env, capture_output=True, text=True)
@@ -281,7 +286,7 @@ def run_case(case: dict, mirrors: Path, out: Path, env: dict, timeout: int = 600
            "--base", stand_in(repo, case["base"]), "--head", stand_in(repo, case["head"]),
            "--arch", "sm_80", "--arch", "sm_90", "--json", str(target)]
     if capture and case.get("capture"):
-        cmd += ["--capture", case["capture"]]
+        cmd += ["--capture", capture_command(case)]
     t0 = time.monotonic()
     try:
         done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,

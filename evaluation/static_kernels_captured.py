@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import static_kernels_hand as hand  # noqa: E402
-from static_kernels import stand_in  # noqa: E402
+from static_kernels import capture_command, stand_in  # noqa: E402
 from static_kernels_table import occupancy  # noqa: E402
 
 SIDES = ("base", "head")
@@ -59,7 +59,7 @@ def launches(case: dict, side: str, repo: Path, tree: Path, timeout: int) -> lis
         env = dict(os.environ, PERFGATE_TRITON_CAPTURE=out.name, PYTHONPATH=os.pathsep.join(
             [str(hand.REPO / "runner" / "kernels" / "site"), str(tree / "src"), str(tree),
              str(hand.REPO)]))
-        subprocess.run(case["capture"], shell=True, cwd=tree, env=env, capture_output=True,
+        subprocess.run(capture_command(case), shell=True, cwd=tree, env=env, capture_output=True,
                        timeout=timeout)
         records = [json.loads(x) for x in Path(out.name).read_text().splitlines() if x.strip()]
     unique: dict[str, dict] = {}
