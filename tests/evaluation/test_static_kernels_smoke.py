@@ -181,3 +181,30 @@ def test_the_hand_check_at_captured_launches_compiles_what_a_script_launches(tmp
     judged = compare.versus_captured(result, rows)
     assert (judged["agree"], judged["differ"]) == (4, [])
     assert judged["growths"]["named"] == ["tiny_scaled_add sm_80", "tiny_scaled_add sm_90"]
+
+
+def test_the_launch_script_calls_the_repositorys_launcher_with_unsloth_zoo_stood_in(tmp_path):
+    """evaluation/static_kernels/launch.py fp8, in a tree whose ``unsloth/kernels/fp8.py``
+    imports the three ``unsloth_zoo`` names as unsloth's does and records the call it gets."""
+    import subprocess
+    import sys
+
+    kernels = tmp_path / "unsloth" / "kernels"
+    kernels.mkdir(parents=True)
+    (kernels / "fp8.py").write_text(
+        "import json\n"
+        "from unsloth_zoo.utils import Version\n"
+        "from unsloth_zoo.log import logger\n"
+        "from unsloth_zoo.temporary_patches.common import torch_compile\n"
+        "def weight_dequant_block(x, s, block_size=128, dtype=None):\n"
+        "    print(json.dumps([str(x.dtype), list(x.shape), list(s.shape), block_size,\n"
+        "                      str(dtype), Version('1.2') > Version('1.10')]))\n")
+    script = ROOT / "evaluation" / "static_kernels" / "launch.py"
+    done = subprocess.run([sys.executable, str(script), "fp8"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == (
+        '["torch.float8_e4m3fn", [4096, 4096], [32, 32], 128, "torch.bfloat16", false]')
+    unknown = subprocess.run([sys.executable, str(script), "matmul"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    assert unknown.returncode == 1 and "unknown launch 'matmul'" in unknown.stderr
