@@ -14,8 +14,10 @@ What it shares with the product, and what it does not:
 - **The compile** is the hand check's own (``static_kernels_hand.compile_one``, with the launch's
   whole signature and its ``tt.divisibility`` marks), in a fresh Triton cache, for both archs.
 - **The pairing** is written here again: a launch of base and one of head are the same launch
-  when their whole specialisation is equal, the rest in the order the command made them; a
-  kernel launched on one side only is compiled on both at those launches. The product's rule
+  when their whole specialisation is equal; a base launch left meets the most alike head launch
+  left (never one with tensors of another dtype: #1208's one launch meets the autotune config
+  of its own block size); a kernel launched on one side only is compiled on both at those
+  launches. The product's rule
   (``runner.kernels.table.pairs``, ``runner.kernels.plan``) says the same in other words and is
   not called.
 - **Growth**, per kernel and arch, two ways: ``grew`` (the goal's words: head needs more
@@ -71,23 +73,43 @@ def launches(case: dict, side: str, repo: Path, tree: Path, timeout: int) -> lis
     return list(unique.values())
 
 
+def _alike(b: dict, h: dict) -> int:
+    """Items two launches share (argument types, constexpr values, warps, stages); -1 where an
+    argument is a tensor of another dtype on each side."""
+    shared = set(b["signature"]) & set(h["signature"])
+    tensors = [(b["signature"][k], h["signature"][k]) for k in shared]
+    if any(x != y and x[0] == y[0] == "*" for x, y in tensors):
+        return -1
+    items = [b["signature"][k] == h["signature"][k] for k in shared]
+    items += [b["constexprs"][k] == h["constexprs"][k]
+              for k in set(b["constexprs"]) & set(h["constexprs"])]
+    return sum(items) + (b["num_warps"] == h["num_warps"]) + (b["num_stages"] == h["num_stages"])
+
+
 def paired(base: list[dict], head: list[dict]) -> list[tuple[dict | None, dict | None]]:
-    """One kernel's launches, base with head (see the module's docstring)."""
+    """One kernel's launches, base with head: the same launch where both made it; then each
+    base launch left with the most alike head launch left (``_alike``, the first of equals),
+    never one with tensors of another dtype; the rest alone. A kernel launched on one side only
+    is compiled on both at those launches."""
     if not base or not head:
         base, head = base or head, head or base
     key = lambda r: json.dumps([r[k] for k in SAME_LAUNCH], sort_keys=True)  # noqa: E731
-    rest_h = list(head)
-    out, rest_b = [], []
-    for b in base:
-        twin = next((h for h in rest_h if key(h) == key(b)), None)
-        if twin is None:
-            rest_b.append(b)
-        else:
-            rest_h.remove(twin)
-            out.append((b, twin))
-    out += [(rest_b[i] if i < len(rest_b) else None, rest_h[i] if i < len(rest_h) else None)
-            for i in range(max(len(rest_b), len(rest_h)))]
-    return out
+    rest = list(head)
+    twins = {}
+    for i, b in enumerate(base):
+        twin = next((h for h in rest if key(h) == key(b)), None)
+        if twin is not None:
+            twins[i] = twin
+            rest.remove(twin)
+    out = []
+    for i, b in enumerate(base):
+        if i not in twins:
+            best = max(rest, key=lambda h: (_alike(b, h), -rest.index(h)), default=None)
+            if best is not None and _alike(b, best) >= 0:
+                twins[i] = best
+                rest.remove(best)
+        out.append((b, twins.get(i)))
+    return out + [(None, h) for h in rest]
 
 
 def compile_side(tree: Path, specs: list[dict]) -> list[dict]:

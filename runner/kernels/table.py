@@ -105,22 +105,44 @@ def withheld(unlike: list[str]) -> str | None:
             f"{'; '.join(unlike[:3])}{more}: the difference may be the guesses'")
 
 
+def likeness(base: dict, head: dict) -> int | None:
+    """How alike two specialisations are: the argument types, constexpr values, ``num_warps``
+    and ``num_stages`` they share; None where an argument both have is a tensor of another
+    dtype on each side (``*fp32`` against ``*bf16``: two different launches, never compared)."""
+    bs, hs = base["signature"], head["signature"]
+    if any(bs[k] != hs[k] for k in bs.keys() & hs.keys()
+           if bs[k].startswith("*") and hs[k].startswith("*")):
+        return None
+    same = sum(bs[k] == hs[k] for k in bs.keys() & hs.keys())
+    bc, hc = base["constexprs"], head["constexprs"]
+    same += sum(bc[k] == hc[k] for k in bc.keys() & hc.keys())
+    return same + (base["num_warps"] == head["num_warps"]) + (
+        base["num_stages"] == head["num_stages"])
+
+
 def pairs(specs: dict[str, list[dict]]) -> list[dict[str, tuple[int, dict]]]:
-    """Base's and head's specialisations paired: the same label first, then the rest in order
-    (a launch site whose ``BLOCK`` changed is one launch, compiled two ways); ``{side: (index,
-    spec)}``, a side missing where it has none left."""
+    """Base's and head's specialisations paired (``{side: (index, spec)}``, a side missing where
+    it has none): the same label first; then each base specialisation left with the most alike
+    head one (:func:`likeness`: a launch site whose ``BLOCK`` changed is one launch, compiled two
+    ways; base's one launch against the autotune config head tries with the same block size),
+    never two of different dtypes; the rest alone. In the order base gave them."""
     base, head = (list(enumerate(specs.get(s, []))) for s in ("base", "head"))
-    head_labels = {spec["label"] for _, spec in head}
+    left = {id(h): h for h in head}
     out = []
-    for item in [b for b in base if b[1]["label"] in head_labels]:
-        match = next(h for h in head if h[1]["label"] == item[1]["label"])
-        out.append({"base": item, "head": match})
-    paired = {id(x) for p in out for x in p.values()}
-    rest_b = [b for b in base if id(b) not in paired]
-    rest_h = [h for h in head if id(h) not in paired]
-    for i in range(max(len(rest_b), len(rest_h))):
-        out.append({s: lst[i] for s, lst in (("base", rest_b), ("head", rest_h)) if i < len(lst)})
-    return out
+    for b in base:
+        twin = next((h for h in left.values() if h[1]["label"] == b[1]["label"]), None)
+        if twin is not None:
+            out.append({"base": b, "head": left.pop(id(twin))})
+    paired_base = {id(p["base"]) for p in out}
+    for b in (b for b in base if id(b) not in paired_base):
+        scored = [(score, -h[0], h) for h in left.values()
+                  if (score := likeness(b[1], h[1])) is not None]
+        if scored:
+            out.append({"base": b, "head": left.pop(id(max(scored)[2]))})
+        else:
+            out.append({"base": b})
+    out.sort(key=lambda p: p["base"][0])
+    return out + [{"head": h} for h in left.values()]
 
 
 def rows(kernel: dict, archs: list[str], answers: dict[str, dict]) -> list[dict]:

@@ -369,6 +369,31 @@ def test_two_launches_that_differ_only_in_dtype_are_two_names_and_pair_by_dtype(
         (fp32["label"], fp32["label"]), (bf16["label"], bf16["label"])]
 
 
+def test_a_launch_left_unpaired_meets_the_most_alike_on_the_other_side():
+    """Liger #1208: base launches DyT at one block size; head's autotuner tries 18 configs.
+    Pairing what is left in order compared base's launch with whichever config came first;
+    the most alike (the same block size and warps) is the comparison that means something, and
+    a launch with tensors of another dtype is never one."""
+    from runner.kernels.specs import label
+    from runner.kernels.table import pairs
+
+    def spec(block: int, warps: int, x: str = "*fp32", beta: bool = False) -> dict:
+        s = {"signature": {"X": x, "N": "constexpr", "BLOCK_N": "constexpr", "BETA": "constexpr"},
+             "constexprs": {"N": 4096, "BLOCK_N": block, "BETA": beta}, "num_warps": warps,
+             "num_stages": 3}
+        return {**s, "label": label(s)}
+
+    base = [spec(2048, 4), spec(2048, 4, "*bf16"), spec(1024, 8, beta=True)]
+    head = [spec(1024, 4, beta=True), spec(2048, 8, beta=True), spec(2048, 4, beta=True),
+            spec(4096, 4, beta=True)]
+    got = [{side: (i, sp["constexprs"]["BLOCK_N"], sp["num_warps"])
+            for side, (i, sp) in p.items()} for p in pairs({"base": base, "head": head})]
+    assert got == [{"base": (0, 2048, 4), "head": (2, 2048, 4)},  # not head[0], the first left
+                   {"base": (1, 2048, 4)},  # bf16: no fp32 config is its launch
+                   {"base": (2, 1024, 8), "head": (0, 1024, 4)},
+                   {"head": (1, 2048, 8)}, {"head": (3, 4096, 4)}]
+
+
 def test_the_report_says_what_the_static_pass_skipped():
     from runner import report
     from tests.runner.test_report import _doc
