@@ -10,7 +10,14 @@ For each case of ``evaluation/static_kernels/cases.toml`` this runs the product 
 - the hand check's numbers (``evaluation/static_kernels_hand.py``, rows in
   ``evaluation/static_kernels/hand.json``): registers, stack bytes and shared memory must be equal
   where the product compiled the same specialisation (kernel, arch, num_warps, num_stages and the
-  constexprs both name); a row of the product with no such twin is counted, not compared.
+  constexprs both name, and the pointer types where the label gives them); a row of the
+  product with no such twin is counted, not compared.
+
+With ``--capture`` the product specialises each case from its ``capture`` command (the
+repository's own tests, or ``static_kernels/launch.py``): ``perfgate kernels --capture CMD``.
+With ``--captured FILE`` (``static_kernels_captured.py``'s JSON: the hand check at the same
+launches) a case in that file is judged against it, numbers and growth, instead of against the
+hand check at the stated shapes.
 
 ``product_rows`` is the one place that reads the product's JSON (results.json's ``kernels``
 section, ``runner/kernels/analysis.py``)::
