@@ -14,9 +14,10 @@ import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
 from ..sandbox.child_env import child_environment
 
@@ -27,25 +28,38 @@ JOB_TIMEOUT = 180.0
 _ROOT = str(Path(__file__).resolve().parents[2])
 
 
-def _start(python: str, triton_cache: Path) -> subprocess.Popen:
+def _start(python: str, triton_cache: Path, jobs: list[dict]) -> tuple[subprocess.Popen, IO]:
+    """A worker reading ``jobs`` from a file and writing what the target's code prints to
+    another (returned): only its answers come through a pipe, which this process reads as they
+    come. (With the jobs written into its stdin pipe, 300 captured launches' jobs filled both
+    pipes: the worker waited to write an answer, this process to write a job, for ever.)"""
     env = child_environment(PYTHONPATH=_ROOT, TRITON_CACHE_DIR=str(triton_cache),
                             PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.Popen([python, "-m", "runner.kernels.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
-                            start_new_session=True)
+    errors = tempfile.TemporaryFile("w+")
+    with tempfile.TemporaryFile("w+") as given:
+        given.write("".join(json.dumps(j) + "\n" for j in jobs))
+        given.seek(0)
+        proc = subprocess.Popen([python, "-m", "runner.kernels.worker"], stdin=given,
+                                stdout=subprocess.PIPE, stderr=errors, env=env, text=True,
+                                start_new_session=True)
+    return proc, errors
 
 
-def _stop(proc: subprocess.Popen) -> str:
+def _stop(proc: subprocess.Popen, errors: IO) -> str:
     """Kill the worker's process group; the tail of what it wrote to stderr."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     try:
-        _, err = proc.communicate(timeout=10)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
-        err = ""
-    return "\n".join((err or "").strip().splitlines()[-3:])
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    proc.stdout.close()
+    errors.seek(0)
+    tail = errors.read()[-4000:]
+    errors.close()
+    return "\n".join(tail.strip().splitlines()[-3:])
 
 
 def run_jobs(jobs: list[dict], triton_cache: Path, *, python: str = sys.executable,
@@ -61,9 +75,7 @@ def run_jobs(jobs: list[dict], triton_cache: Path, *, python: str = sys.executab
     while pending:
         if time.monotonic() >= deadline:
             break
-        proc = _start(python, triton_cache)
-        proc.stdin.write("".join(json.dumps(j) + "\n" for j in pending))
-        proc.stdin.close()
+        proc, errors = _start(python, triton_cache, pending)
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
         while pending:
@@ -79,14 +91,14 @@ def run_jobs(jobs: list[dict], triton_cache: Path, *, python: str = sys.executab
             job = pending.pop(0)
             stage = ("crash" if line == "" else
                      "skipped" if time.monotonic() >= deadline else "timeout")
-            why = _stop(proc)
+            why = _stop(proc, errors)
             answers[job["id"]] = {"ok": False, "stage": stage, "error": (
                 f"the compiler ran past {timeout:.0f} s and was stopped" if stage == "timeout"
                 else f"the compiler's process died: {why or 'no message'}" if stage == "crash"
                 else "not compiled: the static pass's time was spent")}
             break
         else:
-            _stop(proc)
+            _stop(proc, errors)
         sel.close()
     for job in pending:
         answers[job["id"]] = {"ok": False, "stage": "skipped",

@@ -608,6 +608,35 @@ def test_each_compiled_answer_is_handed_on_as_it_arrives(tmp_path):
     assert json.dumps(answers)  # plain data
 
 
+def test_many_jobs_with_long_answers_and_a_chatty_target_do_not_stall_the_pass(tmp_path):
+    """Liger #1208 captured 152 launches, 300 compile jobs: written into the worker's stdin pipe
+    before any answer was read, they filled it while the worker's answers filled its stdout
+    pipe, and both processes waited for ever. 300 jobs of 1 KB, answers of 1 KB, and a target
+    that prints 100 KB to stderr as it loads, each past a pipe's 64 KB."""
+    import sys
+    import threading
+
+    from runner.kernels.compile import run_jobs
+
+    fake = tmp_path / "python"   # stands in for "python -m runner.kernels.worker"
+    fake.write_text(f"#!{sys.executable}\n"
+                    "import json, sys\n"
+                    "sys.stderr.write('w' * 100_000)\n"
+                    "for line in sys.stdin:\n"
+                    "    job = json.loads(line)\n"
+                    "    print(json.dumps({'id': job['id'], 'ok': True, 'pad': 'x' * 1000}),"
+                    " flush=True)\n")
+    fake.chmod(0o755)
+    jobs = [{"id": f"base|{i}", "pad": "y" * 1000} for i in range(300)]
+    done: dict = {}
+    worker = threading.Thread(target=lambda: done.update(run_jobs(
+        jobs, tmp_path / "triton", python=str(fake), timeout=60.0)), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "run_jobs stalled"
+    assert len(done) == 300 and all(a["ok"] for a in done.values())
+
+
 def test_a_head_whose_block_no_sm_can_hold_is_said_not_to_launch():
     from runner.kernels.occupancy import occupancy
     from runner.kernels.table import sentence

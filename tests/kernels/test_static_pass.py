@@ -368,7 +368,6 @@ def test_a_crashing_or_hanging_compile_costs_its_job_only(tmp_path):
     assert run_jobs(jobs[2:], tmp_path / "triton", deadline=0)["missing"]["stage"] == "skipped"
 
 
-@pytest.mark.slow
 def test_a_captured_dtype_or_left_out_constexpr_is_kept_by_name():
     """Liger's ``X_dtype: tl.constexpr`` reaches the hook as a Triton dtype object and an optional
     pointer left out as None; dropping them (as the capture once did) left the kernel with no
@@ -400,6 +399,7 @@ def _captured(tmp_path: Path, base: str, head: str, script: str) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
     """``--capture``: a script launches the kernels with CPU tensors of fp16 (nothing compiles
     or runs: the stand-in driver) inside ``torch.cuda.device(x.device.index)``, as launchers do
@@ -425,6 +425,7 @@ def test_launches_captured_on_a_cpu_give_the_specialisations(tmp_path, cache):
     assert row["base"]["registers"] > 0 and row["head"]["registers"] > 0
 
 
+@pytest.mark.slow
 def test_an_autotuned_launch_on_a_cpu_is_captured_in_every_config(tmp_path, cache):
     """Without a GPU the autotuner's benchmarker is the stand-in driver's: each config is called
     once, captured at the launch's own types and values (fp16 tensors, n = 3000 constant-folded
