@@ -344,7 +344,13 @@ def test_a_captured_compile_becomes_a_launch_specialisation():
     d = {k["name"]: k for k in diff_kernels(base, read_side({"lib/ops.py": grown}),
                                             {"head": {("lib/ops.py", "plain"): [r]}})}
     assert [s["how"] for s in d["plain"]["specs"]["base"]] != ["launch"]
-    assert "specialisations" in d["plain"]["why"]
+    assert d["plain"]["why"] == ["source"]
+    # launched on both sides, differently, by the same code (a grid sized from an unwritten
+    # output, as nothing runs without a GPU): not a change of the kernel
+    other = dict(r, constexprs={**r["constexprs"], "BLOCK": 2048})
+    d = {k["name"]: k for k in diff_kernels(base, head, {"base": {("lib/ops.py", "plain"): [r]},
+                                                         "head": {("lib/ops.py", "plain"): [other]}})}
+    assert d["plain"]["status"] == "unchanged"
 
 
 def test_two_launches_that_differ_only_in_dtype_are_two_names_and_pair_by_dtype():
