@@ -348,8 +348,8 @@ def test_a_captured_compile_becomes_a_launch_specialisation():
     # launched on both sides, differently, by the same code (a grid sized from an unwritten
     # output, as nothing runs without a GPU): not a change of the kernel
     other = dict(r, constexprs={**r["constexprs"], "BLOCK": 2048})
-    d = {k["name"]: k for k in diff_kernels(base, head, {"base": {("lib/ops.py", "plain"): [r]},
-                                                         "head": {("lib/ops.py", "plain"): [other]}})}
+    launched = {"base": {("lib/ops.py", "plain"): [r]}, "head": {("lib/ops.py", "plain"): [other]}}
+    d = {k["name"]: k for k in diff_kernels(base, head, launched)}
     assert d["plain"]["status"] == "unchanged"
 
 
