@@ -220,12 +220,13 @@ def _as_hand(launch: dict) -> tuple[dict, dict]:
         k: t for k, t in launch["signature"].items() if t.startswith("*")}}
 
 
-def versus_captured(captured: dict, rows: list[dict]) -> dict:
+def versus_captured(captured: dict, rows: list[dict], case: dict | None = None) -> dict:
     """The product's rows against the hand check at the tests' own launches
     (``evaluation/static_kernels_captured.py``): registers and stack where both compiled the
     same launch, and its findings against the kernels and archs where the hand check shows
-    growth (``grew``); ``costs``: of those, where the growth costs a spill, blocks per SM or
-    the compile."""
+    growth (``grew``; with the ``case``, only the kernels its diff changed, source or launch:
+    the others' launches differ only by what the unrun kernels left in memory); ``costs``: of
+    those, where the growth costs a spill, blocks per SM or the compile."""
     agree, differ, unmatched = 0, [], 0
     for c in captured["rows"]:
         for side in ("base", "head"):
@@ -246,6 +247,9 @@ def versus_captured(captured: dict, rows: list[dict]) -> dict:
                 differ.append({"kernel": c["kernel"], "arch": c["arch"], "side": side,
                                "hand": mine, "product": theirs})
     grew = {tuple(x.rsplit(" ", 1)) for x in captured["grew"]}
+    if case is not None:  # the PR's kernels: launches of the others differ by the run alone
+        mine = {k.split("::")[-1] for k in truth(case) | truth(case, "launch_changed")}
+        grew = {g for g in grew if g[0] in mine}
     return {"agree": agree, "differ": differ, "hand_rows_without_twin": unmatched,
             "growths": judge(grew, rows), "costs": captured["costs"]}
 
@@ -337,7 +341,7 @@ def judge_case(case: dict, payload: dict, hand_rows: list[dict],
     static_kernels_captured.py's JSON), at the launches of the case's own tests."""
     rows = product_rows(payload)
     if captured:
-        nums = versus_captured(captured, rows)
+        nums = versus_captured(captured, rows, case)
         grew = nums.pop("growths")
     else:
         nums = numbers(case["id"], hand_rows, rows, case)

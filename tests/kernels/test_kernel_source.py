@@ -636,9 +636,9 @@ def test_many_jobs_with_long_answers_and_a_chatty_target_do_not_stall_the_pass(t
     jobs = [{"id": f"base|{i}", "pad": "y" * 1000} for i in range(300)]
     done: dict = {}
     worker = threading.Thread(target=lambda: done.update(run_jobs(
-        jobs, tmp_path / "triton", python=str(fake), timeout=60.0)), daemon=True)
+        jobs, tmp_path / "triton", python=str(fake), timeout=300.0)), daemon=True)
     worker.start()
-    worker.join(120)
+    worker.join(600)
     assert not worker.is_alive(), "run_jobs stalled"
     assert len(done) == 300 and all(a["ok"] for a in done.values())
 
