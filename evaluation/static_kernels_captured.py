@@ -124,9 +124,14 @@ def compile_side(tree: Path, specs: list[dict]) -> list[dict]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def _spec(record: dict, index: int) -> dict:
+def _spec(record: dict, index: int, case: dict) -> dict:
+    """The hand worker's spec of one launch: its module imported, or where the case loads that
+    file from source (a package that does not import here) its file reduced, as the hand check
+    at the stated shapes does."""
     module = record["file"].removeprefix("src/").removesuffix(".py").replace("/", ".")
-    return {"name": record["kernel"], "module": module, "file": record["file"],
+    load = next((k.get("load", "import") for k in case.get("kernels", [])
+                 if k["file"] == record["file"]), "import")
+    return {"name": record["kernel"], "module": module, "file": record["file"], "load": load,
             "config": f"launch {index}", **{k: record[k] for k in SAME_LAUNCH}}
 
 
@@ -147,7 +152,7 @@ def check_case(case: dict, repo: Path, scratch: Path, timeout: int) -> dict:
         [r for r in found["head"] if (r["file"], r["kernel"]) == k])]
     answers = {}
     for side in SIDES:
-        specs = [_spec(p[1 if side == "base" else 2], i) for i, p in enumerate(pairs)
+        specs = [_spec(p[1 if side == "base" else 2], i, case) for i, p in enumerate(pairs)
                  if p[1 if side == "base" else 2]]
         hand.extract(repo, stand_in(repo, case[side]), [], tree)
         answers[side] = {(r["config"], r["arch"]): r for r in compile_side(tree, specs)}
