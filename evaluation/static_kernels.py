@@ -236,6 +236,7 @@ def versus_captured(captured: dict, rows: list[dict], case: dict | None = None) 
             spec, pointers = _as_hand(c["launch"][side])
             twins = [r for r in rows if r["name"] == c["kernel"] and r["arch"] == c["arch"]
                      and r.get(side) and "error" not in r[side]
+                     and set(r["specs"][side]["constexprs"]) == set(spec["constexprs"])
                      and _same_config(spec, r["specs"][side], pointers)]
             if not twins:
                 unmatched += 1

@@ -109,6 +109,13 @@ def _kernel(job: dict) -> tuple[object, dict]:
     return fn, {"loaded": "source", "import_error": first[:MESSAGE_CHARS]}
 
 
+#: Seconds cuobjdump or nvdisasm may take on one cubin: under the job's own limit
+#: (:data:`runner.kernels.compile.JOB_TIMEOUT`, 180 s), which then decides. At 60 s, nvdisasm
+#: on one of Liger #1208's DyT cubins ran past it on a 2-CPU machine running two other
+#: evaluations, and the job was lost as a crash.
+TOOL_TIMEOUT = 150
+
+
 def _dtype(value):
     """``"tl.float16"`` → ``triton.language.float16`` (a dtype constexpr travels by name)."""
     import triton.language as tl
@@ -157,9 +164,9 @@ def _compiled(fn, job: dict) -> dict:
         fh.write(cubin)
         fh.flush()
         usage = subprocess.run([_tool("cuobjdump"), "--dump-resource-usage", fh.name],
-                               capture_output=True, text=True, timeout=60).stdout
+                               capture_output=True, text=True, timeout=TOOL_TIMEOUT).stdout
         sass = subprocess.run([_tool("nvdisasm"), "-c", fh.name], capture_output=True, text=True,
-                              timeout=60).stdout
+                              timeout=TOOL_TIMEOUT).stdout
     return {"ok": True, "sha256": hashlib.sha256(cubin).hexdigest(),
             "usage": resource_usage(usage, compiled.metadata.name), "sass": sass_counts(sass),
             "shared_dynamic": int(compiled.metadata.shared), "name": compiled.metadata.name}
