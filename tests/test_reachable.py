@@ -165,6 +165,8 @@ COVERED_ELSEWHERE = {
     "evaluation/static_kernels_hand.py": "tests/evaluation/test_static_kernels_smoke.py",
     "evaluation/static_kernels.py": "tests/evaluation/test_static_kernels_smoke.py",
     "evaluation/static_kernels_same_spec.py": "tests/evaluation/test_static_kernels_smoke.py",
+    "evaluation/static_kernels_captured.py": "tests/evaluation/test_static_kernels_smoke.py",
+    "evaluation/static_kernels/launch.py": "tests/evaluation/test_static_kernels_smoke.py",
 }
 
 
