@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -117,8 +118,12 @@ def compile_side(tree: Path, specs: list[dict]) -> list[dict]:
     env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="captured-cache-"),
                TRITON_DEFAULT_FP_FUSION="1",
                PYTHONPATH=os.pathsep.join([str(tree / "src"), str(tree), str(hand.REPO)]))
-    done = subprocess.run([sys.executable, hand.__file__, "--worker"], input=json.dumps(specs),
-                          cwd=tree, env=env, capture_output=True, text=True, timeout=3600)
+    try:
+        done = subprocess.run([sys.executable, hand.__file__, "--worker"],
+                              input=json.dumps(specs), cwd=tree, env=env, capture_output=True,
+                              text=True, timeout=3600)
+    finally:
+        shutil.rmtree(env["TRITON_CACHE_DIR"], ignore_errors=True)
     if done.returncode != 0:
         raise RuntimeError(f"worker failed in {tree}\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
