@@ -31,8 +31,9 @@ def record(compile_kwargs: dict, arg_names: list[str], filename: str) -> dict:
     """One captured compile as a record (see the module's docstring) from the hook's
     ``compile`` argument, the kernel's parameter names and its source file (pure)."""
     attrs = (compile_kwargs.get("configs") or [{}])[0]
-    constexprs = {arg_names[k[0]]: _value(v) for k, v in compile_kwargs["constants"].items()
-                  if isinstance(k, tuple) and len(k) == 1 and _value(v) is not _UNSAID}
+    values = {arg_names[k[0]]: _value(v) for k, v in compile_kwargs["constants"].items()
+              if isinstance(k, tuple) and len(k) == 1}
+    constexprs = {name: v for name, v in values.items() if v is not _UNSAID}
     return {"file": filename, "kernel": compile_kwargs.get("name") or "",
             "signature": dict(compile_kwargs["signature"]), "constexprs": constexprs,
             "num_warps": int(compile_kwargs["num_warps"]),
@@ -54,9 +55,10 @@ def _value(value):
     import triton.language as tl
 
     if type(value) is tl.dtype:
-        names = [a for a in dir(tl) if type(getattr(tl, a)) is tl.dtype and getattr(tl, a) == value]
-        if names:
-            return f"tl.{names[0]}"
+        name = next((a for a in dir(tl)
+                     if type(getattr(tl, a)) is tl.dtype and getattr(tl, a) == value), None)
+        if name is not None:
+            return f"tl.{name}"
     return _UNSAID
 
 
